@@ -1,0 +1,188 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# libdpdo build. `make` builds the shared and static libraries, `make check`
+# runs every test, `make demo` the main example. See README.md.
+
+# ---- installation paths (GNU conventions; every installed path is under $(DESTDIR))
+PREFIX       ?= /usr/local
+LIBDIR       ?= $(PREFIX)/lib
+INCLUDEDIR   ?= $(PREFIX)/include
+BINDIR       ?= $(PREFIX)/bin
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+DESTDIR      ?=
+
+# ---- user flags are left alone; ours live in separate variables
+CC       ?= cc
+CFLAGS   ?= -O2 -g
+CPPFLAGS ?=
+LDFLAGS  ?=
+
+# ---- versions come from include/dpdo/version.h only
+vfield = $(shell sed -n 's/^\#define DPDO_$(1) \([0-9][0-9]*\).*/\1/p' include/dpdo/version.h)
+VMAJOR  := $(call vfield,VERSION_MAJOR)
+VMINOR  := $(call vfield,VERSION_MINOR)
+VPATCH  := $(call vfield,VERSION_PATCH)
+ABI     := $(call vfield,ABI_MAJOR)
+VERSION := $(VMAJOR).$(VMINOR).$(VPATCH)
+
+# ---- dependencies: pkg-config when a .pc exists, else Debian's multiarch location
+BLIS_CFLAGS ?= $(shell pkg-config --cflags blis 2>/dev/null)
+BLIS_LIBS   ?= $(shell pkg-config --libs blis 2>/dev/null || echo -lblis)
+ZLIB_CFLAGS ?= $(shell pkg-config --cflags zlib 2>/dev/null)
+ZLIB_LIBS   ?= $(shell pkg-config --libs zlib 2>/dev/null || echo -lz)
+LAPACK_LIBS ?= $(shell pkg-config --libs lapack 2>/dev/null || echo -llapack)
+DEP_LIBS     = $(BLIS_LIBS) $(LAPACK_LIBS) $(ZLIB_LIBS) -lm -lpthread
+
+# ---- our flags
+WARN        = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
+DPDO_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) -ffp-contract=off -Iinclude -Ilib \
+              $(BLIS_CFLAGS) $(ZLIB_CFLAGS)
+LIB_CFLAGS  = $(DPDO_CFLAGS) -fPIC -fvisibility=hidden -DDPDO_BUILDING
+
+BUILD   ?= build
+AREAS   ?= core rng data model net privacy solver engine alg
+LIBSRC  ?= $(foreach a,$(AREAS),$(wildcard lib/$(a)/*.c))
+LIBOBJ   = $(patsubst lib/%.c,$(BUILD)/rel/%.o,$(LIBSRC))
+TESTOBJ  = $(patsubst lib/%.c,$(BUILD)/test/%.o,$(LIBSRC))
+
+SONAME   = libdpdo.so.$(ABI)
+SOFILE   = libdpdo.so.$(ABI).$(VMINOR).$(VPATCH)
+SHLIB    = $(BUILD)/lib/$(SOFILE)
+STLIB    = $(BUILD)/lib/libdpdo.a
+TESTLIB  = $(BUILD)/test/libdpdo_test.a
+MAP      = lib/libdpdo.map
+
+TESTSRC   ?= $(wildcard tests/test_*.c)
+TESTBIN    = $(patsubst tests/%.c,$(BUILD)/tests/%,$(TESTSRC))
+EXAMPLESRC = $(wildcard examples/*.c)
+EXAMPLEBIN = $(patsubst examples/%.c,$(BUILD)/examples/%,$(EXAMPLESRC))
+TOOLSRC    = $(wildcard tools/*.c)
+TOOLBIN    = $(patsubst tools/%.c,$(BUILD)/bin/%,$(TOOLSRC))
+BENCHSRC   = $(wildcard bench/*.c)
+BENCHBIN   = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCHSRC))
+
+.PHONY: all lib examples tools check check-asan check-valgrind check-exports check-abi \
+        check-install bench demo deps install uninstall clean map tests
+.DEFAULT_GOAL := all
+
+all: lib tools examples $(BUILD)/dpdo.pc
+lib: $(SHLIB) $(STLIB)
+
+# ---- the library ------------------------------------------------------------
+$(BUILD)/rel/%.o: lib/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(LIB_CFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/test/%.o: lib/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(LIB_CFLAGS) -DDPDO_FAULT_INJECTION $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(SHLIB): $(LIBOBJ) $(MAP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=$(MAP) \
+	    -Wl,--no-undefined -o $@ $(LIBOBJ) $(DEP_LIBS)
+	ln -sf $(SOFILE) $(BUILD)/lib/$(SONAME)
+	ln -sf $(SONAME) $(BUILD)/lib/libdpdo.so
+
+$(STLIB): $(LIBOBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	$(AR) rcs $@ $(LIBOBJ)
+
+$(TESTLIB): $(TESTOBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	$(AR) rcs $@ $(TESTOBJ)
+
+$(BUILD)/dpdo.pc: dpdo.pc.in include/dpdo/version.h
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	    -e 's|@VERSION@|$(VERSION)|' -e 's|@DEP_LIBS@|$(DEP_LIBS)|' $< > $@
+
+# The version script is generated from the DPDO_API declarations in the public
+# headers (`make map`) and committed; check-exports proves that headers, map
+# and the symbols libdpdo.so exports are the same set.
+map:
+	sh scripts/gen-map.sh > $(MAP)
+
+# ---- tests, examples, tools, bench --------------------------------------------
+# Tests link the fault-injection build statically so they can reach internal
+# helpers (dpdo__fault_arm) and test the allocation failure paths.
+$(BUILD)/tests/%: tests/%.c $(TESTLIB) tests/harness.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(DPDO_CFLAGS) -DDPDO_FAULT_INJECTION $(CFLAGS) -MMD -MP $< -o $@ \
+	    $(TESTLIB) $(DEP_LIBS) $(LDFLAGS)
+
+$(BUILD)/examples/%: examples/%.c $(STLIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(DPDO_CFLAGS) -DDPDO_STATIC $(CFLAGS) $< -o $@ $(STLIB) $(DEP_LIBS) $(LDFLAGS)
+
+$(BUILD)/bin/%: tools/%.c $(STLIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(DPDO_CFLAGS) -DDPDO_STATIC $(CFLAGS) $< -o $@ $(STLIB) $(DEP_LIBS) $(LDFLAGS)
+
+$(BUILD)/bench/%: bench/%.c $(STLIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(DPDO_CFLAGS) -Ilib -DDPDO_STATIC $(CFLAGS) -O3 $< -o $@ $(STLIB) $(DEP_LIBS) $(LDFLAGS)
+
+examples: $(EXAMPLEBIN)
+tools: $(TOOLBIN)
+tests: $(TESTBIN)
+
+deps:
+	@sh scripts/install-deps.sh
+
+# `make check`: install missing packages, build everything, run every test
+# (C unit tests, export check, install + pkg-config quickstart), and end with
+# "N passed, M failed".
+check: deps
+	@$(MAKE) --no-print-directory all tests
+	@BUILD=$(BUILD) sh tests/run.sh $(TESTBIN) -- check-exports check-install examples
+
+check-exports: $(SHLIB)
+	@sh scripts/check-exports.sh $(SHLIB) $(MAP)
+
+check-install: lib $(BUILD)/dpdo.pc
+	@sh tests/install_test.sh
+
+check-abi: $(SHLIB)
+	@if [ -f abi/libdpdo.abi ]; then abidiff --headers-dir2 include/dpdo abi/libdpdo.abi $(SHLIB); \
+	 else echo "check-abi: no baseline abi/libdpdo.abi yet (written by abidw at the first release)"; fi
+
+check-asan:
+	@$(MAKE) --no-print-directory BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	    LDFLAGS="-fsanitize=address,undefined" tests
+	@ASAN_OPTIONS=detect_leaks=1 DPDO_TEST_QUICK=1 BUILD=build-asan sh tests/run.sh \
+	    $(patsubst tests/%.c,build-asan/tests/%,$(TESTSRC))
+
+check-valgrind: tests
+	@DPDO_TEST_QUICK=1 DPDO_TEST_WRAP="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect" \
+	    BUILD=$(BUILD) sh tests/run.sh $(TESTBIN)
+
+bench: $(BENCHBIN)
+	@for b in $(BENCHBIN); do echo "== $$b"; $$b || exit 1; done
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@sh scripts/demo.sh $(BUILD)
+
+# ---- install -------------------------------------------------------------------
+install: lib $(BUILD)/dpdo.pc tools
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/dpdo $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR)
+	install -m 644 include/dpdo/*.h $(DESTDIR)$(INCLUDEDIR)/dpdo/
+	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/$(SOFILE)
+	ln -sf $(SOFILE) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libdpdo.so
+	install -m 644 $(STLIB) $(DESTDIR)$(LIBDIR)/libdpdo.a
+	install -m 644 $(BUILD)/dpdo.pc $(DESTDIR)$(PKGCONFIGDIR)/dpdo.pc
+	@for t in $(TOOLBIN); do install -m 755 $$t $(DESTDIR)$(BINDIR)/; done
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/$(SOFILE) $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libdpdo.so \
+	      $(DESTDIR)$(LIBDIR)/libdpdo.a $(DESTDIR)$(PKGCONFIGDIR)/dpdo.pc
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/dpdo
+	@for t in $(TOOLBIN); do rm -f $(DESTDIR)$(BINDIR)/$$(basename $$t); done
+
+clean:
+	rm -rf build build-asan build-*
+
+-include $(LIBOBJ:.o=.d) $(TESTOBJ:.o=.d) $(TESTBIN:=.d)

@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Umbrella header: #include <dpdo/dpdo.h> gives the whole public API. */
+#ifndef DPDO_DPDO_H
+#define DPDO_DPDO_H
+
+#include "export.h"
+#include "version.h"
+#include "status.h"
+#include "rng.h"
+#include "dataset.h"
+
+#endif /* DPDO_DPDO_H */

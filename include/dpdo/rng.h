@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Counter-based random numbers.
+ *
+ * Every random draw in libdpdo is identified by a *stream* (seed, node, round,
+ * purpose) and a position inside that stream. The value at a position depends
+ * on nothing else: not on loop order, thread count, or which process hosts a
+ * node. The default generator is Philox4x32-10 (Salmon et al., SC'11). It is
+ * for reproducible experiments and is NOT a cryptographic noise source; a
+ * CSPRNG can be plugged in through dpdo_rng_type without an API change.
+ *
+ * Stream positions count *values of the kind drawn* from the start of the
+ * stream (e.g. offset 10 of a normal draw is the 11th normal of that stream).
+ * Different kinds (uniform, normal, ...) drawn from the same stream and
+ * offsets are not independent of one another: use different purposes. */
+#ifndef DPDO_RNG_H
+#define DPDO_RNG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Purposes: which part of an algorithm a stream feeds. Pinned values; user
+ * code may use DPDO_PURPOSE_USER + k for its own streams. */
+enum {
+    DPDO_PURPOSE_ACTIVATION = 1,  /* which nodes/agents are active */
+    DPDO_PURPOSE_SAMPLE = 2,      /* which local samples are used */
+    DPDO_PURPOSE_NOISE = 3,       /* privacy noise */
+    DPDO_PURPOSE_COMPRESSION = 4, /* random sparsifiers */
+    DPDO_PURPOSE_EDGES = 5,       /* sampled edges / matchings */
+    DPDO_PURPOSE_EXPLORATION = 6, /* policy exploration (DQN epsilon-greedy) */
+    DPDO_PURPOSE_INIT = 7,        /* initialisation (weights, iterates) */
+    DPDO_PURPOSE_DATA = 8,        /* synthetic data generation */
+    DPDO_PURPOSE_PARTITION = 9,   /* splitting data into shards */
+    DPDO_PURPOSE_USER = 1024
+};
+
+/* A pluggable counter-based block generator. A type object is immutable and
+ * may be shared by any number of generators and threads.
+ * `blocks` (required) writes 4*nblocks 32-bit words: block j is the image of
+ * the 128-bit counter (ctr[0]+j, ctr[1], ctr[2], ctr[3]) under the 128-bit key
+ * (the increment of ctr[0] does not carry into ctr[1]). It must be a pure
+ * function of (key, counter); it returns 0 or a non-zero code (reported as
+ * DPDO_E_CALLBACK). `user` is the pointer given at dpdo_rng_create_custom. */
+typedef struct dpdo_rng_type {
+    size_t struct_size; /* sizeof(dpdo_rng_type) as compiled by the caller */
+    const char *name;   /* required, static */
+    int (*blocks)(void *user, const uint32_t key[4], const uint32_t ctr[4], uint64_t nblocks,
+                  uint32_t *out);
+    void (*release)(void *user); /* optional: called once at dpdo_rng_destroy */
+} dpdo_rng_type;
+
+typedef struct dpdo_rng dpdo_rng;
+
+/* Built-in types by name ("philox4x32-10"); NULL if unknown. Iterate with
+ * dpdo_rng_type_next(NULL), dpdo_rng_type_next(prev) ... until NULL.
+ * Thread-safe. Since 0.1. */
+DPDO_API const dpdo_rng_type *dpdo_rng_type_find(const char *name);
+DPDO_API const dpdo_rng_type *dpdo_rng_type_next(const dpdo_rng_type *prev);
+DPDO_API const char *dpdo_rng_type_name(const dpdo_rng_type *type);
+
+/* Create a generator of a built-in type (type NULL = Philox4x32-10) keyed by
+ * `seed`. *out is NULL on failure. Returns DPDO_OK, DPDO_E_INVAL (out NULL or
+ * type not built in), DPDO_E_NOMEM. Since 0.1. */
+DPDO_API int dpdo_rng_create(dpdo_rng **out, const dpdo_rng_type *type, uint64_t seed);
+
+/* Create a generator of a user type. The type object is borrowed (must
+ * outlive the generator); `user` is passed untouched to its callbacks and
+ * released through type->release at destroy (also if creation fails after
+ * validation? no: on failure nothing is released). Returns DPDO_E_INVAL
+ * for a NULL or incomplete type, DPDO_E_VERSION if struct_size is too small.
+ * Since 0.1. */
+DPDO_API int dpdo_rng_create_custom(dpdo_rng **out, const dpdo_rng_type *type, void *user,
+                                    uint64_t seed);
+
+/* Destroy; NULL is a no-op. Since 0.1. */
+DPDO_API void dpdo_rng_destroy(dpdo_rng *rng);
+
+/* The last error message on this handle ("" if none). Never NULL. */
+DPDO_API const char *dpdo_rng_errmsg(const dpdo_rng *rng);
+DPDO_API uint64_t dpdo_rng_seed(const dpdo_rng *rng);
+
+/* Draw n values from stream (node, round, purpose) starting at `offset`
+ * (counted in values of that kind). out must hold n doubles (n >= 0; n = 0 is
+ * a no-op). Returns DPDO_OK, DPDO_E_INVAL (NULL rng/out, n < 0, bad
+ * parameter, named in the errmsg), DPDO_E_CALLBACK (custom type failed).
+ * Deterministic: the same arguments give the same bytes on every run and
+ * machine. Thread-safety: a dpdo_rng holds no mutable draw state, so
+ * concurrent draws on one handle are safe; errmsg is per handle. Since 0.1. */
+DPDO_API int dpdo_rng_uniform(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
+                              uint64_t offset, double *out, int64_t n); /* in (0,1) */
+DPDO_API int dpdo_rng_normal(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
+                             uint64_t offset, double *out, int64_t n); /* N(0,1) */
+DPDO_API int dpdo_rng_laplace(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
+                              uint64_t offset, double scale, double *out, int64_t n); /* b > 0 */
+/* Bernoulli(p) as 0/1 ints, p in [0,1]. */
+DPDO_API int dpdo_rng_bernoulli(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
+                                uint64_t offset, double p, int32_t *out, int64_t n);
+/* Geometric: number of failures before the first success, p in (0,1]. */
+DPDO_API int dpdo_rng_geometric(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
+                                uint64_t offset, double p, int64_t *out, int64_t n);
+/* Uniform random b-subset of {0..n-1}, written sorted ascending into out[b]
+ * (0 <= b <= n). Each subset has probability 1/C(n,b). Uses the whole stream
+ * (no offset). */
+DPDO_API int dpdo_rng_subset(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
+                             int64_t n, int64_t b, int64_t *out);
+/* Uniform random permutation of {0..n-1} into out[n]. */
+DPDO_API int dpdo_rng_permutation(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
+                                  int64_t n, int64_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DPDO_RNG_H */

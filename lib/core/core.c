@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Status text, versions, allocation and error-message helpers. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dpdo/status.h"
+#include "dpdo/version.h"
+#include "core_impl.h"
+
+/* ---- versions --------------------------------------------------------- */
+DPDO_API int dpdo_version_number(void) { return DPDO_VERSION_NUMBER; }
+DPDO_API const char *dpdo_version_string(void) { return DPDO_VERSION_STRING; }
+DPDO_API int dpdo_abi_major(void) { return DPDO_ABI_MAJOR; }
+
+/* ---- status text ------------------------------------------------------ */
+static const struct {
+    int code;
+    const char *name;
+    const char *text;
+} status_table[] = {
+    {DPDO_OK, "DPDO_OK", "success"},
+    {DPDO_ROUND, "DPDO_ROUND", "a round ran; more may follow"},
+    {DPDO_DONE, "DPDO_DONE", "the run is finished"},
+    {DPDO_E_INVAL, "DPDO_E_INVAL", "invalid argument"},
+    {DPDO_E_NOMEM, "DPDO_E_NOMEM", "out of memory"},
+    {DPDO_E_STATE, "DPDO_E_STATE", "call out of order for the handle's state"},
+    {DPDO_E_CALLBACK, "DPDO_E_CALLBACK", "a user callback reported failure"},
+    {DPDO_E_NUMERIC, "DPDO_E_NUMERIC", "numerical failure (non-finite value or no convergence)"},
+    {DPDO_E_BUDGET, "DPDO_E_BUDGET", "privacy budget would be exceeded"},
+    {DPDO_E_VERSION, "DPDO_E_VERSION", "options struct version not understood"},
+    {DPDO_E_UNSUPPORTED, "DPDO_E_UNSUPPORTED", "operation not supported"},
+    {DPDO_E_IO, "DPDO_E_IO", "input/output error"},
+    {DPDO_E_FORMAT, "DPDO_E_FORMAT", "malformed input"},
+};
+
+DPDO_API const char *dpdo_strerror(int status)
+{
+    for (size_t i = 0; i < sizeof status_table / sizeof status_table[0]; i++)
+        if (status_table[i].code == status) return status_table[i].text;
+    return "unknown status";
+}
+
+DPDO_API const char *dpdo_status_name(int status)
+{
+    for (size_t i = 0; i < sizeof status_table / sizeof status_table[0]; i++)
+        if (status_table[i].code == status) return status_table[i].name;
+    return "DPDO_UNKNOWN";
+}
+
+/* ---- allocation with a test-only fault hook ---------------------------- */
+#ifdef DPDO_FAULT_INJECTION
+static _Thread_local long fault_countdown = -1; /* test build only */
+static _Thread_local long fault_allocs = 0;
+static _Thread_local int fault_fired = 0;
+
+void dpdo__fault_arm(long k)
+{
+    fault_countdown = k;
+    fault_allocs = 0;
+    fault_fired = 0;
+}
+long dpdo__fault_allocs(void) { return fault_allocs; }
+int dpdo__fault_fired(void) { return fault_fired; }
+
+static int fault_hit(void)
+{
+    if (fault_countdown < 0) return 0;
+    fault_allocs++;
+    if (fault_allocs > fault_countdown) {
+        fault_fired = 1;
+        return 1;
+    }
+    return 0;
+}
+#else
+void dpdo__fault_arm(long k) { (void)k; }
+long dpdo__fault_allocs(void) { return 0; }
+int dpdo__fault_fired(void) { return 0; }
+#define fault_hit() 0
+#endif
+
+void *dpdo__alloc(size_t size)
+{
+    if (fault_hit()) return NULL;
+    return malloc(size ? size : 1);
+}
+
+void *dpdo__calloc(size_t n, size_t size)
+{
+    size_t total;
+    if (!dpdo__mul_size(n, size, &total)) return NULL;
+    if (fault_hit()) return NULL;
+    return calloc(total ? total : 1, 1);
+}
+
+void *dpdo__alloc_array(size_t n, size_t size)
+{
+    size_t total;
+    if (!dpdo__mul_size(n, size, &total)) return NULL;
+    return dpdo__alloc(total);
+}
+
+void *dpdo__realloc(void *p, size_t size)
+{
+    if (fault_hit()) return NULL;
+    return realloc(p, size ? size : 1);
+}
+
+void *dpdo__alloc_aligned(size_t size)
+{
+    if (fault_hit()) return NULL;
+    void *p = NULL;
+    size_t rounded = (size + 63) & ~(size_t)63;
+    if (rounded < size) return NULL;
+    if (posix_memalign(&p, 64, rounded ? rounded : 64) != 0) return NULL;
+    return p;
+}
+
+void dpdo__free(void *p) { free(p); }
+void dpdo__free_aligned(void *p) { free(p); }
+
+char *dpdo__strdup(const char *s)
+{
+    if (!s) return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = dpdo__alloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+/* ---- error messages ---------------------------------------------------- */
+int dpdo__err(char *buf, int status, const char *fmt, ...)
+{
+    if (buf) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(buf, DPDO__ERRMSG_LEN, fmt, ap);
+        va_end(ap);
+    }
+    return status;
+}
+
+void dpdo__err_clear(char *buf)
+{
+    if (buf) buf[0] = '\0';
+}
+
+/* ---- options structs ---------------------------------------------------- */
+int dpdo__opts_copy(void *dst, size_t dst_size, const void *src, char *errbuf)
+{
+    if (!src) return DPDO_OK;
+    size_t caller_size;
+    memcpy(&caller_size, src, sizeof caller_size);
+    if (caller_size < sizeof(size_t))
+        return dpdo__err(errbuf, DPDO_E_VERSION,
+                         "options struct_size %zu is too small (did you call the _init function?)",
+                         caller_size);
+    if (caller_size > dst_size) {
+        const unsigned char *tail = (const unsigned char *)src + dst_size;
+        for (size_t i = 0; i < caller_size - dst_size; i++)
+            if (tail[i])
+                return dpdo__err(errbuf, DPDO_E_VERSION,
+                                 "options struct_size %zu is larger than this library's %zu and "
+                                 "its unknown tail is not zero (byte %zu): built against a newer "
+                                 "libdpdo?",
+                                 caller_size, dst_size, dst_size + i);
+    }
+    size_t n = caller_size < dst_size ? caller_size : dst_size;
+    memcpy((char *)dst + sizeof(size_t), (const char *)src + sizeof(size_t), n - sizeof(size_t));
+    memcpy(dst, &dst_size, sizeof dst_size);
+    return DPDO_OK;
+}
+
+/* ---- checks ------------------------------------------------------------- */
+size_t dpdo__first_nonfinite(const double *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i])) return i;
+    return n;
+}
+
+int dpdo__all_finite(const double *x, size_t n) { return dpdo__first_nonfinite(x, n) == n; }
+
+int dpdo__mul_size(size_t a, size_t b, size_t *out)
+{
+    if (a && b > SIZE_MAX / a) return 0;
+    *out = a * b;
+    return 1;
+}

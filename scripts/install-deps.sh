@@ -1,0 +1,36 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# Install the Debian packages libdpdo needs to build, test and run its demo.
+# As root it runs apt-get itself; otherwise it prints the exact command and
+# fails if anything required is missing. Installed packages are left alone,
+# so on a ready machine this is a quick no-op.
+set -eu
+# build + run
+REQUIRED="gcc make pkg-config libblis-dev liblapack-dev zlib1g-dev"
+# tests, plots, references: liblinear-tools (reference solver cross-check),
+# gnuplot-nox (example plots), python3-numpy (binding tests), valgrind
+# (make check-valgrind), dataset-fashion-mnist (real IDX data),
+# abigail-tools (make check-abi)
+OPTIONAL="liblinear-tools gnuplot-nox python3 python3-numpy valgrind dataset-fashion-mnist abigail-tools"
+
+missing=""
+for p in $REQUIRED $OPTIONAL; do
+    st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+    case "$st" in *"install ok installed"*) ;; *) missing="$missing $p" ;; esac
+done
+[ -z "$missing" ] && exit 0
+
+cmd="apt-get install -y --no-install-recommends$missing"
+if [ "$(id -u)" = 0 ]; then
+    echo "install-deps: installing$missing" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >&2 || true
+    $cmd >&2
+else
+    echo "install-deps: missing Debian packages:$missing" >&2
+    echo "install-deps: run as root:  apt-get update && $cmd" >&2
+    for p in $REQUIRED; do
+        case " $missing " in *" $p "*) exit 1 ;; esac
+    done
+    echo "install-deps: continuing without the optional ones (their tests are skipped)" >&2
+fi

@@ -1,0 +1,40 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# Install into scratch locations, then build and run examples/quickstart.c
+# with nothing but `pkg-config --cflags --libs dpdo`: once staged with
+# DESTDIR + PREFIX=/usr (as a distribution package would), once into a plain
+# PREFIX; then uninstall and check nothing is left.
+set -eu
+BUILD=${BUILD:-build}
+top=$(pwd)
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+
+# 1. staged install, as a packager does
+make --no-print-directory -s BUILD="$BUILD" install DESTDIR="$tmp/stage" PREFIX=/usr >/dev/null
+lib=$(ls -d "$tmp"/stage/usr/lib)
+test -L "$lib/libdpdo.so" && test -L "$lib/libdpdo.so.1" && test -f "$lib/libdpdo.a"
+test -f "$tmp/stage/usr/include/dpdo/dpdo.h" && test -f "$lib/pkgconfig/dpdo.pc"
+soname=$(objdump -p "$lib/libdpdo.so" | awk '/SONAME/ {print $2}')
+[ "$soname" = "libdpdo.so.$(sed -n 's/^#define DPDO_ABI_MAJOR \([0-9]*\).*/\1/p' include/dpdo/version.h)" ] || { echo "bad SONAME $soname"; exit 1; }
+flags=$(PKG_CONFIG_SYSROOT_DIR="$tmp/stage" PKG_CONFIG_LIBDIR="$lib/pkgconfig" pkg-config --cflags --libs dpdo)
+cc -o "$tmp/qs1" "$top/examples/quickstart.c" $flags
+LD_LIBRARY_PATH="$lib" "$tmp/qs1" > "$tmp/out1"
+grep -q "libdpdo" "$tmp/out1"
+ldd "$tmp/qs1" | grep -q "$lib/libdpdo.so.1" || LD_LIBRARY_PATH="$lib" ldd "$tmp/qs1" | grep -q "$lib/libdpdo.so.1"
+
+# 2. plain prefix
+make --no-print-directory -s BUILD="$BUILD" install PREFIX="$tmp/prefix" >/dev/null
+flags=$(PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig" pkg-config --cflags --libs dpdo)
+cc -o "$tmp/qs2" "$top/examples/quickstart.c" $flags -Wl,-rpath,"$tmp/prefix/lib"
+"$tmp/qs2" > "$tmp/out2"
+# static link through pkg-config --static
+flags=$(PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig" pkg-config --static --cflags --libs dpdo)
+cc -o "$tmp/qs3" "$top/examples/quickstart.c" -DDPDO_STATIC "$tmp/prefix/lib/libdpdo.a" $flags
+"$tmp/qs3" > "$tmp/out3"
+cmp "$tmp/out2" "$tmp/out3"
+
+# 3. uninstall leaves nothing of ours
+make --no-print-directory -s BUILD="$BUILD" uninstall PREFIX="$tmp/prefix" >/dev/null
+left=$(find "$tmp/prefix" -type f | wc -l)
+[ "$left" -eq 0 ] || { echo "uninstall left files:"; find "$tmp/prefix" -type f; exit 1; }
+echo "install test: staged and prefix installs build and run the quickstart"

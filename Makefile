@@ -34,7 +34,7 @@ DEP_LIBS     = $(BLIS_LIBS) $(LAPACK_LIBS) $(ZLIB_LIBS) -lm -lpthread
 
 # ---- our flags
 WARN        = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
-DPDO_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) -ffp-contract=off -Iinclude -Ilib \
+DPDO_CFLAGS = -std=c11 -D_DEFAULT_SOURCE $(WARN) -ffp-contract=off -Iinclude -Ilib \
               $(BLIS_CFLAGS) $(ZLIB_CFLAGS)
 LIB_CFLAGS  = $(DPDO_CFLAGS) -fPIC -fvisibility=hidden -DDPDO_BUILDING
 

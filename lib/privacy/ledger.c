@@ -1,0 +1,515 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Sampling objects, events and per-node ledgers (with text serialisation). */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "privacy_impl.h"
+
+/* ---- sampling ---------------------------------------------------------------- */
+
+int dpdo__sampling_check(const dpdo__sampling_desc *d, char *err)
+{
+    switch (d->kind) {
+    case DPDO_SAMPLING_NONE: return DPDO_OK;
+    case DPDO_SAMPLING_POISSON:
+        if (!(d->q > 0 && d->q <= 1))
+            return dpdo__err(err, DPDO_E_INVAL, "Poisson rate q = %g is not in (0, 1]", d->q);
+        return DPDO_OK;
+    case DPDO_SAMPLING_WOR:
+        if (d->n < 1 || d->m < 1 || d->m > d->n)
+            return dpdo__err(err, DPDO_E_INVAL,
+                             "without replacement needs 1 <= m <= n (got m = %lld, n = %lld)",
+                             (long long)d->m, (long long)d->n);
+        return DPDO_OK;
+    default: return dpdo__err(err, DPDO_E_INVAL, "unknown sampling kind %d", (int)d->kind);
+    }
+}
+
+int dpdo_sampling_create(dpdo_sampling **out)
+{
+    if (!out) return DPDO_E_INVAL;
+    *out = NULL;
+    dpdo_sampling *s = dpdo__calloc(1, sizeof *s);
+    if (!s) return DPDO_E_NOMEM;
+    s->d.kind = DPDO_SAMPLING_NONE;
+    s->d.q = 1.0;
+    *out = s;
+    return DPDO_OK;
+}
+
+void dpdo_sampling_destroy(dpdo_sampling *s) { dpdo__free(s); }
+
+const char *dpdo_sampling_errmsg(const dpdo_sampling *s) { return s ? s->errmsg : "(null handle)"; }
+
+int dpdo_sampling_set_none(dpdo_sampling *s)
+{
+    if (!s) return DPDO_E_INVAL;
+    dpdo__err_clear(s->errmsg);
+    memset(&s->d, 0, sizeof s->d);
+    s->d.kind = DPDO_SAMPLING_NONE;
+    s->d.q = 1.0;
+    return DPDO_OK;
+}
+
+int dpdo_sampling_set_poisson(dpdo_sampling *s, double q)
+{
+    if (!s) return DPDO_E_INVAL;
+    dpdo__sampling_desc d = {DPDO_SAMPLING_POISSON, q, 0, 0};
+    int rc = dpdo__sampling_check(&d, s->errmsg);
+    if (rc) return rc;
+    dpdo__err_clear(s->errmsg);
+    s->d = d;
+    return DPDO_OK;
+}
+
+int dpdo_sampling_set_wor(dpdo_sampling *s, int64_t n, int64_t m)
+{
+    if (!s) return DPDO_E_INVAL;
+    dpdo__sampling_desc d = {DPDO_SAMPLING_WOR, 0.0, n, m};
+    int rc = dpdo__sampling_check(&d, s->errmsg);
+    if (rc) return rc;
+    d.q = (double)m / (double)n;
+    dpdo__err_clear(s->errmsg);
+    s->d = d;
+    return DPDO_OK;
+}
+
+int dpdo_sampling_kind(const dpdo_sampling *s) { return s ? (int)s->d.kind : -1; }
+double dpdo_sampling_rate(const dpdo_sampling *s) { return s ? s->d.q : NAN; }
+
+/* ---- events ------------------------------------------------------------------ */
+
+int dpdo__event_make(dpdo__event_desc *out, int mech, const dpdo__sampling_desc *samp, double sens,
+                     double noise, char *err)
+{
+    const char *what = mech == DPDO_MECH_GAUSSIAN ? "sigma" : "Laplace scale";
+    if (!(sens > 0) || !isfinite(sens))
+        return dpdo__err(err, DPDO_E_INVAL, "sensitivity = %g must be finite and > 0", sens);
+    if (!(noise > 0) || !isfinite(noise))
+        return dpdo__err(err, DPDO_E_INVAL, "%s = %g must be finite and > 0", what, noise);
+    dpdo__event_desc e;
+    memset(&e, 0, sizeof e);
+    e.mech = mech;
+    if (samp) {
+        int rc = dpdo__sampling_check(samp, err);
+        if (rc) return rc;
+        e.samp = *samp;
+    } else {
+        e.samp.kind = DPDO_SAMPLING_NONE;
+        e.samp.q = 1.0;
+    }
+    e.sens = sens;
+    e.noise = noise;
+    *out = e;
+    return DPDO_OK;
+}
+
+int dpdo_event_create(dpdo_event **out)
+{
+    if (!out) return DPDO_E_INVAL;
+    *out = NULL;
+    dpdo_event *e = dpdo__calloc(1, sizeof *e);
+    if (!e) return DPDO_E_NOMEM;
+    *out = e;
+    return DPDO_OK;
+}
+
+void dpdo_event_destroy(dpdo_event *ev) { dpdo__free(ev); }
+const char *dpdo_event_errmsg(const dpdo_event *ev) { return ev ? ev->errmsg : "(null handle)"; }
+
+static int event_set(dpdo_event *ev, int mech, const dpdo_sampling *s, double sens, double noise)
+{
+    if (!ev) return DPDO_E_INVAL;
+    dpdo__event_desc d;
+    int rc = dpdo__event_make(&d, mech, s ? &s->d : NULL, sens, noise, ev->errmsg);
+    if (rc) return rc;
+    dpdo__err_clear(ev->errmsg);
+    ev->d = d;
+    return DPDO_OK;
+}
+
+int dpdo_event_set_gaussian(dpdo_event *ev, const dpdo_sampling *s, double sens, double sigma)
+{
+    return event_set(ev, DPDO_MECH_GAUSSIAN, s, sens, sigma);
+}
+
+int dpdo_event_set_laplace(dpdo_event *ev, const dpdo_sampling *s, double sens, double scale)
+{
+    return event_set(ev, DPDO_MECH_LAPLACE, s, sens, scale);
+}
+
+/* ---- ledger ------------------------------------------------------------------ */
+
+#define MAX_NODES ((int64_t)1 << 31)
+
+int dpdo_ledger_create(dpdo_ledger **out, int64_t n_nodes)
+{
+    if (!out) return DPDO_E_INVAL;
+    *out = NULL;
+    if (n_nodes < 1 || n_nodes > MAX_NODES) return DPDO_E_INVAL;
+    dpdo_ledger *l = dpdo__calloc(1, sizeof *l);
+    if (!l) return DPDO_E_NOMEM;
+    l->n_nodes = n_nodes;
+    l->cap = 4;
+    l->ev = dpdo__alloc_array((size_t)l->cap, sizeof *l->ev);
+    l->counts = dpdo__calloc((size_t)(l->cap * n_nodes), sizeof *l->counts);
+    if (!l->ev || !l->counts) {
+        dpdo__free(l->ev);
+        dpdo__free(l->counts);
+        dpdo__free(l);
+        return DPDO_E_NOMEM;
+    }
+    *out = l;
+    return DPDO_OK;
+}
+
+void dpdo_ledger_destroy(dpdo_ledger *l)
+{
+    if (!l) return;
+    if (l->borrowers > 0) { /* a caller bug: keep it alive rather than leave dangling accountants */
+        dpdo__err(l->errmsg, DPDO_E_STATE, "ledger destroyed while %lld accountant(s) borrow it: ignored",
+                  (long long)l->borrowers);
+        return;
+    }
+    dpdo__free(l->ev);
+    dpdo__free(l->counts);
+    dpdo__free(l);
+}
+
+const char *dpdo_ledger_errmsg(const dpdo_ledger *l) { return l ? l->errmsg : "(null handle)"; }
+int64_t dpdo_ledger_nodes(const dpdo_ledger *l) { return l ? l->n_nodes : 0; }
+int64_t dpdo_ledger_events(const dpdo_ledger *l) { return l ? l->n_events : 0; }
+
+int64_t dpdo_ledger_charges(const dpdo_ledger *l, int64_t node)
+{
+    if (!l || node < 0 || node >= l->n_nodes) return -1;
+    int64_t s = 0;
+    for (int64_t k = 0; k < l->n_events; k++) s += l->counts[k * l->n_nodes + node];
+    return s;
+}
+
+static int desc_equal(const dpdo__event_desc *a, const dpdo__event_desc *b)
+{
+    return a->mech == b->mech && a->samp.kind == b->samp.kind && a->samp.q == b->samp.q &&
+           a->samp.n == b->samp.n && a->samp.m == b->samp.m && a->sens == b->sens &&
+           a->noise == b->noise;
+}
+
+/* index of ev in the ledger, or -1 (searched from the newest: rounds repeat
+ * the latest event) */
+static int64_t find_event(const dpdo_ledger *l, const dpdo__event_desc *ev)
+{
+    for (int64_t k = l->n_events - 1; k >= 0; k--)
+        if (desc_equal(&l->ev[k], ev)) return k;
+    return -1;
+}
+
+static int grow(dpdo_ledger *l, int64_t need)
+{
+    if (need <= l->cap) return DPDO_OK;
+    int64_t nc = l->cap * 2;
+    if (nc < need) nc = need;
+    size_t cells;
+    if (!dpdo__mul_size((size_t)nc, (size_t)l->n_nodes, &cells))
+        return dpdo__err(l->errmsg, DPDO_E_NOMEM, "ledger too large");
+    dpdo__event_desc *ev = dpdo__alloc_array((size_t)nc, sizeof *ev);
+    int64_t *c = dpdo__calloc(cells, sizeof *c);
+    if (!ev || !c) {
+        dpdo__free(ev);
+        dpdo__free(c);
+        return dpdo__err(l->errmsg, DPDO_E_NOMEM, "out of memory growing the ledger to %lld events",
+                         (long long)nc);
+    }
+    if (l->n_events) {
+        memcpy(ev, l->ev, (size_t)l->n_events * sizeof *ev);
+        memcpy(c, l->counts, (size_t)(l->n_events * l->n_nodes) * sizeof *c);
+    }
+    dpdo__free(l->ev);
+    dpdo__free(l->counts);
+    l->ev = ev;
+    l->counts = c;
+    l->cap = nc;
+    return DPDO_OK;
+}
+
+int dpdo__ledger_charge(dpdo_ledger *l, const dpdo__event_desc *ev, int64_t count,
+                        const int64_t *nodes, int64_t n_sel)
+{
+    if (ev->mech != DPDO_MECH_GAUSSIAN && ev->mech != DPDO_MECH_LAPLACE)
+        return dpdo__err(l->errmsg, DPDO_E_INVAL, "event is not set");
+    if (count < 1) return dpdo__err(l->errmsg, DPDO_E_INVAL, "count = %lld must be >= 1", (long long)count);
+    int all = (nodes == NULL);
+    if (all && n_sel != -1)
+        return dpdo__err(l->errmsg, DPDO_E_INVAL, "nodes is NULL but n_sel = %lld (use -1 for all)",
+                         (long long)n_sel);
+    if (!all && (n_sel < 0 || n_sel > l->n_nodes))
+        return dpdo__err(l->errmsg, DPDO_E_INVAL, "n_sel = %lld is not in [0, %lld]",
+                         (long long)n_sel, (long long)l->n_nodes);
+    int64_t k = find_event(l, ev);
+    int64_t kk = k >= 0 ? k : l->n_events;
+    /* validate everything before changing anything */
+    int64_t ns = all ? l->n_nodes : n_sel;
+    for (int64_t i = 0; i < ns; i++) {
+        int64_t node = all ? i : nodes[i];
+        if (node < 0 || node >= l->n_nodes)
+            return dpdo__err(l->errmsg, DPDO_E_INVAL, "nodes[%lld] = %lld is not in [0, %lld)",
+                             (long long)i, (long long)node, (long long)l->n_nodes);
+        if (k >= 0 && l->counts[k * l->n_nodes + node] > INT64_MAX - count)
+            return dpdo__err(l->errmsg, DPDO_E_INVAL, "node %lld: charge counter overflow",
+                             (long long)node);
+    }
+    if (k < 0) {
+        int rc = grow(l, l->n_events + 1);
+        if (rc) return rc;
+        l->ev[kk] = *ev;
+        memset(l->counts + kk * l->n_nodes, 0, (size_t)l->n_nodes * sizeof *l->counts);
+    }
+    int64_t *row = l->counts + kk * l->n_nodes;
+    if (!all) { /* distinct nodes: mark visited cells by complementing them (no allocation) */
+        for (int64_t i = 0; i < ns; i++) {
+            if (row[nodes[i]] < 0) {
+                for (int64_t j = 0; j < i; j++) row[nodes[j]] = ~row[nodes[j]];
+                return dpdo__err(l->errmsg, DPDO_E_INVAL, "node %lld is listed twice",
+                                 (long long)nodes[i]);
+            }
+            row[nodes[i]] = ~row[nodes[i]];
+        }
+        for (int64_t i = 0; i < ns; i++) row[nodes[i]] = ~row[nodes[i]];
+    }
+    if (k < 0) l->n_events++;
+    for (int64_t i = 0; i < ns; i++) row[all ? i : nodes[i]] += count;
+    dpdo__err_clear(l->errmsg);
+    return DPDO_OK;
+}
+
+int dpdo_ledger_charge(dpdo_ledger *l, const dpdo_event *ev, int64_t count, const int64_t *nodes,
+                       int64_t n_sel)
+{
+    if (!l) return DPDO_E_INVAL;
+    if (!ev) return dpdo__err(l->errmsg, DPDO_E_INVAL, "event is NULL");
+    return dpdo__ledger_charge(l, &ev->d, count, nodes, n_sel);
+}
+
+int dpdo_ledger_reset(dpdo_ledger *l)
+{
+    if (!l) return DPDO_E_INVAL;
+    l->n_events = 0;
+    dpdo__err_clear(l->errmsg);
+    return DPDO_OK;
+}
+
+/* ---- serialisation -------------------------------------------------------------
+ * dpdo-ledger 1
+ * nodes N
+ * events K
+ * event <mech> <kind> <q %a> <n> <m> <sens %a> <noise %a>
+ * counts c_0 ... c_{N-1}            (one line per event)
+ * checksum <16 hex digits>          (FNV-1a 64 of every byte before this line)
+ */
+
+static uint64_t fnv1a(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+typedef struct {
+    char *buf;
+    int64_t cap, len;
+} sbuf;
+
+static void put(sbuf *b, const char *fmt, ...) DPDO__PRINTF(2, 3);
+static void put(sbuf *b, const char *fmt, ...)
+{
+    char tmp[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if (b->buf && b->len + n < b->cap) memcpy(b->buf + b->len, tmp, (size_t)n);
+    b->len += n;
+}
+
+int dpdo_ledger_save(const dpdo_ledger *l, char *buf, int64_t cap, int64_t *len)
+{
+    if (!l || !len) return DPDO_E_INVAL;
+    if (buf && cap < 1) return DPDO_E_INVAL;
+    sbuf b = {buf, buf ? cap : 0, 0};
+    put(&b, "dpdo-ledger 1\nnodes %lld\nevents %lld\n", (long long)l->n_nodes,
+        (long long)l->n_events);
+    for (int64_t k = 0; k < l->n_events; k++) {
+        const dpdo__event_desc *e = &l->ev[k];
+        put(&b, "event %d %d %a %lld %lld %a %a\ncounts", (int)e->mech, (int)e->samp.kind, e->samp.q,
+            (long long)e->samp.n, (long long)e->samp.m, e->sens, e->noise);
+        for (int64_t i = 0; i < l->n_nodes; i++)
+            put(&b, " %lld", (long long)l->counts[k * l->n_nodes + i]);
+        put(&b, "\n");
+    }
+    int64_t body = b.len;
+    uint64_t h = (buf && body < cap) ? fnv1a(buf, (size_t)body) : 0;
+    if (!buf || body >= cap) {
+        /* size query (or too small): the checksum line has a fixed length */
+        *len = body + 9 + 16 + 1;
+        return buf ? DPDO_E_INVAL : DPDO_OK;
+    }
+    put(&b, "checksum %016llx\n", (unsigned long long)h);
+    *len = b.len;
+    if (b.len >= cap) return DPDO_E_INVAL;
+    buf[b.len] = '\0';
+    return DPDO_OK;
+}
+
+/* line reader over (buf, len) */
+typedef struct {
+    const char *p, *end;
+    int64_t line;
+    char cur[4096];
+} lreader;
+
+static int next_line(lreader *r)
+{
+    if (r->p >= r->end) return 0;
+    const char *nl = memchr(r->p, '\n', (size_t)(r->end - r->p));
+    if (!nl) return 0; /* every line must end in \n */
+    size_t n = (size_t)(nl - r->p);
+    if (n >= sizeof r->cur) n = sizeof r->cur - 1; /* truncated: parse will fail */
+    memcpy(r->cur, r->p, n);
+    r->cur[n] = '\0';
+    r->p = nl + 1;
+    r->line++;
+    return 1;
+}
+
+int dpdo_ledger_load(dpdo_ledger *l, const char *buf, int64_t len)
+{
+    if (!l) return DPDO_E_INVAL;
+    if (!buf || len < 0) return dpdo__err(l->errmsg, DPDO_E_INVAL, "buffer is NULL or len < 0");
+    lreader r = {buf, buf + len, 0, {0}};
+    char tag[32];
+    int ver = 0, used = 0;
+    if (!next_line(&r) || sscanf(r.cur, "%31s %d%n", tag, &ver, &used) != 2 ||
+        strcmp(tag, "dpdo-ledger") != 0 || r.cur[used] != '\0')
+        return dpdo__err(l->errmsg, DPDO_E_FORMAT, "line 1: not a dpdo-ledger header");
+    if (ver != 1)
+        return dpdo__err(l->errmsg, DPDO_E_VERSION, "line 1: ledger format version %d is not supported (expected 1)", ver);
+    long long nn = 0, ne = 0;
+    if (!next_line(&r) || sscanf(r.cur, "nodes %lld%n", &nn, &used) != 1 || r.cur[used] != '\0')
+        return dpdo__err(l->errmsg, DPDO_E_FORMAT, "line 2: expected 'nodes N'");
+    if (nn != l->n_nodes)
+        return dpdo__err(l->errmsg, DPDO_E_FORMAT, "line 2: saved ledger has %lld nodes, this one %lld",
+                         nn, (long long)l->n_nodes);
+    if (!next_line(&r) || sscanf(r.cur, "events %lld%n", &ne, &used) != 1 || r.cur[used] != '\0' ||
+        ne < 0 || ne > (int64_t)1 << 40)
+        return dpdo__err(l->errmsg, DPDO_E_FORMAT, "line 3: expected 'events K'");
+    /* parse into fresh arrays; commit only on success */
+    size_t cells;
+    int64_t cap = ne > 4 ? ne : 4;
+    if (!dpdo__mul_size((size_t)cap, (size_t)l->n_nodes, &cells) ||
+        (double)len < (double)ne * (20.0 + 2.0 * (double)l->n_nodes))
+        return dpdo__err(l->errmsg, DPDO_E_FORMAT, "line 3: %lld events cannot fit in %lld bytes", ne,
+                         (long long)len);
+    dpdo__event_desc *ev = dpdo__alloc_array((size_t)cap, sizeof *ev);
+    int64_t *counts = dpdo__calloc(cells, sizeof *counts);
+    int rc = DPDO_OK;
+    if (!ev || !counts) {
+        rc = dpdo__err(l->errmsg, DPDO_E_NOMEM, "out of memory loading the ledger");
+        goto fail;
+    }
+    for (long long k = 0; k < ne; k++) {
+        int mech, kind;
+        double q, sens, noise;
+        long long n, m;
+        if (!next_line(&r) ||
+            sscanf(r.cur, "event %d %d %la %lld %lld %la %la%n", &mech, &kind, &q, &n, &m, &sens,
+                   &noise, &used) != 7 ||
+            r.cur[used] != '\0') {
+            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: malformed event line", (long long)r.line);
+            goto fail;
+        }
+        dpdo__sampling_desc sd = {kind, q, n, m};
+        char err[DPDO__ERRMSG_LEN] = "";
+        if (mech != DPDO_MECH_GAUSSIAN && mech != DPDO_MECH_LAPLACE) {
+            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: unknown mechanism %d", (long long)r.line, mech);
+            goto fail;
+        }
+        if (dpdo__event_make(&ev[k], mech, &sd, sens, noise, err) != DPDO_OK ||
+            (kind == DPDO_SAMPLING_WOR && q != (double)m / (double)n) ||
+            (kind == DPDO_SAMPLING_NONE && (q != 1.0 || n != 0 || m != 0)) ||
+            (kind == DPDO_SAMPLING_POISSON && (n != 0 || m != 0))) {
+            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: invalid event (%s)", (long long)r.line,
+                           err[0] ? err : "inconsistent sampling fields");
+            goto fail;
+        }
+        for (long long j = 0; j < k; j++)
+            if (desc_equal(&ev[j], &ev[k])) {
+                rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: duplicate event", (long long)r.line);
+                goto fail;
+            }
+        /* counts line can be long: parse straight from the buffer */
+        const char *p = r.p, *end = r.end;
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl || (size_t)(nl - p) < 6 || memcmp(p, "counts", 6) != 0) {
+            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: expected a counts line", (long long)r.line + 1);
+            goto fail;
+        }
+        p += 6;
+        for (int64_t i = 0; i < l->n_nodes; i++) {
+            if (p >= nl || *p != ' ') break;
+            p++;
+            long long v = 0;
+            int digits = 0;
+            while (p < nl && *p >= '0' && *p <= '9' && digits < 19) {
+                v = v * 10 + (*p - '0');
+                p++;
+                digits++;
+            }
+            if (!digits || (p < nl && *p != ' ')) {
+                p = NULL;
+                break;
+            }
+            counts[k * l->n_nodes + i] = v;
+            if (i == l->n_nodes - 1) p = (p == nl) ? nl : NULL;
+        }
+        if (p != nl) {
+            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: counts line must hold %lld non-negative integers",
+                           (long long)r.line + 1, (long long)l->n_nodes);
+            goto fail;
+        }
+        r.p = nl + 1;
+        r.line++;
+    }
+    const char *body_end = r.p;
+    unsigned long long h = 0;
+    if (!next_line(&r) || sscanf(r.cur, "checksum %16llx%n", &h, &used) != 1 || r.cur[used] != '\0' ||
+        used != 25) {
+        rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: expected 'checksum <16 hex digits>'", (long long)r.line);
+        goto fail;
+    }
+    if (r.p != r.end) {
+        rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: trailing data after the checksum", (long long)r.line + 1);
+        goto fail;
+    }
+    if (fnv1a(buf, (size_t)(body_end - buf)) != h) {
+        rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "checksum mismatch: the ledger text is corrupt");
+        goto fail;
+    }
+    dpdo__free(l->ev);
+    dpdo__free(l->counts);
+    l->ev = ev;
+    l->counts = counts;
+    l->cap = cap;
+    l->n_events = ne;
+    dpdo__err_clear(l->errmsg);
+    return DPDO_OK;
+fail:
+    dpdo__free(ev);
+    dpdo__free(counts);
+    return rc;
+}

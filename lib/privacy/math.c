@@ -1,0 +1,498 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Numerical kernels of the accountants: RDP curves of the (subsampled)
+ * Gaussian and Laplace mechanisms, RDP/zCDP -> (eps, delta) conversions and
+ * the analytic Gaussian mechanism. Everything works in log space where a
+ * quantity can under- or overflow, and every function returns a value >= 0
+ * (possibly +inf) for valid input: never NaN, never negative.
+ *
+ * References (formulas implemented from the papers):
+ *  [MTZ19] Mironov, Talwar, Zhang. Renyi DP of the Sampled Gaussian Mechanism, 2019.
+ *  [WBK19] Wang, Balle, Kasiviswanathan. Subsampled Renyi DP and analytical
+ *          moments accountant, AISTATS 2019 (Theorem 9).
+ *  [M17]   Mironov. Renyi differential privacy, CSF 2017 (Prop. 6, Laplace).
+ *  [CKS20] Canonne, Kamath, Steinke. The discrete Gaussian for DP, 2020
+ *          (Prop. 12; = Balle et al. 2020 Thm 21).
+ *  [BW18]  Balle, Wang. Improving the Gaussian mechanism, ICML 2018 (Thm 8).
+ *  [BS16]  Bun, Steinke. Concentrated DP, TCC 2016 (Prop. 1.3). */
+#include <float.h>
+#include <math.h>
+#include "privacy_impl.h"
+
+#define LOG_HALF (-0.69314718055994530942)
+#define LOG_2 0.69314718055994530942
+#define SQRT2 1.41421356237309504880
+#define LOG_SQRT_PI 0.57236494292470008707
+/* terms more than this far below the running maximum (in log) are dropped:
+ * e^-44 ~ 8e-20 relative per term */
+#define DROP 44.0
+
+double dpdo__log_add(double a, double b)
+{
+    if (a == -INFINITY) return b;
+    if (b == -INFINITY) return a;
+    if (a == INFINITY || b == INFINITY) return INFINITY;
+    double m = a > b ? a : b;
+    return m + log1p(exp(-fabs(a - b)));
+}
+
+/* log(1 + e^x) without overflow */
+static double softplus(double x)
+{
+    if (x > 36.0) return x + exp(-x);
+    if (x < -36.0) return exp(x);
+    return log1p(exp(x));
+}
+
+/* log(e^x - 1) for x > 0 */
+static double log_expm1(double x)
+{
+    if (x > 40.0) return x + log1p(-exp(-x));
+    return log(expm1(x));
+}
+
+double dpdo__log_erfc(double x)
+{
+    if (x < 25.0) return log(erfc(x));
+    /* erfc(x) = e^{-x^2}/(x sqrt(pi)) (1 - 1/(2x^2) + 3/(2x^2)^2 - 15/(2x^2)^3 + 105/(2x^2)^4),
+     * truncation error < 945/(2x^2)^5 < 1e-12 relative for x >= 25 */
+    double r = 1.0 / (2.0 * x * x);
+    double s = 1.0 - r * (1.0 - r * (3.0 - r * (15.0 - 105.0 * r)));
+    return -x * x - log(x) - LOG_SQRT_PI + log(s);
+}
+
+double dpdo__log_ndtr(double x) { return LOG_HALF + dpdo__log_erfc(-x / SQRT2); }
+
+static double logk(int64_t k, const double *logtab, int64_t n)
+{
+    return (logtab && k < n) ? logtab[k] : log((double)k);
+}
+
+/* log A_alpha for integer alpha >= 2 and 0 < q < 1 [MTZ19, Sec. 3.3]:
+ *   A = E_{K ~ Bin(alpha, q)} exp((K^2 - K) / (2 z^2)).
+ * The K = 0 and K = 1 terms are exactly 1, so
+ *   A - 1 = sum_{k>=2} pmf(k) expm1((k^2 - k)/(2 z^2))
+ * is a sum of positive terms: no cancellation even for q ~ 1e-6, where the
+ * textbook sum of terms around 1 loses all digits. Summed in log space. */
+double dpdo__log_a_int(double q, double z, int64_t alpha, const double *logtab, int64_t logtab_n)
+{
+    double inv2 = 1.0 / (2.0 * z * z);
+    double lq = log(q), l1q = log1p(-q), lr = lq - l1q;
+    double a = (double)alpha;
+    /* log pmf(k) built incrementally: log C(alpha,k) + k lq + (alpha-k) l1q */
+    double lpmf = a * l1q; /* k = 0 */
+    /* two passes over the log terms (cheap additions): the first finds the
+     * largest term M, the second sums exp(t - M) over the terms within e^-44
+     * of it, so only the terms that matter cost an exp */
+    double M = -INFINITY, acc = 0.0;
+    for (int pass = 0; pass < 2; pass++) {
+        lpmf = a * l1q;
+        for (int64_t k = 1; k <= alpha; k++) {
+            lpmf += logk(alpha - k + 1, logtab, logtab_n) - logk(k, logtab, logtab_n) + lr;
+            if (k < 2) continue;
+            double c = (double)(k * k - k) * inv2;
+            double t = lpmf + (c > 40.0 ? c : log_expm1(c));
+            if (pass == 0) {
+                if (t > M) M = t;
+            } else if (t > M - DROP) {
+                acc += exp(t - M);
+            }
+        }
+        if (M == -INFINITY || isnan(M)) break;
+    }
+    if (M == -INFINITY || !(acc > 0)) return 0.0;
+    return softplus(M + log(acc));
+}
+
+/* Fractional alpha by the series of [MTZ19, Sec. 3.3]: A = A0 + A1 with
+ * z0 = z^2 log(1/q - 1) + 1/2 and, for i = 0, 1, 2, ...,
+ *   A0 += C(alpha,i) q^i (1-q)^(alpha-i) e^{(i^2-i)/(2z^2)} erfc((i - z0)/(sqrt2 z))/2
+ *   A1 += C(alpha,i) q^(alpha-i) (1-q)^i e^{((alpha-i)^2-(alpha-i))/(2z^2)}
+ *         erfc((z0 - (alpha-i))/(sqrt2 z))/2.
+ * The coefficients C(alpha,i) change sign for i > alpha, so the terms are
+ * summed SIGNED (positive and negative parts kept separately in log space,
+ * never their absolute values).
+ *
+ * Truncation. Past i = alpha + 1 the terms alternate in sign and their
+ * magnitudes decay only polynomially (~ i^-(alpha+2) e^{-z0^2/(2z^2)}), so
+ * plain truncation at a tiny term needs up to ~10^3 terms for alpha near 1.
+ * Once an upper bound of both terms of an index is below e^-18 times the
+ * current A, the next 16 signed terms are summed with the Euler-van
+ * Wijngaarden transform (repeated averaging of partial sums), and twice the
+ * spread of the last two averaging levels is added as a truncation margin (if
+ * the tail does not alternate: NaN). A rounding margin of 2^-50 (i+1)
+ * sum|terms| is added too. Sums are kept in linear space relative to a moving
+ * scale e^M (erfc evaluated directly unless it would underflow). Returns NaN
+ * when the positive part does not dominate (cancellation) or the series has
+ * not converged after 20000 indices; the caller then uses the
+ * convexity upper bound. The tests compare against quadrature to 1e-7. */
+#define TAIL_START 18.0
+#define NTAIL 10
+/* 0.5 erfc(x) e^{base - M}, computed in linear space when erfc does not
+ * underflow */
+static double half_erfc_scaled(double base, double x, double M)
+{
+    if (x < 25.0) return 0.5 * erfc(x) * exp(base - M);
+    return exp(base - M + LOG_HALF + dpdo__log_erfc(x));
+}
+/* cheap upper bound of log(0.5 erfc(x)): erfc(x) <= min(2, e^{-x^2}) (x >= 0) */
+static double log_half_erfc_ub(double x) { return x <= 0.8 ? 0.0 : LOG_HALF - x * x; }
+
+double dpdo__log_a_frac(double q, double z, double alpha)
+{
+    double lq = log(q), l1q = log1p(-q);
+    double z0 = z * z * (log(1.0 / q - 1.0)) + 0.5;
+    double inv2 = 1.0 / (2.0 * z * z), sz = SQRT2 * z;
+    double M = -INFINITY, pos = 0.0, neg = 0.0, sabs = 0.0; /* sums relative to e^M */
+    double lcoef = 0.0;
+    int sign = 1;
+    int ntail = -1; /* >= 0 while collecting the tail */
+    double tail[NTAIL];
+    for (int64_t i = 0; i < 20000; i++) {
+        double fi = (double)i, j = alpha - fi;
+        double b0 = lcoef + fi * lq + j * l1q + (fi * fi - fi) * inv2;
+        double b1 = lcoef + j * lq + fi * l1q + (j * j - j) * inv2;
+        double x0 = (fi - z0) / sz, x1 = (z0 - j) / sz;
+        double ub0 = b0 + log_half_erfc_ub(x0), ub1 = b1 + log_half_erfc_ub(x1);
+        double ub = ub0 > ub1 ? ub0 : ub1; /* log of an upper bound of the term */
+        if (isnan(ub)) return NAN;
+        if (ub > M + 30.0) { /* rescale */
+            if (M != -INFINITY) {
+                double f = exp(M - ub);
+                pos *= f;
+                neg *= f;
+                sabs *= f;
+                for (int k = 0; k < ntail; k++) tail[k] *= f;
+            }
+            M = ub;
+        }
+        double v = (ub0 > M - 60.0 ? half_erfc_scaled(b0, x0, M) : 0.0) +
+                   (ub1 > M - 60.0 ? half_erfc_scaled(b1, x1, M) : 0.0);
+        if (ntail >= 0) {
+            tail[ntail] = sign > 0 ? v : -v;
+            if (ntail > 0 && (tail[ntail] > 0) == (tail[ntail - 1] > 0) && tail[ntail] != 0.0) {
+                return NAN; /* not alternating: the caller uses the convexity bound */
+            } else if (++ntail == NTAIL) {
+                double ps[NTAIL], acc = 0.0, prev = 0.0;
+                for (int k = 0; k < NTAIL; k++) ps[k] = (acc += tail[k]);
+                for (int lev = NTAIL - 1; lev > 0; lev--) {
+                    prev = ps[0];
+                    for (int k = 0; k < lev; k++) ps[k] = 0.5 * (ps[k] + ps[k + 1]);
+                }
+                double total = pos - neg + ps[0];
+                if (!(total > 0) || !(pos > 2.0 * neg * DBL_EPSILON)) return NAN;
+                double rel = ldexp(1.0, -50) * (fi + 1.0) * (sabs / total) + 2.0 * fabs(ps[0] - prev) / total;
+                double la = M + log(total) + log1p(rel);
+                return isfinite(la) ? la : NAN;
+            }
+        } else {
+            if (sign > 0)
+                pos += v;
+            else
+                neg += v;
+            sabs += v;
+            double lA = M + log(pos - neg > 0 ? pos - neg : pos); /* current log A (approx.) */
+            if (fi > alpha + 1.0 && ub < lA - TAIL_START) {
+                ntail = 0;
+            }
+        }
+        /* next coefficient: C(alpha,i+1) = C(alpha,i) (alpha - i)/(i + 1) */
+        double f = alpha - fi;
+        if (f == 0.0) break; /* integer alpha: the series ended */
+        if (f < 0) sign = -sign;
+        lcoef += log(fabs(f) / (fi + 1.0));
+    }
+    if (alpha == floor(alpha) && pos > neg) return M + log(pos - neg);
+    return NAN;
+}
+
+/* Convexity bound: log A_alpha is convex in alpha [M17, Cor. 2 via Hoelder],
+ * so between the integers lo = floor(alpha) and lo + 1 the chord is an upper
+ * bound; log A_1 = 0. */
+static double log_a_interp(double alpha, double (*la_int)(double, double, int64_t, const double *,
+                                                          int64_t),
+                           double p, double z, const double *logtab, int64_t logtab_n)
+{
+    double lo = floor(alpha);
+    double llo = lo < 2 ? 0.0 : la_int(p, z, (int64_t)lo, logtab, logtab_n);
+    double lhi = la_int(p, z, (int64_t)lo + 1, logtab, logtab_n);
+    return llo + (alpha - lo) * (lhi - llo);
+}
+
+static double clamp_rdp(double r, double cap)
+{
+    if (isnan(r) || r < 0) r = 0.0;
+    return r < cap ? r : cap;
+}
+
+double dpdo__rdp_poisson_gauss(double q, double z, double alpha, const double *logtab,
+                               int64_t logtab_n)
+{
+    if (!(q > 0)) return 0.0;
+    if (alpha == INFINITY) return INFINITY;
+    double full = alpha / (2.0 * z * z); /* unsampled Gaussian: an upper bound */
+    if (!(full > 0)) return 0.0;         /* z = inf (sigma huge) */
+    if (q >= 1.0) return full;
+    double la;
+    if (alpha == floor(alpha) && alpha <= 1e6) {
+        la = dpdo__log_a_int(q, z, (int64_t)alpha, logtab, logtab_n);
+    } else {
+        /* the series (near-exact, with its margins), capped by the convexity
+         * chord (a valid upper bound; it wins when q is so small that the
+         * series' rounding margin exceeds the chord's slack, or if the series
+         * failed) */
+        la = alpha <= 256 ? dpdo__log_a_frac(q, z, alpha) : NAN;
+        double bound = alpha <= 1e6 ? log_a_interp(alpha, dpdo__log_a_int, q, z, logtab, logtab_n)
+                                    : INFINITY;
+        if (isnan(la) || la > bound) la = bound;
+    }
+    return clamp_rdp(la / (alpha - 1.0), full);
+}
+
+/* log A for the without-replacement subsampled Gaussian, integer alpha >= 2,
+ * [WBK19, Thm 9] with eps(j) = j/(2 z^2) and eps(inf) = inf:
+ *   A = 1 + g^2 C(a,2) min{4 (e^{eps(2)} - 1), 2 e^{eps(2)}}
+ *         + sum_{j=3}^{a} g^j C(a,j) 2 e^{(j-1) eps(j)}. */
+static double log_a_wor_int(double g, double z, int64_t alpha, const double *logtab,
+                            int64_t logtab_n)
+{
+    double inv2 = 1.0 / (2.0 * z * z), lg = log(g), a = (double)alpha;
+    double e2 = 2.0 * inv2;
+    double lc = log(a) + log(a - 1.0) - LOG_2; /* log C(a,2) */
+    double m2 = log_expm1(e2) + 2.0 * LOG_2;
+    double m2b = e2 + LOG_2;
+    double M = 2.0 * lg + lc + (m2 < m2b ? m2 : m2b), acc = 1.0;
+    for (int64_t j = 3; j <= alpha; j++) {
+        lc += logk(alpha - j + 1, logtab, logtab_n) - logk(j, logtab, logtab_n);
+        double fj = (double)j;
+        double t = fj * lg + lc + (fj - 1.0) * fj * inv2 + LOG_2;
+        if (t > M) {
+            acc = acc * exp(M - t) + 1.0;
+            M = t;
+        } else if (t > M - DROP) {
+            acc += exp(t - M);
+        }
+    }
+    return softplus(M + log(acc));
+}
+
+double dpdo__rdp_wor_gauss(double g, double z, double alpha, const double *logtab, int64_t logtab_n)
+{
+    if (!(g > 0)) return 0.0;
+    if (alpha == INFINITY) return INFINITY;
+    double full = alpha / (2.0 * z * z);
+    if (!(full > 0)) return 0.0;
+    if (g >= 1.0) return full;
+    double la;
+    if (alpha > 1e6) return full;
+    if (alpha == floor(alpha))
+        la = log_a_wor_int(g, z, (int64_t)alpha, logtab, logtab_n);
+    else
+        la = log_a_interp(alpha, log_a_wor_int, g, z, logtab, logtab_n);
+    return clamp_rdp(la / (alpha - 1.0), full);
+}
+
+/* [M17, Prop. 6]: for alpha > 1, with lambda = b / Delta,
+ *   (1/(alpha-1)) log( alpha/(2alpha-1) e^{(alpha-1)/lambda}
+ *                      + (alpha-1)/(2alpha-1) e^{-alpha/lambda} ). */
+double dpdo__rdp_laplace(double lambda, double alpha)
+{
+    double eps = 1.0 / lambda;
+    if (alpha == INFINITY) return eps;
+    double t1 = log(alpha / (2.0 * alpha - 1.0)) + (alpha - 1.0) * eps;
+    double t2 = log((alpha - 1.0) / (2.0 * alpha - 1.0)) - alpha * eps;
+    return clamp_rdp(dpdo__log_add(t1, t2) / (alpha - 1.0), eps);
+}
+
+/* pure eps of a Laplace event after amplification by subsampling:
+ * log(1 + g (e^eps - 1)) (Poisson: add/remove; WOR: replace-one, Balle,
+ * Barthe, Gaboardi 2018). */
+double dpdo__pure_eps_event(const dpdo__event_desc *ev)
+{
+    if (ev->mech != DPDO_MECH_LAPLACE) return INFINITY;
+    double e = ev->sens / ev->noise;
+    if (ev->samp.kind == DPDO_SAMPLING_NONE || ev->samp.q >= 1.0) return e;
+    double q = ev->samp.q;
+    if (e > 30) return e + log(q + (1.0 - q) * exp(-e)); /* log(q e^e + 1 - q) */
+    return log1p(q * expm1(e));
+}
+
+double dpdo__rdp_event(const dpdo__event_desc *ev, double alpha, const double *logtab,
+                       int64_t logtab_n)
+{
+    if (ev->mech == DPDO_MECH_GAUSSIAN) {
+        double z = ev->noise / ev->sens;
+        switch (ev->samp.kind) {
+        case DPDO_SAMPLING_POISSON: return dpdo__rdp_poisson_gauss(ev->samp.q, z, alpha, logtab, logtab_n);
+        case DPDO_SAMPLING_WOR: return dpdo__rdp_wor_gauss(ev->samp.q, z, alpha, logtab, logtab_n);
+        default: {
+            if (alpha == INFINITY) return INFINITY;
+            double r = alpha / (2.0 * z * z);
+            return r > 0 ? r : 0.0;
+        }
+        }
+    }
+    if (ev->mech == DPDO_MECH_LAPLACE) {
+        if (ev->samp.kind == DPDO_SAMPLING_NONE || ev->samp.q >= 1.0)
+            return dpdo__rdp_laplace(ev->noise / ev->sens, alpha);
+        /* eps'-DP implies (alpha, min(eps', alpha eps'^2/2))-RDP (BS16 Prop. 3.3) */
+        double e = dpdo__pure_eps_event(ev);
+        double b = alpha * e * e / 2.0;
+        return b < e ? b : e;
+    }
+    return INFINITY;
+}
+
+/* ---- conversions ---------------------------------------------------------- */
+
+double dpdo__rdp_eps_one(double a, double r, double delta, int conv)
+{
+    if (r == INFINITY || isnan(r)) return INFINITY;
+    if (a == INFINITY) return r;
+    double e;
+    if (conv == DPDO_CONVERSION_CLASSIC) {
+        e = r - log(delta) / (a - 1.0);
+    } else {
+        /* KL <= D_alpha and TV <= sqrt(1 - e^{-KL}) (Bretagnolle-Huber): delta
+         * >= that TV already gives (0, delta)-DP */
+        if (delta * delta + expm1(-r) >= 0) return 0.0;
+        e = r + log1p(-1.0 / a) - (log(delta) + log(a)) / (a - 1.0); /* [CKS20 Prop. 12] */
+    }
+    return e > 0 ? e : 0.0;
+}
+
+double dpdo__rdp_eps(const double *orders, const double *rdp, int64_t n, double delta, int conv,
+                     double *order)
+{
+    double best = INFINITY, bo = NAN;
+    for (int64_t i = 0; i < n; i++) {
+        double e = dpdo__rdp_eps_one(orders[i], rdp[i], delta, conv);
+        if (e < best) {
+            best = e;
+            bo = orders[i];
+        }
+    }
+    if (order) *order = bo;
+    return best;
+}
+
+static double logdelta_one(double a, double r, double eps, int conv)
+{
+    if (r == INFINITY || isnan(r)) return 0.0;
+    if (a == INFINITY) return eps >= r ? -INFINITY : 0.0;
+    double ld;
+    if (conv == DPDO_CONVERSION_CLASSIC) {
+        ld = (a - 1.0) * (r - eps);
+    } else {
+        ld = (a - 1.0) * (r - eps + log1p(-1.0 / a)) - log(a);
+        double kl = r > 0 ? 0.5 * log(-expm1(-r)) : -INFINITY;
+        if (kl < ld) ld = kl;
+    }
+    return ld < 0 ? ld : 0.0;
+}
+
+double dpdo__rdp_delta(const double *orders, const double *rdp, int64_t n, double eps, int conv,
+                       double *order)
+{
+    double best = 0.0, bo = NAN;
+    for (int64_t i = 0; i < n; i++) {
+        double ld = logdelta_one(orders[i], rdp[i], eps, conv);
+        if (ld < best || (isnan(bo) && ld <= best)) {
+            best = ld;
+            bo = orders[i];
+        }
+    }
+    if (order) *order = bo;
+    return exp(best);
+}
+
+/* ---- analytic Gaussian [BW18 Thm 8] ------------------------------------------ */
+
+double dpdo__gauss_delta(double mu, double eps)
+{
+    if (!(mu > 0)) return 0.0;
+    if (mu == INFINITY) return 1.0;
+    double a = mu / 2.0 - eps / mu, b = -mu / 2.0 - eps / mu;
+    double la = dpdo__log_ndtr(a), lb = eps + dpdo__log_ndtr(b);
+    if (!(lb < la)) return 0.0;
+    double d = exp(la + log1p(-exp(lb - la)));
+    if (!(d >= 0)) return 0.0;
+    return d < 1.0 ? d : 1.0;
+}
+
+double dpdo__gauss_eps(double mu, double delta)
+{
+    if (!(mu > 0)) return 0.0;
+    if (mu == INFINITY) return INFINITY;
+    if (dpdo__gauss_delta(mu, 0.0) <= delta) return 0.0;
+    double lo = 0.0, hi = 1.0;
+    while (dpdo__gauss_delta(mu, hi) > delta) {
+        lo = hi;
+        hi *= 2.0;
+        if (hi > 1e12) return INFINITY;
+    }
+    for (int it = 0; it < 300 && hi - lo > 1e-15 * hi; it++) {
+        double mid = 0.5 * (lo + hi);
+        if (dpdo__gauss_delta(mu, mid) > delta)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return hi; /* delta(hi) <= target: an upper bound on the exact epsilon */
+}
+
+/* ---- zCDP ------------------------------------------------------------------- */
+
+/* minimise f(alpha) over alpha = 1 + e^u, u in [-30, 30], golden section */
+static double golden(double (*f)(double, double, double), double p1, double p2)
+{
+    double lo = -30.0, hi = 30.0, g = 0.61803398874989484820;
+    double x1 = hi - g * (hi - lo), x2 = lo + g * (hi - lo);
+    double f1 = f(1.0 + exp(x1), p1, p2), f2 = f(1.0 + exp(x2), p1, p2);
+    for (int it = 0; it < 200; it++) {
+        if (f1 < f2) {
+            hi = x2;
+            x2 = x1;
+            f2 = f1;
+            x1 = hi - g * (hi - lo);
+            f1 = f(1.0 + exp(x1), p1, p2);
+        } else {
+            lo = x1;
+            x1 = x2;
+            f1 = f2;
+            x2 = lo + g * (hi - lo);
+            f2 = f(1.0 + exp(x2), p1, p2);
+        }
+    }
+    return f1 < f2 ? f1 : f2;
+}
+
+static double zcdp_eps_at(double a, double rho, double delta)
+{
+    return dpdo__rdp_eps_one(a, rho * a, delta, DPDO_CONVERSION_IMPROVED);
+}
+
+static double zcdp_ld_at(double a, double rho, double eps)
+{
+    return logdelta_one(a, rho * a, eps, DPDO_CONVERSION_IMPROVED);
+}
+
+double dpdo__zcdp_eps(double rho, double delta, int conv)
+{
+    if (!(rho > 0)) return 0.0;
+    if (rho == INFINITY) return INFINITY;
+    double classic = rho + 2.0 * sqrt(rho * log(1.0 / delta));
+    if (conv == DPDO_CONVERSION_CLASSIC) return classic;
+    double best = golden(zcdp_eps_at, rho, delta);
+    return best < classic ? best : classic;
+}
+
+double dpdo__zcdp_delta(double rho, double eps, int conv)
+{
+    if (!(rho > 0)) return 0.0;
+    if (rho == INFINITY) return 1.0;
+    double lc = eps > rho ? -(eps - rho) * (eps - rho) / (4.0 * rho) : 0.0;
+    if (conv == DPDO_CONVERSION_CLASSIC) return exp(lc);
+    double l = golden(zcdp_ld_at, rho, eps);
+    if (lc < l) l = lc;
+    return exp(l < 0 ? l : 0.0);
+}

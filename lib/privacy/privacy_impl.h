@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Internal privacy-layer interface: handle layouts, the sampling draw used by
+ * the engine inside step(), ledger charging by descriptor, the budget guard,
+ * and the numerical kernels (RDP curves, conversions, analytic Gaussian).
+ * Never installed. */
+#ifndef DPDO_PRIVACY_IMPL_H
+#define DPDO_PRIVACY_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "dpdo/accountant.h"
+#include "../core/core_impl.h"
+
+struct dpdo__stream; /* lib/rng/rng_impl.h */
+
+/* A validated sampling scheme (value type). kind DPDO_SAMPLING_*. */
+typedef struct dpdo__sampling_desc {
+    int32_t kind;
+    double q;     /* Poisson rate; m/n for WOR; 1 for none */
+    int64_t n, m; /* WOR only */
+} dpdo__sampling_desc;
+
+struct dpdo_sampling {
+    dpdo__sampling_desc d;
+    char errmsg[DPDO__ERRMSG_LEN];
+};
+
+/* One release: mechanism + sampling + sensitivity + noise (value type). */
+typedef struct dpdo__event_desc {
+    int32_t mech; /* DPDO_MECH_*; 0 = unset */
+    dpdo__sampling_desc samp;
+    double sens, noise;
+} dpdo__event_desc;
+
+struct dpdo_event {
+    dpdo__event_desc d;
+    char errmsg[DPDO__ERRMSG_LEN];
+};
+
+struct dpdo_ledger {
+    int64_t n_nodes;
+    int64_t n_events, cap;
+    dpdo__event_desc *ev; /* [cap] distinct events, in order of first charge */
+    int64_t *counts;      /* [cap * n_nodes]: counts[k * n_nodes + node] */
+    int64_t borrowers;    /* accountants alive that read this ledger */
+    char errmsg[DPDO__ERRMSG_LEN];
+};
+
+/* ---- engine-facing internal API ------------------------------------------- */
+
+/* Draw one round's participants (see dpdo_sampling_draw) from an open stream.
+ * out has room for n indices. Returns DPDO_OK, DPDO_E_INVAL (n mismatch for
+ * WOR), or the stream's sticky status. Allocates nothing. */
+int dpdo__sampling_draw(const dpdo__sampling_desc *d, struct dpdo__stream *st, int64_t n,
+                        int64_t *out, int64_t *count);
+/* Validate a descriptor; writes a message into err (may be NULL). */
+int dpdo__sampling_check(const dpdo__sampling_desc *d, char *err);
+/* Fill an event descriptor (validated). */
+int dpdo__event_make(dpdo__event_desc *out, int mech, const dpdo__sampling_desc *samp, double sens,
+                     double noise, char *err);
+/* Charge by descriptor; nodes NULL with n_sel = -1 means all nodes. */
+int dpdo__ledger_charge(dpdo_ledger *l, const dpdo__event_desc *ev, int64_t count,
+                        const int64_t *nodes, int64_t n_sel);
+/* Worst epsilon over the selected nodes (NULL/-1: all) at delta, optionally
+ * with one hypothetical extra event (extra NULL: none) charged `count` times
+ * to the selected nodes. */
+int dpdo__accountant_epsilon_sel(dpdo_accountant *acc, const int64_t *nodes, int64_t n_sel,
+                                 const dpdo__event_desc *extra, double extra_count, double delta,
+                                 double *eps, double *order);
+
+/* ---- numerical kernels (math.c); all return values, never fail -------------- */
+
+double dpdo__log_add(double a, double b);
+double dpdo__log_erfc(double x);     /* log(erfc(x)), accurate for large x */
+double dpdo__log_ndtr(double x);     /* log(Phi(x)) */
+/* RDP of the Poisson-subsampled Gaussian with noise multiplier z at order
+ * alpha (> 1, may be +inf). logtab: NULL or log(k) for k = 0..logtab_n-1. */
+double dpdo__rdp_poisson_gauss(double q, double z, double alpha, const double *logtab,
+                               int64_t logtab_n);
+/* Integer-order kernel (alpha an integer >= 2, 0 < q < 1): log A_alpha. */
+double dpdo__log_a_int(double q, double z, int64_t alpha, const double *logtab, int64_t logtab_n);
+/* Fractional-order kernel by the series; returns NaN if the series failed
+ * (cancellation or no convergence), so the caller can fall back. */
+double dpdo__log_a_frac(double q, double z, double alpha);
+/* Without-replacement subsampled Gaussian (WBK 2019 Thm 9), gamma = m/n. */
+double dpdo__rdp_wor_gauss(double gamma, double z, double alpha, const double *logtab,
+                           int64_t logtab_n);
+double dpdo__rdp_laplace(double lambda, double alpha);
+/* RDP curve of one event at one order (dispatch on mechanism and sampling). */
+double dpdo__rdp_event(const dpdo__event_desc *ev, double alpha, const double *logtab,
+                       int64_t logtab_n);
+/* Pure-DP epsilon of one Laplace event after amplification (inf for Gaussian). */
+double dpdo__pure_eps_event(const dpdo__event_desc *ev);
+/* epsilon at one order (non-decreasing in r); conversions over a curve (orders
+ * > 1) return the epsilon/delta and write the optimal order. */
+double dpdo__rdp_eps_one(double alpha, double r, double delta, int conv);
+double dpdo__rdp_eps(const double *orders, const double *rdp, int64_t n, double delta, int conv,
+                     double *order);
+double dpdo__rdp_delta(const double *orders, const double *rdp, int64_t n, double eps, int conv,
+                       double *order);
+double dpdo__gauss_delta(double mu, double eps);
+double dpdo__gauss_eps(double mu, double delta);
+double dpdo__zcdp_eps(double rho, double delta, int conv);
+double dpdo__zcdp_delta(double rho, double eps, int conv);
+
+#endif /* DPDO_PRIVACY_IMPL_H */

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The dpdo-privacy command-line tool, run as a separate process from
+ * $BUILD/bin/dpdo-privacy (BUILD defaults to "build"; if that file does not
+ * exist, build/bin/dpdo-privacy): reference values,
+ * calibration, the side-by-side table, paper bounds, and clear errors with a
+ * non-zero exit status on invalid input. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include "harness.h"
+
+static char BIN[512];
+
+/* the harness prints the haystack into a 512-byte buffer; hand it a pointer
+ * whose size the compiler cannot see (avoids -Wformat-truncation noise) */
+static const char *volatile hay_;
+static const char *H(const char *p)
+{
+    hay_ = p;
+    return hay_;
+}
+
+/* run the tool with args; capture stdout+stderr into out; return exit status
+ * (or -1 if it did not exit normally) */
+static int run(const char *args, char *out, size_t cap)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s %s 2>&1", BIN, args);
+    FILE *p = popen(cmd, "r");
+    if (!p) return -1;
+    size_t n = fread(out, 1, cap - 1, p);
+    out[n] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static double field(const char *out, const char *key)
+{
+    const char *p = strstr(out, key);
+    if (!p) return NAN;
+    return strtod(p + strlen(key), NULL);
+}
+
+static void cli_exists(void)
+{
+    FILE *f = fopen(BIN, "r");
+    CHECK_MSG(f != NULL, "%.300s not found (build the tool first)", BIN);
+    if (f) fclose(f);
+}
+
+static void cli_rdp_reference(void)
+{
+    char out[8192];
+    int rc = run("--sampling poisson --q 0.0025 --sigma 1.3 --steps 6000 --delta 1e-5 --method rdp "
+                 "--orders 1.25,1.5,1.75,2,2.25,2.5,3,3.5,4,4.5,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,"
+                 "21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,"
+                 "51,52,53,54,55,56,57,58,59,60,61,62,63,128,256,512",
+                 out, sizeof out);
+    CHECK_EQ(rc, 0);
+    CHECK_REL(field(out, "epsilon"), 0.7242234026, 1e-9);
+    CHECK_EQ(field(out, "optimal order"), 19);
+    CHECK_STR_CONTAINS(H(out), "method        rdp");
+    CHECK_STR_CONTAINS(H(out), "improved conversion");
+    rc = run("--sampling wor --n 60000 --m 600 --sigma 1 --steps 1000 --orders 2,3,4,5,6,7,8,9,10", out, sizeof out);
+    CHECK_EQ(rc, 0);
+    CHECK_REL(field(out, "epsilon"), 3.576111482, 1e-6);
+    CHECK_EQ(field(out, "optimal order"), 6);
+}
+
+static void cli_calibrate(void)
+{
+    char out[8192];
+    int rc = run("--sampling poisson --q 0.01 --steps 1000 --delta 1e-5 --calibrate sigma --epsilon 2", out, sizeof out);
+    CHECK_EQ(rc, 0);
+    double s = field(out, "sigma");
+    CHECK(s > 0.5 && s < 5);
+    /* feeding sigma back gives epsilon <= 2 (printed to 10 digits) */
+    char args[256], out2[8192];
+    snprintf(args, sizeof args, "--sampling poisson --q 0.01 --steps 1000 --delta 1e-5 --sigma %.10g", s * (1 + 1e-9));
+    CHECK_EQ(run(args, out2, sizeof out2), 0);
+    CHECK(field(out2, "epsilon") <= 2.0);
+    CHECK_REL(field(out2, "epsilon"), 2.0, 1e-8);
+    rc = run("--sampling poisson --q 0.01 --sigma 1.1 --calibrate steps --epsilon 1 --delta 1e-5", out, sizeof out);
+    CHECK_EQ(rc, 0);
+    CHECK(field(out, "steps") > 10);
+    /* unreachable target: non-zero exit and a message */
+    rc = run("--sampling none --steps 10 --calibrate sigma --epsilon 0.01 --delta 1e-30 --method rdp --orders 2,3 "
+             "--conversion classic", out, sizeof out);
+    CHECK_EQ(rc, 1);
+    CHECK_STR_CONTAINS(H(out), "unreachable");
+}
+
+static void cli_all(void)
+{
+    char out[8192];
+    CHECK_EQ(run("--sampling none --sigma 5 --steps 100 --delta 1e-5 --method all", out, sizeof out), 0);
+    CHECK_STR_CONTAINS(H(out), "rdp (improved)");
+    CHECK_STR_CONTAINS(H(out), "rdp (classic)");
+    CHECK_STR_CONTAINS(H(out), "exact");
+    CHECK_STR_CONTAINS(H(out), "zcdp (improved)");
+    CHECK_STR_CONTAINS(H(out), "pure");
+    CHECK_STR_CONTAINS(H(out), "n/a");
+    double ex = field(out, "exact "), rd = field(out, "rdp (improved) ");
+    CHECK(ex > 0 && rd > ex);
+    CHECK_EQ(run("--sampling poisson --q 0.01 --sigma 1 --steps 100 --method all", out, sizeof out), 0);
+    CHECK_STR_CONTAINS(H(out), "only unsampled events are supported");
+    /* delta(eps) */
+    CHECK_EQ(run("--sampling none --sigma 5 --steps 100 --epsilon 1 --method exact", out, sizeof out), 0);
+    CHECK(field(out, "delta ") > 0 && field(out, "delta ") < 1);
+}
+
+static void cli_paper(void)
+{
+    char out[8192];
+    CHECK_EQ(run("--method paper-dp-dda --param eps=0.1 --param delta0=1e-4 --param b=2 --param n=20 --param q=1000 "
+                 "--param T=1250000",
+                 out, sizeof out),
+             0);
+    CHECK_REL(field(out, "sigma_thm"), 19.90325356, 1e-9);
+    CHECK_STR_CONTAINS(H(out), "paper bound");
+    CHECK_STR_CONTAINS(H(out), "preconditions  all hold");
+    CHECK_EQ(run("--method paper-dp-dda --param eps=0.8 --param delta0=0.01 --param b=2 --param n=20 --param q=20000 "
+                 "--param T=600000",
+                 out, sizeof out),
+             0);
+    CHECK_STR_CONTAINS(H(out), "PRECONDITIONS VIOLATED");
+    CHECK_STR_CONTAINS(H(out), "below the theorem's minimum");
+    CHECK_EQ(run("--method paper-fed-plt --param help", out, sizeof out), 0);
+    CHECK_STR_CONTAINS(H(out), "lambda_lo");
+    CHECK_EQ(run("--method paper-do-adp --param eps=0.01", out, sizeof out), 2);
+    CHECK_STR_CONTAINS(H(out), "required");
+    CHECK_EQ(run("--method paper-dp-dda --param bogus=1", out, sizeof out), 2);
+    CHECK_EQ(run("--method paper-dp-dda --param eps", out, sizeof out), 2);
+    CHECK_EQ(run("--method paper-nope", out, sizeof out), 2);
+}
+
+static void cli_errors(void)
+{
+    char out[8192];
+    CHECK_EQ(run("--help", out, sizeof out), 0);
+    CHECK_STR_CONTAINS(H(out), "usage: dpdo-privacy");
+    const char *bad[] = {
+        "--q",                                     /* missing value */
+        "--q abc --sigma 1 --steps 10",            /* garbage */
+        "--q nan --sigma 1 --steps 10",            /* NaN */
+        "--q inf --sigma 1 --steps 10",            /* Inf */
+        "--q 1e999 --sigma 1 --steps 10",          /* overflow */
+        "--q 0.01 --sigma 1",                      /* no steps */
+        "--q 0.01 --steps 10",                     /* no sigma */
+        "--q 1.5 --sigma 1 --steps 10",            /* q out of range */
+        "--q 0.01 --sigma -1 --steps 10",          /* negative sigma */
+        "--q 0.01 --sigma 1 --steps 2.5",          /* fractional steps */
+        "--q 0.01 --sigma 1 --steps 10 --delta 0", /* delta */
+        "--q 0.01 --sigma 1 --steps 10 --delta 1.5",
+        "--q 0.01 --sigma 1 --steps 10 --method magic",
+        "--q 0.01 --sigma 1 --steps 10 --conversion fancy",
+        "--sampling bogus --sigma 1 --steps 10",
+        "--sampling wor --n 100 --sigma 1 --steps 10",
+        "--sampling wor --n 100 --m 200 --sigma 1 --steps 10",
+        "--q 0.01 --sigma 1 --steps 10 --orders 2,abc",
+        "--q 0.01 --sigma 1 --steps 10 --orders 0.5",
+        "--q 0.01 --steps 10 --calibrate sigma",
+        "--q 0.01 --steps 10 --calibrate banana --epsilon 1",
+        "--q 0.01 --sigma 1 --steps 10 --frobnicate",
+        "--q 0.01 --sigma 1 --steps 10 --param a=1",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = run(bad[i], out, sizeof out);
+        CHECK_MSG(rc == 2, "'%.100s' exited %d: %.200s", bad[i], rc, out);
+        CHECK_MSG(strstr(out, "dpdo-privacy:") != NULL, "'%.100s': no error message", bad[i]);
+    }
+}
+
+int main(void)
+{
+    const char *b = getenv("BUILD");
+    snprintf(BIN, sizeof BIN, "%s/bin/dpdo-privacy", b && *b ? b : "build");
+    /* check-asan builds only tests into its BUILD: fall back to the regular build's tool */
+    FILE *f = fopen(BIN, "r");
+    if (f)
+        fclose(f);
+    else
+        snprintf(BIN, sizeof BIN, "build/bin/dpdo-privacy");
+    RUN(cli_exists);
+    RUN(cli_rdp_reference);
+    RUN(cli_calibrate);
+    RUN(cli_all);
+    RUN(cli_paper);
+    RUN(cli_errors);
+    return h_finish();
+}

@@ -1,0 +1,408 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* dpdo-privacy: privacy accounting from the command line (docs/privacy.md).
+ *   dpdo-privacy --sampling poisson --q 0.01 --sigma 1.1 --steps 10000 --delta 1e-5 --method rdp
+ * Exit status: 0 success, 1 the computation failed (e.g. unreachable target),
+ * 2 invalid command line. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dpdo/dpdo.h"
+#include "dpdo/accountant.h"
+
+static const char *USAGE =
+    "usage: dpdo-privacy [options]\n"
+    "\n"
+    "Privacy of T releases of a Gaussian mechanism (noise multiplier sigma = std/sensitivity)\n"
+    "under a sampling scheme, or a paper's own bound.\n"
+    "\n"
+    "  --sampling poisson|wor|none  sampling scheme (default: poisson if --q is given, else none)\n"
+    "  --q Q              Poisson rate, or the WOR ratio m/n (with --n)\n"
+    "  --n N --m M        without replacement: m of n items (replace-one neighbours)\n"
+    "  --sigma S          noise standard deviation divided by the sensitivity\n"
+    "  --steps T          number of releases (composition count)\n"
+    "  --delta D          target delta in (0,1) (default 1e-5)\n"
+    "  --epsilon E        target epsilon: with --calibrate; alone it prints delta(E)\n"
+    "  --method M         rdp (default) | exact | zcdp | pure | all |\n"
+    "                     paper-dp-dda | paper-do-adp | paper-dp-wor-sgd | paper-fed-plt\n"
+    "  --conversion C     improved (default) | classic   (RDP and zCDP to (eps, delta))\n"
+    "  --orders LIST      comma-separated RDP orders (default: the 156-order grid)\n"
+    "  --calibrate sigma|steps   smallest sigma / largest steps meeting --epsilon at --delta\n"
+    "  --param NAME=VALUE parameter of a paper bound (repeatable); --param help lists them\n"
+    "  --help             this text\n"
+    "\n"
+    "examples:\n"
+    "  dpdo-privacy --sampling poisson --q 0.01 --sigma 1.1 --steps 10000 --delta 1e-5\n"
+    "  dpdo-privacy --sampling poisson --q 0.01 --steps 10000 --calibrate sigma --epsilon 2\n"
+    "  dpdo-privacy --sampling none --sigma 5 --steps 100 --method all\n"
+    "  dpdo-privacy --method paper-dp-dda --param eps=0.1 --param delta0=1e-4 --param b=2 \\\n"
+    "      --param n=20 --param q=1000 --param T=1250000\n";
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "dpdo-privacy: ");
+    fprintf(stderr, fmt, arg ? arg : "");
+    fprintf(stderr, "\n(see dpdo-privacy --help)\n");
+    return 2;
+}
+
+static int parse_num(const char *opt, const char *s, double *out)
+{
+    if (!s) return usage_error("option %s needs a value", opt);
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end != '\0' || errno == ERANGE || !isfinite(v)) {
+        fprintf(stderr, "dpdo-privacy: %s: '%s' is not a finite number\n", opt, s);
+        return 2;
+    }
+    *out = v;
+    return 0;
+}
+
+typedef struct {
+    const char *sampling, *method, *conversion, *calibrate, *orders_s;
+    double q, n, m, sigma, steps, delta, eps;
+    const char *params[64];
+    int n_params;
+} args;
+
+static int parse_orders(const char *s, double **out, int64_t *n)
+{
+    int64_t cap = 1;
+    for (const char *p = s; *p; p++) cap += *p == ',';
+    double *o = malloc((size_t)cap * sizeof *o);
+    if (!o) return 1;
+    int64_t k = 0;
+    const char *p = s;
+    while (*p) {
+        char *end;
+        double v;
+        if (strncmp(p, "inf", 3) == 0) {
+            v = INFINITY;
+            end = (char *)p + 3;
+        } else {
+            v = strtod(p, &end);
+        }
+        if (end == p || (*end != ',' && *end != '\0') || !(v > 1)) {
+            free(o);
+            fprintf(stderr, "dpdo-privacy: --orders: bad order list '%s' (orders must be > 1)\n", s);
+            return 2;
+        }
+        o[k++] = v;
+        p = *end ? end + 1 : end;
+    }
+    *out = o;
+    *n = k;
+    return 0;
+}
+
+static const char *samp_label(int kind)
+{
+    return kind == DPDO_SAMPLING_POISSON ? "Poisson-subsampled Gaussian"
+           : kind == DPDO_SAMPLING_WOR   ? "without-replacement subsampled Gaussian (replace-one)"
+                                         : "Gaussian (no sampling)";
+}
+
+static int run_paper(const args *a)
+{
+    const char *name = a->method + 6; /* after "paper-" */
+    char full[64];
+    snprintf(full, sizeof full, "%s-%s", name,
+             strcmp(name, "dp-wor-sgd") == 0 ? "thm2" : strcmp(name, "fed-plt") == 0 ? "prop4" : "thm1");
+    const dpdo_paper_type *t = dpdo_paper_type_find(full);
+    if (!t) return usage_error("unknown paper method '%s'", a->method);
+    dpdo_paper *p = NULL;
+    if (dpdo_paper_create(&p, t) != DPDO_OK) return 1;
+    for (int i = 0; i < a->n_params; i++) {
+        if (strcmp(a->params[i], "help") == 0) {
+            printf("%s: %s\nparameters:", full, dpdo_paper_type_title(t));
+            for (int j = 0; dpdo_paper_type_param(t, j); j++) printf(" %s", dpdo_paper_type_param(t, j));
+            printf("\noutputs:");
+            for (int j = 0; dpdo_paper_type_output(t, j); j++) printf(" %s", dpdo_paper_type_output(t, j));
+            printf("\n");
+            dpdo_paper_destroy(p);
+            return 0;
+        }
+        const char *eq = strchr(a->params[i], '=');
+        char key[64];
+        if (!eq || eq == a->params[i] || (size_t)(eq - a->params[i]) >= sizeof key) {
+            dpdo_paper_destroy(p);
+            return usage_error("--param '%s' is not NAME=VALUE", a->params[i]);
+        }
+        memcpy(key, a->params[i], (size_t)(eq - a->params[i]));
+        key[eq - a->params[i]] = '\0';
+        double v;
+        if (parse_num("--param", eq + 1, &v)) {
+            dpdo_paper_destroy(p);
+            return 2;
+        }
+        if (dpdo_paper_set(p, key, v) != DPDO_OK) {
+            fprintf(stderr, "dpdo-privacy: %s\n", dpdo_paper_errmsg(p));
+            dpdo_paper_destroy(p);
+            return 2;
+        }
+    }
+    int rc = dpdo_paper_evaluate(p);
+    if (rc != DPDO_OK) {
+        fprintf(stderr, "dpdo-privacy: %s\n", dpdo_paper_errmsg(p));
+        dpdo_paper_destroy(p);
+        return 2;
+    }
+    printf("method        %s (paper bound: %s)\n", a->method, dpdo_paper_type_title(t));
+    for (int j = 0; dpdo_paper_type_output(t, j); j++) {
+        double v;
+        dpdo_paper_get(p, dpdo_paper_type_output(t, j), &v);
+        if (!isnan(v)) printf("%-22s %.10g\n", dpdo_paper_type_output(t, j), v);
+    }
+    double claim;
+    if (dpdo_paper_get(p, "claim_holds", &claim) == DPDO_OK && claim == 0)
+        printf("NOTE: the theorem's own accountant gives eps_tilde above the claimed eps (claim_holds = 0)\n");
+    if (dpdo_paper_valid(p) != 1)
+        printf("PRECONDITIONS VIOLATED: %s\n", dpdo_paper_violations(p));
+    else
+        printf("preconditions  all hold\n");
+    dpdo_paper_destroy(p);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    args a;
+    memset(&a, 0, sizeof a);
+    a.q = a.n = a.m = a.sigma = a.steps = a.eps = NAN;
+    a.delta = 1e-5;
+    a.method = "rdp";
+    a.conversion = "improved";
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int rc = 0;
+        if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
+            fputs(USAGE, stdout);
+            return 0;
+        }
+#define STR(name, field)                                                          \
+    if (strcmp(o, name) == 0) {                                                   \
+        if (!v) return usage_error("option %s needs a value", o);                 \
+        a.field = v;                                                              \
+        i++;                                                                      \
+        continue;                                                                 \
+    }
+#define NUM(name, field)                                 \
+    if (strcmp(o, name) == 0) {                          \
+        if ((rc = parse_num(o, v, &a.field))) return rc; \
+        i++;                                             \
+        continue;                                        \
+    }
+        STR("--sampling", sampling)
+        STR("--method", method)
+        STR("--conversion", conversion)
+        STR("--calibrate", calibrate)
+        STR("--orders", orders_s)
+        NUM("--q", q)
+        NUM("--n", n)
+        NUM("--m", m)
+        NUM("--sigma", sigma)
+        NUM("--steps", steps)
+        NUM("--delta", delta)
+        NUM("--epsilon", eps)
+        if (strcmp(o, "--param") == 0) {
+            if (!v) return usage_error("option %s needs a value", o);
+            if (a.n_params >= 64) return usage_error("too many --param options%s", "");
+            a.params[a.n_params++] = v;
+            i++;
+            continue;
+        }
+        return usage_error("unknown option '%s'", o);
+    }
+    if (strncmp(a.method, "paper-", 6) == 0) return run_paper(&a);
+    if (a.n_params) return usage_error("--param applies only to paper-* methods%s", "");
+
+    int conv;
+    if (strcmp(a.conversion, "improved") == 0)
+        conv = DPDO_CONVERSION_IMPROVED;
+    else if (strcmp(a.conversion, "classic") == 0)
+        conv = DPDO_CONVERSION_CLASSIC;
+    else
+        return usage_error("--conversion must be improved or classic, not '%s'", a.conversion);
+    const char *methods[] = {"rdp", "exact", "zcdp", "pure", "all"};
+    int mok = 0;
+    for (int i = 0; i < 5; i++) mok |= strcmp(a.method, methods[i]) == 0;
+    if (!mok) return usage_error("unknown --method '%s'", a.method);
+    if (!(a.delta > 0 && a.delta < 1)) return usage_error("--delta must be in (0, 1)%s", "");
+    if (!a.sampling) a.sampling = isnan(a.q) && isnan(a.m) ? "none" : "poisson";
+
+    dpdo_sampling *s = NULL;
+    if (dpdo_sampling_create(&s) != DPDO_OK) return 1;
+    int rc = DPDO_OK;
+    if (strcmp(a.sampling, "poisson") == 0) {
+        if (isnan(a.q)) {
+            dpdo_sampling_destroy(s);
+            return usage_error("--sampling poisson needs --q%s", "");
+        }
+        rc = dpdo_sampling_set_poisson(s, a.q);
+    } else if (strcmp(a.sampling, "wor") == 0) {
+        if (isnan(a.n) || (isnan(a.m) && isnan(a.q))) {
+            dpdo_sampling_destroy(s);
+            return usage_error("--sampling wor needs --n and --m (or --n and --q)%s", "");
+        }
+        double m = isnan(a.m) ? a.q * a.n : a.m;
+        if (m != floor(m) || a.n != floor(a.n) || fabs(m) > 9e18 || fabs(a.n) > 9e18) {
+            dpdo_sampling_destroy(s);
+            return usage_error("--sampling wor: n and m = q n must be integers%s", "");
+        }
+        rc = dpdo_sampling_set_wor(s, (int64_t)a.n, (int64_t)m);
+    } else if (strcmp(a.sampling, "none") == 0) {
+        rc = dpdo_sampling_set_none(s);
+    } else {
+        dpdo_sampling_destroy(s);
+        return usage_error("--sampling must be poisson, wor or none, not '%s'", a.sampling);
+    }
+    if (rc != DPDO_OK) {
+        fprintf(stderr, "dpdo-privacy: %s\n", dpdo_sampling_errmsg(s));
+        dpdo_sampling_destroy(s);
+        return 2;
+    }
+    int exit_code = 0;
+    double *orders = NULL;
+    int64_t n_orders = 0;
+    dpdo_ledger *l = NULL;
+    dpdo_event *ev = NULL;
+    if (a.orders_s && (exit_code = parse_orders(a.orders_s, &orders, &n_orders))) goto done;
+    if (a.calibrate) {
+        if (strcmp(a.calibrate, "sigma") && strcmp(a.calibrate, "steps")) {
+            exit_code = usage_error("--calibrate must be sigma or steps, not '%s'", a.calibrate);
+            goto done;
+        }
+        if (isnan(a.eps)) {
+            exit_code = usage_error("--calibrate needs --epsilon%s", "");
+            goto done;
+        }
+        if (strcmp(a.method, "all") == 0 || strcmp(a.method, "pure") == 0) {
+            exit_code = usage_error("--calibrate needs --method rdp, exact or zcdp%s", "");
+            goto done;
+        }
+    }
+    int cal_sigma = a.calibrate && strcmp(a.calibrate, "sigma") == 0;
+    int cal_steps = a.calibrate && strcmp(a.calibrate, "steps") == 0;
+    if (!cal_sigma && isnan(a.sigma)) {
+        exit_code = usage_error("--sigma is required%s", "");
+        goto done;
+    }
+    if (!cal_steps && isnan(a.steps)) {
+        exit_code = usage_error("--steps is required%s", "");
+        goto done;
+    }
+    if (!cal_sigma && !(a.sigma > 0)) {
+        exit_code = usage_error("--sigma must be > 0%s", "");
+        goto done;
+    }
+    if (!cal_steps && (!(a.steps >= 1) || a.steps != floor(a.steps) || a.steps > 1e15)) {
+        exit_code = usage_error("--steps must be an integer in [1, 1e15]%s", "");
+        goto done;
+    }
+    if (!isnan(a.eps) && !(a.eps > 0)) {
+        exit_code = usage_error("--epsilon must be > 0%s", "");
+        goto done;
+    }
+    if (dpdo_ledger_create(&l, 1) != DPDO_OK || dpdo_event_create(&ev) != DPDO_OK) {
+        exit_code = 1;
+        goto done;
+    }
+    dpdo_accountant_options opt;
+    dpdo_accountant_options_init(&opt, sizeof opt);
+    opt.conversion = conv;
+    if (orders) {
+        opt.orders = orders;
+        opt.n_orders = n_orders;
+    }
+    if (a.calibrate) {
+        dpdo_accountant *acc = NULL;
+        if (dpdo_accountant_create(&acc, dpdo_accountant_type_find(a.method), l, &opt) != DPDO_OK) {
+            fprintf(stderr, "dpdo-privacy: cannot create the accountant\n");
+            exit_code = 1;
+            goto done;
+        }
+        double x;
+        rc = cal_sigma ? dpdo_accountant_calibrate_sigma(acc, s, 1.0, a.steps, a.eps, a.delta, &x)
+                       : dpdo_accountant_calibrate_steps(acc, s, 1.0, a.sigma, a.eps, a.delta, &x);
+        if (rc != DPDO_OK) {
+            fprintf(stderr, "dpdo-privacy: %s\n", dpdo_accountant_errmsg(acc));
+            exit_code = rc == DPDO_E_INVAL ? 2 : 1;
+        } else {
+            printf("method        %s (%s%s)\n", a.method, samp_label(dpdo_sampling_kind(s)),
+                   strcmp(a.method, "exact") ? (conv ? ", classic conversion" : ", improved conversion") : "");
+            if (cal_sigma)
+                printf("sigma         %.10g   (smallest noise multiplier with epsilon <= %g at delta = %g over %.0f steps)\n",
+                       x, a.eps, a.delta, a.steps);
+            else
+                printf("steps         %.0f   (largest number of steps with epsilon <= %g at delta = %g, sigma = %g)\n", x,
+                       a.eps, a.delta, a.sigma);
+        }
+        dpdo_accountant_destroy(acc);
+        goto done;
+    }
+    if (dpdo_event_set_gaussian(ev, s, 1.0, a.sigma) != DPDO_OK ||
+        dpdo_ledger_charge(l, ev, (int64_t)a.steps, NULL, -1) != DPDO_OK) {
+        fprintf(stderr, "dpdo-privacy: %s%s\n", dpdo_event_errmsg(ev), dpdo_ledger_errmsg(l));
+        exit_code = 2;
+        goto done;
+    }
+    int all = strcmp(a.method, "all") == 0;
+    if (all)
+        printf("%-24s %-16s %-8s %s\n", "accountant", isnan(a.eps) ? "epsilon" : "delta", "order", "note");
+    const char *list[] = {"rdp", "rdp", "exact", "zcdp", "zcdp", "pure"};
+    const int convs[] = {DPDO_CONVERSION_IMPROVED, DPDO_CONVERSION_CLASSIC, 0, DPDO_CONVERSION_IMPROVED,
+                         DPDO_CONVERSION_CLASSIC, 0};
+    for (int i = 0; i < 6; i++) {
+        if (!all && strcmp(list[i], a.method) != 0) continue;
+        if (!all && strcmp(list[i], "pure") != 0 && (list[i][0] == 'r' || list[i][0] == 'z') && convs[i] != conv) continue;
+        dpdo_accountant_options o2 = opt;
+        o2.conversion = convs[i];
+        dpdo_accountant *acc = NULL;
+        if (dpdo_accountant_create(&acc, dpdo_accountant_type_find(list[i]), l, &o2) != DPDO_OK) {
+            fprintf(stderr, "dpdo-privacy: cannot create accountant %s (bad --orders?)\n", list[i]);
+            exit_code = 1;
+            break;
+        }
+        double v, ord = NAN;
+        rc = isnan(a.eps) ? dpdo_accountant_epsilon(acc, -1, a.delta, &v, &ord)
+                          : dpdo_accountant_delta(acc, -1, a.eps, &v);
+        char label[64];
+        snprintf(label, sizeof label, "%s%s", list[i],
+                 (list[i][0] == 'r' || list[i][0] == 'z') ? (convs[i] ? " (classic)" : " (improved)") : "");
+        if (all) {
+            if (rc == DPDO_OK) {
+                char os[32] = "-";
+                if (!isnan(ord)) snprintf(os, sizeof os, "%g", ord);
+                printf("%-24s %-16.10g %-8s %s\n", label, v, os,
+                       strcmp(list[i], "exact") == 0 ? "exact (tight) for unsampled Gaussian" : "upper bound");
+            } else {
+                printf("%-24s %-16s %-8s n/a: %s\n", label, "-", "-", dpdo_accountant_errmsg(acc));
+            }
+        } else if (rc != DPDO_OK) {
+            fprintf(stderr, "dpdo-privacy: %s\n", dpdo_accountant_errmsg(acc));
+            exit_code = 1;
+        } else {
+            printf("method        %s (%s%s)\n", list[i], samp_label(dpdo_sampling_kind(s)),
+                   strcmp(list[i], "exact") ? (convs[i] ? ", classic conversion" : ", improved conversion") : "");
+            if (isnan(a.eps)) {
+                printf("epsilon       %.10g\n", v);
+                printf("delta         %g\n", a.delta);
+                if (!isnan(ord)) printf("optimal order %g\n", ord);
+            } else {
+                printf("delta         %.10g\n", v);
+                printf("epsilon       %g\n", a.eps);
+            }
+        }
+        dpdo_accountant_destroy(acc);
+    }
+    if (all && isnan(a.eps)) printf("(paper bounds need the theorem's parameters: --method paper-... --param help)\n");
+done:
+    free(orders);
+    dpdo_event_destroy(ev);
+    dpdo_ledger_destroy(l);
+    dpdo_sampling_destroy(s);
+    return exit_code;
+}

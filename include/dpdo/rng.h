@@ -11,7 +11,12 @@
  * Stream positions count *values of the kind drawn* from the start of the
  * stream (e.g. offset 10 of a normal draw is the 11th normal of that stream).
  * Different kinds (uniform, normal, ...) drawn from the same stream and
- * offsets are not independent of one another: use different purposes. */
+ * offsets are not independent of one another: use different purposes.
+ *
+ * Stream ids: node < 2^32, round < 2^48, purpose < 2^16 (other values give
+ * DPDO_E_INVAL). A stream holds 2^33 uniforms/normals. The exact mapping from
+ * (seed, ids, position) to each value is specified in docs/rng.md; it is the
+ * same on every machine (the SIMD and scalar code paths are bit-identical). */
 #ifndef DPDO_RNG_H
 #define DPDO_RNG_H
 
@@ -63,51 +68,70 @@ DPDO_API const dpdo_rng_type *dpdo_rng_type_next(const dpdo_rng_type *prev);
 DPDO_API const char *dpdo_rng_type_name(const dpdo_rng_type *type);
 
 /* Create a generator of a built-in type (type NULL = Philox4x32-10) keyed by
- * `seed`. *out is NULL on failure. Returns DPDO_OK, DPDO_E_INVAL (out NULL or
- * type not built in), DPDO_E_NOMEM. Since 0.1. */
+ * the 64-bit `seed`. The type is a built-in object (static, nothing to free).
+ * *out is NULL on failure. Returns DPDO_OK, DPDO_E_INVAL (out NULL or type not
+ * built in: use dpdo_rng_create_custom), DPDO_E_NOMEM. Thread-safe.
+ * Since 0.1. */
 DPDO_API int dpdo_rng_create(dpdo_rng **out, const dpdo_rng_type *type, uint64_t seed);
 
-/* Create a generator of a user type. The type object is borrowed (must
- * outlive the generator); `user` is passed untouched to its callbacks and
- * released through type->release at destroy (also if creation fails after
- * validation? no: on failure nothing is released). Returns DPDO_E_INVAL
- * for a NULL or incomplete type, DPDO_E_VERSION if struct_size is too small.
+/* Create a generator of a user type (e.g. a CSPRNG in counter mode; see
+ * docs/rng.md). The type object is borrowed (must outlive the generator);
+ * `user` is passed untouched to its callbacks and released through
+ * type->release (if struct_size covers it and it is non-NULL) at
+ * dpdo_rng_destroy; when creation fails nothing is released. The callback
+ * receives key[4] = {seed lo, seed hi, 0, 0}. Returns DPDO_OK, DPDO_E_INVAL
+ * (out NULL, type NULL, name or blocks NULL), DPDO_E_VERSION (struct_size
+ * does not cover `blocks`), DPDO_E_NOMEM. *out is NULL on failure.
  * Since 0.1. */
 DPDO_API int dpdo_rng_create_custom(dpdo_rng **out, const dpdo_rng_type *type, void *user,
                                     uint64_t seed);
 
-/* Destroy; NULL is a no-op. Since 0.1. */
+/* Destroy (calls the custom type's release once); NULL is a no-op.
+ * Since 0.1. */
 DPDO_API void dpdo_rng_destroy(dpdo_rng *rng);
 
-/* The last error message on this handle ("" if none). Never NULL. */
+/* The message of the last failed call on this handle ("" if none), e.g.
+ * "laplace: scale = -1 must be positive and finite". Never NULL (a fixed
+ * text for rng NULL). Owned by the handle. Since 0.1. */
 DPDO_API const char *dpdo_rng_errmsg(const dpdo_rng *rng);
+/* The seed given at creation (0 for NULL). Since 0.1. */
 DPDO_API uint64_t dpdo_rng_seed(const dpdo_rng *rng);
 
 /* Draw n values from stream (node, round, purpose) starting at `offset`
- * (counted in values of that kind). out must hold n doubles (n >= 0; n = 0 is
- * a no-op). Returns DPDO_OK, DPDO_E_INVAL (NULL rng/out, n < 0, bad
- * parameter, named in the errmsg), DPDO_E_CALLBACK (custom type failed).
+ * (counted in values of that kind). out must hold n values (n >= 0; n = 0 is
+ * a no-op and out may then be NULL). Returns DPDO_OK, DPDO_E_INVAL (NULL
+ * rng/out, n < 0, stream id out of range, offset + n > 2^33, bad parameter;
+ * named in the errmsg), DPDO_E_CALLBACK (custom type failed; the code is in
+ * the errmsg; out then holds deterministic but meaningless values).
  * Deterministic: the same arguments give the same bytes on every run and
  * machine. Thread-safety: a dpdo_rng holds no mutable draw state, so
  * concurrent draws on one handle are safe; errmsg is per handle. Since 0.1. */
+/* Uniform on (0,1): never 0 or 1, 53-bit grid (2k+1)/2^53. */
 DPDO_API int dpdo_rng_uniform(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
-                              uint64_t offset, double *out, int64_t n); /* in (0,1) */
+                              uint64_t offset, double *out, int64_t n);
+/* Standard normal N(0,1) by Box-Muller (values 2j, 2j+1 from block j);
+ * the fast SIMD path. */
 DPDO_API int dpdo_rng_normal(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
-                             uint64_t offset, double *out, int64_t n); /* N(0,1) */
+                             uint64_t offset, double *out, int64_t n);
+/* Laplace(0, scale), density exp(-|x|/scale) / (2 scale); scale finite > 0. */
 DPDO_API int dpdo_rng_laplace(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
-                              uint64_t offset, double scale, double *out, int64_t n); /* b > 0 */
+                              uint64_t offset, double scale, double *out, int64_t n);
 /* Bernoulli(p) as 0/1 ints, p in [0,1]. */
 DPDO_API int dpdo_rng_bernoulli(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
                                 uint64_t offset, double p, int32_t *out, int64_t n);
-/* Geometric: number of failures before the first success, p in (0,1]. */
+/* Geometric: number of failures before the first success, p in (0,1]
+ * (exactly 0 for p = 1; saturates at 2^63-1). */
 DPDO_API int dpdo_rng_geometric(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
                                 uint64_t offset, double p, int64_t *out, int64_t n);
 /* Uniform random b-subset of {0..n-1}, written sorted ascending into out[b]
- * (0 <= b <= n). Each subset has probability 1/C(n,b). Uses the whole stream
- * (no offset). */
+ * (0 <= b <= n; out may be NULL if b = 0). Each subset has probability
+ * 1/C(n,b). Uses the stream from its start (no offset). No allocation; time
+ * O(min(b^2, n)). Also serves "random k of d coordinates". Same return codes
+ * and thread-safety as above. Since 0.1. */
 DPDO_API int dpdo_rng_subset(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
                              int64_t n, int64_t b, int64_t *out);
-/* Uniform random permutation of {0..n-1} into out[n]. */
+/* Uniform random permutation of {0..n-1} into out[n] (Fisher-Yates; out may
+ * be NULL if n = 0). Uses the stream from its start. Since 0.1. */
 DPDO_API int dpdo_rng_permutation(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
                                   int64_t n, int64_t *out);
 

@@ -18,16 +18,42 @@ struct dpdo_rng {
     char errmsg[DPDO__ERRMSG_LEN];
 };
 
-/* A position in one stream. Drawing advances `pos` by whole 128-bit blocks;
- * the buffered words of a partly used block are kept in buf. */
+/* A position in one stream. The stream is a sequence of 128-bit blocks
+ * (4 words each); block j is the generator's image of the counter
+ * (j mod 2^32, ctr[1], ctr[2], ctr[3]). Word draws (u32, u64, uniform, below,
+ * laplace, bernoulli, geometric, subset, permutation) take words in order
+ * w0, w1, w2, w3 of each block; a u64 is w_a | w_b << 32 for the next two
+ * words a, b. Normals are made in pairs from whole blocks (see
+ * dpdo__stream_normal). See docs/rng.md for the exact value mapping.
+ *
+ * Fields are private to the files of lib/rng: create with dpdo__stream_open. */
 typedef struct dpdo__stream {
     const struct dpdo_rng *rng;
-    uint32_t key[4];
+    uint32_t key[4];  /* seed lo, seed hi, 0, 0 */
     uint32_t ctr[4];  /* ctr[0] = next block index; ctr[1..3] = stream id */
     uint32_t buf[4];
-    int nbuf;         /* unused words left in buf (taken from the end) */
+    int nbuf;         /* 0..4: unused words of the current block are
+                       * buf[4-nbuf..3]; -1: buf[0..1] hold the spare (second)
+                       * normal of the last block, no words are left */
     int status;       /* sticky: first callback failure of a custom type */
+    int cb_code;      /* the non-zero code that callback returned */
 } dpdo__stream;
+
+/* Stream identifiers must satisfy node < 2^32, round < 2^48,
+ * purpose < 2^16 for the counter layout to be injective:
+ *   ctr[1] = round mod 2^32, ctr[2] = node,
+ *   ctr[3] = purpose | (round >> 32) << 16.
+ * dpdo__stream_open does not check (it truncates); callers that take ids
+ * from users check them with dpdo__stream_ids_check, which returns DPDO_OK
+ * or DPDO_E_INVAL with a message naming the argument written to errbuf
+ * (DPDO__ERRMSG_LEN bytes, may be NULL). */
+#define DPDO__RNG_NODE_LIMIT (UINT64_C(1) << 32)
+#define DPDO__RNG_ROUND_LIMIT (UINT64_C(1) << 48)
+#define DPDO__RNG_PURPOSE_LIMIT (UINT32_C(1) << 16)
+/* A stream has 2^32 blocks = 2^33 uniforms/normals; past that the block index
+ * wraps to 0 (no carry into the stream id). */
+#define DPDO__RNG_STREAM_BLOCKS (UINT64_C(1) << 32)
+int dpdo__stream_ids_check(uint64_t node, uint64_t round, uint64_t purpose, char *errbuf);
 
 /* Open stream (node, round, purpose) of rng at block 0. Never fails. */
 void dpdo__stream_open(dpdo__stream *s, const struct dpdo_rng *rng, uint64_t node, uint64_t round,
@@ -35,22 +61,65 @@ void dpdo__stream_open(dpdo__stream *s, const struct dpdo_rng *rng, uint64_t nod
 /* Jump to the start of block `block` (clears the buffer). */
 void dpdo__stream_seek(dpdo__stream *s, uint64_t block);
 
+/* Word draws. */
 uint32_t dpdo__stream_u32(dpdo__stream *s);
 uint64_t dpdo__stream_u64(dpdo__stream *s);
-double dpdo__stream_uniform(dpdo__stream *s);     /* (0,1), 53-bit */
+double dpdo__stream_uniform(dpdo__stream *s);     /* (0,1), 53-bit grid; one u64 */
+/* n uniforms, identical to n calls of dpdo__stream_uniform (SIMD bulk path). */
+void dpdo__stream_uniforms(dpdo__stream *s, double *out, size_t n);
 uint64_t dpdo__stream_below(dpdo__stream *s, uint64_t n); /* [0,n), unbiased; n>0 */
+
+/* Normals. Block j gives the pair (rho cos 2 pi u2, rho sin 2 pi u2). A
+ * partly used block is skipped first. dpdo__stream_normal returns the first
+ * member of a new pair and keeps the second as a spare, which the next
+ * normal/normals/add_normals call returns first; a word draw drops the spare.
+ * So any sequence of normal calls yields the same numbers as one
+ * dpdo__stream_normals call of the total length. */
 double dpdo__stream_normal(dpdo__stream *s);
 void dpdo__stream_normals(dpdo__stream *s, double *out, size_t n); /* fast block path */
-/* out[i] += scale * N(0,1) for i < n: the noise kernel, no temporary buffer. */
+/* out[i] = out[i] + scale * z_i for i < n, with z_i the normals that
+ * dpdo__stream_normals would give: the noise kernel, no temporary buffer. */
 void dpdo__stream_add_normals(dpdo__stream *s, double scale, double *out, size_t n);
+
+/* Laplace(0, b) = sign * b * (-log u), u and the sign bit from one u64. */
 double dpdo__stream_laplace(dpdo__stream *s, double b);
+/* 1 with probability p (u < p for one uniform); p <= 0 gives 0, p >= 1 gives 1. */
 int dpdo__stream_bernoulli(dpdo__stream *s, double p);
+/* Failures before the first success, p in (0,1]: floor(log u / log(1-p))
+ * from one uniform, exactly 0 for p = 1 (one word pair is still consumed);
+ * saturates at 2^63-1. */
 uint64_t dpdo__stream_geometric(dpdo__stream *s, double p);
-/* Sorted uniform b-subset of {0..n-1}. Needs no heap memory for b <= n. */
+/* Sorted uniform b-subset of {0..n-1} (0 <= b <= n): Floyd's algorithm with
+ * sorted insertion into out when b^2 <= 64 n, else selection sampling
+ * (Knuth's algorithm S with exact integer tests). Needs no heap memory and
+ * no scratch beyond out[b]. */
 void dpdo__stream_subset(dpdo__stream *s, int64_t n, int64_t b, int64_t *out);
+/* Fisher-Yates shuffle of 0..n-1 into out[n]. */
 void dpdo__stream_permutation(dpdo__stream *s, int64_t n, int64_t *out);
+
+/* ---- kernels (tests and bench) -------------------------------------------
+ * The bulk normal/uniform paths run a SIMD kernel chosen at run time with
+ * __builtin_cpu_supports (AVX-512F, else AVX2+FMA, else portable scalar).
+ * Every kernel gives bit-identical output (docs/rng.md). The _k variants run
+ * a named kernel (a kernel the CPU lacks falls back to the best available
+ * one not above it) and return the kernel that ran; they exist so tests can
+ * compare kernels and the bench can time them. No global state is involved. */
+enum {
+    DPDO__RNG_KERNEL_AUTO = 0,
+    DPDO__RNG_KERNEL_SCALAR = 1,
+    DPDO__RNG_KERNEL_AVX2 = 2,   /* AVX2 + FMA */
+    DPDO__RNG_KERNEL_AVX512 = 3  /* AVX-512F */
+};
+int dpdo__rng_kernel_best(void);                 /* best kernel this CPU runs */
+const char *dpdo__rng_kernel_name(int kernel);   /* "scalar", "avx2", "avx512" */
+int dpdo__stream_normals_k(dpdo__stream *s, double *out, size_t n, int kernel);
+int dpdo__stream_add_normals_k(dpdo__stream *s, double scale, double *out, size_t n,
+                               int kernel);
+int dpdo__stream_uniforms_k(dpdo__stream *s, double *out, size_t n, int kernel);
 
 /* Returns the sticky status of the stream (DPDO_OK or DPDO_E_CALLBACK). */
 static inline int dpdo__stream_status(const dpdo__stream *s) { return s->status; }
+/* The code the failing callback returned (0 if none failed). */
+static inline int dpdo__stream_cb_code(const dpdo__stream *s) { return s->cb_code; }
 
 #endif /* DPDO_RNG_IMPL_H */

@@ -1,0 +1,620 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Counter-based streams: handles, the built-in Philox type, word draws and the
+ * distributions built on them, and the public stateless draws. The exact
+ * word -> value mapping is documented in docs/rng.md and defined by the
+ * scalar kernels in rng_math.h; rng_simd.c holds the vectorised copies. */
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "rng_impl.h"
+#include "rng_math.h"
+#include "rng_simd.h"
+
+/* ---- the built-in type -------------------------------------------------- */
+static int philox_blocks(void *user, const uint32_t key[4], const uint32_t ctr[4],
+                         uint64_t nblocks, uint32_t *out)
+{
+    (void)user;
+    uint32_t c[4] = {ctr[0], ctr[1], ctr[2], ctr[3]};
+    for (uint64_t j = 0; j < nblocks; j++) {
+        dpdo__philox4x32_10(key, c, out + 4 * j);
+        c[0]++; /* no carry into c[1] */
+    }
+    return 0;
+}
+
+static const dpdo_rng_type philox_type = {
+    sizeof(dpdo_rng_type), "philox4x32-10", philox_blocks, NULL,
+};
+
+static const dpdo_rng_type *const builtin_types[] = {&philox_type};
+#define N_BUILTIN (sizeof builtin_types / sizeof builtin_types[0])
+
+DPDO_API const dpdo_rng_type *dpdo_rng_type_find(const char *name)
+{
+    if (!name) return NULL;
+    for (size_t i = 0; i < N_BUILTIN; i++)
+        if (strcmp(builtin_types[i]->name, name) == 0) return builtin_types[i];
+    return NULL;
+}
+
+DPDO_API const dpdo_rng_type *dpdo_rng_type_next(const dpdo_rng_type *prev)
+{
+    if (!prev) return builtin_types[0];
+    for (size_t i = 0; i + 1 < N_BUILTIN; i++)
+        if (builtin_types[i] == prev) return builtin_types[i + 1];
+    return NULL;
+}
+
+DPDO_API const char *dpdo_rng_type_name(const dpdo_rng_type *type)
+{
+    return type ? type->name : NULL;
+}
+
+/* ---- handles ------------------------------------------------------------ */
+static int rng_new(dpdo_rng **out, const dpdo_rng_type *type, void *user, int builtin,
+                   uint64_t seed)
+{
+    dpdo_rng *r = dpdo__alloc(sizeof *r);
+    if (!r) return DPDO_E_NOMEM;
+    memset(r, 0, sizeof *r);
+    r->type = type;
+    r->user = user;
+    r->builtin = builtin;
+    r->seed = seed;
+    *out = r;
+    return DPDO_OK;
+}
+
+DPDO_API int dpdo_rng_create(dpdo_rng **out, const dpdo_rng_type *type, uint64_t seed)
+{
+    if (!out) return DPDO_E_INVAL;
+    *out = NULL;
+    if (!type) type = &philox_type;
+    int builtin = 0;
+    for (size_t i = 0; i < N_BUILTIN; i++)
+        if (builtin_types[i] == type) builtin = 1;
+    if (!builtin) return DPDO_E_INVAL; /* user types go through create_custom */
+    return rng_new(out, type, NULL, type == &philox_type, seed);
+}
+
+/* Smallest struct_size that covers the required fields (name, blocks). */
+#define TYPE_MIN_SIZE (offsetof(dpdo_rng_type, blocks) + sizeof(void (*)(void)))
+
+DPDO_API int dpdo_rng_create_custom(dpdo_rng **out, const dpdo_rng_type *type, void *user,
+                                    uint64_t seed)
+{
+    if (!out) return DPDO_E_INVAL;
+    *out = NULL;
+    if (!type) return DPDO_E_INVAL;
+    if (type->struct_size < TYPE_MIN_SIZE) return DPDO_E_VERSION;
+    if (!type->name || !type->blocks) return DPDO_E_INVAL;
+    /* A custom generator always goes through the callback, even when it
+     * wraps the built-in Philox (the output is the same). */
+    return rng_new(out, type, user, 0, seed);
+}
+
+DPDO_API void dpdo_rng_destroy(dpdo_rng *rng)
+{
+    if (!rng) return;
+    const dpdo_rng_type *t = rng->type;
+    if (!rng->builtin && t->struct_size >= offsetof(dpdo_rng_type, release) + sizeof t->release &&
+        t->release && t != &philox_type)
+        t->release(rng->user);
+    dpdo__free(rng);
+}
+
+DPDO_API const char *dpdo_rng_errmsg(const dpdo_rng *rng)
+{
+    return rng ? rng->errmsg : "rng is NULL";
+}
+
+DPDO_API uint64_t dpdo_rng_seed(const dpdo_rng *rng) { return rng ? rng->seed : 0; }
+
+/* ---- streams -------------------------------------------------------------- */
+int dpdo__stream_ids_check(uint64_t node, uint64_t round, uint64_t purpose, char *errbuf)
+{
+    if (node >= DPDO__RNG_NODE_LIMIT)
+        return dpdo__err(errbuf, DPDO_E_INVAL, "node %llu is out of range (must be < 2^32)",
+                         (unsigned long long)node);
+    if (round >= DPDO__RNG_ROUND_LIMIT)
+        return dpdo__err(errbuf, DPDO_E_INVAL, "round %llu is out of range (must be < 2^48)",
+                         (unsigned long long)round);
+    if (purpose >= DPDO__RNG_PURPOSE_LIMIT)
+        return dpdo__err(errbuf, DPDO_E_INVAL, "purpose %llu is out of range (must be < 2^16)",
+                         (unsigned long long)purpose);
+    return DPDO_OK;
+}
+
+void dpdo__stream_open(dpdo__stream *s, const struct dpdo_rng *rng, uint64_t node, uint64_t round,
+                       uint32_t purpose)
+{
+    memset(s, 0, sizeof *s);
+    s->rng = rng;
+    s->key[0] = (uint32_t)rng->seed;
+    s->key[1] = (uint32_t)(rng->seed >> 32);
+    s->ctr[0] = 0;
+    s->ctr[1] = (uint32_t)round;
+    s->ctr[2] = (uint32_t)node;
+    s->ctr[3] = (purpose & 0xFFFFu) | (uint32_t)((round >> 32) & 0xFFFFu) << 16;
+}
+
+void dpdo__stream_seek(dpdo__stream *s, uint64_t block)
+{
+    s->ctr[0] = (uint32_t)block;
+    s->nbuf = 0;
+}
+
+/* Write nblocks blocks starting at s->ctr[0] into out and advance. */
+static void gen_blocks(dpdo__stream *s, uint32_t *out, size_t nblocks)
+{
+    if (s->rng->builtin) {
+        uint32_t c[4] = {s->ctr[0], s->ctr[1], s->ctr[2], s->ctr[3]};
+        for (size_t j = 0; j < nblocks; j++) {
+            dpdo__philox4x32_10(s->key, c, out + 4 * j);
+            c[0]++;
+        }
+    } else if (s->status != DPDO_OK) {
+        memset(out, 0, 16 * nblocks); /* sticky failure: deterministic zeros */
+    } else {
+        int rc = s->rng->type->blocks(s->rng->user, s->key, s->ctr, nblocks, out);
+        if (rc != 0) {
+            s->status = DPDO_E_CALLBACK;
+            s->cb_code = rc;
+            memset(out, 0, 16 * nblocks);
+        }
+    }
+    s->ctr[0] += (uint32_t)nblocks;
+}
+
+static inline void refill(dpdo__stream *s)
+{
+    gen_blocks(s, s->buf, 1);
+    s->nbuf = 4;
+}
+
+uint32_t dpdo__stream_u32(dpdo__stream *s)
+{
+    if (s->nbuf <= 0) refill(s);
+    return s->buf[4 - s->nbuf--];
+}
+
+uint64_t dpdo__stream_u64(dpdo__stream *s)
+{
+    uint32_t lo = dpdo__stream_u32(s);
+    uint32_t hi = dpdo__stream_u32(s);
+    return dpdo__w64(lo, hi);
+}
+
+double dpdo__stream_uniform(dpdo__stream *s) { return dpdo__u01(dpdo__stream_u64(s)); }
+
+/* hi:lo = a * b, 128-bit product */
+static inline uint64_t mul_hilo(uint64_t a, uint64_t b, uint64_t *lo)
+{
+#ifdef __SIZEOF_INT128__
+    unsigned __int128 m = (unsigned __int128)a * b;
+    *lo = (uint64_t)m;
+    return (uint64_t)(m >> 64);
+#else
+    uint64_t a0 = (uint32_t)a, a1 = a >> 32, b0 = (uint32_t)b, b1 = b >> 32;
+    uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+    uint64_t mid = (p00 >> 32) + (uint32_t)p01 + (uint32_t)p10;
+    *lo = (mid << 32) | (uint32_t)p00;
+    return p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+#endif
+}
+
+uint64_t dpdo__stream_below(dpdo__stream *s, uint64_t n)
+{
+    /* Lemire, "Fast random integer generation in an interval" (2019):
+     * accept the high word of x*n unless the low word falls in the biased
+     * zone [0, 2^64 mod n). */
+    if (n <= 1) return 0;
+    uint64_t l, h = mul_hilo(dpdo__stream_u64(s), n, &l);
+    if (l < n) {
+        uint64_t t = (0 - n) % n;
+        /* Each retry happens with probability < n / 2^64 <= 1/2 for a sound
+         * generator; the cap only stops a broken custom type (constant
+         * words, or zeros after a callback failure) from looping forever. */
+        for (int tries = 0; l < t && tries < 128; tries++) h = mul_hilo(dpdo__stream_u64(s), n, &l);
+    }
+    return h;
+}
+
+/* ---- normals ---------------------------------------------------------------- */
+static inline int take_spare(dpdo__stream *s, double *z)
+{
+    if (s->nbuf != -1) return 0;
+    *z = dpdo__f64(dpdo__w64(s->buf[0], s->buf[1]));
+    s->nbuf = 0;
+    return 1;
+}
+
+static inline void put_spare(dpdo__stream *s, double z)
+{
+    uint64_t b = dpdo__bits(z);
+    s->buf[0] = (uint32_t)b;
+    s->buf[1] = (uint32_t)(b >> 32);
+    s->nbuf = -1;
+}
+
+double dpdo__stream_normal(dpdo__stream *s)
+{
+    double z0, z1;
+    if (take_spare(s, &z0)) return z0;
+    uint32_t w[4];
+    gen_blocks(s, w, 1); /* a partly used block is skipped */
+    s->nbuf = 0;
+    dpdo__bm_block(w, &z0, &z1);
+    put_spare(s, z1);
+    return z0;
+}
+
+int dpdo__rng_kernel_best(void) { return dpdo__simd_best(); }
+
+const char *dpdo__rng_kernel_name(int kernel)
+{
+    switch (kernel) {
+    case DPDO__RNG_KERNEL_SCALAR: return "scalar";
+    case DPDO__RNG_KERNEL_AVX2: return "avx2";
+    case DPDO__RNG_KERNEL_AVX512: return "avx512";
+    default: return "auto";
+    }
+}
+
+static int pick_kernel(int kernel)
+{
+    int best = dpdo__simd_best();
+    if (kernel == DPDO__RNG_KERNEL_AUTO || kernel > best) return best;
+    return kernel < DPDO__RNG_KERNEL_SCALAR ? DPDO__RNG_KERNEL_SCALAR : kernel;
+}
+
+enum { CHUNK_BLOCKS = 64 };
+
+/* Whole pairs: nblocks blocks from s->ctr[0] -> out[2*nblocks] (add: +=). */
+static void normal_blocks(dpdo__stream *s, double *out, size_t nblocks, int add, double scale,
+                          int kernel)
+{
+    if (s->rng->builtin && kernel != DPDO__RNG_KERNEL_SCALAR) {
+        size_t done = dpdo__simd_normals(kernel, s->key, s->ctr, nblocks, out, add, scale);
+        s->ctr[0] += (uint32_t)done;
+        out += 2 * done;
+        nblocks -= done;
+    }
+    uint32_t w[4 * CHUNK_BLOCKS];
+    while (nblocks > 0) {
+        size_t m = nblocks < CHUNK_BLOCKS ? nblocks : CHUNK_BLOCKS;
+        gen_blocks(s, w, m);
+        for (size_t j = 0; j < m; j++) {
+            double z0, z1;
+            dpdo__bm_block(w + 4 * j, &z0, &z1);
+            if (add) {
+                out[2 * j] = out[2 * j] + scale * z0;
+                out[2 * j + 1] = out[2 * j + 1] + scale * z1;
+            } else {
+                out[2 * j] = z0;
+                out[2 * j + 1] = z1;
+            }
+        }
+        out += 2 * m;
+        nblocks -= m;
+    }
+}
+
+static int normals_impl(dpdo__stream *s, double *out, size_t n, int add, double scale,
+                        int kernel)
+{
+    kernel = pick_kernel(kernel);
+    if (n == 0) return kernel;
+    double z;
+    if (take_spare(s, &z)) {
+        out[0] = add ? out[0] + scale * z : z;
+        out++;
+        n--;
+    }
+    s->nbuf = 0; /* skip a partly used block */
+    normal_blocks(s, out, n / 2, add, scale, kernel);
+    if (n & 1) {
+        z = dpdo__stream_normal(s);
+        out[n - 1] = add ? out[n - 1] + scale * z : z;
+    }
+    return kernel;
+}
+
+int dpdo__stream_normals_k(dpdo__stream *s, double *out, size_t n, int kernel)
+{
+    return normals_impl(s, out, n, 0, 0.0, kernel);
+}
+
+int dpdo__stream_add_normals_k(dpdo__stream *s, double scale, double *out, size_t n, int kernel)
+{
+    return normals_impl(s, out, n, 1, scale, kernel);
+}
+
+void dpdo__stream_normals(dpdo__stream *s, double *out, size_t n)
+{
+    normals_impl(s, out, n, 0, 0.0, DPDO__RNG_KERNEL_AUTO);
+}
+
+void dpdo__stream_add_normals(dpdo__stream *s, double scale, double *out, size_t n)
+{
+    normals_impl(s, out, n, 1, scale, DPDO__RNG_KERNEL_AUTO);
+}
+
+/* ---- uniforms in bulk ---------------------------------------------------------- */
+int dpdo__stream_uniforms_k(dpdo__stream *s, double *out, size_t n, int kernel)
+{
+    kernel = pick_kernel(kernel);
+    size_t i = 0;
+    if (s->nbuf == -1) s->nbuf = 0; /* a spare normal is dropped by word draws */
+    /* finish the current block so the bulk part starts on a block boundary */
+    while (i < n && s->nbuf == 2) out[i++] = dpdo__stream_uniform(s);
+    if (s->nbuf == 4) {
+        while (i < n && s->nbuf > 0) out[i++] = dpdo__stream_uniform(s);
+    }
+    if (s->nbuf & 1) {
+        /* odd word alignment (a u32 was drawn): pairs straddle blocks, so
+         * the block kernel cannot be used; rare, take the slow path */
+        for (; i < n; i++) out[i] = dpdo__stream_uniform(s);
+        return kernel;
+    }
+    if (i == n) return kernel;
+    size_t nblocks = (n - i) / 2;
+    if (s->rng->builtin && kernel != DPDO__RNG_KERNEL_SCALAR) {
+        size_t done = dpdo__simd_uniforms(kernel, s->key, s->ctr, nblocks, out + i);
+        s->ctr[0] += (uint32_t)done;
+        i += 2 * done;
+        nblocks -= done;
+    }
+    uint32_t w[4 * CHUNK_BLOCKS];
+    while (nblocks > 0) {
+        size_t m = nblocks < CHUNK_BLOCKS ? nblocks : CHUNK_BLOCKS;
+        gen_blocks(s, w, m);
+        for (size_t j = 0; j < 2 * m; j++) out[i + j] = dpdo__u01(dpdo__w64(w[2 * j], w[2 * j + 1]));
+        i += 2 * m;
+        nblocks -= m;
+    }
+    if (i < n) out[i] = dpdo__stream_uniform(s);
+    return kernel;
+}
+
+void dpdo__stream_uniforms(dpdo__stream *s, double *out, size_t n)
+{
+    dpdo__stream_uniforms_k(s, out, n, DPDO__RNG_KERNEL_AUTO);
+}
+
+/* ---- other distributions ---------------------------------------------------- */
+double dpdo__stream_laplace(dpdo__stream *s, double b)
+{
+    /* The top 52 bits give u (never 0 or 1, so -log u is finite and > 0),
+     * the lowest bit the sign: inverse CDF of |X| = Exp(1/b), symmetric in
+     * both tails; the largest magnitude is b * 36.74 (u = 2^-53). */
+    uint64_t x = dpdo__stream_u64(s);
+    double e = -dpdo__log(dpdo__u01(x));
+    double v = b * e;
+    return (x & 1) ? -v : v;
+}
+
+int dpdo__stream_bernoulli(dpdo__stream *s, double p)
+{
+    double u = dpdo__stream_uniform(s);
+    return u < p;
+}
+
+/* log(1 + x) for x in (-1, 0]: the Goldberg trick on the rounded 1 + x, so
+ * that tiny p keeps its relative accuracy (plain log(1 - p) would be 0 for
+ * p < 2^-54). */
+static double log1p_neg(double x)
+{
+    double w = 1.0 + x;
+    if (w == 1.0) return x;
+    return dpdo__log(w) * x / (w - 1.0);
+}
+
+uint64_t dpdo__stream_geometric(dpdo__stream *s, double p)
+{
+    double u = dpdo__stream_uniform(s);
+    if (p >= 1.0) return 0;
+    if (!(p > 0.0)) return UINT64_C(0x7FFFFFFFFFFFFFFF);
+    /* P(X >= k) = (1-p)^k = P(log u / log(1-p) >= k) */
+    double g = floor(dpdo__log(u) / log1p_neg(-p));
+    if (!(g < 0x1p63)) return UINT64_C(0x7FFFFFFFFFFFFFFF);
+    return (uint64_t)g;
+}
+
+void dpdo__stream_subset(dpdo__stream *s, int64_t n, int64_t b, int64_t *out)
+{
+    if (b <= 0 || n <= 0) return;
+    if (b > n) b = n;
+    if ((double)b <= 64.0 * ((double)n / (double)b)) { /* b^2 <= 64 n */
+        /* Floyd (Bentley & Floyd, CACM 1987): for j = n-b..n-1 draw t in
+         * [0, j]; insert t, or j if t is already present. out stays sorted;
+         * a present t is found by binary search. Every b-subset has
+         * probability 1/C(n,b). */
+        int64_t cnt = 0;
+        for (int64_t j = n - b; j < n; j++) {
+            int64_t t = (int64_t)dpdo__stream_below(s, (uint64_t)j + 1);
+            int64_t lo = 0, hi = cnt;
+            while (lo < hi) {
+                int64_t mid = lo + (hi - lo) / 2;
+                if (out[mid] < t) lo = mid + 1;
+                else hi = mid;
+            }
+            if (lo < cnt && out[lo] == t) {
+                out[cnt++] = j; /* j exceeds every element so far */
+            } else {
+                memmove(out + lo + 1, out + lo, (size_t)(cnt - lo) * sizeof *out);
+                out[lo] = t;
+                cnt++;
+            }
+        }
+    } else {
+        /* Selection sampling (Knuth TAOCP 2, 3.4.2 Algorithm S): keep i with
+         * probability (needed)/(remaining), tested exactly on integers. */
+        int64_t need = b, cnt = 0;
+        for (int64_t i = 0; i < n && need > 0; i++) {
+            if (n - i == need || (int64_t)dpdo__stream_below(s, (uint64_t)(n - i)) < need) {
+                out[cnt++] = i;
+                need--;
+            }
+        }
+    }
+}
+
+void dpdo__stream_permutation(dpdo__stream *s, int64_t n, int64_t *out)
+{
+    for (int64_t i = 0; i < n; i++) out[i] = i;
+    for (int64_t i = n - 1; i > 0; i--) {
+        int64_t j = (int64_t)dpdo__stream_below(s, (uint64_t)i + 1);
+        int64_t t = out[i];
+        out[i] = out[j];
+        out[j] = t;
+    }
+}
+
+/* ---- public stateless draws --------------------------------------------------- */
+static int check_stream_args(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
+                             uint64_t offset, const void *out, int64_t n, const char *what)
+{
+    if (n < 0)
+        return dpdo__err(rng->errmsg, DPDO_E_INVAL, "%s: n = %lld is negative", what, (long long)n);
+    if (!out && n > 0) return dpdo__err(rng->errmsg, DPDO_E_INVAL, "%s: out is NULL", what);
+    int rc = dpdo__stream_ids_check(node, round, purpose, rng->errmsg);
+    if (rc != DPDO_OK) return rc;
+    /* one value per u64 / per normal: 2^33 values per stream */
+    const uint64_t limit = 2 * DPDO__RNG_STREAM_BLOCKS;
+    if (offset > limit || (uint64_t)n > limit - offset)
+        return dpdo__err(rng->errmsg, DPDO_E_INVAL,
+                         "%s: offset %llu + n %lld exceeds the stream length 2^33", what,
+                         (unsigned long long)offset, (long long)n);
+    return DPDO_OK;
+}
+
+static int stream_done(dpdo_rng *rng, const dpdo__stream *s)
+{
+    if (s->status != DPDO_OK)
+        return dpdo__err(rng->errmsg, s->status, "rng type '%s': blocks callback returned %d",
+                         rng->type->name, s->cb_code);
+    return DPDO_OK;
+}
+
+/* Open the stream positioned at u64 number `offset`. */
+static void open_at_u64(dpdo__stream *s, dpdo_rng *rng, uint64_t node, uint64_t round,
+                        uint32_t purpose, uint64_t offset)
+{
+    dpdo__stream_open(s, rng, node, round, purpose);
+    dpdo__stream_seek(s, offset / 2);
+    if (offset & 1) (void)dpdo__stream_u64(s);
+}
+
+#define NEED_RNG(rng)                                                   \
+    do {                                                                \
+        if (!(rng)) return DPDO_E_INVAL;                                \
+    } while (0)
+
+DPDO_API int dpdo_rng_uniform(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
+                              uint64_t offset, double *out, int64_t n)
+{
+    NEED_RNG(rng);
+    int rc = check_stream_args(rng, node, round, purpose, offset, out, n, "uniform");
+    if (rc != DPDO_OK || n == 0) return rc;
+    dpdo__stream s;
+    open_at_u64(&s, rng, node, round, purpose, offset);
+    dpdo__stream_uniforms(&s, out, (size_t)n);
+    return stream_done(rng, &s);
+}
+
+DPDO_API int dpdo_rng_normal(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
+                             uint64_t offset, double *out, int64_t n)
+{
+    NEED_RNG(rng);
+    int rc = check_stream_args(rng, node, round, purpose, offset, out, n, "normal");
+    if (rc != DPDO_OK || n == 0) return rc;
+    dpdo__stream s;
+    dpdo__stream_open(&s, rng, node, round, purpose);
+    dpdo__stream_seek(&s, offset / 2);
+    if (offset & 1) (void)dpdo__stream_normal(&s); /* keeps the odd member as spare */
+    dpdo__stream_normals(&s, out, (size_t)n);
+    return stream_done(rng, &s);
+}
+
+DPDO_API int dpdo_rng_laplace(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
+                              uint64_t offset, double scale, double *out, int64_t n)
+{
+    NEED_RNG(rng);
+    int rc = check_stream_args(rng, node, round, purpose, offset, out, n, "laplace");
+    if (rc != DPDO_OK) return rc;
+    if (!(scale > 0.0) || !isfinite(scale))
+        return dpdo__err(rng->errmsg, DPDO_E_INVAL,
+                         "laplace: scale = %g must be positive and finite", scale);
+    if (scale > DBL_MAX / 64) /* |X| <= 36.8 scale must stay finite */
+        return dpdo__err(rng->errmsg, DPDO_E_INVAL, "laplace: scale = %g is too large", scale);
+    dpdo__stream s;
+    open_at_u64(&s, rng, node, round, purpose, offset);
+    for (int64_t i = 0; i < n; i++) out[i] = dpdo__stream_laplace(&s, scale);
+    return stream_done(rng, &s);
+}
+
+DPDO_API int dpdo_rng_bernoulli(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
+                                uint64_t offset, double p, int32_t *out, int64_t n)
+{
+    NEED_RNG(rng);
+    int rc = check_stream_args(rng, node, round, purpose, offset, out, n, "bernoulli");
+    if (rc != DPDO_OK) return rc;
+    if (!(p >= 0.0 && p <= 1.0))
+        return dpdo__err(rng->errmsg, DPDO_E_INVAL, "bernoulli: p = %g is not in [0, 1]", p);
+    dpdo__stream s;
+    open_at_u64(&s, rng, node, round, purpose, offset);
+    for (int64_t i = 0; i < n; i++) out[i] = dpdo__stream_bernoulli(&s, p);
+    return stream_done(rng, &s);
+}
+
+DPDO_API int dpdo_rng_geometric(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
+                                uint64_t offset, double p, int64_t *out, int64_t n)
+{
+    NEED_RNG(rng);
+    int rc = check_stream_args(rng, node, round, purpose, offset, out, n, "geometric");
+    if (rc != DPDO_OK) return rc;
+    if (!(p > 0.0 && p <= 1.0))
+        return dpdo__err(rng->errmsg, DPDO_E_INVAL, "geometric: p = %g is not in (0, 1]", p);
+    dpdo__stream s;
+    open_at_u64(&s, rng, node, round, purpose, offset);
+    for (int64_t i = 0; i < n; i++) out[i] = (int64_t)dpdo__stream_geometric(&s, p);
+    return stream_done(rng, &s);
+}
+
+DPDO_API int dpdo_rng_subset(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
+                             int64_t n, int64_t b, int64_t *out)
+{
+    NEED_RNG(rng);
+    if (n < 0) return dpdo__err(rng->errmsg, DPDO_E_INVAL, "subset: n = %lld is negative", (long long)n);
+    if (b < 0 || b > n)
+        return dpdo__err(rng->errmsg, DPDO_E_INVAL, "subset: b = %lld is not in [0, n = %lld]",
+                         (long long)b, (long long)n);
+    if (!out && b > 0) return dpdo__err(rng->errmsg, DPDO_E_INVAL, "subset: out is NULL");
+    int rc = dpdo__stream_ids_check(node, round, purpose, rng->errmsg);
+    if (rc != DPDO_OK) return rc;
+    dpdo__stream s;
+    dpdo__stream_open(&s, rng, node, round, purpose);
+    dpdo__stream_subset(&s, n, b, out);
+    return stream_done(rng, &s);
+}
+
+DPDO_API int dpdo_rng_permutation(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
+                                  int64_t n, int64_t *out)
+{
+    NEED_RNG(rng);
+    if (n < 0)
+        return dpdo__err(rng->errmsg, DPDO_E_INVAL, "permutation: n = %lld is negative", (long long)n);
+    if (!out && n > 0) return dpdo__err(rng->errmsg, DPDO_E_INVAL, "permutation: out is NULL");
+    int rc = dpdo__stream_ids_check(node, round, purpose, rng->errmsg);
+    if (rc != DPDO_OK) return rc;
+    dpdo__stream s;
+    dpdo__stream_open(&s, rng, node, round, purpose);
+    dpdo__stream_permutation(&s, n, out);
+    return stream_done(rng, &s);
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* SIMD kernels of the built-in Philox4x32-10 generator fused with the
+ * uniform and Box-Muller transforms (rng_simd.c). Private to lib/rng. */
+#ifndef DPDO_RNG_SIMD_H
+#define DPDO_RNG_SIMD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The best kernel this CPU runs (DPDO__RNG_KERNEL_*), from
+ * __builtin_cpu_supports; scalar on other architectures. */
+int dpdo__simd_best(void);
+
+/* Blocks ctr[0], ctr[0]+1, ... (mod 2^32) of stream (ctr[1..3]) under key
+ * key[0..1]: handles the largest multiple of the kernel's width not above
+ * nblocks and returns how many blocks it handled (0 for the scalar kernel).
+ * Normals: block j -> out[2j], out[2j+1] (add: out[i] = out[i] + scale*z).
+ * Uniforms: block j -> out[2j] = u(w0,w1), out[2j+1] = u(w2,w3). */
+size_t dpdo__simd_normals(int kernel, const uint32_t key[4], const uint32_t ctr[4],
+                          size_t nblocks, double *out, int add, double scale);
+size_t dpdo__simd_uniforms(int kernel, const uint32_t key[4], const uint32_t ctr[4],
+                           size_t nblocks, double *out);
+
+#endif /* DPDO_RNG_SIMD_H */

@@ -27,6 +27,8 @@ struct dpdo_dataset {
     /* ownership: buffers this handle frees (NULL if borrowed) */
     void *own[6];
     int32_t refs;           /* shards/nodes borrowing this dataset (refill -> E_STATE) */
+    int destroyed;          /* dpdo_dataset_destroy called while refs > 0: freed by the last shard */
+    int64_t nnz;            /* n*d (dense) or rowptr[n] (CSR) */
     char errmsg[DPDO__ERRMSG_LEN];
 };
 
@@ -69,5 +71,55 @@ void dpdo__lin_grad(const struct dpdo_dataset *ds, const int64_t *rows, int64_t 
 /* y += alpha * x_r (one row of ds). */
 void dpdo__row_axpy(const struct dpdo_dataset *ds, int64_t r, double alpha, double *y);
 double dpdo__row_dot(const struct dpdo_dataset *ds, int64_t r, const double *w);
+
+/* ---- internal helpers shared by the data files ------------------------ */
+
+/* New content for a dataset, built by a loader or generator. The own[]
+ * pointers are buffers allocated with dpdo__alloc that the dataset will free
+ * (NULL entries are skipped). */
+struct dpdo__ds_content {
+    int layout;
+    int64_t n, d;
+    const double *X;
+    const int64_t *rowptr;
+    const int32_t *colidx;
+    const double *val;
+    const double *y;
+    const int32_t *cls;
+    void *own[6];
+};
+
+/* Compute row norms and replace ds's content with c. Always takes ownership
+ * of c->own (freed on failure). Checks ds->refs (DPDO_E_STATE). Does not
+ * validate the arrays (callers did). Returns DPDO_OK, DPDO_E_STATE,
+ * DPDO_E_NOMEM with ds unchanged on failure. */
+int dpdo__ds_install(struct dpdo_dataset *ds, struct dpdo__ds_content *c);
+void dpdo__content_free(struct dpdo__ds_content *c);
+
+/* Read a whole file into a fresh NUL-terminated buffer (*len excludes the
+ * NUL), inflating it if it starts with the gzip magic. DPDO_E_IO,
+ * DPDO_E_FORMAT (corrupt/truncated gzip), DPDO_E_NOMEM; message in errmsg. */
+int dpdo__read_file(const char *path, char **buf, size_t *len, char *errmsg);
+/* If (buf,len) is gzip data, replace it by the inflated bytes (the old
+ * buffer freed); else leave it. On failure *buf is unchanged (caller frees). `name` is used in messages. */
+int dpdo__maybe_gunzip(const char *name, char **buf, size_t *len, char *errmsg);
+
+/* Parsers over a file image (buf[len] == '\0' required); `name` appears in
+ * messages. Same contract as the public loaders. */
+int dpdo__parse_libsvm(struct dpdo_dataset *ds, const char *name, const char *buf, size_t len,
+                       const dpdo_load_options *o);
+int dpdo__parse_csv(struct dpdo_dataset *ds, const char *name, const char *buf, size_t len,
+                    const dpdo_load_options *o);
+int dpdo__parse_idx(struct dpdo_dataset *ds, const char *iname, const unsigned char *ibuf,
+                    size_t ilen, const char *lname, const unsigned char *lbuf, size_t llen,
+                    const dpdo_load_options *o);
+void dpdo__load_defaults(dpdo_load_options *o);
+
+/* Parse a decimal floating-point number starting at p (no leading spaces),
+ * ending before `end`: [+-] (digits [. digits*] | . digits) [(e|E) [+-] digits].
+ * inf/nan and hex floats are not numbers here. Correctly rounded (exact fast path,
+ * strtod otherwise). Returns the pointer after the number, or NULL if there
+ * is no valid number at p. */
+const char *dpdo__parse_double(const char *p, const char *end, double *out);
 
 #endif /* DPDO_DATA_IMPL_H */

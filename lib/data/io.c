@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* File input for the loaders: whole-file reads, transparent gzip (detected by
+ * the magic bytes 1f 8b, never by the name), a fast correctly-rounded number
+ * parser, loader options and the LIBSVM writer. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zlib.h>
+#include "data_impl.h"
+
+/* strerror() is not thread-safe; name the usual cases ourselves. */
+static const char *errno_text(int e)
+{
+    switch (e) {
+    case ENOENT: return "no such file or directory";
+    case EACCES: return "permission denied";
+    case EISDIR: return "is a directory";
+    case ENOMEM: return "out of memory";
+    case EIO: return "input/output error";
+    case ENOTDIR: return "a path component is not a directory";
+    case EMFILE: return "too many open files";
+    default: return "read error";
+    }
+}
+
+int dpdo__read_file(const char *path, char **bufp, size_t *lenp, char *errmsg)
+{
+    *bufp = NULL;
+    *lenp = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return dpdo__err(errmsg, DPDO_E_IO, "cannot open '%s': %s", path, errno_text(errno));
+    struct stat st;
+    size_t cap = 1 << 16;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return dpdo__err(errmsg, DPDO_E_IO, "cannot read '%s': is a directory", path);
+    }
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+        cap = (size_t)st.st_size + 1;
+    char *buf = dpdo__alloc(cap);
+    if (!buf) {
+        fclose(f);
+        return dpdo__err(errmsg, DPDO_E_NOMEM, "out of memory reading '%s'", path);
+    }
+    size_t len = 0;
+    for (;;) {
+        if (len + 1 >= cap) {
+            size_t nc = cap * 2;
+            char *nb = nc > cap ? dpdo__realloc(buf, nc) : NULL;
+            if (!nb) {
+                dpdo__free(buf);
+                fclose(f);
+                return dpdo__err(errmsg, DPDO_E_NOMEM, "out of memory reading '%s'", path);
+            }
+            buf = nb;
+            cap = nc;
+        }
+        size_t got = fread(buf + len, 1, cap - 1 - len, f);
+        len += got;
+        if (got == 0) break;
+    }
+    int bad = ferror(f);
+    int e = errno;
+    fclose(f);
+    if (bad) {
+        dpdo__free(buf);
+        return dpdo__err(errmsg, DPDO_E_IO, "cannot read '%s': %s", path, errno_text(e));
+    }
+    buf[len] = '\0';
+    *bufp = buf;
+    *lenp = len;
+    int rc = dpdo__maybe_gunzip(path, bufp, lenp, errmsg);
+    if (rc) {
+        dpdo__free(*bufp);
+        *bufp = NULL;
+        *lenp = 0;
+    }
+    return rc;
+}
+
+/* zlib allocations go through our allocator (and its fault hook) */
+static voidpf z_alloc(voidpf opaque, uInt items, uInt size)
+{
+    (void)opaque;
+    return dpdo__alloc_array(items, size);
+}
+static void z_free(voidpf opaque, voidpf p)
+{
+    (void)opaque;
+    dpdo__free(p);
+}
+
+int dpdo__maybe_gunzip(const char *name, char **bufp, size_t *lenp, char *errmsg)
+{
+    const unsigned char *in = (const unsigned char *)*bufp;
+    size_t inlen = *lenp;
+    if (inlen < 2 || in[0] != 0x1f || in[1] != 0x8b) return DPDO_OK;
+    /* guess the output size from ISIZE (size mod 2^32 of the last member) */
+    size_t cap = inlen * 4 + 1024;
+    if (inlen >= 18) {
+        size_t isz = (size_t)in[inlen - 4] | (size_t)in[inlen - 3] << 8 |
+                     (size_t)in[inlen - 2] << 16 | (size_t)in[inlen - 1] << 24;
+        /* deflate cannot expand more than ~1032:1, so a larger ISIZE is a
+         * lie (or a multi-member file): do not let it drive the allocation */
+        if (isz + 1 > cap && isz / 1032 <= inlen) cap = isz + 1;
+    }
+    char *out = dpdo__alloc(cap);
+    if (!out) return dpdo__err(errmsg, DPDO_E_NOMEM, "out of memory inflating '%s'", name);
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    z.zalloc = z_alloc;
+    z.zfree = z_free;
+    int zr = inflateInit2(&z, 15 + 16);
+    if (zr != Z_OK) {
+        dpdo__free(out);
+        return dpdo__err(errmsg, zr == Z_MEM_ERROR ? DPDO_E_NOMEM : DPDO_E_FORMAT,
+                         "cannot inflate '%s': zlib init failed", name);
+    }
+    size_t ipos = 0, opos = 0;
+    int rc = DPDO_OK;
+    for (;;) {
+        if (cap - opos < 2) {
+            size_t nc = cap * 2;
+            char *nb = dpdo__realloc(out, nc);
+            if (!nb) {
+                rc = dpdo__err(errmsg, DPDO_E_NOMEM, "out of memory inflating '%s'", name);
+                break;
+            }
+            out = nb;
+            cap = nc;
+        }
+        size_t ain = inlen - ipos, aout = cap - 1 - opos;
+        z.next_in = (Bytef *)(in + ipos);
+        z.avail_in = ain > 0x40000000u ? 0x40000000u : (uInt)ain;
+        z.next_out = (Bytef *)(out + opos);
+        z.avail_out = aout > 0x40000000u ? 0x40000000u : (uInt)aout;
+        uInt gi = z.avail_in, go = z.avail_out;
+        zr = inflate(&z, Z_NO_FLUSH);
+        ipos += gi - z.avail_in;
+        opos += go - z.avail_out;
+        if (zr == Z_STREAM_END) {
+            if (ipos == inlen) break;
+            /* another gzip member follows (as `cat a.gz b.gz` makes) */
+            if (inlen - ipos >= 2 && in[ipos] == 0x1f && in[ipos + 1] == 0x8b) {
+                inflateReset(&z);
+                continue;
+            }
+            rc = dpdo__err(errmsg, DPDO_E_FORMAT,
+                           "'%s': trailing garbage after gzip data at byte %zu", name, ipos);
+            break;
+        }
+        if (zr == Z_MEM_ERROR) {
+            rc = dpdo__err(errmsg, DPDO_E_NOMEM, "out of memory inflating '%s'", name);
+            break;
+        }
+        if (zr == Z_DATA_ERROR || zr == Z_NEED_DICT || zr == Z_STREAM_ERROR) {
+            rc = dpdo__err(errmsg, DPDO_E_FORMAT, "'%s': corrupt gzip data near byte %zu (%s)",
+                           name, ipos, z.msg ? z.msg : "data error");
+            break;
+        }
+        if (ipos == inlen && z.avail_out > 0) {
+            rc = dpdo__err(errmsg, DPDO_E_FORMAT,
+                           "'%s': truncated gzip data (input ends at byte %zu before the end "
+                           "of the compressed stream)", name, inlen);
+            break;
+        }
+        if (zr == Z_BUF_ERROR && gi - z.avail_in == 0 && go - z.avail_out == 0 && z.avail_out > 0) {
+            rc = dpdo__err(errmsg, DPDO_E_FORMAT, "'%s': truncated gzip data", name);
+            break;
+        }
+    }
+    inflateEnd(&z);
+    if (rc) {
+        dpdo__free(out);
+        return rc;
+    }
+    out[opos] = '\0';
+    dpdo__free(*bufp);
+    *bufp = out;
+    *lenp = opos;
+    return DPDO_OK;
+}
+
+/* ---- numbers ---------------------------------------------------------------
+ * Clinger's fast path: if the decimal significand has at most 19 digits and
+ * is <= 2^53, and the decimal exponent e satisfies |e| <= 22, then both the
+ * significand and 10^|e| are exact doubles and one IEEE multiplication or
+ * division gives the correctly rounded result. Everything else goes to
+ * strtod (glibc's is correctly rounded), which parses exactly the same
+ * characters because our grammar is a subset of its grammar and the number
+ * is followed by a non-number character (the buffer is NUL-terminated). */
+static const double p10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                               1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                               1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+const char *dpdo__parse_double(const char *p, const char *end, double *out)
+{
+    const char *s = p;
+    int neg = 0;
+    if (s < end && (*s == '+' || *s == '-')) {
+        neg = *s == '-';
+        s++;
+    }
+    uint64_t mant = 0;
+    int nd = 0, trunc = 0, any = 0;
+    int64_t dexp = 0;
+    /* leading zeros carry no significant digit */
+    while (s < end && *s == '0') {
+        s++;
+        any = 1;
+    }
+    for (; s < end; s++) {
+        unsigned dg = (unsigned)(*s - '0');
+        if (dg >= 10u) break;
+        any = 1;
+        if (nd < 19) {
+            mant = mant * 10 + dg;
+            nd++;
+        } else {
+            dexp++;
+            trunc |= dg != 0;
+        }
+    }
+    if (s < end && *s == '.') {
+        s++;
+        if (nd == 0)
+            while (s < end && *s == '0') {
+                s++;
+                dexp--;
+                any = 1;
+            }
+        for (; s < end; s++) {
+            unsigned dg = (unsigned)(*s - '0');
+            if (dg >= 10u) break;
+            any = 1;
+            if (nd < 19) {
+                mant = mant * 10 + dg;
+                nd++;
+                dexp--;
+            } else {
+                trunc |= dg != 0;
+            }
+        }
+    }
+    if (!any) return NULL;
+    if (s < end && (*s == 'e' || *s == 'E')) {
+        const char *e = s + 1;
+        int eneg = 0;
+        if (e < end && (*e == '+' || *e == '-')) {
+            eneg = *e == '-';
+            e++;
+        }
+        if (e < end && (unsigned)(*e - '0') < 10u) {
+            int64_t ev = 0;
+            while (e < end && (unsigned)(*e - '0') < 10u) {
+                if (ev < 100000000) ev = ev * 10 + (*e - '0');
+                e++;
+            }
+            dexp += eneg ? -ev : ev;
+            s = e;
+        }
+    }
+    if (!trunc) {
+        if (mant == 0) {
+            *out = neg ? -0.0 : 0.0;
+            return s;
+        }
+        if (mant <= ((uint64_t)1 << 53) && dexp >= -22 && dexp <= 22) {
+            double v = (double)mant;
+            v = dexp < 0 ? v / p10[-dexp] : v * p10[dexp];
+            *out = neg ? -v : v;
+            return s;
+        }
+    }
+    char *e2 = NULL;
+    double v = strtod(p, &e2);
+    if (e2 != s) return NULL; /* e.g. a locale with another decimal point */
+    *out = v;
+    return s;
+}
+
+/* ---- options ----------------------------------------------------------------- */
+void dpdo__load_defaults(dpdo_load_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->struct_size = sizeof *o;
+    o->n_features = 0;
+    o->layout = DPDO_LAYOUT_AUTO;
+    o->dense_threshold = 0.25;
+    o->label_map = DPDO_LABEL_RAW;
+    o->positive_label = 1.0;
+    o->reject_qid = 0;
+    o->label_column = 0;
+    o->header = 0;
+    o->delimiter = ',';
+    o->scale = DPDO_IDX_UNIT;
+}
+
+int dpdo_load_options_init(dpdo_load_options *o, size_t size)
+{
+    if (!o) return DPDO_E_INVAL;
+    if (size < sizeof(size_t) || size > sizeof *o) return DPDO_E_VERSION;
+    dpdo_load_options d;
+    dpdo__load_defaults(&d);
+    d.struct_size = size;
+    memcpy(o, &d, size);
+    return DPDO_OK;
+}
+
+/* ---- writer ---------------------------------------------------------------------- */
+int dpdo_dataset_save_libsvm(dpdo_dataset *ds, const char *path)
+{
+    if (!ds) return DPDO_E_INVAL;
+    if (!path) return dpdo__err(ds->errmsg, DPDO_E_INVAL, "path is NULL");
+    if (ds->layout == DPDO__DS_EMPTY)
+        return dpdo__err(ds->errmsg, DPDO_E_STATE, "dataset is empty (fill it first)");
+    FILE *f = fopen(path, "wb");
+    if (!f) return dpdo__err(ds->errmsg, DPDO_E_IO, "cannot open '%s' for writing: %s", path,
+                             errno_text(errno));
+    for (int64_t i = 0; i < ds->n; i++) {
+        fprintf(f, "%.17g", ds->y[i]);
+        if (ds->layout == DPDO__DS_DENSE) {
+            const double *x = ds->X + (size_t)i * (size_t)ds->d;
+            for (int64_t j = 0; j < ds->d; j++)
+                if (x[j] != 0.0) fprintf(f, " %lld:%.17g", (long long)j + 1, x[j]);
+        } else {
+            for (int64_t k = ds->rowptr[i]; k < ds->rowptr[i + 1]; k++)
+                fprintf(f, " %d:%.17g", (int)ds->colidx[k] + 1, ds->val[k]);
+        }
+        fputc('\n', f);
+    }
+    int bad = ferror(f);
+    if (fclose(f) != 0) bad = 1;
+    if (bad) return dpdo__err(ds->errmsg, DPDO_E_IO, "write error on '%s'", path);
+    return DPDO_OK;
+}

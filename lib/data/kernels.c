@@ -1,0 +1,483 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Linear-model kernels over dense and CSR rows.
+ *
+ * Dense rows use our own dot/axpy with a fixed summation order (8 partial
+ * sums), not BLIS ddotv/daxpyv: the result then does not depend on which
+ * BLIS kernel the CPU selects at run time, so iterates are bit-identical on
+ * every x86-64 machine (DESIGN: determinism). GCC turns the 8 independent
+ * partial sums into SIMD code at -O2 (SLP) without -ffast-math. The fused
+ * gradient reads each row once from memory: the dot product brings it into
+ * L1/L2 and the axpy reuses it there (bench/bench_data.c measures it
+ * against a STREAM triad). */
+#include <math.h>
+#include "data_impl.h"
+
+/* Dense row kernels. The dot product keeps 8 partial sums s0..s7 (lane k
+ * of the accumulators holds s_k) and combines them as
+ * ((s0+s4)+(s1+s5)) + ((s2+s6)+(s3+s7)); every variant below (scalar,
+ * SSE2 2-lane, AVX2 4-lane) uses exactly this order and no FMA, so all give
+ * bit-identical results: the AVX2 path is chosen at run time and a binary
+ * still runs on any x86-64. */
+DPDO__UNUSED static inline double dot_scalar(const double *restrict x, const double *restrict w, int64_t d)
+{
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0, s7 = 0;
+    int64_t j = 0;
+    for (; j + 8 <= d; j += 8) {
+        s0 += x[j] * w[j];
+        s1 += x[j + 1] * w[j + 1];
+        s2 += x[j + 2] * w[j + 2];
+        s3 += x[j + 3] * w[j + 3];
+        s4 += x[j + 4] * w[j + 4];
+        s5 += x[j + 5] * w[j + 5];
+        s6 += x[j + 6] * w[j + 6];
+        s7 += x[j + 7] * w[j + 7];
+    }
+    for (; j < d; j++) s0 += x[j] * w[j];
+    return ((s0 + s4) + (s1 + s5)) + ((s2 + s6) + (s3 + s7));
+}
+
+DPDO__UNUSED static inline void axpy_scalar(double a, const double *restrict x, double *restrict y, int64_t d)
+{
+    for (int64_t j = 0; j < d; j++) y[j] += a * x[j];
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+#define DPDO__VEC 1 /* GCC/Clang generic vectors (SSE2 on x86-64) */
+typedef double v2d __attribute__((vector_size(16), aligned(8), may_alias));
+typedef double v4d __attribute__((vector_size(32), aligned(8), may_alias));
+
+/* pf (may be NULL): the next row's memory to prefetch while this loop runs,
+ * one cache line per 8 elements shifted right by `sh` (0: pf[0..d), 1:
+ * pf[0..d/2)), so that fetching the next row from DRAM overlaps the
+ * computation on this one. */
+#define PREFETCH(pf, j, sh) \
+    do { if (pf) __builtin_prefetch((pf) + ((j) >> (sh)), 0, 2); } while (0)
+
+static inline double dot_sse2(const double *restrict x, const double *restrict w, int64_t d,
+                              const double *pf, int sh)
+{
+    v2d a0 = {0, 0}, a1 = {0, 0}, a2 = {0, 0}, a3 = {0, 0};
+    int64_t j = 0;
+    for (; j + 8 <= d; j += 8) {
+        PREFETCH(pf, j, sh);
+        a0 += *(const v2d *)(x + j) * *(const v2d *)(w + j);
+        a1 += *(const v2d *)(x + j + 2) * *(const v2d *)(w + j + 2);
+        a2 += *(const v2d *)(x + j + 4) * *(const v2d *)(w + j + 4);
+        a3 += *(const v2d *)(x + j + 6) * *(const v2d *)(w + j + 6);
+    }
+    double s0 = a0[0];
+    for (; j < d; j++) s0 += x[j] * w[j];
+    return ((s0 + a2[0]) + (a0[1] + a2[1])) + ((a1[0] + a3[0]) + (a1[1] + a3[1]));
+}
+
+static inline void axpy_sse2(double a, const double *restrict x, double *restrict y, int64_t d,
+                             const double *pf, int sh)
+{
+    v2d av = {a, a};
+    int64_t j = 0;
+    for (; j + 8 <= d; j += 8) {
+        PREFETCH(pf, j, sh);
+        *(v2d *)(y + j) += av * *(const v2d *)(x + j);
+        *(v2d *)(y + j + 2) += av * *(const v2d *)(x + j + 2);
+        *(v2d *)(y + j + 4) += av * *(const v2d *)(x + j + 4);
+        *(v2d *)(y + j + 6) += av * *(const v2d *)(x + j + 6);
+    }
+    for (; j < d; j++) y[j] += a * x[j];
+}
+
+#if defined(__x86_64__)
+#define DPDO__X86 1
+#define AVX2 __attribute__((target("avx2")))
+AVX2 static inline double dot_avx2(const double *restrict x, const double *restrict w, int64_t d,
+                                   const double *pf, int sh)
+{
+    v4d a0 = {0, 0, 0, 0}, a1 = {0, 0, 0, 0};
+    int64_t j = 0;
+    for (; j + 8 <= d; j += 8) {
+        PREFETCH(pf, j, sh);
+        a0 += *(const v4d *)(x + j) * *(const v4d *)(w + j);
+        a1 += *(const v4d *)(x + j + 4) * *(const v4d *)(w + j + 4);
+    }
+    double s0 = a0[0];
+    for (; j < d; j++) s0 += x[j] * w[j];
+    return ((s0 + a1[0]) + (a0[1] + a1[1])) + ((a0[2] + a1[2]) + (a0[3] + a1[3]));
+}
+
+AVX2 static inline void axpy_avx2(double a, const double *restrict x, double *restrict y,
+                                  int64_t d, const double *pf, int sh)
+{
+    v4d av = {a, a, a, a};
+    int64_t j = 0;
+    for (; j + 8 <= d; j += 8) {
+        PREFETCH(pf, j, sh);
+        *(v4d *)(y + j) += av * *(const v4d *)(x + j);
+        *(v4d *)(y + j + 4) += av * *(const v4d *)(x + j + 4);
+    }
+    for (; j < d; j++) y[j] += a * x[j];
+}
+
+/* Four rows at a time (same per-row summation order as dot_avx2, same
+ * per-element update order as four axpy_avx2 calls, hence bit-identical):
+ * w is loaded once per four rows and grad is loaded and stored once per
+ * four rows, which halves the L1/L2 traffic. p0/p1 (may be NULL) are rows
+ * of the next block, prefetched one cache line per iteration. */
+AVX2 static inline void dot4_avx2(const double *const *x, const double *restrict w, int64_t d,
+                                  const double *p0, const double *p1, double *out)
+{
+    const double *x0 = x[0], *x1 = x[1], *x2 = x[2], *x3 = x[3];
+    v4d z = {0, 0, 0, 0};
+    v4d a00 = z, a01 = z, a10 = z, a11 = z, a20 = z, a21 = z, a30 = z, a31 = z;
+    int64_t j = 0;
+    for (; j + 8 <= d; j += 8) {
+        v4d w0 = *(const v4d *)(w + j), w1 = *(const v4d *)(w + j + 4);
+        if (p0) __builtin_prefetch(p0 + j, 0, 2);
+        if (p1) __builtin_prefetch(p1 + j, 0, 2);
+        a00 += *(const v4d *)(x0 + j) * w0;
+        a01 += *(const v4d *)(x0 + j + 4) * w1;
+        a10 += *(const v4d *)(x1 + j) * w0;
+        a11 += *(const v4d *)(x1 + j + 4) * w1;
+        a20 += *(const v4d *)(x2 + j) * w0;
+        a21 += *(const v4d *)(x2 + j + 4) * w1;
+        a30 += *(const v4d *)(x3 + j) * w0;
+        a31 += *(const v4d *)(x3 + j + 4) * w1;
+    }
+    double s0 = a00[0], s1 = a10[0], s2 = a20[0], s3 = a30[0];
+    for (int64_t t = j; t < d; t++) {
+        s0 += x0[t] * w[t];
+        s1 += x1[t] * w[t];
+        s2 += x2[t] * w[t];
+        s3 += x3[t] * w[t];
+    }
+#define DPDO__RED(s, a, b) (((s) + (b)[0]) + ((a)[1] + (b)[1])) + (((a)[2] + (b)[2]) + ((a)[3] + (b)[3]))
+    out[0] = DPDO__RED(s0, a00, a01);
+    out[1] = DPDO__RED(s1, a10, a11);
+    out[2] = DPDO__RED(s2, a20, a21);
+    out[3] = DPDO__RED(s3, a30, a31);
+#undef DPDO__RED
+}
+
+AVX2 static inline void axpy4_avx2(const double *a, const double *const *x, double *restrict y,
+                                   int64_t d, const double *p0, const double *p1)
+{
+    const double *x0 = x[0], *x1 = x[1], *x2 = x[2], *x3 = x[3];
+    v4d b0 = {a[0], a[0], a[0], a[0]}, b1 = {a[1], a[1], a[1], a[1]};
+    v4d b2 = {a[2], a[2], a[2], a[2]}, b3 = {a[3], a[3], a[3], a[3]};
+    int64_t j = 0;
+    for (; j + 8 <= d; j += 8) {
+        if (p0) __builtin_prefetch(p0 + j, 0, 2);
+        if (p1) __builtin_prefetch(p1 + j, 0, 2);
+        v4d g0 = *(v4d *)(y + j), g1 = *(v4d *)(y + j + 4);
+        g0 += b0 * *(const v4d *)(x0 + j);
+        g1 += b0 * *(const v4d *)(x0 + j + 4);
+        g0 += b1 * *(const v4d *)(x1 + j);
+        g1 += b1 * *(const v4d *)(x1 + j + 4);
+        g0 += b2 * *(const v4d *)(x2 + j);
+        g1 += b2 * *(const v4d *)(x2 + j + 4);
+        g0 += b3 * *(const v4d *)(x3 + j);
+        g1 += b3 * *(const v4d *)(x3 + j + 4);
+        *(v4d *)(y + j) = g0;
+        *(v4d *)(y + j + 4) = g1;
+    }
+    for (; j < d; j++) {
+        double g = y[j];
+        g += a[0] * x0[j];
+        g += a[1] * x1[j];
+        g += a[2] * x2[j];
+        g += a[3] * x3[j];
+        y[j] = g;
+    }
+}
+
+/* AVX-512F: one 8-lane accumulator per row holds exactly the 8 partial sums
+ * s0..s7 of the canonical order, so eight rows fit in registers and the
+ * result is again bit-identical. p (may hold NULLs) are the next block's
+ * rows, four prefetched during the dots and four during the axpys. */
+#define AVX512 __attribute__((target("avx512f")))
+typedef double v8d __attribute__((vector_size(64), aligned(8), may_alias));
+
+AVX512 static inline void dot8_avx512(const double *const *x, const double *restrict w,
+                                      int64_t d, const double *const *p, double *out)
+{
+    v8d a[8];
+    for (int t = 0; t < 8; t++) a[t] = (v8d){0, 0, 0, 0, 0, 0, 0, 0};
+    int64_t j = 0;
+    for (; j + 8 <= d; j += 8) {
+        v8d w0 = *(const v8d *)(w + j);
+        for (int t = 0; t < 4; t++)
+            if (p[t]) __builtin_prefetch(p[t] + j, 0, 2);
+        for (int t = 0; t < 8; t++) a[t] += *(const v8d *)(x[t] + j) * w0;
+    }
+    for (int t = 0; t < 8; t++) {
+        double s0 = a[t][0];
+        for (int64_t u = j; u < d; u++) s0 += x[t][u] * w[u];
+        out[t] = ((s0 + a[t][4]) + (a[t][1] + a[t][5])) + ((a[t][2] + a[t][6]) + (a[t][3] + a[t][7]));
+    }
+}
+
+AVX512 static inline void axpy8_avx512(const double *a, const double *const *x,
+                                       double *restrict y, int64_t d, const double *const *p)
+{
+    v8d b[8];
+    for (int t = 0; t < 8; t++) b[t] = (v8d){a[t], a[t], a[t], a[t], a[t], a[t], a[t], a[t]};
+    int64_t j = 0;
+    for (; j + 8 <= d; j += 8) {
+        for (int t = 4; t < 8; t++)
+            if (p[t]) __builtin_prefetch(p[t] + j, 0, 2);
+        v8d g = *(v8d *)(y + j);
+        for (int t = 0; t < 8; t++) g += b[t] * *(const v8d *)(x[t] + j);
+        *(v8d *)(y + j) = g;
+    }
+    for (; j < d; j++) {
+        double g = y[j];
+        for (int t = 0; t < 8; t++) g += a[t] * x[t][j];
+        y[j] = g;
+    }
+}
+
+static int have_avx512(void) { return __builtin_cpu_supports("avx512f"); }
+
+/* __builtin_cpu_supports reads libgcc's CPU model (filled by a constructor
+ * before main); no state of ours. */
+static int have_avx2(void) { return __builtin_cpu_supports("avx2"); }
+#endif /* __x86_64__ */
+#endif /* DPDO__VEC */
+
+static inline double dot_dense(const double *restrict x, const double *restrict w, int64_t d)
+{
+#ifdef DPDO__VEC
+    return dot_sse2(x, w, d, NULL, 0);
+#else
+    return dot_scalar(x, w, d);
+#endif
+}
+
+static inline void axpy_dense(double a, const double *restrict x, double *restrict y, int64_t d)
+{
+#ifdef DPDO__VEC
+    axpy_sse2(a, x, y, d, NULL, 0);
+#else
+    axpy_scalar(a, x, y, d);
+#endif
+}
+
+static inline double dot_csr(const struct dpdo_dataset *ds, int64_t r, const double *w)
+{
+    int64_t b = ds->rowptr[r], e = ds->rowptr[r + 1];
+    const int32_t *ci = ds->colidx;
+    const double *v = ds->val;
+    double s0 = 0, s1 = 0;
+    int64_t k = b;
+    for (; k + 2 <= e; k += 2) {
+        s0 += v[k] * w[ci[k]];
+        s1 += v[k + 1] * w[ci[k + 1]];
+    }
+    if (k < e) s0 += v[k] * w[ci[k]];
+    return s0 + s1;
+}
+
+static inline void axpy_csr(const struct dpdo_dataset *ds, int64_t r, double a, double *y)
+{
+    int64_t b = ds->rowptr[r], e = ds->rowptr[r + 1];
+    const int32_t *ci = ds->colidx;
+    const double *v = ds->val;
+    for (int64_t k = b; k < e; k++) y[ci[k]] += a * v[k];
+}
+
+/* Coefficient of one sample: c = phi'(margin), clipped so |c|*||x|| <= clip
+ * (per-sample gradient clipping for DP; the per-sample gradient of a linear
+ * model is c*x, so its norm is |c|*||x||). */
+static inline double coef(const struct dpdo_dataset *ds, int64_t r, double margin,
+                          dpdo__phi_fn phi, const void *ctx, double clip, double *loss_acc,
+                          int64_t *ncl)
+{
+    double loss = 0.0;
+    double c = phi(ctx, margin, ds->y[r], &loss);
+    *loss_acc += loss;
+    if (clip > 0.0) {
+        double g = fabs(c) * ds->row_norm[r];
+        if (g > clip) {
+            /* c' = c * clip / g, written so that |c'| * ||x|| <= clip holds
+             * after rounding too */
+            double cc = clip / ds->row_norm[r];
+            while (cc * ds->row_norm[r] > clip) cc = nextafter(cc, 0.0);
+            c = c < 0 ? -cc : cc;
+            (*ncl)++;
+        }
+    }
+    return c;
+}
+
+/* The dense loops, instantiated once per instruction set so that the row
+ * kernels inline into them. */
+#define DENSE_MARGINS(NAME, ATTR, DOT)                                                       \
+    ATTR static void NAME(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m,    \
+                          const double *w, double *margins)                                 \
+    {                                                                                       \
+        const size_t d = (size_t)ds->d;                                                     \
+        for (int64_t k = 0; k < m; k++) {                                                   \
+            int64_t r = rows ? rows[k] : k;                                                 \
+            const double *nx = k + 1 < m ? ds->X + (size_t)(rows ? rows[k + 1] : k + 1) * d : NULL; \
+            margins[k] = DOT(ds->X + (size_t)r * d, w, ds->d, nx, 0);                       \
+        }                                                                                   \
+    }
+
+#define DENSE_GRAD(NAME, ATTR, DOT, AXPY)                                                    \
+    ATTR static void NAME(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m,    \
+                          const double *w, dpdo__phi_fn phi, const void *ctx, double clip,  \
+                          double scale, double *grad, double *loss_acc, int64_t *ncl)       \
+    {                                                                                       \
+        const size_t d = (size_t)ds->d;                                                     \
+        for (int64_t k = 0; k < m; k++) {                                                   \
+            int64_t r = rows ? rows[k] : k;                                                 \
+            const double *x = ds->X + (size_t)r * d;                                        \
+            const double *nx = k + 1 < m ? ds->X + (size_t)(rows ? rows[k + 1] : k + 1) * d : NULL; \
+            double mg = DOT(x, w, ds->d, nx, 1);                                            \
+            double a = scale * coef(ds, r, mg, phi, ctx, clip, loss_acc, ncl);              \
+            if (a != 0.0) AXPY(a, x, grad, ds->d, nx ? nx + d / 2 : NULL, 1);               \
+        }                                                                                   \
+    }
+
+#ifdef DPDO__VEC
+DENSE_MARGINS(margins_base, , dot_sse2)
+DENSE_GRAD(grad_base, , dot_sse2, axpy_sse2)
+#else
+#define dot_scalar_pf(x, w, d, pf, sh) dot_scalar(x, w, d)
+#define axpy_scalar_pf(a, x, y, d, pf, sh) axpy_scalar(a, x, y, d)
+DENSE_MARGINS(margins_base, , dot_scalar_pf)
+DENSE_GRAD(grad_base, , dot_scalar_pf, axpy_scalar_pf)
+#endif
+
+#ifdef DPDO__X86
+DENSE_MARGINS(margins_avx2, AVX2, dot_avx2)
+/* rows k0 .. m-1 of the list (rows NULL: row k is k) */
+AVX2 static void grad_avx2(const struct dpdo_dataset *ds, const int64_t *rows, int64_t k0, int64_t m,
+                           const double *w, dpdo__phi_fn phi, const void *ctx, double clip,
+                           double scale, double *grad, double *loss_acc, int64_t *ncl)
+{
+    const size_t d = (size_t)ds->d;
+    int64_t k = k0;
+    for (; k + 4 <= m; k += 4) {
+        const double *x[4], *nx[4];
+        int64_t r[4];
+        for (int t = 0; t < 4; t++) {
+            r[t] = rows ? rows[k + t] : k + t;
+            x[t] = ds->X + (size_t)r[t] * d;
+            int64_t q = k + 4 + t;
+            nx[t] = q < m ? ds->X + (size_t)(rows ? rows[q] : q) * d : NULL;
+        }
+        double mg[4], a[4];
+        dot4_avx2(x, w, ds->d, nx[0], nx[1], mg);
+        int nz = 0;
+        for (int t = 0; t < 4; t++) {
+            a[t] = scale * coef(ds, r[t], mg[t], phi, ctx, clip, loss_acc, ncl);
+            nz += a[t] != 0.0;
+        }
+        if (nz == 4) {
+            axpy4_avx2(a, x, grad, ds->d, nx[2], nx[3]);
+        } else {
+            /* a zero coefficient skips its row, exactly as the row loop does */
+            for (int t = 0; t < 4; t++)
+                if (a[t] != 0.0) axpy_avx2(a[t], x[t], grad, ds->d, NULL, 0);
+        }
+    }
+    for (; k < m; k++) {
+        int64_t r = rows ? rows[k] : k;
+        const double *x = ds->X + (size_t)r * d;
+        const double *nx = k + 1 < m ? ds->X + (size_t)(rows ? rows[k + 1] : k + 1) * d : NULL;
+        double mg = dot_avx2(x, w, ds->d, nx, 1);
+        double a = scale * coef(ds, r, mg, phi, ctx, clip, loss_acc, ncl);
+        if (a != 0.0) axpy_avx2(a, x, grad, ds->d, nx ? nx + d / 2 : NULL, 1);
+    }
+}
+AVX512 static void grad_avx512(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m,
+                               const double *w, dpdo__phi_fn phi, const void *ctx, double clip,
+                               double scale, double *grad, double *loss_acc, int64_t *ncl)
+{
+    const size_t d = (size_t)ds->d;
+    int64_t k = 0;
+    for (; k + 8 <= m; k += 8) {
+        const double *x[8], *nx[8];
+        int64_t r[8];
+        for (int t = 0; t < 8; t++) {
+            r[t] = rows ? rows[k + t] : k + t;
+            x[t] = ds->X + (size_t)r[t] * d;
+            int64_t q = k + 8 + t;
+            nx[t] = q < m ? ds->X + (size_t)(rows ? rows[q] : q) * d : NULL;
+        }
+        double mg[8], a[8];
+        dot8_avx512(x, w, ds->d, nx, mg);
+        int nz = 0;
+        for (int t = 0; t < 8; t++) {
+            a[t] = scale * coef(ds, r[t], mg[t], phi, ctx, clip, loss_acc, ncl);
+            nz += a[t] != 0.0;
+        }
+        if (nz == 8) {
+            axpy8_avx512(a, x, grad, ds->d, nx);
+        } else {
+            for (int t = 0; t < 8; t++)
+                if (a[t] != 0.0) axpy_sse2(a[t], x[t], grad, ds->d, NULL, 0);
+        }
+    }
+    if (k < m) grad_avx2(ds, rows, k, m, w, phi, ctx, clip, scale, grad, loss_acc, ncl);
+}
+
+#endif
+
+double dpdo__row_dot(const struct dpdo_dataset *ds, int64_t r, const double *w)
+{
+    if (ds->layout == DPDO__DS_DENSE) return dot_dense(ds->X + (size_t)r * (size_t)ds->d, w, ds->d);
+    if (ds->layout == DPDO__DS_CSR) return dot_csr(ds, r, w);
+    return 0.0;
+}
+
+void dpdo__row_axpy(const struct dpdo_dataset *ds, int64_t r, double alpha, double *y)
+{
+    if (ds->layout == DPDO__DS_DENSE)
+        axpy_dense(alpha, ds->X + (size_t)r * (size_t)ds->d, y, ds->d);
+    else if (ds->layout == DPDO__DS_CSR)
+        axpy_csr(ds, r, alpha, y);
+}
+
+void dpdo__margins(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m,
+                   const double *w, double *margins)
+{
+    if (ds->layout == DPDO__DS_DENSE) {
+#ifdef DPDO__X86
+        if (have_avx2()) margins_avx2(ds, rows, m, w, margins);
+        else
+#endif
+            margins_base(ds, rows, m, w, margins);
+    } else if (ds->layout == DPDO__DS_CSR) {
+        for (int64_t k = 0; k < m; k++) margins[k] = dot_csr(ds, rows ? rows[k] : k, w);
+    } else {
+        for (int64_t k = 0; k < m; k++) margins[k] = 0.0;
+    }
+}
+
+void dpdo__lin_grad(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m,
+                    const double *w, dpdo__phi_fn phi, const void *ctx, double clip, double scale,
+                    double *grad, double *loss_sum, int64_t *nclipped)
+{
+    double loss_acc = 0.0;
+    int64_t ncl = 0;
+    if (ds->layout == DPDO__DS_DENSE) {
+#ifdef DPDO__X86
+        if (have_avx512())
+            grad_avx512(ds, rows, m, w, phi, ctx, clip, scale, grad, &loss_acc, &ncl);
+        else if (have_avx2())
+            grad_avx2(ds, rows, 0, m, w, phi, ctx, clip, scale, grad, &loss_acc, &ncl);
+        else
+#endif
+            grad_base(ds, rows, m, w, phi, ctx, clip, scale, grad, &loss_acc, &ncl);
+    } else if (ds->layout == DPDO__DS_CSR) {
+        for (int64_t k = 0; k < m; k++) {
+            int64_t r = rows ? rows[k] : k;
+            double mg = dot_csr(ds, r, w);
+            double c = coef(ds, r, mg, phi, ctx, clip, &loss_acc, &ncl);
+            double a = scale * c;
+            if (a != 0.0) axpy_csr(ds, r, a, grad);
+        }
+    }
+    if (loss_sum) *loss_sum = loss_acc;
+    if (nclipped) *nclipped = ncl;
+}

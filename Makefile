@@ -93,10 +93,13 @@ $(TESTLIB): $(TESTOBJ)
 	rm -f $@
 	$(AR) rcs $@ $(TESTOBJ)
 
+# dpdo.pc is written again at install time so that it names the PREFIX,
+# LIBDIR and INCLUDEDIR of that install, not those of the first build.
+PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+             -e 's|@VERSION@|$(VERSION)|' -e 's|@DEP_LIBS@|$(DEP_LIBS)|'
 $(BUILD)/dpdo.pc: dpdo.pc.in include/dpdo/version.h
 	@mkdir -p $(dir $@)
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
-	    -e 's|@VERSION@|$(VERSION)|' -e 's|@DEP_LIBS@|$(DEP_LIBS)|' $< > $@
+	$(PC_SED) $< > $@
 
 # The version script is generated from the DPDO_API declarations in the public
 # headers (`make map`) and committed; check-exports proves that headers, map
@@ -150,7 +153,7 @@ check-abi: $(SHLIB)
 
 check-asan:
 	@$(MAKE) --no-print-directory BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
-	    LDFLAGS="-fsanitize=address,undefined" tests
+	    LDFLAGS="-fsanitize=address,undefined" tests tools
 	@ASAN_OPTIONS=detect_leaks=1 DPDO_TEST_QUICK=1 BUILD=build-asan sh tests/run.sh \
 	    $(patsubst tests/%.c,build-asan/tests/%,$(TESTSRC))
 
@@ -173,7 +176,8 @@ install: lib $(BUILD)/dpdo.pc tools
 	ln -sf $(SOFILE) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libdpdo.so
 	install -m 644 $(STLIB) $(DESTDIR)$(LIBDIR)/libdpdo.a
-	install -m 644 $(BUILD)/dpdo.pc $(DESTDIR)$(PKGCONFIGDIR)/dpdo.pc
+	$(PC_SED) dpdo.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/dpdo.pc
+	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/dpdo.pc
 	@for t in $(TOOLBIN); do install -m 755 $$t $(DESTDIR)$(BINDIR)/; done
 
 uninstall:

@@ -76,7 +76,7 @@ static inline void h_fail(const char *file, int line, const char *what)
         const char *h_h_ = (hay), *h_n_ = (needle);                                      \
         if (!h_h_ || !strstr(h_h_, h_n_)) {                                              \
             char h_buf_[512];                                                            \
-            snprintf(h_buf_, sizeof h_buf_, "\"%s\" does not contain \"%s\"", h_h_ ? h_h_ : "(null)", h_n_); \
+            snprintf(h_buf_, sizeof h_buf_, "\"%.200s\" does not contain \"%.200s\"", h_h_ ? h_h_ : "(null)", h_n_); \
             h_fail(__FILE__, __LINE__, h_buf_);                                          \
         }                                                                                \
     } while (0)

@@ -16,7 +16,7 @@ test -L "$lib/libdpdo.so" && test -L "$lib/libdpdo.so.1" && test -f "$lib/libdpd
 test -f "$tmp/stage/usr/include/dpdo/dpdo.h" && test -f "$lib/pkgconfig/dpdo.pc"
 soname=$(objdump -p "$lib/libdpdo.so" | awk '/SONAME/ {print $2}')
 [ "$soname" = "libdpdo.so.$(sed -n 's/^#define DPDO_ABI_MAJOR \([0-9]*\).*/\1/p' include/dpdo/version.h)" ] || { echo "bad SONAME $soname"; exit 1; }
-flags=$(PKG_CONFIG_SYSROOT_DIR="$tmp/stage" PKG_CONFIG_LIBDIR="$lib/pkgconfig" pkg-config --cflags --libs dpdo)
+flags=$(PKG_CONFIG_ALLOW_SYSTEM_CFLAGS=1 PKG_CONFIG_ALLOW_SYSTEM_LIBS=1 PKG_CONFIG_SYSROOT_DIR="$tmp/stage" PKG_CONFIG_LIBDIR="$lib/pkgconfig" pkg-config --cflags --libs dpdo)
 cc -o "$tmp/qs1" "$top/examples/quickstart.c" $flags
 LD_LIBRARY_PATH="$lib" "$tmp/qs1" > "$tmp/out1"
 grep -q "libdpdo" "$tmp/out1"

@@ -605,6 +605,189 @@ static void fractional_orders(void)
     CHECK_REL(rq, rdp_quadrature(0.2, 0.8, 1.8), 1e-7);
 }
 
+
+/* ---- fast paths against the reference (slow) path ------------------------------------- */
+
+/* The fast kernels (memo, buffered integer sums, shared erfc table, early
+ * stop) must give the reference kernels' values. Design: bit-identical; the
+ * test states a relative tolerance of 1e-13 (and counts exact matches). The
+ * early-stop path must return a lower bound that is <= the reference value
+ * and > r_stop whenever it stops, and must never stop when r_stop is above
+ * the value. */
+static void fast_kernels_match_reference(void)
+{
+    const double qs[] = {1e-6, 1e-4, 0.003, 0.01, 0.1, 0.5, 0.99};
+    const double zs[] = {0.3, 0.7, 1.0, 1.1, 2.0, 5.0, 20.0};
+    const double as[] = {1.05, 1.1, 1.5, 1.9, 2.0, 2.5, 3.0, 3.7, 4.7, 5.0, 7.3, 10.9, 12.0, 20.5,
+                         33.0, 47.25, 63.5, 64.0, 65.0, 100.5, 128.0, 255.5, 256.0, 300.5, 1024.0};
+    const int na = (int)(sizeof as / sizeof *as);
+    double logtab[1100];
+    logtab[0] = -INFINITY;
+    for (int k = 1; k < 1100; k++) logtab[k] = log((double)k);
+    int64_t n = 0, exact = 0, stops = 0, pairs = 0;
+    for (int i = 0; i < 7; i++)
+        for (int j = 0; j < 7; j++) {
+            if (h_quick() && (i + j) % 2) continue; /* sanitizer/valgrind runs: half the grid */
+            pairs++;
+            double memo[DPDO__PG_MEMO];
+            dpdo__pg_memo_reset(memo);
+            for (int pass = 0; pass < 2; pass++) /* the memo filled in two different orders */
+                for (int t = 0; t < na; t++) {
+                    double a = as[pass ? na - 1 - t : t];
+                    double ref = dpdo__rdp_poisson_gauss_ref(qs[i], zs[j], a, logtab, 1100);
+                    double f1 = dpdo__rdp_poisson_gauss(qs[i], zs[j], a, NULL, 0);
+                    double f2 = dpdo__rdp_poisson_gauss_m(qs[i], zs[j], a, logtab, 1100, memo);
+                    double f3 = dpdo__rdp_poisson_gauss(qs[i], zs[j], a, logtab, 20);
+                    CHECK_MSG(isfinite(ref) && ref >= 0, "q %g z %g a %g: ref %g", qs[i], zs[j], a, ref);
+                    CHECK_MSG(fabs(f1 - ref) <= 1e-13 * ref && fabs(f2 - ref) <= 1e-13 * ref &&
+                                  fabs(f3 - ref) <= 1e-13 * ref,
+                              "q %g z %g a %g: fast %.17g %.17g %.17g ref %.17g", qs[i], zs[j], a, f1, f2, f3, ref);
+                    exact += f1 == ref && f2 == ref && f3 == ref;
+                    n++;
+                    if (a == floor(a) || a > 256) continue;
+                    const double fr[] = {0.5, 0.999, 1 - 1e-6, 1.001};
+                    for (int u = 0; u < 4; u++) {
+                        int pruned = 0;
+                        double rs = ref * fr[u];
+                        double v = dpdo__rdp_poisson_gauss_lb(qs[i], zs[j], a, logtab, 1100, memo, rs, &pruned);
+                        if (pruned) {
+                            stops++;
+                            CHECK_MSG(v > rs && v <= ref * (1 + 1e-12), "q %g z %g a %g: stop lb %.17g, r_stop %.17g, ref %.17g",
+                                      qs[i], zs[j], a, v, rs, ref);
+                            CHECK_MSG(fr[u] < 1, "q %g z %g a %g: stopped above the value", qs[i], zs[j], a);
+                        } else {
+                            CHECK_MSG(v == f2, "q %g z %g a %g: %.17g != %.17g", qs[i], zs[j], a, v, f2);
+                        }
+                    }
+                }
+        }
+    /* the fast series against the reference series directly */
+    for (int i = 0; i < 7; i++)
+        for (int j = 0; j < 7; j++)
+            for (double a = 1.05; a < 40; a += h_quick() ? 1.65 : 0.55) {
+                double r1 = dpdo__log_a_frac(qs[i], zs[j], a), r0 = dpdo__log_a_frac_ref(qs[i], zs[j], a);
+                CHECK_MSG((isnan(r1) && isnan(r0)) || fabs(r1 - r0) <= 1e-13 * fabs(r0), "frac q %g z %g a %g: %.17g vs %.17g",
+                          qs[i], zs[j], a, r1, r0);
+                int64_t ai = (int64_t)ceil(a);
+                double i1 = dpdo__log_a_int(qs[i], zs[j], ai, logtab, 1100);
+                double i0 = dpdo__log_a_int_ref(qs[i], zs[j], ai, logtab, 1100);
+                CHECK_MSG(i1 == i0, "int q %g z %g a %lld: %.17g vs %.17g", qs[i], zs[j], (long long)ai, i1, i0);
+            }
+    CHECK(n == 2 * pairs * na);
+    CHECK_MSG(exact == n, "%lld of %lld kernel values bit-identical", (long long)exact, (long long)n);
+    CHECK_MSG(stops > (h_quick() ? 50 : 100), "the early stop was exercised only %lld times", (long long)stops);
+}
+
+/* epsilon and optimal order of the accountant (branch and bound, convexity
+ * brackets, early-stopped series, cached bounds) against the plain minimum
+ * over all 156 orders of the reference kernels, for fresh and for repeatedly
+ * queried (warm) accountants, one- and multi-event ledgers, both conversions:
+ * same order, epsilon to 1e-12 relative (the conversion constants are
+ * associated differently). */
+static double full_min(const double *ord, int64_t no, const double *q, const double *z, const double *cnt, int ne,
+                       double delta, int conv, double *order)
+{
+    double curve[160];
+    for (int64_t o = 0; o < no; o++) {
+        double t = 0;
+        for (int e = 0; e < ne; e++) {
+            double v = q[e] > 0 ? dpdo__rdp_poisson_gauss_ref(q[e], z[e], ord[o], NULL, 0)
+                                : (ord[o] == INFINITY ? INFINITY : ord[o] / (2 * z[e] * z[e]));
+            if (v != 0.0) t += cnt[e] * v;
+        }
+        curve[o] = t;
+    }
+    return dpdo__rdp_eps(ord, curve, no, delta, conv, order);
+}
+
+static void pruning_matches_full_minimum(void)
+{
+    double ord[160];
+    int64_t no = dpdo_accountant_default_orders(ord, 160);
+    const double qs[] = {1e-5, 0.001, 0.01, 0.0025, 0.1, 0.5, 1.0};
+    const double ss[] = {0.5, 0.8, 1.1, 1.3, 3.0, 20.0};
+    const double Ts[] = {1, 10, 1000, 10000, 1e6, 1e8};
+    const double ds[] = {1e-30, 1e-5, 0.3};
+    int64_t checked = 0;
+    int quick = h_quick();
+    for (int i = 0; i < 7; i++)
+        for (int j = 0; j < 6; j++)
+            for (int k = 0; k < 6; k++) {
+                if (quick && (i + j + k) % 3) continue;
+                dpdo_sampling *s;
+                dpdo_event *ev;
+                dpdo_ledger *l;
+                dpdo_accountant *a[2];
+                dpdo_sampling_create(&s);
+                dpdo_sampling_set_poisson(s, qs[i]);
+                dpdo_event_create(&ev);
+                dpdo_event_set_gaussian(ev, s, 2.0, 2.0 * ss[j]);
+                dpdo_ledger_create(&l, 1);
+                dpdo_ledger_charge(l, ev, (int64_t)Ts[k], NULL, -1);
+                for (int c = 0; c < 2; c++) {
+                    dpdo_accountant_options o;
+                    dpdo_accountant_options_init(&o, sizeof o);
+                    o.conversion = c ? DPDO_CONVERSION_CLASSIC : DPDO_CONVERSION_IMPROVED;
+                    CHECK_EQ(dpdo_accountant_create(&a[c], dpdo_accountant_type_find("rdp"), l, &o), DPDO_OK);
+                }
+                for (int rep = 0; rep < 3; rep++) { /* fresh, then warm after more rounds */
+                    double T = Ts[k] + (rep ? 7.0 * rep : 0.0);
+                    if (rep) dpdo_ledger_charge(l, ev, 7, NULL, -1);
+                    for (int c = 0; c < 2; c++)
+                        for (int d = 0; d < 3; d++) {
+                            int conv = c ? DPDO_CONVERSION_CLASSIC : DPDO_CONVERSION_IMPROVED;
+                            double e1, o1, o0, q1 = qs[i], z1 = ss[j];
+                            CHECK_EQ(dpdo_accountant_epsilon(a[c], -1, ds[d], &e1, &o1), DPDO_OK);
+                            double e0 = full_min(ord, no, &q1, &z1, &T, 1, ds[d], conv, &o0);
+                            CHECK_MSG(fabs(e1 - e0) <= 1e-12 * e0 + 1e-300 && (o1 == o0 || (isnan(o1) && isnan(o0))),
+                                      "q %g s %g T %g delta %g conv %d: eps %.17g at %g, full minimum %.17g at %g", qs[i],
+                                      ss[j], T, ds[d], conv, e1, o1, e0, o0);
+                            checked++;
+                        }
+                }
+                for (int c = 0; c < 2; c++) dpdo_accountant_destroy(a[c]);
+                dpdo_ledger_destroy(l);
+                dpdo_event_destroy(ev);
+                dpdo_sampling_destroy(s);
+            }
+    /* heterogeneous ledgers: two Poisson events and an unsampled one */
+    const double hq[][3] = {{0.01, 0.05, 0}, {0.001, 0.3, 0}, {0.02, 0.02, 0}};
+    const double hz[][3] = {{1.1, 2.0, 30.0}, {0.9, 4.0, 8.0}, {1.0, 1.5, 50.0}};
+    const double hc[][3] = {{5000, 300, 2}, {20000, 50, 10}, {1000, 1000, 1}};
+    for (int h = 0; h < 3; h++) {
+        dpdo_sampling *s[3];
+        dpdo_event *ev[3];
+        dpdo_ledger *l;
+        dpdo_accountant *a;
+        dpdo_ledger_create(&l, 1);
+        for (int e = 0; e < 3; e++) {
+            dpdo_sampling_create(&s[e]);
+            if (hq[h][e] > 0) dpdo_sampling_set_poisson(s[e], hq[h][e]);
+            dpdo_event_create(&ev[e]);
+            dpdo_event_set_gaussian(ev[e], s[e], 1.0, hz[h][e]);
+            dpdo_ledger_charge(l, ev[e], (int64_t)hc[h][e], NULL, -1);
+        }
+        CHECK_EQ(dpdo_accountant_create(&a, dpdo_accountant_type_find("rdp"), l, NULL), DPDO_OK);
+        for (int rep = 0; rep < 3; rep++) {
+            double cnt[3] = {hc[h][0] + 3 * rep, hc[h][1], hc[h][2]};
+            if (rep) dpdo_ledger_charge(l, ev[0], 3, NULL, -1);
+            double e1, o1, o0;
+            CHECK_EQ(dpdo_accountant_epsilon(a, -1, 1e-5, &e1, &o1), DPDO_OK);
+            double e0 = full_min(ord, no, hq[h], hz[h], cnt, 3, 1e-5, DPDO_CONVERSION_IMPROVED, &o0);
+            CHECK_MSG(fabs(e1 - e0) <= 1e-12 * e0 && o1 == o0, "ledger %d rep %d: eps %.17g at %g, full %.17g at %g", h, rep,
+                      e1, o1, e0, o0);
+            checked++;
+        }
+        dpdo_accountant_destroy(a);
+        dpdo_ledger_destroy(l);
+        for (int e = 0; e < 3; e++) {
+            dpdo_event_destroy(ev[e]);
+            dpdo_sampling_destroy(s[e]);
+        }
+    }
+    CHECK(checked > 100);
+}
+
 /* ---- budget guard, calibration ---------------------------------------------------------- */
 
 static void budget_guard(void)
@@ -1667,6 +1850,8 @@ int main(void)
     RUN(monotonicity);
     RUN(robustness_sweep);
     RUN(fractional_orders);
+    RUN(fast_kernels_match_reference);
+    RUN(pruning_matches_full_minimum);
     RUN(budget_guard);
     RUN(calibration);
     RUN(custom_type);

@@ -73,7 +73,7 @@ static double logk(int64_t k, const double *logtab, int64_t n)
  *   A - 1 = sum_{k>=2} pmf(k) expm1((k^2 - k)/(2 z^2))
  * is a sum of positive terms: no cancellation even for q ~ 1e-6, where the
  * textbook sum of terms around 1 loses all digits. Summed in log space. */
-double dpdo__log_a_int(double q, double z, int64_t alpha, const double *logtab, int64_t logtab_n)
+double dpdo__log_a_int_ref(double q, double z, int64_t alpha, const double *logtab, int64_t logtab_n)
 {
     double inv2 = 1.0 / (2.0 * z * z);
     double lq = log(q), l1q = log1p(-q), lr = lq - l1q;
@@ -137,7 +137,7 @@ static double half_erfc_scaled(double base, double x, double M)
 /* cheap upper bound of log(0.5 erfc(x)): erfc(x) <= min(2, e^{-x^2}) (x >= 0) */
 static double log_half_erfc_ub(double x) { return x <= 0.8 ? 0.0 : LOG_HALF - x * x; }
 
-double dpdo__log_a_frac(double q, double z, double alpha)
+double dpdo__log_a_frac_ref(double q, double z, double alpha)
 {
     double lq = log(q), l1q = log1p(-q);
     double z0 = z * z * (log(1.0 / q - 1.0)) + 0.5;
@@ -205,6 +205,190 @@ double dpdo__log_a_frac(double q, double z, double alpha)
     return NAN;
 }
 
+
+/* ---- fast kernels (same values as the reference kernels above) -------------
+ *
+ * dpdo__log_a_int: the same terms, maximum and sum as dpdo__log_a_int_ref,
+ * but for alpha <= 256 the log terms of the first pass are kept in a stack
+ * buffer, so each term's log(expm1(c)) is evaluated once instead of twice.
+ * Bit-identical to the reference. */
+#define INT_BUF 256
+/* wl: NULL or the memo's table of log(expm1(c_k)) (c_k = (k^2 - k)/(2z^2),
+ * k < DPDO__PG_NI; NaN = not yet computed), which depends on z only */
+static double log_a_int_w(double q, double z, int64_t alpha, const double *logtab, int64_t logtab_n,
+                          double *wl)
+{
+    if (alpha > INT_BUF) return dpdo__log_a_int_ref(q, z, alpha, logtab, logtab_n);
+    double inv2 = 1.0 / (2.0 * z * z);
+    double lq = log(q), l1q = log1p(-q), lr = lq - l1q;
+    double a = (double)alpha;
+    double t[INT_BUF + 1];
+    double lpmf = a * l1q, M = -INFINITY;
+    for (int64_t k = 1; k <= alpha; k++) {
+        lpmf += logk(alpha - k + 1, logtab, logtab_n) - logk(k, logtab, logtab_n) + lr;
+        if (k < 2) continue;
+        double w;
+        if (wl && k < DPDO__PG_NI && !isnan(wl[k])) {
+            w = wl[k];
+        } else {
+            double c = (double)(k * k - k) * inv2;
+            w = c > 40.0 ? c : log_expm1(c);
+            if (wl && k < DPDO__PG_NI) wl[k] = w;
+        }
+        t[k] = lpmf + w;
+        if (t[k] > M) M = t[k];
+    }
+    if (M == -INFINITY || isnan(M)) return 0.0;
+    double acc = 0.0;
+    for (int64_t k = 2; k <= alpha; k++)
+        if (t[k] > M - DROP) acc += exp(t[k] - M);
+    if (!(acc > 0)) return 0.0;
+    return softplus(M + log(acc));
+}
+
+double dpdo__log_a_int(double q, double z, int64_t alpha, const double *logtab, int64_t logtab_n)
+{
+    return log_a_int_w(q, z, alpha, logtab, logtab_n, NULL);
+}
+
+/* dpdo__log_a_frac_m: the series of dpdo__log_a_frac_ref with two savings
+ * that leave every value bit-identical:
+ *  - 0.5 erfc((i - z0)/(sqrt2 z)) does not depend on alpha, so it is kept in
+ *    the caller's memo (h0[i], i < DPDO__PG_NE; NaN = not yet computed) and
+ *    shared by all fractional orders of one (q, z);
+ *  - the current log A (one log per index in the reference) is needed only
+ *    for the tail test, which applies only once i > alpha + 1. */
+static double half_erfc0(double x0, int64_t i, double *h0)
+{
+    if (!h0 || i >= DPDO__PG_NE) return 0.5 * erfc(x0);
+    if (isnan(h0[i])) h0[i] = 0.5 * erfc(x0);
+    return h0[i];
+}
+
+/* Early exit with a rigorous lower bound (la_stop < inf). For i >= n with
+ * n > alpha, n >= z0 and n >= alpha - z0, both erfc arguments are >= 0 and
+ * erfc(x) <= e^{-x^2} gives, with the identity 2 z0 - 1 = 2 z^2 log(1/q - 1),
+ *   |term_i| <= |C(alpha,i)| (1-q)^alpha e^{-z0^2/(2z^2)} =: |C(alpha,i)| B.
+ * For i > alpha, |C(alpha,i+1)/C(alpha,i)| = 1 - (alpha+1)/(i+1), so
+ * |C(alpha,i)| <= |C(alpha,n)| ((n+1)/(i+1))^{alpha+1} and
+ *   sum_{i>=n} |term_i| <= |C(alpha,n)| B (1 + (n+1)/alpha).
+ * Hence A >= S_{n-1} - that bound (times 4 for the rounding of z0 and of the
+ * exponents) - the rounding and dropped-term slack of the partial sum. If
+ * log of this lower bound exceeds la_stop, the order cannot be optimal:
+ * *stopped = 1 and the lower bound is returned. */
+static double log_a_frac_m(double q, double z, double alpha, double *h0, double la_stop, int *stopped)
+{
+    double lq = log(q), l1q = log1p(-q);
+    double z0 = z * z * (log(1.0 / q - 1.0)) + 0.5;
+    double inv2 = 1.0 / (2.0 * z * z), sz = SQRT2 * z;
+    double M = -INFINITY, pos = 0.0, neg = 0.0, sabs = 0.0;
+    double lcoef = 0.0;
+    int sign = 1;
+    int ntail = -1;
+    double tail[NTAIL];
+    double nlb = floor(alpha) + 1.0;
+    if (z0 > nlb) nlb = ceil(z0);
+    if (alpha - z0 > nlb) nlb = ceil(alpha - z0);
+    if (!(la_stop < INFINITY)) nlb = INFINITY;
+    for (int64_t i = 0; i < 20000; i++) {
+        double fi = (double)i, j = alpha - fi;
+        if (fi == nlb && M > -INFINITY) {
+            double S = pos - neg;
+            for (int k = 0; k < ntail; k++) S += tail[k];
+            double lB = alpha * l1q - z0 * z0 * inv2;
+            double tb = 4.0 * exp(lcoef + lB - M) * (1.0 + (fi + 1.0) / alpha);
+            double slack = ldexp(1.0, -48) * (fi + 1.0) * sabs + 2.0 * (fi + 1.0) * exp(-60.0);
+            double lbv = S - tb - slack;
+            if (lbv > 0) {
+                double la_lb = M + log(lbv);
+                if (la_lb > la_stop) {
+                    *stopped = 1;
+                    return la_lb;
+                }
+            }
+        }
+        double b0 = lcoef + fi * lq + j * l1q + (fi * fi - fi) * inv2;
+        double b1 = lcoef + j * lq + fi * l1q + (j * j - j) * inv2;
+        double x0 = (fi - z0) / sz, x1 = (z0 - j) / sz;
+        double ub0 = b0 + log_half_erfc_ub(x0), ub1 = b1 + log_half_erfc_ub(x1);
+        double ub = ub0 > ub1 ? ub0 : ub1;
+        if (isnan(ub)) return NAN;
+        if (ub > M + 30.0) {
+            if (M != -INFINITY) {
+                double f = exp(M - ub);
+                pos *= f;
+                neg *= f;
+                sabs *= f;
+                for (int k = 0; k < ntail; k++) tail[k] *= f;
+            }
+            M = ub;
+        }
+        double v0 = 0.0, v1 = 0.0;
+        if (ub0 > M - 60.0)
+            v0 = x0 < 25.0 ? half_erfc0(x0, i, h0) * exp(b0 - M)
+                           : exp(b0 - M + LOG_HALF + dpdo__log_erfc(x0));
+        if (ub1 > M - 60.0) v1 = half_erfc_scaled(b1, x1, M);
+        double v = v0 + v1;
+        if (ntail >= 0) {
+            tail[ntail] = sign > 0 ? v : -v;
+            if (ntail > 0 && (tail[ntail] > 0) == (tail[ntail - 1] > 0) && tail[ntail] != 0.0) {
+                return NAN;
+            } else if (++ntail == NTAIL) {
+                double ps[NTAIL], acc = 0.0, prev = 0.0;
+                for (int k = 0; k < NTAIL; k++) ps[k] = (acc += tail[k]);
+                for (int lev = NTAIL - 1; lev > 0; lev--) {
+                    prev = ps[0];
+                    for (int k = 0; k < lev; k++) ps[k] = 0.5 * (ps[k] + ps[k + 1]);
+                }
+                double total = pos - neg + ps[0];
+                if (!(total > 0) || !(pos > 2.0 * neg * DBL_EPSILON)) return NAN;
+                double rel = ldexp(1.0, -50) * (fi + 1.0) * (sabs / total) + 2.0 * fabs(ps[0] - prev) / total;
+                double la = M + log(total) + log1p(rel);
+                return isfinite(la) ? la : NAN;
+            }
+        } else {
+            if (sign > 0)
+                pos += v;
+            else
+                neg += v;
+            sabs += v;
+            if (fi > alpha + 1.0) {
+                double lA = M + log(pos - neg > 0 ? pos - neg : pos);
+                if (ub < lA - TAIL_START) ntail = 0;
+            }
+        }
+        double f = alpha - fi;
+        if (f == 0.0) break;
+        if (f < 0) sign = -sign;
+        lcoef += log(fabs(f) / (fi + 1.0));
+    }
+    if (alpha == floor(alpha) && pos > neg) return M + log(pos - neg);
+    return NAN;
+}
+
+double dpdo__log_a_frac(double q, double z, double alpha)
+{
+    int stopped = 0;
+    return log_a_frac_m(q, z, alpha, NULL, INFINITY, &stopped);
+}
+
+/* log A at an integer order, through the memo (la[k], k < DPDO__PG_NI) */
+static double la_int_memo(double q, double z, int64_t k, const double *logtab, int64_t logtab_n,
+                          double *memo)
+{
+    if (k < 2) return 0.0;
+    if (!memo) return dpdo__log_a_int(q, z, k, logtab, logtab_n);
+    double *wl = memo + DPDO__PG_NI + DPDO__PG_NE;
+    if (k >= DPDO__PG_NI) return log_a_int_w(q, z, k, logtab, logtab_n, wl);
+    if (isnan(memo[k])) memo[k] = log_a_int_w(q, z, k, logtab, logtab_n, wl);
+    return memo[k];
+}
+
+void dpdo__pg_memo_reset(double *memo)
+{
+    for (int i = 0; i < DPDO__PG_MEMO; i++) memo[i] = NAN;
+}
+
 /* Convexity bound: log A_alpha is convex in alpha [M17, Cor. 2 via Hoelder],
  * so between the integers lo = floor(alpha) and lo + 1 the chord is an upper
  * bound; log A_1 = 0. */
@@ -224,9 +408,38 @@ static double clamp_rdp(double r, double cap)
     return r < cap ? r : cap;
 }
 
-double dpdo__rdp_poisson_gauss(double q, double z, double alpha, const double *logtab,
-                               int64_t logtab_n)
+/* The reference path (tests only): the kernels exactly as first written. */
+double dpdo__rdp_poisson_gauss_ref(double q, double z, double alpha, const double *logtab,
+                                   int64_t logtab_n)
 {
+    if (!(q > 0)) return 0.0;
+    if (alpha == INFINITY) return INFINITY;
+    double full = alpha / (2.0 * z * z);
+    if (!(full > 0)) return 0.0;
+    if (q >= 1.0) return full;
+    double la;
+    if (alpha == floor(alpha) && alpha <= 1e6) {
+        la = dpdo__log_a_int_ref(q, z, (int64_t)alpha, logtab, logtab_n);
+    } else {
+        la = alpha <= 256 ? dpdo__log_a_frac_ref(q, z, alpha) : NAN;
+        double bound = alpha <= 1e6 ? log_a_interp(alpha, dpdo__log_a_int_ref, q, z, logtab, logtab_n)
+                                    : INFINITY;
+        if (isnan(la) || la > bound) la = bound;
+    }
+    return clamp_rdp(la / (alpha - 1.0), full);
+}
+
+double dpdo__rdp_poisson_gauss_m(double q, double z, double alpha, const double *logtab,
+                                 int64_t logtab_n, double *memo)
+{
+    int pruned = 0;
+    return dpdo__rdp_poisson_gauss_lb(q, z, alpha, logtab, logtab_n, memo, INFINITY, &pruned);
+}
+
+double dpdo__rdp_poisson_gauss_lb(double q, double z, double alpha, const double *logtab,
+                                  int64_t logtab_n, double *memo, double r_stop, int *pruned)
+{
+    *pruned = 0;
     if (!(q > 0)) return 0.0;
     if (alpha == INFINITY) return INFINITY;
     double full = alpha / (2.0 * z * z); /* unsampled Gaussian: an upper bound */
@@ -234,18 +447,34 @@ double dpdo__rdp_poisson_gauss(double q, double z, double alpha, const double *l
     if (q >= 1.0) return full;
     double la;
     if (alpha == floor(alpha) && alpha <= 1e6) {
-        la = dpdo__log_a_int(q, z, (int64_t)alpha, logtab, logtab_n);
+        la = la_int_memo(q, z, (int64_t)alpha, logtab, logtab_n, memo);
     } else {
         /* the series (near-exact, with its margins), capped by the convexity
          * chord (a valid upper bound; it wins when q is so small that the
          * series' rounding margin exceeds the chord's slack, or if the series
          * failed) */
-        la = alpha <= 256 ? dpdo__log_a_frac(q, z, alpha) : NAN;
-        double bound = alpha <= 1e6 ? log_a_interp(alpha, dpdo__log_a_int, q, z, logtab, logtab_n)
-                                    : INFINITY;
+        la = NAN;
+        if (alpha <= 256) {
+            double la_stop = r_stop < full ? r_stop * (alpha - 1.0) : INFINITY;
+            la = log_a_frac_m(q, z, alpha, memo ? memo + DPDO__PG_NI : NULL, la_stop, pruned);
+            if (*pruned) return la / (alpha - 1.0); /* a lower bound of the RDP */
+        }
+        double bound = INFINITY;
+        if (alpha <= 1e6) {
+            double lo = floor(alpha);
+            double llo = la_int_memo(q, z, (int64_t)lo, logtab, logtab_n, memo);
+            double lhi = la_int_memo(q, z, (int64_t)lo + 1, logtab, logtab_n, memo);
+            bound = llo + (alpha - lo) * (lhi - llo); /* same chord as log_a_interp */
+        }
         if (isnan(la) || la > bound) la = bound;
     }
     return clamp_rdp(la / (alpha - 1.0), full);
+}
+
+double dpdo__rdp_poisson_gauss(double q, double z, double alpha, const double *logtab,
+                               int64_t logtab_n)
+{
+    return dpdo__rdp_poisson_gauss_m(q, z, alpha, logtab, logtab_n, NULL);
 }
 
 /* log A for the without-replacement subsampled Gaussian, integer alpha >= 2,
@@ -314,6 +543,14 @@ double dpdo__pure_eps_event(const dpdo__event_desc *ev)
     double q = ev->samp.q;
     if (e > 30) return e + log(q + (1.0 - q) * exp(-e)); /* log(q e^e + 1 - q) */
     return log1p(q * expm1(e));
+}
+
+double dpdo__rdp_event_m(const dpdo__event_desc *ev, double alpha, const double *logtab,
+                         int64_t logtab_n, double *memo)
+{
+    if (memo && ev->mech == DPDO_MECH_GAUSSIAN && ev->samp.kind == DPDO_SAMPLING_POISSON)
+        return dpdo__rdp_poisson_gauss_m(ev->samp.q, ev->noise / ev->sens, alpha, logtab, logtab_n, memo);
+    return dpdo__rdp_event(ev, alpha, logtab, logtab_n);
 }
 
 double dpdo__rdp_event(const dpdo__event_desc *ev, double alpha, const double *logtab,

@@ -82,6 +82,34 @@ double dpdo__log_a_int(double q, double z, int64_t alpha, const double *logtab, 
 /* Fractional-order kernel by the series; returns NaN if the series failed
  * (cancellation or no convergence), so the caller can fall back. */
 double dpdo__log_a_frac(double q, double z, double alpha);
+/* Per-(q, z) memo of the Poisson-Gaussian kernels: log A at the integer
+ * orders k < DPDO__PG_NI, then 0.5 erfc((i - z0)/(sqrt2 z)) for the series
+ * indices i < DPDO__PG_NE (alpha-independent), then log(expm1((k^2-k)/(2z^2)))
+ * for k < DPDO__PG_NI (z only). NaN = not computed. A memo
+ * belongs to ONE (q, z); reset it (dpdo__pg_memo_reset) when that changes.
+ * Values through a memo are bit-identical to values without one. */
+#define DPDO__PG_NI 66
+#define DPDO__PG_NE 64
+#define DPDO__PG_MEMO (2 * DPDO__PG_NI + DPDO__PG_NE) /* + log(expm1(c_k)) table, k < NI */
+void dpdo__pg_memo_reset(double *memo);
+double dpdo__rdp_poisson_gauss_m(double q, double z, double alpha, const double *logtab,
+                                 int64_t logtab_n, double *memo);
+/* The same value, unless the order is fractional and a rigorous lower bound
+ * of its RDP (partial series + bound of the rest, see math.c) already exceeds
+ * r_stop: then *pruned = 1 and that lower bound (> r_stop) is returned
+ * instead (the order cannot matter). */
+double dpdo__rdp_poisson_gauss_lb(double q, double z, double alpha, const double *logtab,
+                                  int64_t logtab_n, double *memo, double r_stop, int *pruned);
+/* dpdo__rdp_event with the memo for Poisson-Gaussian events (memo NULL or
+ * ignored for other events). */
+double dpdo__rdp_event_m(const dpdo__event_desc *ev, double alpha, const double *logtab,
+                         int64_t logtab_n, double *memo);
+/* Reference (slow) kernels, exactly as first implemented: used by the tests
+ * to check that the fast kernels give the same values. */
+double dpdo__log_a_int_ref(double q, double z, int64_t alpha, const double *logtab, int64_t logtab_n);
+double dpdo__log_a_frac_ref(double q, double z, double alpha);
+double dpdo__rdp_poisson_gauss_ref(double q, double z, double alpha, const double *logtab,
+                                   int64_t logtab_n);
 /* Without-replacement subsampled Gaussian (WBK 2019 Thm 9), gamma = m/n. */
 double dpdo__rdp_wor_gauss(double gamma, double z, double alpha, const double *logtab,
                            int64_t logtab_n);

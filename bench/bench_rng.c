@@ -80,6 +80,17 @@ int main(void)
     r = rate(rng, dpdo__stream_normals_k, DPDO__RNG_KERNEL_AUTO, buf, 0.3, &used);
     printf("rng.normals_per_cpu_s %.3g  # kernel %s, thread CPU time\n", r,
            dpdo__rng_kernel_name(used));
+    r = rate(rng, add_k, DPDO__RNG_KERNEL_AUTO, buf, 0.3, &used);
+    printf("rng.add_normals_per_cpu_s %.3g  # kernel %s, thread CPU time\n", r,
+           dpdo__rng_kernel_name(used));
+    if (dpdo__rng_kernel_best() >= DPDO__RNG_KERNEL_AVX512) {
+        r = rate(rng, dpdo__stream_normals_k, DPDO__RNG_KERNEL_AVX2, buf, 0.3, &used);
+        printf("rng.normals_per_cpu_s.avx2 %.3g  # kernel %s, thread CPU time\n", r,
+               dpdo__rng_kernel_name(used));
+    }
+    r = rate(rng, dpdo__stream_normals_k, DPDO__RNG_KERNEL_SCALAR, buf, 0.3, &used);
+    printf("rng.normals_per_cpu_s.scalar %.3g  # kernel %s, thread CPU time\n", r,
+           dpdo__rng_kernel_name(used));
     free(buf);
     dpdo_rng_destroy(rng);
     return 0;

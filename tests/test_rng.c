@@ -320,9 +320,17 @@ static void stream_layout(void)
         /* uniform: (2k + 1) / 2^53 with k the top 52 bits */
         CHECK(u[2 * j] == ldexp(2.0 * (double)(x1 >> 12) + 1.0, -53));
         CHECK(u[2 * j + 1] == ldexp(2.0 * (double)(x2 >> 12) + 1.0, -53));
-        /* normal pair with libm: rho (cos, sin) of theta = pi/2 (q + r) */
-        double rho = sqrt(-2.0 * log(u[2 * j]));
-        double theta = M_PI / 2 * ((double)(x2 & 3) + (ldexp((double)(x2 >> 12), -52) - 0.5));
+        /* normal pair with libm: u1 from bits 62..11 of x1, the arc angle
+         * a = pi/2 (k2 2^-52 - 1/2) from bits 62..11 of x2, reflected to
+         * pi/2 - a by bit 0 of x2, to pi - theta by bit 63 of x1 and to
+         * -theta by bit 63 of x2 */
+        const uint64_t m52 = (UINT64_C(1) << 52) - 1;
+        double u1 = ldexp(2.0 * (double)((x1 >> 11) & m52) + 1.0, -53);
+        double rho = sqrt(-2.0 * log(u1));
+        double theta = M_PI / 2 * (ldexp((double)((x2 >> 11) & m52), -52) - 0.5);
+        if (x2 & 1) theta = M_PI / 2 - theta;
+        if (x1 >> 63) theta = M_PI - theta;
+        if (x2 >> 63) theta = -theta;
         CHECK_NEAR(z[2 * j], rho * cos(theta), 1e-14 * (1 + rho));
         CHECK_NEAR(z[2 * j + 1], rho * sin(theta), 1e-14 * (1 + rho));
     }
@@ -382,16 +390,50 @@ static void math_accuracy(void)
     printf("# sin kernel max error %.2f ulp, cos kernel %.2f ulp\n", ws, wc);
     /* the full angle map: absolute error against libm of the same angle */
     double wa = 0;
+    const uint64_t m52 = (UINT64_C(1) << 52) - 1;
     for (size_t i = 0; i < n / 4; i++) {
-        uint64_t x = dpdo__stream_u64(&s);
+        uint64_t x1 = dpdo__stream_u64(&s), x2 = dpdo__stream_u64(&s);
         double sn, cs;
-        dpdo__angle(x, &sn, &cs);
-        double th = M_PI / 2 * ((double)(x & 3) + (ldexp((double)(x >> 12), -52) - 0.5));
+        dpdo__bm_angle(x1, x2, &sn, &cs);
+        double th = M_PI / 2 * (ldexp((double)((x2 >> 11) & m52), -52) - 0.5);
+        if (x2 & 1) th = M_PI / 2 - th;
+        if (x1 >> 63) th = M_PI - th;
+        if (x2 >> 63) th = -th;
         double e = fmax(fabs(sn - sin(th)), fabs(cs - cos(th)));
         if (e > wa) wa = e;
         CHECK(fabs(sn * sn + cs * cs - 1.0) < 1e-15);
     }
     CHECK_MSG(wa < 1e-15, "angle: max abs error %.3g", wa);
+    /* the Box-Muller radius squared, -2 ln u without a division (table +
+     * polynomial), against glibc's log (exactly scaled by -2), over
+     * [2^-53, 1): log-uniform, near 1, near 1/2 and at every table
+     * interval edge, plus the extreme u of the generator */
+    double wm = 0, wm_x = 0;
+    for (size_t i = 0; i < n; i++) {
+        double x;
+        switch (i & 3) {
+        case 0: x = exp(-36.7 * dpdo__stream_uniform(&s)); break;
+        case 1: x = 1.0 - ldexp(dpdo__stream_uniform(&s), -(int)(i % 53)); break;
+        case 2: x = ldexp(1.0 + (double)((i >> 2) % 17) / 16.0, -(int)(1 + i % 53)); /* edges */
+            x = (i & 4) ? nextafter(x, 0.0) : x;
+            break;
+        default: x = 0.5 + ldexp(dpdo__stream_uniform(&s), -(int)(i % 50)); break;
+        }
+        if (!(x < 1.0) || x < 0x1p-53) continue;
+        double e = ulp_err(dpdo__m2log(x), -2.0 * log(x));
+        if (e > wm) wm = e, wm_x = x;
+    }
+    double ex[3] = {0x1p-53, 1.0 - 0x1p-53, 0.5};
+    for (int i = 0; i < 3; i++) {
+        double e = ulp_err(dpdo__m2log(ex[i]), -2.0 * log(ex[i]));
+        if (e > wm) wm = e, wm_x = ex[i];
+    }
+    CHECK_MSG(wm <= 2.0, "-2 ln u: max error %.2f ulp at %.17g", wm, wm_x);
+    printf("# dpdo__m2log max error vs -2 log(): %.2f ulp (at %.17g)\n", wm, wm_x);
+    /* the extreme words give the extreme radii: |z| reaches sqrt(106 ln 2) */
+    CHECK(dpdo__bm_u1(0) == 0x1p-53 && dpdo__bm_u1(UINT64_MAX) == 1.0 - 0x1p-53);
+    CHECK(dpdo__bm_u1(UINT64_C(1) << 63) == 0x1p-53);
+    CHECK_NEAR(sqrt(dpdo__m2log(0x1p-53)), sqrt(106.0 * M_LN2), 1e-15);
     dpdo_rng_destroy(r);
 }
 
@@ -814,11 +856,11 @@ static void offsets(void)
     part[103] = dpdo__stream_normal(&s);
     dpdo__stream_normals(&s, part + 104, N - 104);
     CHECK(memcmp(part, full, sizeof full) == 0);
-    /* add_normals is out + scale * normals, bit for bit */
+    /* add_normals is fma(scale, normals, out) (one rounding), bit for bit */
     for (int i = 0; i < N; i++) part[i] = one[i] = 0.25 * i - 3.0;
     dpdo__stream_open(&s, r, 4, 5, 6);
     dpdo__stream_add_normals(&s, 0.7, part, N);
-    for (int i = 0; i < N; i++) one[i] = one[i] + 0.7 * full[i];
+    for (int i = 0; i < N; i++) one[i] = fma(0.7, full[i], one[i]);
     CHECK(memcmp(one, part, sizeof one) == 0);
     /* uniforms: bulk equals one at a time, also after an odd u32 draw */
     dpdo__stream_open(&s, r, 4, 5, 7);
@@ -898,6 +940,26 @@ static void simd_bit_identical(void)
         CHECK_MSG(memcmp(ref, got, n * sizeof *ref) == 0, "%s uniforms differ",
                   dpdo__rng_kernel_name(k));
     }
+    /* short and odd lengths (partial vectors, the scalar tail, a pending
+     * spare) on every kernel, for normals and add_normals */
+    for (int k = DPDO__RNG_KERNEL_SCALAR + 1; k <= best; k++) {
+        size_t bad = 0;
+        for (size_t len = 1; len <= 80; len++) {
+            for (int pre = 0; pre < 2; pre++) {
+                dpdo__stream a, b;
+                dpdo__stream_open(&a, r, 11, len, 12);
+                dpdo__stream_open(&b, r, 11, len, 12);
+                if (pre) (void)dpdo__stream_normal(&a), (void)dpdo__stream_normal(&b);
+                for (size_t i = 0; i < len; i++) ref[i] = got[i] = 1.0 - (double)i;
+                dpdo__stream_add_normals_k(&a, -1.25, ref, len, DPDO__RNG_KERNEL_SCALAR);
+                dpdo__stream_add_normals_k(&b, -1.25, got, len, k);
+                dpdo__stream_normals_k(&a, ref + len, len, DPDO__RNG_KERNEL_SCALAR);
+                dpdo__stream_normals_k(&b, got + len, len, k);
+                if (memcmp(ref, got, 2 * len * sizeof *ref) != 0) bad++;
+            }
+        }
+        CHECK_MSG(bad == 0, "%s: %zu short-length cases differ", dpdo__rng_kernel_name(k), bad);
+    }
     /* the dispatched public path equals the scalar kernel too */
     dpdo__stream a;
     dpdo__stream_open(&a, r, 3, 3, 3);
@@ -929,8 +991,12 @@ static void golden(void)
            (long long)p[2], (long long)p[3], (long long)p[4]);
     static const double gu[3] = {0x1.08f2a6974a0abp-1, 0x1.deff1fd29df0fp-1,
                                  0x1.dabb5296e0631p-1};
-    static const double gz[3] = {0x1.c77281b62093ap-1, 0x1.736f797cffd2ep-1,
-                                 0x1.8c18d213dd403p-2};
+    /* normals regenerated for the 0.2 Box-Muller mapping (division-free
+     * -2 ln u, angle signs from bit 63 of each word, see docs/rng.md); the
+     * libm recomputation in stream_layout and the distribution tests passed
+     * unchanged before they were recorded */
+    static const double gz[3] = {-0x1.14c408953c67ep+1, -0x1.6cf2ce14a512ap+0,
+                                 -0x1.df27b06e316ddp-2};
     static const double gl[2] = {-0x1.afc6195f82afcp-1, 0x1.c187a12ee31a8p-1};
     static const int64_t gs[4] = {3, 15, 58, 89}, gp[5] = {1, 3, 0, 2, 4};
     for (int i = 0; i < 3; i++) CHECK_MSG(u[i] == gu[i], "uniform %d: %a != %a", i, u[i], gu[i]);

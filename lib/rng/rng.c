@@ -289,12 +289,17 @@ static void normal_blocks(dpdo__stream *s, double *out, size_t nblocks, int add,
     while (nblocks > 0) {
         size_t m = nblocks < CHUNK_BLOCKS ? nblocks : CHUNK_BLOCKS;
         gen_blocks(s, w, m);
+        if (dpdo__simd_bm_blocks(w, m, out, add, scale)) {
+            out += 2 * m;
+            nblocks -= m;
+            continue;
+        }
         for (size_t j = 0; j < m; j++) {
             double z0, z1;
             dpdo__bm_block(w + 4 * j, &z0, &z1);
             if (add) {
-                out[2 * j] = out[2 * j] + scale * z0;
-                out[2 * j + 1] = out[2 * j + 1] + scale * z1;
+                out[2 * j] = fma(scale, z0, out[2 * j]);
+                out[2 * j + 1] = fma(scale, z1, out[2 * j + 1]);
             } else {
                 out[2 * j] = z0;
                 out[2 * j + 1] = z1;
@@ -312,7 +317,7 @@ static int normals_impl(dpdo__stream *s, double *out, size_t n, int add, double 
     if (n == 0) return kernel;
     double z;
     if (take_spare(s, &z)) {
-        out[0] = add ? out[0] + scale * z : z;
+        out[0] = add ? fma(scale, z, out[0]) : z;
         out++;
         n--;
     }
@@ -320,7 +325,7 @@ static int normals_impl(dpdo__stream *s, double *out, size_t n, int add, double 
     normal_blocks(s, out, n / 2, add, scale, kernel);
     if (n & 1) {
         z = dpdo__stream_normal(s);
-        out[n - 1] = add ? out[n - 1] + scale * z : z;
+        out[n - 1] = add ? fma(scale, z, out[n - 1]) : z;
     }
     return kernel;
 }

@@ -77,7 +77,7 @@ uint64_t dpdo__stream_below(dpdo__stream *s, uint64_t n); /* [0,n), unbiased; n>
  * dpdo__stream_normals call of the total length. */
 double dpdo__stream_normal(dpdo__stream *s);
 void dpdo__stream_normals(dpdo__stream *s, double *out, size_t n); /* fast block path */
-/* out[i] = out[i] + scale * z_i for i < n, with z_i the normals that
+/* out[i] = fma(scale, z_i, out[i]) (one rounding) for i < n, with z_i the normals that
  * dpdo__stream_normals would give: the noise kernel, no temporary buffer. */
 void dpdo__stream_add_normals(dpdo__stream *s, double scale, double *out, size_t n);
 

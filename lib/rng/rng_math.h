@@ -118,16 +118,12 @@ static inline double dpdo__log(double x)
     return dk * DPDO__LN2_HI + lo;
 }
 
-/* ---- the Box-Muller angle from a 64-bit word ------------------------------
- * theta = (pi/2) (q + r) with q = x mod 4 (the quadrant, from the two lowest
- * bits) and r = (1 + (x >> 12) 2^-52) - 3/2 in [-1/2, 1/2) (exact; the top 52
- * bits). So theta is uniform on a grid of 2^54 points of the circle and the
- * kernel argument a = (pi/2) r has |a| <= pi/4. sin a and cos a use the
- * minimax polynomials S1..S6 and C1..C6 published with fdlibm's k_sin.c /
+/* ---- sin and cos on [-pi/4, pi/4] -----------------------------------------
+ * The minimax polynomials S1..S6 and C1..C6 published with fdlibm's k_sin.c /
  * k_cos.c (error < 2^-58 on [-pi/4, pi/4]):
- *   sin a = a + (a z) P(z),  cos a = (1 - z/2) + z^2 Q(z),  z = a^2,
- * and the quadrant rotates (cos, sin) by q quarter turns (swap / negate,
- * exact). */
+ *   sin a = a + (a z) P(z),  cos a = (1 - z/2) + z^2 Q(z),  z = a^2.
+ * The Box-Muller angle (dpdo__bm_angle) maps the arc onto the circle by
+ * exact swaps and sign flips. */
 #define DPDO__PIO2 0x1.921fb54442d18p+0
 #define DPDO__S1 -0x1.5555555555549p-3 /* -1.66666666666666324348e-01 */
 #define DPDO__S2 0x1.111111110f8a6p-7  /*  8.33333333332248946124e-03 */
@@ -162,30 +158,117 @@ static inline void dpdo__sincos_kernel(double a, double *sn, double *cs)
     *cs = fma(z * z, pc, fma(z, -0.5, 1.0));
 }
 
-static inline void dpdo__angle(uint64_t x, double *sn, double *cs)
+/* ---- -2 ln u for the Box-Muller radius, without a division ---------------
+ * For u in [2^-1022, 1) (the generator passes u in [2^-53, 1 - 2^-53]):
+ * u = 2^e m, m in [1, 2) (exact: exponent and mantissa bits). The top 4
+ * fraction bits of m pick i in 0..15, m in [1 + i/16, 1 + (i+1)/16); the
+ * table holds invc_i = 1/c_i rounded (c_i the interval midpoint; invc_15 =
+ * 1/2 exactly) and -2 ln(invc_i) split into hi + lo parts (entry 15 is
+ * -2 ln 2 split as fdlibm's ln2_hi + ln2_lo). Then
+ *   r = fma(m, invc_i, -1),  |r| <= 1/32 (exact for i = 15),
+ *   -2 ln u = -2 e ln2 - 2 ln(1/invc_i) - 2 log1p(r),
+ *   -2 log1p(r) = -2 r + r^2 Q(r), Q the Taylor polynomial of
+ *   -2 (log1p(r) - r) / r^2 to degree 9 (truncation < 2^-58.6 relative),
+ *   evaluated by Estrin's scheme.
+ * Evaluated as head = fma(e, -2 ln2_hi, H_i) (e ln2_hi is exact),
+ * tail = fma(e, -2 ln2_lo, L_i), t = fma(r^2, Q(r), tail),
+ * result = head + fma(r, -2, t). For u in [31/32, 1) (i = 15, e = -1) head
+ * and tail are exactly 0, so results near 0 keep full relative accuracy.
+ * Every constant is -2 times the natural one, which is an exact scaling: the
+ * result equals -2 times the same evaluation of ln u. Measured error against
+ * -2 log(u) of glibc: docs/rng.md. The tables were computed with 60-digit
+ * decimal arithmetic (Python's decimal module). */
+static const double DPDO__LOGT_INVC[16] = {
+    0x1.f07c1f07c1f08p-1, 0x1.d41d41d41d41dp-1, 0x1.bacf914c1bad0p-1, 0x1.a41a41a41a41ap-1,
+    0x1.8f9c18f9c18fap-1, 0x1.7d05f417d05f4p-1, 0x1.6c16c16c16c17p-1, 0x1.5c9882b931057p-1,
+    0x1.4e5e0a72f0539p-1, 0x1.4141414141414p-1, 0x1.3521cfb2b78c1p-1, 0x1.29e4129e4129ep-1,
+    0x1.1f7047dc11f70p-1, 0x1.15b1e5f75270dp-1, 0x1.0c9714fbcda3bp-1, 0x1.0000000000000p-1,
+};
+static const double DPDO__LOGT_M2HI[16] = {
+    -0x1.f829b0e7832f8p-5, -0x1.6f0d28ae56b4ep-3, -0x1.29552f81ff521p-2, -0x1.9525a9cf456b6p-2,
+    -0x1.fb9186d5e3e29p-2, -0x1.2e8e2bae11d31p-1, -0x1.5d1bdbf5809cap-1, -0x1.89a3386c1425bp-1,
+    -0x1.b44f77bcc8f64p-1, -0x1.dd46a04c1c4a1p-1, -0x1.02552a5a5d0ffp+0, -0x1.154c3d2f4d5eap+0,
+    -0x1.2795e1289b11bp+0, -0x1.393e0d3562a1ap+0, -0x1.4a4f85db03ebbp+0, -0x1.62e42fee00000p+0,
+};
+static const double DPDO__LOGT_M2LO[16] = {
+    -0x1.33e3f04f1ef25p-59, 0x1.20db323097324p-58,  -0x1.301771c407dc0p-56, 0x1.26fb3e2b1d1dap-56,
+    -0x1.355519b0de535p-56, 0x1.1e99b72bd7bf2p-56,  0x1.7dc9c7c23801fp-55,  -0x1.2d38c40881e0bp-56,
+    0x1.a0892a8b38eedp-60,  0x1.19d95b62e2476p-61,  -0x1.e9c695d7ee800p-56, -0x1.98f33a3965e29p-56,
+    -0x1.ade0fcf6e5a1dp-54, 0x1.38eef67f2483ap-54,  0x1.d76102e1644f2p-54,  -0x1.a39ef35793c76p-32,
+};
+#define DPDO__M2LN2_HI (-2.0 * DPDO__LN2_HI)
+#define DPDO__M2LN2_LO (-2.0 * DPDO__LN2_LO)
+/* Q(r) = sum_{n=2}^{11} -2 (-1)^(n+1) r^(n-2) / n */
+#define DPDO__Q0 0x1.0000000000000p+0
+#define DPDO__Q1 -0x1.5555555555555p-1
+#define DPDO__Q2 0x1.0000000000000p-1
+#define DPDO__Q3 -0x1.999999999999ap-2
+#define DPDO__Q4 0x1.5555555555555p-2
+#define DPDO__Q5 -0x1.2492492492492p-2
+#define DPDO__Q6 0x1.0000000000000p-2
+#define DPDO__Q7 -0x1.c71c71c71c71cp-3
+#define DPDO__Q8 0x1.999999999999ap-3
+#define DPDO__Q9 -0x1.745d1745d1746p-3
+
+static inline double dpdo__m2log(double u)
 {
-    double r = dpdo__f64((x >> 12) | 0x3FF0000000000000ull) - 1.5;
-    double sv, cv;
-    dpdo__sincos_kernel(r * DPDO__PIO2, &sv, &cv);
-    /* angle = q pi/2 + a: q=1 -> (-sin, cos), q=2 -> (-cos, -sin), q=3 -> (sin, -cos) */
-    double c = (x & 1) ? sv : cv;
-    double s = (x & 1) ? cv : sv;
-    uint64_t negc = ((x + 1) << 62) & 0x8000000000000000ull; /* q in {1, 2} */
-    uint64_t negs = (x << 62) & 0x8000000000000000ull;       /* q in {2, 3} */
-    *cs = dpdo__f64(dpdo__bits(c) ^ negc);
-    *sn = dpdo__f64(dpdo__bits(s) ^ negs);
+    uint64_t b = dpdo__bits(u);
+    double e = dpdo__f64((b >> 52) | 0x4330000000000000ull) - (DPDO__MAGIC52 + 1023.0);
+    uint64_t mb = (b & 0x000FFFFFFFFFFFFFull) | 0x3FF0000000000000ull;
+    double m = dpdo__f64(mb);
+    unsigned i = (unsigned)(mb >> 48) & 15u;
+    double r = fma(m, DPDO__LOGT_INVC[i], -1.0);
+    double head = fma(e, DPDO__M2LN2_HI, DPDO__LOGT_M2HI[i]);
+    double tail = fma(e, DPDO__M2LN2_LO, DPDO__LOGT_M2LO[i]);
+    double r2 = r * r;
+    /* Estrin's scheme (shorter dependency chain than Horner) */
+    double q01 = fma(DPDO__Q1, r, DPDO__Q0), q23 = fma(DPDO__Q3, r, DPDO__Q2);
+    double q45 = fma(DPDO__Q5, r, DPDO__Q4), q67 = fma(DPDO__Q7, r, DPDO__Q6);
+    double q89 = fma(DPDO__Q9, r, DPDO__Q8);
+    double r4 = r2 * r2;
+    double q03 = fma(q23, r2, q01), q47 = fma(q67, r2, q45);
+    double q = fma(fma(q89, r4, q47), r4, q03);
+    double t = fma(r2, q, tail);
+    return head + fma(r, -2.0, t);
 }
 
 /* ---- Box-Muller on one block ----------------------------------------------
- * Block (w0, w1, w2, w3): u1 = u01(w0 | w1 << 32), theta from
- * x2 = w2 | w3 << 32 (dpdo__angle); rho = sqrt(-2 log u1);
- * z0 = rho cos theta, z1 = rho sin theta. */
+ * Block (w0, w1, w2, w3): x1 = w0 | w1 << 32, x2 = w2 | w3 << 32.
+ *   u1 = (1 + k1 2^-52) - (1 - 2^-53) = (2 k1 + 1) / 2^53 in
+ *        [2^-53, 1 - 2^-53], k1 = bits 62..11 of x1 (52 bits);
+ *   rho = sqrt(dpdo__m2log(u1));
+ *   a = (pi/2) ((1 + k2 2^-52) - 3/2), k2 = bits 62..11 of x2, so
+ *        |a| <= pi/4 on a grid of 2^52 points; sin a, cos a by
+ *        dpdo__sincos_kernel;
+ *   (c, s) = (cos a, sin a), swapped if bit 0 of x2 is set; c is negated if
+ *        bit 63 of x1 is set, s if bit 63 of x2 is set.
+ *   z0 = rho c, z1 = rho s.
+ * The swap and the two sign flips map the arc |a| <= pi/4 onto the whole
+ * circle (the 8 symmetries of the square), so the angle is uniform.
+ * "(x >> 11) | 0x3FF0..." puts bit 63 of x on the lowest exponent bit, which
+ * is already set, so bit 63 is free for a sign. */
+static inline double dpdo__bm_u1(uint64_t x1)
+{
+    return dpdo__f64((x1 >> 11) | 0x3FF0000000000000ull) - DPDO__ONE_MINUS_HALF_ULP;
+}
+
+static inline void dpdo__bm_angle(uint64_t x1, uint64_t x2, double *sn, double *cs)
+{
+    double r = dpdo__f64((x2 >> 11) | 0x3FF0000000000000ull) - 1.5;
+    double sv, cv;
+    dpdo__sincos_kernel(r * DPDO__PIO2, &sv, &cv);
+    double c = (x2 & 1) ? sv : cv;
+    double s = (x2 & 1) ? cv : sv;
+    *cs = dpdo__f64(dpdo__bits(c) ^ (x1 & 0x8000000000000000ull));
+    *sn = dpdo__f64(dpdo__bits(s) ^ (x2 & 0x8000000000000000ull));
+}
+
 static inline void dpdo__bm_block(const uint32_t w[4], double *z0, double *z1)
 {
-    double u1 = dpdo__u01(dpdo__w64(w[0], w[1]));
-    double rho = sqrt(-2.0 * dpdo__log(u1));
+    uint64_t x1 = dpdo__w64(w[0], w[1]), x2 = dpdo__w64(w[2], w[3]);
+    double rho = sqrt(dpdo__m2log(dpdo__bm_u1(x1)));
     double sn, cs;
-    dpdo__angle(dpdo__w64(w[2], w[3]), &sn, &cs);
+    dpdo__bm_angle(x1, x2, &sn, &cs);
     *z0 = rho * cs;
     *z1 = rho * sn;
 }

@@ -14,11 +14,16 @@ int dpdo__simd_best(void);
 /* Blocks ctr[0], ctr[0]+1, ... (mod 2^32) of stream (ctr[1..3]) under key
  * key[0..1]: handles the largest multiple of the kernel's width not above
  * nblocks and returns how many blocks it handled (0 for the scalar kernel).
- * Normals: block j -> out[2j], out[2j+1] (add: out[i] = out[i] + scale*z).
+ * Normals: block j -> out[2j], out[2j+1] (add: out[i] = fma(scale, z, out[i])).
  * Uniforms: block j -> out[2j] = u(w0,w1), out[2j+1] = u(w2,w3). */
 size_t dpdo__simd_normals(int kernel, const uint32_t key[4], const uint32_t ctr[4],
                           size_t nblocks, double *out, int add, double scale);
 size_t dpdo__simd_uniforms(int kernel, const uint32_t key[4], const uint32_t ctr[4],
                            size_t nblocks, double *out);
+
+/* dpdo__bm_block on m blocks of words w (normals, or add: out[i] =
+ * fma(scale, z, out[i])) compiled for FMA; returns 0 without doing anything
+ * if the CPU lacks FMA (or off x86), else 1. Same bits as the portable loop. */
+int dpdo__simd_bm_blocks(const uint32_t *w, size_t m, double *out, int add, double scale);
 
 #endif /* DPDO_RNG_SIMD_H */

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Internal layout of losses, regularizers and nodes, and the helpers the
+ * reference solver (and later the algorithms) use. Never installed. */
+#ifndef DPDO_MODEL_IMPL_H
+#define DPDO_MODEL_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "dpdo/loss.h"
+#include "dpdo/node.h"
+#include "dpdo/regularizer.h"
+#include "dpdo/reference.h"
+#include "../core/core_impl.h"
+#include "../data/data_impl.h"
+
+/* ---- regularizers ------------------------------------------------------ */
+enum {
+    DPDO__REG_USER = -1,
+    DPDO__REG_NONE = 0,
+    DPDO__REG_L2,
+    DPDO__REG_L1,
+    DPDO__REG_EN,
+    DPDO__REG_BALL,
+    DPDO__REG_BOX,
+    DPDO__REG_NCVX,
+    DPDO__REG_NBUILTIN
+};
+
+struct dpdo_regularizer {
+    const dpdo_regularizer_type *type;
+    int kind;        /* DPDO__REG_* */
+    void *user;      /* user types: the caller's pointer; built-ins: this handle */
+    int64_t dim;
+    double p[2];     /* parameters of built-ins */
+    size_t tsize;    /* the type's struct_size */
+    char errmsg[DPDO__ERRMSG_LEN];
+};
+
+/* Fenchel conjugate h*(w) of a built-in convex regularizer (+Inf outside its
+ * domain); returns 0 and sets *ok = 0 for types without one (user,
+ * fedplt-nonconvex). */
+double dpdo__reg_conjugate(const struct dpdo_regularizer *reg, const double *w, int *ok);
+/* Largest theta in [0,1] with h*(theta w) finite (1 if always finite). */
+double dpdo__reg_dual_scale(const struct dpdo_regularizer *reg, const double *w);
+/* value/prox without argument checks (message into err) */
+int dpdo__reg_value(struct dpdo_regularizer *reg, const double *x, double *out, char *err);
+int dpdo__reg_prox(struct dpdo_regularizer *reg, const double *v, double t, double *out,
+                   char *err);
+int dpdo__reg_grad(struct dpdo_regularizer *reg, const double *x, double *g, char *err);
+double dpdo__reg_modulus_builtin(const struct dpdo_regularizer *reg);
+/* scalar prox of lambda u^2/(1+u^2): global minimiser (exposed for tests) */
+double dpdo__ncvx_prox1(double v, double lambda, double t);
+
+/* ---- losses ------------------------------------------------------------- */
+enum { DPDO__LOSS_USER = -1, DPDO__LOSS_HINGE = 0, DPDO__LOSS_LOGISTIC, DPDO__LOSS_SQUARED,
+       DPDO__LOSS_NBUILTIN };
+
+struct dpdo_loss {
+    const dpdo_loss_type *type;
+    int builtin;     /* DPDO__LOSS_* */
+    int kind;        /* DPDO_LOSS_KIND_* */
+    void *user;
+    int64_t dim;
+    size_t tsize;
+    double *scratch; /* 2*dim */
+    char errmsg[DPDO__ERRMSG_LEN];
+};
+
+/* The built-in phi functions in the kernel's signature (ctx unused). */
+double dpdo__phi_hinge(const void *ctx, double m, double y, double *loss);
+double dpdo__phi_logistic(const void *ctx, double m, double y, double *loss);
+double dpdo__phi_squared(const void *ctx, double m, double y, double *loss);
+/* Convex conjugate phi*(u; y) of a built-in phi (+Inf outside its domain). */
+double dpdo__phi_conjugate(int builtin, double u, double y);
+
+/* The evaluation shared by dpdo_loss_eval and dpdo_node_eval: arguments are
+ * already validated except the indices; scratch has 2*dim doubles.
+ * `scale` multiplies value and gradient on output (1 for the public mean);
+ * outputs written only on success. */
+int dpdo__loss_eval(const struct dpdo_loss *loss, const struct dpdo_shard *sh, const double *x,
+                    const int64_t *idx, int64_t m, double clip, double *value, double *grad,
+                    int64_t *nclipped, double *scratch, char *err);
+int dpdo__loss_check_x(const struct dpdo_loss *loss, const struct dpdo_shard *sh,
+                       const double *x, int64_t dim, const int64_t *idx, int64_t m,
+                       double clip, char *err);
+int dpdo__loss_constants(struct dpdo_loss *loss, const struct dpdo_shard *sh, double radius,
+                         double *lip, double *smooth, char *err);
+
+/* ---- nodes -------------------------------------------------------------- */
+struct dpdo_node {
+    struct dpdo_shard *shard; /* borrowed, may be NULL (model-kind loss) */
+    struct dpdo_loss *loss;   /* borrowed */
+    double weight;
+    int64_t dim;
+    double *scratch;          /* 2*dim */
+    char errmsg[DPDO__ERRMSG_LEN];
+};
+
+#endif /* DPDO_MODEL_IMPL_H */

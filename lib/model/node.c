@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Nodes: a borrowed shard + a borrowed loss + a weight, with their own
+ * scratch so distinct nodes can be evaluated in parallel. */
+#include <math.h>
+#include <string.h>
+#include "model_impl.h"
+
+DPDO_API int dpdo_node_create(dpdo_node **out, dpdo_shard *shard, dpdo_loss *loss, double weight)
+{
+    if (!out) return DPDO_E_INVAL;
+    *out = NULL;
+    if (!loss) return DPDO_E_INVAL;
+    if (!isfinite(weight) || !(weight > 0.0))
+        return dpdo__err(loss->errmsg, DPDO_E_INVAL, "node weight %g must be finite and > 0",
+                         weight);
+    if (!shard && loss->kind != DPDO_LOSS_KIND_MODEL)
+        return dpdo__err(loss->errmsg, DPDO_E_INVAL,
+                         "a node with loss '%s' needs a shard (only model-kind losses may go "
+                         "without data)",
+                         loss->type->name);
+    if (shard) {
+        const struct dpdo_dataset *ds = shard->parent;
+        if (loss->kind == DPDO_LOSS_KIND_PHI && ds->d != loss->dim)
+            return dpdo__err(loss->errmsg, DPDO_E_INVAL,
+                             "loss '%s' has dimension %lld but the shard's data has %lld features",
+                             loss->type->name, (long long)loss->dim, (long long)ds->d);
+        if (loss->builtin == DPDO__LOSS_HINGE || loss->builtin == DPDO__LOSS_LOGISTIC) {
+            for (int64_t k = 0; k < shard->n; k++) {
+                int64_t r = dpdo__shard_row(shard, k);
+                if (ds->y[r] != 1.0 && ds->y[r] != -1.0)
+                    return dpdo__err(loss->errmsg, DPDO_E_INVAL,
+                                     "dataset row %lld: label %g is not -1 or +1 (the %s loss "
+                                     "needs binary labels)",
+                                     (long long)r, ds->y[r], loss->type->name);
+            }
+        }
+    }
+    size_t nbytes;
+    if (!dpdo__mul_size((size_t)loss->dim, 2 * sizeof(double), &nbytes)) return DPDO_E_NOMEM;
+    struct dpdo_node *nd = dpdo__calloc(1, sizeof *nd);
+    if (!nd) return DPDO_E_NOMEM;
+    nd->scratch = dpdo__alloc(nbytes);
+    if (!nd->scratch) {
+        dpdo__free(nd);
+        return DPDO_E_NOMEM;
+    }
+    nd->shard = shard;
+    nd->loss = loss;
+    nd->weight = weight;
+    nd->dim = loss->dim;
+    *out = nd;
+    return DPDO_OK;
+}
+
+DPDO_API void dpdo_node_destroy(dpdo_node *node)
+{
+    if (!node) return;
+    dpdo__free(node->scratch);
+    dpdo__free(node);
+}
+
+DPDO_API const char *dpdo_node_errmsg(const dpdo_node *node)
+{
+    return node ? node->errmsg : "(null node)";
+}
+DPDO_API int64_t dpdo_node_samples(const dpdo_node *node)
+{
+    return node && node->shard ? node->shard->n : 0;
+}
+DPDO_API int64_t dpdo_node_dim(const dpdo_node *node) { return node ? node->dim : 0; }
+DPDO_API double dpdo_node_weight(const dpdo_node *node) { return node ? node->weight : 0.0; }
+DPDO_API dpdo_shard *dpdo_node_shard(const dpdo_node *node) { return node ? node->shard : NULL; }
+DPDO_API dpdo_loss *dpdo_node_loss(const dpdo_node *node) { return node ? node->loss : NULL; }
+
+DPDO_API int dpdo_node_eval(dpdo_node *node, const double *x, int64_t dim, const int64_t *idx,
+                            int64_t m, double clip, double *value, double *grad,
+                            int64_t *nclipped)
+{
+    if (!node) return DPDO_E_INVAL;
+    int rc = dpdo__loss_check_x(node->loss, node->shard, x, dim, idx, m, clip, node->errmsg);
+    if (rc) return rc;
+    return dpdo__loss_eval(node->loss, node->shard, x, idx, m, clip, value, grad, nclipped,
+                           node->scratch, node->errmsg);
+}
+
+DPDO_API int dpdo_node_lipschitz(dpdo_node *node, double radius, double *out)
+{
+    if (!node) return DPDO_E_INVAL;
+    if (!out) return dpdo__err(node->errmsg, DPDO_E_INVAL, "out is NULL");
+    double a, b;
+    int rc = dpdo__loss_constants(node->loss, node->shard, radius, &a, &b, node->errmsg);
+    if (rc) return rc;
+    *out = a;
+    return DPDO_OK;
+}
+
+DPDO_API int dpdo_node_smoothness(dpdo_node *node, double radius, double *out)
+{
+    if (!node) return DPDO_E_INVAL;
+    if (!out) return dpdo__err(node->errmsg, DPDO_E_INVAL, "out is NULL");
+    double a, b;
+    int rc = dpdo__loss_constants(node->loss, node->shard, radius, &a, &b, node->errmsg);
+    if (rc) return rc;
+    *out = b;
+    return DPDO_OK;
+}

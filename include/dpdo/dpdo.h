@@ -8,5 +8,11 @@
 #include "status.h"
 #include "rng.h"
 #include "dataset.h"
+#include "loss.h"
+#include "regularizer.h"
+#include "node.h"
+#include "reference.h"
+#include "network.h"
+#include "accountant.h"
 
 #endif /* DPDO_DPDO_H */

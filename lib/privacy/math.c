@@ -137,6 +137,27 @@ static double half_erfc_scaled(double base, double x, double M)
 /* cheap upper bound of log(0.5 erfc(x)): erfc(x) <= min(2, e^{-x^2}) (x >= 0) */
 static double log_half_erfc_ub(double x) { return x <= 0.8 ? 0.0 : LOG_HALF - x * x; }
 
+/* Finish an alternating series whose last NTAIL terms are in tail[]: the
+ * repeated averaging of partial sums (Euler transform) estimates the limit,
+ * and the result carries a relative margin for rounding (2^-50 per term
+ * magnitude) plus twice the last averaging step. Returns log A, or NaN when
+ * the sum is not safely positive (the caller then uses the convexity bound). */
+static double tail_finish(const double *tail, double pos, double neg, double sabs, double fi,
+                          double M)
+{
+    double ps[NTAIL], acc = 0.0, prev = 0.0;
+    for (int k = 0; k < NTAIL; k++) ps[k] = (acc += tail[k]);
+    for (int lev = NTAIL - 1; lev > 0; lev--) {
+        prev = ps[0];
+        for (int k = 0; k < lev; k++) ps[k] = 0.5 * (ps[k] + ps[k + 1]);
+    }
+    double total = pos - neg + ps[0];
+    if (!(total > 0) || !(pos > 2.0 * neg * DBL_EPSILON)) return NAN;
+    double rel = ldexp(1.0, -50) * (fi + 1.0) * (sabs / total) + 2.0 * fabs(ps[0] - prev) / total;
+    double la = M + log(total) + log1p(rel);
+    return isfinite(la) ? la : NAN;
+}
+
 double dpdo__log_a_frac_ref(double q, double z, double alpha)
 {
     double lq = log(q), l1q = log1p(-q);
@@ -172,17 +193,7 @@ double dpdo__log_a_frac_ref(double q, double z, double alpha)
             if (ntail > 0 && (tail[ntail] > 0) == (tail[ntail - 1] > 0) && tail[ntail] != 0.0) {
                 return NAN; /* not alternating: the caller uses the convexity bound */
             } else if (++ntail == NTAIL) {
-                double ps[NTAIL], acc = 0.0, prev = 0.0;
-                for (int k = 0; k < NTAIL; k++) ps[k] = (acc += tail[k]);
-                for (int lev = NTAIL - 1; lev > 0; lev--) {
-                    prev = ps[0];
-                    for (int k = 0; k < lev; k++) ps[k] = 0.5 * (ps[k] + ps[k + 1]);
-                }
-                double total = pos - neg + ps[0];
-                if (!(total > 0) || !(pos > 2.0 * neg * DBL_EPSILON)) return NAN;
-                double rel = ldexp(1.0, -50) * (fi + 1.0) * (sabs / total) + 2.0 * fabs(ps[0] - prev) / total;
-                double la = M + log(total) + log1p(rel);
-                return isfinite(la) ? la : NAN;
+                return tail_finish(tail, pos, neg, sabs, fi, M);
             }
         } else {
             if (sign > 0)
@@ -334,17 +345,7 @@ static double log_a_frac_m(double q, double z, double alpha, double *h0, double 
             if (ntail > 0 && (tail[ntail] > 0) == (tail[ntail - 1] > 0) && tail[ntail] != 0.0) {
                 return NAN;
             } else if (++ntail == NTAIL) {
-                double ps[NTAIL], acc = 0.0, prev = 0.0;
-                for (int k = 0; k < NTAIL; k++) ps[k] = (acc += tail[k]);
-                for (int lev = NTAIL - 1; lev > 0; lev--) {
-                    prev = ps[0];
-                    for (int k = 0; k < lev; k++) ps[k] = 0.5 * (ps[k] + ps[k + 1]);
-                }
-                double total = pos - neg + ps[0];
-                if (!(total > 0) || !(pos > 2.0 * neg * DBL_EPSILON)) return NAN;
-                double rel = ldexp(1.0, -50) * (fi + 1.0) * (sabs / total) + 2.0 * fabs(ps[0] - prev) / total;
-                double la = M + log(total) + log1p(rel);
-                return isfinite(la) ? la : NAN;
+                return tail_finish(tail, pos, neg, sabs, fi, M);
             }
         } else {
             if (sign > 0)

@@ -335,6 +335,131 @@ static void hinge_l1_exact(void)
     prob_free(&p);
 }
 
+/* hinge + elastic net ("dual-cd-ppa") against the exact optimum found by
+ * enumeration on a tiny problem (d = 2, 7 samples): with l2 > 0 the
+ * optimum minimises the strictly convex quadratic of its own piece, i.e. of
+ * (sign pattern of x, samples at the kink y a.x = 1, samples with y a.x < 1),
+ * over the affine set {x_j = 0 off the support, y_s a_s.x = 1 at the kinks};
+ * so F* = min over every pattern's KKT point of the true F. Dense and CSR. */
+enum { EN_N = 7 };
+static double en_F(const double *A, const double *yv, const double *x, double l1, double l2)
+{
+    double f = 0;
+    for (int s = 0; s < EN_N; s++) {
+        double z = yv[s] * (A[2 * s] * x[0] + A[2 * s + 1] * x[1]);
+        f += (z < 1 ? 1 - z : 0) / EN_N;
+    }
+    return f + l1 * (fabs(x[0]) + fabs(x[1])) + 0.5 * l2 * (x[0] * x[0] + x[1] * x[1]);
+}
+
+static double en_exact(const double *A, const double *yv, double l1, double l2, double *xbest)
+{
+    double best = INFINITY;
+    for (int sg = 0; sg < 9; sg++) {
+        int sig[2] = {sg % 3 - 1, sg / 3 - 1}; /* -1, 0, +1 */
+        for (int k1 = -1; k1 < EN_N; k1++)
+            for (int k2 = -1; k2 < EN_N; k2++) {
+                if ((k1 < 0 && k2 >= 0) || (k2 >= 0 && k2 <= k1)) continue;
+                int kk[2] = {k1, k2}, nk = (k1 >= 0) + (k2 >= 0);
+                for (int act = 0; act < (1 << EN_N); act++) {
+                    int bad = 0;
+                    for (int q = 0; q < nk; q++) bad |= (act >> kk[q]) & 1;
+                    if (bad) continue; /* kinks are not in the active set */
+                    /* free coordinates F = {j: sig_j != 0}; g = l1 sig - sum_act c y a */
+                    double g[2];
+                    for (int j = 0; j < 2; j++) {
+                        g[j] = l1 * sig[j];
+                        for (int s = 0; s < EN_N; s++)
+                            if ((act >> s) & 1) g[j] -= yv[s] * A[2 * s + j] / EN_N;
+                        if (!sig[j]) g[j] = 0;
+                    }
+                    /* x = (-g + B^T mu) / l2 with B rows y_s a_s (free coords), B x = 1 */
+                    double B[2][2] = {{0, 0}, {0, 0}}, mu[2] = {0, 0};
+                    for (int q = 0; q < nk; q++)
+                        for (int j = 0; j < 2; j++) B[q][j] = sig[j] ? yv[kk[q]] * A[2 * kk[q] + j] : 0;
+                    if (nk == 1) {
+                        double bb = B[0][0] * B[0][0] + B[0][1] * B[0][1];
+                        if (bb < 1e-12) continue;
+                        mu[0] = (l2 + B[0][0] * g[0] + B[0][1] * g[1]) / bb;
+                    } else if (nk == 2) {
+                        double M00 = B[0][0] * B[0][0] + B[0][1] * B[0][1];
+                        double M01 = B[0][0] * B[1][0] + B[0][1] * B[1][1];
+                        double M11 = B[1][0] * B[1][0] + B[1][1] * B[1][1];
+                        double det = M00 * M11 - M01 * M01;
+                        if (fabs(det) < 1e-12) continue;
+                        double r0 = l2 + B[0][0] * g[0] + B[0][1] * g[1];
+                        double r1 = l2 + B[1][0] * g[0] + B[1][1] * g[1];
+                        mu[0] = (M11 * r0 - M01 * r1) / det;
+                        mu[1] = (M00 * r1 - M01 * r0) / det;
+                    }
+                    double x[2];
+                    for (int j = 0; j < 2; j++) x[j] = (-g[j] + B[0][j] * mu[0] + B[1][j] * mu[1]) / l2;
+                    double F = en_F(A, yv, x, l1, l2);
+                    if (F < best) {
+                        best = F;
+                        xbest[0] = x[0];
+                        xbest[1] = x[1];
+                    }
+                }
+            }
+    }
+    return best;
+}
+
+static void hinge_en_exact(void)
+{
+    static const double A[2 * EN_N] = {1.0, 0.2, 0.3, 1.1, -0.7, 0.4, 0.9, -0.5,
+                                       -0.2, -1.0, 0.6, 0.6, 0.0, 0.0};
+    static const double yv[EN_N] = {1, 1, -1, 1, -1, -1, 1};
+    static const int64_t rp[EN_N + 1] = {0, 2, 4, 6, 8, 10, 12, 12};
+    static const int32_t ci[12] = {0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1};
+    const double pars[3][2] = {{0.02, 0.05}, {0.1, 0.01}, {0.0, 0.3}};
+    for (int pi = 0; pi < 3; pi++)
+        for (int csr = 0; csr < 2; csr++) {
+            dpdo_dataset *ds = NULL;
+            dpdo_shard *sh = NULL;
+            dpdo_loss *lo = NULL;
+            dpdo_node *nd = NULL;
+            dpdo_regularizer *rg = NULL;
+            dpdo_reference *ref = NULL;
+            CHECK_EQ(dpdo_dataset_create(&ds), DPDO_OK);
+            if (csr)
+                CHECK_EQ(dpdo_dataset_set_csr(ds, EN_N, 2, rp, ci, A, yv, DPDO_COPY), DPDO_OK);
+            else
+                CHECK_EQ(dpdo_dataset_set_dense(ds, EN_N, 2, A, yv, DPDO_COPY), DPDO_OK);
+            CHECK_EQ(dpdo_shard_create_range(&sh, ds, 0, EN_N), DPDO_OK);
+            CHECK_EQ(dpdo_loss_create(&lo, dpdo_loss_type_find("hinge"), NULL, 2), DPDO_OK);
+            CHECK_EQ(dpdo_node_create(&nd, sh, lo, 1.0), DPDO_OK);
+            CHECK_EQ(dpdo_regularizer_create(&rg, dpdo_regularizer_type_find("elastic-net"), NULL,
+                                             2, pars[pi], 2),
+                     DPDO_OK);
+            dpdo_reference_options o;
+            dpdo_reference_options_init(&o, sizeof o);
+            o.tol = 1e-12;
+            CHECK_EQ(dpdo_reference_create(&ref, &nd, 1, rg, &o), DPDO_OK);
+            double x[2], F, xe[2] = {NAN, NAN};
+            CHECK_EQ(dpdo_reference_solve(ref, x, 2, &F), DPDO_OK);
+            CHECK(strcmp(dpdo_reference_method(ref), "dual-cd-ppa") == 0);
+            double cert = dpdo_reference_certificate(ref);
+            double Fe = en_exact(A, yv, pars[pi][0], pars[pi][1], xe);
+            printf("# hinge + en(%g, %g) %s: F = %.17g, exact %.17g, certificate %.3g\n",
+                   pars[pi][0], pars[pi][1], csr ? "csr" : "dense", F, Fe, cert);
+            CHECK_NEAR(F, en_F(A, yv, x, pars[pi][0], pars[pi][1]), 1e-15);
+            CHECK_NEAR(F, Fe, 1e-11);
+            CHECK_NEAR(x[0], xe[0], 1e-5);
+            CHECK_NEAR(x[1], xe[1], 1e-5);
+            /* the certificate is a true bound: F(x) - F_exact <= cert (+ rounding) */
+            CHECK_MSG(F - Fe <= cert + 1e-15, "F - F* = %g > certificate %g", F - Fe, cert);
+            CHECK(cert <= 1e-12);
+            dpdo_reference_destroy(ref);
+            dpdo_regularizer_destroy(rg);
+            dpdo_node_destroy(nd);
+            dpdo_loss_destroy(lo);
+            dpdo_shard_destroy(sh);
+            dpdo_dataset_destroy(ds);
+        }
+}
+
 static void weighting_modes(void)
 {
     struct prob p;
@@ -623,6 +748,7 @@ int main(void)
     RUN(logistic_l1_kkt);
     RUN(all_pairs);
     RUN(hinge_l1_exact);
+    RUN(hinge_en_exact);
     RUN(weighting_modes);
     RUN(model_kind_node);
     RUN(liblinear_agreement);

@@ -18,6 +18,9 @@
  *                   with backtracking and adaptive restart;
  *   "dual-cd"       hinge loss + "l2": dual coordinate descent (Hsieh et al.
  *                   2008, the LIBLINEAR -s 3 method) on the exact dual;
+ *   "dual-cd-ppa"   hinge loss + "elastic-net" with lambda2 > 0: proximal
+ *                   point method, each step solved by dual coordinate ascent
+ *                   (exact line search); exact dual certificate. Since 0.1;
  *   "smoothed-fista" hinge with any other h: FISTA on the Nesterov-smoothed
  *                   hinge with continuation (smoothing -> 0).
  * Certificate (dpdo_reference_certificate): a proven upper bound on
@@ -53,7 +56,8 @@ typedef struct dpdo_reference_options {
     int32_t weighting;   /* DPDO_WEIGHT_* (default SAMPLES). Since 0.1 */
     double tol;          /* stopping tolerance, see above; 0 (default) = the method's
                             default: 1e-10, or 1e-6 for "smoothed-fista". Since 0.1 */
-    int64_t max_iter;    /* iteration cap (default 200000; epochs for dual-cd). Since 0.1 */
+    int64_t max_iter;    /* iteration cap (default 200000; epochs for dual-cd and
+                            dual-cd-ppa). Since 0.1 */
     int32_t lbfgs_memory;/* L-BFGS pairs (default 10). Since 0.1 */
 } dpdo_reference_options;
 

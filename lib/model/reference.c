@@ -16,8 +16,9 @@
 #include <string.h>
 #include "model_impl.h"
 
-enum { M_LBFGS = 0, M_FISTA, M_DUALCD, M_SFISTA };
-static const char *const method_names[] = {"lbfgs", "fista", "dual-cd", "smoothed-fista"};
+enum { M_LBFGS = 0, M_FISTA, M_DUALCD, M_SFISTA, M_PPA };
+static const char *const method_names[] = {"lbfgs", "fista", "dual-cd", "smoothed-fista",
+                                           "dual-cd-ppa"};
 
 struct dpdo_reference {
     struct dpdo_node **nodes;
@@ -182,6 +183,7 @@ DPDO_API int dpdo_reference_create(dpdo_reference **out, dpdo_node *const *nodes
         if (dpdo_regularizer_modulus(r->reg, &mu) == DPDO_OK) r->mu_h = mu;
     }
     if (all_hinge && hk == DPDO__REG_L2 && r->reg->p[0] > 0.0) r->method = M_DUALCD;
+    else if (all_hinge && hk == DPDO__REG_EN && r->reg->p[1] > 0.0) r->method = M_PPA;
     else if (r->any_hinge) r->method = M_SFISTA;
     else if (h_smooth(r->reg)) r->method = M_LBFGS;
     else r->method = M_FISTA;
@@ -190,7 +192,7 @@ DPDO_API int dpdo_reference_create(dpdo_reference **out, dpdo_node *const *nodes
      * default is looser (docs/model.md, "Tolerances in practice"). */
     if (r->o.tol == 0.0) r->o.tol = r->method == M_SFISTA ? 1e-6 : 1e-10;
     r->polish = r->method == M_SFISTA && all_hinge && hk == DPDO__REG_L1 && r->reg->p[0] > 0.0;
-    if (r->method == M_DUALCD || r->polish) {
+    if (r->method == M_DUALCD || r->method == M_PPA || r->polish) {
         int64_t N = 0;
         for (int32_t i = 0; i < n_nodes; i++) N += nodes[i]->shard->n;
         r->nsamp = N;
@@ -734,6 +736,267 @@ static void hinge_l1_polish(struct dpdo_reference *r, double *x, double *F, doub
     }
 }
 
+/* ---- hinge + elastic net (l2 > 0): proximal point + dual coordinate descent ----
+ * (Written for l2 >= 0; selected only for l2 > 0. With l2 = 0, i.e. the
+ * hinge + l1 linear program, its inner problems become ill-conditioned as rp
+ * shrinks and it does not yet beat smoothed-fista + polish on dense data.)
+ * P(x) = sum_s c_s max(0, 1 - y_s <a_s, x>) + l1 ||x||_1 + (l2/2) ||x||^2 is a
+ * linear program when l2 = 0. Outer loop: the proximal point method
+ * (Rockafellar 1976), x_{k+1} ~ argmin P(x) + (rp/2) ||x - z_k||^2, z_{k+1} =
+ * x_{k+1}; it converges for any rp > 0 (in finitely many exact steps for an
+ * LP). Each subproblem is, with rho = l2 + rp and w0 = (rp / rho) z_k,
+ *     min_x sum_s c_s hinge_s(x) + l1 ||x||_1 + (rho/2) ||x - w0||^2 (+ const),
+ * whose dual over b_s in [0, c_s] is smooth: with v = sum_s b_s y_s a_s,
+ * x(b) = soft(w0 + v / rho, l1 / rho), the partial derivative in b_s is
+ * 1 - y_s <a_s, x(b)> and its Lipschitz constant ||a_s||^2 / rho. Inner
+ * loop: dual coordinate ascent with shrinking, as solve_dualcd (Hsieh et al.
+ * 2008), maintaining v and x(b). b is warm-started across outer steps.
+ * Certificate: b is feasible for the ORIGINAL dual, max sum_s b_s - h*(v),
+ * after scaling by theta in [0,1] (theta b stays in the box): the bound is
+ * P(x) - max_theta (theta sum b_s - h*(theta v)) over theta in
+ * {1, min(1, l1 / ||v||_inf)}, with v recomputed from scratch (no drift). */
+static double softt(double u, double t) { return u > t ? u - t : (u < -t ? u + t : 0.0); }
+
+/* G(t) = y <a_row, x(b + t e_s)> - 1, increasing in t */
+static double ppa_G(const struct dpdo_dataset *ds, int64_t row, double y, double t,
+                    const double *w0, const double *v, double irho, double thr)
+{
+    double z = 0.0, ty = t * y;
+    if (ds->layout == DPDO__DS_DENSE) {
+        const double *ar = ds->X + (size_t)row * (size_t)ds->d;
+        for (int64_t j = 0; j < ds->d; j++)
+            if (ar[j] != 0.0) z += ar[j] * softt(w0[j] + (v[j] + ty * ar[j]) * irho, thr);
+    } else {
+        for (int64_t e = ds->rowptr[row]; e < ds->rowptr[row + 1]; e++) {
+            int64_t j = ds->colidx[e];
+            z += ds->val[e] * softt(w0[j] + (v[j] + ty * ds->val[e]) * irho, thr);
+        }
+    }
+    return y * z - 1.0;
+}
+
+/* certificate at (x, b): writes F(x) and the gap (INFINITY if no finite bound) */
+static int ppa_gap(struct dpdo_reference *r, const double *x, double *F, double *gap)
+{
+    const int64_t d = r->dim, N = r->nsamp;
+    double *t = wv(r, 3), *u = wv(r, 5);
+    memset(t, 0, (size_t)d * sizeof *t);
+    double sb = 0.0;
+    for (int64_t s = 0; s < N; s++) {
+        double b = r->alpha[s];
+        if (b == 0.0) continue;
+        const struct dpdo_dataset *ds = r->nodes[r->s_node[s]]->shard->parent;
+        dpdo__row_axpy(ds, r->s_row[s], b * ds->y[r->s_row[s]], t);
+        sb += b;
+    }
+    int rc = F_eval(r, x, F);
+    if (rc) return rc;
+    double amax = 0.0;
+    for (int64_t j = 0; j < d; j++) amax = fmax(amax, fabs(t[j]));
+    const double l1 = r->reg->p[0];
+    double thetas[2] = {1.0, amax <= l1 ? 1.0 : l1 / amax}, best = -INFINITY;
+    for (int k = 0; k < 2; k++) {
+        for (int64_t j = 0; j < d; j++) u[j] = thetas[k] * t[j];
+        int ok = 0;
+        double hs = dpdo__reg_conjugate(r->reg, u, &ok);
+        double D = thetas[k] * sb - hs;
+        if (ok && isfinite(D) && D > best) best = D;
+    }
+    double g = *F - best;
+    *gap = isnan(g) ? INFINITY : (g < 0.0 ? 0.0 : g);
+    return DPDO_OK;
+}
+
+static int solve_ppa(struct dpdo_reference *r, double *Fout)
+{
+    const int64_t d = r->dim, N = r->nsamp;
+    const double l1 = r->reg->p[0], l2 = r->reg->kind == DPDO__REG_EN ? r->reg->p[1] : 0.0;
+    double *x = wv(r, 0), *v = wv(r, 1), *w0 = wv(r, 2), *best = wv(r, 4);
+    /* proximal weight rp: starts at max(l1, l2) and halves every proximal
+     * step down to 1e-5 of that: well-conditioned inner problems early,
+     * long proximal steps late (docs/model.md, measured) */
+    double rp = fmax(fmax(l1, l2), 1e-6);
+    const double rpf = 0.5, rpmin = 1e-5 * rp;
+    double rho = l2 + rp, irho = 1.0 / rho, thr = l1 / rho, wsc = rp / rho;
+    memset(x, 0, (size_t)d * sizeof *x);
+    memset(v, 0, (size_t)d * sizeof *v);
+    memset(w0, 0, (size_t)d * sizeof *w0);
+    int64_t *act = r->act;
+    unsigned char *keep = r->keep;
+    for (int64_t s = 0; s < N; s++) {
+        const struct dpdo_dataset *ds = r->nodes[r->s_node[s]]->shard->parent;
+        /* a zero row's hinge is the constant 1: its dual optimum is b_s = c_s */
+        r->alpha[s] = ds->row_norm[r->s_row[s]] == 0.0 ? sample_c(r, s) : 0.0;
+    }
+    int status = DPDO_E_NUMERIC;
+    int64_t ep = 0;
+    double F = NAN, gap = INFINITY, best_F = NAN, best_gap = INFINITY;
+    double eps_in = 0.1;
+    while (ep < r->o.max_iter) {
+        /* inner: dual CD with shrinking until the full set is eps_in-optimal */
+        for (int64_t s = 0; s < N; s++) act[s] = s;
+        int64_t nact = N;
+        double PGmax_old = INFINITY, PGmin_old = -INFINITY;
+        for (; ep < r->o.max_iter; ep++) {
+            uint64_t na = (uint64_t)nact;
+            if (na == 0) na = 1;
+            uint64_t a = (0x9E3779B97F4A7C15ull + 2 * (uint64_t)ep) % na;
+            if (a == 0) a = 1;
+            for (;;) {
+                uint64_t p = a, q = na;
+                while (q) {
+                    uint64_t tq = p % q;
+                    p = q;
+                    q = tq;
+                }
+                if (p == 1) break;
+                a = a + 1 >= na ? 1 : a + 1;
+            }
+            uint64_t su = ((uint64_t)ep * 0xBF58476D1CE4E5B9ull) % na;
+            double PGmax = -INFINITY, PGmin = INFINITY;
+            for (int64_t k = 0; k < nact; k++, su = (su + a) % na) {
+                int64_t pos = (int64_t)su, s = act[pos];
+                keep[pos] = 1;
+                const struct dpdo_dataset *ds = r->nodes[r->s_node[s]]->shard->parent;
+                int64_t row = r->s_row[s];
+                double Q = ds->row_norm[row] * ds->row_norm[row] * irho;
+                if (Q == 0.0) continue;
+                double C = sample_c(r, s), y = ds->y[row];
+                double G = y * dpdo__row_dot(ds, row, x) - 1.0;
+                double al = r->alpha[s], PG = 0.0;
+                if (al <= 0.0) {
+                    if (G > PGmax_old) {
+                        keep[pos] = 0;
+                        continue;
+                    }
+                    if (G < 0.0) PG = G;
+                } else if (al >= C) {
+                    if (G < PGmin_old) {
+                        keep[pos] = 0;
+                        continue;
+                    }
+                    if (G > 0.0) PG = G;
+                } else
+                    PG = G;
+                if (PG > PGmax) PGmax = PG;
+                if (PG < PGmin) PGmin = PG;
+                if (PG == 0.0) continue;
+                /* exact coordinate maximisation: the root of the monotone,
+                 * piecewise linear G(t) on [-al, C - al] by the Illinois
+                 * method, kept on the side of t = 0 unless the root is hit
+                 * (so the dual value never decreases), and never shorter
+                 * than the Lipschitz step -G / Q */
+                double ta, tb, Ga, Gb, tt;
+                if (G < 0.0) {
+                    ta = 0.0, Ga = G, tb = C - al;
+                    Gb = ppa_G(ds, row, y, tb, w0, v, irho, thr);
+                } else {
+                    tb = 0.0, Gb = G, ta = -al;
+                    Ga = ppa_G(ds, row, y, ta, w0, v, irho, thr);
+                }
+                if (G < 0.0 && Gb <= 0.0) tt = tb;
+                else if (G > 0.0 && Ga >= 0.0) tt = ta;
+                else {
+                    tt = G < 0.0 ? ta : tb;
+                    int side = 0;
+                    for (int it = 0; it < 12; it++) {
+                        double tn = ta - Ga * (tb - ta) / (Gb - Ga);
+                        if (!(tn > ta && tn < tb)) break;
+                        double Gn = ppa_G(ds, row, y, tn, w0, v, irho, thr);
+                        if (Gn == 0.0) {
+                            ta = tb = tn;
+                            break;
+                        }
+                        if (Gn < 0.0) {
+                            ta = tn, Ga = Gn;
+                            if (side == -1) Gb *= 0.5;
+                            side = -1;
+                        } else {
+                            tb = tn, Gb = Gn;
+                            if (side == 1) Ga *= 0.5;
+                            side = 1;
+                        }
+                        if (fabs(Gn) <= 1e-14 || tb - ta <= 1e-15 * C) break;
+                    }
+                    /* the Lipschitz step -G/Q is on the side of t = 0 too */
+                    double ts = -G / Q;
+                    tt = G < 0.0 ? fmax(ta, fmin(ts, tb)) : fmin(tb, fmax(ts, ta));
+                }
+                double an = fmin(fmax(al + tt, 0.0), C);
+                if (an == al) continue;
+                double dy = (an - al) * y;
+                r->alpha[s] = an;
+                if (ds->layout == DPDO__DS_DENSE) {
+                    const double *ar = ds->X + (size_t)row * (size_t)ds->d;
+                    for (int64_t j = 0; j < d; j++) {
+                        v[j] += dy * ar[j];
+                        x[j] = softt(w0[j] + v[j] * irho, thr);
+                    }
+                } else {
+                    for (int64_t e = ds->rowptr[row]; e < ds->rowptr[row + 1]; e++) {
+                        int64_t j = ds->colidx[e];
+                        v[j] += dy * ds->val[e];
+                        x[j] = softt(w0[j] + v[j] * irho, thr);
+                    }
+                }
+            }
+            int64_t m = 0;
+            for (int64_t k = 0; k < nact; k++)
+                if (keep[k]) act[m++] = act[k];
+            nact = m;
+            if (PGmax == -INFINITY) PGmax = 0.0;
+            if (PGmin == INFINITY) PGmin = 0.0;
+            if (PGmax - PGmin <= eps_in) {
+                if (nact < N) {
+                    for (int64_t s = 0; s < N; s++) act[s] = s;
+                    nact = N;
+                    PGmax_old = INFINITY;
+                    PGmin_old = -INFINITY;
+                    continue;
+                }
+                ep++;
+                break;
+            }
+            PGmax_old = PGmax <= 0.0 ? INFINITY : PGmax;
+            PGmin_old = PGmin >= 0.0 ? -INFINITY : PGmin;
+        }
+        /* certificate of the original problem at (x, b) */
+        int rc = ppa_gap(r, x, &F, &gap);
+        if (rc) return rc;
+        if (gap < best_gap) {
+            best_gap = gap;
+            best_F = F;
+            memcpy(best, x, (size_t)d * sizeof *best);
+        }
+        if (best_gap <= r->o.tol * fmax(1.0, fabs(best_F))) {
+            status = DPDO_OK;
+            break;
+        }
+        /* proximal step: new centre z = x; keep b (and v), recompute x(b) */
+        if (rp * rpf >= rpmin) rp *= rpf;
+        rho = l2 + rp; irho = 1.0 / rho; thr = l1 / rho; wsc = rp / rho;
+        for (int64_t j = 0; j < d; j++) {
+            w0[j] = wsc * x[j];
+            x[j] = softt(w0[j] + v[j] * irho, thr);
+        }
+        eps_in = fmax(0.3 * eps_in, 1e-12);
+    }
+    r->iters = ep;
+    if (isinf(best_gap)) { /* no certificate at all: report the last point */
+        int rc = F_eval(r, x, &best_F);
+        if (rc) return rc;
+        memcpy(best, x, (size_t)d * sizeof *best);
+    }
+    memcpy(x, best, (size_t)d * sizeof *x);
+    r->cert = isinf(best_gap) ? NAN : best_gap;
+    *Fout = best_F;
+    if (status != DPDO_OK)
+        dpdo__err(r->errmsg, DPDO_E_NUMERIC,
+                  "dual-cd-ppa stopped after %lld epochs: certificate %.3g, tol %.3g",
+                  (long long)ep, r->cert, r->o.tol);
+    return status;
+}
+
 static int solve_fista(struct dpdo_reference *r, double *Fout)
 {
     const int64_t d = r->dim;
@@ -1026,6 +1289,7 @@ DPDO_API int dpdo_reference_solve(dpdo_reference *ref, double *x, int64_t dim, d
     switch (ref->method) {
     case M_LBFGS: rc = solve_lbfgs(ref, &F); break;
     case M_DUALCD: rc = solve_dualcd(ref, &F); break;
+    case M_PPA: rc = solve_ppa(ref, &F); break;
     default: rc = solve_fista(ref, &F); break;
     }
     if (rc != DPDO_OK && rc != DPDO_E_NUMERIC) return rc;

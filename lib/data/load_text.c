@@ -133,6 +133,19 @@ static int32_t *make_cls(const double *raw, int64_t n)
 
 /* ---- LIBSVM ---------------------------------------------------------------------- */
 static inline int is_sep(char ch) { return ch == ' ' || ch == '\t' || ch == '\r'; }
+/* Common start of every text parser: a zeroed context over buf and the
+ * validated options. */
+static int ctx_init(struct ctx *c, struct dpdo_dataset *ds, const char *name, const char *buf,
+                    const dpdo_load_options *opts)
+{
+    memset(c, 0, sizeof *c);
+    c->ds = ds;
+    c->name = name;
+    c->buf = buf;
+    c->integral = 1;
+    return check_opts(ds, opts, &c->o);
+}
+
 static inline int is_end_tok(const char *p, const char *end)
 {
     return p == end || *p == ' ' || *p == '\t' || *p == '\r' || *p == '\n';
@@ -142,12 +155,7 @@ int dpdo__parse_libsvm(struct dpdo_dataset *ds, const char *name, const char *bu
                        const dpdo_load_options *opts)
 {
     struct ctx c;
-    memset(&c, 0, sizeof c);
-    c.ds = ds;
-    c.name = name;
-    c.buf = buf;
-    c.integral = 1;
-    int rc = check_opts(ds, opts, &c.o);
+    int rc = ctx_init(&c, ds, name, buf, opts);
     if (rc) return rc;
     const int64_t nf = c.o.n_features;
 
@@ -361,12 +369,7 @@ int dpdo__parse_csv(struct dpdo_dataset *ds, const char *name, const char *buf, 
                     const dpdo_load_options *opts)
 {
     struct ctx c;
-    memset(&c, 0, sizeof c);
-    c.ds = ds;
-    c.name = name;
-    c.buf = buf;
-    c.integral = 1;
-    int rc = check_opts(ds, opts, &c.o);
+    int rc = ctx_init(&c, ds, name, buf, opts);
     if (rc) return rc;
     if (c.o.layout == DPDO_LAYOUT_CSR)
         return dpdo__err(ds->errmsg, DPDO_E_UNSUPPORTED, "the CSV loader produces dense data only");

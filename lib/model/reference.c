@@ -807,6 +807,26 @@ static int ppa_gap(struct dpdo_reference *r, const double *x, double *F, double 
     return DPDO_OK;
 }
 
+/* Dual coordinate descent with shrinking (Hsieh et al. 2008, Alg. 3): the
+ * projected gradient PG of dual variable al in [0, C] with gradient G.
+ * Returns 0 when the variable sits at a bound with a gradient pushing it
+ * outward beyond last sweep's extremes, i.e. it is shrunk from the active
+ * set; else 1 with *PG set. */
+static int dcd_projected_grad(double al, double C, double G, double PGmax_old, double PGmin_old,
+                              double *PG)
+{
+    *PG = 0.0;
+    if (al <= 0.0) {
+        if (G > PGmax_old) return 0;
+        if (G < 0.0) *PG = G;
+    } else if (al >= C) {
+        if (G < PGmin_old) return 0;
+        if (G > 0.0) *PG = G;
+    } else
+        *PG = G;
+    return 1;
+}
+
 static int solve_ppa(struct dpdo_reference *r, double *Fout)
 {
     const int64_t d = r->dim, N = r->nsamp;
@@ -863,21 +883,11 @@ static int solve_ppa(struct dpdo_reference *r, double *Fout)
                 if (Q == 0.0) continue;
                 double C = sample_c(r, s), y = ds->y[row];
                 double G = y * dpdo__row_dot(ds, row, x) - 1.0;
-                double al = r->alpha[s], PG = 0.0;
-                if (al <= 0.0) {
-                    if (G > PGmax_old) {
-                        keep[pos] = 0;
-                        continue;
-                    }
-                    if (G < 0.0) PG = G;
-                } else if (al >= C) {
-                    if (G < PGmin_old) {
-                        keep[pos] = 0;
-                        continue;
-                    }
-                    if (G > 0.0) PG = G;
-                } else
-                    PG = G;
+                double al = r->alpha[s], PG;
+                if (!dcd_projected_grad(al, C, G, PGmax_old, PGmin_old, &PG)) {
+                    keep[pos] = 0;
+                    continue;
+                }
                 if (PG > PGmax) PGmax = PG;
                 if (PG < PGmin) PGmin = PG;
                 if (PG == 0.0) continue;
@@ -1203,22 +1213,11 @@ static int solve_dualcd(struct dpdo_reference *r, double *Fout)
             double C = r->omega[r->s_node[s]] / (double)nd->shard->n / lam;
             double y = ds->y[row];
             double G = y * dpdo__row_dot(ds, row, w) - 1.0;
-            double al = r->alpha[s];
-            double PG = 0.0;
-            if (al <= 0.0) {
-                if (G > PGmax_old) {
-                    keep[pos] = 0;
-                    continue;
-                }
-                if (G < 0.0) PG = G;
-            } else if (al >= C) {
-                if (G < PGmin_old) {
-                    keep[pos] = 0;
-                    continue;
-                }
-                if (G > 0.0) PG = G;
-            } else
-                PG = G;
+            double al = r->alpha[s], PG;
+            if (!dcd_projected_grad(al, C, G, PGmax_old, PGmin_old, &PG)) {
+                keep[pos] = 0;
+                continue;
+            }
             if (PG > PGmax) PGmax = PG;
             if (PG < PGmin) PGmin = PG;
             if (PG != 0.0) {

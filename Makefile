@@ -61,10 +61,10 @@ BENCHSRC   = $(wildcard bench/*.c)
 BENCHBIN   = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCHSRC))
 
 .PHONY: all lib examples tools check check-asan check-valgrind check-exports check-abi \
-        check-install bench demo deps install uninstall clean map tests
+        check-install bench demo deps install uninstall clean map tests mpi check-mpi
 .DEFAULT_GOAL := all
 
-all: lib tools examples $(BUILD)/dpdo.pc
+all: lib tools examples $(BUILD)/dpdo.pc mpi
 lib: $(SHLIB) $(STLIB)
 
 # ---- the library ------------------------------------------------------------
@@ -126,6 +126,61 @@ $(BUILD)/bin/%: tools/%.c $(STLIB)
 $(BUILD)/bench/%: bench/%.c $(STLIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(DPDO_CFLAGS) -Ilib -DDPDO_STATIC $(CFLAGS) -O3 $< -o $@ $(STLIB) $(DEP_LIBS) $(LDFLAGS)
+
+# ---- libdpdo_mpi: built when mpicc is present (scripts/install-deps.sh installs MPICH) -----------
+MPICC    ?= mpicc
+MPIEXEC  ?= mpiexec
+HAVE_MPI := $(shell command -v $(MPICC) >/dev/null 2>&1 && echo 1)
+MPI_SONAME = libdpdo_mpi.so.$(ABI)
+MPI_SOFILE = libdpdo_mpi.so.$(ABI).$(VMINOR).$(VPATCH)
+MPI_SHLIB  = $(BUILD)/lib/$(MPI_SOFILE)
+MPI_STLIB  = $(BUILD)/lib/libdpdo_mpi.a
+MPI_OBJ    = $(BUILD)/mpi/mpi.o
+MPI_TEST   = $(BUILD)/tests/mpi/test_mpi
+MPI_EXAMPLES = $(if $(HAVE_MPI),$(BUILD)/examples/mpi_run)
+MPI_BENCH  = $(if $(HAVE_MPI),$(BUILD)/bench/bench_mpi)
+MPI_RANKS ?= 1 2 4
+
+$(MPI_OBJ): lib/mpi/mpi.c include/dpdo/mpi.h include/dpdo/transport.h
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CPPFLAGS) -std=c11 -D_DEFAULT_SOURCE $(WARN) -ffp-contract=off -Iinclude -fPIC \
+	    -fvisibility=hidden -DDPDO_BUILDING $(CFLAGS) -c $< -o $@
+
+$(MPI_SHLIB): $(MPI_OBJ) $(SHLIB)
+	$(MPICC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(MPI_SONAME) -o $@ $(MPI_OBJ) -L$(BUILD)/lib -ldpdo
+	ln -sf $(MPI_SOFILE) $(BUILD)/lib/$(MPI_SONAME)
+	ln -sf $(MPI_SONAME) $(BUILD)/lib/libdpdo_mpi.so
+
+$(MPI_STLIB): $(MPI_OBJ)
+	rm -f $@
+	$(AR) rcs $@ $(MPI_OBJ)
+
+$(BUILD)/dpdo-mpi.pc: dpdo-mpi.pc.in include/dpdo/version.h
+	@mkdir -p $(dir $@)
+	$(PC_SED) $< > $@
+
+mpi: $(if $(HAVE_MPI),$(MPI_SHLIB) $(MPI_STLIB) $(BUILD)/dpdo-mpi.pc $(MPI_EXAMPLES))
+
+$(MPI_TEST): tests/mpi/test_mpi.c $(MPI_STLIB) $(STLIB)
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CPPFLAGS) $(DPDO_CFLAGS) -DDPDO_STATIC $(CFLAGS) $< -o $@ $(MPI_STLIB) $(STLIB) $(DEP_LIBS) $(LDFLAGS)
+
+$(BUILD)/examples/mpi_run: examples/mpi/mpi_run.c $(MPI_STLIB) $(STLIB)
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CPPFLAGS) $(DPDO_CFLAGS) -DDPDO_STATIC $(CFLAGS) $< -o $@ $(MPI_STLIB) $(STLIB) $(DEP_LIBS) $(LDFLAGS)
+
+$(BUILD)/bench/bench_mpi: bench/mpi/bench_mpi.c $(MPI_STLIB) $(STLIB)
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CPPFLAGS) $(DPDO_CFLAGS) -Ilib -DDPDO_STATIC $(CFLAGS) -O3 $< -o $@ $(MPI_STLIB) $(STLIB) $(DEP_LIBS) $(LDFLAGS)
+
+# `make check-mpi`: the bit-identity tests with 1, 2 and 4 ranks on this machine (loopback).
+check-mpi: $(if $(HAVE_MPI),$(MPI_TEST))
+	@if [ -z "$(HAVE_MPI)" ]; then echo "check-mpi: no mpicc (install mpich and libmpich-dev)"; exit 1; fi
+	@for k in $(MPI_RANKS); do \
+	    echo "== mpiexec -n $$k $(MPI_TEST)"; \
+	    timeout 600 $(MPIEXEC) -n $$k $(MPI_TEST) > $(BUILD)/test-logs/mpi-$$k.log 2>&1; rc=$$?; \
+	    grep -E '^(not ok|# summary)' $(BUILD)/test-logs/mpi-$$k.log; [ $$rc -eq 0 ] || exit 1; \
+	done
 
 examples: $(EXAMPLEBIN)
 tools: $(TOOLBIN)

@@ -19,5 +19,6 @@
 #include "compressor.h"
 #include "preprocess.h"
 #include "algorithm.h"
+#include "transport.h"
 
 #endif /* DPDO_DPDO_H */

@@ -38,6 +38,16 @@ typedef struct dpdo_node dpdo_node;
  * DPDO_E_NOMEM. Since 0.1. */
 DPDO_API int dpdo_node_create(dpdo_node **out, dpdo_shard *shard, dpdo_loss *loss,
                               double weight);
+/* A node whose data lives in another process of a distributed run
+ * (dpdo/transport.h): it has a loss (for the dimension and kind) and a sample
+ * count, but no shard. An algorithm only computes for the nodes its process
+ * hosts, so a remote node's data is never needed; dpdo_node_eval and the
+ * constant queries on it return DPDO_E_STATE. samples >= 1; weight as in
+ * dpdo_node_create. Returns DPDO_OK, DPDO_E_INVAL (message in
+ * dpdo_loss_errmsg(loss)), DPDO_E_NOMEM. Since 0.1. */
+DPDO_API int dpdo_node_create_remote(dpdo_node **out, dpdo_loss *loss, int64_t samples, double weight);
+/* 1 for a node made by dpdo_node_create_remote, else 0. Since 0.1. */
+DPDO_API int dpdo_node_is_remote(const dpdo_node *node);
 /* Destroy; NULL is a no-op. Does not touch the shard or the loss. Since 0.1. */
 DPDO_API void dpdo_node_destroy(dpdo_node *node);
 /* Last failure message; never NULL ("(null node)" for NULL). Since 0.1. */

@@ -102,8 +102,8 @@ static int prepare(dpdo__eng *e, void *priv)
     int64_t kcap = dpdo_compressor_capacity(e->comp), k = dpdo_compressor_k(e->comp);
     if (B != P->idx_B || kcap != P->kcap) {
         int64_t *si = dpdo__alloc_array((size_t)n * (size_t)B, sizeof *si);
-        int64_t *mi = dpdo__alloc_array((size_t)n * (size_t)kcap, sizeof *mi);
-        double *mv = dpdo__alloc_array((size_t)n * (size_t)kcap, sizeof *mv);
+        int64_t *mi = dpdo__calloc((size_t)n * (size_t)kcap, sizeof *mi);
+        double *mv = dpdo__calloc((size_t)n * (size_t)kcap, sizeof *mv);
         if (!si || !mi || !mv) {
             dpdo__free(si), dpdo__free(mi), dpdo__free(mv);
             return dpdo__err(e->err, DPDO_E_NOMEM, "prepare: out of memory");
@@ -208,7 +208,8 @@ static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
     int dense = strcmp(dpdo_compressor_name(e->comp), "identity") == 0;
     p->stage[0].pat[0] = (dpdo__xpat){.kind = DPDO__PAT_NET,
                                       .payload = dense ? DPDO__PAY_DENSE : DPDO__PAY_SPARSE,
-                                      .kvar = dense ? NULL : (const int64_t *)e->scr[P->scnt]};
+                                      .kvar = dense ? NULL : (const int64_t *)e->scr[P->scnt],
+                                      .buf = P->mval, .ibuf = P->midx, .kbuf = e->scr[P->scnt], .ld = P->kcap};
     p->ncharges = 0;
     if (e->pv.private_run)
         for (int64_t c = 0; c < p->ncomp; c++) {
@@ -324,8 +325,14 @@ static void commit(dpdo__eng *e, void *priv, const dpdo__plan *p)
     memcpy(e->blk[P->bx].cur, e->scr[P->sxnew], nd);
     memcpy(e->blk[P->bm].cur, e->scr[P->smnew], nd);
     const int64_t *cnt = e->scr[P->scnt];
+    const struct dpdo_network *net = e->net;
     for (int64_t c = 0; c < p->ncomp; c++) { /* B1 */
         int64_t j = p->comp[c];
+        if (e->xt && !dpdo__eng_hosted(e, j)) { /* distributed: only replicas this process reads */
+            int64_t q = net->rowptr[j];
+            while (q < net->rowptr[j + 1] && !dpdo__eng_hosted(e, net->col[q])) q++;
+            if (q == net->rowptr[j + 1]) continue;
+        }
         double *h = ROW(e, P->bh, j);
         const int64_t *ix = P->midx + (size_t)j * (size_t)P->kcap;
         const double *v = P->mval + (size_t)j * (size_t)P->kcap;
@@ -353,6 +360,7 @@ const dpdo__alg_vt dpdo__vt_do_adp = {
     .uses_compressor = 1,
     .accepts_mask = 1,
     .node_probs = 1,
+    .distributable = 1,
     .defaults = defaults,
     .configure = configure,
     .prepare = prepare,

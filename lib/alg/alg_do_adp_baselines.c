@@ -320,7 +320,7 @@ static int dpdo_plan(dpdo__eng *e, void *priv, dpdo__plan *p)
     p->nstages = 1;
     p->stage[0].who = DPDO__RUN_COMPUTING;
     p->stage[0].npat = 1;
-    p->stage[0].pat[0] = (dpdo__xpat){.kind = DPDO__PAT_NET, .payload = DPDO__PAY_DENSE};
+    p->stage[0].pat[0] = (dpdo__xpat){.kind = DPDO__PAT_NET, .payload = DPDO__PAY_DENSE, .buf = e->scr[P->smsg], .ld = e->d};
     p->ncharges = 0;
     P->pend = 0;
     uint64_t t = p->t - 1; /* the paper's round index; x(0) is public */
@@ -423,6 +423,7 @@ const dpdo__alg_vt dpdo__vt_dpdo_huang = {
     .keys = DPDO_KEYS,
     .paper = NULL,
     .needs_net = 1,
+    .distributable = 1,
     .defaults = dpdo_defaults,
     .configure = dpdo_configure,
     .prepare = dpdo_prepare,
@@ -557,8 +558,10 @@ static int cpgt_plan(dpdo__eng *e, void *priv, dpdo__plan *p)
     p->nstages = 2;
     p->stage[0].who = DPDO__RUN_COMPUTING;
     p->stage[0].npat = 2;
-    p->stage[0].pat[0] = (dpdo__xpat){.kind = DPDO__PAT_NET, .payload = DPDO__PAY_SPARSE, .kvar = (const int64_t *)e->scr[P->scx]};
-    p->stage[0].pat[1] = (dpdo__xpat){.kind = DPDO__PAT_NET, .payload = DPDO__PAY_SPARSE, .kvar = (const int64_t *)e->scr[P->scy]};
+    p->stage[0].pat[0] = (dpdo__xpat){.kind = DPDO__PAT_NET, .payload = DPDO__PAY_SPARSE, .kvar = (const int64_t *)e->scr[P->scx],
+                                      .buf = P->mxv, .ibuf = P->mxi, .kbuf = e->scr[P->scx], .ld = P->kcap};
+    p->stage[0].pat[1] = (dpdo__xpat){.kind = DPDO__PAT_NET, .payload = DPDO__PAY_SPARSE, .kvar = (const int64_t *)e->scr[P->scy],
+                                      .buf = P->myv, .ibuf = P->myi, .kbuf = e->scr[P->scy], .ld = P->kcap};
     p->stage[1].who = DPDO__RUN_COMPUTING;
     p->stage[1].npat = 0;
     p->ncharges = 0;
@@ -646,19 +649,31 @@ static int cpgt_local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t sta
     return DPDO_OK;
 }
 
+/* Row j of the new public copies: the committed copy plus j's message (every holder adds the
+ * same message, so the result is the same wherever it is computed). */
+static void cpgt_copy_row(dpdo__eng *e, cpgt_st *P, int64_t j)
+{
+    size_t d = (size_t)e->d;
+    for (int v = 0; v < 2; v++) {
+        double *h = SROW(e, v ? P->syh : P->sxh, j);
+        memcpy(h, ROW(e, v ? P->byh : P->bxh, j), d * sizeof(double));
+        const int64_t *cnt = e->scr[v ? P->scy : P->scx];
+        const int64_t *mi = (v ? P->myi : P->mxi) + (size_t)j * (size_t)P->kcap;
+        const double *mv = (v ? P->myv : P->mxv) + (size_t)j * (size_t)P->kcap;
+        for (int64_t q = 0; q < cnt[j]; q++) h[mi[q]] += mv[q];
+    }
+}
+
 static int cpgt_combine(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, int64_t i)
 {
     (void)p;
     cpgt_st *P = priv;
     if (stage != 0) return DPDO_OK;
-    size_t d = (size_t)e->d;
-    for (int v = 0; v < 2; v++) { /* own row of the new copies: every holder adds the same message */
-        double *h = SROW(e, v ? P->syh : P->sxh, i);
-        memcpy(h, ROW(e, v ? P->byh : P->bxh, i), d * sizeof(double));
-        const int64_t *cnt = e->scr[v ? P->scy : P->scx];
-        const int64_t *mi = (v ? P->myi : P->mxi) + (size_t)i * (size_t)P->kcap;
-        const double *mv = (v ? P->myv : P->mxv) + (size_t)i * (size_t)P->kcap;
-        for (int64_t q = 0; q < cnt[i]; q++) h[mi[q]] += mv[q];
+    cpgt_copy_row(e, P, i); /* own row */
+    if (e->xt) { /* distributed: also the copies of neighbours hosted elsewhere (their messages arrived) */
+        const struct dpdo_network *net = e->net;
+        for (int64_t q = net->rowptr[i]; q < net->rowptr[i + 1]; q++)
+            if (!dpdo__eng_hosted(e, net->col[q])) cpgt_copy_row(e, P, net->col[q]);
     }
     return DPDO_OK;
 }
@@ -698,6 +713,7 @@ const dpdo__alg_vt dpdo__vt_cpgt = {
     .keys = CPGT_KEYS,
     .paper = NULL,
     .needs_net = 1,
+    .distributable = 1,
     .uses_compressor = 1,
     .defaults = cpgt_defaults,
     .configure = cpgt_configure,

@@ -411,7 +411,8 @@ static int plan_all_transmit(dpdo__eng *e, dda *P, dpdo__plan *p)
     p->nstages = 1;
     p->stage[0].who = DPDO__RUN_ALL;
     p->stage[0].npat = 1;
-    p->stage[0].pat[0] = (dpdo__xpat){.kind = DPDO__PAT_COUNTS, .cmsg = e->scr[P->scm], .cval = e->scr[P->scv]};
+    p->stage[0].pat[0] = (dpdo__xpat){.kind = DPDO__PAT_COUNTS, .cmsg = e->scr[P->scm], .cval = e->scr[P->scv],
+                                      .buf = e->scr[P->smsg], .ld = e->d, .route = DPDO__ROUTE_NET_ALL};
     p->ncharges = 0;
     if (e->pv.private_run)
         for (int64_t c = 0; c < p->ncomp; c++) {
@@ -459,7 +460,8 @@ static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
     p->nstages = 1;
     p->stage[0].who = DPDO__RUN_COMPUTING;
     p->stage[0].npat = 1;
-    p->stage[0].pat[0] = (dpdo__xpat){.kind = DPDO__PAT_ROUND, .payload = DPDO__PAY_DENSE, .r = r};
+    p->stage[0].pat[0] = (dpdo__xpat){.kind = DPDO__PAT_ROUND, .payload = DPDO__PAY_DENSE, .r = r,
+                                      .buf = e->scr[P->smsg], .ld = e->d};
     p->ncharges = 0;
     if (e->pv.private_run)
         for (int64_t c = 0; c < p->ncomp; c++) {
@@ -603,7 +605,7 @@ static void output(const dpdo__eng *e, const void *priv, int64_t i, double *out)
 
 #define DDA_VT(NAME, TITLE, DEFAULTS)                                                                  \
     {.name = NAME, .title = TITLE, .priv_size = sizeof(dda), .keys = KEYS, .paper = "dp-dda-thm1",         \
-     .paper_eps = "eps_remark31", .paper_delta = "delta_tilde", .paper_round = "t", .needs_net = 1, .uses_solver = 0, .accepts_mask = 1,         \
+     .paper_eps = "eps_remark31", .paper_delta = "delta_tilde", .paper_round = "t", .needs_net = 1, .uses_solver = 0, .accepts_mask = 1, .distributable = 1,         \
      .defaults = DEFAULTS, .configure = configure, .prepare = prepare, .init = init, .plan = plan,         \
      .local = local, .combine = combine, .check = check, .commit = commit, .output = output,              \
      .release = release}

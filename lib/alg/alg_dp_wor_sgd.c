@@ -290,7 +290,24 @@ static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
     p->stage[0].npat = 1;
     memset(P->cmsg, 0, (size_t)(n + 1) * sizeof(int64_t));
     memset(P->cval, 0, (size_t)(n + 1) * sizeof(int64_t));
-    p->stage[0].pat[0] = (dpdo__xpat){.kind = DPDO__PAT_COUNTS, .cmsg = P->cmsg, .cval = P->cval};
+    p->stage[0].pat[0] = (dpdo__xpat){.kind = DPDO__PAT_COUNTS, .cmsg = P->cmsg, .cval = P->cval, .local_counts = 1};
+    /* distributed runs: the turn carries wG and its holder from process to process (the "fetch
+     * wG from its last updater" message); the per-node pass bookkeeping is public */
+    {
+        dpdo__stage *st = &p->stage[0];
+        st->seq = 1;
+        st->nbaton = 3;
+        st->baton[0] = (dpdo__piece){e->scr[P->sgnew], e->d * (int64_t)sizeof(double)};
+        st->baton[1] = (dpdo__piece){&P->holder_n, sizeof P->holder_n};
+        st->baton[2] = (dpdo__piece){&P->version_n, sizeof P->version_n};
+        st->nshare = 6;
+        st->share[0] = (dpdo__piece){P->cursor_n, 8};
+        st->share[1] = (dpdo__piece){P->pass_n, 8};
+        st->share[2] = (dpdo__piece){P->steps_n, 8};
+        st->share[3] = (dpdo__piece){P->prev_act_n, 8};
+        st->share[4] = (dpdo__piece){P->charged_pass_n, 8};
+        st->share[5] = (dpdo__piece){P->etabar_n, 8};
+    }
     p->ncharges = 0;
     /* round copies of the mutable scalars and of the global model */
     size_t N = (size_t)n;
@@ -478,6 +495,7 @@ const dpdo__alg_vt dpdo__vt_dp_wor_sgd = {
     .paper_update = paper_update,
     .needs_net = 0,
     .uses_policy = 1,
+    .distributable = 1,
     .defaults = defaults,
     .configure = configure,
     .prepare = prepare,
@@ -510,6 +528,7 @@ typedef struct wr {
     int64_t *nelig, *maxuse;
     int64_t *batch;       /* b rows chosen this round */
     int64_t node, tau, b; /* the round's node, the global step counter */
+    int64_t nelig_new;    /* the node's eligible rows after this round (travels with the model) */
     double eta0, eta_pow, L, z, clip;
 } wr;
 
@@ -634,6 +653,10 @@ static int wr_plan(dpdo__eng *e, void *priv, dpdo__plan *p)
     p->nstages = 1;
     p->stage[0].who = DPDO__RUN_COMPUTING;
     p->stage[0].npat = 0; /* the model is public: nothing is sent point to point (broadcast not counted) */
+    p->stage[0].seq = 1;  /* distributed runs: the node's process sends the new model to all */
+    p->stage[0].nbaton = 2;
+    p->stage[0].baton[0] = (dpdo__piece){e->scr[P->sgnew], e->d * (int64_t)sizeof(double)};
+    p->stage[0].baton[1] = (dpdo__piece){&P->nelig_new, sizeof P->nelig_new};
     p->ncharges = 0;
     return DPDO_OK;
 }
@@ -681,6 +704,9 @@ static int wr_local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage
         if (mx > P->maxuse[i]) dpdo__plan_add_charge(e, 0, i, mx - P->maxuse[i]);
     }
     for (size_t c = 0; c < d; c++) w[c] -= eta * g[c];
+    int64_t retire = 0; /* rows that reach WR_USES uses leave the eligible list at commit */
+    for (int64_t r = 0; r < P->b; r++) retire += P->uses[P->off[i] + P->batch[r]] + 1 >= WR_USES;
+    P->nelig_new = P->nelig[i] - retire;
     return DPDO_OK;
 }
 
@@ -701,6 +727,11 @@ static void wr_commit(dpdo__eng *e, void *priv, const dpdo__plan *p)
     wr *P = priv;
     int64_t i = P->node, *E = P->elig + P->off[i];
     memcpy(e->blk[P->bx].cur, e->scr[P->sgnew], (size_t)e->d * sizeof(double));
+    if (!dpdo__eng_hosted(e, i)) { /* distributed: the row counts live with the node's data */
+        P->nelig[i] = P->nelig_new;
+        P->tau++;
+        return;
+    }
     for (int64_t r = P->b - 1; r >= 0; r--) { /* the batch is E[0..b-1]; retire rows used 5 times */
         int32_t *u = &P->uses[P->off[i] + E[r]];
         if (++*u > P->maxuse[i]) P->maxuse[i] = *u;
@@ -732,6 +763,7 @@ const dpdo__alg_vt dpdo__vt_dp_sgd_wr = {
     .priv_size = sizeof(wr),
     .keys = NULL,
     .needs_net = 0,
+    .distributable = 1,
     .defaults = wr_defaults,
     .configure = wr_configure,
     .prepare = wr_prepare,

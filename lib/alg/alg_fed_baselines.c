@@ -280,11 +280,13 @@ static void init(dpdo__eng *e, void *priv)
     if (P->bv >= 0) memset(CROW(e, P->bv), 0, dd);
 }
 
-static void set_stage(dpdo__plan *p, int s, int who, int kind)
+/* buf: what moves in a distributed run: GATHER, the agents' rows (n x d); BCAST, the
+ * coordinator's vector */
+static void set_stage(const dpdo__eng *e, dpdo__plan *p, int s, int who, int kind, void *buf)
 {
     p->stage[s].who = who;
     p->stage[s].npat = kind ? 1 : 0;
-    if (kind) p->stage[s].pat[0] = (dpdo__xpat){.kind = kind, .payload = DPDO__PAY_DENSE};
+    if (kind) p->stage[s].pat[0] = (dpdo__xpat){.kind = kind, .payload = DPDO__PAY_DENSE, .buf = buf, .ld = e->d};
 }
 
 static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
@@ -311,15 +313,15 @@ static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
     case M_FEDPD:
     case M_LED:
         p->nstages = 2;
-        set_stage(p, 0, DPDO__RUN_COMPUTING, DPDO__PAT_GATHER);
-        set_stage(p, 1, DPDO__RUN_COORD, DPDO__PAT_BCAST);
+        set_stage(e, p, 0, DPDO__RUN_COMPUTING, DPDO__PAT_GATHER, e->scr[P->method == M_FEDPD ? P->sc : P->sa]);
+        set_stage(e, p, 1, DPDO__RUN_COORD, DPDO__PAT_BCAST, e->scr[P->sd]);
         break;
     case M_FEDLIN:
         p->nstages = 4;
-        set_stage(p, 0, DPDO__RUN_COORD, DPDO__PAT_BCAST);
-        set_stage(p, 1, DPDO__RUN_COMPUTING, DPDO__PAT_GATHER);
-        set_stage(p, 2, DPDO__RUN_COORD, DPDO__PAT_BCAST);
-        set_stage(p, 3, DPDO__RUN_COMPUTING, DPDO__PAT_GATHER);
+        set_stage(e, p, 0, DPDO__RUN_COORD, DPDO__PAT_BCAST, CROW(e, P->bc));
+        set_stage(e, p, 1, DPDO__RUN_COMPUTING, DPDO__PAT_GATHER, e->scr[P->sa]);
+        set_stage(e, p, 2, DPDO__RUN_COORD, DPDO__PAT_BCAST, e->scr[P->sd]);
+        set_stage(e, p, 3, DPDO__RUN_COMPUTING, DPDO__PAT_GATHER, e->scr[P->sb]);
         break;
     case M_TAMUNA: {
         /* L_r ~ Geom(p) on {1, 2, ...}, common to the cohort (spec §6.4 [choice]) */
@@ -328,17 +330,18 @@ static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
         uint64_t g = dpdo__stream_geometric(&st, P->p);
         P->L = g >= (uint64_t)INT64_MAX - 1 ? INT64_MAX : (int64_t)g + 1;
         int s = 0;
-        if (p->ncomp < n) set_stage(p, s++, DPDO__RUN_COORD, DPDO__PAT_BCAST); /* xbar_r to the new cohort */
-        set_stage(p, s++, DPDO__RUN_COMPUTING, DPDO__PAT_GATHER);
-        set_stage(p, s++, DPDO__RUN_COORD, DPDO__PAT_BCAST); /* xbar_{r+1} to the cohort */
+        if (p->ncomp < n) /* xbar_r to the new cohort */
+            set_stage(e, p, s++, DPDO__RUN_COORD, DPDO__PAT_BCAST, CROW(e, P->bc));
+        set_stage(e, p, s++, DPDO__RUN_COMPUTING, DPDO__PAT_GATHER, e->scr[P->sa]);
+        set_stage(e, p, s++, DPDO__RUN_COORD, DPDO__PAT_BCAST, e->scr[P->sd]); /* xbar_{r+1} to the cohort */
         p->nstages = s;
         break;
     }
     default:
         p->nstages = 3;
-        set_stage(p, 0, DPDO__RUN_COORD, DPDO__PAT_BCAST);
-        set_stage(p, 1, DPDO__RUN_COMPUTING, DPDO__PAT_GATHER);
-        set_stage(p, 2, DPDO__RUN_COORD, 0);
+        set_stage(e, p, 0, DPDO__RUN_COORD, DPDO__PAT_BCAST, e->scr[P->sd]);
+        set_stage(e, p, 1, DPDO__RUN_COMPUTING, DPDO__PAT_GATHER, e->scr[P->sb]);
+        set_stage(e, p, 2, DPDO__RUN_COORD, 0, NULL);
         break;
     }
     return DPDO_OK;
@@ -514,9 +517,7 @@ static int combine(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t s, int
 {
     fb *P = priv;
     size_t d = (size_t)e->d;
-    if (P->method == M_FEDLIN && s == 3 && i == p->comp[p->ncomp - 1]) {
-        mean_rows(e, P->sb, p, SVEC(e, P->se)); /* the coordinator averages the uploads */
-    } else if (P->method == M_TAMUNA && s == p->nstages - 1) {
+    if (P->method == M_TAMUNA && s == p->nstages - 1) {
         /* the cohort receives xbar' and updates h_i += (eta/gamma)(xbar' - w_i) */
         const double *xb = SVEC(e, P->sd);
         double r = P->eta / P->step;
@@ -554,6 +555,10 @@ static int check(dpdo__eng *e, void *priv, const dpdo__plan *p)
     static const char *const rows_b[] = {"lambda", "w", "h", "y", "u"};
     static const char *const vec[] = {"x0", "xhat", "xbar", "phibar", "xs"};
     int m = P->method;
+    /* FedLin: the coordinator averages the uploads of the last stage here, after the gather (in a
+     * distributed run only the coordinator's process holds them all; elsewhere the value is
+     * replaced by the next round's broadcast) */
+    if (m == M_FEDLIN) mean_rows(e, P->sb, p, SVEC(e, P->se));
     for (int64_t c = 0; c < p->ncomp; c++) {
         int64_t i = p->comp[c];
         if ((rc = chk(e, SROW(e, P->sa, i), d, i, rows_a[m]))) return rc;
@@ -632,6 +637,7 @@ static void output(const dpdo__eng *e, const void *priv, int64_t i, double *out)
         .paper = NULL,                                                                                       \
         .needs_net = 0,                                                                                      \
         .uses_solver = 1,                                                                                    \
+        .distributable = 1,                                                                                  \
         .defaults = dflt,                                                                                    \
         .configure = cfg,                                                                                    \
         .prepare = prepare,                                                                                  \

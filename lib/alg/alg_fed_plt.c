@@ -253,10 +253,11 @@ static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
     p->nstages = 2;
     p->stage[0].who = DPDO__RUN_COORD;
     p->stage[0].npat = 1;
-    p->stage[0].pat[0] = (dpdo__xpat){.kind = DPDO__PAT_BCAST, .payload = DPDO__PAY_DENSE};
+    p->stage[0].pat[0] = (dpdo__xpat){.kind = DPDO__PAT_BCAST, .payload = DPDO__PAY_DENSE, .buf = e->scr[P->synew]};
     p->stage[1].who = DPDO__RUN_COMPUTING;
     p->stage[1].npat = 1;
-    p->stage[1].pat[0] = (dpdo__xpat){.kind = DPDO__PAT_GATHER, .payload = DPDO__PAY_DENSE};
+    p->stage[1].pat[0] = (dpdo__xpat){.kind = DPDO__PAT_GATHER, .payload = DPDO__PAY_DENSE, .buf = e->scr[P->sznew],
+                                      .ld = e->d};
     p->ncharges = 0;
     if (e->pv.private_run)
         for (int64_t c = 0; c < p->ncomp; c++) {
@@ -355,6 +356,7 @@ const dpdo__alg_vt dpdo__vt_fed_plt = {
     .uses_solver = 1,
     .accepts_mask = 1,
     .node_probs = 1,
+    .distributable = 1,
     .defaults = defaults,
     .configure = configure,
     .prepare = prepare,

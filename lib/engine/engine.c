@@ -184,6 +184,7 @@ static void eng_free(dpdo__eng *e)
     dpdo__free(e->tmp_b);
     dpdo__free(e->tol_prev);
     dpdo_reference_destroy(e->ref);
+    dpdo__dist_detach(e);
     dpdo_rng_destroy(e->rng);
     if (e->own_solver) dpdo_solver_destroy(e->solver);
     if (e->own_policy) dpdo_policy_destroy(e->policy);
@@ -214,12 +215,12 @@ static int check_problem(const dpdo__alg_vt *vt, dpdo_node *const *nodes, int32_
         if (nd->dim != d)
             return dpdo__err(err, DPDO_E_INVAL, "setup: node %d: dimension %lld differs from node 0's %lld",
                              (int)i, (long long)nd->dim, (long long)d);
-        if (nd->loss->kind == DPDO_LOSS_KIND_MODEL || !nd->shard)
+        if (nd->loss->kind == DPDO_LOSS_KIND_MODEL || (!nd->shard && nd->remote_rows < 1))
             return dpdo__err(err, DPDO_E_INVAL,
                              "setup: node %d: %s needs a sample-kind loss (phi or batch) with a shard: "
                              "a model-kind loss has no samples to draw or account for",
                              (int)i, vt->name);
-        if (nd->shard->n < 1)
+        if (dpdo_node_samples(nd) < 1)
             return dpdo__err(err, DPDO_E_INVAL, "setup: node %d: the shard is empty", (int)i);
     }
     if (!net && vt->needs_net)
@@ -398,7 +399,11 @@ DPDO_API int dpdo_algorithm_setup(dpdo_algorithm *a, dpdo_node *const *nodes, in
     e->nodes = dpdo__alloc_array((size_t)n_nodes, sizeof *e->nodes);
     if (!e->nodes) goto nomem;
     memcpy(e->nodes, nodes, (size_t)n_nodes * sizeof *e->nodes);
-    for (int64_t i = 0; i < e->n; i++) e->q[i] = e->nodes[i]->shard->n;
+    int any_remote = 0;
+    for (int64_t i = 0; i < e->n; i++) {
+        e->q[i] = dpdo_node_samples(e->nodes[i]);
+        any_remote |= e->nodes[i]->remote_rows > 0;
+    }
     e->qmin = e->q[0];
     for (int64_t i = 1; i < e->n; i++) e->qmin = e->q[i] < e->qmin ? e->q[i] : e->qmin;
     if (e->vt->priv_size && !(e->priv = dpdo__calloc(1, e->vt->priv_size))) goto nomem;
@@ -407,7 +412,7 @@ DPDO_API int dpdo_algorithm_setup(dpdo_algorithm *a, dpdo_node *const *nodes, in
         dpdo__err(err, rc, "setup: cannot create the RNG");
         goto fail;
     }
-    {
+    if (!any_remote) { /* the objective helpers need every node's data */
         dpdo_reference_options ro;
         dpdo_reference_options_init(&ro, sizeof ro);
         ro.weighting = o.weighting >= 0 ? o.weighting : DPDO_WEIGHT_NODES;
@@ -778,12 +783,14 @@ static void count_round(dpdo__eng *e, const dpdo__plan *p)
 
 static int64_t output_all(const dpdo__eng *e, double *x);
 
-static void tolerance_test(dpdo_algorithm *a)
+static int tolerance_test(dpdo_algorithm *a)
 {
     dpdo__eng *e = a->e;
     double tol = DPDO__PD(e, DPDO_PARAM_TOL);
     int64_t c = DPDO__PI(e, DPDO_PARAM_CHECK_EVERY);
-    if (!(tol > 0) || e->round % (uint64_t)c != 0) return;
+    if (!(tol > 0) || e->round % (uint64_t)c != 0) return DPDO_OK;
+    int rc;
+    if (e->xt && (rc = dpdo__dist_share_state(e))) return rc; /* the average needs every node's row */
     output_all(e, e->tmp_b);
     if (e->round != (uint64_t)c) {
         double dn = 0, xn = 0;
@@ -795,6 +802,7 @@ static void tolerance_test(dpdo_algorithm *a)
         if (sqrt(dn) <= tol * fmax(1.0, sqrt(xn))) e->tol_met = 1;
     }
     memcpy(e->tol_prev, e->tmp_b, (size_t)e->d * sizeof(double));
+    return DPDO_OK;
 }
 
 DPDO_API int dpdo_algorithm_step(dpdo_algorithm *a)
@@ -833,6 +841,7 @@ DPDO_API int dpdo_algorithm_step(dpdo_algorithm *a)
     p->t = e->round + 1;
     p->ncomp = 0;
     p->nstages = 0;
+    memset(p->stage, 0, sizeof p->stage);
     p->ncharges = 0;
     dpdo__eng_probe(e, DPDO__PH_PLAN);
     if ((rc = e->vt->plan(e, e->priv, p)) == DPDO__PLAN_BUDGET) {
@@ -855,6 +864,14 @@ DPDO_API int dpdo_algorithm_step(dpdo_algorithm *a)
         }
     }
     int64_t fail_node = -1;
+    if (e->xt) {
+        rc = dpdo__dist_stages(e, p, &fail_node);
+        if (!rc) rc = e->vt->check(e, e->priv, p);
+        if (!rc) count_round(e, p);
+        rc = dpdo__dist_agree(e, rc, fail_node);
+        if (rc) goto failed;
+        goto commit;
+    }
     for (int32_t s = 0; s < p->nstages && !rc; s++) {
         int who = p->stage[s].who;
         int64_t cnt = who == DPDO__RUN_COORD ? 1 : who == DPDO__RUN_ALL ? e->n : p->ncomp;
@@ -880,6 +897,7 @@ DPDO_API int dpdo_algorithm_step(dpdo_algorithm *a)
         rc = g;
     }
     if (rc) goto failed;
+commit:
     dpdo__eng_probe(e, DPDO__PH_COMMIT);
     e->vt->commit(e, e->priv, p);
     /* privacy: capacity was reserved at prepare, so the charges cannot fail */
@@ -894,7 +912,7 @@ DPDO_API int dpdo_algorithm_step(dpdo_algorithm *a)
         for (int k = 0; k < 3; k++) e->comm[i][k] += e->rcomm[i][k];
     memcpy(e->last_active, p->is_comp, (size_t)e->n);
     e->round = p->t;
-    tolerance_test(a);
+    if ((rc = tolerance_test(a))) goto failed;
     e->inj_active = NULL;
     e->inj_zeta = NULL;
     return DPDO_ROUND;
@@ -1157,6 +1175,10 @@ DPDO_API const char *dpdo_algorithm_privacy_notes(const dpdo_algorithm *a)
 
 static int objective_of(dpdo_algorithm *a, const double *x, double *F)
 {
+    if (!a->e->ref)
+        return dpdo__err(a->errmsg, DPDO_E_UNSUPPORTED,
+                         "objective: some nodes are remote (their data is on other processes): evaluate each "
+                         "process's nodes with dpdo_node_eval and add the parts");
     int rc = dpdo_reference_objective(a->e->ref, x, a->e->d, F);
     if (rc) return dpdo__err(a->errmsg, rc, "objective: %s", dpdo_reference_errmsg(a->e->ref));
     if (isnan(*F)) return dpdo__err(a->errmsg, DPDO_E_NUMERIC, "objective: the value is NaN");
@@ -1392,3 +1414,60 @@ static int inproc_agree(void *tp, int status, int64_t node, int *gstatus, int64_
 }
 
 const dpdo__transport_vt dpdo__transport_inproc = {"inproc", inproc_exchange, inproc_agree};
+
+/* ---- distributed runs (dpdo/transport.h; the mechanics are in dist.c) ----------------------- */
+
+DPDO_API int dpdo_algorithm_set_transport(dpdo_algorithm *a, const dpdo_transport_type *t, void *user)
+{
+    if (!a) return DPDO_E_INVAL;
+    dpdo__eng *e = a->e;
+    if (!e) return dpdo__err(a->errmsg, DPDO_E_STATE, "set_transport: the algorithm is EMPTY");
+    if (a->state != DPDO_ALG_READY || e->round != 0)
+        return dpdo__err(a->errmsg, DPDO_E_STATE, "set_transport: only at round 0 (READY); call reset first");
+    if (!t) {
+        dpdo__dist_detach(e);
+        return DPDO_OK;
+    }
+    if (t->struct_size < sizeof(dpdo_transport_type))
+        return dpdo__err(a->errmsg, DPDO_E_INVAL, "set_transport: struct_size %zu is smaller than %zu",
+                         t->struct_size, sizeof(dpdo_transport_type));
+    if (!t->layout || !t->exchange || !t->agree || !t->share || !t->sum || !t->bcast || !t->send || !t->recv)
+        return dpdo__err(a->errmsg, DPDO_E_INVAL, "set_transport: type '%s' lacks a callback",
+                         t->name ? t->name : "(unnamed)");
+    if (!e->vt->distributable)
+        return dpdo__err(a->errmsg, DPDO_E_UNSUPPORTED, "set_transport: %s cannot run over a transport yet",
+                         e->vt->name);
+    int rc = dpdo__dist_attach(e, t, user);
+    if (rc) return rc;
+    /* prepare everywhere and agree: a configuration error on one process fails all */
+    int st = e->prepared ? DPDO_OK : do_prepare(a);
+    int64_t node = -1;
+    char msg[DPDO__ERRMSG_LEN];
+    memcpy(msg, a->errmsg, sizeof msg);
+    int xr = t->agree(user, &st, &node, msg, sizeof msg);
+    if (xr) {
+        dpdo__dist_detach(e);
+        return dpdo__err(a->errmsg, xr, "set_transport: '%s': agree failed (code %d)", t->name, xr);
+    }
+    if (st) {
+        msg[sizeof msg - 1] = 0;
+        dpdo__dist_detach(e);
+        memcpy(a->errmsg, msg, sizeof msg);
+        return st;
+    }
+    return DPDO_OK;
+}
+
+DPDO_API int dpdo_algorithm_share_state(dpdo_algorithm *a)
+{
+    if (!a) return DPDO_E_INVAL;
+    if (!a->e) return dpdo__err(a->errmsg, DPDO_E_STATE, "share_state: the algorithm is EMPTY");
+    if (!a->e->xt) return DPDO_OK;
+    return dpdo__dist_share_state(a->e);
+}
+
+DPDO_API int dpdo_algorithm_hosts(const dpdo_algorithm *a, int64_t node)
+{
+    if (!a || !a->e || node < 0 || node >= a->e->n) return 0;
+    return dpdo__eng_hosted(a->e, node);
+}

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include "dpdo/algorithm.h"
 #include "dpdo/reference.h"
+#include "dpdo/transport.h"
 #include "../core/core_impl.h"
 #include "../privacy/privacy_impl.h"
 #include "../net/net_impl.h"
@@ -62,12 +63,43 @@ typedef struct dpdo__xpat {
     const int64_t *kvar;         /* SPARSE: pairs per message by sender (n), written by local(); NULL = k */
     const int64_t *cmsg, *cval;  /* COUNTS */
     const dpdo__round *r;        /* ROUND */
+    /* What moves between processes in a distributed run (dpdo/transport.h); ignored in one
+     * process. DENSE: sender j's message is d doubles at (double *)buf + j * ld (BCAST: at buf).
+     * SPARSE: kvar[j] indices at ibuf + j * ld and values at (double *)buf + j * ld (ld >= the
+     * largest count); kvar itself is shared with every process. buf NULL: the pattern only
+     * counts (the algorithm moves nothing, or a COUNTS pattern without a route). */
+    void *buf;
+    int64_t ld;
+    int64_t *ibuf;
+    int64_t *kbuf;               /* with ibuf: the count of sender j at kbuf[j] travels with its
+                                    message (kvar may be NULL for a pattern counted as dense) */
+    int32_t route;               /* COUNTS: DPDO__ROUTE_NET_ALL = every node sends its buf row to its
+                                    graph neighbours; 0 = nothing moves */
+    int32_t local_counts;        /* COUNTS: cmsg/cval were added to in local(): summed over processes */
 } dpdo__xpat;
+enum { DPDO__ROUTE_NET_ALL = 1 };
+
+typedef struct dpdo__piece {
+    void *p;
+    int64_t bytes;
+} dpdo__piece;
 
 typedef struct dpdo__stage {
     int32_t who;                 /* DPDO__RUN_*; COORD: local/combine once with node = -2 */
     int32_t npat;
     dpdo__xpat pat[2];
+    /* Distributed runs (ignored in one process):
+     * seq: local() runs node after node (ascending) and reads what the previous node wrote; the
+     *   pieces baton[] travel from process to process with the turn, and the last holder sends
+     *   them to all before combine().
+     * share[]: per-node rows (row bytes at p + i * bytes) written by local() that every
+     *   process needs (public bookkeeping such as pass counters); shared after the stage.
+     * A COORD stage's local() runs on the coordinator's process only, its combine() on every
+     *   process (for the receivers of what the coordinator sent). */
+    int32_t seq;
+    int32_t nbaton, nshare;
+    dpdo__piece baton[3];
+    dpdo__piece share[8];
 } dpdo__stage;
 
 typedef struct dpdo__charge {
@@ -112,6 +144,7 @@ typedef struct dpdo__alg_vt {
     int uses_compressor;   /* 1: messages go through a compressor (dpdo_compressor) */
     int uses_policy;       /* 1: a Local/Global decision policy (dpdo_policy) */
     int accepts_mask;      /* 1: plan() honours e->inj_active (dpdo_algorithm_set_next_active) */
+    int distributable;     /* 1: the stages describe what moves (buf/seq/share): runs over a transport */
     int node_probs;        /* 1: plan() draws Bernoulli activation with e->node_p[i] when set */
     /* optional: 1 when the run has nothing left to do (stop reason DPDO_STOP_PASSES) */
     int (*finished)(dpdo__eng *e, void *priv);
@@ -207,7 +240,30 @@ struct dpdo__eng {
     const double *inj_zeta;       /* n x d, used instead of the gradient + noise, or NULL */
     dpdo__probe_fn probe;
     void *probe_user;
+    /* distributed runs (lib/engine/dist.c); xt NULL in one process */
+    const dpdo_transport_type *xt;
+    void *xu;
+    int64_t *proc;                /* n + 1: process of each node, then of the coordinator */
+    int64_t self;
+    dpdo_message *xmsg;           /* message list of a stage (2n + 2) */
+    unsigned char *xbaton;        /* baton buffer */
+    int64_t xbaton_cap;
+    int64_t *xlc;                 /* 2n: local charges (event + 1, count) per node */
 };
+
+/* 1 when this process computes for node i (always in one process). */
+static inline int dpdo__eng_hosted(const dpdo__eng *e, int64_t i)
+{
+    return !e->xt || e->proc[i >= 0 ? i : e->n] == e->self;
+}
+/* Internal status of a process whose computation stopped because another process failed. */
+#define DPDO__REMOTE_FAIL 1001
+/* Distributed parts of a round (dist.c): the stages, and the agreement on the outcome. */
+int dpdo__dist_stages(dpdo__eng *e, dpdo__plan *p, int64_t *fail_node);
+int dpdo__dist_agree(dpdo__eng *e, int rc, int64_t fail_node);
+int dpdo__dist_share_state(dpdo__eng *e);
+int dpdo__dist_attach(dpdo__eng *e, const dpdo_transport_type *t, void *user);
+void dpdo__dist_detach(dpdo__eng *e);
 
 /* Append "; s" to the privacy notes (silently truncated at the buffer's end). */
 void dpdo__eng_note(dpdo__eng *e, const char *s);
@@ -228,6 +284,7 @@ int dpdo__eng_events_wor(dpdo__eng *e, int64_t B, double sens, double sigma, dpd
 
 /* Add a charge to the current round's plan from inside local() (for releases decided there);
  * capacity n per round. */
+/* At most one such charge per node per round (distributed runs sum them per node). */
 static inline void dpdo__plan_add_charge(dpdo__eng *e, int32_t ev, int64_t node, int64_t count)
 {
     if (e->plan.ncharges < e->n) e->plan.charge[e->plan.ncharges++] = (dpdo__charge){ev, node, count};

@@ -93,6 +93,7 @@ struct dpdo_node {
     double weight;
     int64_t dim;
     double *scratch;          /* 2*dim */
+    int64_t remote_rows;      /* > 0: a remote node (no shard; data on another process) */
     char errmsg[DPDO__ERRMSG_LEN];
 };
 

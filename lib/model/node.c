@@ -65,8 +65,37 @@ DPDO_API const char *dpdo_node_errmsg(const dpdo_node *node)
 }
 DPDO_API int64_t dpdo_node_samples(const dpdo_node *node)
 {
-    return node && node->shard ? node->shard->n : 0;
+    return !node ? 0 : node->remote_rows > 0 ? node->remote_rows : node->shard ? node->shard->n : 0;
 }
+
+DPDO_API int dpdo_node_create_remote(dpdo_node **out, dpdo_loss *loss, int64_t samples, double weight)
+{
+    if (!out) return DPDO_E_INVAL;
+    *out = NULL;
+    if (!loss) return DPDO_E_INVAL;
+    if (loss->kind == DPDO_LOSS_KIND_MODEL)
+        return dpdo__err(loss->errmsg, DPDO_E_INVAL, "a remote node needs a sample-kind loss ('%s' is model-kind)",
+                         loss->type->name);
+    if (samples < 1)
+        return dpdo__err(loss->errmsg, DPDO_E_INVAL, "a remote node needs samples >= 1 (got %lld)",
+                         (long long)samples);
+    if (!isfinite(weight) || !(weight > 0.0))
+        return dpdo__err(loss->errmsg, DPDO_E_INVAL, "node weight %g must be finite and > 0", weight);
+    struct dpdo_node *nd = dpdo__calloc(1, sizeof *nd);
+    if (!nd) return DPDO_E_NOMEM;
+    nd->loss = loss;
+    nd->weight = weight;
+    nd->dim = loss->dim;
+    nd->remote_rows = samples;
+    *out = nd;
+    return DPDO_OK;
+}
+
+DPDO_API int dpdo_node_is_remote(const dpdo_node *node) { return node && node->remote_rows > 0; }
+
+#define REMOTE_CHECK(node)                                                                            \
+    if ((node)->remote_rows > 0)                                                                      \
+    return dpdo__err((node)->errmsg, DPDO_E_STATE, "the node is remote: its data is on another process")
 DPDO_API int64_t dpdo_node_dim(const dpdo_node *node) { return node ? node->dim : 0; }
 DPDO_API double dpdo_node_weight(const dpdo_node *node) { return node ? node->weight : 0.0; }
 DPDO_API dpdo_shard *dpdo_node_shard(const dpdo_node *node) { return node ? node->shard : NULL; }
@@ -77,6 +106,7 @@ DPDO_API int dpdo_node_eval(dpdo_node *node, const double *x, int64_t dim, const
                             int64_t *nclipped)
 {
     if (!node) return DPDO_E_INVAL;
+    REMOTE_CHECK(node);
     int rc = dpdo__loss_check_x(node->loss, node->shard, x, dim, idx, m, clip, node->errmsg);
     if (rc) return rc;
     return dpdo__loss_eval(node->loss, node->shard, x, idx, m, clip, value, grad, nclipped,
@@ -87,6 +117,7 @@ DPDO_API int dpdo_node_lipschitz(dpdo_node *node, double radius, double *out)
 {
     if (!node) return DPDO_E_INVAL;
     if (!out) return dpdo__err(node->errmsg, DPDO_E_INVAL, "out is NULL");
+    REMOTE_CHECK(node);
     double a, b;
     int rc = dpdo__loss_constants(node->loss, node->shard, radius, &a, &b, node->errmsg);
     if (rc) return rc;
@@ -98,6 +129,7 @@ DPDO_API int dpdo_node_smoothness(dpdo_node *node, double radius, double *out)
 {
     if (!node) return DPDO_E_INVAL;
     if (!out) return dpdo__err(node->errmsg, DPDO_E_INVAL, "out is NULL");
+    REMOTE_CHECK(node);
     double a, b;
     int rc = dpdo__loss_constants(node->loss, node->shard, radius, &a, &b, node->errmsg);
     if (rc) return rc;

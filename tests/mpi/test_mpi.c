@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Distributed runs over MPI are bit-identical to one-process runs.
+ * Run with: mpiexec -n K build/tests/mpi/test_mpi   (K = 1, 2, 4, ...)
+ * For every algorithm type: rank 0 runs the problem in one process (all
+ * data), then all ranks run it distributed (each rank holds only its nodes'
+ * shards; the others are remote nodes), share the state and rank 0 compares
+ * every state row, every output, the ledger text, the counters and the
+ * privacy figures byte for byte. Also: a configuration error on one rank
+ * fails attach on all, a failing node's error reaches every rank, and a
+ * vanished peer gives DPDO_E_IO within the timeout instead of a hang
+ * (DPDO_MPI_TEST_VANISH=1). Rank 0 prints TAP lines and
+ * "# summary: N passed, M failed". */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <dpdo/dpdo.h>
+#include <dpdo/mpi.h>
+
+#define N 8
+#define D 12
+#define T 40
+
+static int rank, nranks, passed, failed;
+
+static void report(int ok, const char *name, const char *why)
+{
+    /* every rank's verdict counts: rank 0 reports the worst */
+    int all = 0;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (rank == 0) {
+        if (all) printf("ok %d - %s\n", passed + failed + 1, name);
+        else printf("not ok %d - %s%s%s\n", passed + failed + 1, name, why && *why ? ": " : "", why ? why : "");
+        fflush(stdout);
+    }
+    if (all) passed++;
+    else failed++;
+}
+
+typedef struct problem {
+    dpdo_dataset *ds;
+    dpdo_shard *shard[N];
+    dpdo_loss *loss;
+    dpdo_regularizer *reg;
+    dpdo_network *net;
+} problem;
+
+static int make_problem(problem *p)
+{
+    memset(p, 0, sizeof *p);
+    dpdo_generate_options g;
+    dpdo_generate_options_init(&g, sizeof g);
+    int64_t sizes[N], tot = 0;
+    for (int i = 0; i < N; i++) tot += sizes[i] = 30 + 3 * i; /* unequal shards */
+    g.n = tot;
+    g.d = D;
+    g.seed = 7;
+    if (dpdo_dataset_create(&p->ds) || dpdo_dataset_generate(p->ds, "epsilon-like", &g)) return -1;
+    if (dpdo_dataset_partition(p->ds, N, sizes, 3, p->shard)) return -1;
+    if (dpdo_loss_create(&p->loss, dpdo_loss_type_find("logistic"), NULL, D)) return -1;
+    double lam = 0.05;
+    if (dpdo_regularizer_create(&p->reg, dpdo_regularizer_type_find("l2"), NULL, D, &lam, 1)) return -1;
+    if (dpdo_network_create(&p->net) || dpdo_network_set_circulant(p->net, N, 2)) return -1;
+    return 0;
+}
+
+typedef struct kase {
+    const char *name, *type;
+    int mode;          /* noise mode */
+    int64_t ikey[4], ival[4];
+    int dkey[4];
+    double dval[4];
+    const char *comp;  /* compressor type or NULL */
+    int64_t k;
+    const char *policy;
+    const char *solver; /* local solver type (lambda_lo 0.05, lambda_hi 1, step 0.5) or NULL */
+    int noreg;          /* 1: no regularizer (the Fed-PLT baselines) */
+} kase;
+
+/* Everything a run leaves, gathered on rank 0. */
+typedef struct result {
+    double state[16][N][D], out[N][D];
+    int have[16];
+    char ledger[8192];
+    int64_t ledger_len, comm[N + 2][3], round;
+    double eps;
+    int stop;
+} result;
+
+static const char *const NAMES[16] = {"x", "z", "s", "m", "xhat", "y", "g", "yhat", "wG",
+                                      "lambda", "x0", "h", "xbar", "u", "xs", "v"};
+
+static int run_case(const problem *p, const kase *c, int distributed, result *r, char *why)
+{
+    dpdo_node *node[N] = {0};
+    dpdo_ledger *ledger = NULL;
+    dpdo_accountant *acc = NULL;
+    dpdo_algorithm *alg = NULL;
+    dpdo_compressor *comp = NULL;
+    dpdo_policy *pol = NULL;
+    dpdo_solver *sv = NULL;
+    dpdo_mpi *m = NULL;
+    int rc = -1;
+    if (distributed && dpdo_mpi_create(&m, MPI_COMM_WORLD, N, NULL, NULL)) {
+        snprintf(why, 200, "dpdo_mpi_create failed");
+        goto done;
+    }
+    for (int i = 0; i < N; i++) {
+        int here = !m || (i >= dpdo_mpi_first_node(m) && i < dpdo_mpi_end_node(m));
+        int e = here ? dpdo_node_create(&node[i], p->shard[i], p->loss, 1.0)
+                     : dpdo_node_create_remote(&node[i], p->loss, dpdo_shard_rows(p->shard[i]), 1.0);
+        if (e) {
+            snprintf(why, 200, "node %d: %s", i, dpdo_loss_errmsg(p->loss));
+            goto done;
+        }
+    }
+    if (dpdo_ledger_create(&ledger, N) || dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), ledger, NULL))
+        goto done;
+    dpdo_algorithm_options o;
+    dpdo_algorithm_options_init(&o, sizeof o);
+    o.seed = 99;
+    o.max_rounds = T;
+    o.noise_mode = c->mode;
+    o.epsilon = 2;
+    o.delta = 1e-5;
+    o.max_epsilon = INFINITY;
+    if (c->mode == DPDO_NOISE_FIXED) o.sigma = 0.05;
+    if (dpdo_algorithm_create(&alg, dpdo_algorithm_type_find(c->type))) {
+        snprintf(why, 200, "unknown type %s", c->type);
+        goto done;
+    }
+    if (dpdo_algorithm_setup(alg, node, N, p->net, c->noreg ? NULL : p->reg, acc, &o)) {
+        snprintf(why, 200, "setup: %s", dpdo_algorithm_errmsg(alg));
+        goto done;
+    }
+    for (int k = 0; k < 4 && c->ikey[k]; k++)
+        if (dpdo_algorithm_set_int(alg, (int)c->ikey[k], c->ival[k])) {
+            snprintf(why, 200, "set: %s", dpdo_algorithm_errmsg(alg));
+            goto done;
+        }
+    for (int k = 0; k < 4 && c->dkey[k]; k++)
+        if (dpdo_algorithm_set_double(alg, c->dkey[k], c->dval[k])) {
+            snprintf(why, 200, "set: %s", dpdo_algorithm_errmsg(alg));
+            goto done;
+        }
+    if (c->comp) {
+        if (dpdo_compressor_create(&comp, dpdo_compressor_type_find(c->comp), NULL, D) ||
+            (c->k && dpdo_compressor_set_k(comp, c->k)) || dpdo_algorithm_set_compressor(alg, comp)) {
+            snprintf(why, 200, "compressor: %s", dpdo_algorithm_errmsg(alg));
+            goto done;
+        }
+    }
+    if (c->solver) {
+        if (dpdo_solver_create(&sv, dpdo_solver_type_find(c->solver), NULL, D) || dpdo_solver_set(sv, "lambda_lo", 0.05) ||
+            dpdo_solver_set(sv, "lambda_hi", 1.0) || dpdo_solver_set(sv, "step", 0.5) || dpdo_algorithm_set_solver(alg, sv)) {
+            snprintf(why, 200, "solver: %s", dpdo_algorithm_errmsg(alg));
+            goto done;
+        }
+    }
+    if (c->policy) {
+        if (dpdo_policy_create(&pol, dpdo_policy_type_find(c->policy), NULL, N, D + 2) ||
+            dpdo_algorithm_set_policy(alg, pol)) {
+            snprintf(why, 200, "policy: %s", dpdo_algorithm_errmsg(alg));
+            goto done;
+        }
+    }
+    if (m && dpdo_mpi_attach(m, alg, p->net)) {
+        snprintf(why, 200, "attach: %s", dpdo_mpi_errmsg(m));
+        goto done;
+    }
+    int s;
+    while ((s = dpdo_algorithm_step(alg)) == DPDO_ROUND) {
+    }
+    if (s != DPDO_DONE) {
+        snprintf(why, 200, "step: %d %s", s, dpdo_algorithm_errmsg(alg));
+        goto done;
+    }
+    if (dpdo_algorithm_share_state(alg)) {
+        snprintf(why, 200, "share_state: %s", dpdo_algorithm_errmsg(alg));
+        goto done;
+    }
+    memset(r, 0, sizeof *r);
+    for (int b = 0; b < 16; b++) {
+        r->have[b] = 1;
+        for (int i = 0; i < N; i++)
+            if (dpdo_algorithm_get_state(alg, NAMES[b], i, r->state[b][i], D)) r->have[b] = 0;
+    }
+    for (int i = 0; i < N; i++) dpdo_algorithm_get_output(alg, i, r->out[i], D);
+    dpdo_ledger_save(ledger, r->ledger, sizeof r->ledger, &r->ledger_len);
+    for (int i = 0; i < N; i++) dpdo_algorithm_comm(alg, i, &r->comm[i][0], &r->comm[i][1], &r->comm[i][2]);
+    dpdo_algorithm_comm(alg, DPDO_NODE_COORDINATOR, &r->comm[N][0], &r->comm[N][1], &r->comm[N][2]);
+    r->round = dpdo_algorithm_round(alg);
+    r->stop = dpdo_algorithm_stop_reason(alg);
+    r->eps = NAN;
+    if (c->mode != DPDO_NOISE_NONE) dpdo_algorithm_privacy(alg, DPDO_PRIVACY_RIGOROUS, DPDO_NODE_ALL, &r->eps, NULL, NULL);
+    rc = 0;
+done:
+    dpdo_algorithm_destroy(alg);
+    dpdo_mpi_destroy(m);
+    dpdo_compressor_destroy(comp);
+    dpdo_policy_destroy(pol);
+    dpdo_solver_destroy(sv);
+    dpdo_accountant_destroy(acc);
+    dpdo_ledger_destroy(ledger);
+    for (int i = 0; i < N; i++) dpdo_node_destroy(node[i]);
+    return rc;
+}
+
+static int same(const result *a, const result *b, char *why)
+{
+    for (int k = 0; k < 16; k++) {
+        if (a->have[k] != b->have[k]) return snprintf(why, 200, "state %s present in one run only", NAMES[k]), 0;
+        if (a->have[k] && memcmp(a->state[k], b->state[k], sizeof a->state[k])) {
+            for (int i = 0; i < N; i++)
+                for (int j = 0; j < D; j++)
+                    if (memcmp(&a->state[k][i][j], &b->state[k][i][j], sizeof(double)))
+                        return snprintf(why, 200, "state %s[%d][%d]: %.17g vs %.17g", NAMES[k], i, j,
+                                        a->state[k][i][j], b->state[k][i][j]),
+                               0;
+        }
+    }
+    if (memcmp(a->out, b->out, sizeof a->out)) return snprintf(why, 200, "outputs differ"), 0;
+    if (a->ledger_len != b->ledger_len || memcmp(a->ledger, b->ledger, (size_t)a->ledger_len))
+        return snprintf(why, 200, "ledgers differ"), 0;
+    if (memcmp(a->comm, b->comm, sizeof a->comm)) return snprintf(why, 200, "counters differ"), 0;
+    if (a->round != b->round || a->stop != b->stop) return snprintf(why, 200, "rounds differ"), 0;
+    if (memcmp(&a->eps, &b->eps, sizeof a->eps)) return snprintf(why, 200, "epsilon %.17g vs %.17g", a->eps, b->eps), 0;
+    return 1;
+}
+
+#define I2(k1, v1, k2, v2) .ikey = {k1, k2}, .ival = {v1, v2}
+static const kase CASES[] = {
+    {.name = "dp-dda matching", .type = "dp-dda", .mode = DPDO_NOISE_RIGOROUS, I2(DPDO_PARAM_DDA_ACTIVE, 4, 0, 0)},
+    {.name = "dp-dda average", .type = "dp-dda", .mode = DPDO_NOISE_RIGOROUS,
+     I2(DPDO_PARAM_DDA_ACTIVE, 5, DPDO_PARAM_DDA_SCHEME, DPDO_ROUND_AVERAGE)},
+    {.name = "dp-dda all-transmit", .type = "dp-dda", .mode = DPDO_NOISE_FIXED,
+     I2(DPDO_PARAM_DDA_ALL_TRANSMIT, 1, DPDO_PARAM_DDA_SCHEME, DPDO_ROUND_BERNOULLI),
+     .dkey = {DPDO_PARAM_DDA_BERNOULLI_P}, .dval = {0.5}},
+    {.name = "dp-dda-baseline", .type = "dp-dda-baseline", .mode = DPDO_NOISE_RIGOROUS},
+    {.name = "fed-plt", .type = "fed-plt", .mode = DPDO_NOISE_RIGOROUS, I2(DPDO_PARAM_FED_EPOCHS, 3, 0, 0),
+     .dkey = {DPDO_PARAM_FED_P}, .dval = {0.6}, .solver = "noisy-gd"},
+    {.name = "fed-plt uniform", .type = "fed-plt", .mode = DPDO_NOISE_NONE,
+     I2(DPDO_PARAM_FED_SAMPLER, DPDO_FED_SAMPLER_UNIFORM, DPDO_PARAM_FED_ACTIVE, 3), .solver = "gd"},
+    {.name = "fedpd", .type = "fedpd", .mode = DPDO_NOISE_NONE, .noreg = 1, .solver = "gd"},
+    {.name = "fedlin", .type = "fedlin", .mode = DPDO_NOISE_NONE, .noreg = 1, .solver = "gd"},
+    {.name = "tamuna", .type = "tamuna", .mode = DPDO_NOISE_NONE, I2(DPDO_PARAM_FED_ACTIVE, 5, 0, 0), .noreg = 1,
+     .solver = "gd"},
+    {.name = "led", .type = "led", .mode = DPDO_NOISE_NONE, .noreg = 1, .solver = "gd"},
+    {.name = "5gcs", .type = "5gcs", .mode = DPDO_NOISE_NONE, I2(DPDO_PARAM_FED_ACTIVE, 5, 0, 0), .noreg = 1,
+     .solver = "gd"},
+    {.name = "do-adp top-k", .type = "do-adp", .mode = DPDO_NOISE_RIGOROUS, .dkey = {DPDO_PARAM_ADP_P}, .dval = {0.7},
+     .comp = "top-k", .k = 4},
+    {.name = "do-adp dense", .type = "do-adp", .mode = DPDO_NOISE_FIXED, .dkey = {DPDO_PARAM_ADP_P}, .dval = {0.5}},
+    {.name = "dpdo", .type = "dpdo", .mode = DPDO_NOISE_RIGOROUS},
+    {.name = "cpgt rand-k", .type = "cpgt", .mode = DPDO_NOISE_RIGOROUS, .comp = "rand-k", .k = 5},
+    {.name = "dp-wor-sgd dqn", .type = "dp-wor-sgd", .mode = DPDO_NOISE_RIGOROUS, I2(DPDO_PARAM_WOR_PASSES, 2, 0, 0),
+     .policy = "dqn"},
+    {.name = "dp-wor-sgd sequential", .type = "dp-wor-sgd", .mode = DPDO_NOISE_RIGOROUS,
+     I2(DPDO_PARAM_WOR_SCHEDULE, DPDO_WOR_SEQUENTIAL, 0, 0)},
+    {.name = "dp-sgd-wr", .type = "dp-sgd-wr", .mode = DPDO_NOISE_RIGOROUS},
+};
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    if (rank == 0) printf("# test_mpi with %d ranks\n", nranks);
+    problem p;
+    if (make_problem(&p)) {
+        if (rank == 0) printf("not ok 1 - problem setup\n# summary: 0 passed, 1 failed\n");
+        MPI_Finalize();
+        return 1;
+    }
+    static result ref, dist;
+    const char *only = getenv("DPDO_MPI_TEST_ONLY");
+    for (size_t k = 0; k < sizeof CASES / sizeof CASES[0]; k++) {
+        const kase *c = &CASES[k];
+        if (only && !strstr(c->name, only)) continue;
+        char why[256] = "", name[128];
+        int ok = 1;
+        if (rank == 0 && run_case(&p, c, 0, &ref, why)) ok = 0;
+        MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (ok && run_case(&p, c, 1, &dist, why)) ok = 0;
+        if (ok && rank == 0 && !same(&ref, &dist, why)) ok = 0;
+        snprintf(name, sizeof name, "%s: %d ranks bit-identical to one process (%lld rounds)", c->name, nranks,
+                 (long long)ref.round);
+        report(ok, name, why);
+    }
+    for (int i = 0; i < N; i++) dpdo_shard_destroy(p.shard[i]);
+    dpdo_dataset_destroy(p.ds);
+    dpdo_loss_destroy(p.loss);
+    dpdo_regularizer_destroy(p.reg);
+    dpdo_network_destroy(p.net);
+    if (rank == 0) printf("# summary: %d passed, %d failed\n", passed, failed);
+    MPI_Finalize();
+    return failed ? 1 : 0;
+}

@@ -173,14 +173,19 @@ $(BUILD)/bench/bench_mpi: bench/mpi/bench_mpi.c $(MPI_STLIB) $(STLIB)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CPPFLAGS) $(DPDO_CFLAGS) -Ilib -DDPDO_STATIC $(CFLAGS) -O3 $< -o $@ $(MPI_STLIB) $(STLIB) $(DEP_LIBS) $(LDFLAGS)
 
-# `make check-mpi`: the bit-identity tests with 1, 2 and 4 ranks on this machine (loopback).
+# `make check-mpi`: the bit-identity and failure tests with 1, 2 and 4 ranks on this machine
+# (loopback), then a run where a rank stops taking part (DPDO_E_IO within the timeout).
 check-mpi: $(if $(HAVE_MPI),$(MPI_TEST))
 	@if [ -z "$(HAVE_MPI)" ]; then echo "check-mpi: no mpicc (install mpich and libmpich-dev)"; exit 1; fi
+	@mkdir -p $(BUILD)/test-logs
 	@for k in $(MPI_RANKS); do \
 	    echo "== mpiexec -n $$k $(MPI_TEST)"; \
 	    timeout 600 $(MPIEXEC) -n $$k $(MPI_TEST) > $(BUILD)/test-logs/mpi-$$k.log 2>&1; rc=$$?; \
 	    grep -E '^(not ok|# summary)' $(BUILD)/test-logs/mpi-$$k.log; [ $$rc -eq 0 ] || exit 1; \
 	done
+	@echo "== DPDO_MPI_TEST_VANISH=1 mpiexec -n 2 $(MPI_TEST)"
+	@DPDO_MPI_TEST_VANISH=1 timeout 120 $(MPIEXEC) -n 2 $(MPI_TEST) > $(BUILD)/test-logs/mpi-vanish.log 2>&1; \
+	    grep -E '^(ok|not ok|# summary)' $(BUILD)/test-logs/mpi-vanish.log; grep -q '^ok 1 ' $(BUILD)/test-logs/mpi-vanish.log
 
 examples: $(EXAMPLEBIN)
 tools: $(TOOLBIN)
@@ -194,7 +199,7 @@ deps:
 # "N passed, M failed".
 check: deps
 	@$(MAKE) --no-print-directory all tests
-	@BUILD=$(BUILD) sh tests/run.sh $(TESTBIN) -- check-exports check-install examples
+	@BUILD=$(BUILD) sh tests/run.sh $(TESTBIN) -- check-exports check-install examples $(if $(HAVE_MPI),check-mpi)
 
 check-exports: $(SHLIB)
 	@sh scripts/check-exports.sh $(SHLIB) $(MAP)
@@ -216,8 +221,10 @@ check-valgrind: tests tools
 	@DPDO_TEST_QUICK=1 DPDO_TEST_WRAP="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect" \
 	    BUILD=$(BUILD) sh tests/run.sh $(TESTBIN)
 
-bench: $(BENCHBIN)
+bench: $(BENCHBIN) $(MPI_BENCH)
 	@for b in $(BENCHBIN); do echo "== $$b"; $$b || exit 1; done
+	@for k in $(if $(HAVE_MPI),$(MPI_RANKS)); do echo "== $(MPIEXEC) -n $$k $(MPI_BENCH)"; \
+	    $(MPIEXEC) -n $$k $(MPI_BENCH) || exit 1; done
 
 demo: deps
 	@$(MAKE) --no-print-directory all

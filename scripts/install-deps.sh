@@ -10,8 +10,8 @@ REQUIRED="gcc make pkg-config libblis-dev liblapack-dev zlib1g-dev"
 # tests, plots, references: liblinear-tools (reference solver cross-check),
 # gnuplot-nox (example plots), python3-numpy (binding tests), valgrind
 # (make check-valgrind), dataset-fashion-mnist (real IDX data),
-# abigail-tools (make check-abi)
-OPTIONAL="liblinear-tools gnuplot-nox python3 python3-numpy valgrind dataset-fashion-mnist abigail-tools"
+# abigail-tools (make check-abi), mpich + libmpich-dev (libdpdo_mpi and its tests)
+OPTIONAL="liblinear-tools gnuplot-nox python3 python3-numpy valgrind dataset-fashion-mnist abigail-tools mpich libmpich-dev"
 
 missing=""
 for p in $REQUIRED $OPTIONAL; do

@@ -81,6 +81,9 @@ typedef struct dpdo_transport_type {
     /* Point to point, for stages that run node after node (DP-WOR-SGD). */
     int (*send)(void *user, int64_t to, const void *buf, int64_t bytes);
     int (*recv)(void *user, int64_t from, void *buf, int64_t bytes);
+    /* Optional (may be NULL): the transport's message about its last failure, quoted in the
+     * algorithm's message ("no answer from rank 3 within 60 s"). */
+    const char *(*errmsg)(void *user);
 } dpdo_transport_type;
 
 /* Run `alg` as one part of a run spread over processes: type (BORROWED,

@@ -19,8 +19,10 @@
 
 static int xfail(dpdo__eng *e, int rc, const char *what)
 {
-    return dpdo__err(e->err, rc ? rc : DPDO_E_IO, "round %llu: transport '%s': %s failed (code %d)",
-                     (unsigned long long)(e->plan.t), e->xt->name, what, rc);
+    const char *m = e->xt->errmsg ? e->xt->errmsg(e->xu) : NULL;
+    e->xbroken = rc ? rc : DPDO_E_IO;
+    return dpdo__err(e->err, rc ? rc : DPDO_E_IO, "round %llu: transport '%s': %s: %s",
+                     (unsigned long long)(e->plan.t), e->xt->name, what, m && *m ? m : "failed");
 }
 
 int dpdo__dist_attach(dpdo__eng *e, const dpdo_transport_type *t, void *user)
@@ -82,6 +84,7 @@ void dpdo__dist_detach(dpdo__eng *e)
     e->xbaton_cap = 0;
     e->xt = NULL;
     e->xu = NULL;
+    e->xbroken = 0;
 }
 
 static const int64_t coord_dst = DPDO_NODE_COORDINATOR;
@@ -252,7 +255,7 @@ int dpdo__dist_stages(dpdo__eng *e, dpdo__plan *p, int64_t *fail_node)
     }
     /* charges decided inside local(): one per node and round, summed over processes (node order);
      * collective, so a process whose combine() failed takes part too */
-    {
+    if (e->vt->local_charges) {
         int64_t n = e->n;
         memset(e->xlc, 0, 2 * (size_t)n * sizeof *e->xlc);
         for (int64_t c = nplan; c < p->ncharges && !rc; c++) {
@@ -276,6 +279,7 @@ int dpdo__dist_stages(dpdo__eng *e, dpdo__plan *p, int64_t *fail_node)
 
 int dpdo__dist_agree(dpdo__eng *e, int rc, int64_t fail_node)
 {
+    if (e->xbroken) return e->xbroken; /* the message names the transport's failure */
     int st = rc == DPDO__REMOTE_FAIL ? 0 : rc;
     int64_t node = st ? fail_node : -1;
     char msg[DPDO__ERRMSG_LEN];

@@ -145,6 +145,7 @@ typedef struct dpdo__alg_vt {
     int uses_policy;       /* 1: a Local/Global decision policy (dpdo_policy) */
     int accepts_mask;      /* 1: plan() honours e->inj_active (dpdo_algorithm_set_next_active) */
     int distributable;     /* 1: the stages describe what moves (buf/seq/share): runs over a transport */
+    int local_charges;     /* 1: local() may add charges (dpdo__plan_add_charge) */
     int node_probs;        /* 1: plan() draws Bernoulli activation with e->node_p[i] when set */
     /* optional: 1 when the run has nothing left to do (stop reason DPDO_STOP_PASSES) */
     int (*finished)(dpdo__eng *e, void *priv);
@@ -249,6 +250,7 @@ struct dpdo__eng {
     unsigned char *xbaton;        /* baton buffer */
     int64_t xbaton_cap;
     int64_t *xlc;                 /* 2n: local charges (event + 1, count) per node */
+    int xbroken;                  /* the transport failed: its status (processes out of step) */
 };
 
 /* 1 when this process computes for node i (always in one process). */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <time.h>
 #include "dpdo/mpi.h"
 #include "dpdo/status.h"
@@ -70,16 +71,21 @@ static int wait_all(dpdo_mpi *m, int nreq, MPI_Request *req, const char *what)
             return fail(m, DPDO_E_IO, "rank %d: %s: no answer from a peer within %g s (failed or vanished?)",
                         m->rank, what, m->timeout);
         }
-        if (++spins > 2000) { /* be gentle when ranks outnumber cores */
-            struct timespec ts = {0, 20000};
+        /* spin briefly (a peer on another core answers within microseconds), then let a
+         * peer that shares this core run, then sleep (long waits) */
+        double waited = MPI_Wtime() - t0;
+        if (waited > 2e-4) sched_yield();
+        if (waited > 2e-2) {
+            struct timespec ts = {0, 50000};
             nanosleep(&ts, NULL);
         }
+        (void)spins;
     }
 }
 
 #define CHECK_BROKEN(m)                                                                               \
     do {                                                                                              \
-        if ((m)->broken) return fail((m), DPDO_E_IO, "rank %d: the transport failed earlier", (m)->rank); \
+        if ((m)->broken) return DPDO_E_IO; /* the first failure's message stays */                 \
     } while (0)
 
 static int mpi_call(dpdo_mpi *m, int rc, const char *what)
@@ -142,14 +148,8 @@ static int t_exchange(void *user, int status, const dpdo_message *msg, int64_t n
     CHECK_BROKEN(m);
     int P = m->size, me = m->rank, rc;
     MPI_Request req[2];
-    /* 1. did anybody fail? */
-    int64_t f = status != 0, g = 0;
-    if ((rc = mpi_call(m, MPI_Iallreduce(&f, &g, 1, MPI_INT64_T, MPI_MAX, m->comm, &req[0]), "exchange"))) return rc;
-    if ((rc = wait_all(m, 1, req, "exchange (status)"))) return rc;
-    m->t_ctl += 8;
-    *any_failed = g != 0;
-    if (g) return DPDO_OK;
-    /* 2. bytes per receiving rank; is every pair a graph edge? */
+    /* 1. bytes per receiving rank; is every pair a graph edge? */
+    int64_t lmsgs = 0, lbytes = 0;
     memset(m->scnt, 0, (size_t)P * sizeof *m->scnt);
     int in_graph = m->graph != MPI_COMM_NULL;
     for (int64_t k = 0; k < nmsg; k++) {
@@ -168,17 +168,21 @@ static int t_exchange(void *user, int status, const dpdo_message *msg, int64_t n
             if (r != me && !m->stamp[r]) {
                 m->stamp[r] = 1;
                 m->scnt[r] += b;
-                m->t_msgs++;
-                m->t_bytes += b;
+                lmsgs++;
+                lbytes += b;
             }
         }
     }
-    /* the choice of collective must agree: use the graph only if every rank can */
-    int64_t ig = in_graph, all_ig = 0;
-    if ((rc = mpi_call(m, MPI_Iallreduce(&ig, &all_ig, 1, MPI_INT64_T, MPI_MIN, m->comm, &req[0]), "exchange"))) return rc;
-    if ((rc = wait_all(m, 1, req, "exchange (route)"))) return rc;
-    m->t_ctl += 8;
-    int use_graph = all_ig != 0;
+    /* 2. did anybody fail, and can every rank use the graph? (one reduction for both) */
+    int64_t mine[2] = {status != 0, !in_graph}, all[2] = {0, 0};
+    if ((rc = mpi_call(m, MPI_Iallreduce(mine, all, 2, MPI_INT64_T, MPI_MAX, m->comm, &req[0]), "exchange"))) return rc;
+    if ((rc = wait_all(m, 1, req, "exchange (status)"))) return rc;
+    m->t_ctl += 16;
+    *any_failed = all[0] != 0;
+    if (all[0]) return DPDO_OK;
+    int use_graph = all[1] == 0;
+    m->t_msgs += lmsgs;
+    m->t_bytes += lbytes;
     /* 3. pack, in message order, per receiving rank */
     int64_t tot = 0;
     for (int r = 0; r < P; r++) {
@@ -388,7 +392,13 @@ static int t_recv(void *user, int64_t from, void *buf, int64_t bytes)
     return wait_all(m, 1, &req, "recv");
 }
 
+static const char *t_errmsg(void *user)
+{
+    return ((dpdo_mpi *)user)->msg;
+}
+
 static const dpdo_transport_type mpi_type = {
+    .errmsg = t_errmsg,
     .struct_size = sizeof(dpdo_transport_type),
     .name = "mpi",
     .layout = t_layout,

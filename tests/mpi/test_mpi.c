@@ -261,6 +261,114 @@ static const kase CASES[] = {
     {.name = "dp-sgd-wr", .type = "dp-sgd-wr", .mode = DPDO_NOISE_RIGOROUS},
 };
 
+/* A loss that fails on every sample: node 5's. */
+static int phi_fail(void *user, double margin, double label, double *loss, double *dloss)
+{
+    (void)user, (void)margin, (void)label, (void)loss, (void)dloss;
+    return 7;
+}
+
+/* Failures. kind 0: node 5's loss callback fails in round 1; every rank must get DPDO_E_CALLBACK
+ * and the one-process message. kind 1: only the last rank's prepare fails (it sets clip = inf
+ * with L below its data's gradient norms); attach must fail on every rank with that message.
+ * kind 2: the last rank stops taking part; the others must get DPDO_E_IO within the timeout. */
+static int failure(const problem *p, int kind, char *why)
+{
+    static const dpdo_loss_type bad_type = {.struct_size = sizeof(dpdo_loss_type), .name = "fails", .phi = phi_fail};
+    dpdo_loss *bad = NULL;
+    dpdo_node *node[N] = {0};
+    dpdo_algorithm *alg = NULL, *one = NULL;
+    dpdo_mpi *m = NULL;
+    int ok = 0;
+    dpdo_mpi_options mo;
+    dpdo_mpi_options_init(&mo, sizeof mo);
+    mo.timeout = 2.0;
+    if (dpdo_loss_create(&bad, &bad_type, NULL, D) || dpdo_mpi_create(&m, MPI_COMM_WORLD, N, NULL, &mo)) goto done;
+    for (int pass = 0; pass < 2; pass++) { /* pass 0: one process (rank 0 only); pass 1: distributed */
+        if (pass == 0 && (kind != 0 || rank != 0)) continue;
+        for (int i = 0; i < N; i++) {
+            dpdo_node_destroy(node[i]);
+            node[i] = NULL;
+            dpdo_loss *l = kind == 0 && i == 5 ? bad : p->loss;
+            int here = pass == 0 || (i >= dpdo_mpi_first_node(m) && i < dpdo_mpi_end_node(m));
+            if (here ? dpdo_node_create(&node[i], p->shard[i], l, 1.0) : dpdo_node_create_remote(&node[i], l, 40, 1.0))
+                goto done;
+        }
+        dpdo_algorithm_options o;
+        dpdo_algorithm_options_init(&o, sizeof o);
+        o.noise_mode = DPDO_NOISE_NONE;
+        o.max_rounds = 5;
+        dpdo_algorithm **a = pass ? &alg : &one;
+        if (dpdo_algorithm_create(a, dpdo_algorithm_type_find("dp-dda-baseline")) ||
+            dpdo_algorithm_setup(*a, node, N, p->net, p->reg, NULL, &o))
+            goto done;
+        if (pass == 0) { /* the reference message */
+            if (dpdo_algorithm_step(one) != DPDO_E_CALLBACK) goto done;
+            continue;
+        }
+        if (kind == 1 && rank == nranks - 1) {
+            o.noise_mode = DPDO_NOISE_FIXED; /* only this rank: a private run with L = 0.01 and no clipping */
+            o.sigma = 1;
+            o.lipschitz = 0.01;
+            o.clip = INFINITY;
+            dpdo_ledger *led = NULL;
+            dpdo_accountant *acc = NULL;
+            dpdo_ledger_create(&led, N);
+            dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), led, NULL);
+            int rc = dpdo_algorithm_setup(alg, node, N, p->net, p->reg, acc, &o);
+            int arc = rc ? rc : dpdo_mpi_attach(m, alg, p->net);
+            ok = arc == DPDO_E_INVAL && strstr(dpdo_algorithm_errmsg(alg), "per-sample gradients") != NULL;
+            if (!ok) snprintf(why, 200, "last rank: attach gave %d: %s", arc, dpdo_algorithm_errmsg(alg));
+            dpdo_algorithm_destroy(alg);
+            alg = NULL;
+            dpdo_accountant_destroy(acc);
+            dpdo_ledger_destroy(led);
+            goto done;
+        }
+        int arc = dpdo_mpi_attach(m, alg, p->net);
+        if (kind == 2 && !arc) { /* two rounds together, then the last rank stops taking part */
+            if (dpdo_algorithm_step(alg) != DPDO_ROUND || dpdo_algorithm_step(alg) != DPDO_ROUND) {
+                snprintf(why, 200, "rank %d: the first rounds failed: %s", rank, dpdo_algorithm_errmsg(alg));
+                goto done;
+            }
+            if (rank == nranks - 1) {
+                ok = 1;
+                goto done;
+            }
+        }
+        if (kind == 1) {
+            ok = arc == DPDO_E_INVAL && strstr(dpdo_algorithm_errmsg(alg), "per-sample gradients") != NULL;
+            if (!ok) snprintf(why, 200, "rank %d: attach gave %d: %s", rank, arc, dpdo_algorithm_errmsg(alg));
+            goto done;
+        }
+        if (kind == 2) {
+            double t0 = MPI_Wtime();
+            int rc = arc ? arc : dpdo_algorithm_step(alg);
+            double waited = MPI_Wtime() - t0;
+            char msg[256];
+            snprintf(msg, sizeof msg, "%s", dpdo_algorithm_errmsg(alg));
+            if (rc == DPDO_E_IO) rc = dpdo_algorithm_step(alg) == DPDO_E_STATE ? rc : -999; /* FAILED: E_STATE */
+            ok = rc == DPDO_E_IO && waited < 10 && dpdo_algorithm_state(alg) == DPDO_ALG_FAILED;
+            snprintf(why, 200, "rank %d: step gave %d after %.2f s: %s", rank, rc, waited, msg + (strlen(msg) > 150 ? strlen(msg) - 150 : 0));
+            goto done;
+        }
+        int rc = arc ? arc : dpdo_algorithm_step(alg);
+        char ref[256] = "";
+        if (rank == 0) snprintf(ref, sizeof ref, "%s", dpdo_algorithm_errmsg(one));
+        MPI_Bcast(ref, sizeof ref, MPI_CHAR, 0, MPI_COMM_WORLD);
+        ok = rc == DPDO_E_CALLBACK && strcmp(dpdo_algorithm_errmsg(alg), ref) == 0 && strstr(ref, "node 5") &&
+             dpdo_algorithm_state(alg) == DPDO_ALG_FAILED && dpdo_algorithm_step(alg) == DPDO_E_STATE;
+        if (!ok) snprintf(why, 200, "rank %d: step gave %d '%s', one process '%s'", rank, rc, dpdo_algorithm_errmsg(alg), ref);
+    }
+done:
+    dpdo_algorithm_destroy(alg);
+    dpdo_algorithm_destroy(one);
+    if (kind != 2) dpdo_mpi_destroy(m); /* a broken handle's communicator has pending operations */
+    for (int i = 0; i < N; i++) dpdo_node_destroy(node[i]);
+    dpdo_loss_destroy(bad);
+    return ok;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -275,6 +383,20 @@ int main(int argc, char **argv)
     }
     static result ref, dist;
     const char *only = getenv("DPDO_MPI_TEST_ONLY");
+    if (getenv("DPDO_MPI_TEST_VANISH")) { /* a separate run: afterwards the processes are out of step */
+        char why[256] = "";
+        int ok = failure(&p, 2, why);
+        fflush(stdout);
+        if (rank != 0) sleep(8); /* the vanished rank comes back after the others gave up */
+        if (rank == 0) {
+            printf("%s 1 - a rank that stops taking part gives DPDO_E_IO on the others within the timeout (2 s)%s%s\n",
+                   ok ? "ok" : "not ok", ok ? "" : ": ", ok ? "" : why);
+            printf("# %s\n# summary: %d passed, %d failed\n", why, ok, !ok);
+            fflush(stdout);
+            sleep(1); /* let mpiexec forward the output */
+        }
+        MPI_Abort(MPI_COMM_WORLD, ok ? 0 : 1); /* the only way out of a broken run */
+    }
     for (size_t k = 0; k < sizeof CASES / sizeof CASES[0]; k++) {
         const kase *c = &CASES[k];
         if (only && !strstr(c->name, only)) continue;
@@ -287,6 +409,14 @@ int main(int argc, char **argv)
         snprintf(name, sizeof name, "%s: %d ranks bit-identical to one process (%lld rounds)", c->name, nranks,
                  (long long)ref.round);
         report(ok, name, why);
+    }
+    if (!only) {
+        char why[256] = "";
+        int ok = failure(&p, 0, why);
+        report(ok, "a node's failing loss callback fails the round on every rank with the one-process message", why);
+        why[0] = 0;
+        ok = nranks < 2 || failure(&p, 1, why);
+        report(ok, "a configuration error found by one rank fails attach on every rank with its message", why);
     }
     for (int i = 0; i < N; i++) dpdo_shard_destroy(p.shard[i]);
     dpdo_dataset_destroy(p.ds);

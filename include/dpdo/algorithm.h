@@ -368,6 +368,21 @@ DPDO_API int dpdo_algorithm_set_next_active(dpdo_algorithm *alg, const int32_t *
  * DPDO_E_STATE, DPDO_E_UNSUPPORTED, DPDO_E_NOMEM. Since 0.1. */
 DPDO_API int dpdo_algorithm_set_node_probabilities(dpdo_algorithm *alg, const double *p, int64_t n);
 
+/* Key node `node`'s private random streams (its sample choice, its privacy
+ * noise, its random initial values) by `secret` instead of options.seed.
+ * Without a secret, anyone who knows the seed can regenerate a node's noise
+ * and subtract it from what the node sends: the guarantee then holds only
+ * against parties who do not know the seed (docs/distributed.md). In a run
+ * spread over processes, each process sets the secrets of the nodes it hosts
+ * (before dpdo_mpi_attach); a one-process run that sets the same secrets
+ * reproduces it bit for bit. The key is 64 bits of a Philox generator: fine
+ * against honest-but-curious peers, not a cryptographic guarantee. Public
+ * randomness (activation, edges, compression) stays keyed by the seed, so
+ * all processes agree on it. Only in READY at round 0; discards an earlier
+ * prepare. Returns DPDO_OK, DPDO_E_INVAL (node out of range), DPDO_E_STATE,
+ * DPDO_E_NOMEM. Since 0.1. */
+DPDO_API int dpdo_algorithm_set_node_secret(dpdo_algorithm *alg, int64_t node, uint64_t secret);
+
 /* ---- stepping ------------------------------------------------------------- */
 
 /* Run exactly one round for every node: sample, compute, perturb, exchange,

@@ -25,12 +25,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "export.h"
+#include "algorithm.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef struct dpdo_algorithm dpdo_algorithm;
 
 /* A piece of a message: `bytes` bytes at `data` on the sender. On a receiver
  * the same piece is written to its own `data` (the same place in its copy of

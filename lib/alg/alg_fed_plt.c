@@ -357,6 +357,7 @@ const dpdo__alg_vt dpdo__vt_fed_plt = {
     .accepts_mask = 1,
     .node_probs = 1,
     .distributable = 1,
+    .init_gather = "z",
     .defaults = defaults,
     .configure = configure,
     .prepare = prepare,

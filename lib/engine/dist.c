@@ -296,6 +296,22 @@ int dpdo__dist_agree(dpdo__eng *e, int rc, int64_t fail_node)
     return DPDO_OK;
 }
 
+int dpdo__dist_init_gather(dpdo__eng *e)
+{
+    const dpdo__block *b = NULL;
+    for (int32_t k = 0; k < e->nblk; k++)
+        if (e->blk[k].name && strcmp(e->blk[k].name, e->vt->init_gather) == 0) b = &e->blk[k];
+    if (!b || b->rows != e->n) return dpdo__eng_err(e, DPDO_E_STATE, -1, "init_gather: no block '%s'", e->vt->init_gather);
+    int64_t row = b->cols * (int64_t)sizeof(double);
+    for (int64_t i = 0; i < e->n; i++)
+        e->xmsg[i] = (dpdo_message){.src = i, .ndst = 1, .dst = &coord_dst, .nseg = 1,
+                                    .seg = {{b->cur + (size_t)i * (size_t)b->cols, row, row}}};
+    int32_t anyf = 0;
+    int xr = e->xt->exchange(e->xu, 0, e->xmsg, e->n, &anyf);
+    if (xr) return xfail(e, xr, "exchange");
+    return DPDO_OK;
+}
+
 int dpdo__dist_share_state(dpdo__eng *e)
 {
     int xr;

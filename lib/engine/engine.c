@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "engine_impl.h"
+#include "../rng/rng_impl.h"
 #include "../model/model_impl.h"
 #include "dpdo/solver.h"
 #include "../model/policy_impl.h"
@@ -185,6 +186,8 @@ static void eng_free(dpdo__eng *e)
     dpdo__free(e->tol_prev);
     dpdo_reference_destroy(e->ref);
     dpdo__dist_detach(e);
+    dpdo__free(e->secret);
+    dpdo__free(e->has_secret);
     dpdo_rng_destroy(e->rng);
     if (e->own_solver) dpdo_solver_destroy(e->solver);
     if (e->own_policy) dpdo_policy_destroy(e->policy);
@@ -837,6 +840,10 @@ DPDO_API int dpdo_algorithm_step(dpdo_algorithm *a)
         a->stop = DPDO_STOP_PASSES;
         return DPDO_DONE;
     }
+    /* distributed with node secrets: the coordinator cannot compute the nodes' secret initial
+     * rows, so they are uploaded before round 1 */
+    if (e->xt && e->round == 0 && e->secret && e->vt->init_gather && (rc = dpdo__dist_init_gather(e)))
+        goto failed;
     dpdo__plan *p = &e->plan;
     p->t = e->round + 1;
     p->ncomp = 0;
@@ -1470,4 +1477,31 @@ DPDO_API int dpdo_algorithm_hosts(const dpdo_algorithm *a, int64_t node)
 {
     if (!a || !a->e || node < 0 || node >= a->e->n) return 0;
     return dpdo__eng_hosted(a->e, node);
+}
+
+DPDO_API int dpdo_algorithm_set_node_secret(dpdo_algorithm *a, int64_t node, uint64_t secret)
+{
+    if (!a) return DPDO_E_INVAL;
+    dpdo__eng *e = a->e;
+    if (!e) return dpdo__err(a->errmsg, DPDO_E_STATE, "set_node_secret: the algorithm is EMPTY");
+    if (a->state != DPDO_ALG_READY || e->round != 0)
+        return dpdo__err(a->errmsg, DPDO_E_STATE, "set_node_secret: only at round 0 (READY)");
+    if (node < 0 || node >= e->n)
+        return dpdo__err(a->errmsg, DPDO_E_INVAL, "set_node_secret: node %lld is not in [0, %lld)", (long long)node,
+                         (long long)e->n);
+    if (!e->secret) {
+        uint64_t *s = dpdo__calloc((size_t)e->n, sizeof *s);
+        unsigned char *h = dpdo__calloc((size_t)e->n, 1);
+        if (!s || !h) {
+            dpdo__free(s), dpdo__free(h);
+            return dpdo__err(a->errmsg, DPDO_E_NOMEM, "set_node_secret: out of memory");
+        }
+        e->secret = s, e->has_secret = h;
+        e->rng->secret = s, e->rng->has_secret = h, e->rng->nsecret = e->n;
+    }
+    e->secret[node] = secret;
+    e->has_secret[node] = 1;
+    e->prepared = 0; /* initial values drawn from the node's streams (prepare re-runs init) */
+    e->vt->init(e, e->priv);
+    return DPDO_OK;
 }

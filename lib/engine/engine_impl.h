@@ -146,6 +146,9 @@ typedef struct dpdo__alg_vt {
     int accepts_mask;      /* 1: plan() honours e->inj_active (dpdo_algorithm_set_next_active) */
     int distributable;     /* 1: the stages describe what moves (buf/seq/share): runs over a transport */
     int local_charges;     /* 1: local() may add charges (dpdo__plan_add_charge) */
+    /* a block (by name) whose rows the coordinator needs at round 0 and reads from every node
+     * (Fed-PLT: z_i0); in a distributed run with node secrets they are uploaded before round 1 */
+    const char *init_gather;
     int node_probs;        /* 1: plan() draws Bernoulli activation with e->node_p[i] when set */
     /* optional: 1 when the run has nothing left to do (stop reason DPDO_STOP_PASSES) */
     int (*finished)(dpdo__eng *e, void *priv);
@@ -251,6 +254,8 @@ struct dpdo__eng {
     int64_t xbaton_cap;
     int64_t *xlc;                 /* 2n: local charges (event + 1, count) per node */
     int xbroken;                  /* the transport failed: its status (processes out of step) */
+    uint64_t *secret;             /* n per-node secret keys (dpdo_algorithm_set_node_secret), or NULL */
+    unsigned char *has_secret;    /* n flags */
 };
 
 /* 1 when this process computes for node i (always in one process). */
@@ -264,6 +269,7 @@ static inline int dpdo__eng_hosted(const dpdo__eng *e, int64_t i)
 int dpdo__dist_stages(dpdo__eng *e, dpdo__plan *p, int64_t *fail_node);
 int dpdo__dist_agree(dpdo__eng *e, int rc, int64_t fail_node);
 int dpdo__dist_share_state(dpdo__eng *e);
+int dpdo__dist_init_gather(dpdo__eng *e);
 int dpdo__dist_attach(dpdo__eng *e, const dpdo_transport_type *t, void *user);
 void dpdo__dist_detach(dpdo__eng *e);
 

@@ -135,8 +135,12 @@ void dpdo__stream_open(dpdo__stream *s, const struct dpdo_rng *rng, uint64_t nod
 {
     memset(s, 0, sizeof *s);
     s->rng = rng;
-    s->key[0] = (uint32_t)rng->seed;
-    s->key[1] = (uint32_t)(rng->seed >> 32);
+    uint64_t key = rng->seed;
+    if (rng->secret && node < (uint64_t)rng->nsecret && rng->has_secret[node] &&
+        (purpose == DPDO_PURPOSE_SAMPLE || purpose == DPDO_PURPOSE_NOISE || purpose == DPDO_PURPOSE_INIT))
+        key = rng->secret[node];
+    s->key[0] = (uint32_t)key;
+    s->key[1] = (uint32_t)(key >> 32);
     s->ctr[0] = 0;
     s->ctr[1] = (uint32_t)round;
     s->ctr[2] = (uint32_t)node;

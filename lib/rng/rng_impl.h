@@ -15,6 +15,12 @@ struct dpdo_rng {
     void *user;                /* custom types only */
     int builtin;               /* 1 = Philox fast path */
     uint64_t seed;
+    /* Per-node secret keys (set by the engine on its own generator; NULL = none): streams of
+     * node i < nsecret with has_secret[i] and a private purpose (SAMPLE, NOISE, INIT) are keyed
+     * by secret[i] instead of the seed, so that knowing the seed does not reveal them. */
+    const uint64_t *secret;
+    const unsigned char *has_secret;
+    int64_t nsecret;
     char errmsg[DPDO__ERRMSG_LEN];
 };
 

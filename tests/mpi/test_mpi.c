@@ -76,6 +76,7 @@ typedef struct kase {
     const char *policy;
     const char *solver; /* local solver type (lambda_lo 0.05, lambda_hi 1, step 0.5) or NULL */
     int noreg;          /* 1: no regularizer (the Fed-PLT baselines) */
+    int secrets;        /* 1: per-node secret keys (each rank sets its own nodes') */
 } kase;
 
 /* Everything a run leaves, gathered on rank 0. */
@@ -165,6 +166,13 @@ static int run_case(const problem *p, const kase *c, int distributed, result *r,
             goto done;
         }
     }
+    if (c->secrets)
+        for (int i = 0; i < N; i++)
+            if ((!m || (i >= dpdo_mpi_first_node(m) && i < dpdo_mpi_end_node(m))) &&
+                dpdo_algorithm_set_node_secret(alg, i, UINT64_C(0x5eed000000000000) + 7919u * (uint64_t)i)) {
+                snprintf(why, 200, "secret: %s", dpdo_algorithm_errmsg(alg));
+                goto done;
+            }
     if (m && dpdo_mpi_attach(m, alg, p->net)) {
         snprintf(why, 200, "attach: %s", dpdo_mpi_errmsg(m));
         goto done;
@@ -259,6 +267,15 @@ static const kase CASES[] = {
     {.name = "dp-wor-sgd sequential", .type = "dp-wor-sgd", .mode = DPDO_NOISE_RIGOROUS,
      I2(DPDO_PARAM_WOR_SCHEDULE, DPDO_WOR_SEQUENTIAL, 0, 0)},
     {.name = "dp-sgd-wr", .type = "dp-sgd-wr", .mode = DPDO_NOISE_RIGOROUS},
+    {.name = "dp-dda secrets", .type = "dp-dda", .mode = DPDO_NOISE_RIGOROUS, I2(DPDO_PARAM_DDA_ACTIVE, 4, 0, 0), .secrets = 1},
+    {.name = "fed-plt dp-init secrets", .type = "fed-plt", .mode = DPDO_NOISE_RIGOROUS,
+     I2(DPDO_PARAM_FED_EPOCHS, 2, DPDO_PARAM_FED_DP_INIT, 1), .dkey = {DPDO_PARAM_FED_P}, .dval = {0.6},
+     .solver = "noisy-gd", .secrets = 1},
+    {.name = "do-adp secrets", .type = "do-adp", .mode = DPDO_NOISE_RIGOROUS, .dkey = {DPDO_PARAM_ADP_P}, .dval = {0.7},
+     .comp = "top-k", .k = 4, .secrets = 1},
+    {.name = "dp-wor-sgd dqn secrets", .type = "dp-wor-sgd", .mode = DPDO_NOISE_RIGOROUS,
+     I2(DPDO_PARAM_WOR_PASSES, 2, 0, 0), .policy = "dqn", .secrets = 1},
+    {.name = "dp-sgd-wr secrets", .type = "dp-sgd-wr", .mode = DPDO_NOISE_RIGOROUS, .secrets = 1},
 };
 
 /* A loss that fails on every sample: node 5's. */

@@ -61,7 +61,7 @@ BENCHSRC   = $(wildcard bench/*.c)
 BENCHBIN   = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCHSRC))
 
 .PHONY: all lib examples tools check check-asan check-valgrind check-exports check-abi \
-        check-install bench demo deps install uninstall clean map tests mpi check-mpi
+        check-install bench demo deps install uninstall clean map tests mpi check-mpi check-run
 .DEFAULT_GOAL := all
 
 all: lib tools examples $(BUILD)/dpdo.pc mpi
@@ -199,6 +199,10 @@ deps:
 # "N passed, M failed".
 check: deps
 	@$(MAKE) --no-print-directory all tests
+	@$(MAKE) --no-print-directory check-run
+
+# a sub-make, so that packages installed by `deps` (MPICH) are seen
+check-run:
 	@BUILD=$(BUILD) sh tests/run.sh $(TESTBIN) -- check-exports check-install examples $(if $(HAVE_MPI),check-mpi)
 
 check-exports: $(SHLIB)
@@ -241,10 +245,20 @@ install: lib $(BUILD)/dpdo.pc tools
 	$(PC_SED) dpdo.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/dpdo.pc
 	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/dpdo.pc
 	@for t in $(TOOLBIN); do install -m 755 $$t $(DESTDIR)$(BINDIR)/; done
+	@if [ -n "$(HAVE_MPI)" ]; then \
+	    $(MAKE) --no-print-directory mpi && \
+	    install -m 755 $(MPI_SHLIB) $(DESTDIR)$(LIBDIR)/$(MPI_SOFILE) && \
+	    ln -sf $(MPI_SOFILE) $(DESTDIR)$(LIBDIR)/$(MPI_SONAME) && \
+	    ln -sf $(MPI_SONAME) $(DESTDIR)$(LIBDIR)/libdpdo_mpi.so && \
+	    install -m 644 $(MPI_STLIB) $(DESTDIR)$(LIBDIR)/libdpdo_mpi.a && \
+	    $(PC_SED) dpdo-mpi.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/dpdo-mpi.pc; \
+	else rm -f $(DESTDIR)$(INCLUDEDIR)/dpdo/mpi.h; fi
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/$(SOFILE) $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libdpdo.so \
-	      $(DESTDIR)$(LIBDIR)/libdpdo.a $(DESTDIR)$(PKGCONFIGDIR)/dpdo.pc
+	      $(DESTDIR)$(LIBDIR)/libdpdo.a $(DESTDIR)$(PKGCONFIGDIR)/dpdo.pc \
+	      $(DESTDIR)$(LIBDIR)/$(MPI_SOFILE) $(DESTDIR)$(LIBDIR)/$(MPI_SONAME) $(DESTDIR)$(LIBDIR)/libdpdo_mpi.so \
+	      $(DESTDIR)$(LIBDIR)/libdpdo_mpi.a $(DESTDIR)$(PKGCONFIGDIR)/dpdo-mpi.pc
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/dpdo
 	@for t in $(TOOLBIN); do rm -f $(DESTDIR)$(BINDIR)/$$(basename $$t); done
 

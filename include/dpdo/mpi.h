@@ -60,9 +60,10 @@ DPDO_API int dpdo_mpi_options_init(dpdo_mpi_options *o, size_t size);
  * (duplicated; the caller keeps comm). first[size + 1] (may be NULL): rank r
  * hosts nodes first[r] .. first[r+1]-1, non-decreasing, first[0] = 0,
  * first[size] = n_nodes (a rank may host none); NULL = balanced blocks (the
- * first n mod size ranks get one more). Collective over comm. Returns
- * DPDO_OK, DPDO_E_INVAL (bad n_nodes, first, options; message in the
- * returned... no handle: see the return code), DPDO_E_NOMEM, DPDO_E_IO (MPI
+ * first n mod size ranks get one more). Collective over comm (MPI_Comm_dup).
+ * Returns DPDO_OK, DPDO_E_INVAL (NULL out, n_nodes outside [1, 2^31), bad
+ * first, timeout <= 0, root outside the ranks, reserved0 != 0),
+ * DPDO_E_VERSION (opts->struct_size too small), DPDO_E_NOMEM, DPDO_E_IO (MPI
  * failed). *out is NULL on failure. Since 0.1. */
 DPDO_API int dpdo_mpi_create(dpdo_mpi **out, MPI_Comm comm, int64_t n_nodes, const int64_t *first,
                              const dpdo_mpi_options *opts);

@@ -92,9 +92,10 @@ typedef struct dpdo_transport_type {
  * outcome with the other processes, so a configuration error on one process
  * fails attach on all. Afterwards step() computes only for the nodes this
  * process hosts; iterates of other nodes are not current on this process
- * until dpdo_algorithm_share_state(). Not supported with the tolerance stop
- * rule's objective helpers on remote nodes (they need every node's data).
- * NULL type detaches (back to one process). Returns DPDO_OK, DPDO_E_INVAL
+ * until dpdo_algorithm_share_state() (the tolerance stop rule shares them at
+ * each test). The objective helpers need every node's data and return
+ * DPDO_E_UNSUPPORTED with remote nodes. NULL type detaches (back to one
+ * process). Returns DPDO_OK, DPDO_E_INVAL
  * (NULL alg, struct_size too small, a missing callback, a layout that does
  * not host every node exactly once), DPDO_E_STATE (not READY at round 0),
  * DPDO_E_UNSUPPORTED (an algorithm that cannot run distributed), the

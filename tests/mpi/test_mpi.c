@@ -267,6 +267,8 @@ static const kase CASES[] = {
     {.name = "dp-wor-sgd sequential", .type = "dp-wor-sgd", .mode = DPDO_NOISE_RIGOROUS,
      I2(DPDO_PARAM_WOR_SCHEDULE, DPDO_WOR_SEQUENTIAL, 0, 0)},
     {.name = "dp-sgd-wr", .type = "dp-sgd-wr", .mode = DPDO_NOISE_RIGOROUS},
+    {.name = "dp-dda tolerance stop", .type = "dp-dda", .mode = DPDO_NOISE_NONE, I2(DPDO_PARAM_CHECK_EVERY, 3, 0, 0),
+     .dkey = {DPDO_PARAM_TOL}, .dval = {0.3}},
     {.name = "dp-dda secrets", .type = "dp-dda", .mode = DPDO_NOISE_RIGOROUS, I2(DPDO_PARAM_DDA_ACTIVE, 4, 0, 0), .secrets = 1},
     {.name = "fed-plt dp-init secrets", .type = "fed-plt", .mode = DPDO_NOISE_RIGOROUS,
      I2(DPDO_PARAM_FED_EPOCHS, 2, DPDO_PARAM_FED_DP_INIT, 1), .dkey = {DPDO_PARAM_FED_P}, .dval = {0.6},
@@ -423,9 +425,44 @@ int main(int argc, char **argv)
         MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
         if (ok && run_case(&p, c, 1, &dist, why)) ok = 0;
         if (ok && rank == 0 && !same(&ref, &dist, why)) ok = 0;
-        snprintf(name, sizeof name, "%s: %d ranks bit-identical to one process (%lld rounds)", c->name, nranks,
-                 (long long)ref.round);
+        snprintf(name, sizeof name, "%s: %d ranks bit-identical to one process (%lld rounds, stop reason %d)", c->name,
+                 nranks, (long long)ref.round, ref.stop);
         report(ok, name, why);
+    }
+    if (!only) { /* bad input of the MPI handle */
+        dpdo_mpi *m = NULL;
+        dpdo_mpi_options mo;
+        int64_t first_bad[64];
+        for (int r = 0; r <= nranks && r < 64; r++) first_bad[r] = r == nranks ? N - 1 : 0;
+        int ok = dpdo_mpi_options_init(NULL, sizeof mo) == DPDO_E_INVAL &&
+                 dpdo_mpi_options_init(&mo, 4) == DPDO_E_VERSION && dpdo_mpi_options_init(&mo, sizeof mo) == DPDO_OK &&
+                 mo.timeout == 60 && mo.root == 0;
+        ok &= dpdo_mpi_create(NULL, MPI_COMM_WORLD, N, NULL, NULL) == DPDO_E_INVAL;
+        ok &= dpdo_mpi_create(&m, MPI_COMM_WORLD, 0, NULL, NULL) == DPDO_E_INVAL && m == NULL;
+        ok &= dpdo_mpi_create(&m, MPI_COMM_WORLD, N, first_bad, NULL) == DPDO_E_INVAL && m == NULL;
+        mo.timeout = 0;
+        ok &= dpdo_mpi_create(&m, MPI_COMM_WORLD, N, NULL, &mo) == DPDO_E_INVAL;
+        mo.timeout = 1, mo.root = nranks;
+        ok &= dpdo_mpi_create(&m, MPI_COMM_WORLD, N, NULL, &mo) == DPDO_E_INVAL;
+        ok &= dpdo_mpi_rank(NULL) == -1 && dpdo_mpi_size(NULL) == -1 && strcmp(dpdo_mpi_errmsg(NULL), "(null)") == 0;
+        ok &= dpdo_mpi_traffic(NULL, NULL, NULL, NULL) == DPDO_E_INVAL && dpdo_mpi_attach(NULL, NULL, NULL) == DPDO_E_INVAL;
+        dpdo_mpi_destroy(NULL);
+        /* a handle for 2N nodes cannot carry a run of N */
+        ok &= dpdo_mpi_create(&m, MPI_COMM_WORLD, 2 * N, NULL, NULL) == DPDO_OK;
+        ok &= dpdo_mpi_size(m) == nranks && dpdo_mpi_rank(m) == rank;
+        dpdo_algorithm *alg = NULL;
+        dpdo_node *nd[N];
+        for (int i = 0; i < N; i++) dpdo_node_create(&nd[i], p.shard[i], p.loss, 1.0);
+        dpdo_algorithm_create(&alg, dpdo_algorithm_type_find("dp-dda"));
+        dpdo_algorithm_options o;
+        dpdo_algorithm_options_init(&o, sizeof o);
+        o.noise_mode = DPDO_NOISE_NONE;
+        dpdo_algorithm_setup(alg, nd, N, p.net, p.reg, NULL, &o);
+        ok &= dpdo_mpi_attach(m, alg, p.net) == DPDO_E_INVAL && strstr(dpdo_mpi_errmsg(m), "nodes") != NULL;
+        dpdo_algorithm_destroy(alg);
+        for (int i = 0; i < N; i++) dpdo_node_destroy(nd[i]);
+        dpdo_mpi_destroy(m);
+        report(ok, "libdpdo_mpi: bad input gives DPDO_E_INVAL / E_VERSION and a message", "");
     }
     if (!only) {
         char why[256] = "";

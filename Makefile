@@ -61,7 +61,8 @@ BENCHSRC   = $(wildcard bench/*.c)
 BENCHBIN   = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCHSRC))
 
 .PHONY: all lib examples tools check check-asan check-valgrind check-exports check-abi \
-        check-install bench demo deps install uninstall clean map tests mpi check-mpi check-run
+        check-install bench demo deps install uninstall clean map tests mpi check-mpi check-run \
+        check-python-examples
 .DEFAULT_GOAL := all
 
 all: lib tools examples $(BUILD)/dpdo.pc mpi
@@ -203,7 +204,16 @@ check: deps
 
 # a sub-make, so that packages installed by `deps` (MPICH) are seen
 check-run:
-	@BUILD=$(BUILD) sh tests/run.sh $(TESTBIN) -- check-exports check-install examples $(if $(HAVE_MPI),check-mpi)
+	@BUILD=$(BUILD) sh tests/run.sh $(TESTBIN) $(PYTESTS) -- check-exports check-install examples \
+	    $(if $(PYTHON),check-python-examples) $(if $(HAVE_MPI),check-mpi)
+
+# ---- Python binding (python/dpdo, ctypes): tests and examples with Debian's python3 -----------------
+PYTHON  ?= $(wildcard /usr/bin/python3)
+PYTESTS  = $(if $(PYTHON),$(wildcard tests/python/test_*.py))
+check-python-examples: lib
+	@DPDO_LIBRARY=$(CURDIR)/$(BUILD)/lib/$(SONAME) $(PYTHON) examples/python/dp_dda_synthetic.py --quick
+	@DPDO_LIBRARY=$(CURDIR)/$(BUILD)/lib/$(SONAME) $(PYTHON) examples/python/privacy_calculator.py \
+	    --epsilon 1 --steps 1000 --poisson 0.01
 
 check-exports: $(SHLIB)
 	@sh scripts/check-exports.sh $(SHLIB) $(MAP)
@@ -225,8 +235,10 @@ check-valgrind: tests tools
 	@DPDO_TEST_QUICK=1 DPDO_TEST_WRAP="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect" \
 	    BUILD=$(BUILD) sh tests/run.sh $(TESTBIN)
 
-bench: $(BENCHBIN) $(MPI_BENCH)
+bench: $(BENCHBIN) $(MPI_BENCH) lib
 	@for b in $(BENCHBIN); do echo "== $$b"; $$b || exit 1; done
+	@if [ -n "$(PYTHON)" ]; then echo "== bench/bench_python.py"; \
+	    BUILD=$(BUILD) $(PYTHON) bench/bench_python.py || exit 1; fi
 	@for k in $(if $(HAVE_MPI),$(MPI_RANKS)); do echo "== $(MPIEXEC) -n $$k $(MPI_BENCH)"; \
 	    $(MPIEXEC) -n $$k $(MPI_BENCH) || exit 1; done
 

@@ -1,0 +1,25 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""dpdo: differentially private distributed optimization (Python binding of libdpdo over ctypes).
+
+    import dpdo
+    ds = dpdo.Dataset.generate("epsilon-like", n=2000, d=20, seed=1)
+    loss = dpdo.Loss("logistic", ds.features)
+    nodes = [dpdo.Node(s, loss) for s in ds.partition([250] * 8)]
+    net = dpdo.Network.ring(8)
+    acc = dpdo.Accountant(dpdo.Ledger(8))
+    alg = dpdo.Algorithm("dp-dda", nodes, net, dpdo.Regularizer("l2", ds.features, 0.01), acc,
+                         max_rounds=500, epsilon=1.0)
+    for t in alg: pass
+    print(alg.output(), alg.privacy())
+
+See docs/python.md for lifetimes, arrays, callbacks and errors.
+"""
+from ._lib import (DpdoError, InvalidArgument, OutOfMemory, StateError, CallbackError, NumericError, BudgetError,
+                   VersionError, Unsupported, IOFailure, FormatError, has_numpy, LIBRARY_PATH, ABI_MAJOR)
+from ._core import *  # noqa: F401,F403
+from ._core import __all__ as _core_all
+
+__version__ = "0.1.0"
+__all__ = list(_core_all) + ["DpdoError", "InvalidArgument", "OutOfMemory", "StateError", "CallbackError",
+                             "NumericError", "BudgetError", "VersionError", "Unsupported", "IOFailure",
+                             "FormatError", "has_numpy", "LIBRARY_PATH", "ABI_MAJOR"]

@@ -1,0 +1,348 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Loading libdpdo, the C prototypes, errors and array conversion.
+
+The library is found in this order: the environment variable DPDO_LIBRARY (a
+path); the build tree this package sits in (<repo>/$BUILD/lib/libdpdo.so.1,
+BUILD defaulting to "build"); the system loader by SONAME (libdpdo.so.1).
+The ABI major of the loaded library must be ABI_MAJOR.
+"""
+import ctypes as C
+import os
+
+ABI_MAJOR = 1
+SONAME = "libdpdo.so.%d" % ABI_MAJOR
+
+# ---- NumPy (optional) ----------------------------------------------------------------------------
+np = None
+if not os.environ.get("DPDO_PY_NO_NUMPY"):
+    try:
+        import numpy as np  # noqa: F811
+    except ImportError:  # pragma: no cover - depends on the interpreter
+        np = None
+
+
+def has_numpy():
+    """True when the package uses NumPy (installed and not disabled by DPDO_PY_NO_NUMPY)."""
+    return np is not None
+
+
+def _find():
+    env = os.environ.get("DPDO_LIBRARY")
+    if env:
+        return env
+    here = os.path.dirname(os.path.abspath(__file__))
+    repo = os.path.dirname(os.path.dirname(here))
+    cand = os.path.join(repo, os.environ.get("BUILD", "build"), "lib", SONAME)
+    if os.path.exists(cand):
+        return cand
+    return SONAME
+
+
+def _load():
+    path = _find()
+    try:
+        lib = C.CDLL(path)
+    except OSError as e:
+        raise ImportError("dpdo: cannot load %s (%s); set DPDO_LIBRARY to the path of %s"
+                          % (path, e, SONAME)) from e
+    lib.dpdo_abi_major.argtypes = []
+    lib.dpdo_abi_major.restype = C.c_int
+    abi = lib.dpdo_abi_major()
+    if abi != ABI_MAJOR:
+        raise ImportError("dpdo: %s has ABI %d, this package needs ABI %d" % (path, abi, ABI_MAJOR))
+    return lib, path
+
+
+lib, LIBRARY_PATH = _load()
+
+# ---- status codes and errors ----------------------------------------------------------------------
+OK, ROUND, DONE = 0, 1, 2
+E_INVAL, E_NOMEM, E_STATE, E_CALLBACK, E_NUMERIC = -1, -2, -3, -4, -5
+E_BUDGET, E_VERSION, E_UNSUPPORTED, E_IO, E_FORMAT = -6, -7, -8, -9, -10
+
+
+class DpdoError(Exception):
+    """A libdpdo call failed: .status is the DPDO_E_* code, .message the handle's message."""
+
+    def __init__(self, status, message):
+        self.status = status
+        self.message = message
+        super().__init__("%s (%s)" % (message, _status_name(status)))
+
+
+class InvalidArgument(DpdoError, ValueError):
+    pass
+
+
+class OutOfMemory(DpdoError, MemoryError):
+    pass
+
+
+class StateError(DpdoError):
+    pass
+
+
+class CallbackError(DpdoError):
+    """A user callback failed; a Python exception raised in it is the __cause__."""
+
+
+class NumericError(DpdoError, ArithmeticError):
+    pass
+
+
+class BudgetError(DpdoError):
+    pass
+
+
+class VersionError(DpdoError):
+    pass
+
+
+class Unsupported(DpdoError):
+    pass
+
+
+class IOFailure(DpdoError, OSError):
+    pass
+
+
+class FormatError(DpdoError, ValueError):
+    pass
+
+
+_CLASSES = {E_INVAL: InvalidArgument, E_NOMEM: OutOfMemory, E_STATE: StateError, E_CALLBACK: CallbackError,
+            E_NUMERIC: NumericError, E_BUDGET: BudgetError, E_VERSION: VersionError, E_UNSUPPORTED: Unsupported,
+            E_IO: IOFailure, E_FORMAT: FormatError}
+
+
+def _status_name(status):
+    return lib.dpdo_status_name(status).decode()
+
+
+def error(status, message):
+    """The exception for a status code."""
+    return _CLASSES.get(status, DpdoError)(status, message)
+
+
+# ---- prototypes -----------------------------------------------------------------------------------
+P = C.c_void_p
+I32, I64, U64, D, S = C.c_int32, C.c_int64, C.c_uint64, C.c_double, C.c_char_p
+INT, SZ = C.c_int, C.c_size_t
+PD, PI64, PI32, PP = C.POINTER(C.c_double), C.POINTER(C.c_int64), C.POINTER(C.c_int32), C.POINTER(C.c_void_p)
+
+# name: (restype, [argtypes])
+PROTOS = {
+    "dpdo_version_string": (S, []),
+    "dpdo_version_number": (INT, []),
+    "dpdo_status_name": (S, [INT]),
+    "dpdo_strerror": (S, [INT]),
+    # datasets and shards
+    "dpdo_dataset_create": (INT, [PP]),
+    "dpdo_dataset_destroy": (None, [P]),
+    "dpdo_dataset_errmsg": (S, [P]),
+    "dpdo_dataset_set_dense": (INT, [P, I64, I64, PD, PD, INT]),
+    "dpdo_dataset_set_csr": (INT, [P, I64, I64, PI64, PI32, PD, PD, INT]),
+    "dpdo_dataset_rows": (I64, [P]),
+    "dpdo_dataset_features": (I64, [P]),
+    "dpdo_dataset_nnz": (I64, [P]),
+    "dpdo_dataset_get_labels": (INT, [P, PD, I64]),
+    "dpdo_dataset_load_libsvm": (INT, [P, S, P]),
+    "dpdo_dataset_load_idx": (INT, [P, S, S, P]),
+    "dpdo_load_options_init": (INT, [P, SZ]),
+    "dpdo_generate_options_init": (INT, [P, SZ]),
+    "dpdo_dataset_generate": (INT, [P, S, P]),
+    "dpdo_dataset_partition": (INT, [P, I32, PI64, U64, PP]),
+    "dpdo_dataset_margins": (INT, [P, PD, I64, PD, I64]),
+    "dpdo_shard_create_range": (INT, [PP, P, I64, I64]),
+    "dpdo_shard_destroy": (None, [P]),
+    "dpdo_shard_rows": (I64, [P]),
+    "dpdo_shard_errmsg": (S, [P]),
+    # losses, regularizers, nodes
+    "dpdo_loss_type_find": (P, [S]),
+    "dpdo_loss_create": (INT, [PP, P, P, I64]),
+    "dpdo_loss_destroy": (None, [P]),
+    "dpdo_loss_errmsg": (S, [P]),
+    "dpdo_loss_dim": (I64, [P]),
+    "dpdo_loss_name": (S, [P]),
+    "dpdo_regularizer_type_find": (P, [S]),
+    "dpdo_regularizer_create": (INT, [PP, P, P, I64, PD, I64]),
+    "dpdo_regularizer_destroy": (None, [P]),
+    "dpdo_regularizer_value": (INT, [P, PD, I64, PD]),
+    "dpdo_regularizer_errmsg": (S, [P]),
+    "dpdo_node_create": (INT, [PP, P, P, D]),
+    "dpdo_node_create_remote": (INT, [PP, P, I64, D]),
+    "dpdo_node_destroy": (None, [P]),
+    "dpdo_node_errmsg": (S, [P]),
+    "dpdo_node_samples": (I64, [P]),
+    "dpdo_node_eval": (INT, [P, PD, I64, PI64, I64, D, PD, PD, PI64]),
+    # networks
+    "dpdo_network_create": (INT, [PP]),
+    "dpdo_network_destroy": (None, [P]),
+    "dpdo_network_errmsg": (S, [P]),
+    "dpdo_network_set_complete": (INT, [P, I64]),
+    "dpdo_network_set_ring": (INT, [P, I64]),
+    "dpdo_network_set_circulant": (INT, [P, I64, I64]),
+    "dpdo_network_set_torus": (INT, [P, I64, I64]),
+    "dpdo_network_set_star": (INT, [P, I64]),
+    "dpdo_network_set_erdos_renyi": (INT, [P, I64, D, U64, I64]),
+    "dpdo_network_set_edges": (INT, [P, I64, PI64, I64]),
+    "dpdo_network_nodes": (I64, [P]),
+    "dpdo_network_edge_count": (I64, [P]),
+    "dpdo_network_spectral_gap": (INT, [P, PD]),
+    # privacy
+    "dpdo_sampling_create": (INT, [PP]),
+    "dpdo_sampling_destroy": (None, [P]),
+    "dpdo_sampling_errmsg": (S, [P]),
+    "dpdo_sampling_set_none": (INT, [P]),
+    "dpdo_sampling_set_poisson": (INT, [P, D]),
+    "dpdo_sampling_set_wor": (INT, [P, I64, I64]),
+    "dpdo_event_create": (INT, [PP]),
+    "dpdo_event_destroy": (None, [P]),
+    "dpdo_event_errmsg": (S, [P]),
+    "dpdo_event_set_gaussian": (INT, [P, P, D, D]),
+    "dpdo_event_set_laplace": (INT, [P, P, D, D]),
+    "dpdo_ledger_create": (INT, [PP, I64]),
+    "dpdo_ledger_destroy": (None, [P]),
+    "dpdo_ledger_errmsg": (S, [P]),
+    "dpdo_ledger_nodes": (I64, [P]),
+    "dpdo_ledger_charges": (I64, [P, I64]),
+    "dpdo_ledger_charge": (INT, [P, P, I64, PI64, I64]),
+    "dpdo_ledger_reset": (INT, [P]),
+    "dpdo_ledger_save": (INT, [P, C.c_char_p, I64, PI64]),
+    "dpdo_ledger_load": (INT, [P, C.c_char_p, I64]),
+    "dpdo_accountant_type_find": (P, [S]),
+    "dpdo_accountant_options_init": (INT, [P, SZ]),
+    "dpdo_accountant_create": (INT, [PP, P, P, P]),
+    "dpdo_accountant_destroy": (None, [P]),
+    "dpdo_accountant_errmsg": (S, [P]),
+    "dpdo_accountant_name": (S, [P]),
+    "dpdo_accountant_epsilon": (INT, [P, I64, D, PD, PD]),
+    "dpdo_accountant_delta": (INT, [P, I64, D, PD]),
+    "dpdo_accountant_calibrate_sigma": (INT, [P, P, D, D, D, D, PD]),
+    "dpdo_accountant_calibrate_steps": (INT, [P, P, D, D, D, D, PD]),
+    # local solvers, compressors, policies
+    "dpdo_solver_type_find": (P, [S]),
+    "dpdo_solver_create": (INT, [PP, P, P, I64]),
+    "dpdo_solver_destroy": (None, [P]),
+    "dpdo_solver_errmsg": (S, [P]),
+    "dpdo_solver_set": (INT, [P, S, D]),
+    "dpdo_solver_get": (INT, [P, S, PD]),
+    "dpdo_compressor_type_find": (P, [S]),
+    "dpdo_compressor_create": (INT, [PP, P, P, I64]),
+    "dpdo_compressor_destroy": (None, [P]),
+    "dpdo_compressor_errmsg": (S, [P]),
+    "dpdo_compressor_set_k": (INT, [P, I64]),
+    "dpdo_policy_type_find": (P, [S]),
+    "dpdo_policy_create": (INT, [PP, P, P, I64, I64]),
+    "dpdo_policy_destroy": (None, [P]),
+    "dpdo_policy_errmsg": (S, [P]),
+    "dpdo_policy_set": (INT, [P, S, D]),
+    # algorithms
+    "dpdo_algorithm_type_find": (P, [S]),
+    "dpdo_algorithm_type_next": (P, [P]),
+    "dpdo_algorithm_type_name": (S, [P]),
+    "dpdo_algorithm_type_title": (S, [P]),
+    "dpdo_algorithm_options_init": (INT, [P, SZ]),
+    "dpdo_algorithm_create": (INT, [PP, P]),
+    "dpdo_algorithm_setup": (INT, [P, PP, I32, P, P, P, P]),
+    "dpdo_algorithm_prepare": (INT, [P]),
+    "dpdo_algorithm_destroy": (None, [P]),
+    "dpdo_algorithm_errmsg": (S, [P]),
+    "dpdo_algorithm_name": (S, [P]),
+    "dpdo_algorithm_state": (INT, [P]),
+    "dpdo_algorithm_nodes": (I64, [P]),
+    "dpdo_algorithm_dim": (I64, [P]),
+    "dpdo_algorithm_set_int": (INT, [P, INT, I64]),
+    "dpdo_algorithm_set_double": (INT, [P, INT, D]),
+    "dpdo_algorithm_get_int": (INT, [P, INT, PI64]),
+    "dpdo_algorithm_get_double": (INT, [P, INT, PD]),
+    "dpdo_param_type": (INT, [INT]),
+    "dpdo_param_name": (S, [INT]),
+    "dpdo_algorithm_set_solver": (INT, [P, P]),
+    "dpdo_algorithm_set_compressor": (INT, [P, P]),
+    "dpdo_algorithm_set_policy": (INT, [P, P]),
+    "dpdo_algorithm_set_node_secret": (INT, [P, I64, U64]),
+    "dpdo_algorithm_step": (INT, [P]),
+    "dpdo_algorithm_run": (INT, [P, I64, PI64]),
+    "dpdo_algorithm_reset": (INT, [P]),
+    "dpdo_algorithm_round": (I64, [P]),
+    "dpdo_algorithm_stop_reason": (INT, [P]),
+    "dpdo_algorithm_get_iterate": (INT, [P, I64, PD, I64]),
+    "dpdo_algorithm_get_output": (INT, [P, I64, PD, I64]),
+    "dpdo_algorithm_get_state": (INT, [P, S, I64, PD, I64]),
+    "dpdo_algorithm_get_active": (INT, [P, PI32, I64]),
+    "dpdo_algorithm_privacy": (INT, [P, INT, I64, PD, PD, PI32]),
+    "dpdo_algorithm_privacy_source": (S, [P, INT]),
+    "dpdo_algorithm_privacy_notes": (S, [P]),
+    "dpdo_algorithm_comm": (INT, [P, I64, PI64, PI64, PI64]),
+    "dpdo_algorithm_objective": (INT, [P, INT, I64, PD]),
+    "dpdo_algorithm_objective_at": (INT, [P, PD, I64, PD]),
+}
+
+for _name, (_res, _args) in PROTOS.items():
+    _f = getattr(lib, _name)
+    _f.restype = _res
+    _f.argtypes = _args
+
+
+def text(b):
+    return b.decode("utf-8", "replace") if b is not None else ""
+
+
+# ---- arrays -------------------------------------------------------------------------------------
+def as_doubles(x, n=None, what="array"):
+    """(keep-alive object, POINTER(c_double), length) for a 1-D or 2-D array of float64.
+
+    NumPy arrays that are C-contiguous float64 are passed without a copy; anything else is copied
+    (ascontiguousarray, or a ctypes array built from a plain sequence)."""
+    if np is not None and not isinstance(x, C.Array):
+        a = np.ascontiguousarray(x, dtype=np.float64)
+        if n is not None and a.size != n:
+            raise InvalidArgument(E_INVAL, "%s has %d values, expected %d" % (what, a.size, n))
+        return a, a.ctypes.data_as(PD), a.size
+    if isinstance(x, C.Array):
+        return x, C.cast(x, PD), len(x)
+    flat = []
+    for v in x:
+        if isinstance(v, (list, tuple)):
+            flat.extend(float(u) for u in v)
+        else:
+            flat.append(float(v))
+    if n is not None and len(flat) != n:
+        raise InvalidArgument(E_INVAL, "%s has %d values, expected %d" % (what, len(flat), n))
+    buf = (C.c_double * max(len(flat), 1))(*flat)
+    return buf, C.cast(buf, PD), len(flat)
+
+
+def as_int64(x, what="array"):
+    if np is not None:
+        a = np.ascontiguousarray(x, dtype=np.int64)
+        return a, a.ctypes.data_as(PI64), a.size
+    vals = [int(v) for v in x]
+    buf = (C.c_int64 * max(len(vals), 1))(*vals)
+    return buf, C.cast(buf, PI64), len(vals)
+
+
+def as_int32(x):
+    if np is not None:
+        a = np.ascontiguousarray(x, dtype=np.int32)
+        return a, a.ctypes.data_as(PI32), a.size
+    vals = [int(v) for v in x]
+    buf = (C.c_int32 * max(len(vals), 1))(*vals)
+    return buf, C.cast(buf, PI32), len(vals)
+
+
+def empty_doubles(n):
+    """(result object, POINTER(c_double)): a NumPy array when available, else a ctypes array."""
+    if np is not None:
+        a = np.empty(n, dtype=np.float64)
+        return a, a.ctypes.data_as(PD)
+    buf = (C.c_double * max(n, 1))()
+    return buf, C.cast(buf, PD)
+
+
+def result(obj, n):
+    """What a getter returns: the NumPy array itself, or a list without NumPy."""
+    if np is not None:
+        return obj
+    return list(obj[:n])

@@ -458,5 +458,20 @@ sys.stdout.write(struct.pack("12d", *x).hex())
     assert r.stdout == bits(a.output()).hex()
 
 
+@case
+def pip_install_works_offline():
+    has_pip = subprocess.run([sys.executable, "-m", "pip", "--version"], capture_output=True).returncode == 0
+    if not has_pip:
+        print("# pip absent: install not tested")
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        r = subprocess.run([sys.executable, "-m", "pip", "install", "--no-index", "--no-cache-dir", "--target", tmp,
+                            os.path.join(REPO, "python")], capture_output=True, text=True)
+        assert r.returncode == 0, r.stdout + r.stderr
+        r = subprocess.run([sys.executable, "-c", "import dpdo; print(dpdo.__file__, dpdo.version())"],
+                           env=dict(os.environ, PYTHONPATH=tmp), capture_output=True, text=True, cwd=tmp)
+        assert r.returncode == 0 and r.stdout.startswith(tmp) and "0.1.0" in r.stdout, r.stdout + r.stderr
+
+
 print("# summary: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -377,7 +377,7 @@ static int failure(const problem *p, int kind, char *why)
         MPI_Bcast(ref, sizeof ref, MPI_CHAR, 0, MPI_COMM_WORLD);
         ok = rc == DPDO_E_CALLBACK && strcmp(dpdo_algorithm_errmsg(alg), ref) == 0 && strstr(ref, "node 5") &&
              dpdo_algorithm_state(alg) == DPDO_ALG_FAILED && dpdo_algorithm_step(alg) == DPDO_E_STATE;
-        if (!ok) snprintf(why, 200, "rank %d: step gave %d '%s', one process '%s'", rank, rc, dpdo_algorithm_errmsg(alg), ref);
+        if (!ok) snprintf(why, 200, "rank %d: step gave %d '%.80s', one process '%.80s'", rank, rc, dpdo_algorithm_errmsg(alg), ref);
     }
 done:
     dpdo_algorithm_destroy(alg);

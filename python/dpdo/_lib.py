@@ -280,7 +280,11 @@ PROTOS = {
 }
 
 for _name, (_res, _args) in PROTOS.items():
-    _f = getattr(lib, _name)
+    try:
+        _f = getattr(lib, _name)
+    except AttributeError as _e:
+        raise ImportError("dpdo: %s has no %s: the library is older than this package (rebuild it, or point "
+                          "DPDO_LIBRARY at a current build)" % (LIBRARY_PATH, _name)) from _e
     _f.restype = _res
     _f.argtypes = _args
 

@@ -140,6 +140,14 @@ def dataset_csr_and_libsvm():
     finally:
         os.unlink(path)
     raises(dpdo.IOFailure, dpdo.Dataset.libsvm, "/nonexistent.libsvm")
+    fm = "/usr/share/datasets/fashion-mnist"
+    img, lab = os.path.join(fm, "t10k-images-idx3-ubyte.gz"), os.path.join(fm, "t10k-labels-idx1-ubyte.gz")
+    if os.path.exists(img) and os.path.exists(lab):
+        f = dpdo.Dataset.idx(img, lab)
+        assert (f.rows, f.features) == (10000, 784)
+        assert set(int(v) for v in f.labels()) == set(range(10))
+    else:
+        print("# Fashion-MNIST absent: IDX loading not tested")
 
 
 @case

@@ -350,6 +350,16 @@ static int s_recv(void *u, int64_t peer, void *buf, int64_t bytes)
 }
 static const char *s_err(void *u) { return ((proc *)u)->s->err; }
 
+static int bad_layout(void *u, int64_t n, int64_t *proc_of, int64_t *self)
+{
+    int kind = *(int *)u;
+    if (kind == 0) return 5; /* not a DPDO_E_* code: reported as DPDO_E_CALLBACK */
+    for (int64_t i = 0; i < n; i++) proc_of[i] = kind == 1 ? i % 2 : kind == 2 ? -1 : 0;
+    proc_of[n] = 0;
+    *self = kind == 3 ? -1 : 0;
+    return 0;
+}
+
 static const dpdo_transport_type SIM = {sizeof(dpdo_transport_type), "sim", s_layout, s_exchange, s_agree, s_share,
                                         s_sum, s_bcast, s_send, s_recv, s_err};
 
@@ -413,6 +423,29 @@ static void transport_sim(void)
     bad.share = NULL;
     CHECK_EQ(dpdo_algorithm_set_transport(a[0], &bad, &s.pr[0]), DPDO_E_INVAL);
     CHECK_STR_CONTAINS(dpdo_algorithm_errmsg(a[0]), "lacks a callback");
+    /* layouts that cannot work */
+    bad = SIM;
+    bad.layout = bad_layout;
+    int kind = 0;
+    CHECK_EQ(dpdo_algorithm_set_transport(a[0], &bad, &kind), DPDO_E_CALLBACK);
+    CHECK_STR_CONTAINS(dpdo_algorithm_errmsg(a[0]), "layout failed (code 5)");
+    kind = 1;
+    CHECK_EQ(dpdo_algorithm_set_transport(a[0], &bad, &kind), DPDO_E_INVAL);
+    CHECK_STR_CONTAINS(dpdo_algorithm_errmsg(a[0]), "contiguous block");
+    kind = 2;
+    CHECK_EQ(dpdo_algorithm_set_transport(a[0], &bad, &kind), DPDO_E_INVAL);
+    CHECK_STR_CONTAINS(dpdo_algorithm_errmsg(a[0]), "for node 0");
+    kind = 3;
+    CHECK_EQ(dpdo_algorithm_set_transport(a[0], &bad, &kind), DPDO_E_INVAL);
+    CHECK_STR_CONTAINS(dpdo_algorithm_errmsg(a[0]), "this process");
+    CHECK_EQ(dpdo_algorithm_hosts(a[0], 5), 1); /* still one process */
+    /* out of memory while attaching */
+    for (int k = 0; k < 3; k++) {
+        dpdo__fault_arm(k);
+        int rc = dpdo_algorithm_set_transport(a[0], &bad, &kind);
+        dpdo__fault_arm(-1);
+        CHECK_EQ(rc, DPDO_E_NOMEM);
+    }
     /* the reference */
     CHECK_EQ(dpdo_algorithm_run(a[P], 0, NULL), DPDO_DONE);
     /* the two processes, each in its thread */

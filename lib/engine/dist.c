@@ -20,49 +20,50 @@
 static int xfail(dpdo__eng *e, int rc, const char *what)
 {
     const char *m = e->xt->errmsg ? e->xt->errmsg(e->xu) : NULL;
-    e->xbroken = rc ? rc : DPDO_E_IO;
-    return dpdo__err(e->err, rc ? rc : DPDO_E_IO, "round %llu: transport '%s': %s: %s",
+    rc = rc < 0 ? rc : DPDO_E_CALLBACK; /* a transport must return DPDO_E_* codes */
+    e->xbroken = rc;
+    return dpdo__err(e->err, rc, "round %llu: transport '%s': %s: %s",
                      (unsigned long long)(e->plan.t), e->xt->name, what, m && *m ? m : "failed");
 }
 
 int dpdo__dist_attach(dpdo__eng *e, const dpdo_transport_type *t, void *user)
 {
-    int64_t n = e->n;
+    int64_t n = e->n, self = -1;
     int64_t *proc = dpdo__alloc_array((size_t)n + 1, sizeof *proc);
     dpdo_message *msg = dpdo__alloc_array(2 * (size_t)n + 2, sizeof *msg);
     int64_t *lc = dpdo__calloc(2 * (size_t)n, sizeof *lc);
+    int rc;
     if (!proc || !msg || !lc) {
-        dpdo__free(proc), dpdo__free(msg), dpdo__free(lc);
-        return dpdo__err(e->err, DPDO_E_NOMEM, "set_transport: out of memory");
+        rc = dpdo__err(e->err, DPDO_E_NOMEM, "set_transport: out of memory");
+        goto fail;
     }
-    int64_t self = -1;
-    int rc = t->layout(user, n, proc, &self);
-    if (rc) {
-        dpdo__free(proc), dpdo__free(msg), dpdo__free(lc);
-        return dpdo__err(e->err, rc, "set_transport: '%s': layout failed (code %d)", t->name, rc);
+    if ((rc = t->layout(user, n, proc, &self))) {
+        int code = rc;
+        rc = rc < 0 ? rc : DPDO_E_CALLBACK;
+        dpdo__err(e->err, rc, "set_transport: '%s': layout failed (code %d)", t->name, code);
+        goto fail;
     }
+    rc = DPDO_E_INVAL;
     if (self < 0) {
-        dpdo__free(proc), dpdo__free(msg), dpdo__free(lc);
-        return dpdo__err(e->err, DPDO_E_INVAL, "set_transport: '%s': layout gave process %lld for this process",
-                         t->name, (long long)self);
+        dpdo__err(e->err, rc, "set_transport: '%s': layout gave process %lld for this process", t->name, (long long)self);
+        goto fail;
     }
     for (int64_t i = 0; i <= n; i++)
         if (proc[i] < 0) {
-            int64_t bad = proc[i];
-            dpdo__free(proc), dpdo__free(msg), dpdo__free(lc);
-            return dpdo__err(e->err, DPDO_E_INVAL, "set_transport: '%s': layout gave process %lld for %s %lld",
-                             t->name, (long long)bad, i < n ? "node" : "the coordinator", (long long)i);
+            dpdo__err(e->err, rc, "set_transport: '%s': layout gave process %lld for %s %lld", t->name,
+                      (long long)proc[i], i < n ? "node" : "the coordinator", (long long)i);
+            goto fail;
         }
     /* a sequential stage hands the baton on in node order: each process must host one block */
     for (int64_t i = 1; i < n; i++)
         if (proc[i] != proc[i - 1])
             for (int64_t k = 0; k < i - 1; k++)
                 if (proc[k] == proc[i]) {
-                    dpdo__free(proc), dpdo__free(msg), dpdo__free(lc);
-                    return dpdo__err(e->err, DPDO_E_INVAL,
-                                     "set_transport: '%s': process %lld hosts nodes %lld and %lld but not %lld: each "
-                                     "process must host one contiguous block of nodes",
-                                     t->name, (long long)proc[i], (long long)k, (long long)i, (long long)(i - 1));
+                    dpdo__err(e->err, rc,
+                              "set_transport: '%s': process %lld hosts nodes %lld and %lld but not %lld: each "
+                              "process must host one contiguous block of nodes",
+                              t->name, (long long)proc[i], (long long)k, (long long)i, (long long)(i - 1));
+                    goto fail;
                 }
     dpdo__dist_detach(e);
     e->xt = t;
@@ -72,6 +73,9 @@ int dpdo__dist_attach(dpdo__eng *e, const dpdo_transport_type *t, void *user)
     e->xmsg = msg;
     e->xlc = lc;
     return DPDO_OK;
+fail:
+    dpdo__free(proc), dpdo__free(msg), dpdo__free(lc);
+    return rc;
 }
 
 void dpdo__dist_detach(dpdo__eng *e)

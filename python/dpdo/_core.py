@@ -386,7 +386,7 @@ class Loss(_Handle):
 
         def batch(user, px, dim_, prows, m, ploss, pgrad):
             x = _view(px, dim_)
-            rows = _view_i64(prows, m)
+            rows = _view(prows, m)
             v, g = fn(x, rows)
             ploss[0] = v
             if pgrad:
@@ -407,12 +407,7 @@ class Loss(_Handle):
 
 
 def _view(p, n):
-    if np is not None:
-        return np.ctypeslib.as_array(p, shape=(n,))
-    return [p[k] for k in range(n)]
-
-
-def _view_i64(p, n):
+    """A zero-copy NumPy view of n values at a C pointer (valid during the callback), or a list."""
     if np is not None:
         return np.ctypeslib.as_array(p, shape=(n,))
     return [p[k] for k in range(n)]

@@ -318,22 +318,23 @@ def as_doubles(x, n=None, what="array"):
     return buf, C.cast(buf, PD), len(flat)
 
 
-def as_int64(x, what="array"):
+def _as_ints(x, ctype, ptype, npname):
     if np is not None:
-        a = np.ascontiguousarray(x, dtype=np.int64)
-        return a, a.ctypes.data_as(PI64), a.size
+        a = np.ascontiguousarray(x, dtype=getattr(np, npname))
+        return a, a.ctypes.data_as(ptype), a.size
     vals = [int(v) for v in x]
-    buf = (C.c_int64 * max(len(vals), 1))(*vals)
-    return buf, C.cast(buf, PI64), len(vals)
+    buf = (ctype * max(len(vals), 1))(*vals)
+    return buf, C.cast(buf, ptype), len(vals)
+
+
+def as_int64(x):
+    """(keep-alive object, POINTER(c_int64), length)."""
+    return _as_ints(x, C.c_int64, PI64, "int64")
 
 
 def as_int32(x):
-    if np is not None:
-        a = np.ascontiguousarray(x, dtype=np.int32)
-        return a, a.ctypes.data_as(PI32), a.size
-    vals = [int(v) for v in x]
-    buf = (C.c_int32 * max(len(vals), 1))(*vals)
-    return buf, C.cast(buf, PI32), len(vals)
+    """(keep-alive object, POINTER(c_int32), length)."""
+    return _as_ints(x, C.c_int32, PI32, "int32")
 
 
 def empty_doubles(n):

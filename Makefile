@@ -53,7 +53,7 @@ MAP      = lib/libdpdo.map
 
 TESTSRC   ?= $(wildcard tests/test_*.c)
 TESTBIN    = $(patsubst tests/%.c,$(BUILD)/tests/%,$(TESTSRC))
-EXAMPLESRC = $(wildcard examples/*.c)
+EXAMPLESRC = $(filter-out examples/mpi_run.c,$(wildcard examples/*.c))
 EXAMPLEBIN = $(patsubst examples/%.c,$(BUILD)/examples/%,$(EXAMPLESRC))
 TOOLSRC    = $(wildcard tools/*.c)
 TOOLBIN    = $(patsubst tools/%.c,$(BUILD)/bin/%,$(TOOLSRC))
@@ -166,7 +166,7 @@ $(MPI_TEST): tests/mpi/test_mpi.c $(MPI_STLIB) $(STLIB)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CPPFLAGS) $(DPDO_CFLAGS) -DDPDO_STATIC $(CFLAGS) $< -o $@ $(MPI_STLIB) $(STLIB) $(DEP_LIBS) $(LDFLAGS)
 
-$(BUILD)/examples/mpi_run: examples/mpi/mpi_run.c $(MPI_STLIB) $(STLIB)
+$(BUILD)/examples/mpi_run: examples/mpi_run.c $(MPI_STLIB) $(STLIB)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CPPFLAGS) $(DPDO_CFLAGS) -DDPDO_STATIC $(CFLAGS) $< -o $@ $(MPI_STLIB) $(STLIB) $(DEP_LIBS) $(LDFLAGS)
 

@@ -50,8 +50,8 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     const char *algo = "dp-dda", *data = NULL, *shards = NULL, *loss_name = "logistic", *sets[32];
-    int64_t n = 20, T = 1000, q = 500, d = 200, nsets = 0;
-    double eps = 1.0, lambda = 1e-3;
+    int64_t n = 20, T = 1000, q = 500, d = 20, nsets = 0;
+    double eps = 1.0, lambda = 0.1;
     uint64_t seed = 1;
     for (int a = 1; a < argc; a++) {
         const char *o = argv[a], *v = a + 1 < argc ? argv[a + 1] : "";

@@ -602,6 +602,14 @@ static int do_prepare(dpdo_algorithm *a)
         if (!e->pv.charged) rc = dpdo__err(err, DPDO_E_NOMEM, "prepare: out of memory");
     }
     if (!rc) rc = compute_guard(e);
+    if (!rc && e->xt && e->pv.private_run) { /* distributed: is the noise of our nodes secret? */
+        int64_t open_nodes = 0;
+        for (int64_t i = 0; i < e->n; i++) open_nodes += dpdo__eng_hosted(e, i) && !(e->has_secret && e->has_secret[i]);
+        if (open_nodes > 0)
+            dpdo__eng_note(e, "distributed run: nodes hosted here have no secret key (dpdo_algorithm_set_node_secret), "
+                              "so anyone holding the seed can regenerate their noise; the guarantee holds only "
+                              "against parties without the seed");
+    }
     if (!rc && e->ledger && e->pv.private_run && e->o.noise_mode == DPDO_NOISE_RIGOROUS) {
         int64_t held = 0;
         for (int64_t i = 0; i < e->n; i++) held += dpdo_ledger_charges(e->ledger, i);

@@ -191,7 +191,7 @@ typedef struct dpdo__priv_state {
     int64_t *charged;             /* nev x n: charges to remove at reset (allocated at prepare) */
     dpdo_paper *paper;            /* paper-bound object, or NULL */
     double guard_eps;             /* guard threshold at options.delta (inf = off) */
-    char notes[512];
+    char notes[2048];
 } dpdo__priv_state;
 
 struct dpdo__eng {

@@ -200,6 +200,13 @@ static int run_case(const problem *p, const kase *c, int distributed, result *r,
     dpdo_algorithm_comm(alg, DPDO_NODE_COORDINATOR, &r->comm[N][0], &r->comm[N][1], &r->comm[N][2]);
     r->round = dpdo_algorithm_round(alg);
     r->stop = dpdo_algorithm_stop_reason(alg);
+    if (m && c->mode != DPDO_NOISE_NONE) { /* the notes say whether the noise is secret */
+        int warned = strstr(dpdo_algorithm_privacy_notes(alg), "no secret key") != NULL;
+        if (warned != !c->secrets) {
+            snprintf(why, 200, "privacy notes: secret-key warning %s", warned ? "given with secrets" : "missing");
+            goto done;
+        }
+    }
     r->eps = NAN;
     if (c->mode != DPDO_NOISE_NONE) dpdo_algorithm_privacy(alg, DPDO_PRIVACY_RIGOROUS, DPDO_NODE_ALL, &r->eps, NULL, NULL);
     rc = 0;

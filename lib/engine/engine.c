@@ -498,7 +498,11 @@ static int sampling_of(const dpdo__sampling_desc *sd, dpdo_sampling **out)
 void dpdo__eng_note(dpdo__eng *e, const char *s)
 {
     size_t len = strlen(e->pv.notes);
-    if (len + 3 + strlen(s) >= sizeof e->pv.notes) return;
+    static const char more[] = "; (more notes did not fit)";
+    if (len + 3 + strlen(s) + sizeof more >= sizeof e->pv.notes) { /* never drop a caveat silently */
+        if (!strstr(e->pv.notes, more) && len + sizeof more < sizeof e->pv.notes) strcat(e->pv.notes, more);
+        return;
+    }
     if (len) strcat(e->pv.notes, "; ");
     strcat(e->pv.notes, s);
 }

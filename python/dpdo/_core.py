@@ -688,6 +688,75 @@ class Accountant(_Handle):
         return s.value
 
 
+class PaperBound(_Handle):
+    """A paper's own privacy bound as the paper states it ("dp-dda-thm1", "do-adp-thm1",
+    "dp-wor-sgd-thm2", "fed-plt-prop4"): PaperBound(name, **parameters).evaluate() returns the
+    outputs as a dict; .valid is False when a precondition of the theorem fails and .violations
+    names them (the numbers are still the paper's, to reproduce it)."""
+
+    _destroy = lib.dpdo_paper_destroy
+    _errmsg = lib.dpdo_paper_errmsg
+
+    def __init__(self, name, **params):
+        super().__init__()
+        self._t = lib.dpdo_paper_type_find(name.encode())
+        if not self._t:
+            raise InvalidArgument(_lib.E_INVAL, "unknown paper bound %r; known: %s" % (name, ", ".join(self.types())))
+        self._h = _new(lib.dpdo_paper_create, "paper bound: out of memory", self._t)
+        self._own()
+        for k, v in params.items():
+            self.set(k, v)
+
+    @staticmethod
+    def types():
+        out, t = [], lib.dpdo_paper_type_next(None)
+        while t:
+            out.append(text(lib.dpdo_paper_type_name(t)))
+            t = lib.dpdo_paper_type_next(t)
+        return out
+
+    def _names(self, fn):
+        out, i = [], 0
+        while True:
+            n = fn(self._t, i)
+            if not n:
+                return out
+            out.append(text(n))
+            i += 1
+
+    @property
+    def parameters(self):
+        return self._names(lib.dpdo_paper_type_param)
+
+    @property
+    def outputs(self):
+        return self._names(lib.dpdo_paper_type_output)
+
+    @property
+    def title(self):
+        return text(lib.dpdo_paper_type_title(self._t))
+
+    def set(self, name, value):
+        self._check(lib.dpdo_paper_set(self._ptr(), name.encode(), float(value)))
+
+    def evaluate(self):
+        self._check(lib.dpdo_paper_evaluate(self._ptr()))
+        out = {}
+        for n in self.outputs:
+            v = C.c_double()
+            if lib.dpdo_paper_get(self._ptr(), n.encode(), C.byref(v)) == 0:
+                out[n] = v.value
+        return out
+
+    @property
+    def valid(self):
+        return lib.dpdo_paper_valid(self._ptr()) == 1
+
+    @property
+    def violations(self):
+        return text(lib.dpdo_paper_violations(self._ptr()))
+
+
 # ---- local solvers, compressors, policies --------------------------------------------------------
 _RUN = C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_void_p, PD, C.c_int64, C.c_double, C.c_int64, C.c_void_p,
                    C.c_uint64, C.c_uint64, PD)
@@ -899,6 +968,22 @@ class Algorithm(_Handle):
     def prepare(self):
         self._check(lib.dpdo_algorithm_prepare(self._ptr()))
 
+    def set_next_active(self, flags):
+        """Which nodes compute in the next round only (a sequence of 0/1 per node); None cancels."""
+        if flags is None:
+            self._check(lib.dpdo_algorithm_set_next_active(self._ptr(), None, self._n))
+            return
+        k, pf, n = as_int32(flags)
+        self._check(lib.dpdo_algorithm_set_next_active(self._ptr(), pf, n))
+
+    def set_node_probabilities(self, p):
+        """Per-node activation probabilities (a sequence of n values in (0, 1]); None = the key's."""
+        if p is None:
+            self._check(lib.dpdo_algorithm_set_node_probabilities(self._ptr(), None, self._n))
+            return
+        k, pp, n = as_doubles(p)
+        self._check(lib.dpdo_algorithm_set_node_probabilities(self._ptr(), pp, n))
+
     # stepping
     def _fail(self, rc):
         err = error(rc, self.message())
@@ -1015,6 +1100,6 @@ class Algorithm(_Handle):
 
 
 __all__ = ["Dataset", "Shard", "Loss", "Regularizer", "Node", "Network", "Sampling", "Event", "Ledger",
-           "Accountant", "Solver", "Compressor", "Policy", "Algorithm", "algorithm_types", "param_key", "version",
+           "Accountant", "PaperBound", "Solver", "Compressor", "Policy", "Algorithm", "algorithm_types", "param_key", "version",
            "NODE_ALL", "NODE_COORDINATOR", "NOISE_NONE", "NOISE_PAPER", "NOISE_RIGOROUS", "NOISE_FIXED",
            "PRIVACY_RIGOROUS", "PRIVACY_PAPER", "POINT_ITERATE", "POINT_OUTPUT"]

@@ -287,6 +287,19 @@ def network_sampling_event_ledger_accountant():
 
 
 @case
+def paper_bounds_as_the_papers_state_them():
+    assert "dp-dda-thm1" in dpdo.PaperBound.types()
+    pb = dpdo.PaperBound("dp-dda-thm1", eps=0.8, delta0=0.01, b=2, n=20, q=20000, T=600000)
+    assert "eps" in pb.parameters and "sigma_thm" in pb.outputs and pb.title
+    out = pb.evaluate()
+    # spec dp-dda oracle 5: the paper's own parameters give sigma 0.06303759, T_min 3.2e10, invalid
+    assert abs(out["sigma_thm"] / 0.06303759 - 1) < 1e-7 and abs(out["T_min"] / 3.2e10 - 1) < 1e-12, out
+    assert not pb.valid and "T_min" in pb.violations
+    raises(dpdo.InvalidArgument, pb.set, "no-such", 1.0)
+    raises(dpdo.InvalidArgument, dpdo.PaperBound, "no-such-theorem")
+
+
+@case
 def lifetimes_close_and_borrow_rules():
     ds, loss, nodes = problem(n=2, q=20, d=4)
     raises(dpdo.StateError, loss.close, contains="still used")
@@ -381,6 +394,12 @@ def algorithm_getters_params_privacy_counters():
     assert "active set treated as public" in alg.privacy_notes
     act = alg.active
     assert sum(act) == 2 and len(act) == 8
+    # the host chooses the next round's nodes (DP-DDA pairs them in order)
+    alg2 = dda(nodes, 12, rounds=5)
+    alg2.set_next_active([1, 1, 0, 0, 1, 1, 0, 0])
+    assert alg2.step() and alg2.active == [1, 1, 0, 0, 1, 1, 0, 0]
+    raises(dpdo.InvalidArgument, alg2.set_next_active, [2] * 8)
+    raises(dpdo.Unsupported, alg2.set_node_probabilities, [0.5] * 8)
     m, s, b = alg.comm()
     assert m == 60 * 2 and s == m * 12 and b == s * 8, (m, s, b)
     F = alg.objective()
@@ -428,6 +447,7 @@ def compressor_policy_and_do_adp_dp_wor_sgd():
     comp = dpdo.Compressor("top-k", 10, k=3)
     alg = dpdo.Algorithm("do-adp", nodes, dpdo.Network.ring(6), dpdo.Regularizer("l2", 10, 0.1),
                          dpdo.Accountant(dpdo.Ledger(6)), max_rounds=20, compressor=comp, params={"adp-p": 0.5})
+    alg.set_node_probabilities([1.0, 1.0, 1.0, 0.5, 0.5, 0.5])
     alg.run()
     assert alg.round == 20 and alg.comm()[1] > 0
     pol = dpdo.Policy("dqn", 6, 12)

@@ -180,7 +180,10 @@ class Dataset(_Handle):
                 raise InvalidArgument(_lib.E_INVAL, "X must be 2-D (rows x features), got %d-D" % Xa.ndim)
             n, d = Xa.shape
         else:
-            rows = [list(r) for r in X]
+            try:
+                rows = [list(r) for r in X]
+            except TypeError:
+                raise InvalidArgument(_lib.E_INVAL, "X must be 2-D (a sequence of rows)") from None
             n, d = len(rows), len(rows[0]) if rows else 0
             if any(len(r) != d for r in rows):
                 raise InvalidArgument(_lib.E_INVAL, "X: rows of different lengths")

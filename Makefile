@@ -211,6 +211,7 @@ check-run:
 PYTHON  ?= $(wildcard /usr/bin/python3)
 PYTESTS  = $(if $(PYTHON),$(wildcard tests/python/test_*.py))
 check-python-examples: lib
+	@mkdir -p $(BUILD)/test-logs
 	@DPDO_PY_NO_NUMPY=1 BUILD=$(BUILD) $(PYTHON) tests/python/test_binding.py > $(BUILD)/test-logs/python-no-numpy.log 2>&1 || \
 	    { echo "the Python tests fail without NumPy:"; grep -E '^(not ok|#   )' $(BUILD)/test-logs/python-no-numpy.log | head -20; exit 1; }
 	@DPDO_LIBRARY=$(CURDIR)/$(BUILD)/lib/$(SONAME) $(PYTHON) examples/python/dp_dda_synthetic.py --quick

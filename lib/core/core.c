@@ -190,3 +190,35 @@ int dpdo__mul_size(size_t a, size_t b, size_t *out)
     *out = a * b;
     return 1;
 }
+
+/* ---- built-in type tables --------------------------------------------------------------------- */
+
+typedef struct dpdo__type_head {
+    size_t struct_size;
+    const char *name;
+} dpdo__type_head;
+
+int dpdo__table_index(const void *table, size_t size, int n, const void *t)
+{
+    for (int k = 0; k < n; k++)
+        if (t == (const char *)table + (size_t)k * size) return k;
+    return -1;
+}
+
+const void *dpdo__table_find(const void *table, size_t size, int n, const char *name)
+{
+    if (!name) return NULL;
+    for (int k = 0; k < n; k++) {
+        const char *entry = (const char *)table + (size_t)k * size, *nm;
+        memcpy(&nm, entry + offsetof(dpdo__type_head, name), sizeof nm);
+        if (nm && strcmp(nm, name) == 0) return entry;
+    }
+    return NULL;
+}
+
+const void *dpdo__table_next(const void *table, size_t size, int n, const void *prev)
+{
+    if (!prev) return table;
+    int k = dpdo__table_index(table, size, n, prev);
+    return k < 0 || k + 1 >= n ? NULL : (const char *)table + (size_t)(k + 1) * size;
+}

@@ -63,4 +63,12 @@ size_t dpdo__first_nonfinite(const double *x, size_t n); /* index or n */
 /* out = a*b; returns 0 on overflow. */
 int dpdo__mul_size(size_t a, size_t b, size_t *out);
 
+/* Built-in type tables: n structs of `size` bytes, each starting with `size_t struct_size;
+ * const char *name;` (the public type objects). The index of t in the table (-1 if t is not
+ * an entry), the entry called `name` (NULL if none or name is NULL), the entry after prev (the
+ * first for NULL; NULL after the last or for a pointer outside the table). */
+int dpdo__table_index(const void *table, size_t size, int n, const void *t);
+const void *dpdo__table_find(const void *table, size_t size, int n, const char *name);
+const void *dpdo__table_next(const void *table, size_t size, int n, const void *prev);
+
 #endif /* DPDO_CORE_IMPL_H */

@@ -58,25 +58,17 @@ static const dpdo_policy_type builtin_types[DPDO__POLICY_NBUILTIN] = {
 
 static int builtin_index(const dpdo_policy_type *t)
 {
-    for (int k = 0; k < DPDO__POLICY_NBUILTIN; k++)
-        if (t == &builtin_types[k]) return k;
-    return -1;
+    return dpdo__table_index(builtin_types, sizeof builtin_types[0], DPDO__POLICY_NBUILTIN, t);
 }
 
 DPDO_API const dpdo_policy_type *dpdo_policy_type_find(const char *name)
 {
-    if (!name) return NULL;
-    for (int k = 0; k < DPDO__POLICY_NBUILTIN; k++)
-        if (strcmp(builtin_types[k].name, name) == 0) return &builtin_types[k];
-    return NULL;
+    return dpdo__table_find(builtin_types, sizeof builtin_types[0], DPDO__POLICY_NBUILTIN, name);
 }
 
 DPDO_API const dpdo_policy_type *dpdo_policy_type_next(const dpdo_policy_type *prev)
 {
-    if (!prev) return &builtin_types[0];
-    int k = builtin_index(prev);
-    if (k < 0 || k + 1 >= DPDO__POLICY_NBUILTIN) return NULL;
-    return &builtin_types[k + 1];
+    return dpdo__table_next(builtin_types, sizeof builtin_types[0], DPDO__POLICY_NBUILTIN, prev);
 }
 
 DPDO_API const char *dpdo_policy_type_name(const dpdo_policy_type *t)

@@ -39,25 +39,17 @@ static const dpdo_compressor_type builtin_types[DPDO__COMP_NBUILTIN] = {
 
 static int builtin_index(const dpdo_compressor_type *t)
 {
-    for (int i = 0; i < DPDO__COMP_NBUILTIN; i++)
-        if (t == &builtin_types[i]) return i;
-    return -1;
+    return dpdo__table_index(builtin_types, sizeof builtin_types[0], DPDO__COMP_NBUILTIN, t);
 }
 
 DPDO_API const dpdo_compressor_type *dpdo_compressor_type_find(const char *name)
 {
-    if (!name) return NULL;
-    for (int i = 0; i < DPDO__COMP_NBUILTIN; i++)
-        if (strcmp(builtin_types[i].name, name) == 0) return &builtin_types[i];
-    return NULL;
+    return dpdo__table_find(builtin_types, sizeof builtin_types[0], DPDO__COMP_NBUILTIN, name);
 }
 
 DPDO_API const dpdo_compressor_type *dpdo_compressor_type_next(const dpdo_compressor_type *prev)
 {
-    if (!prev) return &builtin_types[0];
-    int i = builtin_index(prev);
-    if (i < 0 || i + 1 >= DPDO__COMP_NBUILTIN) return NULL;
-    return &builtin_types[i + 1];
+    return dpdo__table_next(builtin_types, sizeof builtin_types[0], DPDO__COMP_NBUILTIN, prev);
 }
 
 DPDO_API const char *dpdo_compressor_type_name(const dpdo_compressor_type *t)

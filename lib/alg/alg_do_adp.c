@@ -182,25 +182,8 @@ static void init(dpdo__eng *e, void *priv)
 static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
 {
     adp *P = priv;
-    int64_t n = e->n;
-    memset(p->is_comp, 0, (size_t)n);
-    if (e->inj_active) {
-        for (int64_t c = 0; c < e->inj_b; c++) p->is_comp[e->inj_active[c]] = 1;
-    } else {
-        for (int64_t i = 0; i < n; i++) {
-            double pi = e->node_p ? e->node_p[i] : P->p;
-            if (pi >= 1) {
-                p->is_comp[i] = 1;
-                continue;
-            }
-            dpdo__stream st;
-            dpdo__stream_open(&st, e->rng, (uint64_t)i, p->t, DPDO_PURPOSE_ACTIVATION);
-            p->is_comp[i] = dpdo__stream_uniform(&st) < pi;
-        }
-    }
-    p->ncomp = 0;
-    for (int64_t i = 0; i < n; i++)
-        if (p->is_comp[i]) p->comp[p->ncomp++] = i;
+    dpdo__plan_bernoulli(e, p, P->p);
+    dpdo__plan_list(p, e->n);
     p->nstages = 1;
     p->stage[0].who = DPDO__RUN_ALL;
     p->stage[0].npat = 1;
@@ -210,12 +193,7 @@ static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
                                       .payload = dense ? DPDO__PAY_DENSE : DPDO__PAY_SPARSE,
                                       .kvar = dense ? NULL : (const int64_t *)e->scr[P->scnt],
                                       .buf = P->mval, .ibuf = P->midx, .kbuf = e->scr[P->scnt], .ld = P->kcap};
-    p->ncharges = 0;
-    if (e->pv.private_run)
-        for (int64_t c = 0; c < p->ncomp; c++) {
-            int64_t i = p->comp[c];
-            p->charge[p->ncharges++] = (dpdo__charge){e->pv.node_ev[i], i, 1};
-        }
+    dpdo__plan_charge_computing(e, p, 1);
     return DPDO_OK;
 }
 

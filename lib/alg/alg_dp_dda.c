@@ -405,20 +405,13 @@ static int plan_all_transmit(dpdo__eng *e, dda *P, dpdo__plan *p)
         dpdo__stream_subset(&st, n, P->b, p->comp);
         for (int64_t c = 0; c < P->b; c++) p->is_comp[p->comp[c]] = 1;
     }
-    p->ncomp = 0;
-    for (int64_t i = 0; i < n; i++)
-        if (p->is_comp[i]) p->comp[p->ncomp++] = i;
+    dpdo__plan_list(p, n);
     p->nstages = 1;
     p->stage[0].who = DPDO__RUN_ALL;
     p->stage[0].npat = 1;
     p->stage[0].pat[0] = (dpdo__xpat){.kind = DPDO__PAT_COUNTS, .cmsg = e->scr[P->scm], .cval = e->scr[P->scv],
                                       .buf = e->scr[P->smsg], .ld = e->d, .route = DPDO__ROUTE_NET_ALL};
-    p->ncharges = 0;
-    if (e->pv.private_run)
-        for (int64_t c = 0; c < p->ncomp; c++) {
-            int64_t i = p->comp[c];
-            p->charge[p->ncharges++] = (dpdo__charge){e->pv.node_ev[i], i, 1};
-        }
+    dpdo__plan_charge_computing(e, p, 1);
     return DPDO_OK;
 }
 
@@ -462,12 +455,7 @@ static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
     p->stage[0].npat = 1;
     p->stage[0].pat[0] = (dpdo__xpat){.kind = DPDO__PAT_ROUND, .payload = DPDO__PAY_DENSE, .r = r,
                                       .buf = e->scr[P->smsg], .ld = e->d};
-    p->ncharges = 0;
-    if (e->pv.private_run)
-        for (int64_t c = 0; c < p->ncomp; c++) {
-            int64_t i = p->comp[c];
-            p->charge[p->ncharges++] = (dpdo__charge){e->pv.node_ev[i], i, 1};
-        }
+    dpdo__plan_charge_computing(e, p, 1);
     return DPDO_OK;
 }
 

@@ -304,9 +304,7 @@ static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
         dpdo__stream_subset(&st, n, P->m, p->comp);
         for (int64_t c = 0; c < P->m; c++) p->is_comp[p->comp[c]] = 1;
     }
-    p->ncomp = 0;
-    for (int64_t i = 0; i < n; i++)
-        if (p->is_comp[i]) p->comp[p->ncomp++] = i;
+    dpdo__plan_list(p, n);
     if (p->ncomp == 0) return dpdo__eng_err(e, DPDO_E_INVAL, -1, "empty cohort");
     p->ncharges = 0;
     switch (P->method) {

@@ -224,10 +224,10 @@ static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
 {
     fed *P = priv;
     int64_t n = e->n;
-    memset(p->is_comp, 0, (size_t)n);
-    if (e->inj_active) {
-        for (int64_t c = 0; c < e->inj_b; c++) p->is_comp[e->inj_active[c]] = 1;
-    } else if (P->sampler == DPDO_FED_SAMPLER_UNIFORM) {
+    if (e->inj_active || P->sampler != DPDO_FED_SAMPLER_UNIFORM) {
+        dpdo__plan_bernoulli(e, p, P->p);
+    } else {
+        memset(p->is_comp, 0, (size_t)n);
         if (P->m == n) memset(p->is_comp, 1, (size_t)n);
         else {
             dpdo__stream st;
@@ -235,21 +235,8 @@ static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
             dpdo__stream_subset(&st, n, P->m, p->comp);
             for (int64_t c = 0; c < P->m; c++) p->is_comp[p->comp[c]] = 1;
         }
-    } else {
-        for (int64_t i = 0; i < n; i++) {
-            double pi = e->node_p ? e->node_p[i] : P->p;
-            if (pi >= 1) {
-                p->is_comp[i] = 1;
-                continue;
-            }
-            dpdo__stream st;
-            dpdo__stream_open(&st, e->rng, (uint64_t)i, p->t, DPDO_PURPOSE_ACTIVATION);
-            p->is_comp[i] = dpdo__stream_uniform(&st) < pi;
-        }
     }
-    p->ncomp = 0;
-    for (int64_t i = 0; i < n; i++)
-        if (p->is_comp[i]) p->comp[p->ncomp++] = i; /* ascending */
+    dpdo__plan_list(p, n); /* ascending */
     p->nstages = 2;
     p->stage[0].who = DPDO__RUN_COORD;
     p->stage[0].npat = 1;
@@ -258,12 +245,7 @@ static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
     p->stage[1].npat = 1;
     p->stage[1].pat[0] = (dpdo__xpat){.kind = DPDO__PAT_GATHER, .payload = DPDO__PAY_DENSE, .buf = e->scr[P->sznew],
                                       .ld = e->d};
-    p->ncharges = 0;
-    if (e->pv.private_run)
-        for (int64_t c = 0; c < p->ncomp; c++) {
-            int64_t i = p->comp[c];
-            p->charge[p->ncharges++] = (dpdo__charge){e->pv.node_ev[i], i, P->ne};
-        }
+    dpdo__plan_charge_computing(e, p, P->ne);
     return DPDO_OK;
 }
 

@@ -507,6 +507,42 @@ void dpdo__eng_note(dpdo__eng *e, const char *s)
     strcat(e->pv.notes, s);
 }
 
+void dpdo__plan_bernoulli(const dpdo__eng *e, dpdo__plan *p, double prob)
+{
+    memset(p->is_comp, 0, (size_t)e->n);
+    if (e->inj_active) {
+        for (int64_t c = 0; c < e->inj_b; c++) p->is_comp[e->inj_active[c]] = 1;
+        return;
+    }
+    for (int64_t i = 0; i < e->n; i++) {
+        double pi = e->node_p ? e->node_p[i] : prob;
+        if (pi >= 1) {
+            p->is_comp[i] = 1;
+            continue;
+        }
+        dpdo__stream st;
+        dpdo__stream_open(&st, e->rng, (uint64_t)i, p->t, DPDO_PURPOSE_ACTIVATION);
+        p->is_comp[i] = dpdo__stream_uniform(&st) < pi;
+    }
+}
+
+void dpdo__plan_list(dpdo__plan *p, int64_t n)
+{
+    p->ncomp = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (p->is_comp[i]) p->comp[p->ncomp++] = i;
+}
+
+void dpdo__plan_charge_computing(const dpdo__eng *e, dpdo__plan *p, int64_t count)
+{
+    p->ncharges = 0;
+    if (!e->pv.private_run) return;
+    for (int64_t c = 0; c < p->ncomp; c++) {
+        int64_t i = p->comp[c];
+        p->charge[p->ncharges++] = (dpdo__charge){e->pv.node_ev[i], i, count};
+    }
+}
+
 double dpdo__eng_calib_count(const dpdo__eng *e, double pmax)
 {
     double K = (double)e->pi[dpdo__param_slot(DPDO_PARAM_CALIB_STEPS)];

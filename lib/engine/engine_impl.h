@@ -292,6 +292,14 @@ int dpdo__eng_events_wor(dpdo__eng *e, int64_t B, double sens, double sigma, dpd
 
 /* Add a charge to the current round's plan from inside local() (for releases decided there);
  * capacity n per round. */
+/* Plan helpers shared by the algorithms. Bernoulli activation: is_comp[i] from the host's mask
+ * (e->inj_active) if set, else 1 w.p. e->node_p[i] (or p) drawn from stream (i, t, ACTIVATION)
+ * (no draw when the probability is >= 1). comp from is_comp (ascending). One charge of `count`
+ * releases of its event per computing node, in a private run. */
+void dpdo__plan_bernoulli(const dpdo__eng *e, dpdo__plan *p, double prob);
+void dpdo__plan_list(dpdo__plan *p, int64_t n);
+void dpdo__plan_charge_computing(const dpdo__eng *e, dpdo__plan *p, int64_t count);
+
 /* At most one such charge per node per round (distributed runs sum them per node). */
 static inline void dpdo__plan_add_charge(dpdo__eng *e, int32_t ev, int64_t node, int64_t count)
 {

@@ -1277,15 +1277,23 @@ DPDO_API int dpdo_algorithm_objective_at(dpdo_algorithm *a, const double *x, int
 
 /* ---- local solver ------------------------------------------------------------------------- */
 
-DPDO_API int dpdo_algorithm_set_solver(dpdo_algorithm *a, dpdo_solver *solver)
+/* The common checks of the plug-in setters: a handle, set up, of a type that uses the plug-in
+ * (`lacks` completes "<type> ..." otherwise), at round 0. */
+static int plugin_check(dpdo_algorithm *a, int used, const char *what, const char *lacks)
 {
     if (!a) return DPDO_E_INVAL;
-    dpdo__eng *e = a->e;
-    if (!e) return dpdo__err(a->errmsg, DPDO_E_STATE, "set_solver: the algorithm is EMPTY");
-    if (!e->vt->uses_solver)
-        return dpdo__err(a->errmsg, DPDO_E_UNSUPPORTED, "set_solver: %s has no local solver", a->vt->name);
+    if (!a->e) return dpdo__err(a->errmsg, DPDO_E_STATE, "%s: the algorithm is EMPTY", what);
+    if (!used) return dpdo__err(a->errmsg, DPDO_E_UNSUPPORTED, "%s: %s %s", what, a->vt->name, lacks);
     if (a->state != DPDO_ALG_READY)
-        return dpdo__err(a->errmsg, DPDO_E_STATE, "set_solver: only at round 0 (READY); call dpdo_algorithm_reset");
+        return dpdo__err(a->errmsg, DPDO_E_STATE, "%s: only at round 0 (READY); call dpdo_algorithm_reset", what);
+    return DPDO_OK;
+}
+
+DPDO_API int dpdo_algorithm_set_solver(dpdo_algorithm *a, dpdo_solver *solver)
+{
+    int rc0 = plugin_check(a, a && a->e && a->e->vt->uses_solver, "set_solver", "has no local solver");
+    if (rc0) return rc0;
+    dpdo__eng *e = a->e;
     if (solver && dpdo_solver_dim(solver) != e->d)
         return dpdo__err(a->errmsg, DPDO_E_INVAL, "set_solver: the solver's dimension %lld differs from %lld",
                          (long long)dpdo_solver_dim(solver), (long long)e->d);
@@ -1298,7 +1306,6 @@ DPDO_API int dpdo_algorithm_set_solver(dpdo_algorithm *a, dpdo_solver *solver)
         e->own_solver = 1;
     } else {
         if (e->own_solver) dpdo_solver_destroy(e->solver);
-    if (e->own_policy) dpdo_policy_destroy(e->policy);
         e->solver = solver;
         e->own_solver = 0;
     }
@@ -1308,13 +1315,9 @@ DPDO_API int dpdo_algorithm_set_solver(dpdo_algorithm *a, dpdo_solver *solver)
 
 DPDO_API int dpdo_algorithm_set_compressor(dpdo_algorithm *a, dpdo_compressor *comp)
 {
-    if (!a) return DPDO_E_INVAL;
+    int rc0 = plugin_check(a, a && a->e && a->e->vt->uses_compressor, "set_compressor", "does not compress messages");
+    if (rc0) return rc0;
     dpdo__eng *e = a->e;
-    if (!e) return dpdo__err(a->errmsg, DPDO_E_STATE, "set_compressor: the algorithm is EMPTY");
-    if (!e->vt->uses_compressor)
-        return dpdo__err(a->errmsg, DPDO_E_UNSUPPORTED, "set_compressor: %s does not compress messages", a->vt->name);
-    if (a->state != DPDO_ALG_READY)
-        return dpdo__err(a->errmsg, DPDO_E_STATE, "set_compressor: only at round 0 (READY); call dpdo_algorithm_reset");
     if (comp && dpdo_compressor_dim(comp) != e->d)
         return dpdo__err(a->errmsg, DPDO_E_INVAL, "set_compressor: the compressor's dimension %lld differs from %lld",
                          (long long)dpdo_compressor_dim(comp), (long long)e->d);
@@ -1336,13 +1339,9 @@ DPDO_API int dpdo_algorithm_set_compressor(dpdo_algorithm *a, dpdo_compressor *c
 
 DPDO_API int dpdo_algorithm_set_policy(dpdo_algorithm *a, dpdo_policy *policy)
 {
-    if (!a) return DPDO_E_INVAL;
+    int rc0 = plugin_check(a, a && a->e && a->e->vt->uses_policy, "set_policy", "takes no decision policy");
+    if (rc0) return rc0;
     dpdo__eng *e = a->e;
-    if (!e) return dpdo__err(a->errmsg, DPDO_E_STATE, "set_policy: the algorithm is EMPTY");
-    if (!e->vt->uses_policy)
-        return dpdo__err(a->errmsg, DPDO_E_UNSUPPORTED, "set_policy: %s takes no decision policy", a->vt->name);
-    if (a->state != DPDO_ALG_READY)
-        return dpdo__err(a->errmsg, DPDO_E_STATE, "set_policy: only at round 0 (READY); call dpdo_algorithm_reset");
     if (policy && (policy->n_nodes < e->n || policy->state_len != e->d + 2))
         return dpdo__err(a->errmsg, DPDO_E_INVAL,
                          "set_policy: the policy was created for %lld nodes and states of %lld values; need >= %lld "

@@ -26,6 +26,7 @@ struct dpdo_mpi {
     int nnb;            /* neighbours (in = out, symmetric) */
     int *nb;            /* their ranks, ascending */
     int *nbpos;         /* size: index in nb, or -1 */
+    int *all;           /* size: 0, 1, ..., size-1 (the peers of world collectives) */
     /* exchange buffers (grown on demand, kept) */
     unsigned char *sbuf, *rbuf;
     size_t scap, rcap;
@@ -33,7 +34,6 @@ struct dpdo_mpi {
     int *sc, *sd, *rc, *rd;            /* size: MPI counts and displacements */
     int *stamp;                         /* size: per-message dedup of receiving ranks */
     int64_t *proc_of;                   /* n + 1 */
-    int64_t *share_cnt;                 /* unused placeholder for alignment */
     int *gc, *gd;                       /* size: allgatherv counts/displacements (bytes) */
     /* traffic */
     int64_t t_msgs, t_bytes, t_ctl;
@@ -53,7 +53,6 @@ static int fail(dpdo_mpi *m, int status, const char *fmt, ...)
 static int wait_all(dpdo_mpi *m, int nreq, MPI_Request *req, const char *what)
 {
     double t0 = MPI_Wtime();
-    long spins = 0;
     for (;;) {
         int done = 0;
         MPI_Status sts[4];
@@ -80,7 +79,6 @@ static int wait_all(dpdo_mpi *m, int nreq, MPI_Request *req, const char *what)
             struct timespec ts = {0, 50000};
             nanosleep(&ts, NULL);
         }
-        (void)spins;
     }
 }
 
@@ -195,10 +193,10 @@ static int t_exchange(void *user, int status, const dpdo_message *msg, int64_t n
         tot += m->scnt[r];
     }
     if (grow(&m->sbuf, &m->scap, (size_t)tot + 1)) return fail(m, DPDO_E_NOMEM, "out of memory");
-    int64_t off = 0;
+    int64_t off = 0, soff[P];
     int64_t *pos = m->rcnt; /* scratch: pack position per rank */
     for (int r = 0; r < P; r++) {
-        pos[r] = off;
+        soff[r] = pos[r] = off;
         off += m->scnt[r];
     }
     for (int64_t k = 0; k < nmsg; k++) {
@@ -218,81 +216,43 @@ static int t_exchange(void *user, int status, const dpdo_message *msg, int64_t n
             pos[r] = w - m->sbuf;
         }
     }
-    /* 4. sizes, then data */
-    int64_t inc[P];
+    /* 4. sizes (unless every rank can compute them), then data: with the graph's neighbours, or
+     * with every rank */
+    int np = use_graph ? m->nnb : P;
+    const int *peer = use_graph ? m->nb : m->all;
+    MPI_Comm comm = use_graph ? m->graph : m->comm;
+    int64_t sz_s[np > 0 ? np : 1], sz_r[np > 0 ? np : 1];
+    for (int k = 0; k < np; k++) sz_s[k] = m->scnt[peer[k]];
     if (fixed) {
+        int64_t inc[P];
         for (int r = 0; r < P; r++) inc[r] = 0;
         for (int64_t k = 0; k < nmsg; k++) {
             int q = rank_of(m, msg[k].src);
             if (goes(m, &msg[k], q, me)) inc[q] += msg_bytes(&msg[k]);
         }
-    }
-    if (use_graph) {
-        int nn = m->nnb;
-        int64_t *sc64 = m->scnt; /* reorder into neighbour order in sc/rc arrays */
-        int64_t tmp_s[nn > 0 ? nn : 1], tmp_r[nn > 0 ? nn : 1];
-        for (int k = 0; k < nn; k++) tmp_s[k] = sc64[m->nb[k]];
-        if (fixed) {
-            for (int k = 0; k < nn; k++) tmp_r[k] = inc[m->nb[k]];
-        } else {
-            if ((rc = mpi_call(m, MPI_Ineighbor_alltoall(tmp_s, 1, MPI_INT64_T, tmp_r, 1, MPI_INT64_T, m->graph,
-                                                         &req[0]),
-                               "exchange")))
-                return rc;
-            if ((rc = wait_all(m, 1, req, "exchange (sizes)"))) return rc;
-            m->t_ctl += 8 * nn;
-        }
-        int64_t so = 0, ro = 0;
-        for (int k = 0; k < nn; k++) {
-            int r = m->nb[k];
-            int64_t sdisp = 0;
-            for (int q = 0; q < r; q++) sdisp += m->scnt[q];
-            m->sc[k] = (int)tmp_s[k];
-            m->sd[k] = (int)sdisp;
-            m->rc[k] = (int)tmp_r[k];
-            m->rd[k] = (int)ro;
-            ro += tmp_r[k];
-            so += tmp_s[k];
-        }
-        if (ro > 2147483647LL) return fail(m, DPDO_E_UNSUPPORTED, "a stage receives over 2 GiB");
-        if (grow(&m->rbuf, &m->rcap, (size_t)ro + 1)) return fail(m, DPDO_E_NOMEM, "out of memory");
-        if ((rc = mpi_call(m, MPI_Ineighbor_alltoallv(m->sbuf, m->sc, m->sd, MPI_BYTE, m->rbuf, m->rc, m->rd, MPI_BYTE,
-                                                      m->graph, &req[0]),
-                           "exchange")))
-            return rc;
-        if ((rc = wait_all(m, 1, req, "exchange (data)"))) return rc;
-        /* rcnt/rd per rank for unpacking */
-        for (int r = 0; r < P; r++) m->rcnt[r] = -1;
-        for (int k = 0; k < nn; k++) m->rcnt[m->nb[k]] = m->rd[k];
+        for (int k = 0; k < np; k++) sz_r[k] = inc[peer[k]];
     } else {
-        int64_t rc64[P];
-        if (fixed) {
-            for (int r = 0; r < P; r++) rc64[r] = inc[r];
-        } else {
-            if ((rc = mpi_call(m, MPI_Ialltoall(m->scnt, 1, MPI_INT64_T, rc64, 1, MPI_INT64_T, m->comm, &req[0]),
-                               "exchange")))
-                return rc;
-            if ((rc = wait_all(m, 1, req, "exchange (sizes)"))) return rc;
-            m->t_ctl += 8 * (P - 1);
-        }
-        int64_t so = 0, ro = 0;
-        for (int r = 0; r < P; r++) {
-            m->sc[r] = (int)m->scnt[r];
-            m->sd[r] = (int)so;
-            so += m->scnt[r];
-            m->rc[r] = (int)rc64[r];
-            m->rd[r] = (int)ro;
-            ro += rc64[r];
-        }
-        if (ro > 2147483647LL) return fail(m, DPDO_E_UNSUPPORTED, "a stage receives over 2 GiB");
-        if (grow(&m->rbuf, &m->rcap, (size_t)ro + 1)) return fail(m, DPDO_E_NOMEM, "out of memory");
-        if ((rc = mpi_call(m, MPI_Ialltoallv(m->sbuf, m->sc, m->sd, MPI_BYTE, m->rbuf, m->rc, m->rd, MPI_BYTE, m->comm,
-                                             &req[0]),
-                           "exchange")))
-            return rc;
-        if ((rc = wait_all(m, 1, req, "exchange (data)"))) return rc;
-        for (int r = 0; r < P; r++) m->rcnt[r] = m->rd[r];
+        rc = use_graph ? MPI_Ineighbor_alltoall(sz_s, 1, MPI_INT64_T, sz_r, 1, MPI_INT64_T, comm, &req[0])
+                       : MPI_Ialltoall(sz_s, 1, MPI_INT64_T, sz_r, 1, MPI_INT64_T, comm, &req[0]);
+        if ((rc = mpi_call(m, rc, "exchange")) || (rc = wait_all(m, 1, req, "exchange (sizes)"))) return rc;
+        m->t_ctl += 8 * (use_graph ? np : P - 1);
     }
+    int64_t ro = 0;
+    for (int k = 0; k < np; k++) {
+        m->sc[k] = (int)sz_s[k];
+        m->sd[k] = (int)soff[peer[k]];
+        m->rc[k] = (int)sz_r[k];
+        m->rd[k] = (int)ro;
+        ro += sz_r[k];
+    }
+    if (ro > 2147483647LL) return fail(m, DPDO_E_UNSUPPORTED, "a stage receives over 2 GiB");
+    if (grow(&m->rbuf, &m->rcap, (size_t)ro + 1)) return fail(m, DPDO_E_NOMEM, "out of memory");
+    rc = use_graph ? MPI_Ineighbor_alltoallv(m->sbuf, m->sc, m->sd, MPI_BYTE, m->rbuf, m->rc, m->rd, MPI_BYTE, comm,
+                                             &req[0])
+                   : MPI_Ialltoallv(m->sbuf, m->sc, m->sd, MPI_BYTE, m->rbuf, m->rc, m->rd, MPI_BYTE, comm, &req[0]);
+    if ((rc = mpi_call(m, rc, "exchange")) || (rc = wait_all(m, 1, req, "exchange (data)"))) return rc;
+    for (int r = 0; r < P; r++) m->rcnt[r] = -1; /* where each sending rank's bytes start */
+    for (int k = 0; k < np; k++) m->rcnt[peer[k]] = m->rd[k];
     /* 5. unpack, in message order, from each sending rank */
     for (int64_t k = 0; k < nmsg; k++) {
         const dpdo_message *x = &msg[k];
@@ -476,6 +436,7 @@ DPDO_API int dpdo_mpi_create(dpdo_mpi **out, MPI_Comm comm, int64_t n, const int
     m->first = malloc((P + 1) * sizeof *m->first);
     m->nbpos = malloc(P * sizeof *m->nbpos);
     m->nb = malloc(P * sizeof *m->nb);
+    m->all = malloc(P * sizeof *m->all);
     m->scnt = calloc(P, sizeof *m->scnt);
     m->rcnt = calloc(P, sizeof *m->rcnt);
     m->sc = malloc(P * sizeof(int)), m->sd = malloc(P * sizeof(int));
@@ -483,7 +444,7 @@ DPDO_API int dpdo_mpi_create(dpdo_mpi **out, MPI_Comm comm, int64_t n, const int
     m->gc = malloc(P * sizeof(int)), m->gd = malloc(P * sizeof(int));
     m->stamp = malloc(P * sizeof(int));
     m->proc_of = malloc(((size_t)n + 1) * sizeof *m->proc_of);
-    if (!m->first || !m->nbpos || !m->nb || !m->scnt || !m->rcnt || !m->sc || !m->sd || !m->rc || !m->rd || !m->gc ||
+    if (!m->first || !m->nbpos || !m->nb || !m->all || !m->scnt || !m->rcnt || !m->sc || !m->sd || !m->rc || !m->rd || !m->gc ||
         !m->gd || !m->stamp || !m->proc_of) {
         dpdo_mpi_destroy(m);
         return DPDO_E_NOMEM;
@@ -494,7 +455,7 @@ DPDO_API int dpdo_mpi_create(dpdo_mpi **out, MPI_Comm comm, int64_t n, const int
     for (int r = 0; r < size; r++)
         for (int64_t i = m->first[r]; i < m->first[r + 1]; i++) m->proc_of[i] = r;
     m->proc_of[n] = o.root;
-    for (int r = 0; r < size; r++) m->nbpos[r] = -1;
+    for (int r = 0; r < size; r++) m->nbpos[r] = -1, m->all[r] = r;
     if (MPI_Comm_dup(comm, &m->comm) != MPI_SUCCESS) {
         m->comm = MPI_COMM_NULL;
         dpdo_mpi_destroy(m);
@@ -510,7 +471,7 @@ DPDO_API void dpdo_mpi_destroy(dpdo_mpi *m)
     if (!m) return;
     if (m->graph != MPI_COMM_NULL) MPI_Comm_free(&m->graph);
     if (m->comm != MPI_COMM_NULL) MPI_Comm_free(&m->comm);
-    free(m->first), free(m->nbpos), free(m->nb), free(m->scnt), free(m->rcnt);
+    free(m->first), free(m->nbpos), free(m->nb), free(m->all), free(m->scnt), free(m->rcnt);
     free(m->sc), free(m->sd), free(m->rc), free(m->rd), free(m->gc), free(m->gd), free(m->stamp);
     free(m->proc_of), free(m->sbuf), free(m->rbuf);
     free(m);

@@ -396,7 +396,6 @@ DPDO_API int dpdo_algorithm_setup(dpdo_algorithm *a, dpdo_node *const *nodes, in
     e->reg = reg;
     e->acc = acc;
     e->ledger = acc ? dpdo__accountant_ledger(acc) : NULL;
-    e->tv = &dpdo__transport_inproc;
     e->pv.sigma = NAN;
     if ((rc = alloc_eng(e))) goto nomem;
     e->nodes = dpdo__alloc_array((size_t)n_nodes, sizeof *e->nodes);
@@ -918,41 +917,26 @@ DPDO_API int dpdo_algorithm_step(dpdo_algorithm *a)
             return DPDO_DONE;
         }
     }
-    int64_t fail_node = -1;
-    if (e->xt) {
+    if (e->xt) { /* distributed: hosted nodes only, the transport moves the messages (dist.c) */
+        int64_t fail_node = -1;
         rc = dpdo__dist_stages(e, p, &fail_node);
         if (!rc) rc = e->vt->check(e, e->priv, p);
         if (!rc) count_round(e, p);
         rc = dpdo__dist_agree(e, rc, fail_node);
-        if (rc) goto failed;
-        goto commit;
-    }
-    for (int32_t s = 0; s < p->nstages && !rc; s++) {
-        int who = p->stage[s].who;
-        int64_t cnt = who == DPDO__RUN_COORD ? 1 : who == DPDO__RUN_ALL ? e->n : p->ncomp;
+    } else { /* one process: receivers read the senders' rows where they were written */
+        for (int32_t s = 0; s < p->nstages && !rc; s++) {
+            int who = p->stage[s].who;
+            int64_t cnt = who == DPDO__RUN_COORD ? 1 : who == DPDO__RUN_ALL ? e->n : p->ncomp;
 #define WHO(c) (who == DPDO__RUN_COORD ? DPDO_NODE_COORDINATOR : who == DPDO__RUN_ALL ? (c) : p->comp[c])
-        for (int64_t c = 0; c < cnt && !rc; c++) {
-            int64_t i = WHO(c);
-            if ((rc = e->vt->local(e, e->priv, p, s, i))) fail_node = i;
-        }
-        dpdo__eng_probe(e, DPDO__PH_EXCHANGE);
-        if (!rc) rc = e->tv->exchange(e->tp, e, &p->stage[s], e->err);
-        for (int64_t c = 0; c < cnt && !rc; c++) {
-            int64_t i = WHO(c);
-            if ((rc = e->vt->combine(e, e->priv, p, s, i))) fail_node = i;
-        }
+            for (int64_t c = 0; c < cnt && !rc; c++) rc = e->vt->local(e, e->priv, p, s, WHO(c));
+            dpdo__eng_probe(e, DPDO__PH_EXCHANGE);
+            for (int64_t c = 0; c < cnt && !rc; c++) rc = e->vt->combine(e, e->priv, p, s, WHO(c));
 #undef WHO
-    }
-    if (!rc) rc = e->vt->check(e, e->priv, p);
-    if (!rc) count_round(e, p); /* after local(): sparse messages may have data-independent varying sizes */
-    {
-        int g = rc;
-        int64_t gn = fail_node;
-        e->tv->agree(e->tp, rc, fail_node, &g, &gn);
-        rc = g;
+        }
+        if (!rc) rc = e->vt->check(e, e->priv, p);
+        if (!rc) count_round(e, p); /* after local(): sparse messages may have data-independent varying sizes */
     }
     if (rc) goto failed;
-commit:
     dpdo__eng_probe(e, DPDO__PH_COMMIT);
     e->vt->commit(e, e->priv, p);
     /* privacy: capacity was reserved at prepare, so the charges cannot fail */
@@ -1450,24 +1434,6 @@ void dpdo__algorithm_set_probe(dpdo_algorithm *a, dpdo__probe_fn fn, void *user)
     a->e->probe = fn;
     a->e->probe_user = user;
 }
-
-/* ---- in-process transport: every mailbox row is already readable ---------------------------- */
-
-static int inproc_exchange(void *tp, const dpdo__eng *e, const dpdo__stage *st, char *err)
-{
-    (void)tp, (void)e, (void)st, (void)err;
-    return DPDO_OK;
-}
-
-static int inproc_agree(void *tp, int status, int64_t node, int *gstatus, int64_t *gnode)
-{
-    (void)tp;
-    *gstatus = status;
-    *gnode = node;
-    return DPDO_OK;
-}
-
-const dpdo__transport_vt dpdo__transport_inproc = {"inproc", inproc_exchange, inproc_agree};
 
 /* ---- distributed runs (dpdo/transport.h; the mechanics are in dist.c) ----------------------- */
 

@@ -9,9 +9,9 @@
  *
  *   plan    (public randomness only: who computes, W^(t), message patterns)
  *   guard   (engine: budget allowances; may end the run with DONE(BUDGET))
- *   per stage: local(node) for the stage's nodes -> transport exchange
- *              -> combine(node); all writes go to round scratch
- *   agree   (transport: the lowest failing node's status, or OK)
+ *   per stage: local(node) for the stage's nodes -> (distributed: transport
+ *              exchange, see dist.c) -> combine(node); all writes go to round scratch
+ *   agree   (distributed: the transport agrees on the lowest failing node)
  *   commit  (cannot fail: scratch -> state; ledger, counters, round += 1)
  */
 #ifndef DPDO_ENGINE_IMPL_H
@@ -118,15 +118,6 @@ typedef struct dpdo__plan {
     dpdo__charge *charge;       /* n capacity */
 } dpdo__plan;
 
-/* The transport moves mailbox rows between processes. In-process it does
- * nothing: receivers read the senders' rows directly. */
-typedef struct dpdo__transport_vt {
-    const char *name;
-    int (*exchange)(void *tp, const dpdo__eng *e, const dpdo__stage *st, char *err);
-    int (*agree)(void *tp, int status, int64_t node, int *gstatus, int64_t *gnode);
-} dpdo__transport_vt;
-extern const dpdo__transport_vt dpdo__transport_inproc;
-
 /* Bench probes at phase boundaries; lib/ never reads a clock. */
 enum { DPDO__PH_PLAN = 0, DPDO__PH_GRAD, DPDO__PH_NOISE, DPDO__PH_EXCHANGE, DPDO__PH_GOSSIP,
        DPDO__PH_PRIMAL, DPDO__PH_COMMIT, DPDO__PH_COUNT };
@@ -224,8 +215,6 @@ struct dpdo__eng {
     int32_t nscr;
     void *arena;
     dpdo__plan plan;
-    const dpdo__transport_vt *tv;
-    void *tp;
     int64_t (*comm)[3];           /* n+1 rows (row n = coordinator): messages, scalars, bytes */
     int64_t (*rcomm)[3];          /* the round's counts */
     unsigned char *last_active;   /* n flags of the last completed round */

@@ -30,12 +30,18 @@ BLIS_LIBS   ?= $(shell pkg-config --libs blis 2>/dev/null || echo -lblis)
 ZLIB_CFLAGS ?= $(shell pkg-config --cflags zlib 2>/dev/null)
 ZLIB_LIBS   ?= $(shell pkg-config --libs zlib 2>/dev/null || echo -lz)
 LAPACK_LIBS ?= $(shell pkg-config --libs lapack 2>/dev/null || echo -llapack)
-DEP_LIBS     = $(BLIS_LIBS) $(LAPACK_LIBS) $(ZLIB_LIBS) -lm -lpthread
+# libsodium: the secret keys and the cipher behind secure noise, the ledger MAC (docs/privacy.md)
+SODIUM_CFLAGS ?= $(shell pkg-config --cflags libsodium 2>/dev/null)
+SODIUM_LIBS   ?= $(shell pkg-config --libs libsodium 2>/dev/null || echo -lsodium)
+# FFTW: composition of privacy loss distributions (lib/privacy/pld.c)
+FFTW_CFLAGS ?= $(shell pkg-config --cflags fftw3 2>/dev/null)
+FFTW_LIBS   ?= $(shell pkg-config --libs fftw3 2>/dev/null || echo -lfftw3)
+DEP_LIBS     = $(BLIS_LIBS) $(LAPACK_LIBS) $(ZLIB_LIBS) $(SODIUM_LIBS) $(FFTW_LIBS) -lm -lpthread
 
 # ---- our flags
 WARN        = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
 DPDO_CFLAGS = -std=c11 -D_DEFAULT_SOURCE $(WARN) -ffp-contract=off -Iinclude -Ilib \
-              $(BLIS_CFLAGS) $(ZLIB_CFLAGS)
+              $(BLIS_CFLAGS) $(ZLIB_CFLAGS) $(SODIUM_CFLAGS) $(FFTW_CFLAGS)
 LIB_CFLAGS  = $(DPDO_CFLAGS) -fPIC -fvisibility=hidden -DDPDO_BUILDING
 
 BUILD   ?= build

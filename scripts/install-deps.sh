@@ -6,12 +6,14 @@
 # so on a ready machine this is a quick no-op.
 set -eu
 # build + run
-REQUIRED="gcc make pkg-config libblis-dev liblapack-dev zlib1g-dev"
+REQUIRED="gcc make pkg-config libblis-dev liblapack-dev zlib1g-dev libsodium-dev libfftw3-dev"
 # tests, plots, references: liblinear-tools (reference solver cross-check),
 # gnuplot-nox (example plots), python3-numpy (binding tests), valgrind
 # (make check-valgrind), dataset-fashion-mnist (real IDX data),
-# abigail-tools (make check-abi), mpich + libmpich-dev (libdpdo_mpi and its tests)
-OPTIONAL="liblinear-tools gnuplot-nox python3 python3-numpy valgrind dataset-fashion-mnist abigail-tools mpich libmpich-dev"
+# abigail-tools (make check-abi), mpich + libmpich-dev (libdpdo_mpi and its tests),
+# python3-scipy/-sklearn/-tqdm/-matplotlib (Python estimators, their checks, progress,
+# plots), clang (libFuzzer harnesses, make fuzz)
+OPTIONAL="liblinear-tools gnuplot-nox python3 python3-numpy valgrind dataset-fashion-mnist abigail-tools mpich libmpich-dev python3-scipy python3-sklearn python3-tqdm python3-matplotlib clang"
 
 missing=""
 for p in $REQUIRED $OPTIONAL; do

@@ -157,7 +157,7 @@ static void test_options(void)
     /* every invalid field is named */
     struct { const char *field; void (*bad)(dpdo_algorithm_options *); } cases[] = {
         {"max_rounds", NULL}, {"delta", NULL}, {"epsilon", NULL}, {"lipschitz", NULL}, {"batch", NULL},
-        {"clip", NULL},       {"tol", NULL},   {"noise_mode", NULL}, {"reserved0", NULL}, {"weighting", NULL}};
+        {"clip", NULL},       {"tol", NULL},   {"noise_mode", NULL}, {"randomness", NULL}, {"weighting", NULL}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         dpdo_algorithm_options_init(&o, sizeof o);
         switch (c) {
@@ -169,7 +169,7 @@ static void test_options(void)
         case 5: o.clip = 0; break;
         case 6: o.tol = NAN; break;
         case 7: o.noise_mode = 9; break;
-        case 8: o.reserved0 = 1; break;
+        case 8: o.randomness = 2; break;
         case 9: o.weighting = 7; break;
         }
         CHECK_EQ(dpdo_algorithm_setup(a, f.nodes, f.n, f.net, f.reg, f.acc, &o), DPDO_E_INVAL);
@@ -509,6 +509,74 @@ static void test_tolerance(void)
     fx_free(&f);
 }
 
+/* ---- progress callback and clean cancel ------------------------------------ */
+
+typedef struct prog_log {
+    int calls, stop_at_call;
+    int64_t rounds[64];
+    double eps[64], obj[64];
+} prog_log;
+
+static int on_progress(const dpdo_progress *p, void *user)
+{
+    prog_log *l = user;
+    if (l->calls < 64) {
+        l->rounds[l->calls] = p->round;
+        l->eps[l->calls] = p->epsilon;
+        l->obj[l->calls] = p->objective;
+    }
+    l->calls++;
+    return l->stop_at_call > 0 && l->calls == l->stop_at_call;
+}
+
+static void test_progress_cancel(void)
+{
+    fx f;
+    fx_make(&f, 4, 10, 3, "logistic", NULL, NULL, "l2", 0.5);
+    dpdo_algorithm_options o;
+    opts(&o, DPDO_NOISE_RIGOROUS, 50);
+    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE;
+    dpdo_algorithm *a = mk(&f, "dp-dda", &o);
+    /* bad arguments */
+    CHECK_EQ(dpdo_algorithm_set_progress(NULL, on_progress, NULL, 1, 0), DPDO_E_INVAL);
+    CHECK_EQ(dpdo_algorithm_set_progress(a, on_progress, NULL, 0, 0), DPDO_E_INVAL);
+    CHECK_EQ(dpdo_algorithm_set_progress(a, on_progress, NULL, 1, 64), DPDO_E_INVAL);
+    prog_log l;
+    memset(&l, 0, sizeof l);
+    l.stop_at_call = 3;
+    CHECK_EQ(dpdo_algorithm_set_progress(a, on_progress, &l, 7, DPDO_PROGRESS_EPSILON | DPDO_PROGRESS_OBJECTIVE),
+             DPDO_OK);
+    int64_t steps = -1;
+    /* stops after the third report, at round 21, with the run intact */
+    CHECK_EQ(dpdo_algorithm_run(a, 0, &steps), DPDO_E_CANCELED);
+    CHECK_EQ(steps, 21);
+    CHECK_EQ(dpdo_algorithm_round(a), 21);
+    CHECK_EQ(l.calls, 3);
+    CHECK_EQ(l.rounds[0], 7);
+    CHECK_EQ(l.rounds[2], 21);
+    CHECK(l.eps[0] > 0 && l.eps[1] > l.eps[0] && l.eps[2] > l.eps[1] && l.eps[2] <= 1.0);
+    CHECK(isfinite(l.obj[0]) && isfinite(l.obj[2]));
+    CHECK(strstr(dpdo_algorithm_errmsg(a), "progress") != NULL);
+    CHECK_EQ(dpdo_algorithm_state(a), DPDO_ALG_RUNNING);
+    /* continue to the end: the result is bit-identical to an uninterrupted run */
+    l.stop_at_call = 0;
+    CHECK_EQ(dpdo_algorithm_run(a, 0, &steps), DPDO_DONE);
+    CHECK_EQ(steps, 29);
+    CHECK_EQ(l.rounds[l.calls - 1 < 63 ? l.calls - 1 : 63], 50); /* the final report */
+    double xa[3], xb[3];
+    CHECK_EQ(dpdo_algorithm_get_output(a, DPDO_NODE_ALL, xa, 3), DPDO_OK);
+    /* NULL unregisters; the same run uninterrupted (reset keeps the streams) is bit-identical */
+    CHECK_EQ(dpdo_algorithm_set_progress(a, NULL, NULL, 1, 0), DPDO_OK);
+    CHECK_EQ(dpdo_algorithm_reset(a), DPDO_OK);
+    int before = l.calls;
+    CHECK_EQ(dpdo_algorithm_run(a, 0, NULL), DPDO_DONE);
+    CHECK_EQ(l.calls, before);
+    CHECK_EQ(dpdo_algorithm_get_output(a, DPDO_NODE_ALL, xb, 3), DPDO_OK);
+    CHECK(memcmp(xa, xb, sizeof xa) == 0);
+    dpdo_algorithm_destroy(a);
+    fx_free(&f);
+}
+
 /* ---- oracle 21: lazy output equals the eager sum; no allocation after round 1 -- */
 
 static void test_lazy_and_alloc(void)
@@ -805,6 +873,7 @@ int main(void)
     RUN(test_centralised);
     RUN(test_full_average);
     RUN(test_tolerance);
+    RUN(test_progress_cancel);
     RUN(test_lazy_and_alloc);
     RUN(test_callback_failure);
     RUN(test_guard_and_reset);

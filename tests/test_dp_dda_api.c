@@ -309,7 +309,7 @@ static void types_and_options(void)
     CHECK(o.tol == 0.0);
     CHECK_EQ(o.check_every, 1);
     CHECK_EQ(o.weighting, -1);
-    CHECK_EQ(o.reserved0, 0);
+    CHECK_EQ(o.randomness, DPDO_RANDOMNESS_SECURE);
     CHECK_EQ(dpdo_algorithm_options_init(NULL, sizeof o), DPDO_E_INVAL);
     CHECK_EQ(dpdo_algorithm_options_init(&o, 8), DPDO_E_VERSION);
 
@@ -499,7 +499,7 @@ static void options_each_field_invalid(void)
         {"lipschitz", 9, INFINITY}, {"clip", 10, 0},               {"clip", 10, -1},
         {"batch", 11, 0},           {"batch", 11, -3},             {"tol", 12, -1},
         {"tol", 12, NAN},           {"check_every", 13, 0},        {"check_every", 13, -1},
-        {"weighting", 14, 3},       {"weighting", 14, -2},         {"reserved0", 15, 1},
+        {"weighting", 14, 3},       {"weighting", 14, -2},         {"randomness", 15, 2},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         dpdo_algorithm_options o;
@@ -521,7 +521,7 @@ static void options_each_field_invalid(void)
         case 12: o.tol = v; break;
         case 13: o.check_every = (int64_t)v; break;
         case 14: o.weighting = (int32_t)v; break;
-        case 15: o.reserved0 = (int32_t)v; break;
+        case 15: o.randomness = (int32_t)v; break;
         }
         dpdo_algorithm *a = NULL;
         CHECK_EQ(dpdo_algorithm_create(&a, dpdo_algorithm_type_find("dp-dda")), DPDO_OK);

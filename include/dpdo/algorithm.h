@@ -64,6 +64,11 @@ enum { DPDO_STOP_NONE = 0, DPDO_STOP_MAX_ROUNDS = 1, DPDO_STOP_BUDGET = 2,
        DPDO_STOP_TOLERANCE = 3,
        DPDO_STOP_PASSES = 4 /* the planned passes over the local data are complete (DP-WOR-SGD) */ };
 
+/* options.randomness. Since 0.2. */
+enum { DPDO_RANDOMNESS_SECURE = 0,       /* private streams keyed by secret keys from the OS */
+       DPDO_RANDOMNESS_REPRODUCIBLE = 1  /* every stream keyed by options.seed: replayable */
+};
+
 /* Which privacy figure (dpdo_algorithm_privacy). */
 enum { DPDO_PRIVACY_RIGOROUS = 0, DPDO_PRIVACY_PAPER = 1 };
 
@@ -121,7 +126,12 @@ typedef struct dpdo_algorithm_options {
     int64_t check_every; /* c >= 1; default 1                                               0.1 */
     int32_t weighting;   /* DPDO_WEIGHT_* for the objective helpers; -1 (default) = the
                             algorithm's own objective (DP-DDA: DPDO_WEIGHT_NODES, eq. (1))  0.1 */
-    int32_t reserved0;   /* must be 0                                                       0.1 */
+    int32_t randomness;  /* DPDO_RANDOMNESS_*: where private randomness (sample choice, noise,
+                            secret initial rows) comes from; default DPDO_RANDOMNESS_SECURE
+                            (keys from the operating system's entropy). REPRODUCIBLE keys
+                            everything by `seed`: bit-identical reruns, but the guarantee then
+                            holds only against parties who do not know the seed.
+                            (0.1: reserved0, which had to be 0 = SECURE)                   0.2 */
 } dpdo_algorithm_options;
 
 /* Fill o with the defaults above and set o->struct_size = struct_size.
@@ -395,7 +405,9 @@ DPDO_API int dpdo_algorithm_set_node_secret(dpdo_algorithm *alg, int64_t node, u
  * Allocates nothing after the first round. Since 0.1. */
 DPDO_API int dpdo_algorithm_step(dpdo_algorithm *alg);
 /* step() up to max_steps times (<= 0: until DONE or an error); *steps (may be
- * NULL) = rounds run. Returns the last status of step(). Since 0.1. */
+ * NULL) = rounds run. Returns the last status of step(), or DPDO_E_CANCELED
+ * when the progress callback (dpdo_algorithm_set_progress) asked to stop: the
+ * run is intact and continues with the next step/run. Since 0.1 (cancel 0.2). */
 DPDO_API int dpdo_algorithm_run(dpdo_algorithm *alg, int64_t max_steps, int64_t *steps);
 /* Back to round 0: initial iterates, zero counters, this run's ledger charges
  * removed, no stop reason, same RNG streams. Parameters and the prepared sigma
@@ -407,6 +419,44 @@ DPDO_API int dpdo_algorithm_reset(dpdo_algorithm *alg);
 DPDO_API int64_t dpdo_algorithm_round(const dpdo_algorithm *alg);
 /* DPDO_STOP_* of the last DONE (NONE otherwise; -1 for NULL). Since 0.1. */
 DPDO_API int dpdo_algorithm_stop_reason(const dpdo_algorithm *alg);
+
+/* ---- progress and cancel ---------------------------------------------------- */
+
+/* What dpdo_algorithm_run hands to a progress callback. Since 0.2. */
+typedef struct dpdo_progress {
+    size_t struct_size;  /* sizeof(dpdo_progress) as compiled by the library               0.2 */
+    int64_t round;       /* rounds completed                                               0.2 */
+    int64_t max_rounds;  /* options.max_rounds (the planned horizon)                       0.2 */
+    int64_t steps;       /* rounds run by this dpdo_algorithm_run call                     0.2 */
+    int32_t status;      /* status of the last step (DPDO_ROUND, DPDO_DONE)                0.2 */
+    int32_t stop_reason; /* DPDO_STOP_* (NONE while running)                               0.2 */
+    double epsilon;      /* rigorous epsilon spent at options.delta (NaN if not private
+                            or not asked for: DPDO_PROGRESS_EPSILON)                       0.2 */
+    double delta;        /* the delta epsilon holds at                                     0.2 */
+    double objective;    /* F at the averaged output (NaN unless DPDO_PROGRESS_OBJECTIVE)  0.2 */
+} dpdo_progress;
+
+/* flags of dpdo_algorithm_set_progress. Since 0.2. */
+enum { DPDO_PROGRESS_EPSILON = 1,   /* fill dpdo_progress.epsilon (an accountant query) */
+       DPDO_PROGRESS_OBJECTIVE = 2  /* fill dpdo_progress.objective (one pass over the data) */
+};
+
+/* Progress callback: return 0 to go on, non-zero to stop the run cleanly
+ * between rounds (dpdo_algorithm_run then returns DPDO_E_CANCELED and the
+ * algorithm stays RUNNING at that round: step or run again to continue). Called
+ * on the thread that called dpdo_algorithm_run. Must not call
+ * dpdo_algorithm_step/run/reset/setup/destroy on the same handle. Since 0.2. */
+typedef int (*dpdo_progress_fn)(const dpdo_progress *p, void *user);
+
+/* Register fn (NULL = none) for dpdo_algorithm_run: it is called after every
+ * `every` rounds (>= 1), after the last round of the call (DONE, max_steps
+ * reached) and after a failed step (status < 0; the callback's return value is
+ * then ignored). `flags`: DPDO_PROGRESS_* bits (0 = round counters only, free).
+ * `user` is passed through, BORROWED. Kept across reset and setup. Returns
+ * DPDO_OK, DPDO_E_INVAL (NULL alg, every < 1, unknown flag bits). Not
+ * thread-safe for the same handle. Since 0.2. */
+DPDO_API int dpdo_algorithm_set_progress(dpdo_algorithm *alg, dpdo_progress_fn fn, void *user,
+                                         int64_t every, int32_t flags);
 
 /* ---- copy-out getters (never change state, never allocate) ----------------- */
 

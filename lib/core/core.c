@@ -34,6 +34,7 @@ static const struct {
     {DPDO_E_UNSUPPORTED, "DPDO_E_UNSUPPORTED", "operation not supported"},
     {DPDO_E_IO, "DPDO_E_IO", "input/output error"},
     {DPDO_E_FORMAT, "DPDO_E_FORMAT", "malformed input"},
+    {DPDO_E_CANCELED, "DPDO_E_CANCELED", "stopped by the host (progress callback); nothing lost"},
 };
 
 DPDO_API const char *dpdo_strerror(int status)

@@ -19,6 +19,10 @@ struct dpdo_algorithm {
     const dpdo__alg_vt *vt;
     int state, stop;
     dpdo__eng *e; /* NULL while EMPTY */
+    dpdo_progress_fn progress;  /* dpdo_algorithm_set_progress; NULL = none */
+    void *progress_user;
+    int64_t progress_every;
+    int32_t progress_flags;
     char errmsg[DPDO__ERRMSG_LEN];
 };
 
@@ -59,7 +63,7 @@ DPDO_API const char *dpdo_algorithm_type_title(const dpdo_algorithm_type *t)
 
 /* ---- options --------------------------------------------------------------- */
 
-#define OPTS_V01 (offsetof(dpdo_algorithm_options, reserved0) + sizeof(int32_t))
+#define OPTS_V01 (offsetof(dpdo_algorithm_options, randomness) + sizeof(int32_t))
 
 DPDO_API int dpdo_algorithm_options_init(dpdo_algorithm_options *o, size_t struct_size)
 {
@@ -84,7 +88,7 @@ DPDO_API int dpdo_algorithm_options_init(dpdo_algorithm_options *o, size_t struc
     d.tol = 0.0;
     d.check_every = 1;
     d.weighting = -1;
-    d.reserved0 = 0;
+    d.randomness = DPDO_RANDOMNESS_SECURE;
     if (struct_size > sizeof d) memset((char *)o + sizeof d, 0, struct_size - sizeof d);
     memcpy(o, &d, sizeof d < struct_size ? sizeof d : struct_size);
     o->struct_size = struct_size;
@@ -118,7 +122,9 @@ static int check_options(const dpdo_algorithm_options *o, char *err)
     if (o->check_every < 1) BAD("options.check_every = %lld: must be >= 1", (long long)o->check_every);
     if (o->weighting < -1 || o->weighting > DPDO_WEIGHT_NODE_WEIGHTS)
         BAD("options.weighting = %d: must be -1 or a DPDO_WEIGHT_* value", (int)o->weighting);
-    if (o->reserved0 != 0) BAD("options.reserved0 = %d: must be 0", (int)o->reserved0);
+    if (o->randomness != DPDO_RANDOMNESS_SECURE && o->randomness != DPDO_RANDOMNESS_REPRODUCIBLE)
+        BAD("options.randomness = %d: must be DPDO_RANDOMNESS_SECURE (0) or DPDO_RANDOMNESS_REPRODUCIBLE (1)",
+            (int)o->randomness);
     return DPDO_OK;
 #undef BAD
 }
@@ -962,6 +968,51 @@ failed:
     return rc;
 }
 
+DPDO_API int dpdo_algorithm_set_progress(dpdo_algorithm *a, dpdo_progress_fn fn, void *user, int64_t every,
+                                         int32_t flags)
+{
+    if (!a) return DPDO_E_INVAL;
+    if (every < 1) return dpdo__err(a->errmsg, DPDO_E_INVAL, "set_progress: every = %lld: must be >= 1", (long long)every);
+    if (flags & ~(int32_t)(DPDO_PROGRESS_EPSILON | DPDO_PROGRESS_OBJECTIVE))
+        return dpdo__err(a->errmsg, DPDO_E_INVAL, "set_progress: flags = %d: unknown DPDO_PROGRESS_* bits", (int)flags);
+    a->progress = fn;
+    a->progress_user = user;
+    a->progress_every = every;
+    a->progress_flags = flags;
+    return DPDO_OK;
+}
+
+/* Fill a progress report and call the host; returns the callback's answer (0 = go on). */
+static int report_progress(dpdo_algorithm *a, int64_t steps, int status)
+{
+    dpdo_progress p;
+    memset(&p, 0, sizeof p);
+    p.struct_size = sizeof p;
+    p.round = dpdo_algorithm_round(a);
+    p.max_rounds = a->e ? a->e->o.max_rounds : 0;
+    p.steps = steps;
+    p.status = status;
+    p.stop_reason = a->stop;
+    p.epsilon = NAN;
+    p.delta = a->e ? a->e->o.delta : NAN;
+    p.objective = NAN;
+    if (status >= 0 && a->e) {
+        /* getters may fail (e.g. a non-private run has no accountant): the field stays NaN */
+        if ((a->progress_flags & DPDO_PROGRESS_EPSILON) && a->e->pv.private_run) {
+            double eps = NAN, del = NAN;
+            if (dpdo_algorithm_privacy(a, DPDO_PRIVACY_RIGOROUS, DPDO_NODE_ALL, &eps, &del, NULL) == DPDO_OK) {
+                p.epsilon = eps;
+                p.delta = del;
+            }
+        }
+        if (a->progress_flags & DPDO_PROGRESS_OBJECTIVE) {
+            double F = NAN;
+            if (dpdo_algorithm_objective(a, DPDO_POINT_OUTPUT, DPDO_NODE_ALL, &F) == DPDO_OK) p.objective = F;
+        }
+    }
+    return a->progress(&p, a->progress_user);
+}
+
 DPDO_API int dpdo_algorithm_run(dpdo_algorithm *a, int64_t max_steps, int64_t *steps)
 {
     int64_t k = 0;
@@ -973,8 +1024,18 @@ DPDO_API int dpdo_algorithm_run(dpdo_algorithm *a, int64_t max_steps, int64_t *s
         rc = dpdo_algorithm_step(a);
         if (rc != DPDO_ROUND) break;
         k++;
+        int last = max_steps > 0 && k >= max_steps;
+        if (a->progress && !last && k % a->progress_every == 0 && report_progress(a, k, rc)) {
+            rc = dpdo__err(a->errmsg, DPDO_E_CANCELED, "run: stopped by the progress callback after round %lld",
+                           (long long)dpdo_algorithm_round(a));
+            if (steps) *steps = k;
+            return rc;
+        }
     }
     if (steps) *steps = k;
+    /* the final report: after DONE, after max_steps, after a failure; its answer is ignored
+     * (nothing more would run anyway) */
+    if (a->progress && (k > 0 || rc != DPDO_ROUND)) (void)report_progress(a, k, rc);
     return rc;
 }
 

@@ -136,7 +136,7 @@ class _AlgorithmOptions(C.Structure):
                 ("strict", C.c_int32), ("epsilon", C.c_double), ("delta", C.c_double),
                 ("max_epsilon", C.c_double), ("sigma", C.c_double), ("lipschitz", C.c_double),
                 ("clip", C.c_double), ("batch", C.c_int64), ("tol", C.c_double), ("check_every", C.c_int64),
-                ("weighting", C.c_int32), ("reserved0", C.c_int32)]
+                ("weighting", C.c_int32), ("randomness", C.c_int32)]
 
 
 class _AccountantOptions(C.Structure):

@@ -21,16 +21,17 @@ static void status_values_pinned(void)
     CHECK_EQ(DPDO_E_UNSUPPORTED, -8);
     CHECK_EQ(DPDO_E_IO, -9);
     CHECK_EQ(DPDO_E_FORMAT, -10);
+    CHECK_EQ(DPDO_E_CANCELED, -11);
 }
 
 static void status_text(void)
 {
-    for (int s = -10; s <= 2; s++) {
+    for (int s = -11; s <= 2; s++) {
         CHECK(dpdo_strerror(s) != NULL);
         CHECK(strcmp(dpdo_strerror(s), "unknown status") != 0);
         CHECK(strncmp(dpdo_status_name(s), "DPDO_", 5) == 0);
     }
-    CHECK(strcmp(dpdo_strerror(-11), "unknown status") == 0);
+    CHECK(strcmp(dpdo_strerror(-12), "unknown status") == 0);
     CHECK(strcmp(dpdo_strerror(3), "unknown status") == 0);
     CHECK(strcmp(dpdo_strerror(INT32_MIN), "unknown status") == 0);
     CHECK(strcmp(dpdo_status_name(DPDO_E_BUDGET), "DPDO_E_BUDGET") == 0);

@@ -82,8 +82,12 @@ DPDO_API int dpdo_sampling_draw(const dpdo_sampling *s, const dpdo_rng *rng, uin
 
 /* ---- events --------------------------------------------------------------- */
 
-/* Mechanisms (pinned values). */
-enum { DPDO_MECH_GAUSSIAN = 1, DPDO_MECH_LAPLACE = 2 };
+/* Mechanisms (pinned values). The discrete ones add integer multiples of a
+ * power-of-two grid to a value rounded to that grid (secure noise,
+ * docs/privacy.md); their sensitivity includes the rounding. Since 0.1
+ * (GAUSSIAN, LAPLACE), 0.2 (DISCRETE_*). */
+enum { DPDO_MECH_GAUSSIAN = 1, DPDO_MECH_LAPLACE = 2, DPDO_MECH_DISCRETE_GAUSSIAN = 3,
+       DPDO_MECH_DISCRETE_LAPLACE = 4 };
 
 typedef struct dpdo_event dpdo_event;
 

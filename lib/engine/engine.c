@@ -982,6 +982,16 @@ DPDO_API int dpdo_algorithm_set_progress(dpdo_algorithm *a, dpdo_progress_fn fn,
     return DPDO_OK;
 }
 
+#ifdef DPDO_FAULT_INJECTION
+int dpdo__algorithm_set_weaken(dpdo_algorithm *a, uint32_t bits)
+{
+    if (!a || bits & ~(DPDO__WEAKEN_SIGMA_HALF | DPDO__WEAKEN_SENS_DOUBLE | DPDO__WEAKEN_WOR_PASS)) return DPDO_E_INVAL;
+    if (!a->e) return DPDO_E_STATE;
+    a->e->weaken = bits;
+    return DPDO_OK;
+}
+#endif
+
 /* Fill a progress report and call the host; returns the callback's answer (0 = go on). */
 static int report_progress(dpdo_algorithm *a, int64_t steps, int status)
 {

@@ -245,7 +245,27 @@ struct dpdo__eng {
     int xbroken;                  /* the transport failed: its status (processes out of step) */
     uint64_t *secret;             /* n per-node secret keys (dpdo_algorithm_set_node_secret), or NULL */
     unsigned char *has_secret;    /* n flags */
+#ifdef DPDO_FAULT_INJECTION
+    uint32_t weaken;              /* test build only: DPDO__WEAKEN_* bits (mechanisms weakened on
+                                   * purpose so that the auditor can be shown to catch real bugs) */
+#endif
 };
+
+/* Test-build weakening hooks (never compiled into the installed library). The algorithm keeps
+ * charging the ledger as if nothing were weakened:
+ *   SIGMA_HALF  the noise actually drawn has half the planned standard deviation (scale)
+ *   SENS_DOUBLE the data-dependent part of a release is doubled (twice the charged sensitivity)
+ *   WOR_PASS    DP-WOR-SGD's old multi-pass behaviour (no reset at a pass boundary) */
+#define DPDO__WEAKEN_SIGMA_HALF 1u
+#define DPDO__WEAKEN_SENS_DOUBLE 2u
+#define DPDO__WEAKEN_WOR_PASS 4u
+#ifdef DPDO_FAULT_INJECTION
+#define DPDO__WEAKENED(e, bit) (((e)->weaken & (bit)) != 0)
+/* Set the weakening bits of a set-up algorithm (test build only). DPDO_OK, DPDO_E_INVAL, DPDO_E_STATE. */
+int dpdo__algorithm_set_weaken(struct dpdo_algorithm *a, uint32_t bits);
+#else
+#define DPDO__WEAKENED(e, bit) 0
+#endif
 
 /* 1 when this process computes for node i (always in one process). */
 static inline int dpdo__eng_hosted(const dpdo__eng *e, int64_t i)

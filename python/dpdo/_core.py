@@ -18,6 +18,7 @@ separate threads run in parallel.
 import ctypes as C
 import functools
 import math
+import signal
 import threading
 import time
 import weakref
@@ -1065,22 +1066,26 @@ class Accountant(_Handle):
     _destroy = lib.dpdo_accountant_destroy
     _errmsg = lib.dpdo_accountant_errmsg
 
-    def __init__(self, ledger, kind="rdp", orders=None):
+    def __init__(self, ledger, kind="rdp", orders=None, conversion="improved"):
         super().__init__()
         t = lib.dpdo_accountant_type_find(kind.encode())
         if not t:
             raise InvalidArgument(_lib.E_INVAL, "unknown accountant %r (known: %s)" % (kind, ", ".join(accountant_types())))
+        if conversion not in ("improved", "classic"):
+            raise InvalidArgument(_lib.E_INVAL, "conversion must be 'improved' or 'classic', not %r" % (conversion,))
         opts = None
-        if orders is not None:
-            self._orders, po, no = as_doubles(orders)
+        if orders is not None or conversion != "improved":
             o = _fill(_AccountantOptions, lib.dpdo_accountant_options_init, {}, "accountant options")
-            o.orders, o.n_orders = po, no
+            if orders is not None:
+                self._orders, po, no = as_doubles(orders)
+                o.orders, o.n_orders = po, no
+            o.conversion = 1 if conversion == "classic" else 0
             opts = C.byref(o)
         self._h = _new(lib.dpdo_accountant_create, "accountant: invalid options", t, ledger._ptr(), opts)
         self._own()
         self._borrow(ledger)
         self.ledger = ledger
-        self._args = (ledger, kind, None if orders is None else [float(v) for v in orders])
+        self._args = (ledger, kind, None if orders is None else [float(v) for v in orders], conversion)
 
     @property
     def name(self) -> str:
@@ -1088,11 +1093,12 @@ class Accountant(_Handle):
         return text(lib.dpdo_accountant_name(self._ptr()))
 
     @_guarded(mutating=False)
-    def epsilon(self, delta, node=NODE_ALL) -> float:
-        """Smallest epsilon certified at delta for a node (NODE_ALL: the worst node)."""
-        e = C.c_double()
-        self._check(lib.dpdo_accountant_epsilon(self._ptr(), node, delta, C.byref(e), None))
-        return e.value
+    def epsilon(self, delta, node=NODE_ALL, with_order=False):
+        """Smallest epsilon certified at delta for a node (NODE_ALL: the worst node); with
+        with_order=True the pair (epsilon, optimal RDP order or NaN)."""
+        e, o = C.c_double(), C.c_double()
+        self._check(lib.dpdo_accountant_epsilon(self._ptr(), node, delta, C.byref(e), C.byref(o)))
+        return (e.value, o.value) if with_order else e.value
 
     @_guarded(mutating=False)
     def delta(self, epsilon, node=NODE_ALL) -> float:
@@ -1423,6 +1429,28 @@ def _tqdm_bar(total, initial):
     return tqdm(total=total, initial=initial, unit="round")
 
 
+class _SigintFlag:
+    """While installed (main thread only, and only over Python's default SIGINT handler), SIGINT
+    sets .raised instead of raising KeyboardInterrupt."""
+
+    def __init__(self):
+        self.raised = False
+        self._old = None
+
+    def _handler(self, signum, frame):
+        self.raised = True
+
+    def install(self):
+        if threading.current_thread() is threading.main_thread() and \
+                signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            self._old = signal.signal(signal.SIGINT, self._handler)
+
+    def restore(self):
+        if self._old is not None:
+            signal.signal(signal.SIGINT, self._old)
+            self._old = None
+
+
 class Algorithm(_Handle):
     """An algorithm run over nodes.
 
@@ -1611,7 +1639,7 @@ class Algorithm(_Handle):
         flags = (PROGRESS_EPSILON if want_eps else 0) | (PROGRESS_OBJECTIVE if want_obj else 0)
         adaptive = every is None
         st = {"exc": None, "every": 1 if adaptive else int(every), "t": time.monotonic(), "k": 0,
-              "shown": lib.dpdo_algorithm_round(h), "stop": False}
+              "shown": lib.dpdo_algorithm_round(h), "stop": False, "sigint": None}
 
         def report(pp, user):
             try:
@@ -1632,7 +1660,7 @@ class Algorithm(_Handle):
                         lib.dpdo_algorithm_set_progress(h, cfn, None, new, flags)
                 if stop:
                     st["stop"] = True
-                return 1 if (stop or self._cancel_requested) else 0
+                return 1 if (stop or self._cancel_requested or st["sigint"].raised) else 0
             except BaseException as e:  # noqa: B902 - KeyboardInterrupt lands here: stop the run
                 if st["exc"] is None:
                     st["exc"] = e
@@ -1643,14 +1671,26 @@ class Algorithm(_Handle):
         for cb in self._callbacks():
             cb.clear()
         n = C.c_int64()
+        # Ctrl-C: Python runs signal handlers between bytecodes of the main thread, i.e. inside the
+        # progress callback while C runs. With the default handler, KeyboardInterrupt could land
+        # anywhere in the callback (even before its try block, where ctypes would swallow it), so
+        # during the run a handler that only raises a flag is installed; the callback sees the flag
+        # and stops the run between rounds, and KeyboardInterrupt is raised here afterwards.
+        sigint = _SigintFlag()
         self._in_c = True
         try:
+            sigint.install()
+            st["sigint"] = sigint
             rc = lib.dpdo_algorithm_run(h, max_steps, C.byref(n))
         finally:
             self._in_c = False
+            sigint.restore()
             lib.dpdo_algorithm_set_progress(h, None, None, 1, 0)
             if own_bar:
                 bar.close()
+        if sigint.raised:
+            raise KeyboardInterrupt("dpdo: run() interrupted after round %d; run() again to continue"
+                                    % lib.dpdo_algorithm_round(h))
         if st["exc"] is not None:
             raise st["exc"]
         if rc == _lib.E_CANCELED:

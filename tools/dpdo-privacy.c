@@ -30,12 +30,16 @@ static const char *USAGE =
     "  --orders LIST      comma-separated RDP orders (default: the 156-order grid)\n"
     "  --calibrate sigma|steps   smallest sigma / largest steps meeting --epsilon at --delta\n"
     "  --param NAME=VALUE parameter of a paper bound (repeatable); --param help lists them\n"
+    "  --n N --batch-size B --epochs E   DP-SGD as TF Privacy's compute_dp_sgd_privacy: Poisson\n"
+    "                     rate q = B/N, steps = ceil(E N / B) (instead of --q and --steps)\n"
+    "  --json             print the result as one JSON object\n"
     "  --help             this text\n"
     "\n"
     "examples:\n"
     "  dpdo-privacy --sampling poisson --q 0.01 --sigma 1.1 --steps 10000 --delta 1e-5\n"
     "  dpdo-privacy --sampling poisson --q 0.01 --steps 10000 --calibrate sigma --epsilon 2\n"
     "  dpdo-privacy --sampling none --sigma 5 --steps 100 --method all\n"
+    "  dpdo-privacy --n 60000 --batch-size 256 --epochs 60 --sigma 1.1 --delta 1e-5 --json\n"
     "  dpdo-privacy --method paper-dp-dda --param eps=0.1 --param delta0=1e-4 --param b=2 \\\n"
     "      --param n=20 --param q=1000 --param T=1250000\n";
 
@@ -66,7 +70,29 @@ typedef struct {
     double q, n, m, sigma, steps, delta, eps;
     const char *params[64];
     int n_params;
+    double batch, epochs; /* --batch-size, --epochs (with --n): TF Privacy's DP-SGD form */
+    int json;             /* --json */
 } args;
+
+/* --n N --batch-size B --epochs E: q = B/N (Poisson), steps = ceil(E N / B), as TF Privacy's
+ * compute_dp_sgd_privacy. Returns 0 or the usage exit code. */
+static int dp_sgd_form(args *a)
+{
+    if (isnan(a->batch) && isnan(a->epochs)) return 0;
+    if (isnan(a->batch) || isnan(a->epochs) || isnan(a->n))
+        return usage_error("--batch-size and --epochs go together, with --n (the dataset size)%s", "");
+    if (!isnan(a->q) || !isnan(a->m) || !isnan(a->steps) || (a->sampling && strcmp(a->sampling, "poisson")))
+        return usage_error("--batch-size/--epochs replace --q, --m, --steps and --sampling%s", "");
+    if (!(a->n >= 1) || a->n != floor(a->n) || !(a->batch >= 1) || a->batch != floor(a->batch) || a->batch > a->n)
+        return usage_error("need integers 1 <= --batch-size <= --n%s", "");
+    if (!(a->epochs > 0) || !(ceil(a->epochs * a->n / a->batch) <= 1e15))
+        return usage_error("--epochs must be > 0 (and at most 1e15 steps)%s", "");
+    a->q = a->batch / a->n;
+    a->steps = ceil(a->epochs * a->n / a->batch);
+    a->sampling = a->q < 1 ? "poisson" : "none";
+    a->n = NAN;
+    return 0;
+}
 
 static int parse_orders(const char *s, double **out, int64_t *n)
 {
@@ -172,6 +198,7 @@ int main(int argc, char **argv)
     args a;
     memset(&a, 0, sizeof a);
     a.q = a.n = a.m = a.sigma = a.steps = a.eps = NAN;
+    a.batch = a.epochs = NAN;
     a.delta = 1e-5;
     a.method = "rdp";
     a.conversion = "improved";
@@ -207,6 +234,12 @@ int main(int argc, char **argv)
         NUM("--steps", steps)
         NUM("--delta", delta)
         NUM("--epsilon", eps)
+        NUM("--batch-size", batch)
+        NUM("--epochs", epochs)
+        if (strcmp(o, "--json") == 0) {
+            a.json = 1;
+            continue;
+        }
         if (strcmp(o, "--param") == 0) {
             if (!v) return usage_error("option %s needs a value", o);
             if (a.n_params >= 64) return usage_error("too many --param options%s", "");
@@ -218,6 +251,13 @@ int main(int argc, char **argv)
     }
     if (strncmp(a.method, "paper-", 6) == 0) return run_paper(&a);
     if (a.n_params) return usage_error("--param applies only to paper-* methods%s", "");
+    double q_shown = a.q;
+    {
+        int rc0 = dp_sgd_form(&a);
+        if (rc0) return rc0;
+        if (a.json && strcmp(a.method, "all") == 0) return usage_error("--json needs a single --method%s", "");
+        q_shown = a.q;
+    }
 
     int conv;
     if (strcmp(a.conversion, "improved") == 0)
@@ -330,6 +370,9 @@ int main(int argc, char **argv)
         if (rc != DPDO_OK) {
             fprintf(stderr, "dpdo-privacy: %s\n", dpdo_accountant_errmsg(acc));
             exit_code = rc == DPDO_E_INVAL ? 2 : 1;
+        } else if (a.json) {
+            printf("{\"method\": \"%s\", \"%s\": %.17g, \"epsilon\": %.17g, \"delta\": %.17g, \"q\": %.17g}\n",
+                   a.method, cal_sigma ? "sigma" : "steps", x, a.eps, a.delta, isnan(q_shown) ? 1.0 : q_shown);
         } else {
             printf("method        %s (%s%s)\n", a.method, samp_label(dpdo_sampling_kind(s)),
                    strcmp(a.method, "exact") ? (conv ? ", classic conversion" : ", improved conversion") : "");
@@ -384,6 +427,14 @@ int main(int argc, char **argv)
         } else if (rc != DPDO_OK) {
             fprintf(stderr, "dpdo-privacy: %s\n", dpdo_accountant_errmsg(acc));
             exit_code = 1;
+        } else if (a.json) {
+            char os[40] = "null";
+            if (!isnan(ord) && isfinite(ord)) snprintf(os, sizeof os, "%.17g", ord);
+            printf("{\"method\": \"%s\", \"conversion\": \"%s\", \"%s\": %.17g, \"%s\": %.17g, "
+                   "\"order\": %s, \"sigma\": %.17g, \"steps\": %.0f, \"q\": %.17g}\n",
+                   list[i], convs[i] ? "classic" : "improved", isnan(a.eps) ? "epsilon" : "delta", v,
+                   isnan(a.eps) ? "delta" : "epsilon", isnan(a.eps) ? a.delta : a.eps, os, a.sigma, a.steps,
+                   isnan(q_shown) ? 1.0 : q_shown);
         } else {
             printf("method        %s (%s%s)\n", list[i], samp_label(dpdo_sampling_kind(s)),
                    strcmp(list[i], "exact") ? (convs[i] ? ", classic conversion" : ", improved conversion") : "");

@@ -223,6 +223,8 @@ check-python-examples: lib
 	@DPDO_LIBRARY=$(CURDIR)/$(BUILD)/lib/$(SONAME) $(PYTHON) examples/python/dp_dda_synthetic.py --quick
 	@DPDO_LIBRARY=$(CURDIR)/$(BUILD)/lib/$(SONAME) $(PYTHON) examples/python/privacy_calculator.py \
 	    --epsilon 1 --steps 1000 --poisson 0.01
+	@DPDO_LIBRARY=$(CURDIR)/$(BUILD)/lib/$(SONAME) $(PYTHON) examples/python/dp_sklearn_fashion.py --quick \
+	    --out $(BUILD)/test-logs/dp_fashion_curve.png
 
 check-exports: $(SHLIB)
 	@sh scripts/check-exports.sh $(SHLIB) $(MAP)

@@ -107,7 +107,7 @@ def noise_multiplier(target_epsilon: float, target_delta: float, sample_rate: fl
 
 
 def compute_dp_sgd_privacy(n: int, batch_size: int, noise_multiplier: float, epochs: float, delta: float,
-                           accountant: Optional[str] = "rdp", orders: Optional[Sequence[float]] = None,
+                           accountant: Optional[str] = None, orders: Optional[Sequence[float]] = None,
                            conversion: str = "improved") -> Tuple[float, float]:
     """(epsilon, optimal RDP order) of DP-SGD on n examples with this batch size, noise multiplier and
     number of epochs, at delta: TF Privacy's compute_dp_sgd_privacy (q = batch_size / n, Poisson

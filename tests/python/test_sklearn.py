@@ -243,14 +243,14 @@ TF_PUBLISHED = [(1.12, 60, 2.92), (0.6, 30, 9.74), (1.2, 10, 1.20)]
 def compute_dp_sgd_privacy_matches_tf_privacy_published_values():
     for z, epochs, eps in TF_PUBLISHED:
         got, order = privacy.compute_dp_sgd_privacy(60000, 256, z, epochs, 1e-5, orders=privacy.TF_PRIVACY_ORDERS,
-                                                    conversion="classic")
+                                                    conversion="classic", accountant="rdp")
         assert abs(got - eps) <= 0.005 + 0.013, (z, epochs, got, eps)
         assert order in privacy.TF_PRIVACY_ORDERS
-        improved, _ = privacy.compute_dp_sgd_privacy(60000, 256, z, epochs, 1e-5)
+        improved, _ = privacy.compute_dp_sgd_privacy(60000, 256, z, epochs, 1e-5, accountant="rdp")
         assert 0.7 * got < improved <= got, (improved, got)  # the improved conversion is never worse
     # Opacus-style inverse: the noise for (2.92, 1e-5) over 60 epochs is TF's 1.12
     z = privacy.noise_multiplier(2.92, 1e-5, 256 / 60000, epochs=60, orders=privacy.TF_PRIVACY_ORDERS,
-                                 conversion="classic")
+                                 conversion="classic", accountant="rdp")
     assert abs(z - 1.12) < 0.005, z
 
 
@@ -265,7 +265,7 @@ def privacy_helpers_agree_with_the_c_accountant_and_leave_ledgers_alone():
     assert privacy.epsilon(z, q, delta, epochs=60, accountant="rdp") == direct
     # noise_multiplier inverts epsilon (to the calibration's 1e-10)
     for target in (0.5, 1.0, 3.0, 8.0):
-        s = privacy.noise_multiplier(target, delta, q, steps=T)
+        s = privacy.noise_multiplier(target, delta, q, steps=T)  # the default accountant ("auto" or "rdp")
         e = privacy.epsilon(s, q, delta, steps=T)
         assert e <= target * (1 + 1e-9) and e > target * (1 - 1e-6), (target, s, e)
     assert led.charges(0) == T  # the user's ledger is untouched

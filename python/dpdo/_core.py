@@ -80,8 +80,9 @@ class _Handle:
         A nested read-only call on the thread that holds the handle (e.g. a getter inside a
         progress callback) goes through without the lock; anything else while the handle is
         busy raises StateError."""
+        me = (threading.get_ident(), threading.current_thread().name, what)  # no call after the acquire
         if self._lock.acquire(False):
-            self._owner = (threading.get_ident(), threading.current_thread().name, what)
+            self._owner = me
             return True
         own = self._owner
         if own is not None and own[0] == threading.get_ident():
@@ -139,17 +140,20 @@ class _Handle:
             self._close_pending = True
             return
         own = self._owner
-        if own is not None and own[0] == threading.get_ident() and self._in_c:
+        mine = own is not None and own[0] == threading.get_ident()
+        if mine and self._in_c:
             raise StateError(_lib.E_STATE, "%s.close() called inside %s() on the same thread (from a callback)"
                              % (type(self).__name__, own[2]))
         self._cancel_requested = True
-        self._lock.acquire()
+        if not mine:  # (mine: this thread already holds the guard, e.g. after a KeyboardInterrupt)
+            self._lock.acquire()
         try:
             if self._fin is not None:
                 self._fin()
             self._release_deps()
         finally:
-            self._lock.release()
+            if not mine:
+                self._lock.release()
 
     def _release_deps(self):
         deps, self._deps = self._deps, []

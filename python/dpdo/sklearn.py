@@ -306,7 +306,11 @@ class _DPClassifier(_Mixin, _Base):
         history = [] if self.record_history else None
         every = None
         if self.record_history:
-            every = max(1, self._horizon_estimate // 100)
+            rh = self.record_history
+            every = int(rh) if (isinstance(rh, numbers.Integral) and not isinstance(rh, bool)) \
+                else max(1, self._horizon_estimate // 100)
+            if every < 1:
+                raise ValueError("record_history must be True or a number of rounds >= 1, got %r" % (rh,))
         run.alg.run(max_steps=rounds, progress=True if self.verbose else None, every=every,
                     epsilon=bool(self.record_history), objective=bool(self.record_history), history=history)
         if history is not None:
@@ -506,7 +510,8 @@ _COMMON_DOC = """
     accountant : libdpdo accountant name (default "rdp")
     lipschitz : per-sample gradient bound L, also the clip norm
     step_size : the algorithm's base step (None: the library's preset)
-    record_history : fill history_ with (round, epsilon, objective) about 100 times per run
+    record_history : fill history_ with (round, epsilon, objective): True about 100 times per run,
+        an int k every k rounds (1: every round)
     partial_rounds : rounds per partial_fit call (None: a tenth of the horizon)
     verbose : a tqdm progress bar (when tqdm is installed)
 

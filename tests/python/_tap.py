@@ -2,6 +2,7 @@
 """Tiny TAP harness shared by the Python tests (prints "# summary: N passed, M failed")."""
 import os
 import sys
+import time
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -16,10 +17,11 @@ counts = {"passed": 0, "failed": 0}
 
 def case(fn):
     """Run fn now as one test case."""
+    t0 = time.monotonic()
     try:
         fn()
         counts["passed"] += 1
-        print("ok %d - %s" % (counts["passed"] + counts["failed"], fn.__name__))
+        print("ok %d - %s (%.2f s)" % (counts["passed"] + counts["failed"], fn.__name__, time.monotonic() - t0))
     except Exception:  # noqa: BLE001 - a test runner reports everything
         counts["failed"] += 1
         print("not ok %d - %s" % (counts["passed"] + counts["failed"], fn.__name__))

@@ -123,6 +123,8 @@ def fit_predict_privacy_history_and_the_fitted_attributes():
         acc = c.score(X, y)
         print("# %s at epsilon 2 on 2000 blob samples: accuracy %.3f" % (E.__name__, acc))
         assert acc > 0.8, (E.__name__, acc)  # chance is 0.5; the non-private fits reach 0.96-0.998
+    every = DOADPClassifier(max_rounds=40, random_state=0, record_history=1).fit(X, y).history_[0]
+    assert [r["round"] for r in every] == list(range(1, 41)) + [40], every[-3:]  # every round (+ the final report)
     h = DPDDAClassifier(loss="hinge")
     assert not hasattr(h, "predict_proba")
     # C instead of alpha, hinge, squared; FedPLT refuses the non-smooth hinge

@@ -20,7 +20,7 @@ from typing import Optional, Sequence, Tuple
 
 from . import _lib
 from ._core import Accountant, Event, Ledger, Sampling, accountant_types
-from ._lib import InvalidArgument, lib
+from ._lib import InvalidArgument, NumericError, Unsupported, lib
 
 #: The RDP orders of TF Privacy's compute_dp_sgd_privacy and its MNIST tutorial.
 TF_PRIVACY_ORDERS = [1 + x / 10.0 for x in range(1, 100)] + list(range(12, 64))
@@ -102,8 +102,34 @@ def noise_multiplier(target_epsilon: float, target_delta: float, sample_rate: fl
     acc = _accountant(accountant, orders, conversion)
     try:
         return acc.calibrate_sigma(target_epsilon, target_delta, T, 1.0, _sampling(sample_rate, sampling, n))
+    except Unsupported:
+        pass  # this accountant answers epsilon queries but does not calibrate: bisect on them below
     finally:
         acc.close()
+    return _bisect_sigma(target_epsilon, target_delta, sample_rate, T, accountant, sampling, n, orders, conversion)
+
+
+def _bisect_sigma(eps, delta, q, T, accountant, sampling, n, orders, conversion):
+    """Smallest sigma with epsilon(sigma) <= eps, to 1e-10 relative, by bisection in log sigma on
+    the accountant's epsilon (monotone decreasing in sigma)."""
+    def f(s):
+        return epsilon(s, q, delta, steps=T, accountant=accountant, sampling=sampling, n=n, orders=orders,
+                       conversion=conversion)
+    lo, hi = 1e-3, 1.0
+    while f(hi) > eps:
+        lo, hi = hi, hi * 2.0
+        if hi > 1e8:
+            raise NumericError(_lib.E_NUMERIC, "noise_multiplier: epsilon %g at delta %g is not reachable with "
+                               "sigma <= 1e8 over %d steps" % (eps, delta, T))
+    if f(lo) <= eps:
+        return lo
+    while hi / lo > 1 + 1e-10:
+        mid = math.sqrt(lo * hi)
+        if f(mid) > eps:
+            lo = mid
+        else:
+            hi = mid
+    return hi
 
 
 def compute_dp_sgd_privacy(n: int, batch_size: int, noise_multiplier: float, epochs: float, delta: float,

@@ -364,6 +364,7 @@ class _DPClassifier(_Mixin, _Base):
             raise ValueError("%s needs samples of at least two classes; got one class (%r)"
                              % (type(self).__name__, self.classes_[0] if len(self.classes_) else None))
         self._check_params(X.shape[0])
+        self._partial_lost = False
         mode, seed = self._seed()
         rows = self._node_rows(X.shape[0], node_ids, seed)
         if any(len(r) == 0 for r in rows):
@@ -403,6 +404,9 @@ class _DPClassifier(_Mixin, _Base):
         if node_ids is None:
             node_ids = groups
         first = getattr(self, "_runs", None) is None
+        if first and getattr(self, "_partial_lost", False):
+            raise ValueError("partial_fit: this estimator was pickled in the middle of a partial_fit run, whose state "
+                             "does not pickle; call fit() to train anew (a new run spends a new budget)")
         if first:
             X, y = self._validate(X, y, reset=True)
         else:
@@ -479,7 +483,8 @@ class _DPClassifier(_Mixin, _Base):
 
     def __getstate__(self):
         state = dict(self.__dict__)
-        state.pop("_runs", None)  # the live C run (for partial_fit) does not pickle; the model does
+        runs = state.pop("_runs", None)  # the live C run (for partial_fit) does not pickle; the model does
+        state["_partial_lost"] = bool(runs) and any(r.alg.state != "DONE" for r in runs)
         return state
 
     def __setstate__(self, state):

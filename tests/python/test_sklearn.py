@@ -171,6 +171,25 @@ def partial_fit_runs_more_rounds_on_the_same_budget():
     assert np.array_equal(full.coef_, c.coef_)  # the slices make exactly the full run
     raises(ValueError, c.partial_fit, X[:, :3], y)
     raises(ValueError, c.partial_fit, X, y + 5, contains="not in the first call")
+    # an unfinished run does not survive pickling: partial_fit then refuses to start a second one silently
+    u = DOADPClassifier(max_rounds=100, partial_rounds=30, random_state=3).partial_fit(X, y)
+    u2 = pickle.loads(pickle.dumps(u))
+    assert np.array_equal(u2.coef_, u.coef_)
+    raises(ValueError, u2.partial_fit, X, y, contains="pickled in the middle")
+    assert u2.fit(X, y).privacy_["rounds"] == [100]
+    # an accountant without calibration: noise_multiplier bisects on its epsilon (same answer)
+    import dpdo.privacy as P
+    orig = P.Accountant.calibrate_sigma
+
+    def unsupported(*a, **k):
+        raise dpdo.Unsupported(-8, "no calibration here")
+    P.Accountant.calibrate_sigma = unsupported
+    try:
+        z_bisect = P.noise_multiplier(1.0, 1e-5, 0.01, steps=1000, accountant="rdp")
+    finally:
+        P.Accountant.calibrate_sigma = orig
+    z_c = P.noise_multiplier(1.0, 1e-5, 0.01, steps=1000, accountant="rdp")
+    assert abs(z_bisect / z_c - 1) < 1e-8, (z_bisect, z_c)
 
 
 @case

@@ -36,10 +36,10 @@ static const char *USAGE =
     "  --help             this text\n"
     "\n"
     "examples:\n"
+    "  dpdo-privacy --n 60000 --batch-size 256 --epochs 60 --sigma 1.1 --delta 1e-5 --json\n"
     "  dpdo-privacy --sampling poisson --q 0.01 --sigma 1.1 --steps 10000 --delta 1e-5\n"
     "  dpdo-privacy --sampling poisson --q 0.01 --steps 10000 --calibrate sigma --epsilon 2\n"
     "  dpdo-privacy --sampling none --sigma 5 --steps 100 --method all\n"
-    "  dpdo-privacy --n 60000 --batch-size 256 --epochs 60 --sigma 1.1 --delta 1e-5 --json\n"
     "  dpdo-privacy --method paper-dp-dda --param eps=0.1 --param delta0=1e-4 --param b=2 \\\n"
     "      --param n=20 --param q=1000 --param T=1250000\n";
 
@@ -227,6 +227,12 @@ int main(int argc, char **argv)
         STR("--conversion", conversion)
         STR("--calibrate", calibrate)
         STR("--orders", orders_s)
+        NUM("--batch-size", batch)
+        NUM("--epochs", epochs)
+        if (strcmp(o, "--json") == 0) {
+            a.json = 1;
+            continue;
+        }
         NUM("--q", q)
         NUM("--n", n)
         NUM("--m", m)
@@ -234,12 +240,6 @@ int main(int argc, char **argv)
         NUM("--steps", steps)
         NUM("--delta", delta)
         NUM("--epsilon", eps)
-        NUM("--batch-size", batch)
-        NUM("--epochs", epochs)
-        if (strcmp(o, "--json") == 0) {
-            a.json = 1;
-            continue;
-        }
         if (strcmp(o, "--param") == 0) {
             if (!v) return usage_error("option %s needs a value", o);
             if (a.n_params >= 64) return usage_error("too many --param options%s", "");

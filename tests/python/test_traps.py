@@ -242,11 +242,23 @@ def in_threads(*fns):
 def two_threads_on_one_handle_raise_state_error_instead_of_crashing():
     _, loss, nodes = problem()
     alg = dda(nodes, 8, rounds=300000)
-    errs = in_threads(alg.run, alg.run)
-    kinds = sorted(type(e).__name__ for e in errs if e is not None)
-    assert kinds == ["StateError"], errs  # exactly one of the two runs was refused
-    e = [e for e in errs if e is not None][0]
-    assert "busy with run()" in str(e) and "one thread at a time" in str(e), str(e)
+    inside, tried = threading.Event(), threading.Event()
+
+    def hold(p):  # the first run() waits inside its progress callback until the other thread has tried
+        if not inside.is_set():
+            inside.set()
+            tried.wait(10)
+
+    def second():
+        inside.wait(10)
+        try:
+            alg.run()
+        finally:
+            tried.set()
+    errs = in_threads(lambda: alg.run(progress=hold), second)
+    kinds = [type(e).__name__ if e is not None else None for e in errs]
+    assert kinds == [None, "StateError"], errs  # the second run() was refused, the first one finished
+    assert "busy with run()" in str(errs[1]) and "one thread at a time" in str(errs[1]), str(errs[1])
     assert alg.round == 300000 and alg.state == "DONE"
     # step() + step() from two threads: each call either runs a round or raises StateError
     alg2 = dda(nodes, 8, rounds=100000)
@@ -265,29 +277,29 @@ def two_threads_on_one_handle_raise_state_error_instead_of_crashing():
     errs = in_threads(stepper(0), stepper(1))
     assert errs == [None, None], errs
     assert done[0] + done[1] == alg2.round == 60000 - refused[0] - refused[1], (done, refused, alg2.round)
-    # reset() or a getter from another thread during run(): refused, the run's result intact
+    # reset(), a getter or step() from another thread during run(): refused, the run's result intact
     alg3 = dda(nodes, 8, rounds=200000)
     ref = dda(nodes, 8, rounds=200000)
     ref.run()
     got = {}
+    inside.clear()
+    tried.clear()
 
     def meddle():
-        while alg3.round == 0 or alg3.state == "READY":
-            time.sleep(0.001)
+        inside.wait(10)
         for what, f in (("reset", alg3.reset), ("output", alg3.output), ("step", alg3.step)):
             try:
                 f()
                 got[what] = "ran"
             except dpdo.StateError:
                 got[what] = "StateError"
-            except ValueError:
-                got[what] = "closed"
+        tried.set()
     t = threading.Thread(target=meddle)
     t.start()
-    alg3.run()
+    alg3.run(progress=hold)
     t.join()
+    assert got == {"reset": "StateError", "output": "StateError", "step": "StateError"}, got
     assert bits(alg3.output()) == bits(ref.output())
-    assert set(got.values()) <= {"StateError", "ran"}, got
 
 
 @case

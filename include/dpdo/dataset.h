@@ -154,6 +154,19 @@ typedef struct dpdo_load_options {
     int32_t header;          /* CSV: 1 = skip the first line (default 0) */
     int32_t delimiter;       /* CSV: field separator character (default ',') */
     int32_t scale;           /* IDX: DPDO_IDX_UNIT (default: pixel/255), _ROW_NORMALIZE, _RAW */
+    /* Limits on untrusted input (Since 0.2). A file beyond a limit is refused
+     * with DPDO_E_FORMAT and a message naming the limit and this option; the
+     * check happens while reading, so refusing costs about the limit in time
+     * and memory, never the size of the hostile input. 0 means "no limit"
+     * for the integer limits. Defaults in docs/data.md ("Limits"). */
+    int64_t max_file_bytes;         /* bytes read from the file, compressed or not (default 2^34 = 16 GiB) */
+    int64_t max_decompressed_bytes; /* bytes after gzip inflation (default 2^34 = 16 GiB) */
+    double max_compression_ratio;   /* gzip: inflated bytes may exceed max(16 MiB, ratio x compressed
+                                     * bytes) only if the ratio is <= this (default 100; 0 = no limit) */
+    int64_t max_dense_cells;        /* n*d of a dense result (default 2^30 = 8 GiB of doubles); AUTO
+                                     * layout falls back to CSR above it, a forced dense layout fails */
+    int64_t max_features;           /* d, from the data or n_features (default 2^26 = 67,108,864) */
+    int64_t max_rows;               /* n (default 2^31) */
 } dpdo_load_options;
 
 /* Fill o with defaults; size must be sizeof *o as the caller compiled it.

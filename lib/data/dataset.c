@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Dataset handle: life cycle, filling from caller arrays, accessors, class
  * ids, shards and partitions, public kernel wrappers. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,14 +77,19 @@ int dpdo__ds_install(struct dpdo_dataset *ds, struct dpdo__ds_content *c)
     }
     double mx = 0.0;
     for (int64_t i = 0; i < c->n; i++) {
-        double s = 0.0;
-        if (c->layout == DPDO__DS_DENSE) {
-            const double *x = c->X + (size_t)i * (size_t)c->d;
-            for (int64_t j = 0; j < c->d; j++) s += x[j] * x[j];
-        } else {
-            for (int64_t k = c->rowptr[i]; k < c->rowptr[i + 1]; k++) s += c->val[k] * c->val[k];
+        if (c->layout == DPDO__DS_DENSE)
+            rn[i] = dpdo__norm2(c->X + (size_t)i * (size_t)c->d, (size_t)c->d);
+        else
+            rn[i] = dpdo__norm2(c->val + c->rowptr[i], (size_t)(c->rowptr[i + 1] - c->rowptr[i]));
+        if (!isfinite(rn[i])) {
+            /* finite entries whose norm exceeds DBL_MAX: every clipping and
+             * sensitivity bound downstream would be Inf */
+            dpdo__free(rn);
+            dpdo__content_free(c);
+            return dpdo__err(ds->errmsg, c->loaded ? DPDO_E_FORMAT : DPDO_E_INVAL,
+                             "row %lld: the Euclidean norm overflows (larger than %.3g); "
+                             "rescale the data", (long long)i, DBL_MAX);
         }
-        rn[i] = sqrt(s);
         if (rn[i] > mx) mx = rn[i];
     }
     free_content(ds);
@@ -128,6 +134,30 @@ static int check_labels(struct dpdo_dataset *ds, int64_t n, const double *y)
             return dpdo__err(ds->errmsg, DPDO_E_INVAL, "label of row %lld is %s", (long long)i,
                              nonfinite_name(y[i]));
     return DPDO_OK;
+}
+
+double dpdo__norm2(const double *x, size_t n)
+{
+    double s = 0.0;
+    for (size_t j = 0; j < n; j++) s += x[j] * x[j];
+    /* in range: no square overflowed, and the sum is far from the subnormals
+     * (a row of tiny values keeps full precision through the scaled pass) */
+    if (s <= 0x1p1000 && (s >= 0x1p-960 || s == 0.0)) {
+        if (s != 0.0) return sqrt(s);
+        /* s == 0: every x_j is 0, or all squares underflowed */
+    }
+    double m = 0.0;
+    for (size_t j = 0; j < n; j++) {
+        double a = fabs(x[j]);
+        if (a > m || a != a) m = a;
+    }
+    if (m == 0.0 || !isfinite(m)) return m;
+    double t = 0.0;
+    for (size_t j = 0; j < n; j++) {
+        double u = x[j] / m; /* not x * (1/m): 1/m overflows for subnormal m */
+        t += u * u;
+    }
+    return m * sqrt(t); /* +Inf when the true norm exceeds DBL_MAX */
 }
 
 static void *dup_mem(const void *src, size_t n, size_t size)

@@ -70,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t len = size;
     if (img) {
         memcpy(img, buf, size + 1);
-        rc = dpdo__maybe_gunzip("fuzz", &img, &len, err);
+        rc = dpdo__maybe_gunzip("fuzz", &o, &img, &len, err);
     }
     if (img && rc == DPDO_OK) {
         switch (sel & 3) {

@@ -11,6 +11,7 @@
 enum { DPDO__DS_EMPTY = 0, DPDO__DS_DENSE = 1, DPDO__DS_CSR = 2 };
 
 struct dpdo_dataset {
+    uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
     int layout;        /* DPDO__DS_* */
     int64_t n, d;      /* rows, features */
     /* dense: X[i*d + j], row-major */
@@ -35,6 +36,7 @@ struct dpdo_dataset {
 /* A shard: rows of a parent dataset given by an index list (a view, no copy).
  * rows == NULL means the contiguous range [first, first+n). */
 struct dpdo_shard {
+    uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
     struct dpdo_dataset *parent; /* borrowed; parent->refs counts this shard */
     int64_t n;
     int64_t first;

@@ -16,6 +16,7 @@ int dpdo_dataset_create(dpdo_dataset **out)
     *out = NULL;
     struct dpdo_dataset *ds = dpdo__calloc(1, sizeof *ds);
     if (!ds) return DPDO_E_NOMEM;
+    ds->magic = DPDO__MAGIC_DATASET;
     ds->layout = DPDO__DS_EMPTY;
     *out = ds;
     return DPDO_OK;
@@ -39,7 +40,8 @@ static void ds_free(struct dpdo_dataset *ds)
 
 void dpdo_dataset_destroy(dpdo_dataset *ds)
 {
-    if (!ds) return;
+    if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return; /* NULL or destroyed */
+    DPDO__KILL(ds);
     if (ds->refs > 0) {
         /* shards still read it: free when the last one goes */
         ds->destroyed = 1;
@@ -50,7 +52,7 @@ void dpdo_dataset_destroy(dpdo_dataset *ds)
 
 const char *dpdo_dataset_errmsg(const dpdo_dataset *ds)
 {
-    return ds ? ds->errmsg : "(null dataset)";
+    return !ds ? "(null dataset)" : DPDO__LIVE(ds, DPDO__MAGIC_DATASET) ? ds->errmsg : "(destroyed handle)";
 }
 
 void dpdo__content_free(struct dpdo__ds_content *c)
@@ -466,6 +468,7 @@ static int shard_new(dpdo_shard **out, struct dpdo_dataset *ds, int64_t m)
 {
     struct dpdo_shard *s = dpdo__calloc(1, sizeof *s);
     if (!s) return DPDO_E_NOMEM;
+    s->magic = DPDO__MAGIC_SHARD;
     s->parent = ds;
     s->n = m;
     ds->refs++;
@@ -514,7 +517,8 @@ int dpdo_shard_create_range(dpdo_shard **out, dpdo_dataset *ds, int64_t first, i
 
 void dpdo_shard_destroy(dpdo_shard *s)
 {
-    if (!s) return;
+    if (!s || !DPDO__LIVE(s, DPDO__MAGIC_SHARD)) return; /* NULL or destroyed */
+    DPDO__KILL(s);
     struct dpdo_dataset *ds = s->parent;
     dpdo__free(s->rows);
     dpdo__free(s);

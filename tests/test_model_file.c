@@ -7,6 +7,7 @@
  * the round trip; hostile or broken files are refused with a message naming
  * the problem and the handle unchanged. */
 #include <stdint.h>
+#include <sys/wait.h>
 #include <zlib.h>
 #include "harness.h"
 #include "dpdo/dpdo.h"
@@ -330,6 +331,86 @@ static void test_hostile_files(void)
     dpdo_model_destroy(m);
 }
 
+/* ---- the dpdo-predict tool (run as a separate process) ------------------------------ */
+static int run_tool(const char *args, char *out, size_t cap)
+{
+    const char *b = getenv("BUILD");
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s/bin/dpdo-predict %s 2>&1", b && *b ? b : "build", args);
+    FILE *p = popen(cmd, "r");
+    if (!p) return -1;
+    size_t n = fread(out, 1, cap - 1, p);
+    out[n] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void test_predict_cli(void)
+{
+    run r;
+    run_make(&r, "logistic", 5);
+    dpdo_model *m = NULL;
+    dpdo_model_create(&m);
+    CHECK_EQ(dpdo_model_from_algorithm(m, r.alg), DPDO_OK);
+    CHECK_EQ(dpdo_model_save(m, tpath("c.model")), DPDO_OK);
+    CHECK_EQ(dpdo_dataset_save_libsvm(r.ds, tpath("c.svm")), DPDO_OK);
+    int64_t n = dpdo_dataset_rows(r.ds);
+    double *p = malloc((size_t)n * sizeof *p), *lab = malloc((size_t)n * sizeof *lab),
+           *yy = malloc((size_t)n * sizeof *yy);
+    CHECK_EQ(dpdo_model_predict(m, r.ds, DPDO_PREDICT_PROBABILITY, p, n), DPDO_OK);
+    CHECK_EQ(dpdo_model_predict(m, r.ds, DPDO_PREDICT_LABEL, lab, n), DPDO_OK);
+    dpdo_dataset_get_labels(r.ds, yy, n);
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; i++) k += lab[i] == yy[i];
+    static char out[1 << 16];
+    char args[1200];
+    snprintf(args, sizeof args, "--model %s --data %s --output probability", tpath("c.model"),
+             tpath("c.svm"));
+    CHECK_EQ(run_tool(args, out, sizeof out), 0);
+    /* the printed probabilities are the library's, digit for digit (%.17g) */
+    const char *s = out;
+    int64_t i = 0, same = 0;
+    while (*s) { /* stdout and stderr interleave: take the lines that are numbers */
+        const char *nl = strchr(s, '\n');
+        char *e;
+        double v = strtod(s, &e);
+        if (e != s && *e == '\n' && i < n) same += v == p[i++];
+        s = nl ? nl + 1 : s + strlen(s);
+    }
+    CHECK_EQ(same, n);
+    char acc[64];
+    snprintf(acc, sizeof acc, "(%lld of %lld)", (long long)k, (long long)n);
+    CHECK_STR_CONTAINS(out, acc);
+    CHECK_STR_CONTAINS(out, "model: dp-dda, loss logistic, 40 rounds");
+    /* labels; --help; errors */
+    snprintf(args, sizeof args, "--model %s --data %s --quiet", tpath("c.model"), tpath("c.svm"));
+    CHECK_EQ(run_tool(args, out, sizeof out), 0);
+    CHECK(strstr(out, "+1\n") == NULL);
+    CHECK_EQ(run_tool("--help", out, sizeof out), 0);
+    CHECK_STR_CONTAINS(out, "usage: dpdo-predict");
+    CHECK_EQ(run_tool("--model", out, sizeof out), 2);
+    CHECK_STR_CONTAINS(out, "option --model needs a value");
+    CHECK_EQ(run_tool("--data x.svm", out, sizeof out), 2);
+    CHECK_STR_CONTAINS(out, "--model FILE is required");
+    snprintf(args, sizeof args, "--model %s --data %s --output odds", tpath("c.model"), tpath("c.svm"));
+    CHECK_EQ(run_tool(args, out, sizeof out), 2);
+    snprintf(args, sizeof args, "--model /dev/zero --data %s", tpath("c.svm"));
+    CHECK_EQ(run_tool(args, out, sizeof out), 1);
+    CHECK_STR_CONTAINS(out, "NUL byte");
+    /* a data file with a feature beyond the model's dimension */
+    FILE *f = fopen(tpath("wide.svm"), "w");
+    fputs("1 1:0.5 9:1\n", f);
+    fclose(f);
+    snprintf(args, sizeof args, "--model %s --data %s", tpath("c.model"), tpath("wide.svm"));
+    CHECK_EQ(run_tool(args, out, sizeof out), 1);
+    CHECK_STR_CONTAINS(out, "feature index 9 exceeds max_features = 5");
+    free(p);
+    free(lab);
+    free(yy);
+    dpdo_model_destroy(m);
+    run_free(&r);
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/dpdo_model_XXXXXX");
@@ -338,6 +419,7 @@ int main(void)
     RUN(test_hinge_has_no_probabilities);
     RUN(test_set_and_text_round_trip);
     RUN(test_hostile_files);
+    RUN(test_predict_cli);
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0) printf("# could not remove %s\n", tmpdir);

@@ -4,7 +4,8 @@
  * that its peak memory can be measured on its own (getrusage ru_maxrss of the
  * child, after minus before) and a regression cannot take the machine down:
  * the child has an address-space limit of 100 MB above its size at the start
- * (not under AddressSanitizer, which reserves terabytes of address space) and
+ * (not under AddressSanitizer, which reserves terabytes of address space, nor
+ * under valgrind) and
  * an alarm. The bounds (1 s, 100 MB) are correctness bounds from the issue,
  * not benchmarks; under a sanitizer or valgrind (DPDO_TEST_QUICK) the time
  * bound is 20 s and the memory bound 400 MB (shadow memory, quarantine). */
@@ -84,7 +85,8 @@ static int run_case(case_fn fn, struct result *r)
     if (pid < 0) return -1;
     if (pid == 0) {
         close(fd[0]);
-        if (!UNDER_ASAN) {
+        const char *wrap = getenv("DPDO_TEST_WRAP"); /* valgrind manages its own address space */
+        if (!UNDER_ASAN && !(wrap && *wrap)) {
             struct rlimit rl;
             rl.rlim_cur = rl.rlim_max = (rlim_t)(vm_size_kb() + 100 * 1024) * 1024;
             setrlimit(RLIMIT_AS, &rl);

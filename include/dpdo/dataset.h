@@ -164,8 +164,8 @@ typedef struct dpdo_load_options {
      * for the integer limits. Defaults in docs/data.md ("Limits"). */
     int64_t max_file_bytes;         /* bytes read from the file, compressed or not (default 2^34 = 16 GiB) */
     int64_t max_decompressed_bytes; /* bytes after gzip inflation (default 2^34 = 16 GiB) */
-    double max_compression_ratio;   /* gzip: inflated bytes may exceed max(16 MiB, ratio x compressed
-                                     * bytes) only if the ratio is <= this (default 100; 0 = no limit) */
+    double max_compression_ratio;   /* gzip: at most max(16 MiB, this x the compressed size) bytes of
+                                     * inflated output (default 100; 0 = no ratio limit) */
     int64_t max_dense_cells;        /* n*d of a dense result (default 2^30 = 8 GiB of doubles); AUTO
                                      * layout falls back to CSR above it, a forced dense layout fails */
     int64_t max_features;           /* d, from the data or n_features (default 2^26 = 67,108,864) */

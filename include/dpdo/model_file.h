@@ -66,7 +66,9 @@ DPDO_API const char *dpdo_model_errmsg(const dpdo_model *m);
  * (dpdo_algorithm_privacy(DPDO_PRIVACY_RIGOROUS, DPDO_NODE_ALL): epsilon,
  * delta and the accountant's name; epsilon = +inf, delta = 0 and accountant
  * "none" when the run has no accountant or no figure yet). alg is only read
- * (its privacy query may allocate). Returns DPDO_OK, DPDO_E_INVAL (NULL),
+ * (its privacy query may allocate). Over MPI (dpdo/mpi.h), call
+ * dpdo_algorithm_share_state first so that every rank sees every node's
+ * output. Returns DPDO_OK, DPDO_E_INVAL (NULL),
  * DPDO_E_STATE (alg EMPTY), DPDO_E_NOMEM. Since 0.2. */
 DPDO_API int dpdo_model_from_algorithm(dpdo_model *m, dpdo_algorithm *alg);
 

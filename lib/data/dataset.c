@@ -174,7 +174,7 @@ static void *dup_mem(const void *src, size_t n, size_t size)
 int dpdo_dataset_set_dense(dpdo_dataset *ds, int64_t n, int64_t d, const double *X,
                            const double *y, int mode)
 {
-    if (!ds) return DPDO_E_INVAL;
+    if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     int rc = check_fill(ds, n, d, y, mode);
     if (rc) return rc;
     size_t nd;
@@ -206,7 +206,7 @@ int dpdo_dataset_set_dense(dpdo_dataset *ds, int64_t n, int64_t d, const double 
 int dpdo_dataset_set_csr(dpdo_dataset *ds, int64_t n, int64_t d, const int64_t *rowptr,
                          const int32_t *colidx, const double *val, const double *y, int mode)
 {
-    if (!ds) return DPDO_E_INVAL;
+    if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     int rc = check_fill(ds, n, d, y, mode);
     if (rc) return rc;
     if (d > INT32_MAX)
@@ -287,7 +287,7 @@ static int free_slot(struct dpdo_dataset *ds)
 
 int dpdo_dataset_set_classes(dpdo_dataset *ds, const int32_t *cls, int64_t n)
 {
-    if (!ds) return DPDO_E_INVAL;
+    if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     int rc = need_filled(ds);
     if (rc) return rc;
     if (ds->refs > 0)
@@ -309,7 +309,7 @@ int dpdo_dataset_set_classes(dpdo_dataset *ds, const int32_t *cls, int64_t n)
 
 int dpdo_dataset_binarize(dpdo_dataset *ds, int mode, int32_t positive_class)
 {
-    if (!ds) return DPDO_E_INVAL;
+    if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     int rc = need_filled(ds);
     if (rc) return rc;
     if (ds->refs > 0)
@@ -355,7 +355,7 @@ static int check_row(struct dpdo_dataset *ds, int64_t i)
 
 int dpdo_dataset_get_row(dpdo_dataset *ds, int64_t i, double *out, int64_t d)
 {
-    if (!ds) return DPDO_E_INVAL;
+    if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     int rc = check_row(ds, i);
     if (rc) return rc;
     if (!out) return dpdo__err(ds->errmsg, DPDO_E_INVAL, "out is NULL");
@@ -373,7 +373,7 @@ int dpdo_dataset_get_row(dpdo_dataset *ds, int64_t i, double *out, int64_t d)
 
 int dpdo_dataset_get_row_norm(dpdo_dataset *ds, int64_t i, double *out)
 {
-    if (!ds) return DPDO_E_INVAL;
+    if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     int rc = check_row(ds, i);
     if (rc) return rc;
     if (!out) return dpdo__err(ds->errmsg, DPDO_E_INVAL, "out is NULL");
@@ -394,7 +394,7 @@ static int check_n_out(struct dpdo_dataset *ds, const void *out, int64_t n)
 
 int dpdo_dataset_get_labels(dpdo_dataset *ds, double *out, int64_t n)
 {
-    if (!ds) return DPDO_E_INVAL;
+    if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     int rc = check_n_out(ds, out, n);
     if (rc) return rc;
     memcpy(out, ds->y, (size_t)n * sizeof(double));
@@ -403,7 +403,7 @@ int dpdo_dataset_get_labels(dpdo_dataset *ds, double *out, int64_t n)
 
 int dpdo_dataset_get_classes(dpdo_dataset *ds, int32_t *out, int64_t n)
 {
-    if (!ds) return DPDO_E_INVAL;
+    if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     int rc = check_n_out(ds, out, n);
     if (rc) return rc;
     if (!ds->cls) return dpdo__err(ds->errmsg, DPDO_E_STATE, "dataset has no class ids");
@@ -414,7 +414,7 @@ int dpdo_dataset_get_classes(dpdo_dataset *ds, int32_t *out, int64_t n)
 /* ---- kernels ------------------------------------------------------------ */
 int dpdo_dataset_margins(dpdo_dataset *ds, const double *w, int64_t d, double *margins, int64_t n)
 {
-    if (!ds) return DPDO_E_INVAL;
+    if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     int rc = need_filled(ds);
     if (rc) return rc;
     if (!w || !margins) return dpdo__err(ds->errmsg, DPDO_E_INVAL, "w or margins is NULL");
@@ -432,7 +432,7 @@ int dpdo_dataset_margins(dpdo_dataset *ds, const double *w, int64_t d, double *m
 int dpdo_dataset_gemv(dpdo_dataset *ds, int trans, double alpha, const double *x, int64_t nx,
                       double beta, double *y, int64_t ny)
 {
-    if (!ds) return DPDO_E_INVAL;
+    if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     int rc = need_filled(ds);
     if (rc) return rc;
     if (trans != 0 && trans != 1)
@@ -480,7 +480,7 @@ int dpdo_shard_create(dpdo_shard **out, dpdo_dataset *ds, const int64_t *rows, i
 {
     if (!out) return DPDO_E_INVAL;
     *out = NULL;
-    if (!ds) return DPDO_E_INVAL;
+    if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     int rc = need_filled(ds);
     if (rc) return rc;
     if (!rows) return dpdo__err(ds->errmsg, DPDO_E_INVAL, "rows is NULL");
@@ -503,7 +503,7 @@ int dpdo_shard_create_range(dpdo_shard **out, dpdo_dataset *ds, int64_t first, i
 {
     if (!out) return DPDO_E_INVAL;
     *out = NULL;
-    if (!ds) return DPDO_E_INVAL;
+    if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     int rc = need_filled(ds);
     if (rc) return rc;
     if (m < 1) return dpdo__err(ds->errmsg, DPDO_E_INVAL, "m = %lld: a shard needs at least one row", (long long)m);
@@ -573,7 +573,7 @@ static int cmp_i64(const void *a, const void *b)
 int dpdo_dataset_partition(dpdo_dataset *ds, int32_t nshards, const int64_t *sizes, uint64_t seed,
                            dpdo_shard **shards_out)
 {
-    if (!ds) return DPDO_E_INVAL;
+    if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     if (!shards_out) return dpdo__err(ds->errmsg, DPDO_E_INVAL, "shards_out is NULL");
     if (nshards < 1)
         return dpdo__err(ds->errmsg, DPDO_E_INVAL, "nshards = %d: need at least one",

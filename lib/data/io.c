@@ -415,7 +415,7 @@ int dpdo_load_options_init(dpdo_load_options *o, size_t size)
 /* ---- writer ---------------------------------------------------------------------- */
 int dpdo_dataset_save_libsvm(dpdo_dataset *ds, const char *path)
 {
-    if (!ds) return DPDO_E_INVAL;
+    if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     if (!path) return dpdo__err(ds->errmsg, DPDO_E_INVAL, "path is NULL");
     if (ds->layout == DPDO__DS_EMPTY)
         return dpdo__err(ds->errmsg, DPDO_E_STATE, "dataset is empty (fill it first)");

@@ -128,7 +128,7 @@ int dpdo__parse_idx(struct dpdo_dataset *ds, const char *iname, const unsigned c
 int dpdo_dataset_load_idx(dpdo_dataset *ds, const char *images_path, const char *labels_path,
                           const dpdo_load_options *opts)
 {
-    if (!ds) return DPDO_E_INVAL;
+    if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     if (!images_path || !labels_path)
         return dpdo__err(ds->errmsg, DPDO_E_INVAL, "images_path or labels_path is NULL");
     dpdo_load_options o;

@@ -561,7 +561,7 @@ typedef int (*text_parser)(struct dpdo_dataset *, const char *, const char *, si
 static int load_text(dpdo_dataset *ds, const char *path, const dpdo_load_options *opts,
                      text_parser parse)
 {
-    if (!ds) return DPDO_E_INVAL;
+    if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     if (!path) return dpdo__err(ds->errmsg, DPDO_E_INVAL, "path is NULL");
     dpdo_load_options o;
     int rc = check_opts(ds, opts, &o);

@@ -143,8 +143,9 @@ static int prepare(dpdo__eng *e, void *priv)
         } else { /* RIGOROUS: activation is observable and Top-k selection is data dependent, so
                   * neither p nor k/d is claimed: Gaussian(WOR(B of q), 2G/B, sigma) per active round */
             dpdo__sampling_desc sd = {DPDO_SAMPLING_WOR, (double)B / (double)qmin, qmin, B};
-            double K = dpdo__eng_calib_count(e, dpdo__eng_node_pmax(e, P->p));
+            double K = dpdo__eng_calib_counts(e, NULL, P->p); /* per node: Binomial(T, p_i) quantile */
             if ((rc = dpdo__eng_calibrate_sigma(e, &sd, e->pv.sens, K, &sigma))) return rc;
+            dpdo__eng_note_wor_floor(e, &sd, e->pv.sens, K, sigma);
         }
         if (sigma > 0 && ((rc = dpdo_paper_set(pp, "sigma", sigma)) || (rc = dpdo_paper_evaluate(pp))))
             return dpdo__err(e->err, rc, "prepare: paper bound: %s", dpdo_paper_errmsg(pp));

@@ -180,6 +180,7 @@ static int prepare(dpdo__eng *e, void *priv)
         } else { /* RIGOROUS: one Gaussian release per sample per pass (Lemma 4), composed over passes */
             dpdo__sampling_desc none = {DPDO_SAMPLING_NONE, 1.0, 0, 0};
             if ((rc = dpdo__eng_calibrate_sigma(e, &none, 1.0, (double)P->passes, &z))) return rc;
+            dpdo__eng_set_planned(e, (double)P->passes); /* at most one charge per node per pass */
         }
         if (!dpdo_paper_valid(pp)) {
             if (e->o.strict)
@@ -605,6 +606,7 @@ static int wr_prepare(dpdo__eng *e, void *priv)
         dpdo__sampling_desc none = {DPDO_SAMPLING_NONE, 1.0, 0, 0};
         int rc = dpdo__eng_calibrate_sigma(e, &none, 1.0, WR_USES, &z);
         if (rc) return rc;
+        dpdo__eng_set_planned(e, WR_USES); /* a row is used at most 5 times */
     }
     P->z = z;
     e->pv.sigma = z;

@@ -592,9 +592,9 @@ void dpdo__eng_note_wor_floor(dpdo__eng *e, const dpdo__sampling_desc *sd, doubl
     if (rc || !(sp > 0) || !(sigma > 4 * sp)) return;
     char buf[400];
     snprintf(buf, sizeof buf,
-             "accounting floor: the without-replacement bound, not the sensitivity, sets sigma (batch %lld of %lld "
-             "rows per release, %.0f releases): sigma = %.4g is %.1fx the Poisson-sampled figure at the same rate; "
-             "a smaller batch or more rows per node lowers it",
+             "accounting floor: the without-replacement bound gives little or no amplification for batch %lld of "
+             "%lld rows over %.0f releases, so it, not the sensitivity, sets sigma = %.4g (%.1fx the Poisson-sampled "
+             "figure at the same rate); a smaller batch, more rows per node or fewer releases lowers it",
              (long long)sd->m, (long long)sd->n, releases, sigma, sigma / sp);
     dpdo__eng_note(e, buf);
 }

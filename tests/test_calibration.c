@@ -321,6 +321,31 @@ static void test_getter(void)
     dpdo_accountant_destroy(acc);
     dpdo_ledger_destroy(led);
     dpdo_network_destroy(net);
+    /* Fed-PLT: uniform m of n active agents, N_e noisy steps each */
+    CHECK_EQ(dpdo_ledger_create(&led, 4), DPDO_OK);
+    CHECK_EQ(dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), led, NULL), DPDO_OK);
+    dpdo_algorithm_options_init(&o, sizeof o);
+    o.max_rounds = 120;
+    CHECK_EQ(dpdo_algorithm_create(&a, dpdo_algorithm_type_find("fed-plt")), DPDO_OK);
+    CHECK_EQ(dpdo_algorithm_setup(a, F.nodes, 4, NULL, F.reg, acc, &o), DPDO_OK);
+    dpdo_solver *sv = NULL;
+    CHECK_EQ(dpdo_solver_create(&sv, dpdo_solver_type_find("noisy-gd"), NULL, D), DPDO_OK);
+    CHECK_EQ(dpdo_solver_set(sv, "step", 0.4), DPDO_OK);
+    CHECK_EQ(dpdo_algorithm_set_solver(a, sv), DPDO_OK);
+    CHECK_EQ(dpdo_algorithm_set_int(a, DPDO_PARAM_FED_EPOCHS, 3), DPDO_OK);
+    CHECK_EQ(dpdo_algorithm_set_int(a, DPDO_PARAM_FED_SAMPLER, DPDO_FED_SAMPLER_UNIFORM), DPDO_OK);
+    CHECK_EQ(dpdo_algorithm_set_int(a, DPDO_PARAM_FED_ACTIVE, 2), DPDO_OK);
+    CHECK_MSG(dpdo_algorithm_prepare(a) == DPDO_OK, "%s", dpdo_algorithm_errmsg(a));
+    for (int64_t i = 0; i < 4; i++) {
+        CHECK_EQ(dpdo_algorithm_planned_releases(a, i, &c), DPDO_OK);
+        CHECK_EQ(c, 3 * (int64_t)dpdo__binom_quantile(120, 0.5, 1e-6));
+    }
+    CHECK_EQ(dpdo_algorithm_run(a, 0, NULL), DPDO_DONE);
+    for (int64_t i = 0; i < 4; i++) CHECK(dpdo_ledger_charges(led, i) <= c);
+    dpdo_algorithm_destroy(a);
+    dpdo_solver_destroy(sv);
+    dpdo_accountant_destroy(acc);
+    dpdo_ledger_destroy(led);
     /* DP-WOR-SGD: one charge per node per pass */
     CHECK_EQ(dpdo_ledger_create(&led, 4), DPDO_OK);
     CHECK_EQ(dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), led, NULL), DPDO_OK);

@@ -10,7 +10,7 @@
  * Printed: sigma, the planned count, the largest count a node was charged, epsilon spent / target
  * (worst node), and the final suboptimality gap F(x~) - F* of the averaged output (F* from
  * dpdo_reference_solve), mean and standard error over seeds. Also batch 1 vs 5 (the WOR floor).
- * Usage: bench_calibration [seeds] (default 20). */
+ * Usage: bench_calibration [seeds [rounds]] (defaults 20, 1000). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,7 +91,7 @@ int main(int argc, char **argv)
 {
     int seeds = argc > 1 ? atoi(argv[1]) : 20;
     if (seeds < 2) seeds = 2;
-    const int64_t T = 1000;
+    const int64_t T = argc > 2 && atoll(argv[2]) > 0 ? atoll(argv[2]) : 1000;
     /* data: unit-norm rows, labels from a planted direction with 10% flips */
     double wstar[D];
     for (int k = 0; k < D; k++) wstar[k] = nrand();

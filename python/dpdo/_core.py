@@ -1545,8 +1545,24 @@ class Algorithm(_Handle):
 
     @_guarded()
     def set_node_secret(self, node, secret) -> None:
-        """Give a node its secret key (distributed runs, docs/distributed.md)."""
+        """Give a node its secret key, 64 bits (distributed runs, docs/distributed.md); libraries with
+        set_node_key deprecate it."""
         self._check(lib.dpdo_algorithm_set_node_secret(self._ptr(), node, secret))
+
+    @_guarded()
+    def set_node_key(self, node, key) -> None:
+        """Key a node's private streams by 32 bytes (bytes-like); kept across reset (needs a libdpdo
+        with dpdo_algorithm_set_node_key)."""
+        key = bytes(key)
+        if len(key) != 32:
+            raise ValueError("key must be 32 bytes, got %d" % len(key))
+        self._check(_lib.optional("dpdo_algorithm_set_node_key")(self._ptr(), node, key))
+
+    @property
+    def randomness_source(self) -> str:
+        """'secure: ...' or 'reproducible: ...' (where the run's randomness comes from; needs a
+        libdpdo with dpdo_algorithm_randomness_source)."""
+        return text(_lib.optional("dpdo_algorithm_randomness_source")(self._ptr()))
 
     @_guarded()
     def prepare(self) -> None:

@@ -375,6 +375,27 @@ PROTOS = {
     "dpdo_reference_method": (S, [P]),
 }
 
+# functions of newer libraries (the package works without them; the wrappers say what is missing)
+OPTIONAL_PROTOS = {
+    "dpdo_algorithm_randomness_source": (S, [P]),
+    "dpdo_algorithm_set_node_key": (INT, [P, I64, C.c_char_p]),
+}
+
+
+def optional(name):
+    """The optional C function `name`, or raise Unsupported naming the library that lacks it."""
+    f = getattr(lib, name, None)
+    if f is None:
+        raise Unsupported(E_UNSUPPORTED, "%s has no %s (a newer libdpdo is needed)" % (LIBRARY_PATH, name))
+    return f
+
+
+for _name, (_res, _args) in OPTIONAL_PROTOS.items():
+    _f = getattr(lib, _name, None)
+    if _f is not None:
+        _f.restype = _res
+        _f.argtypes = _args
+
 for _name, (_res, _args) in PROTOS.items():
     try:
         _f = getattr(lib, _name)

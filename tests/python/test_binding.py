@@ -73,7 +73,7 @@ def dda(nodes, d, seed=11, rounds=200, **kw):
     net = dpdo.Network.ring(len(nodes))
     reg = dpdo.Regularizer("l2", d, 0.05)
     acc = dpdo.Accountant(dpdo.Ledger(len(nodes)))
-    kw.setdefault("randomness", dpdo.RANDOMNESS_REPRODUCIBLE)  # bit-identical reruns (secure mode is not)
+    kw.setdefault("randomness", dpdo.RANDOMNESS_REPRODUCIBLE)  # bit-identical reruns
     return dpdo.Algorithm("dp-dda", nodes, net, reg, acc, seed=seed, max_rounds=rounds, epsilon=2.0,
                           params={"dda-active": 4}, **kw)
 
@@ -478,7 +478,7 @@ loss = dpdo.Loss("logistic", 12)
 nodes = [dpdo.Node(s, loss) for s in ds.partition([60] * 8, seed=1)]
 alg = dpdo.Algorithm("dp-dda", nodes, dpdo.Network.ring(8), dpdo.Regularizer("l2", 12, 0.05),
                      dpdo.Accountant(dpdo.Ledger(8)), seed=11, max_rounds=200, epsilon=2.0, params={"dda-active": 4},
-                     randomness=1)
+                     randomness=dpdo.RANDOMNESS_REPRODUCIBLE)
 for t in alg: pass
 x = alg.output()
 assert isinstance(x, list) and len(x) == 12

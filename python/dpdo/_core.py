@@ -1674,7 +1674,10 @@ class Algorithm(_Handle):
                     now = time.monotonic()
                     per = (now - st["t"]) / (p.steps - st["k"])
                     st["t"], st["k"] = now, p.steps
-                    new = int(min(max(0.05 / per, 1.0), 1 << 22)) if per > 0 else (1 << 22)
+                    # aim at a report every 0.05 s, growing at most 8-fold per report (one
+                    # mis-timed sample, e.g. a single fast round, cannot push reports far apart)
+                    want = 0.05 / per if per > 0 else float(8 * st["every"])
+                    new = int(max(1.0, min(want, 8.0 * st["every"], float(1 << 20))))
                     if new != st["every"] and (new > 2 * st["every"] or 2 * new < st["every"]):
                         st["every"] = new
                         lib.dpdo_algorithm_set_progress(h, cfn, None, new, flags)
@@ -1824,13 +1827,153 @@ class Algorithm(_Handle):
             self._fail(rc)
         return F.value
 
+    def model(self) -> "Model":
+        """The trained model (output, loss, regularizer, rounds, privacy spent) as a Model, which
+        saves to a model file and pickles."""
+        return Model.from_algorithm(self)
+
     def _why_not_picklable(self):
-        return (": its random streams and internal state have no file format in this version; pickle a "
-                "dpdo.sklearn estimator, or alg.output() and the privacy figures")
+        return (": its random streams and internal state have no file format in this version; pickle "
+                "alg.model() (the trained model with its privacy figures) or a dpdo.sklearn estimator")
 
     def _describe(self):
         return "%s, %d nodes, dim %d, round %d/%d, %s" % (self.kind, self._n, self._dim, self.round,
                                                           self.options["max_rounds"], self.state)
+
+
+def _restore_model(text_):
+    return Model.parse(text_)
+
+
+_PREDICT_KINDS = {"margin": 0, "label": 1, "probability": 2}
+
+
+class Model(_Handle):
+    """A trained linear model in libdpdo's model-file format (docs/model.md): the output vector x,
+    loss, regularizer, algorithm, rounds, the privacy spent (epsilon, delta, accountant) and the
+    library version.
+
+        m = alg.model()                      # or Model.from_algorithm(alg), Model.load(path)
+        m.save("run.model"); Model.load("run.model").predict(test_set, "label")
+
+    Pickles through the same text (identical bits)."""
+
+    _destroy = lib.dpdo_model_destroy
+    _errmsg = lib.dpdo_model_errmsg
+
+    def __init__(self):
+        super().__init__()
+        self._h = _new(lib.dpdo_model_create, "model: out of memory")
+        self._own()
+
+    @classmethod
+    def from_algorithm(cls, alg) -> "Model":
+        """The model of a run: its averaged output, loss, regularizer, rounds and rigorous privacy."""
+        m = cls()
+        took = alg._enter("model", mutating=False)
+        try:
+            m._check(lib.dpdo_model_from_algorithm(m._ptr(), alg._ptr()))
+        finally:
+            alg._leave(took)
+        return m
+
+    @classmethod
+    def from_vector(cls, x, loss="logistic", algorithm="external") -> "Model":
+        """A model from a weight vector trained elsewhere (not private: epsilon = inf)."""
+        m = cls()
+        k, px, n = as_doubles(x)
+        m._check(lib.dpdo_model_set(m._ptr(), px, n, loss.encode(), algorithm.encode()))
+        return m
+
+    @classmethod
+    def load(cls, path) -> "Model":
+        """Read a model file (untrusted input: every field is checked)."""
+        m = cls()
+        m._check(lib.dpdo_model_load(m._ptr(), str(path).encode()))
+        return m
+
+    @classmethod
+    def parse(cls, text_, name="<string>") -> "Model":
+        """Read a model from its text."""
+        m = cls()
+        b = text_.encode() if isinstance(text_, str) else bytes(text_)
+        m._check(lib.dpdo_model_parse(m._ptr(), b, len(b), name.encode()))
+        return m
+
+    @_guarded(mutating=False)
+    def save(self, path) -> None:
+        """Write the model file (doubles with 17 digits: loading gives identical bits)."""
+        self._check(lib.dpdo_model_save(self._ptr(), str(path).encode()))
+
+    def text(self) -> str:
+        """The model file's text."""
+        import os
+        import tempfile
+        fd, path = tempfile.mkstemp(suffix=".model")
+        os.close(fd)
+        try:
+            self.save(path)
+            with open(path) as f:
+                return f.read()
+        finally:
+            os.unlink(path)
+
+    @property
+    def dim(self) -> int:
+        """Dimension of x."""
+        return lib.dpdo_model_dim(self._ptr())
+
+    @property
+    def rounds(self) -> int:
+        """Rounds the run made."""
+        return lib.dpdo_model_rounds(self._ptr())
+
+    @property
+    def x(self):
+        """The weight vector."""
+        d = self.dim
+        out, p = empty_doubles(d)
+        self._check(lib.dpdo_model_get_x(self._ptr(), p, d))
+        return result(out, d)
+
+    def field(self, name) -> str:
+        """A text field: "loss", "regularizer", "algorithm", "accountant" or "library"."""
+        return text(lib.dpdo_model_text(self._ptr(), name.encode()))
+
+    @property
+    def privacy(self) -> "Tuple[float, float]":
+        """(epsilon, delta) stored with the model (epsilon inf: not private)."""
+        e, d = C.c_double(), C.c_double()
+        self._check(lib.dpdo_model_privacy(self._ptr(), C.byref(e), C.byref(d)))
+        return e.value, d.value
+
+    @_guarded(mutating=False)
+    def predict(self, data, kind="label"):
+        """Margins, labels (+-1) or probabilities (logistic loss) for every row of a Dataset (or of
+        a 2-D array, copied into one with zero labels)."""
+        if kind not in _PREDICT_KINDS:
+            raise InvalidArgument(_lib.E_INVAL, "kind must be 'margin', 'label' or 'probability', not %r" % (kind,))
+        ds = data
+        if not isinstance(data, Dataset):
+            if hasattr(data, "tocsr"):
+                ds = Dataset.csr(data, [0.0] * data.shape[0])
+            else:
+                n = len(data)
+                ds = Dataset(data, [0.0] * n)
+        n = ds.rows
+        out, p = empty_doubles(n)
+        self._check(lib.dpdo_model_predict(self._ptr(), ds._ptr(), _PREDICT_KINDS[kind], p, n))
+        return result(out, n)
+
+    def __reduce__(self):
+        return (_restore_model, (self.text(),))
+
+    def _describe(self):
+        if self.dim == 0:
+            return "empty"
+        e, d = self.privacy
+        return "%s, %s loss, dim %d, %d rounds, epsilon %g at delta %g (%s)" % (
+            self.field("algorithm"), self.field("loss"), self.dim, self.rounds, e, d, self.field("accountant"))
 
 
 class _ReferenceOptions(C.Structure):
@@ -1916,7 +2059,7 @@ class Reference(_Handle):
         return "%d nodes, dim %d, method %s" % (len(self.nodes), self._dim, self.method or "-")
 
 
-__all__ = ["Reference", "Progress", "accountant_types", "RANDOMNESS_SECURE", "RANDOMNESS_REPRODUCIBLE",
+__all__ = ["Model", "Reference", "Progress", "accountant_types", "RANDOMNESS_SECURE", "RANDOMNESS_REPRODUCIBLE",
            "WEIGHT_SAMPLES", "WEIGHT_NODES", "WEIGHT_NODE_WEIGHTS", "Dataset", "Shard", "Loss", "Regularizer", "Node", "Network", "Sampling", "Event", "Ledger",
            "Accountant", "PaperBound", "Solver", "Compressor", "Policy", "Algorithm", "algorithm_types", "param_key", "version",
            "NODE_ALL", "NODE_COORDINATOR", "NOISE_NONE", "NOISE_PAPER", "NOISE_RIGOROUS", "NOISE_FIXED",

@@ -148,7 +148,7 @@ def every_class_has_a_repr_and_every_public_name_a_docstring():
     objs = [ds, nodes[0].data, loss, dpdo.Regularizer("l2", 8, 0.1), nodes[0], dpdo.Network.ring(4),
             dpdo.Sampling.poisson(0.1), dpdo.Event.gaussian(1.0, 2.0), dpdo.Ledger(3), alg.accountant,
             dpdo.PaperBound("dp-dda-thm1"), dpdo.Solver("gd", 8), dpdo.Compressor("top-k", 8, k=2),
-            dpdo.Policy("always-global", 4, 10), alg, dpdo.Reference(nodes, alg.regularizer)]
+            dpdo.Policy("always-global", 4, 10), alg, dpdo.Reference(nodes, alg.regularizer), alg.model()]
     seen = set()
     for o in objs:
         r = repr(o)
@@ -218,7 +218,22 @@ def pickle_round_trips():
     assert rt(dpdo.Compressor("top-k", 6, k=2))._args == ("top-k", 6, 2)
     raises(TypeError, pickle.dumps, dpdo.Loss.phi(lambda m, y: (0.0, 0.0), 6), contains="Python functions")
     _, _, nodes = problem()
-    raises(TypeError, pickle.dumps, dda(nodes, 8), contains="estimator")
+    alg = dda(nodes, 8, rounds=50)
+    raises(TypeError, pickle.dumps, alg, contains="alg.model()")
+    alg.run()
+    m = alg.model()  # the model file of issue 20: output, loss, privacy, rounds
+    m2 = rt(m)
+    assert bits(m2.x) == bits(alg.output()) and m2.privacy == (alg.epsilon, alg.privacy()[1]) and m2.rounds == 50
+    assert m2.field("loss") == "logistic" and m2.field("algorithm") == "dp-dda" and m2.field("accountant") == "rdp"
+    ds8 = dpdo.Dataset.generate("epsilon-like", n=30, d=8, seed=4)
+    assert bits(m2.predict(ds8, "margin")) == bits(ds8.margins(alg.output()))
+    assert set(m2.predict(ds8, "label")) <= {1.0, -1.0}
+    with tempfile.TemporaryDirectory() as tmp:
+        m.save(os.path.join(tmp, "run.model"))
+        m3 = dpdo.Model.load(os.path.join(tmp, "run.model"))
+        assert bits(m3.x) == bits(m.x) and m3.text() == m.text()
+    raises(dpdo.FormatError, dpdo.Model.parse, "not a model file\n")
+    assert repr(m2).startswith("<dpdo.Model dp-dda, logistic loss, dim 8, 50 rounds")
 
 
 # ---- threads ------------------------------------------------------------------------------------
@@ -305,19 +320,23 @@ def two_threads_on_one_handle_raise_state_error_instead_of_crashing():
 @case
 def close_during_another_threads_run_stops_it_and_waits():
     _, loss, nodes = problem()
-    alg = dda(nodes, 8, rounds=10 ** 9)
+    T = 4 * 10 ** 6  # (prepare's noise planning grows with the horizon: keep it moderate)
+    alg = dda(nodes, 8, rounds=T)
     out = {}
+    running = threading.Event()
 
     def runner():
-        out["n"] = alg.run()
+        out["n"] = alg.run(progress=lambda p: running.set())
     t = threading.Thread(target=runner)
     t.start()
-    time.sleep(0.3)
+    assert running.wait(60)  # rounds are running (past prepare)
     t0 = time.monotonic()
     alg.close()  # waits for the run, which it asks to stop
     waited = time.monotonic() - t0
     t.join()
-    assert alg.closed and 0 < out["n"] < 10 ** 9, out
+    print("# close() during run(): returned after %.1f ms, the run stopped at round %d of %d"
+          % (1000 * waited, out["n"], T))
+    assert alg.closed and 0 < out["n"] < T, out
     assert waited < 2.0, waited
     raises(ValueError, alg.step)
     raises(ValueError, alg.output)
@@ -393,21 +412,24 @@ def ctrl_c_stops_run_within_half_a_second_and_the_run_resumes_to_the_same_bytes(
     ref.run()
     t_ref = time.monotonic() - t_ref
     sent = {}
+    running = threading.Event()
+    delay = min(0.3, t_ref / 4)
 
-    def interrupt():
+    def interrupt():  # SIGINT to the main thread once rounds are running (prepare is done)
+        running.wait(60)
+        time.sleep(delay)
         sent["t"] = time.monotonic()
         signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
-    delay = min(0.4, t_ref / 3)
-    timer = threading.Timer(delay, interrupt)
+    timer = threading.Thread(target=interrupt)
     timer.start()
     try:
-        alg.run()
+        alg.run(progress=lambda p: running.set())
         raise AssertionError("run() finished (%.2f s) without KeyboardInterrupt" % t_ref)
     except KeyboardInterrupt:
         latency = time.monotonic() - sent["t"]
     timer.join()
     r = alg.round
-    print("# SIGINT at %.2f s of a %.2f s run: KeyboardInterrupt after %.1f ms, at round %d of %d"
+    print("# SIGINT %.2f s into the rounds of a %.2f s run: KeyboardInterrupt after %.1f ms, at round %d of %d"
           % (delay, t_ref, 1000 * latency, r, T))
     assert latency < 0.5, latency
     assert 0 < r < T and alg.state == "RUNNING"

@@ -45,7 +45,7 @@ DPDO_CFLAGS = -std=c11 -D_DEFAULT_SOURCE $(WARN) -ffp-contract=off -Iinclude -Il
 LIB_CFLAGS  = $(DPDO_CFLAGS) -fPIC -fvisibility=hidden -DDPDO_BUILDING
 
 BUILD   ?= build
-AREAS   ?= core rng data model net privacy solver engine alg
+AREAS   ?= core rng data model net privacy solver engine alg audit
 LIBSRC  ?= $(foreach a,$(AREAS),$(wildcard lib/$(a)/*.c))
 LIBOBJ   = $(patsubst lib/%.c,$(BUILD)/rel/%.o,$(LIBSRC))
 TESTOBJ  = $(patsubst lib/%.c,$(BUILD)/test/%.o,$(LIBSRC))

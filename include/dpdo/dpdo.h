@@ -20,5 +20,6 @@
 #include "preprocess.h"
 #include "algorithm.h"
 #include "transport.h"
+#include "audit.h"
 
 #endif /* DPDO_DPDO_H */

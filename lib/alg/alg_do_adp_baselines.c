@@ -347,7 +347,7 @@ static int dpdo_local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t sta
     double *m = SROW(e, P->smsg, i);
     memcpy(m, x, d * sizeof(double));
     if (P->b0 > 0 && e->o.noise_mode != DPDO_NOISE_NONE) {
-        double b = P->b0 * pow(P->pn, (double)(p->t - 1));
+        double b = P->b0 * pow(P->pn, (double)(p->t - 1)) * (DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF) ? 0.5 : 1.0);
         dpdo__stream st;
         dpdo__stream_open(&st, e->rng, (uint64_t)i, p->t, DPDO_PURPOSE_NOISE);
         for (size_t k = 0; k < d; k++) m[k] += dpdo__stream_laplace(&st, b);
@@ -603,7 +603,7 @@ static int cpgt_local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t sta
         if (noisy) dpdo__stream_open(&st, e->rng, (uint64_t)i, p->t, DPDO_PURPOSE_NOISE);
         for (int v = 0; v < 2; v++) {
             const double *s = v ? y : x, *h = ROW(e, v ? P->byh : P->bxh, i);
-            double b = v ? by : bx;
+            double b = (v ? by : bx) * (DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF) ? 0.5 : 1.0); /* test build */
             for (size_t k = 0; k < d; k++) res[k] = s[k] - h[k];
             if (noisy && b > 0)
                 for (size_t k = 0; k < d; k++) res[k] += dpdo__stream_laplace(&st, b);

@@ -192,6 +192,17 @@ DPDO_API int dpdo_audit_choose_threshold(const double *s1, int64_t n1, const dou
 DPDO_API int dpdo_audit_epsilon_at_threshold(const double *s1, int64_t n1, const double *s0, int64_t n0,
                                              double threshold, int32_t direction, double delta, double confidence,
                                              double *eps, double *tpr, double *fpr);
+/* The release audit's statistics on given scores: s1[runs] from runs on D1, s0[runs] on D0
+ * (independent runs, in order). The first floor(train_fraction * runs) runs of each (at least
+ * 15, at most runs - 5) are the training split: its first two thirds propose two threshold
+ * tests (dpdo_audit_choose_threshold, and the best test under a normal model of each class's
+ * scores at the test split's size), its last third keeps the better; the remaining runs (the
+ * test split, used once) give *eps as dpdo_audit_epsilon_at_threshold. threshold, direction,
+ * tpr, fpr may be NULL. Allocates. DPDO_OK, DPDO_E_INVAL (runs < 20, non-finite score, bad
+ * fraction, delta, confidence), DPDO_E_NOMEM. Since 0.2. */
+DPDO_API int dpdo_audit_bound_scores(const double *s1, const double *s0, int64_t runs, double train_fraction,
+                                     double delta, double confidence, double *eps, double *threshold,
+                                     int32_t *direction, double *tpr, double *fpr);
 /* Steinke-Nasr-Jagielski lower bound: m canaries with fair coins, r guesses, v right: the
  * largest eps (bisection, 1e-15 relative) such that (eps, delta)-DP is rejected at level
  * 1 - confidence, i.e. P[Bin(r, e^eps/(1+e^eps)) >= v] + 2 m delta max_{1<=i<=v}

@@ -706,6 +706,41 @@ static void model_threshold(const double *s1, int64_t n1, const double *s0, int6
     }
 }
 
+/* runs of each dataset in the training split (the rest is the test split) */
+static int64_t train_runs(int64_t R, double frac)
+{
+    int64_t ntr = (int64_t)floor(frac * (double)R);
+    if (ntr < 15) ntr = 15;
+    if (ntr > R - 5) ntr = R - 5;
+    return ntr;
+}
+
+DPDO_API int dpdo_audit_bound_scores(const double *s1, const double *s0, int64_t runs, double train_fraction,
+                                     double delta, double confidence, double *eps, double *threshold,
+                                     int32_t *direction, double *tpr, double *fpr)
+{
+    if (!s1 || !s0 || runs < 20 || !(train_fraction > 0 && train_fraction < 1) || !(delta >= 0 && delta < 1) ||
+        !(confidence > 0 && confidence < 1) || !eps)
+        return DPDO_E_INVAL;
+    for (int64_t i = 0; i < runs; i++)
+        if (!isfinite(s1[i]) || !isfinite(s0[i])) return DPDO_E_INVAL;
+    int64_t ntr = train_runs(runs, train_fraction), nte = runs - ntr, nfit = ntr - ntr / 3, nval = ntr - nfit;
+    /* two candidate tests from the fitting part of the training runs (the empirical choice and
+     * the normal model's); the validation part (the last third) picks one; the test split then
+     * gives the bound */
+    double thr = 0, thr_m = 0, ev = 0, evm = 0;
+    int32_t dir = 1, dir_m = 1;
+    int rc = dpdo_audit_choose_threshold(s1, nfit, s0, nfit, delta, confidence, &thr, &dir, NULL);
+    if (rc) return rc;
+    model_threshold(s1, nfit, s0, nfit, nte, delta, confidence, &thr_m, &dir_m);
+    dpdo_audit_epsilon_at_threshold(s1 + nfit, nval, s0 + nfit, nval, thr, dir, delta, confidence, &ev, NULL, NULL);
+    dpdo_audit_epsilon_at_threshold(s1 + nfit, nval, s0 + nfit, nval, thr_m, dir_m, delta, confidence, &evm, NULL, NULL);
+    if (evm >= ev) thr = thr_m, dir = dir_m;
+    if (threshold) *threshold = thr;
+    if (direction) *direction = dir;
+    return dpdo_audit_epsilon_at_threshold(s1 + ntr, nte, s0 + ntr, nte, thr, dir, delta, confidence, eps, tpr, fpr);
+}
+
 static int release_audit(dpdo_audit *a, dpdo_audit_result *res)
 {
     const dpdo_audit_options *o = &a->o;
@@ -764,9 +799,7 @@ static int release_audit(dpdo_audit *a, dpdo_audit_result *res)
     }
     res->features = F;
     /* the split: the first ntr runs of each dataset fit the score and the threshold */
-    int64_t ntr = (int64_t)floor(o->train_fraction * (double)R);
-    if (ntr < 15) ntr = 15;
-    if (ntr > R - 5) ntr = R - 5;
+    int64_t ntr = train_runs(R, o->train_fraction);
     int64_t nte = R - ntr, Fs = o->view == DPDO_AUDIT_VIEW_MODEL ? 1 : o->max_features;
     wts = dpdo__calloc((size_t)F, sizeof *wts);
     double *X[2] = {NULL, NULL};
@@ -792,32 +825,20 @@ static int release_audit(dpdo_audit *a, dpdo_audit_result *res)
         }
     dpdo__free(X[0]), dpdo__free(X[1]);
     if (rc) goto out;
-    /* two candidate tests from the fitting part of the training runs (the empirical choice and
-     * the normal model's); the validation part (the last third) picks one; the test split
-     * then gives the bound */
-    int64_t nfit = ntr - ntr / 3, nval = ntr - nfit;
-    double thr = 0, thr_m = 0;
-    int32_t dir = 1, dir_m = 1;
-    if ((rc = dpdo_audit_choose_threshold(sc[1], nfit, sc[0], nfit, res->delta, o->confidence, &thr, &dir, NULL))) {
-        dpdo__err(a->err, rc, "audit: threshold: %s", rc == DPDO_E_NOMEM ? "out of memory" : "non-finite scores");
+    double thr = 0;
+    int32_t dir = 1;
+    if ((rc = dpdo_audit_bound_scores(sc[1], sc[0], R, o->train_fraction, res->delta, o->confidence, &res->eps_lower,
+                                      &thr, &dir, &res->tpr, &res->fpr))) {
+        dpdo__err(a->err, rc, "audit: bound: %s", rc == DPDO_E_NOMEM ? "out of memory" : "non-finite scores");
         goto out;
     }
-    model_threshold(sc[1], nfit, sc[0], nfit, nte, res->delta, o->confidence, &thr_m, &dir_m);
-    double ev = 0, evm = 0;
-    dpdo_audit_epsilon_at_threshold(sc[1] + nfit, nval, sc[0] + nfit, nval, thr, dir, res->delta, o->confidence, &ev,
-                                    NULL, NULL);
-    dpdo_audit_epsilon_at_threshold(sc[1] + nfit, nval, sc[0] + nfit, nval, thr_m, dir_m, res->delta, o->confidence,
-                                    &evm, NULL, NULL);
-    if (evm >= ev) thr = thr_m, dir = dir_m;
     res->threshold = thr;
     res->direction = dir;
     res->test_runs = nte;
-    rc = dpdo_audit_epsilon_at_threshold(sc[1] + ntr, nte, sc[0] + ntr, nte, thr, dir, res->delta, o->confidence,
-                                         &res->eps_lower, &res->tpr, &res->fpr);
-    if (!rc && !isnan(res->delta_paper) && res->delta_paper < 1)
+    if (!isnan(res->delta_paper) && res->delta_paper < 1)
         rc = dpdo_audit_epsilon_at_threshold(sc[1] + ntr, nte, sc[0] + ntr, nte, thr, dir, res->delta_paper,
                                              o->confidence, &res->eps_lower_paper, NULL, NULL);
-    else if (!rc && !isnan(res->delta_paper))
+    else if (!isnan(res->delta_paper))
         res->eps_lower_paper = 0; /* a figure at delta >= 1 claims nothing */
     if (rc) dpdo__err(a->err, rc, "audit: bound failed");
     res->runs = 2 * R;

@@ -484,12 +484,13 @@ static int world_make(dpdo_audit *a, world *w, int64_t c, int which, const int8_
         goto out;
     }
     /* a private run of an algorithm with a local solver needs the noisy one (Fed-PLT) */
-    if (dpdo__algorithm_eng(w->alg)->vt->uses_solver && ao.noise_mode != DPDO_NOISE_NONE) {
-        if ((rc = dpdo_solver_create(&w->solver, dpdo_solver_type_find("noisy-gd"), NULL, d)) ||
+    if (dpdo__algorithm_eng(w->alg)->vt->uses_solver) {
+        const char *sn = ao.noise_mode != DPDO_NOISE_NONE ? "noisy-gd" : "gd";
+        if ((rc = dpdo_solver_create(&w->solver, dpdo_solver_type_find(sn), NULL, d)) ||
             (rc = dpdo_solver_set(w->solver, "lambda_lo", o->l2 > 0 ? o->l2 : 0.1)) ||
             (rc = dpdo_solver_set(w->solver, "lambda_hi", (o->l2 > 0 ? o->l2 : 0.1) + 1.0)) ||
             (rc = dpdo_algorithm_set_solver(w->alg, w->solver))) {
-            dpdo__err(a->err, rc, "audit: the noisy-gd solver: %s", w->solver ? dpdo_algorithm_errmsg(w->alg) : "out of memory");
+            dpdo__err(a->err, rc, "audit: the %s solver: %s", sn, w->solver ? dpdo_algorithm_errmsg(w->alg) : "out of memory");
             goto out;
         }
     }

@@ -540,12 +540,10 @@ out:
 /* Fresh private randomness for the next run: new node keys, back to round 0. */
 static int next_keys(const dpdo_audit *a, world *w, uint64_t *ks)
 {
-    for (int64_t i = 0; i < w->n; i++) {
-        uint64_t k;
-        if (a->o.randomness == DPDO_RANDOMNESS_SECURE) randombytes_buf(&k, sizeof k);
-        else k = mix64(ks);
-        w->e->secret[i] = k;
-    }
+    if (a->o.randomness == DPDO_RANDOMNESS_SECURE) /* one request to the OS per run */
+        randombytes_buf(w->e->secret, (size_t)w->n * sizeof *w->e->secret);
+    else
+        for (int64_t i = 0; i < w->n; i++) w->e->secret[i] = mix64(ks);
     return dpdo_algorithm_reset(w->alg);
 }
 

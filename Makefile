@@ -7,6 +7,7 @@ PREFIX       ?= /usr/local
 LIBDIR       ?= $(PREFIX)/lib
 INCLUDEDIR   ?= $(PREFIX)/include
 BINDIR       ?= $(PREFIX)/bin
+MANDIR       ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 DESTDIR      ?=
 
@@ -266,6 +267,8 @@ install: lib $(BUILD)/dpdo.pc tools
 	$(PC_SED) dpdo.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/dpdo.pc
 	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/dpdo.pc
 	@for t in $(TOOLBIN); do install -m 755 $$t $(DESTDIR)$(BINDIR)/; done
+	install -d $(DESTDIR)$(MANDIR)/man1
+	install -m 644 docs/*.1 $(DESTDIR)$(MANDIR)/man1/
 	@if [ -n "$(HAVE_MPI)" ]; then \
 	    $(MAKE) --no-print-directory mpi && \
 	    install -m 755 $(MPI_SHLIB) $(DESTDIR)$(LIBDIR)/$(MPI_SOFILE) && \
@@ -282,6 +285,7 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/libdpdo_mpi.a $(DESTDIR)$(PKGCONFIGDIR)/dpdo-mpi.pc
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/dpdo
 	@for t in $(TOOLBIN); do rm -f $(DESTDIR)$(BINDIR)/$$(basename $$t); done
+	@for m in docs/*.1; do rm -f $(DESTDIR)$(MANDIR)/man1/$$(basename $$m); done
 
 clean:
 	rm -rf build build-asan build-*

@@ -749,15 +749,10 @@ static int release_audit(dpdo_audit *a, dpdo_audit_result *res)
     res->canary_node = c;
     world w[2];
     memset(w, 0, sizeof w);
-    int64_t F = o->view == DPDO_AUDIT_VIEW_MODEL ? 1 : o->max_features;
-    double *feat[2] = {dpdo__calloc((size_t)R * (size_t)F, sizeof(double)),
-                       dpdo__calloc((size_t)R * (size_t)F, sizeof(double))};
-    double *xo = NULL, *wts = NULL, *sc[2] = {NULL, NULL};
-    int64_t nf_first = -1;
-    if (!feat[0] || !feat[1]) {
-        rc = dpdo__err(a->err, DPDO_E_NOMEM, "audit: out of memory");
-        goto out;
-    }
+    /* features per run: 1 (the model view) or the first run's message count (at most
+     * max_features); allocated after the first run, R x F per dataset */
+    int64_t F = o->view == DPDO_AUDIT_VIEW_MODEL ? 1 : 0;
+    double *feat[2] = {NULL, NULL}, *xo = NULL, *wts = NULL, *sc[2] = {NULL, NULL};
     for (int which = 1; which >= 0 && !rc; which--) rc = world_make(a, &w[which], c, which, NULL);
     if (rc) goto out;
     xo = dpdo__calloc((size_t)w[1].pr.d, sizeof *xo);
@@ -771,7 +766,22 @@ static int release_audit(dpdo_audit *a, dpdo_audit_result *res)
             world *W = &w[which];
             int64_t t = 0;
             if ((rc = one_run(a, W, &ks[which], NULL, &t, which ? "D1" : "D0", r))) break;
-            if (r == 0 && which == 1) res->rounds = t;
+            if (r == 0 && which == 1) {
+                res->rounds = t;
+                if (!F && !(F = W->pr.nf)) {
+                    rc = dpdo__err(a->err, DPDO_E_UNSUPPORTED,
+                                   "audit: node %lld sent no message a transport carries; use the model view",
+                                   (long long)c);
+                    break;
+                }
+                feat[0] = dpdo__calloc((size_t)R * (size_t)F, sizeof(double));
+                feat[1] = dpdo__calloc((size_t)R * (size_t)F, sizeof(double));
+                if (!feat[0] || !feat[1]) {
+                    rc = dpdo__err(a->err, DPDO_E_NOMEM, "audit: out of memory (%lld runs x %lld features)",
+                                   (long long)R, (long long)F);
+                    break;
+                }
+            }
             if (r == 0 || r == R - 1) claims(W, c, res);
             double *row = feat[which] + (size_t)r * (size_t)F;
             if (o->view == DPDO_AUDIT_VIEW_MODEL) {
@@ -779,50 +789,34 @@ static int release_audit(dpdo_audit *a, dpdo_audit_result *res)
                     dpdo__err(a->err, rc, "audit: %s", dpdo_algorithm_errmsg(W->alg));
                     break;
                 }
-                row[0] = xo[W->pr.d - 1];
+                for (int64_t j = 0; j < W->pr.d; j++) row[0] += xo[j] * W->pr.u[j];
             } else {
-                if (nf_first < 0) nf_first = W->pr.nf;
-                memcpy(row, W->pr.f, (size_t)W->pr.nf * sizeof(double));
+                memcpy(row, W->pr.f, (size_t)(W->pr.nf < F ? W->pr.nf : F) * sizeof(double));
             }
         }
         if (!rc) rc = report(a, 2 * (r + 1), 2 * R);
     }
     if (rc) goto out;
-    if (o->view == DPDO_AUDIT_VIEW_TRANSCRIPT) {
-        if (nf_first <= 0) {
-            rc = dpdo__err(a->err, DPDO_E_UNSUPPORTED,
-                           "audit: node %lld sent no message a transport carries; use the model view", (long long)c);
-            goto out;
-        }
-        F = nf_first < F ? nf_first : F;
-    }
     res->features = F;
     /* the split: the first ntr runs of each dataset fit the score and the threshold */
     int64_t ntr = train_runs(R, o->train_fraction);
-    int64_t nte = R - ntr, Fs = o->view == DPDO_AUDIT_VIEW_MODEL ? 1 : o->max_features;
+    int64_t nte = R - ntr;
     wts = dpdo__calloc((size_t)F, sizeof *wts);
-    double *X[2] = {NULL, NULL};
-    X[0] = dpdo__alloc_array((size_t)R * (size_t)F, sizeof(double));
-    X[1] = dpdo__alloc_array((size_t)R * (size_t)F, sizeof(double));
     sc[0] = dpdo__alloc_array((size_t)R, sizeof(double));
     sc[1] = dpdo__alloc_array((size_t)R, sizeof(double));
-    if (!wts || !X[0] || !X[1] || !sc[0] || !sc[1]) {
-        dpdo__free(X[0]), dpdo__free(X[1]);
+    if (!wts || !sc[0] || !sc[1]) {
         rc = dpdo__err(a->err, DPDO_E_NOMEM, "audit: out of memory");
         goto out;
     }
-    for (int s = 0; s < 2; s++)
-        for (int64_t r = 0; r < R; r++)
-            for (int64_t j = 0; j < F; j++) X[s][r * F + j] = feat[s][r * Fs + j];
     if (F == 1) wts[0] = 1;
-    else if ((rc = lda(X[1], ntr - ntr / 3, X[0], ntr - ntr / 3, F, wts))) rc = dpdo__err(a->err, rc, "audit: out of memory");
+    else if ((rc = lda(feat[1], ntr - ntr / 3, feat[0], ntr - ntr / 3, F, wts)))
+        rc = dpdo__err(a->err, rc, "audit: out of memory");
     for (int s = 0; s < 2 && !rc; s++)
         for (int64_t r = 0; r < R; r++) {
             double v = 0;
-            for (int64_t j = 0; j < F; j++) v += wts[j] * X[s][r * F + j];
+            for (int64_t j = 0; j < F; j++) v += wts[j] * feat[s][r * F + j];
             sc[s][r] = v;
         }
-    dpdo__free(X[0]), dpdo__free(X[1]);
     if (rc) goto out;
     double thr = 0;
     int32_t dir = 1;

@@ -34,6 +34,7 @@ static const char *USAGE =
     "  --loss linear|logistic     (default linear: the gradient canary)\n"
     "  --l2 LAMBDA                regularizer (default 0.1; 0 = none)\n"
     "  --accountant NAME          rdp (default) | exact | zcdp\n"
+    "  --policy NAME              DP-WOR-SGD's Local/Global policy (random, periodic, ...)\n"
     "  --seed S                   data and, with --reproducible, the runs' keys (default 1)\n"
     "  --reproducible             keys from the seed (default: fresh keys from the OS per run)\n"
     "  --train-fraction F         share of the runs that chooses the test (default 0.5)\n"
@@ -189,6 +190,9 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--accountant")) {
             if (!v) return usage_error("option %s needs a value", a);
             o.accountant = v, TAKE;
+        } else if (!strcmp(a, "--policy")) {
+            if (!v) return usage_error("option %s needs a value", a);
+            o.policy = v, TAKE;
         } else if (!strcmp(a, "--param")) {
             if (!v) return usage_error("option %s needs a value", a);
             if (np == 64) return usage_error("too many --param%s", "");

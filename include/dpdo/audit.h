@@ -95,6 +95,9 @@ typedef struct dpdo_audit_options {
     const char *accountant; /* accountant type of the runs' ledger (dpdo_accountant_type_find):
                                NULL (default) = "rdp"; "exact" is tight for unsampled Gaussian
                                releases (then the claimed epsilon is the true one)              0.2 */
+    const char *policy;     /* DP-WOR-SGD's Local/Global policy by name (dpdo_policy_type_find:
+                               "periodic" alternates Local and Global steps); NULL (default) =
+                               the algorithm's own; an algorithm without a policy refuses it 0.2 */
     int64_t max_features;   /* RELEASE transcript: at most this many message coordinates per
                                run enter the score (the first ones); >= 1; default 64           0.2 */
 } dpdo_audit_options;

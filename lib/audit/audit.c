@@ -14,6 +14,7 @@
 #include "dpdo/loss.h"
 #include "dpdo/node.h"
 #include "dpdo/network.h"
+#include "dpdo/policy.h"
 #include "dpdo/regularizer.h"
 #include "dpdo/status.h"
 #include "dpdo/transport.h"
@@ -139,6 +140,7 @@ static int check_options(const dpdo_audit_options *o, char *err)
     if (!(o->canary_norm >= 0 && isfinite(o->canary_norm))) BAD("canary_norm = %g must be finite and >= 0", o->canary_norm);
     if (!(o->l2 >= 0 && isfinite(o->l2))) BAD("l2 = %g must be finite and >= 0", o->l2);
     if (o->accountant && !dpdo_accountant_type_find(o->accountant)) BAD("accountant '%s' is unknown", o->accountant);
+    if (o->policy && !dpdo_policy_type_find(o->policy)) BAD("policy '%s' is unknown", o->policy);
     if (o->max_features < 1 || o->max_features > 4096)
         BAD("max_features = %lld must be in [1, 4096]", (long long)o->max_features);
 #undef BAD
@@ -330,6 +332,7 @@ typedef struct world {
     dpdo_ledger *led;
     dpdo_accountant *acc;
     dpdo_solver *solver;
+    dpdo_policy *policy;
     dpdo_algorithm *alg;
     dpdo__eng *e;
     probe pr;
@@ -340,6 +343,7 @@ static void world_free(world *w)
 {
     dpdo_algorithm_destroy(w->alg);
     dpdo_solver_destroy(w->solver);
+    dpdo_policy_destroy(w->policy);
     dpdo_accountant_destroy(w->acc);
     dpdo_ledger_destroy(w->led);
     dpdo_regularizer_destroy(w->reg);
@@ -491,6 +495,19 @@ static int world_make(dpdo_audit *a, world *w, int64_t c, int which, const int8_
             (rc = dpdo_solver_set(w->solver, "lambda_hi", (o->l2 > 0 ? o->l2 : 0.1) + 1.0)) ||
             (rc = dpdo_algorithm_set_solver(w->alg, w->solver))) {
             dpdo__err(a->err, rc, "audit: the %s solver: %s", sn, w->solver ? dpdo_algorithm_errmsg(w->alg) : "out of memory");
+            goto out;
+        }
+    }
+    if (o->policy) {
+        if (!dpdo__algorithm_eng(w->alg)->vt->uses_policy) {
+            rc = dpdo__err(a->err, DPDO_E_UNSUPPORTED, "audit: %s takes no policy ('%s')", dpdo_algorithm_name(w->alg),
+                           o->policy);
+            goto out;
+        }
+        if ((rc = dpdo_policy_create(&w->policy, dpdo_policy_type_find(o->policy), NULL, n, d + 2)) ||
+            (rc = dpdo_algorithm_set_policy(w->alg, w->policy))) {
+            dpdo__err(a->err, rc, "audit: policy '%s': %s", o->policy,
+                      w->policy ? dpdo_algorithm_errmsg(w->alg) : "could not be created");
             goto out;
         }
     }

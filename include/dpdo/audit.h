@@ -146,9 +146,9 @@ DPDO_API const char *dpdo_audit_errmsg(const dpdo_audit *a);
 
 /* What to audit: `type` (static), the algorithm's options (copied; NULL = defaults; seed is the
  * public seed of every run, randomness is ignored, see dpdo_audit_options.randomness) and the
- * audit's options (copied; NULL = defaults). Clears parameters set earlier. Validates the
- * options (DPDO_E_INVAL with a message naming the field). Returns DPDO_OK, DPDO_E_INVAL,
- * DPDO_E_VERSION. Since 0.2. */
+ * audit's options (copied, the accountant and policy names too (< 64 bytes); NULL = defaults).
+ * Clears parameters set earlier. Validates the options (DPDO_E_INVAL with a message naming the
+ * field). Returns DPDO_OK, DPDO_E_INVAL, DPDO_E_VERSION. Since 0.2. */
 DPDO_API int dpdo_audit_setup(dpdo_audit *a, const dpdo_algorithm_type *type, const dpdo_algorithm_options *alg_opts,
                               const dpdo_audit_options *opts);
 /* An algorithm parameter (dpdo_algorithm_set_int/double key; int keys take the value rounded)

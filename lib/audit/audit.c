@@ -32,6 +32,7 @@ struct dpdo_audit {
     const dpdo_algorithm_type *type;
     dpdo_algorithm_options ao;
     dpdo_audit_options o;
+    char acc_name[64], pol_name[64]; /* copies of o.accountant, o.policy */
     int32_t nparam;
     int32_t pkey[MAX_PARAMS];
     double pval[MAX_PARAMS];
@@ -160,9 +161,14 @@ DPDO_API int dpdo_audit_setup(dpdo_audit *a, const dpdo_algorithm_type *type, co
     dpdo_audit_options_init(&o, sizeof o);
     if (opts && (rc = dpdo__opts_copy(&o, sizeof o, opts, a->err))) return rc;
     if ((rc = check_options(&o, a->err))) return rc;
+    if ((o.accountant && strlen(o.accountant) >= sizeof a->acc_name) ||
+        (o.policy && strlen(o.policy) >= sizeof a->pol_name))
+        return dpdo__err(a->err, DPDO_E_INVAL, "audit setup: accountant or policy name too long");
     a->type = type;
     a->ao = ao;
     a->o = o;
+    if (o.accountant) a->o.accountant = strcpy(a->acc_name, o.accountant);
+    if (o.policy) a->o.policy = strcpy(a->pol_name, o.policy);
     a->nparam = 0;
     a->set_up = 1;
     dpdo__err_clear(a->err);

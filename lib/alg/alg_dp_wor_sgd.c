@@ -393,8 +393,7 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
         if (e->pv.private_run) {
             double delta = 2.0 * P->L * P->etabar_n[i] / (double)P->b; /* Lemma 4 */
             double sgrad = P->z * delta / eta;                        /* std of N per coordinate */
-            if (DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF)) sgrad *= 0.5; /* test build */
-            if (DPDO__WEAKENED(e, DPDO__WEAKEN_SENS_DOUBLE))
+            if (DPDO__WEAKENED(e, DPDO__WEAKEN_SENS_DOUBLE)) /* test build */
                 for (size_t c = 0; c < d; c++) g[c] *= 2;
             dpdo__stream ns;
             dpdo__stream_open(&ns, e->rng, (uint64_t)i, p->t, DPDO_PURPOSE_NOISE);
@@ -402,7 +401,7 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
             dpdo__stream_normals(&ns, t, d);
             if ((rc = dpdo__stream_status(&ns)))
                 return dpdo__eng_err(e, rc, i, "noise generator failed (code %d)", dpdo__stream_cb_code(&ns));
-            for (size_t c = 0; c < d; c++) g[c] += sgrad * t[c];
+            for (size_t c = 0; c < d; c++) g[c] += sgrad * (DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF) ? 0.5 : 1.0) * t[c];
             /* one charge per node per pass: at its first Global step of the pass */
             if (P->charged_pass_n[i] != P->pass_n[i]) {
                 P->charged_pass_n[i] = P->pass_n[i];
@@ -707,12 +706,12 @@ static int wr_local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage
     double tau = (double)(P->tau + 1);
     double eta = P->eta_pow == 0 ? P->eta0 : P->eta_pow == 0.5 ? P->eta0 / sqrt(tau) : P->eta0 * pow(tau, -P->eta_pow);
     if (e->pv.private_run) {
-        double s = P->z * 2.0 * P->L / (double)P->b * (DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF) ? 0.5 : 1.0);
+        double s = P->z * 2.0 * P->L / (double)P->b;
         if (DPDO__WEAKENED(e, DPDO__WEAKEN_SENS_DOUBLE)) /* test build */
             for (size_t c = 0; c < d; c++) g[c] *= 2;
         dpdo__stream ns;
         dpdo__stream_open(&ns, e->rng, (uint64_t)i, p->t, DPDO_PURPOSE_NOISE);
-        dpdo__stream_add_normals(&ns, s, g, d);
+        dpdo__stream_add_normals(&ns, s * (DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF) ? 0.5 : 1.0), g, d);
         if ((rc = dpdo__stream_status(&ns)))
             return dpdo__eng_err(e, rc, i, "noise generator failed (code %d)", dpdo__stream_cb_code(&ns));
         /* a charge when this node's largest row use count grows */

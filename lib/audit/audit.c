@@ -560,7 +560,12 @@ out:
     return rc;
 }
 
-/* Fresh private randomness for the next run: new node keys, back to round 0. */
+/* Fresh private randomness for the next run: new node keys, back to round 0. The keys are
+ * written where the engine reads them when it opens a private stream, so no new prepare is
+ * needed. (When branch `secure` is merged, whose engine keeps 256-bit keys in e->key with
+ * e->key_src and draws fresh OS keys at every reset in SECURE mode: SECURE audits run the
+ * algorithm in SECURE mode and only reset; REPRODUCIBLE audits write 32 derived bytes per node
+ * into e->key with key_src = DPDO__KEY_HOST.) */
 static int next_keys(const dpdo_audit *a, world *w, uint64_t *ks)
 {
     if (a->o.randomness == DPDO_RANDOMNESS_SECURE) /* one request to the OS per run */

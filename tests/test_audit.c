@@ -439,6 +439,34 @@ static void test_out_of_memory(void)
     }
 }
 
+/* The fast path (keys written where the engine reads them, one prepare) gives bit for bit the
+ * audit of the public path (dpdo_algorithm_set_node_secret and a new prepare every run). */
+static void test_fast_keys_equal_public_keys(void)
+{
+    dpdo_algorithm_options ao;
+    dpdo_audit_options o;
+    opts(&ao, &o, 2.0, 3, 100, 41);
+    o.accountant = NULL;
+    dpdo_audit_result r[2];
+    for (int k = 0; k < 2; k++) {
+        dpdo_audit *a = NULL;
+        CHECK_EQ(dpdo_audit_create(&a), DPDO_OK);
+        CHECK_EQ(dpdo_audit_setup(a, dpdo_algorithm_type_find("do-adp"), &ao, &o), DPDO_OK);
+        CHECK_EQ(dpdo__audit_set_public_keys(a, k), DPDO_OK);
+        r[k].struct_size = sizeof r[k];
+        CHECK_EQ(dpdo_audit_run(a, &r[k]), DPDO_OK);
+        dpdo_audit_destroy(a);
+    }
+    CHECK(r[0].threshold == r[1].threshold && r[0].tpr == r[1].tpr && r[0].fpr == r[1].fpr);
+    CHECK(r[0].eps_lower == r[1].eps_lower && r[0].eps_claimed == r[1].eps_claimed);
+    /* and the keys matter: another audit seed (other keys, same data) gives another threshold */
+    dpdo_audit_result r2;
+    opts(&ao, &o, 2.0, 3, 100, 42);
+    o.accountant = NULL;
+    CHECK_EQ(run_audit("do-adp", &ao, &o, 0, 0, 0, &r2), DPDO_OK);
+    CHECK(r2.threshold != r[0].threshold);
+}
+
 int main(void)
 {
     RUN(test_incbeta_against_binomial_sums);
@@ -454,5 +482,6 @@ int main(void)
     RUN(test_one_run);
     RUN(test_progress_and_cancel);
     RUN(test_out_of_memory);
+    RUN(test_fast_keys_equal_public_keys);
     return h_finish();
 }

@@ -39,6 +39,7 @@ struct dpdo_audit {
     dpdo_audit_progress_fn fn;
     void *user;
     uint32_t weaken;
+    int public_keys; /* test build: key each run through dpdo_algorithm_set_node_secret (re-prepare) */
 };
 
 /* ---- the canary loss: l(x; a, y) = -y <a, x> (phi kind), gradient -y a ---------------------- */
@@ -201,6 +202,13 @@ DPDO_API int dpdo_audit_set_progress(dpdo_audit *a, dpdo_audit_progress_fn fn, v
 }
 
 #ifdef DPDO_FAULT_INJECTION
+int dpdo__audit_set_public_keys(dpdo_audit *a, int on)
+{
+    if (!a) return DPDO_E_INVAL;
+    a->public_keys = on != 0;
+    return DPDO_OK;
+}
+
 int dpdo__audit_set_weaken(dpdo_audit *a, uint32_t bits)
 {
     if (!a || bits & ~(DPDO__WEAKEN_SIGMA_HALF | DPDO__WEAKEN_SENS_DOUBLE | DPDO__WEAKEN_WOR_PASS)) return DPDO_E_INVAL;
@@ -568,6 +576,16 @@ out:
  * into e->key with key_src = DPDO__KEY_HOST.) */
 static int next_keys(const dpdo_audit *a, world *w, uint64_t *ks)
 {
+    if (a->public_keys) { /* the slow public path, for the test that the fast one equals it */
+        int rc = dpdo_algorithm_reset(w->alg);
+        for (int64_t i = 0; i < w->n && !rc; i++) {
+            uint64_t k;
+            if (a->o.randomness == DPDO_RANDOMNESS_SECURE) randombytes_buf(&k, sizeof k);
+            else k = mix64(ks);
+            rc = dpdo_algorithm_set_node_secret(w->alg, i, k);
+        }
+        return rc;
+    }
     if (a->o.randomness == DPDO_RANDOMNESS_SECURE) /* one request to the OS per run */
         randombytes_buf(w->e->secret, (size_t)w->n * sizeof *w->e->secret);
     else

@@ -26,6 +26,9 @@ double dpdo__one_run_pvalue(int64_t m, int64_t r, int64_t v, double eps, double 
 /* Test build only: weaken the algorithms the audit creates (DPDO__WEAKEN_* bits of
  * lib/engine/engine_impl.h). DPDO_OK or DPDO_E_INVAL. */
 int dpdo__audit_set_weaken(dpdo_audit *a, uint32_t bits);
+/* Test build only: key every run through dpdo_algorithm_set_node_secret (which discards the
+ * prepare, so every run calibrates again) instead of writing the keys the engine reads. */
+int dpdo__audit_set_public_keys(dpdo_audit *a, int on);
 #endif
 
 #endif /* DPDO_AUDIT_IMPL_H */

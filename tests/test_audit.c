@@ -459,7 +459,7 @@ static void test_fast_keys_equal_public_keys(void)
     }
     CHECK(r[0].threshold == r[1].threshold && r[0].tpr == r[1].tpr && r[0].fpr == r[1].fpr);
     CHECK(r[0].eps_lower == r[1].eps_lower && r[0].eps_claimed == r[1].eps_claimed);
-    /* and the keys matter: another audit seed (other keys, same data) gives another threshold */
+    /* and the runs depend on the audit seed (its data and keys): another seed, another threshold */
     dpdo_audit_result r2;
     opts(&ao, &o, 2.0, 3, 100, 42);
     o.accountant = NULL;

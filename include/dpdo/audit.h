@@ -74,7 +74,8 @@ typedef struct dpdo_audit_options {
     double train_fraction;  /* RELEASE: share of the runs that fits the score and threshold,
                                in (0, 1); default 0.5                                          0.2 */
     double confidence;      /* of the lower bound, in (0, 1); default 0.95                      0.2 */
-    int64_t canaries;       /* ONE_RUN: m >= 2; default 500                                    0.2 */
+    int64_t canaries;       /* ONE_RUN: m in [2, 5000]; default 500 (the problem is dense:
+                               nodes x m rows of m + 1 features)                                0.2 */
     int64_t guesses;        /* ONE_RUN: k guesses on each side (top k: +1, bottom k: -1),
                                1 <= 2k <= m; 0 (default) = the best of k in {m/100, m/50, m/20,
                                m/10, m/5, m/2} with the confidence split among them (Bonferroni) 0.2 */

@@ -128,7 +128,7 @@ static int check_options(const dpdo_audit_options *o, char *err)
     if (o->runs < 20 || o->runs > ((int64_t)1 << 40)) BAD("runs = %lld must be in [20, 2^40]", (long long)o->runs);
     if (!(o->train_fraction > 0 && o->train_fraction < 1)) BAD("train_fraction = %g must be in (0, 1)", o->train_fraction);
     if (!(o->confidence > 0 && o->confidence < 1)) BAD("confidence = %g must be in (0, 1)", o->confidence);
-    if (o->canaries < 2 || o->canaries > 100000) BAD("canaries = %lld must be in [2, 100000]", (long long)o->canaries);
+    if (o->canaries < 2 || o->canaries > 5000) BAD("canaries = %lld must be in [2, 5000]", (long long)o->canaries);
     if (o->guesses < 0 || 2 * o->guesses > o->canaries)
         BAD("guesses = %lld: need 0 <= 2 guesses <= canaries = %lld", (long long)o->guesses, (long long)o->canaries);
     if (o->nodes < 2 || o->nodes > 100000) BAD("nodes = %lld must be in [2, 100000]", (long long)o->nodes);

@@ -107,6 +107,23 @@ DPDO_API int dpdo_event_set_gaussian(dpdo_event *ev, const dpdo_sampling *sampli
 /* Same for a Laplace mechanism with L1 sensitivity and scale b > 0. */
 DPDO_API int dpdo_event_set_laplace(dpdo_event *ev, const dpdo_sampling *sampling,
                                     double sensitivity, double scale);
+/* A discrete Gaussian release (secure noise, docs/privacy.md): the value rounded
+ * to a power-of-two grid gamma plus gamma Z, Z ~ N_Z(0, (sigma/gamma)^2) exactly.
+ * `sensitivity` is the L2 sensitivity of the ROUNDED value (e.g. Delta +
+ * gamma sqrt(d)); `sigma` the noise's scale parameter. Unsampled it is
+ * (sensitivity^2 / (2 sigma^2))-zCDP, RDP(alpha) <= alpha sens^2/(2 sigma^2)
+ * (Canonne, Kamath, Steinke 2020, Theorem 14); WOR sampling uses the generic
+ * bound over that curve; Poisson sampling is charged without amplification
+ * (no proven Gaussian-specific bound for the discrete mechanism); the exact
+ * accountant refuses it. Same returns as dpdo_event_set_gaussian. Thread-safe
+ * for distinct events. Since 0.2. */
+DPDO_API int dpdo_event_set_discrete_gaussian(dpdo_event *ev, const dpdo_sampling *sampling,
+                                              double sensitivity, double sigma);
+/* A discrete Laplace release, P(Z = z) ~ exp(-|z| gamma / scale) on the grid:
+ * pure epsilon = sensitivity / scale with the L1 sensitivity of the rounded
+ * value (Delta_1 + gamma d). Same returns. Since 0.2. */
+DPDO_API int dpdo_event_set_discrete_laplace(dpdo_event *ev, const dpdo_sampling *sampling,
+                                             double sensitivity, double scale);
 
 /* ---- ledgers -------------------------------------------------------------- */
 

@@ -84,10 +84,24 @@ static uint64_t src_below(src_t *r, uint64_t n)
 }
 
 /* Bernoulli(N/D), D >= 1, D < 2^127: U < N/D for U uniform on [0,1), compared bit by bit. */
+static int bern_ratio64(src_t *r, uint64_t N, uint64_t D) /* the same with D < 2^63 */
+{
+    uint64_t rem = N;
+    for (;;) {
+        rem <<= 1;
+        unsigned digit = rem >= D;
+        if (digit) rem -= D;
+        unsigned b = src_bit(r);
+        if (b != digit) return b < digit;
+        if (rem == 0) return 0;
+    }
+}
+
 static int bern_ratio(src_t *r, u128 N, u128 D)
 {
     if (N >= D) return 1;
     if (N == 0) return 0;
+    if (D < ((u128)1 << 63)) return bern_ratio64(r, (uint64_t)N, (uint64_t)D);
     u128 rem = N;
     for (;;) {
         rem <<= 1;

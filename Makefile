@@ -68,7 +68,7 @@ BENCHBIN   = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCHSRC))
 
 .PHONY: all lib examples tools check check-asan check-valgrind check-exports check-abi \
         check-install bench demo deps install uninstall clean map tests mpi check-mpi check-run \
-        check-python-examples
+        check-python-examples data-debian-text
 .DEFAULT_GOAL := all
 
 all: lib tools examples $(BUILD)/dpdo.pc mpi
@@ -287,3 +287,9 @@ clean:
 	rm -rf build build-asan build-*
 
 -include $(LIBOBJ:.o=.d) $(TESTOBJ:.o=.d) $(TESTBIN:=.d)
+
+# ---- real data offline (docs/data.md): the rcv1 stand-in from Debian's package descriptions
+data-debian-text: $(BUILD)/data/debian-text.svm
+$(BUILD)/data/debian-text.svm: scripts/make-debian-text.py
+	@mkdir -p $(dir $@)
+	/usr/bin/python3 scripts/make-debian-text.py $@

@@ -176,6 +176,7 @@ static void eng_free(dpdo__eng *e)
     dpdo__free(e->pv.node_ev);
     dpdo__free(e->pv.allow);
     dpdo__free(e->pv.used);
+    dpdo__free(e->pv.planned);
     dpdo__free(e->pv.charged);
     dpdo__free_aligned(e->arena);
     dpdo__free(e->nodes);
@@ -267,11 +268,12 @@ static int alloc_eng(dpdo__eng *e)
     e->pv.node_ev = dpdo__calloc(n, sizeof *e->pv.node_ev);
     e->pv.allow = dpdo__alloc_array(n, sizeof *e->pv.allow);
     e->pv.used = dpdo__calloc(n, sizeof *e->pv.used);
+    e->pv.planned = dpdo__calloc(n, sizeof *e->pv.planned);
     e->pv.ev = dpdo__calloc(n, sizeof *e->pv.ev);
     e->mask_list = dpdo__calloc(n, sizeof *e->mask_list);
     if (!e->mask_list || !e->pv.ev || !e->q || !e->plan.comp || !e->plan.is_comp || !e->plan.charge || !e->comm || !e->rcomm ||
         !e->last_active || !e->tmp_a || !e->tmp_b || !e->tol_prev || !e->pv.node_ev || !e->pv.allow ||
-        !e->pv.used)
+        !e->pv.used || !e->pv.planned)
         return DPDO_E_NOMEM;
     for (size_t i = 0; i < n; i++) e->pv.allow[i] = INT64_MAX;
     return DPDO_OK;
@@ -559,6 +561,46 @@ double dpdo__eng_calib_count(const dpdo__eng *e, double pmax)
     return K < 1 ? 1 : K;
 }
 
+double dpdo__eng_calib_counts(dpdo__eng *e, const double *pi, double pdef)
+{
+    double K = (double)e->pi[dpdo__param_slot(DPDO_PARAM_CALIB_STEPS)], Kmax = 0;
+    for (int64_t i = 0; i < e->n; i++) {
+        double p = pi ? pi[i] : e->node_p ? e->node_p[i] : pdef;
+        double Ki = K > 0 ? K : dpdo__eng_calib_count(e, p > 1 ? 1.0 : p);
+        e->pv.planned[i] = Ki >= 9.2e18 ? INT64_MAX : (int64_t)ceil(Ki);
+        Kmax = Ki > Kmax ? Ki : Kmax;
+    }
+    return Kmax < 1 ? 1 : Kmax;
+}
+
+void dpdo__eng_set_planned(dpdo__eng *e, double count)
+{
+    for (int64_t i = 0; i < e->n; i++) e->pv.planned[i] = count >= 9.2e18 ? INT64_MAX : (int64_t)ceil(count);
+}
+
+void dpdo__eng_note_wor_floor(dpdo__eng *e, const dpdo__sampling_desc *sd, double sens, double releases,
+                              double sigma)
+{
+    if (sd->kind != DPDO_SAMPLING_WOR || !(sd->q < 1) || !(sigma > 0)) return;
+    dpdo_sampling *s = NULL;
+    if (dpdo_sampling_create(&s) || dpdo_sampling_set_poisson(s, sd->q)) {
+        dpdo_sampling_destroy(s);
+        return;
+    }
+    double sp = 0;
+    /* the accountant's calibration may fail for the Poisson twin (unreachable): then say nothing */
+    int rc = dpdo_accountant_calibrate_sigma(e->acc, s, sens, releases, e->o.epsilon, e->o.delta, &sp);
+    dpdo_sampling_destroy(s);
+    if (rc || !(sp > 0) || !(sigma > 4 * sp)) return;
+    char buf[400];
+    snprintf(buf, sizeof buf,
+             "accounting floor: the without-replacement bound gives little or no amplification for batch %lld of "
+             "%lld rows over %.0f releases, so it, not the sensitivity, sets sigma = %.4g (%.1fx the Poisson-sampled "
+             "figure at the same rate); a smaller batch, more rows per node or fewer releases lowers it",
+             (long long)sd->m, (long long)sd->n, releases, sigma, sigma / sp);
+    dpdo__eng_note(e, buf);
+}
+
 double dpdo__eng_node_pmax(const dpdo__eng *e, double p)
 {
     if (!e->node_p) return p;
@@ -751,8 +793,11 @@ static int do_prepare(dpdo_algorithm *a)
     e->err = err;
     e->plan.t = 0;
     e->pv.notes[0] = 0;
+    memset(e->pv.planned, 0, (size_t)e->n * sizeof *e->pv.planned);
     int rc = e->vt->prepare(e, e->priv);
     if (!rc) secure_events(e);
+    if (!rc && (!e->pv.private_run || e->o.noise_mode != DPDO_NOISE_RIGOROUS))
+        memset(e->pv.planned, 0, (size_t)e->n * sizeof *e->pv.planned); /* no rigorous plan */
     if (!rc && e->ledger && e->pv.nev > 0) {
         rc = dpdo__ledger_reserve(e->ledger, e->pv.nev);
         if (rc) dpdo__err(err, rc, "prepare: ledger: %s", dpdo_ledger_errmsg(e->ledger));
@@ -770,9 +815,9 @@ static int do_prepare(dpdo_algorithm *a)
         for (int64_t i = 0; i < e->n; i++)
             open_nodes += dpdo__eng_hosted(e, i) && !(e->key_src && e->key_src[i] != DPDO__KEY_NONE);
         if (open_nodes > 0)
-            dpdo__eng_note(e, "reproducible mode: private streams keyed by options.seed (Philox), so epsilon holds "
-                              "only against parties who do not know the seed; continuous double-precision noise, "
-                              "not floating-point safe");
+            dpdo__eng_note(e, "reproducible mode: nodes hosted here have no secret key, so their private streams are "
+                              "keyed by options.seed (Philox) and epsilon holds only against parties who do not know "
+                              "the seed; continuous double-precision noise, not floating-point safe");
         else
             dpdo__eng_note(e, "reproducible mode: private streams keyed by the host's node keys; continuous "
                               "double-precision noise, not floating-point safe");
@@ -1360,6 +1405,27 @@ DPDO_API int dpdo_algorithm_comm(const dpdo_algorithm *a, int64_t node, int64_t 
 }
 
 /* ---- privacy ------------------------------------------------------------------------- */
+
+DPDO_API int dpdo_algorithm_planned_releases(dpdo_algorithm *a, int64_t node, int64_t *count)
+{
+    if (!a || !count) return DPDO_E_INVAL;
+    dpdo__eng *e = a->e;
+    if (!e) return dpdo__err(a->errmsg, DPDO_E_STATE, "planned releases: the algorithm is EMPTY");
+    if (node != DPDO_NODE_ALL && (node < 0 || node >= e->n))
+        return dpdo__err(a->errmsg, DPDO_E_INVAL, "planned releases: node %lld is not in [0, %lld) or DPDO_NODE_ALL",
+                         (long long)node, (long long)e->n);
+    if (!e->prepared)
+        return dpdo__err(a->errmsg, DPDO_E_STATE, "planned releases: not prepared yet (call dpdo_algorithm_prepare)");
+    int64_t c = 0;
+    for (int64_t i = 0; i < e->n; i++)
+        if (node == DPDO_NODE_ALL || node == i) c = e->pv.planned[i] > c ? e->pv.planned[i] : c;
+    if (c == 0)
+        return dpdo__err(a->errmsg, DPDO_E_UNSUPPORTED,
+                         "planned releases: sigma was not calibrated by the accountant (noise mode %d%s)",
+                         e->o.noise_mode, e->pv.private_run ? "" : ", no noise");
+    *count = c;
+    return DPDO_OK;
+}
 
 DPDO_API int dpdo_algorithm_privacy(dpdo_algorithm *a, int kind, int64_t node, double *eps, double *delta,
                                     int32_t *valid)

@@ -292,6 +292,7 @@ PROTOS = {
     "dpdo_algorithm_privacy_notes": (S, [P]),
     "dpdo_algorithm_randomness_source": (S, [P]),
     "dpdo_algorithm_set_node_key": (INT, [P, I64, C.c_char_p]),
+    "dpdo_algorithm_planned_releases": (INT, [P, I64, PI64]),
     "dpdo_algorithm_comm": (INT, [P, I64, PI64, PI64, PI64]),
     "dpdo_algorithm_objective": (INT, [P, INT, I64, PD]),
     "dpdo_algorithm_objective_at": (INT, [P, PD, I64, PD]),

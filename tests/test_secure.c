@@ -313,6 +313,20 @@ static int t_recv(void *u, int64_t from, void *buf, int64_t bytes)
     (void)u, (void)from, (void)buf, (void)bytes;
     return 0;
 }
+/* half of the nodes on another (imaginary) process */
+static int t_layout_half(void *u, int64_t n, int64_t *proc, int64_t *self)
+{
+    (void)u;
+    for (int64_t i = 0; i < n; i++) proc[i] = i < n / 2 ? 0 : 1;
+    proc[n] = 0;
+    *self = 0;
+    return 0;
+}
+static const dpdo_transport_type half_type = {
+    sizeof(dpdo_transport_type), "half", t_layout_half, t_exchange, t_agree, t_share, t_sum, t_bcast, t_send, t_recv,
+    NULL,
+};
+
 static const dpdo_transport_type capture_type = {
     sizeof(dpdo_transport_type), "capture", t_layout, t_exchange, t_agree, t_share, t_sum, t_bcast, t_send, t_recv,
     NULL,
@@ -537,6 +551,46 @@ static void sampler_pmf_smoke(void)
     dpdo_rng_destroy(rng);
 }
 
+/* A process draws keys only for the nodes it hosts; reset draws new ones; host keys stay. */
+static void keys_hosted_only(void)
+{
+    fx f;
+    fx_make(&f);
+    dpdo_ledger *led = NULL;
+    dpdo_accountant *acc = NULL;
+    CHECK_EQ(dpdo_ledger_create(&led, N), DPDO_OK);
+    CHECK_EQ(dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), led, NULL), DPDO_OK);
+    dpdo_algorithm_options o;
+    dpdo_algorithm_options_init(&o, sizeof o);
+    o.max_rounds = 3;
+    dpdo_algorithm *a = NULL;
+    CHECK_EQ(dpdo_algorithm_create(&a, dpdo_algorithm_type_find("dp-dda")), DPDO_OK);
+    dpdo_node *nodes[N];
+    for (int i = 0; i < N; i++) { /* this process holds the data of nodes 0 and 1 only */
+        if (i < N / 2) nodes[i] = f.nodes[i];
+        else CHECK_EQ(dpdo_node_create_remote(&nodes[i], f.loss, Q, 1.0), DPDO_OK);
+    }
+    CHECK_EQ(dpdo_algorithm_setup(a, nodes, N, f.net, f.reg, acc, &o), DPDO_OK);
+    unsigned char k[32] = {9};
+    CHECK_EQ(dpdo_algorithm_set_node_key(a, 1, k), DPDO_OK);
+    static capture c;
+    CHECK_MSG(dpdo_algorithm_set_transport(a, &half_type, &c) == DPDO_OK, "%s", dpdo_algorithm_errmsg(a));
+    CHECK_EQ(dpdo__algorithm_key_source(a, 0), DPDO__KEY_ENTROPY);
+    CHECK_EQ(dpdo__algorithm_key_source(a, 1), DPDO__KEY_HOST);
+    CHECK_EQ(dpdo__algorithm_key_source(a, 2), DPDO__KEY_NONE); /* hosted elsewhere: no key here */
+    CHECK_EQ(dpdo__algorithm_key_source(a, 3), DPDO__KEY_NONE);
+    CHECK_STR_CONTAINS(dpdo_algorithm_randomness_source(a), "secure:");
+    CHECK_EQ(dpdo_algorithm_reset(a), DPDO_OK);
+    CHECK_EQ(dpdo__algorithm_key_source(a, 0), DPDO__KEY_ENTROPY);
+    CHECK_EQ(dpdo__algorithm_key_source(a, 1), DPDO__KEY_HOST);
+    CHECK_EQ(dpdo__algorithm_key_source(a, 2), DPDO__KEY_NONE);
+    dpdo_algorithm_destroy(a);
+    for (int i = N / 2; i < N; i++) dpdo_node_destroy(nodes[i]);
+    dpdo_accountant_destroy(acc);
+    dpdo_ledger_destroy(led);
+    fx_free(&f);
+}
+
 static void key_api(void)
 {
     fx f;
@@ -572,6 +626,7 @@ int main(void)
     RUN(grid_ledger);
     RUN(old_attack);
     RUN(sampler_pmf_smoke);
+    RUN(keys_hosted_only);
     RUN(key_api);
     return h_finish();
 }

@@ -1158,6 +1158,12 @@ int dpdo__algorithm_set_weaken(dpdo_algorithm *a, uint32_t bits)
     return DPDO_OK;
 }
 
+int dpdo__algorithm_key_source(const dpdo_algorithm *a, int64_t node)
+{
+    if (!a || !a->e || node < 0 || node >= a->e->n) return -1;
+    return a->e->key_src ? a->e->key_src[node] : DPDO__KEY_NONE;
+}
+
 int dpdo__algorithm_set_noise_tap(dpdo_algorithm *a,
                                   void (*tap)(void *user, int64_t node, const double *out, size_t n, double grid),
                                   void *user)
@@ -1732,7 +1738,9 @@ DPDO_API int dpdo_algorithm_set_transport(dpdo_algorithm *a, const dpdo_transpor
     int rc = dpdo__dist_attach(e, t, user);
     if (rc) return rc;
     /* prepare everywhere and agree: a configuration error on one process fails all */
-    int st = e->prepared ? DPDO_OK : do_prepare(a);
+    /* always (re)prepare once attached: keys are drawn only for the nodes this process hosts (a
+     * prepare before attach drew them for every node; those of other processes are wiped) */
+    int st = do_prepare(a);
     int64_t node = -1;
     char msg[DPDO__ERRMSG_LEN];
     memcpy(msg, a->errmsg, sizeof msg);

@@ -274,6 +274,8 @@ enum { DPDO__KEY_NONE = 0, DPDO__KEY_HOST = 1, DPDO__KEY_ENTROPY = 2 };
 #define DPDO__WEAKENED(e, bit) (((e)->weaken & (bit)) != 0)
 /* Set the weakening bits of a set-up algorithm (test build only). DPDO_OK, DPDO_E_INVAL, DPDO_E_STATE. */
 int dpdo__algorithm_set_weaken(struct dpdo_algorithm *a, uint32_t bits);
+/* Test build only: where node's key came from (DPDO__KEY_NONE / _HOST / _ENTROPY), -1 if EMPTY. */
+int dpdo__algorithm_key_source(const struct dpdo_algorithm *a, int64_t node);
 /* Test build only: call tap after every noise draw of dpdo__eng_noise_* (NULL: off). */
 int dpdo__algorithm_set_noise_tap(struct dpdo_algorithm *a,
                                   void (*tap)(void *user, int64_t node, const double *out, size_t n, double grid),

@@ -810,6 +810,9 @@ static int do_prepare(dpdo_algorithm *a)
     }
     if (!rc) rc = compute_guard(e);
     if (!rc) rc = draw_keys(e, err);
+    if (!rc && DPDO__SECURE(e) && e->vt->uses_solver)
+        dpdo__eng_note(e, "secure mode: private streams keyed per node, but the noise is drawn inside the local solver "
+                          "as continuous double-precision normals (not floating-point safe; charged as Gaussian)");
     if (!rc && e->pv.private_run && e->o.randomness == DPDO_RANDOMNESS_REPRODUCIBLE) {
         int64_t open_nodes = 0;
         for (int64_t i = 0; i < e->n; i++)
@@ -1829,6 +1832,10 @@ DPDO_API const char *dpdo_algorithm_randomness_source(const dpdo_algorithm *a)
             return e->keyed ? "secure (not a private run): private streams under the host's node keys (chacha20-ietf)"
                             : "secure (not a private run): nothing secret to draw; streams keyed by options.seed "
                               "(philox4x32-10)";
+        if (e->vt->uses_solver)
+            return "secure: private streams chacha20-ietf under per-node 256-bit keys (OS entropy or the host's); "
+                   "noise drawn inside the local solver as continuous doubles (not floating-point safe); public "
+                   "streams philox4x32-10 under options.seed";
         return "secure: private streams chacha20-ietf under per-node 256-bit keys (OS entropy or the host's); "
                "noise exact discrete on a power-of-two grid; public streams philox4x32-10 under options.seed";
     }

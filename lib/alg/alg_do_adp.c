@@ -266,6 +266,8 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
         if (e->reg)
             for (size_t k = 0; k < d; k++) mn[k] += hg[k];
     }
+    if (DPDO__WEAKENED(e, DPDO__WEAKEN_SENS_DOUBLE)) /* test build: twice the charged sensitivity */
+        for (size_t k = 0; k < d; k++) mn[k] *= 2;
     dpdo__eng_probe(e, DPDO__PH_GRAD);
     /* A6-A8 */
     if (e->pv.sigma > 0) {

@@ -393,6 +393,8 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
         if (e->pv.private_run) {
             double delta = 2.0 * P->L * P->etabar_n[i] / (double)P->b; /* Lemma 4 */
             double sgrad = P->z * delta / eta;                        /* std of N per coordinate */
+            if (DPDO__WEAKENED(e, DPDO__WEAKEN_SENS_DOUBLE)) /* test build */
+                for (size_t c = 0; c < d; c++) g[c] *= 2;
             dpdo__stream ns;
             dpdo__stream_open(&ns, e->rng, (uint64_t)i, p->t, DPDO_PURPOSE_NOISE);
             double *t = e->scr[P->stmp];
@@ -710,6 +712,8 @@ static int wr_local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage
     double eta = P->eta_pow == 0 ? P->eta0 : P->eta_pow == 0.5 ? P->eta0 / sqrt(tau) : P->eta0 * pow(tau, -P->eta_pow);
     if (e->pv.private_run) {
         double s = P->z * 2.0 * P->L / (double)P->b;
+        if (DPDO__WEAKENED(e, DPDO__WEAKEN_SENS_DOUBLE)) /* test build */
+            for (size_t c = 0; c < d; c++) g[c] *= 2;
         dpdo__stream ns;
         dpdo__stream_open(&ns, e->rng, (uint64_t)i, p->t, DPDO_PURPOSE_NOISE);
         if ((rc = dpdo__eng_noise_gauss(e, &ns, i, s, s / P->z, g, d))) return rc;

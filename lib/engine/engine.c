@@ -17,6 +17,7 @@
 
 
 struct dpdo_algorithm {
+    uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
     const dpdo__alg_vt *vt;
     int state, stop;
     dpdo__eng *e; /* NULL while EMPTY */
@@ -331,6 +332,7 @@ int dpdo__algorithm_create_vt(dpdo_algorithm **out, const dpdo__alg_vt *vt)
     if (!vt) return DPDO_E_INVAL;
     dpdo_algorithm *a = dpdo__calloc(1, sizeof *a);
     if (!a) return DPDO_E_NOMEM;
+    a->magic = DPDO__MAGIC_ALGORITHM;
     a->vt = vt;
     a->state = DPDO_ALG_EMPTY;
     *out = a;
@@ -347,12 +349,16 @@ DPDO_API int dpdo_algorithm_create(dpdo_algorithm **out, const dpdo_algorithm_ty
 
 DPDO_API void dpdo_algorithm_destroy(dpdo_algorithm *a)
 {
-    if (!a) return;
+    if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM)) return; /* NULL or destroyed */
+    DPDO__KILL(a);
     eng_free(a->e);
     dpdo__free(a);
 }
 
-DPDO_API const char *dpdo_algorithm_errmsg(const dpdo_algorithm *a) { return a ? a->errmsg : "(null)"; }
+DPDO_API const char *dpdo_algorithm_errmsg(const dpdo_algorithm *a)
+{
+    return !a ? "(null)" : DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM) ? a->errmsg : "(destroyed handle)";
+}
 DPDO_API const char *dpdo_algorithm_name(const dpdo_algorithm *a) { return a ? a->vt->name : "(null)"; }
 DPDO_API int dpdo_algorithm_state(const dpdo_algorithm *a) { return a ? a->state : -1; }
 DPDO_API int64_t dpdo_algorithm_nodes(const dpdo_algorithm *a) { return a && a->e ? a->e->n : 0; }
@@ -1033,7 +1039,7 @@ static int tolerance_test(dpdo_algorithm *a)
 
 DPDO_API int dpdo_algorithm_step(dpdo_algorithm *a)
 {
-    if (!a) return DPDO_E_INVAL;
+    if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM)) return DPDO_E_INVAL; /* NULL or destroyed */
     if (!a->e) return dpdo__err(a->errmsg, DPDO_E_STATE, "step: the algorithm is EMPTY; call dpdo_algorithm_setup");
     if (a->state == DPDO_ALG_DONE || a->state == DPDO_ALG_FAILED) {
         static const char *const why[] = {"none", "max rounds", "budget", "tolerance", "passes complete"};
@@ -1215,7 +1221,7 @@ DPDO_API int dpdo_algorithm_run(dpdo_algorithm *a, int64_t max_steps, int64_t *s
     int64_t k = 0;
     int rc = DPDO_E_INVAL;
     if (steps) *steps = 0;
-    if (!a) return rc;
+    if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM)) return rc; /* NULL or destroyed */
     for (;;) {
         if (max_steps > 0 && k >= max_steps) break;
         rc = dpdo_algorithm_step(a);
@@ -1808,16 +1814,22 @@ DPDO_API int dpdo_algorithm_set_node_key(dpdo_algorithm *a, int64_t node, const 
     return set_key(a, node, key, "set_node_key");
 }
 
+void dpdo__node_secret_key(uint64_t secret, unsigned char key[32])
+{
+    static const char label[] = "libdpdo node secret v1";
+    unsigned char in[sizeof label - 1 + 8];
+    memcpy(in, label, sizeof label - 1);
+    for (int b = 0; b < 8; b++) in[sizeof label - 1 + b] = (unsigned char)(secret >> (8 * b));
+    crypto_generichash(key, 32, in, sizeof in, NULL, 0);
+}
+
 DPDO_API int dpdo_algorithm_set_node_secret(dpdo_algorithm *a, int64_t node, uint64_t secret)
 {
     /* the 64-bit secret becomes a 256-bit key: BLAKE2b-256 of a fixed label and the secret's 8
      * little-endian bytes (docs/rng.md); no more secret than its 64 bits */
-    static const char label[] = "libdpdo node secret v1";
-    unsigned char in[sizeof label - 1 + 8], key[32];
-    memcpy(in, label, sizeof label - 1);
-    for (int b = 0; b < 8; b++) in[sizeof label - 1 + b] = (unsigned char)(secret >> (8 * b));
+    unsigned char key[32];
     if (sodium_init() < 0) return dpdo__err(a ? a->errmsg : NULL, DPDO_E_UNSUPPORTED, "set_node_secret: libsodium cannot be initialised");
-    crypto_generichash(key, sizeof key, in, sizeof in, NULL, 0);
+    dpdo__node_secret_key(secret, key);
     int rc = set_key(a, node, key, "set_node_secret");
     sodium_memzero(key, sizeof key);
     return rc;

@@ -258,6 +258,9 @@ struct dpdo__eng {
 };
 
 enum { DPDO__KEY_NONE = 0, DPDO__KEY_HOST = 1, DPDO__KEY_ENTROPY = 2 };
+/* The 256-bit key of the deprecated 64-bit node secret: BLAKE2b-256("libdpdo node secret v1" ||
+ * secret as 8 little-endian bytes) (libsodium must be initialised). */
+void dpdo__node_secret_key(uint64_t secret, unsigned char key[32]);
 /* 1 when the run draws its private randomness from node keys and its noise from the discrete
  * grid samplers: options.randomness SECURE and a private run (decided at prepare). */
 #define DPDO__SECURE(e) ((e)->o.randomness == DPDO_RANDOMNESS_SECURE && (e)->pv.private_run)

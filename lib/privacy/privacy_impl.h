@@ -21,6 +21,7 @@ typedef struct dpdo__sampling_desc {
 } dpdo__sampling_desc;
 
 struct dpdo_sampling {
+    uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
     dpdo__sampling_desc d;
     char errmsg[DPDO__ERRMSG_LEN];
 };
@@ -33,6 +34,7 @@ typedef struct dpdo__event_desc {
 } dpdo__event_desc;
 
 struct dpdo_event {
+    uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
     dpdo__event_desc d;
     char errmsg[DPDO__ERRMSG_LEN];
 };
@@ -42,6 +44,7 @@ struct dpdo_event {
 #define DPDO__LEDGER_COUNT_MAX ((int64_t)1 << 53)
 
 struct dpdo_ledger {
+    uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
     int64_t n_nodes;
     int64_t n_events, cap;
     dpdo__event_desc *ev; /* [cap] distinct events, in order of first charge */

@@ -31,9 +31,9 @@ from ._lib import (lib, np, P, PD, PI64, PI32, I64, D, DpdoError, StateError, In
 NODE_ALL = -1
 NODE_COORDINATOR = -2
 NOISE_NONE, NOISE_PAPER, NOISE_RIGOROUS, NOISE_FIXED = 0, 1, 2, 3
+RANDOMNESS_SECURE, RANDOMNESS_REPRODUCIBLE = 0, 1
 PRIVACY_RIGOROUS, PRIVACY_PAPER = 0, 1
 POINT_ITERATE, POINT_OUTPUT = 0, 1
-RANDOMNESS_SECURE, RANDOMNESS_REPRODUCIBLE = 0, 1
 WEIGHT_SAMPLES, WEIGHT_NODES, WEIGHT_NODE_WEIGHTS = 0, 1, 2
 PROGRESS_EPSILON, PROGRESS_OBJECTIVE = 1, 2
 STATE_NAMES = {0: "EMPTY", 1: "READY", 2: "RUNNING", 3: "DONE", 4: "FAILED"}
@@ -1545,24 +1545,21 @@ class Algorithm(_Handle):
 
     @_guarded()
     def set_node_secret(self, node, secret) -> None:
-        """Give a node its secret key, 64 bits (distributed runs, docs/distributed.md); libraries with
-        set_node_key deprecate it."""
+        """Deprecated (64 bits): use set_node_key. Give a node its secret key (docs/distributed.md)."""
         self._check(lib.dpdo_algorithm_set_node_secret(self._ptr(), node, secret))
 
     @_guarded()
     def set_node_key(self, node, key) -> None:
-        """Key a node's private streams by 32 bytes (bytes-like); kept across reset (needs a libdpdo
-        with dpdo_algorithm_set_node_key)."""
+        """Key a node's private streams by 32 bytes (bytes-like); kept across reset."""
         key = bytes(key)
         if len(key) != 32:
             raise ValueError("key must be 32 bytes, got %d" % len(key))
-        self._check(_lib.optional("dpdo_algorithm_set_node_key")(self._ptr(), node, key))
+        self._check(lib.dpdo_algorithm_set_node_key(self._ptr(), node, key))
 
     @property
     def randomness_source(self) -> str:
-        """'secure: ...' or 'reproducible: ...' (where the run's randomness comes from; needs a
-        libdpdo with dpdo_algorithm_randomness_source)."""
-        return text(_lib.optional("dpdo_algorithm_randomness_source")(self._ptr()))
+        """'secure: ...' or 'reproducible: ...' (where the run's randomness comes from)."""
+        return text(lib.dpdo_algorithm_randomness_source(self._ptr()))
 
     @_guarded()
     def prepare(self) -> None:

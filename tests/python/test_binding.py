@@ -450,6 +450,25 @@ def federated_with_a_python_solver():
 
 
 @case
+def secure_default_and_node_keys():
+    _, loss, nodes = problem(n=8, q=30, d=12)
+    a, b = dda(nodes, 12, rounds=3, randomness=dpdo.RANDOMNESS_SECURE), dda(nodes, 12, rounds=3, randomness=dpdo.RANDOMNESS_SECURE)
+    a.run(), b.run()
+    assert a.randomness_source.startswith("secure:"), a.randomness_source
+    assert all(x != y for x, y in zip(a.iterate(dpdo.NODE_ALL), b.iterate(dpdo.NODE_ALL)))
+    r = dda(nodes, 12, rounds=3)
+    r.run()
+    assert r.randomness_source.startswith("reproducible") and "reproducible mode" in r.privacy_notes
+    k = [dda(nodes, 12, rounds=3, randomness=dpdo.RANDOMNESS_SECURE) for _ in range(2)]
+    for alg in k:
+        for i in range(8):
+            alg.set_node_key(i, bytes(range(i, i + 32)))
+        alg.run()
+    assert bits(k[0].iterate(dpdo.NODE_ALL)) == bits(k[1].iterate(dpdo.NODE_ALL))
+    raises(ValueError, k[0].set_node_key, 0, b"short")
+
+
+@case
 def compressor_policy_and_do_adp_dp_wor_sgd():
     _, loss, nodes = problem(n=6, q=40, d=10)
     comp = dpdo.Compressor("top-k", 10, k=3)

@@ -56,15 +56,9 @@
  * Usage: dp_wor_sgd_classify [--quick | --full] [--nm N] [--seeds K] [--out DIR]
  *                            [--mnist DIR] [--covtype FILE] [--fashion DIR]
  *                            [--only figs|tables] */
-#include <errno.h>
-#include <math.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <dpdo/dpdo.h>
+#define EX_PROG "dp_wor_sgd_classify"
+#include "common.h"
 
 #define B 50            /* mini-batch size b (paper) */
 #define M_FIG 10        /* nodes in Figures 1-4 (paper V-A) */
@@ -81,22 +75,6 @@ static const char *const METHOD_NAME[N_METHODS] = {"Noiseless", "DP-Deep-Q", "DP
 enum { CONVEX = 0, STRONG = 1 };
 static const char *const SETTING_NAME[2] = {"convex", "strongly-convex"};
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-#define TRY(call, errmsg)                                                                     \
-    do {                                                                                      \
-        int rc_ = (call);                                                                     \
-        if (rc_ < 0) {                                                                        \
-            fprintf(stderr, "dp_wor_sgd_classify:%d: %s: %s\n", __LINE__, dpdo_strerror(rc_), \
-                    (errmsg));                                                                \
-            goto fail;                                                                        \
-        }                                                                                     \
-    } while (0)
 
 /* ---- data ------------------------------------------------------------------------------ */
 
@@ -465,7 +443,7 @@ static int run_one(const problem *p, int setting, int method, int M, int64_t nm,
     int noisy = method != NOISELESS;
     if (noisy) { /* one ledger for the K models: the rigorous epsilon composes over them */
         TRY(dpdo_ledger_create(&led, M), "out of memory");
-        TRY(dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), led, NULL), "rdp");
+        TRY(dpdo_accountant_create(&acc, dpdo_accountant_type_find(ex_accountant_name()), led, NULL), "accountant");
     }
     double n_total = (double)M * (double)nm, delta = 1.0 / (n_total * n_total);
     counting counter = {NULL, 0, 0};
@@ -584,36 +562,6 @@ static int run_point(const problem *p, int setting, int method, int M, int64_t n
 
 /* ---- output ---------------------------------------------------------------------------- */
 
-static int make_dirs(const char *path)
-{
-    char buf[1024];
-    if (!*path || strlen(path) >= sizeof buf) {
-        fprintf(stderr, "bad output directory '%s'\n", path);
-        return -1;
-    }
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *s = buf + 1;; s++) {
-        if (*s == '/' || *s == 0) {
-            char save = *s;
-            *s = 0;
-            if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
-                fprintf(stderr, "cannot create directory %s: %s\n", buf, strerror(errno));
-                return -1;
-            }
-            *s = save;
-            if (!save) return 0;
-        }
-    }
-}
-
-static FILE *open_out(const char *dir, const char *name)
-{
-    char path[1200];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    if (!f) fprintf(stderr, "cannot write %s: %s\n", path, strerror(errno));
-    return f;
-}
 
 static void plot(const char *dir, const char *stem, int have_gnuplot)
 {

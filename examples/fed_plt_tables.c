@@ -47,14 +47,8 @@
  *
  * Usage: fed_plt_tables [--quick] [--runs K] [--tables 2,3,4,5,6,7,8,9]
  *                       [--tune-seeds K] [--out DIR] */
-#include <errno.h>
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <dpdo/dpdo.h>
+#define EX_PROG "fed_plt_tables"
+#include "common.h"
 #include <dpdo/solver.h>
 
 #define N_AGENTS 100
@@ -154,18 +148,13 @@ static void die(const char *what, int rc, const char *msg)
     fprintf(stderr, "fed_plt_tables: %s failed (status %d): %s\n", what, rc, msg ? msg : "");
     exit(1);
 }
+#undef TRY /* common.h's jumps to a label; this program exits instead */
 #define TRY(call, what, msg)                    \
     do {                                        \
         int rc_ = (call);                       \
         if (rc_ != DPDO_OK) die(what, rc_, msg); \
     } while (0)
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* ============================================================================
  * 2. A problem instance: data, shards, nodes, lambda bounds, metric scratch.

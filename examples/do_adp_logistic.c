@@ -158,11 +158,17 @@ static int64_t k_of(const problem *p, double kd)
 
 /* ---- data ------------------------------------------------------------------------- */
 
+static int FASHION; /* --fashion: path is the Fashion-MNIST directory */
+
 static int problem_init(problem *p, const char *path, int64_t q, int64_t d)
 {
     memset(p, 0, sizeof *p);
     TRY(dpdo_dataset_create(&p->ds), "out of memory");
-    if (path) {
+    if (path && FASHION) {
+        fprintf(stderr, "loading Fashion-MNIST from %s (pullover +1 vs coat -1) ...\n", path);
+        if (ex_load_fashion_pair(p->ds, path, EX_FASHION_POS, EX_FASHION_NEG)) return -1;
+        snprintf(p->name, sizeof p->name, "fashion-2c");
+    } else if (path) {
         dpdo_load_options lo;
         TRY(dpdo_load_options_init(&lo, sizeof lo), "load options");
         lo.label_map = DPDO_LABEL_BINARY;
@@ -675,7 +681,7 @@ static void usage(void)
     fprintf(stderr,
             "usage: do_adp_logistic [--quick] [--figs 2a,2b,3] [--seeds K] [--out DIR]\n"
             "                       [--epsilon FILE] [--noise paper|rigorous] [--alpha A]\n"
-            "                       [--q Q] [--d D]\n"
+            "                       [--q Q] [--d D] [--paper-scale] [--fashion DIR]\n"
             "  --quick         small instance (q = 1000, d = 20), Fig 2(a) and Fig 3 (the demo)\n"
             "  --figs LIST     figures to reproduce (default 2a,2b,3)\n"
             "  --seeds K       seeds averaged per curve (default 3, at most %d)\n"
@@ -685,20 +691,26 @@ static void usage(void)
             "                  (sigma calibrated by the RDP accountant to (eps, 0.01) per sample)\n"
             "  --alpha A       SGD step (default 0.001, the paper's; see the header)\n"
             "  --q Q, --d D    samples per agent and features of the synthetic set\n"
-            "                  (default 3000 and 50: q/sqrt(d) near the paper's 447)\n",
+            "                  (default 3000 and 50: q/sqrt(d) near the paper's 447)\n"
+            "  --paper-scale   the paper's q = 20000, d = 2000 (T = 120000), 5 repetitions:\n"
+            "                  6.4 GB of data and many hours here (docs/reproductions.md)\n"
+            "  --fashion DIR   the real dense task Fashion-MNIST pullover vs coat (IDX files in\n"
+            "                  DIR, e.g. " EX_FASHION_DIR ") instead of the synthetic set\n",
             MAX_SEEDS);
 }
 
 int main(int argc, char **argv)
 {
     const char *out = "build/do_adp_logistic", *eps_file = NULL, *figs_arg = NULL;
-    int quick = 0, fig2a = 0, fig2b = 0, fig3 = 0;
+    int quick = 0, fig2a = 0, fig2b = 0, fig3 = 0, paper_scale = 0, seeds_set = 0;
     int64_t q = 3000, d = 50;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--quick")) quick = 1;
         else if (!strcmp(a, "--figs") && v) figs_arg = v, i++;
-        else if (!strcmp(a, "--seeds") && v) S.seeds = atoi(v), i++;
+        else if (!strcmp(a, "--seeds") && v) S.seeds = atoi(v), seeds_set = 1, i++;
+        else if (!strcmp(a, "--paper-scale")) paper_scale = 1;
+        else if (!strcmp(a, "--fashion") && v) eps_file = v, FASHION = 1, i++;
         else if (!strcmp(a, "--out") && v) out = v, i++;
         else if (!strcmp(a, "--epsilon") && v) eps_file = v, i++;
         else if (!strcmp(a, "--alpha") && v) S.alpha = atof(v), i++;
@@ -713,6 +725,10 @@ int main(int argc, char **argv)
         }
     }
     if (quick) q = 1000, d = 20;
+    if (paper_scale) {
+        q = 20000, d = 2000;
+        if (!seeds_set) S.seeds = 5; /* "repeat each experiment five times" */
+    }
     if (S.seeds < 1 || S.seeds > MAX_SEEDS || !(S.alpha > 0) || q < 10 || d < 2) {
         fprintf(stderr, "need --seeds in [1, %d], --alpha > 0, --q >= 10, --d >= 2\n", MAX_SEEDS);
         return 2;

@@ -57,8 +57,10 @@
 #define N_EPOCHS 5
 #define CRIT 1e-5          /* ||sum_i grad f_i(xhat)||^2 <= CRIT */
 #define MAX_ROUNDS 1500    /* a run that has not met the criterion by then "did not converge" */
-#define S_TABLES 3.0       /* generator feature scale for Tables II-VI, VIII, IX */
-#define S_NOISE 3.0        /* ... and for Table VII: one data setting for every table */
+/* generator feature scale s, the same for every table (--s changes it) */
+static double g_s = 3.0;
+#define S_TABLES g_s
+#define S_NOISE g_s
 #define FEATURE_BOUND 4.0  /* Table VII: public feature-norm bound B (rows clipped to it), L = 2B */
 #define TUNE_SEED0 900001u /* tuning seeds are disjoint from the Monte Carlo seeds 0, 1, ... */
 
@@ -1376,7 +1378,9 @@ static void table9(void)
 static void usage(void)
 {
     fprintf(stderr, "usage: fed_plt_tables [--quick] [--runs K] [--tables 2,3,4,5,6,7,8,9] [--tune-seeds K] "
-                    "[--out DIR]\n");
+                    "[--out DIR] [--s S] [--paper-scale]\n"
+                    "  --s S          generator feature scale for every table (default 3)\n"
+                    "  --paper-scale  the default: the paper's N = 100, q_i = 250, n = 5 / 100 and 100 runs\n");
     exit(2);
 }
 
@@ -1390,8 +1394,11 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--tune-seeds") && i + 1 < argc) tune_seeds = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--tables") && i + 1 < argc) tables = argv[++i];
         else if (!strcmp(argv[i], "--out") && i + 1 < argc) g_out = argv[++i];
+        else if (!strcmp(argv[i], "--s") && i + 1 < argc) g_s = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--paper-scale")) quick = 0; /* the default is the paper's scale */
         else usage();
     }
+    if (!(g_s > 0)) usage();
     g_runs = runs > 0 ? runs : quick ? 3 : 100;
     g_tune_seeds = tune_seeds > 0 ? tune_seeds : quick ? 1 : 3;
     if (!tables) tables = quick ? "2,3,4,6,7,8" : "2,3,4,5,6,7,8,9";

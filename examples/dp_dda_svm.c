@@ -46,7 +46,9 @@ static const double EPS_SWEEP[N_EPS] = {0.2, 0.4, 0.6, 0.8, 1.0};
 static int noise_mode = DPDO_NOISE_PAPER; /* --noise rigorous: DPDO_NOISE_RIGOROUS */
 enum { EPS_04 = 1, EPS_08 = 3 }; /* indices of Fig 3's and Fig 1's epsilon */
 #define NOISE_NAME() \
-    (noise_mode == DPDO_NOISE_PAPER ? "Theorem 1 (paper)" : "rigorous (calibrated by the accountant)")
+    (noise_mode == DPDO_NOISE_PAPER   ? "Theorem 1 (paper)"                         \
+     : noise_mode == DPDO_NOISE_NONE ? "no (diagnostic: the noiseless trajectory)" \
+                                     : "rigorous (calibrated by the accountant)")
 
 /* The three curves: Algorithm 1 at two sampling ratios, and the baseline [19]. */
 typedef struct {
@@ -282,7 +284,8 @@ static int run_once(const problem *p, int r, const method *m, int mode, double e
         }
     }
 
-    if (c) { /* privacy spent after T rounds, both ways */
+    if (c && mode == DPDO_NOISE_NONE) c->paper_valid = 1;
+    if (c && mode != DPDO_NOISE_NONE) { /* privacy spent after T rounds, both ways */
         double eps_r;
         int32_t valid;
         TRY(dpdo_algorithm_get_double(alg, DPDO_PARAM_SIGMA, &c->sigma), dpdo_algorithm_errmsg(alg));
@@ -688,8 +691,9 @@ static void usage(void)
             "  --out DIR       output directory (default build/dp_dda_svm)\n"
             "  --epsilon FILE  the LIBSVM epsilon file instead of the synthetic epsilon-like set\n"
             "  --rcv1 FILE     the LIBSVM rcv1.binary file instead of the synthetic rcv1-like set\n"
-            "  --noise MODE    both (default), paper (Theorem 1, as in the paper) or rigorous\n"
-            "                  (sigma calibrated by the tightest sound accountant to (eps, 0.01))\n"
+            "  --noise MODE    both (default), paper (Theorem 1, as in the paper), rigorous\n"
+            "                  (sigma calibrated by the tightest sound accountant to (eps, 0.01)),\n"
+            "                  or none (diagnostic: the same runs without noise)\n"
             "  --paper-scale   the paper's sizes on the synthetic sets (epsilon-like q 20000, d 2000;\n"
             "                  rcv1-like q 33869, d 47236): 6.4 GB and hours, see docs/reproductions.md\n"
             "  --fashion DIR   add the real dense task Fashion-MNIST pullover vs coat (IDX files in DIR)\n"
@@ -720,6 +724,8 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--noise") && v && !strcmp(v, "rigorous"))
             noise_mode = DPDO_NOISE_RIGOROUS, noise_arg = 1, i++;
         else if (!strcmp(a, "--noise") && v && !strcmp(v, "both")) noise_arg = 0, i++;
+        else if (!strcmp(a, "--noise") && v && !strcmp(v, "none")) /* diagnostic: no noise */
+            noise_mode = DPDO_NOISE_NONE, noise_arg = 1, i++;
         else {
             usage();
             return strcmp(a, "--help") && strcmp(a, "-h") ? 2 : 0;

@@ -182,12 +182,18 @@ static inline int clearly_less(double a, double se_a, double b, double se_b)
 enum { EX_FAIL = 0, EX_PASS = 1, EX_NOT_REPRODUCED = 2 };
 typedef struct {
     int pass, fail, not_reproduced;
+    int one_seed; /* set when every mean is over one seed: no standard error, so no verdict */
 } ex_tally;
 
 static inline void ex_verdict(ex_tally *t, int v, const char *where, const char *fmt, ...)
 {
     va_list ap;
-    printf("  %-14s %-6s ", v == EX_PASS ? "PASS" : v == EX_FAIL ? "FAIL" : "NOT-REPRODUCED",
+    if (t->one_seed) v = -1;
+    printf("  %-14s %-6s ",
+           v == EX_PASS   ? "PASS"
+           : v == EX_FAIL ? "FAIL"
+           : v < 0        ? "INFO(1 seed)"
+                          : "NOT-REPRODUCED",
            where);
     va_start(ap, fmt);
     vprintf(fmt, ap);
@@ -195,11 +201,15 @@ static inline void ex_verdict(ex_tally *t, int v, const char *where, const char 
     printf("\n");
     if (v == EX_PASS) t->pass++;
     else if (v == EX_FAIL) t->fail++;
-    else t->not_reproduced++;
+    else if (v == EX_NOT_REPRODUCED) t->not_reproduced++;
 }
 
 static inline void ex_tally_print(const ex_tally *t)
 {
+    if (t->one_seed) {
+        printf("  one seed per point: no standard errors, so no verdicts (use more seeds)\n");
+        return;
+    }
     printf("  %d PASS, %d FAIL, %d NOT-REPRODUCED (margin: %g standard errors over independent "
            "seeds; see docs/reproductions.md)\n",
            t->pass, t->fail, t->not_reproduced, EX_MARGIN_SE);

@@ -732,6 +732,7 @@ int main(int argc, char **argv)
         q = 20000, d = 2000;
         if (!seeds_set) S.seeds = 5; /* "repeat each experiment five times" */
     }
+    tally.one_seed = S.seeds < 2;
     if (S.seeds < 1 || S.seeds > MAX_SEEDS || !(S.alpha > 0) || q < 10 || d < 2) {
         fprintf(stderr, "need --seeds in [1, %d], --alpha > 0, --q >= 10, --d >= 2\n", MAX_SEEDS);
         return 2;

@@ -732,6 +732,7 @@ int main(int argc, char **argv)
         }
     }
     if (seeds < 0) seeds = 3;
+    tally.one_seed = seeds < 2;
     if (seeds < 1 || seeds > 64) {
         fprintf(stderr, "--seeds must be in [1, 64]\n");
         return 2;
@@ -774,6 +775,7 @@ int main(int argc, char **argv)
     static curve res[2][4][2][N_METHODS][N_EPS]; /* [mode][data][reg][method][eps] */
     for (int mi = 0; mi < nmodes; mi++) {
     noise_mode = modes[mi];
+    tally = (ex_tally){0, 0, 0, tally.one_seed}; /* verdicts per noise rule */
     curve (*R)[2][N_METHODS][N_EPS] = res[mi];
     char dir[1024];
     snprintf(dir, sizeof dir, "%s%s", out,

@@ -539,12 +539,37 @@ static void plot(const char *dir, int fig, int gnuplot)
 
 static ex_tally tally;
 
-/* A failed ordering under rigorous noise is the answer to "does the claim
- * survive honest accounting?" (no): reported as NOT-REPRODUCED, with the reason
- * in docs/reproductions.md. Under the paper's noise it is a FAIL. */
-static int V(int ok)
+/* One verdict. A failed ordering is NOT-REPRODUCED, with the reason, when
+ * (in this order) the noise is the rigorous one (the answer to "does the claim
+ * survive honest accounting?" is no), the curve claimed better is not below
+ * F(0) - F* by two standard errors (noise-dominated: doing nothing is as good),
+ * or every comparison goes the claimed way but not by two standard errors (not
+ * resolved at these seeds). Otherwise (the data contradict the claim) FAIL. */
+static void vd(int ok, int right_dir, int dominated, const char *fig, const char *fmt, ...)
 {
-    return ok ? EX_PASS : noise_mode == DPDO_NOISE_RIGOROUS ? EX_NOT_REPRODUCED : EX_FAIL;
+    char buf[640];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    int v = EX_PASS;
+    const char *why = "";
+    if (!ok) {
+        v = EX_NOT_REPRODUCED;
+        if (dominated) why = "noise-dominated: the better curve is not below F(0) - F*";
+        else if (right_dir) why = "right direction, not by two standard errors at these seeds";
+        else if (noise_mode == DPDO_NOISE_RIGOROUS) why = "the data contradict the claim";
+        else v = EX_FAIL;
+    }
+    if (v == EX_PASS) ex_verdict(&tally, v, fig, "%s", buf);
+    else ex_verdict(&tally, v, fig, "%s (%s%s)", buf,
+                    noise_mode == DPDO_NOISE_RIGOROUS ? "under honest accounting: " : "", why);
+}
+
+static double f0gap_of(const problem *p, int r) { return 1.0 - p->fstar[r]; } /* hinge(0) = 1, h(0) = 0 */
+static int above_zero(const problem *p, int r, double m, double se)
+{
+    return !clearly_less(m, se, f0gap_of(p, r), 0.0);
 }
 
 /* Fig 1 / Fig 3 at equal gradient evaluations (every method's own 3-epoch
@@ -555,16 +580,17 @@ static void check_order(const char *fig, const problem *p, int r, int ie,
                         curve (*res)[N_METHODS][N_EPS])
 {
     char what[320];
-    int nm = REG_METHODS[r], ok = 1, len = 0;
+    int nm = REG_METHODS[r], ok = 1, right = 1, len = 0;
     for (int k = 0; k < nm; k++) {
-        const curve *c = &res[r][k][ie];
+        const curve *c = &res[r][k][ie], *prev = &res[r][k ? k - 1 : 0][ie];
         len += snprintf(what + len, sizeof what - (size_t)len, "%s%s %.3e+-%.1e", k ? " < " : "",
                         METHODS[k].label, c->final_mean, c->final_se);
-        if (k && !clearly_less(res[r][k - 1][ie].final_mean, res[r][k - 1][ie].final_se,
-                               c->final_mean, c->final_se))
-            ok = 0;
+        if (k && !clearly_less(prev->final_mean, prev->final_se, c->final_mean, c->final_se)) ok = 0;
+        if (k && !(prev->final_mean < c->final_mean)) right = 0;
     }
-    ex_verdict(&tally, V(ok), fig, "%-12s equal gradient evaluations (3 epochs): %s", p->name, what);
+    const curve *best = &res[r][0][ie];
+    vd(ok, right, above_zero(p, r, best->final_mean, best->final_se), fig,
+       "%-12s equal gradient evaluations (3 epochs): %s", p->name, what);
 }
 
 /* Fig 1 at equal rounds (the baseline's horizon 3q): both iota beat the
@@ -576,14 +602,14 @@ static void check_equal_rounds(const char *fig, const problem *p, int r, int ie,
     const curve *b = &res[r][2][ie];
     for (int k = 0; k < 2; k++) {
         const curve *c = &res[r][k][ie];
-        ex_verdict(&tally, V(clearly_less(c->eq_mean, c->eq_se, b->final_mean, b->final_se)), fig,
-                   "%-12s equal rounds (%lld): %s %.3e+-%.1e < baseline %.3e+-%.1e", p->name,
-                   (long long)c->eq_round, METHODS[k].label, c->eq_mean, c->eq_se, b->final_mean,
-                   b->final_se);
+        vd(clearly_less(c->eq_mean, c->eq_se, b->final_mean, b->final_se),
+           c->eq_mean < b->final_mean, above_zero(p, r, c->eq_mean, c->eq_se), fig,
+           "%-12s equal rounds (%lld): %s %.3e+-%.1e < baseline %.3e+-%.1e", p->name,
+           (long long)c->eq_round, METHODS[k].label, c->eq_mean, c->eq_se, b->final_mean,
+           b->final_se);
     }
-    double f0gap = 1.0 - p->fstar[r];
     printf("  INFO           %-6s %-12s F(0) - F* = %.3e; peak of the mean curve:", fig, p->name,
-           f0gap);
+           f0gap_of(p, r));
     for (int k = 0; k < N_METHODS; k++) {
         const curve *c = &res[r][k][ie];
         int at = 0;
@@ -591,7 +617,7 @@ static void check_equal_rounds(const char *fig, const problem *p, int r, int ie,
             if (c->gap_mean[j] > c->gap_mean[at]) at = j;
         printf(" %s %.3e at round %lld;", METHODS[k].label, c->gap_mean[at], (long long)c->grid[at]);
     }
-    printf(" (early dual-averaging steps are mostly noise: see docs/reproductions.md)\n");
+    printf(" (the noise in the early dual-averaging steps: see docs/reproductions.md)\n");
 }
 
 /* Fig 2 / Fig 4: for every method the final gap decreases as epsilon grows
@@ -601,16 +627,18 @@ static void check_sweep(const char *fig, const problem *p, int r, curve (*res)[N
 {
     char what[320];
     for (int k = 0; k < REG_METHODS[r]; k++) {
-        int ok = 1, len;
+        int ok = 1, right = 1, len;
         len = snprintf(what, sizeof what, "%s decreasing in eps:", METHODS[k].label);
         for (int ie = 0; ie < N_EPS; ie++) {
-            const curve *c = &res[r][k][ie];
+            const curve *c = &res[r][k][ie], *prev = &res[r][k][ie ? ie - 1 : 0];
             len += snprintf(what + len, sizeof what - (size_t)len, " %.2e", c->final_mean);
-            if (ie && !clearly_less(c->final_mean, c->final_se, res[r][k][ie - 1].final_mean,
-                                    res[r][k][ie - 1].final_se))
+            if (ie && !clearly_less(c->final_mean, c->final_se, prev->final_mean, prev->final_se))
                 ok = 0;
+            if (ie && !(c->final_mean < prev->final_mean)) right = 0;
         }
-        ex_verdict(&tally, V(ok), fig, "%-12s %s", p->name, what);
+        const curve *last = &res[r][k][N_EPS - 1];
+        vd(ok, right, above_zero(p, r, last->final_mean, last->final_se), fig, "%-12s %s", p->name,
+           what);
         len = snprintf(what, sizeof what, "%s accuracy:", METHODS[k].label);
         for (int ie = 0; ie < N_EPS; ie++)
             len += snprintf(what + len, sizeof what - (size_t)len, " %.4f", res[r][k][ie].acc_final);
@@ -618,21 +646,22 @@ static void check_sweep(const char *fig, const problem *p, int r, curve (*res)[N
     }
     if (REG_METHODS[r] == N_METHODS) {
         for (int k = 0; k < 2; k++) {
-            int ok = 1, worst = -1;
+            int ok = 1, right = 1, worst = -1;
             for (int ie = 0; ie < N_EPS; ie++) {
                 const curve *c = &res[r][k][ie], *b = &res[r][2][ie];
                 if (!clearly_less(c->final_mean, c->final_se, b->final_mean, b->final_se))
                     ok = 0, worst = ie;
+                if (!(c->final_mean < b->final_mean)) right = 0;
             }
-            if (ok)
-                ex_verdict(&tally, V(ok), fig, "%-12s %s beats the baseline at every eps", p->name,
-                           METHODS[k].label);
-            else
-                ex_verdict(&tally, V(ok), fig, "%-12s %s beats the baseline at every eps (not at "
-                           "eps=%.1f: %.3e+-%.1e vs %.3e+-%.1e)", p->name, METHODS[k].label,
-                           EPS_SWEEP[worst], res[r][k][worst].final_mean,
-                           res[r][k][worst].final_se, res[r][2][worst].final_mean,
-                           res[r][2][worst].final_se);
+            if (ok) {
+                vd(1, 1, 0, fig, "%-12s %s beats the baseline at every eps", p->name, METHODS[k].label);
+                continue;
+            }
+            const curve *c = &res[r][k][worst], *b = &res[r][2][worst];
+            vd(0, right, above_zero(p, r, c->final_mean, c->final_se), fig,
+               "%-12s %s beats the baseline at every eps (not at eps=%.1f: %.3e+-%.1e vs "
+               "%.3e+-%.1e)", p->name, METHODS[k].label, EPS_SWEEP[worst], c->final_mean,
+               c->final_se, b->final_mean, b->final_se);
         }
     }
 }

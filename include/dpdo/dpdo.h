@@ -19,6 +19,8 @@
 #include "compressor.h"
 #include "preprocess.h"
 #include "algorithm.h"
+#include "model_file.h"
 #include "transport.h"
+#include "audit.h"
 
 #endif /* DPDO_DPDO_H */

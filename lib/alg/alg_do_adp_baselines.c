@@ -351,7 +351,7 @@ static int dpdo_local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t sta
         double b = P->b0 * pow(P->pn, (double)(p->t - 1));
         dpdo__stream st;
         dpdo__stream_open(&st, e->rng, (uint64_t)i, p->t, DPDO_PURPOSE_NOISE);
-        for (size_t k = 0; k < d; k++) m[k] += dpdo__stream_laplace(&st, b);
+        for (size_t k = 0; k < d; k++) m[k] += dpdo__stream_laplace(&st, DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF) ? 0.5 * b : b);
         int rc = dpdo__stream_status(&st);
         if (rc) return dpdo__eng_err(e, rc, i, "noise generator failed (code %d)", dpdo__stream_cb_code(&st));
     }
@@ -608,7 +608,7 @@ static int cpgt_local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t sta
             double b = v ? by : bx;
             for (size_t k = 0; k < d; k++) res[k] = s[k] - h[k];
             if (noisy && b > 0)
-                for (size_t k = 0; k < d; k++) res[k] += dpdo__stream_laplace(&st, b);
+                for (size_t k = 0; k < d; k++) res[k] += dpdo__stream_laplace(&st, DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF) ? 0.5 * b : b);
             if (noisy && (rc = dpdo__stream_status(&st)))
                 return dpdo__eng_err(e, rc, i, "noise generator failed (code %d)", dpdo__stream_cb_code(&st));
             int64_t *cnt = e->scr[v ? P->scy : P->scx];

@@ -16,6 +16,7 @@
 
 
 struct dpdo_algorithm {
+    uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
     const dpdo__alg_vt *vt;
     int state, stop;
     dpdo__eng *e; /* NULL while EMPTY */
@@ -329,6 +330,7 @@ int dpdo__algorithm_create_vt(dpdo_algorithm **out, const dpdo__alg_vt *vt)
     if (!vt) return DPDO_E_INVAL;
     dpdo_algorithm *a = dpdo__calloc(1, sizeof *a);
     if (!a) return DPDO_E_NOMEM;
+    a->magic = DPDO__MAGIC_ALGORITHM;
     a->vt = vt;
     a->state = DPDO_ALG_EMPTY;
     *out = a;
@@ -345,12 +347,16 @@ DPDO_API int dpdo_algorithm_create(dpdo_algorithm **out, const dpdo_algorithm_ty
 
 DPDO_API void dpdo_algorithm_destroy(dpdo_algorithm *a)
 {
-    if (!a) return;
+    if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM)) return; /* NULL or destroyed */
+    DPDO__KILL(a);
     eng_free(a->e);
     dpdo__free(a);
 }
 
-DPDO_API const char *dpdo_algorithm_errmsg(const dpdo_algorithm *a) { return a ? a->errmsg : "(null)"; }
+DPDO_API const char *dpdo_algorithm_errmsg(const dpdo_algorithm *a)
+{
+    return !a ? "(null)" : DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM) ? a->errmsg : "(destroyed handle)";
+}
 DPDO_API const char *dpdo_algorithm_name(const dpdo_algorithm *a) { return a ? a->vt->name : "(null)"; }
 DPDO_API int dpdo_algorithm_state(const dpdo_algorithm *a) { return a ? a->state : -1; }
 DPDO_API int64_t dpdo_algorithm_nodes(const dpdo_algorithm *a) { return a && a->e ? a->e->n : 0; }
@@ -908,7 +914,7 @@ static int tolerance_test(dpdo_algorithm *a)
 
 DPDO_API int dpdo_algorithm_step(dpdo_algorithm *a)
 {
-    if (!a) return DPDO_E_INVAL;
+    if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM)) return DPDO_E_INVAL; /* NULL or destroyed */
     if (!a->e) return dpdo__err(a->errmsg, DPDO_E_STATE, "step: the algorithm is EMPTY; call dpdo_algorithm_setup");
     if (a->state == DPDO_ALG_DONE || a->state == DPDO_ALG_FAILED) {
         static const char *const why[] = {"none", "max rounds", "budget", "tolerance", "passes complete"};
@@ -1073,7 +1079,7 @@ DPDO_API int dpdo_algorithm_run(dpdo_algorithm *a, int64_t max_steps, int64_t *s
     int64_t k = 0;
     int rc = DPDO_E_INVAL;
     if (steps) *steps = 0;
-    if (!a) return rc;
+    if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM)) return rc; /* NULL or destroyed */
     for (;;) {
         if (max_steps > 0 && k >= max_steps) break;
         rc = dpdo_algorithm_step(a);

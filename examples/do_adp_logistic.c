@@ -624,8 +624,10 @@ static void check_fig2b(curve (*res)[N_EPS])
             len += snprintf(what + len, sizeof what - (size_t)len, " %.2e", res[j][e].final_mean);
         const curve *a = &res[j][N_EPS - 1], *b = &res[j][0];
         int ok = clearly_less(a->final_mean, a->final_se, b->final_mean, b->final_se);
-        ex_verdict(&tally, V(ok, a), "fig2b", "%s (eps %g vs %g by 2 s.e.)", what,
-                   EPS_SWEEP[N_EPS - 1], EPS_SWEEP[0]);
+        ex_verdict(&tally, V(ok, a), "fig2b", "%s (eps %g vs %g by 2 s.e.)%s", what,
+                   EPS_SWEEP[N_EPS - 1], EPS_SWEEP[0],
+                   ok ? "" : S.noise_mode == DPDO_NOISE_RIGOROUS ? " (under honest accounting)"
+                             : " (noise-dominated: see do_adp_budget)");
     }
     double lo[2] = {INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY};
     for (int j = 0; j < N_CONF; j++)
@@ -652,9 +654,12 @@ static void check_fig3(const curve *adp, const curve *bases)
         ex_verdict(&tally, V(ok, adp), "fig3", "DO-ADP (24%%) %.3e+-%.1e < %s (%.0f%%) %.3e+-%.1e%s",
                    adp->final_mean, adp->final_se, BASES[b].label, 100 * bases[b].util,
                    bases[b].final_mean, bases[b].final_se,
-                   BASES[b].role == M_CPGT && !ok
+                   ok ? ""
+                   : BASES[b].role == M_CPGT
                        ? " (CPGT-like's noise cancels in the average model it is scored at)"
-                       : "");
+                   : S.noise_mode == DPDO_NOISE_RIGOROUS ? " (under honest accounting)"
+                   : V(ok, adp) == EX_NOT_REPRODUCED ? " (noise-dominated: see do_adp_budget)"
+                                                     : "");
     }
     /* The average model hides noise that consensus averages out (CPGT-like and
      * DPDO perturb only messages, and the consensus step preserves the mean of

@@ -746,7 +746,10 @@ static void check_fig_pair(const char *where, const char *la, const char *lb, co
     }
     if (!ok && !why && !wrong_way)
         why = "right direction at every eps, but not by two standard errors at these seeds";
-    if (!ok && why) snprintf(what + len, sizeof what - (size_t)len, " (%s)", why);
+    if (!ok && !why && g_noise == DPDO_NOISE_RIGOROUS) why = "the data contradict the claim";
+    if (!ok && why)
+        snprintf(what + len, sizeof what - (size_t)len, " (%s%s)",
+                 g_noise == DPDO_NOISE_RIGOROUS ? "under honest accounting: " : "", why);
     ex_verdict(&tally, ok ? EX_PASS : why ? EX_NOT_REPRODUCED : EX_FAIL, where, "%s", what);
 }
 

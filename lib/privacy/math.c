@@ -8,7 +8,8 @@
  * References (formulas implemented from the papers):
  *  [MTZ19] Mironov, Talwar, Zhang. Renyi DP of the Sampled Gaussian Mechanism, 2019.
  *  [WBK19] Wang, Balle, Kasiviswanathan. Subsampled Renyi DP and analytical
- *          moments accountant, AISTATS 2019 (Theorem 9).
+ *          moments accountant, AISTATS 2019 (Theorem 9; Theorem 27, the
+ *          Gaussian-specific bound, arXiv:1808.00087).
  *  [M17]   Mironov. Renyi differential privacy, CSF 2017 (Prop. 6, Laplace).
  *  [CKS20] Canonne, Kamath, Steinke. The discrete Gaussian for DP, 2020
  *          (Prop. 12; = Balle et al. 2020 Thm 21).
@@ -505,7 +506,189 @@ static double log_a_wor_int(double g, double z, int64_t alpha, const double *log
     return softplus(M + log(acc));
 }
 
+/* ---- without replacement: the Gaussian-specific bound [WBK19, Thm 27] -------------
+ *
+ * For the Gaussian, eps(j) = j/(2z^2) = c j, and the forward differences of
+ * g(x) = e^{(x-1) eps(x)} = e^{c x (x-1)} at 0 enter the bound:
+ *   A <= 1 + g^2 C(a,2) min{4 (e^{2c} - 1), 2 e^{2c}}
+ *          + sum_{j=3}^{a} g^j C(a,j) min{4 sqrt(D_{2 floor(j/2)} D_{2 ceil(j/2)}), 2 e^{c j (j-1)}},
+ * D_l = Delta^l g(0) = sum_k (-1)^{l-k} C(l,k) e^{c k (k-1)}.
+ * With Y = e^{Z/z - 1/(2z^2)}, Z ~ N(0,1) (the likelihood ratio of N(1,z^2)
+ * to N(0,z^2)), E[Y^k] = e^{c k(k-1)}, so D_l = E[(Y - 1)^l] >= 0 for even l.
+ * The alternating sum loses every digit when c l is small (D_l ~ (2c)^{l/2}
+ * (l-1)!! while the terms are ~1), so each D_l is taken from the direct sum
+ * only when its rounding error bound is below 1e-10 relative; otherwise from
+ * the positive series: in the falling-factorial basis x^(2) x^(p) = x^(p+2) +
+ * 2p x^(p+1) + p(p-1) x^(p), so with v(0,0) = 1 and
+ *   v(m+1,p) = c p (p-1)/(m+1) [v(m,p-2) + 2 v(m,p-1) + v(m,p)]
+ * D_l = sum_m v(m,l), all terms >= 0 (no cancellation). Since
+ * max_p v(m+1,p) <= 4 c P^2/(m+1) max_p v(m,p), the tail after m (once
+ * m + 1 >= 8 c P^2) is at most max_p v(m,p): the sum stops when that is
+ * e^-40 below every needed D_l. A D_l that cannot be had accurately (series
+ * over 20000 steps) is left out and its term uses the other member of the
+ * min (always valid). D_l is used for l <= 256; beyond, the plain term. */
+#define WOR_LMAX 256
+#define WOR_NH (WOR_LMAX / 2 + 1) /* even l = 0, 2, ..., 256 */
+
+static double lse3(double a, double b, double c)
+{
+    double m = a > b ? a : b;
+    if (c > m) m = c;
+    if (m == -INFINITY) return -INFINITY;
+    return m + log(exp(a - m) + exp(b - m) + exp(c - m));
+}
+
+/* log D_l for even l <= lmax into ld[l/2] (NaN where not available) */
+static void wor_fdiff(double c, int lmax, double *ld)
+{
+    double lc[WOR_LMAX + 1];
+    int need_series = 0, pmax = 0;
+    ld[0] = 0.0;
+    for (int l = 2; l <= lmax; l += 2) {
+        /* log C(l,k) incrementally */
+        double M = -INFINITY, lck = 0.0;
+        for (int k = 0; k <= l; k++) {
+            if (k > 0) lck += log((double)(l - k + 1)) - log((double)k);
+            lc[k] = lck + c * (double)k * (double)(k - 1);
+            if (lc[k] > M) M = lc[k];
+        }
+        double s = 0.0, sabs = 0.0, xmax = 0.0;
+        for (int k = 0; k <= l; k++) {
+            double t = exp(lc[k] - M);
+            s += ((l - k) & 1) ? -t : t;
+            sabs += t;
+            if (fabs(lc[k]) > xmax) xmax = fabs(lc[k]);
+        }
+        /* each term carries a relative error <= ~(|x| + l + 4) u, the sum (l+1) u more */
+        double err = sabs * (xmax + 2.0 * l + 8.0) * 2.3e-16;
+        if (s > 0 && err <= 1e-10 * s) {
+            ld[l / 2] = M + log(s) + log1p(1e-10); /* rounded upwards */
+        } else {
+            ld[l / 2] = NAN;
+            need_series = 1;
+            pmax = l;
+        }
+    }
+    if (!need_series || !(c > 0)) return;
+    /* log-space series over m, rows p = 0..pmax */
+    double va[WOR_LMAX + 1], vb[WOR_LMAX + 1], S[WOR_LMAX + 1];
+    double *v = va, *w = vb;
+    for (int p = 0; p <= pmax; p++) {
+        v[p] = p == 0 ? 0.0 : -INFINITY;
+        S[p] = p == 0 ? 0.0 : -INFINITY;
+    }
+    double lcp = log(c), thr = 8.0 * c * (double)pmax * (double)pmax;
+    int done = 0;
+    for (int m = 0; m < 20000 && !done; m++) {
+        double lm = log((double)(m + 1)), U = -INFINITY;
+        w[0] = w[1] = -INFINITY;
+        int ptop = 2 * (m + 1) < pmax ? 2 * (m + 1) : pmax;
+        for (int p = 2; p <= pmax; p++) {
+            if (p > ptop) {
+                w[p] = -INFINITY;
+                continue;
+            }
+            double in = lse3(v[p - 2], LOG_2 + v[p - 1], v[p]);
+            w[p] = lcp + log((double)p) + log((double)(p - 1)) - lm + in;
+            if (w[p] > U) U = w[p];
+            if (!(p & 1) && isnan(ld[p / 2])) S[p] = dpdo__log_add(S[p], w[p]);
+        }
+        double *t = v;
+        v = w;
+        w = t;
+        if ((double)(m + 2) >= thr && 2 * (m + 1) >= pmax) {
+            done = 1;
+            for (int l = 2; l <= pmax; l += 2)
+                if (isnan(ld[l / 2]) && !(U < S[l] - 40.0)) done = 0;
+        }
+    }
+    if (!done) return; /* the plain term is used instead */
+    for (int l = 2; l <= pmax; l += 2)
+        if (isnan(ld[l / 2])) ld[l / 2] = S[l] + log1p(1e-12); /* tail e^-40 + rounding, upwards */
+}
+
+/* log A for integer alpha >= 2 (Thm 27), D table ld[] (may hold NaN) */
+static double log_a_wor27(double g, double z, int64_t alpha, const double *ld)
+{
+    double c = 1.0 / (2.0 * z * z), lg = log(g), a = (double)alpha;
+    double lc = log(a) + log(a - 1.0) - LOG_2; /* log C(a,2) */
+    double m2 = log_expm1(2.0 * c) + 2.0 * LOG_2;
+    double m2b = 2.0 * c + LOG_2;
+    double M = 2.0 * lg + lc + (m2 < m2b ? m2 : m2b), acc = 1.0;
+    for (int64_t j = 3; j <= alpha; j++) {
+        lc += log((double)(alpha - j + 1)) - log((double)j);
+        double fj = (double)j;
+        double plain = (fj - 1.0) * fj * c + LOG_2, best = plain;
+        if (j <= WOR_LMAX) {
+            int lo = (int)(2 * (j / 2)), hi = (int)(2 * ((j + 1) / 2));
+            if (hi <= WOR_LMAX && !isnan(ld[lo / 2]) && !isnan(ld[hi / 2])) {
+                double f = 2.0 * LOG_2 + 0.5 * (ld[lo / 2] + ld[hi / 2]);
+                if (f < best) best = f;
+            }
+        }
+        double t = fj * lg + lc + best;
+        if (t > M) {
+            acc = acc * exp(M - t) + 1.0;
+            M = t;
+        } else if (t > M - DROP) {
+            acc += exp(t - M);
+        }
+    }
+    return softplus(M + log(acc));
+}
+
+/* D table for z, for orders up to alpha (memo: NULL, or the event's memo:
+ * [0, WOR_NH) log D, [WOR_NH] the largest l computed) */
+static const double *wor_table(double z, double alpha, double *memo, double *local)
+{
+    int need = alpha >= WOR_LMAX ? WOR_LMAX : (int)(2 * ceil(ceil(alpha) / 2.0));
+    if (need < 2) need = 2;
+    double c = 1.0 / (2.0 * z * z);
+    if (memo) {
+        if (!isnan(memo[WOR_NH]) && memo[WOR_NH] >= need) return memo;
+        /* compute at least up to 64 at once, so most queries need one table */
+        int l2 = need < 64 ? 64 : need;
+        wor_fdiff(c, l2, memo);
+        memo[WOR_NH] = l2;
+        return memo;
+    }
+    wor_fdiff(c, need, local);
+    return local;
+}
+
+double dpdo__rdp_wor_gauss_m(double g, double z, double alpha, double *memo)
+{
+    if (!(g > 0)) return 0.0;
+    if (alpha == INFINITY) return INFINITY;
+    double full = alpha / (2.0 * z * z);
+    if (!(full > 0)) return 0.0;
+    if (g >= 1.0) return full;
+    if (alpha > 1e6) return full;
+    double local[WOR_NH];
+    double lo = floor(alpha);
+    const double *ld = wor_table(z, lo == alpha ? alpha : lo + 1.0, memo, local);
+    double la;
+    if (alpha == lo) {
+        la = log_a_wor27(g, z, (int64_t)alpha, ld);
+    } else { /* convexity chord between floor and floor + 1 (log A_1 = 0) */
+        double llo = lo < 2 ? 0.0 : log_a_wor27(g, z, (int64_t)lo, ld);
+        double lhi = log_a_wor27(g, z, (int64_t)lo + 1, ld);
+        la = llo + (alpha - lo) * (lhi - llo);
+    }
+    return clamp_rdp(la / (alpha - 1.0), full);
+}
+
 double dpdo__rdp_wor_gauss(double g, double z, double alpha, const double *logtab, int64_t logtab_n)
+{
+    (void)logtab;
+    (void)logtab_n;
+    return dpdo__rdp_wor_gauss_m(g, z, alpha, NULL);
+}
+
+/* the general bound [WBK19, Thm 9] (kept for comparison: the tests check the
+ * Gaussian-specific bound never exceeds it) */
+double dpdo__rdp_wor_gauss_thm9(double g, double z, double alpha, const double *logtab,
+                                int64_t logtab_n)
 {
     if (!(g > 0)) return 0.0;
     if (alpha == INFINITY) return INFINITY;
@@ -551,6 +734,8 @@ double dpdo__rdp_event_m(const dpdo__event_desc *ev, double alpha, const double 
 {
     if (memo && ev->mech == DPDO_MECH_GAUSSIAN && ev->samp.kind == DPDO_SAMPLING_POISSON)
         return dpdo__rdp_poisson_gauss_m(ev->samp.q, ev->noise / ev->sens, alpha, logtab, logtab_n, memo);
+    if (memo && ev->mech == DPDO_MECH_GAUSSIAN && ev->samp.kind == DPDO_SAMPLING_WOR)
+        return dpdo__rdp_wor_gauss_m(ev->samp.q, ev->noise / ev->sens, alpha, memo);
     return dpdo__rdp_event(ev, alpha, logtab, logtab_n);
 }
 

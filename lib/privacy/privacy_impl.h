@@ -125,9 +125,16 @@ double dpdo__log_a_int_ref(double q, double z, int64_t alpha, const double *logt
 double dpdo__log_a_frac_ref(double q, double z, double alpha);
 double dpdo__rdp_poisson_gauss_ref(double q, double z, double alpha, const double *logtab,
                                    int64_t logtab_n);
-/* Without-replacement subsampled Gaussian (WBK 2019 Thm 9), gamma = m/n. */
+/* Without-replacement subsampled Gaussian, gamma = m/n: the Gaussian-specific
+ * bound (WBK 2019 Thm 27; convexity chord at fractional orders). The _m form
+ * memoises the forward-difference table of the event in memo (DPDO__PG_MEMO
+ * doubles, reset to NaN when the event changes; NULL: none); same values. */
 double dpdo__rdp_wor_gauss(double gamma, double z, double alpha, const double *logtab,
                            int64_t logtab_n);
+double dpdo__rdp_wor_gauss_m(double gamma, double z, double alpha, double *memo);
+/* The general bound (WBK 2019 Thm 9) the library used before: tests only. */
+double dpdo__rdp_wor_gauss_thm9(double gamma, double z, double alpha, const double *logtab,
+                                int64_t logtab_n);
 double dpdo__rdp_laplace(double lambda, double alpha);
 /* RDP curve of one event at one order (dispatch on mechanism and sampling). */
 double dpdo__rdp_event(const dpdo__event_desc *ev, double alpha, const double *logtab,

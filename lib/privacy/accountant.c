@@ -7,7 +7,7 @@
 #include <string.h>
 #include "privacy_impl.h"
 
-enum { K_RDP = 1, K_EXACT = 2, K_ZCDP = 3, K_PURE = 4 };
+enum { K_RDP = 1, K_EXACT = 2, K_ZCDP = 3, K_PURE = 4, K_PLD = 5, K_AUTO = 6 };
 
 /* Built-in state: the RDP orders, a log table for the integer-order sums, and
  * a cache of per-event RDP vectors indexed like the ledger's event list (the
@@ -39,6 +39,11 @@ typedef struct builtin {
                      * lower bound from a stopped series (0 = none) */
     int64_t *bsig;  /* [cache_cap] integer points the bounds were built from (-1 = none) */
     double *lbv, *ubv; /* [n_orders] scratch: bounds of the composed RDP */
+    dpdo__pld_acc *pld; /* pld and auto */
+    double pld_h;       /* pld discretisation interval */
+    double limit;       /* auto: an RDP answer <= limit is returned without the other accountants */
+    double last_lo;     /* lower bound of the last epsilon answer (0: none known) */
+    const char *last_src; /* accountant that produced the last answer */
     char msg[DPDO__ERRMSG_LEN];
 } builtin;
 
@@ -58,6 +63,8 @@ struct dpdo_accountant {
     dpdo_ledger *ledger;
     int has_budget;
     double budget_eps, budget_delta;
+    double last_lo;       /* worst-node lower bound of the last epsilon query */
+    const char *last_src; /* accountant behind the last answer */
     double *rows; /* [(rows_cap) * DPDO_EV_FIELDS] */
     int64_t rows_cap;
     char errmsg[DPDO__ERRMSG_LEN];
@@ -606,7 +613,7 @@ static const char *samp_name(double s)
 }
 
 /* exact: mu^2; zcdp: rho; pure: eps. Reject what the accountant cannot do. */
-static int closed_total(builtin *b, const double *ev, int64_t n, double *out)
+static int closed_total(builtin *b, int kind, const double *ev, int64_t n, double *out)
 {
     double s = 0.0;
     for (int64_t k = 0; k < n; k++) {
@@ -616,7 +623,7 @@ static int closed_total(builtin *b, const double *ev, int64_t n, double *out)
         int gauss = r[DPDO_EV_MECH] == DPDO_MECH_GAUSSIAN;
         int sampled = r[DPDO_EV_SAMPLING] != DPDO_SAMPLING_NONE && r[DPDO_EV_RATE] < 1.0;
         double x = r[DPDO_EV_SENS] / r[DPDO_EV_NOISE];
-        if (b->kind == K_PURE) {
+        if (kind == K_PURE) {
             if (gauss)
                 return dpdo__err(b->msg, DPDO_E_UNSUPPORTED,
                                  "pure-DP accountant: event %lld is Gaussian (no finite pure epsilon); use rdp, exact or zcdp",
@@ -629,9 +636,9 @@ static int closed_total(builtin *b, const double *ev, int64_t n, double *out)
         if (sampled)
             return dpdo__err(b->msg, DPDO_E_UNSUPPORTED,
                              "%s accountant: event %lld is a %s %s mechanism; only unsampled events are supported (use rdp)",
-                             b->kind == K_EXACT ? "exact" : "zcdp", (long long)k, samp_name(r[DPDO_EV_SAMPLING]),
+                             kind == K_EXACT ? "exact" : "zcdp", (long long)k, samp_name(r[DPDO_EV_SAMPLING]),
                              mech_name(r[DPDO_EV_MECH]));
-        if (b->kind == K_EXACT) {
+        if (kind == K_EXACT) {
             if (!gauss)
                 return dpdo__err(b->msg, DPDO_E_UNSUPPORTED,
                                  "exact accountant: event %lld is a Laplace mechanism; only Gaussian events are supported",
@@ -645,10 +652,64 @@ static int closed_total(builtin *b, const double *ev, int64_t n, double *out)
     return DPDO_OK;
 }
 
+/* auto: does the exact accountant apply (every charged event an unsampled Gaussian)? */
+static int exact_applies(const double *ev, int64_t n)
+{
+    for (int64_t k = 0; k < n; k++) {
+        const double *r = ev + k * DPDO_EV_FIELDS;
+        if (!(r[DPDO_EV_COUNT] > 0)) continue;
+        if (r[DPDO_EV_MECH] != DPDO_MECH_GAUSSIAN) return 0;
+        if (r[DPDO_EV_SAMPLING] != DPDO_SAMPLING_NONE && r[DPDO_EV_RATE] < 1.0) return 0;
+    }
+    return 1;
+}
+
+/* auto: the smallest epsilon among rdp, exact (when it applies) and pld (when
+ * it supports every event and delta). Each is a valid upper bound, so their
+ * minimum is. An accountant that cannot answer is skipped (out of memory is
+ * an error). */
+static int auto_epsilon(builtin *b, const double *ev, int64_t n, double delta, double *eps, double *order)
+{
+    int rc = rdp_epsilon(b, ev, n, delta, eps, order);
+    if (rc) return rc;
+    b->last_src = "rdp";
+    b->last_lo = 0.0;
+    if (*eps <= b->limit) return DPDO_OK; /* the guard only needs to know it fits */
+    if (exact_applies(ev, n)) {
+        double s;
+        if (closed_total(b, K_EXACT, ev, n, &s) == DPDO_OK) {
+            double e = dpdo__gauss_eps(sqrt(s), delta);
+            if (e < *eps) {
+                *eps = e;
+                *order = NAN;
+                b->last_src = "exact";
+            }
+            b->last_lo = e; /* exact: the tight value */
+            return DPDO_OK; /* pld cannot beat the exact curve */
+        }
+    }
+    double hi, lo;
+    char m2[DPDO__ERRMSG_LEN];
+    rc = dpdo__pld_acc_eps(b->pld, ev, n, delta, &hi, &lo, m2);
+    if (rc == DPDO_E_NOMEM) return dpdo__err(b->msg, rc, "%s", m2);
+    if (rc == DPDO_OK) {
+        if (hi < *eps) {
+            *eps = hi;
+            *order = NAN;
+            b->last_src = "pld";
+        }
+        b->last_lo = lo < *eps ? lo : *eps;
+    }
+    return DPDO_OK;
+}
+
 static int b_epsilon(void *user, const double *ev, int64_t n, double delta, double *eps, double *order)
 {
     builtin *b = user;
     *order = NAN;
+    b->last_lo = 0.0;
+    b->last_src = b->kind == K_RDP ? "rdp" : b->kind == K_EXACT ? "exact" : b->kind == K_ZCDP ? "zcdp"
+                  : b->kind == K_PURE ? "pure" : b->kind == K_PLD ? "pld" : "auto";
     if (!any_charged(ev, n)) {
         *eps = 0.0;
         return DPDO_OK;
@@ -656,15 +717,24 @@ static int b_epsilon(void *user, const double *ev, int64_t n, double delta, doub
     if (b->kind == K_RDP) {
         return rdp_epsilon(b, ev, n, delta, eps, order);
     }
+    if (b->kind == K_PLD) {
+        double lo;
+        int rc = dpdo__pld_acc_eps(b->pld, ev, n, delta, eps, &lo, b->msg);
+        if (rc == DPDO_OK) b->last_lo = lo;
+        return rc;
+    }
+    if (b->kind == K_AUTO) return auto_epsilon(b, ev, n, delta, eps, order);
     double s;
-    int rc = closed_total(b, ev, n, &s);
+    int rc = closed_total(b, b->kind, ev, n, &s);
     if (rc) return rc;
-    if (b->kind == K_EXACT)
+    if (b->kind == K_EXACT) {
         *eps = dpdo__gauss_eps(sqrt(s), delta);
-    else if (b->kind == K_ZCDP)
+        b->last_lo = *eps;
+    } else if (b->kind == K_ZCDP) {
         *eps = dpdo__zcdp_eps(s, delta, b->conv);
-    else
+    } else {
         *eps = s;
+    }
     return DPDO_OK;
 }
 
@@ -675,14 +745,33 @@ static int b_delta(void *user, const double *ev, int64_t n, double eps, double *
         *delta = 0.0;
         return DPDO_OK;
     }
-    if (b->kind == K_RDP) {
+    if (b->kind == K_RDP || b->kind == K_AUTO) {
         int rc = rdp_total(b, ev, n);
         if (rc) return rc;
         *delta = dpdo__rdp_delta(b->orders, b->tot, b->n_orders, eps, b->conv, NULL);
+        b->last_src = "rdp";
+        if (b->kind == K_RDP) return DPDO_OK;
+        double s, d;
+        if (exact_applies(ev, n) && closed_total(b, K_EXACT, ev, n, &s) == DPDO_OK) {
+            d = dpdo__gauss_delta(sqrt(s), eps);
+            if (d < *delta) {
+                *delta = d;
+                b->last_src = "exact";
+            }
+            return DPDO_OK;
+        }
+        char m2[DPDO__ERRMSG_LEN];
+        rc = dpdo__pld_acc_delta(b->pld, ev, n, eps, &d, m2);
+        if (rc == DPDO_E_NOMEM) return dpdo__err(b->msg, rc, "%s", m2);
+        if (rc == DPDO_OK && d < *delta) {
+            *delta = d;
+            b->last_src = "pld";
+        }
         return DPDO_OK;
     }
+    if (b->kind == K_PLD) return dpdo__pld_acc_delta(b->pld, ev, n, eps, delta, b->msg);
     double s;
-    int rc = closed_total(b, ev, n, &s);
+    int rc = closed_total(b, b->kind, ev, n, &s);
     if (rc) return rc;
     if (b->kind == K_EXACT)
         *delta = dpdo__gauss_delta(sqrt(s), eps);
@@ -714,6 +803,7 @@ static void b_release(void *user)
     dpdo__free(b->bsig);
     dpdo__free(b->loga);
     dpdo__free(b->l1ma);
+    dpdo__pld_acc_free(b->pld);
     dpdo__free(b);
 }
 
@@ -722,6 +812,8 @@ static const dpdo_accountant_type TYPES[] = {
     {sizeof(dpdo_accountant_type), "exact", b_epsilon, b_delta, b_release},
     {sizeof(dpdo_accountant_type), "zcdp", b_epsilon, b_delta, b_release},
     {sizeof(dpdo_accountant_type), "pure", b_epsilon, b_delta, b_release},
+    {sizeof(dpdo_accountant_type), "pld", b_epsilon, b_delta, b_release},
+    {sizeof(dpdo_accountant_type), "auto", b_epsilon, b_delta, b_release},
 };
 #define N_TYPES ((int)(sizeof TYPES / sizeof TYPES[0]))
 
@@ -855,6 +947,7 @@ static void opts_defaults(dpdo_accountant_options *o)
     memset(o, 0, sizeof *o);
     o->struct_size = sizeof *o;
     o->conversion = DPDO_CONVERSION_IMPROVED;
+    o->pld_interval = DPDO_PLD_DEFAULT_INTERVAL;
 }
 
 int dpdo_accountant_options_init(dpdo_accountant_options *o, size_t struct_size)
@@ -890,10 +983,18 @@ static int make_builtin(builtin **out, int kind, const dpdo_accountant_options *
         return dpdo__err(err, DPDO_E_INVAL, "conversion = %d is not a DPDO_CONVERSION_* value",
                          (int)o->conversion);
     if (o->reserved0 != 0) return dpdo__err(err, DPDO_E_INVAL, "reserved0 must be 0");
+    if (!(o->pld_interval >= 1e-6 && o->pld_interval <= 1.0))
+        return dpdo__err(err, DPDO_E_INVAL, "pld_interval = %g is not in [1e-6, 1]", o->pld_interval);
     builtin *b = dpdo__calloc(1, sizeof *b);
     if (!b) return DPDO_E_NOMEM;
     b->kind = kind;
     b->conv = o->conversion;
+    b->pld_h = o->pld_interval;
+    b->limit = -INFINITY;
+    if ((kind == K_PLD || kind == K_AUTO) && dpdo__pld_acc_new(&b->pld, b->pld_h) != DPDO_OK) {
+        dpdo__free(b);
+        return DPDO_E_NOMEM;
+    }
     b->n_orders = n;
     b->orders = dpdo__alloc_array((size_t)n, sizeof *b->orders);
     b->tot = dpdo__alloc_array((size_t)n, sizeof *b->tot);
@@ -1094,7 +1195,8 @@ static int query_sel(dpdo_accountant *a, int want_delta, const int64_t *nodes, i
         desc_to_row(extra, a->rows + K * DPDO_EV_FIELDS);
         a->rows[K * DPDO_EV_FIELDS + DPDO_EV_COUNT] = extra_count;
     }
-    double worst = 0.0, wo = NAN;
+    double worst = 0.0, wo = NAN, wlo = 0.0, plo = 0.0;
+    const char *wsrc = a->type->name, *psrc = a->type->name;
     int64_t prev = -1;
     double pv = 0.0, po = NAN;
     for (int64_t i = 0; i < ns; i++) {
@@ -1106,23 +1208,38 @@ static int query_sel(dpdo_accountant *a, int want_delta, const int64_t *nodes, i
             a->rows[k * DPDO_EV_FIELDS + DPDO_EV_COUNT] = (double)c;
         }
         double v, o = NAN;
+        double lo = 0.0;
+        const char *src = a->type->name;
         if (same) {
             v = pv;
             o = po;
+            lo = plo;
+            src = psrc;
         } else {
             rc = call_cb(a, want_delta, nrow, x, &v, &o);
             if (rc) return rc;
+            if (a->is_builtin) {
+                builtin *b = a->user;
+                lo = b->last_lo;
+                if (b->last_src) src = b->last_src;
+            }
         }
         if (i == 0 || v > worst) {
             worst = v;
             wo = o;
+            wsrc = src;
         }
+        if (lo > wlo) wlo = lo; /* the worst node is at least the largest lower bound */
         prev = node;
         pv = v;
         po = o;
+        plo = lo;
+        psrc = src;
     }
     *out = worst;
     if (order) *order = wo;
+    a->last_lo = want_delta ? 0.0 : (wlo < worst ? wlo : worst);
+    a->last_src = wsrc;
     return DPDO_OK;
 }
 
@@ -1166,6 +1283,25 @@ int dpdo_accountant_epsilon(dpdo_accountant *a, int64_t node, double delta, doub
     return rc;
 }
 
+int dpdo_accountant_epsilon_bounds(dpdo_accountant *a, int64_t node, double delta, double *eps_lo,
+                                   double *eps_hi)
+{
+    if (!a) return DPDO_E_INVAL;
+    if (!eps_lo || !eps_hi) return dpdo__err(a->errmsg, DPDO_E_INVAL, "eps_lo and eps_hi must not be NULL");
+    double e;
+    int rc = dpdo_accountant_epsilon(a, node, delta, &e, NULL);
+    if (rc) return rc;
+    *eps_hi = e;
+    *eps_lo = a->last_lo;
+    return DPDO_OK;
+}
+
+const char *dpdo_accountant_source(const dpdo_accountant *a)
+{
+    if (!a) return "";
+    return a->last_src ? a->last_src : dpdo_accountant_type_name(a->type);
+}
+
 int dpdo_accountant_delta(dpdo_accountant *a, int64_t node, double eps, double *delta)
 {
     if (!a) return DPDO_E_INVAL;
@@ -1205,7 +1341,10 @@ int dpdo_accountant_would_exceed(dpdo_accountant *a, const dpdo_event *ev, int64
     if (!nodes && n_sel != -1)
         return dpdo__err(a->errmsg, DPDO_E_INVAL, "nodes is NULL but n_sel = %lld (use -1 for all)", (long long)n_sel);
     double e;
+    builtin *b = a->is_builtin ? a->user : NULL;
+    if (b) b->limit = a->budget_eps; /* auto: an RDP figure within the budget settles it */
     int rc = query_sel(a, 0, nodes, n_sel, &ev->d, (double)count, a->budget_delta, &e, NULL);
+    if (b) b->limit = -INFINITY;
     if (rc) return rc;
     *exceed = e > a->budget_eps;
     if (eps_after) *eps_after = e;

@@ -490,8 +490,22 @@ int dpdo__pld_compose(const dpdo__pld_pmf *const *pm, const double *counts, int6
     }
     out->lo = a0;
     out->n = w;
-    out->tail_up = b < rhi ? TAIL : 0.0;
-    out->alias = (b < rhi ? TAIL : 0.0) + (a > rlo ? TAIL : 0.0);
+    /* FFT rounding: ||err||_2 is of the order of the unit roundoff times the
+     * number of rounding stages (log2 N per transform, 2 log2 T for the
+     * powers, one per event) times the output's L2 norm (Parseval); the error
+     * of a delta, a weighted sum of bins with weights in [0, 1], is of the
+     * order of ||err||_2 for rounding errors of random sign (sqrt(W) times
+     * more in the worst case). 8 times that estimate is added to delta: an
+     * allowance measured to exceed the observed error (tests), not a proof. */
+    double l2 = 0.0;
+    for (int64_t j = 0; j < w; j++) l2 += out->p[j] * out->p[j];
+    double cnt_max = 1.0;
+    for (int64_t e = 0; e < k; e++)
+        if (counts[e] > cnt_max) cnt_max = counts[e];
+    out->fft_err = 8.0 * 0x1p-52 * (log2((double)N) * 2.0 + 2.0 * log2(cnt_max + 1.0) + 4.0 + (double)k) *
+                   sqrt(l2);
+    out->tail_up = (b < rhi ? TAIL : 0.0) + out->fft_err;
+    out->alias = (b < rhi ? TAIL : 0.0) + (a > rlo ? TAIL : 0.0) + out->fft_err;
     return DPDO_OK;
 }
 
@@ -574,7 +588,7 @@ typedef struct pld_entry {
 
 struct dpdo__pld_acc {
     double h;
-    pld_entry *ent;
+    pld_entry **ent; /* individually allocated: pointers into them stay valid */
     int64_t n_ent, cap_ent;
     uint64_t stamp;
     double *key; /* rows of the last composition */
@@ -607,8 +621,9 @@ void dpdo__pld_acc_free(dpdo__pld_acc *a)
 {
     if (!a) return;
     for (int64_t i = 0; i < a->n_ent; i++) {
-        dpdo__pld_pmf_free(&a->ent[i].pm[0]);
-        dpdo__pld_pmf_free(&a->ent[i].pm[1]);
+        dpdo__pld_pmf_free(&a->ent[i]->pm[0]);
+        dpdo__pld_pmf_free(&a->ent[i]->pm[1]);
+        dpdo__free(a->ent[i]);
     }
     dpdo__free(a->ent);
     drop_dists(a);
@@ -648,23 +663,24 @@ static int get_pmf(dpdo__pld_acc *a, const dpdo__event_desc *d, int dir, const d
     if (!is_poisson(d)) dir = 0; /* symmetric pairs */
     pld_entry *e = NULL;
     for (int64_t i = 0; i < a->n_ent; i++)
-        if (same_ev(&a->ent[i].d, d)) {
-            e = &a->ent[i];
+        if (same_ev(&a->ent[i]->d, d)) {
+            e = a->ent[i];
             break;
         }
     if (!e) {
         if (a->n_ent == a->cap_ent) {
             int64_t nc = a->cap_ent ? 2 * a->cap_ent : 8;
-            pld_entry *ne = dpdo__calloc((size_t)nc, sizeof *ne);
+            pld_entry **ne = dpdo__calloc((size_t)nc, sizeof *ne);
             if (!ne) return dpdo__err(err, DPDO_E_NOMEM, "pld: out of memory for the event cache");
             if (a->n_ent) memcpy(ne, a->ent, (size_t)a->n_ent * sizeof *ne);
             dpdo__free(a->ent);
             a->ent = ne;
             a->cap_ent = nc;
         }
-        e = &a->ent[a->n_ent++];
-        memset(e, 0, sizeof *e);
+        e = dpdo__calloc(1, sizeof *e);
+        if (!e) return dpdo__err(err, DPDO_E_NOMEM, "pld: out of memory for the event cache");
         e->d = *d;
+        a->ent[a->n_ent++] = e;
     }
     e->stamp = a->stamp;
     if (!e->have[dir]) {
@@ -683,11 +699,12 @@ static void evict(dpdo__pld_acc *a, int64_t keep)
     if (a->n_ent <= keep) return;
     int64_t w = 0;
     for (int64_t i = 0; i < a->n_ent; i++) {
-        if (a->ent[i].stamp == a->stamp) {
+        if (a->ent[i]->stamp == a->stamp) {
             a->ent[w++] = a->ent[i];
         } else {
-            dpdo__pld_pmf_free(&a->ent[i].pm[0]);
-            dpdo__pld_pmf_free(&a->ent[i].pm[1]);
+            dpdo__pld_pmf_free(&a->ent[i]->pm[0]);
+            dpdo__pld_pmf_free(&a->ent[i]->pm[1]);
+            dpdo__free(a->ent[i]);
         }
     }
     a->n_ent = w;

@@ -170,6 +170,7 @@ typedef struct dpdo__pld_dist {
     int64_t lo, n;
     double *p;
     double h, inf, tail_up, alias, steps, trunc;
+    double fft_err; /* allowance for the FFT's rounding (included in tail_up and alias) */
 } dpdo__pld_dist;
 /* FFT buffers and plans kept between compositions (zero-initialise). */
 typedef struct dpdo__pld_work {

@@ -43,6 +43,13 @@ typedef struct builtin {
     double pld_h;       /* pld discretisation interval */
     double limit;       /* auto: an RDP answer <= limit is returned without the other accountants */
     double last_lo;     /* lower bound of the last epsilon answer (0: none known) */
+    /* auto's guard: an event table (with counts) whose pld epsilon safe_eps is
+     * within the limit: any table with the same events and counts <= these is
+     * within it too (epsilon is non-decreasing in the counts); look: the
+     * look-ahead (extra releases of the last row) tried next */
+    double *safe_rows, *look_rows;
+    int64_t safe_n, safe_cap;
+    double safe_eps, look;
     const char *last_src; /* accountant that produced the last answer */
     char msg[DPDO__ERRMSG_LEN];
 } builtin;
@@ -664,6 +671,86 @@ static int exact_applies(const double *ev, int64_t n)
     return 1;
 }
 
+/* auto's guard (b->limit set, the hypothetical release in the last row): if
+ * the table is covered by the safe table, the safe epsilon (<= limit) is
+ * returned; else the table plus `look` more of the last row is tried once: if
+ * its pld epsilon is within the limit it becomes the safe table and that
+ * epsilon (an upper bound of this table's, as epsilon is non-decreasing in
+ * the counts) is returned; if not, the look-ahead is quartered and 1 is
+ * returned (compute this table as usual). rdp's *eps is kept when smaller. */
+static int same_row_desc(const double *a, const double *b)
+{
+    for (int f = 0; f < DPDO_EV_COUNT; f++)
+        if (a[f] != b[f]) return 0;
+    return 1;
+}
+
+static int guard_lookahead(builtin *b, const double *ev_in, int64_t n, double delta, double *eps)
+{
+    size_t cells = (size_t)n * DPDO_EV_FIELDS;
+    if (n > b->safe_cap) {
+        dpdo__free(b->safe_rows);
+        dpdo__free(b->look_rows);
+        b->safe_cap = 0;
+        b->safe_n = 0;
+        b->safe_rows = dpdo__alloc_array(cells, sizeof *b->safe_rows);
+        b->look_rows = dpdo__alloc_array(cells, sizeof *b->look_rows);
+        if (!b->safe_rows || !b->look_rows) return dpdo__err(b->msg, DPDO_E_NOMEM, "out of memory in the guard");
+        b->safe_cap = n;
+    }
+    /* canonical table: the hypothetical release (last row) merged into the
+     * ledger's row of the same event, if any; x = the row that grows */
+    double *ev = b->look_rows;
+    memcpy(ev, ev_in, cells * sizeof *ev);
+    int64_t x = n - 1;
+    for (int64_t k = 0; k < n - 1; k++)
+        if (same_row_desc(ev + k * DPDO_EV_FIELDS, ev + (n - 1) * DPDO_EV_FIELDS)) {
+            ev[k * DPDO_EV_FIELDS + DPDO_EV_COUNT] += ev[(n - 1) * DPDO_EV_FIELDS + DPDO_EV_COUNT];
+            ev[(n - 1) * DPDO_EV_FIELDS + DPDO_EV_COUNT] = 0.0;
+            x = k;
+            break;
+        }
+    if (b->safe_n == n) {
+        int cov = 1;
+        for (int64_t k = 0; k < n && cov; k++) {
+            const double *r = ev + k * DPDO_EV_FIELDS, *sr = b->safe_rows + k * DPDO_EV_FIELDS;
+            for (int f = 0; f < DPDO_EV_COUNT; f++)
+                if (r[f] != sr[f]) cov = 0;
+            if (r[DPDO_EV_COUNT] > sr[DPDO_EV_COUNT]) cov = 0;
+        }
+        if (cov) {
+            if (b->safe_eps < *eps) {
+                *eps = b->safe_eps;
+                b->last_src = "pld";
+            }
+            return 0;
+        }
+    }
+    if (!(ev[x * DPDO_EV_FIELDS + DPDO_EV_COUNT] > 0)) return 1;
+    double total = 0.0;
+    for (int64_t k = 0; k < n; k++) total += ev[k * DPDO_EV_FIELDS + DPDO_EV_COUNT];
+    if (!(b->look >= 1.0)) b->look = floor(total / 16.0) + 1.0;
+    ev[x * DPDO_EV_FIELDS + DPDO_EV_COUNT] += b->look;
+    double hi, lo;
+    char m2[DPDO__ERRMSG_LEN];
+    int rc = dpdo__pld_acc_eps(b->pld, b->look_rows, n, delta, &hi, &lo, m2);
+    if (rc == DPDO_E_NOMEM) return dpdo__err(b->msg, rc, "%s", m2);
+    if (rc == DPDO_OK && hi <= b->limit) {
+        memcpy(b->safe_rows, b->look_rows, cells * sizeof *ev);
+        b->safe_n = n;
+        b->safe_eps = hi;
+        if (hi < *eps) {
+            *eps = hi;
+            b->last_src = "pld";
+        }
+        b->look *= 2.0;
+        return 0;
+    }
+    b->look = floor(b->look / 4.0);
+    if (b->look < 1.0) b->look = 1.0;
+    return 1;
+}
+
 /* auto: the smallest epsilon among rdp, exact (when it applies) and pld (when
  * it supports every event and delta). Each is a valid upper bound, so their
  * minimum is. An accountant that cannot answer is skipped (out of memory is
@@ -690,6 +777,10 @@ static int auto_epsilon(builtin *b, const double *ev, int64_t n, double delta, d
     }
     double hi, lo;
     char m2[DPDO__ERRMSG_LEN];
+    if (b->limit > -INFINITY) { /* the guard: a look-ahead spares a composition per round */
+        rc = guard_lookahead(b, ev, n, delta, eps);
+        if (rc != 1) return rc; /* answered (0) or failed */
+    }
     rc = dpdo__pld_acc_eps(b->pld, ev, n, delta, &hi, &lo, m2);
     if (rc == DPDO_E_NOMEM) return dpdo__err(b->msg, rc, "%s", m2);
     if (rc == DPDO_OK) {
@@ -804,6 +895,8 @@ static void b_release(void *user)
     dpdo__free(b->loga);
     dpdo__free(b->l1ma);
     dpdo__pld_acc_free(b->pld);
+    dpdo__free(b->safe_rows);
+    dpdo__free(b->look_rows);
     dpdo__free(b);
 }
 

@@ -521,34 +521,26 @@ static double log_a_wor_int(double g, double z, int64_t alpha, const double *log
  * the positive series: in the falling-factorial basis x^(2) x^(p) = x^(p+2) +
  * 2p x^(p+1) + p(p-1) x^(p), so with v(0,0) = 1 and
  *   v(m+1,p) = c p (p-1)/(m+1) [v(m,p-2) + 2 v(m,p-1) + v(m,p)]
- * D_l = sum_m v(m,l), all terms >= 0 (no cancellation). Since
- * max_p v(m+1,p) <= 4 c P^2/(m+1) max_p v(m,p), the tail after m (once
- * m + 1 >= 8 c P^2) is at most max_p v(m,p): the sum stops when that is
- * e^-40 below every needed D_l. A D_l that cannot be had accurately (series
- * over 20000 steps) is left out and its term uses the other member of the
- * min (always valid). D_l is used for l <= 256; beyond, the plain term. */
+ * D_l = sum_m v(m,l), all terms >= 0 (no cancellation); it is summed scaled
+ * (see wor_fdiff) with a rigorous stop. A D_l that cannot be had accurately
+ * (out of range, or over 100000 steps) is left out and its term uses the
+ * other member of the min (always valid). D_l is used for l <= 256; beyond,
+ * the plain term. */
 #define WOR_LMAX 256
 #define WOR_NH (WOR_LMAX / 2 + 1) /* even l = 0, 2, ..., 256 */
-
-static double lse3(double a, double b, double c)
-{
-    double m = a > b ? a : b;
-    if (c > m) m = c;
-    if (m == -INFINITY) return -INFINITY;
-    return m + log(exp(a - m) + exp(b - m) + exp(c - m));
-}
 
 /* log D_l for even l <= lmax into ld[l/2] (NaN where not available) */
 static void wor_fdiff(double c, int lmax, double *ld)
 {
-    double lc[WOR_LMAX + 1];
+    double lc[WOR_LMAX + 1], lg[WOR_LMAX + 2];
     int need_series = 0, pmax = 0;
+    for (int k = 1; k <= lmax + 1; k++) lg[k] = log((double)k);
     ld[0] = 0.0;
     for (int l = 2; l <= lmax; l += 2) {
         /* log C(l,k) incrementally */
         double M = -INFINITY, lck = 0.0;
         for (int k = 0; k <= l; k++) {
-            if (k > 0) lck += log((double)(l - k + 1)) - log((double)k);
+            if (k > 0) lck += lg[l - k + 1] - lg[k];
             lc[k] = lck + c * (double)k * (double)(k - 1);
             if (lc[k] > M) M = lc[k];
         }
@@ -570,41 +562,53 @@ static void wor_fdiff(double c, int lmax, double *ld)
         }
     }
     if (!need_series || !(c > 0)) return;
-    /* log-space series over m, rows p = 0..pmax */
-    double va[WOR_LMAX + 1], vb[WOR_LMAX + 1], S[WOR_LMAX + 1];
-    double *v = va, *w = vb;
+    /* the series in linear space, scaled: w(m,p) = v(m,p) / K_p with
+     * K_p = c^{p/2} p! / (p/2)! (the m = p/2 term for even p), so that
+     *   w(m+1,p) = [ (p/2) w(m,p-2) + 2 sqrt(c) (p-1) G_p w(m,p-1) + c p (p-1) w(m,p) ] / (m+1),
+     * G_p = Gamma(p/2 + 1) / Gamma(p/2 + 1/2); D_p = K_p sum_m w(m,p). With
+     * B = pmax/2 + 2 sqrt(c) pmax max G + c pmax^2, every w(m+1,.) <= (B/(m+1))
+     * max w(m,.), so once m + 1 >= 2B the rest of each sum is at most
+     * max_p w(m,p): the sum stops when that is below 1e-17 of every needed sum. */
+    double wa[WOR_LMAX + 1], wb[WOR_LMAX + 1], S[WOR_LMAX + 1], a1[WOR_LMAX + 1], a2[WOR_LMAX + 1];
+    double *v = wa, *w = wb, sc = sqrt(c), gmax = 0.0;
     for (int p = 0; p <= pmax; p++) {
-        v[p] = p == 0 ? 0.0 : -INFINITY;
-        S[p] = p == 0 ? 0.0 : -INFINITY;
+        double G = p >= 1 ? exp(lgamma(p / 2.0 + 1.0) - lgamma(p / 2.0 + 0.5)) : 0.0;
+        if (G > gmax) gmax = G;
+        a1[p] = 2.0 * sc * (double)(p - 1) * G;
+        a2[p] = c * (double)p * (double)(p - 1);
+        v[p] = p == 0 ? 1.0 : 0.0;
+        S[p] = v[p];
     }
-    double lcp = log(c), thr = 8.0 * c * (double)pmax * (double)pmax;
+    double B = pmax / 2.0 + 2.0 * sc * pmax * gmax + c * (double)pmax * (double)pmax;
     int done = 0;
-    for (int m = 0; m < 20000 && !done; m++) {
-        double lm = log((double)(m + 1)), U = -INFINITY;
-        w[0] = w[1] = -INFINITY;
+    for (int m = 0; m < 100000 && !done; m++) {
+        double inv = 1.0 / (double)(m + 1), U = 0.0;
+        w[0] = w[1] = 0.0;
         int ptop = 2 * (m + 1) < pmax ? 2 * (m + 1) : pmax;
         for (int p = 2; p <= pmax; p++) {
             if (p > ptop) {
-                w[p] = -INFINITY;
+                w[p] = 0.0;
                 continue;
             }
-            double in = lse3(v[p - 2], LOG_2 + v[p - 1], v[p]);
-            w[p] = lcp + log((double)p) + log((double)(p - 1)) - lm + in;
+            w[p] = (0.5 * p * v[p - 2] + a1[p] * v[p - 1] + a2[p] * v[p]) * inv;
             if (w[p] > U) U = w[p];
-            if (!(p & 1) && isnan(ld[p / 2])) S[p] = dpdo__log_add(S[p], w[p]);
+            S[p] += w[p];
         }
+        if (!(U < 1e300)) return; /* out of range: these D_l stay unavailable (plain term) */
         double *t = v;
         v = w;
         w = t;
-        if ((double)(m + 2) >= thr && 2 * (m + 1) >= pmax) {
+        if ((double)(m + 2) >= 2.0 * B && 2 * (m + 1) >= pmax) {
             done = 1;
             for (int l = 2; l <= pmax; l += 2)
-                if (isnan(ld[l / 2]) && !(U < S[l] - 40.0)) done = 0;
+                if (isnan(ld[l / 2]) && !(U < 1e-17 * S[l])) done = 0;
         }
     }
-    if (!done) return; /* the plain term is used instead */
+    if (!done) return;
     for (int l = 2; l <= pmax; l += 2)
-        if (isnan(ld[l / 2])) ld[l / 2] = S[l] + log1p(1e-12); /* tail e^-40 + rounding, upwards */
+        if (isnan(ld[l / 2]) && S[l] > 0)
+            ld[l / 2] = (l / 2.0) * log(c) + lgamma(l + 1.0) - lgamma(l / 2.0 + 1.0) + log(S[l]) +
+                        log1p(1e-12); /* tail <= 1e-17 relative, rounding ~1e-13: upwards */
 }
 
 /* log A for integer alpha >= 2 (Thm 27), D table ld[] (may hold NaN) */

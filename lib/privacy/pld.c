@@ -398,7 +398,7 @@ int dpdo__pld_compose(const dpdo__pld_pmf *const *pm, const double *counts, int6
     double sd = sqrt(var > 1.0 ? var : 1.0);
     double ltail = log(1.0 / TAIL);
     double a = rlo, b = rhi;
-    static const double mult[] = {0.25, 0.5, 1, 2, 4, 8, 16};
+    static const double mult[] = {1.0 / 256, 1.0 / 64, 1.0 / 16, 0.25, 0.5, 1, 2, 4, 16};
     for (size_t j = 0; j < sizeof mult / sizeof *mult; j++) {
         double lam = mult[j] * sqrt(2.0 * ltail) / sd;
         for (int sg = -1; sg <= 1; sg += 2) {

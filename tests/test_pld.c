@@ -443,6 +443,62 @@ static void calibration_and_guard(void)
     dpdo_sampling_destroy(s);
 }
 
+
+/* the auto guard's decisions (with its look-ahead and safe table) equal a
+ * full auto evaluation of the same hypothetical ledger, round by round, for
+ * nodes charged unevenly (node 2 every round, node 0 every other, node 1
+ * every third) */
+static void guard_matches_full_evaluation(void)
+{
+    dpdo_sampling *s;
+    dpdo_sampling_create(&s);
+    dpdo_sampling_set_poisson(s, 0.05);
+    dpdo_event *ev;
+    dpdo_event_create(&ev);
+    dpdo_event_set_gaussian(ev, s, 1.0, 1.0);
+    dpdo_ledger *l;
+    dpdo_ledger_create(&l, 3);
+    dpdo_accountant *g, *f;
+    dpdo_accountant_create(&g, dpdo_accountant_type_find("auto"), l, NULL);
+    dpdo_accountant_create(&f, dpdo_accountant_type_find("auto"), l, NULL);
+    const double budget = 2.0;
+    dpdo_accountant_set_budget(g, budget, 1e-5);
+    int stops = 0, used_pld = 0;
+    for (int t = 0; t < 400; t++) {
+        int64_t act[3];
+        int64_t na = 0;
+        if (t % 2 == 0) act[na++] = 0;
+        if (t % 3 == 0) act[na++] = 1;
+        act[na++] = 2;
+        int32_t ex;
+        double ea, ef;
+        CHECK_EQ(dpdo_accountant_would_exceed(g, ev, 1, act, na, &ex, &ea), DPDO_OK);
+        if (strcmp(dpdo_accountant_source(g), "pld") == 0) used_pld = 1;
+        CHECK_EQ(dpdo__accountant_epsilon_sel(f, act, na, &ev->d, 1, 1e-5, &ef, NULL), DPDO_OK);
+        CHECK_MSG(ex == (ef > budget), "round %d: guard %d (eps_after %.10g), full evaluation %.10g", t, ex, ea, ef);
+        CHECK(ea >= ef * (1 - 1e-12));
+        if (ex) {
+            stops++;
+            /* a stopped round: the nodes that would exceed sit out, the others go on */
+            int64_t keep[3], nk = 0;
+            for (int64_t i = 0; i < na; i++) {
+                CHECK_EQ(dpdo__accountant_epsilon_sel(f, &act[i], 1, &ev->d, 1, 1e-5, &ef, NULL), DPDO_OK);
+                if (ef <= budget) keep[nk++] = act[i];
+            }
+            if (nk) dpdo_ledger_charge(l, ev, 1, keep, nk);
+            if (nk == 0 && na == 3) break;
+            continue;
+        }
+        dpdo_ledger_charge(l, ev, 1, act, na);
+    }
+    CHECK(stops > 0 && used_pld);
+    dpdo_accountant_destroy(g);
+    dpdo_accountant_destroy(f);
+    dpdo_ledger_destroy(l);
+    dpdo_event_destroy(ev);
+    dpdo_sampling_destroy(s);
+}
+
 /* per-node queries and heterogeneous ledgers: pld of a ledger = pld of the
  * same releases charged as counts; nodes differ */
 static void per_node_and_heterogeneous(void)
@@ -660,6 +716,7 @@ int main(void)
     RUN(discrete_pmf_construction);
     RUN(auto_is_the_minimum);
     RUN(calibration_and_guard);
+    RUN(guard_matches_full_evaluation);
     RUN(per_node_and_heterogeneous);
     RUN(wor_rdp_reference);
     RUN(wor_forward_differences);

@@ -673,7 +673,8 @@ static int exact_applies(const double *ev, int64_t n)
 
 /* auto's guard (b->limit set, the hypothetical release in the last row): if
  * the table is covered by the safe table, the safe epsilon (<= limit) is
- * returned; else the table plus `look` more of the last row is tried once: if
+ * returned; else the componentwise maximum of the table and the safe table
+ * (same events; else the table) plus `look` more of the growing row is tried once: if
  * its pld epsilon is within the limit it becomes the safe table and that
  * epsilon (an upper bound of this table's, as epsilon is non-decreasing in
  * the counts) is returned; if not, the look-ahead is quartered and 1 is
@@ -727,6 +728,18 @@ static int guard_lookahead(builtin *b, const double *ev_in, int64_t n, double de
         }
     }
     if (!(ev[x * DPDO_EV_FIELDS + DPDO_EV_COUNT] > 0)) return 1;
+    /* per-node tables of one guard query differ: try a table that covers
+     * both this one and the safe one (componentwise maximum of the counts) */
+    if (b->safe_n == n) {
+        int same = 1;
+        for (int64_t k = 0; k < n && same; k++)
+            same = same_row_desc(ev + k * DPDO_EV_FIELDS, b->safe_rows + k * DPDO_EV_FIELDS);
+        if (same)
+            for (int64_t k = 0; k < n; k++) {
+                double c = b->safe_rows[k * DPDO_EV_FIELDS + DPDO_EV_COUNT];
+                if (c > ev[k * DPDO_EV_FIELDS + DPDO_EV_COUNT]) ev[k * DPDO_EV_FIELDS + DPDO_EV_COUNT] = c;
+            }
+    }
     double total = 0.0;
     for (int64_t k = 0; k < n; k++) total += ev[k * DPDO_EV_FIELDS + DPDO_EV_COUNT];
     if (!(b->look >= 1.0)) b->look = floor(total / 16.0) + 1.0;

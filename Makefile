@@ -68,7 +68,7 @@ BENCHBIN   = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCHSRC))
 
 .PHONY: all lib examples tools check check-asan check-valgrind check-exports check-abi \
         check-install bench demo deps install uninstall clean map tests mpi check-mpi check-run \
-        check-python-examples
+        check-python-examples data-debian-text fuzz
 .DEFAULT_GOAL := all
 
 all: lib tools examples $(BUILD)/dpdo.pc mpi
@@ -283,7 +283,50 @@ uninstall:
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/dpdo
 	@for t in $(TOOLBIN); do rm -f $(DESTDIR)$(BINDIR)/$$(basename $$t); done
 
+# ---- fuzzing (tests/fuzz/fuzz_*.c, libFuzzer with clang) ------------------------------------------------
+# `make fuzz FUZZ_SECONDS=60` builds every harness with -fsanitize=fuzzer,address,undefined against a
+# sanitized copy of the library and runs each for FUZZ_SECONDS, starting from its corpus
+# (tests/fuzz/corpus for fuzz_parsers, tests/fuzz/corpus_<name> for fuzz_<name>); new inputs go to
+# $(BUILD)/fuzz/new-<name>. A crash, leak, timeout over 1 s or RSS over 2 GB fails the target; the
+# per-harness libFuzzer summary ("stat::number_of_executed_units") is in $(BUILD)/fuzz/<name>.log.
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_CFLAGS   = -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+                -std=c11 -D_DEFAULT_SOURCE -ffp-contract=off -Iinclude -Ilib -DDPDO_BUILDING -DDPDO_STATIC \
+                $(BLIS_CFLAGS) $(ZLIB_CFLAGS) $(SODIUM_CFLAGS) $(FFTW_CFLAGS)
+FUZZSRC      ?= $(wildcard tests/fuzz/fuzz_*.c)
+FUZZBIN       = $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZSRC))
+FUZZOBJ       = $(patsubst lib/%.c,$(BUILD)/fuzz/obj/%.o,$(LIBSRC))
+FUZZLIB       = $(BUILD)/fuzz/libdpdo_fuzz.a
+
+$(BUILD)/fuzz/obj/%.o: lib/%.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+
+$(FUZZLIB): $(FUZZOBJ)
+	rm -f $@
+	$(AR) rcs $@ $(FUZZOBJ)
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZLIB) $(wildcard tools/*.c)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< -o $@ $(FUZZLIB) $(DEP_LIBS)
+
+fuzz: $(FUZZBIN)
+	@for f in $(FUZZBIN); do n=$$(basename $$f); c=tests/fuzz/corpus_$${n#fuzz_}; \
+	    [ $$n = fuzz_parsers ] && c=tests/fuzz/corpus; mkdir -p $(BUILD)/fuzz/new-$$n $$c; \
+	    echo "== $$n ($(FUZZ_SECONDS) s, corpus $$c)"; \
+	    $$f -max_total_time=$(FUZZ_SECONDS) -timeout=1 -rss_limit_mb=2048 -malloc_limit_mb=1024 \
+	        -max_len=4096 -print_final_stats=1 -artifact_prefix=$(BUILD)/fuzz/$$n- \
+	        $(BUILD)/fuzz/new-$$n $$c > $(BUILD)/fuzz/$$n.log 2>&1; rc=$$?; \
+	    grep -E 'stat::number_of_executed_units|stat::peak_rss_mb|ERROR|SUMMARY' $(BUILD)/fuzz/$$n.log; \
+	    [ $$rc -eq 0 ] || { echo "$$n failed (exit $$rc): $(BUILD)/fuzz/$$n.log"; exit 1; }; done
+
 clean:
 	rm -rf build build-asan build-*
 
--include $(LIBOBJ:.o=.d) $(TESTOBJ:.o=.d) $(TESTBIN:=.d)
+-include $(LIBOBJ:.o=.d) $(TESTOBJ:.o=.d) $(TESTBIN:=.d) $(FUZZOBJ:.o=.d)
+
+# ---- real data offline (docs/data.md): the rcv1 stand-in from Debian's package descriptions
+data-debian-text: $(BUILD)/data/debian-text.svm
+$(BUILD)/data/debian-text.svm: scripts/make-debian-text.py
+	@mkdir -p $(dir $@)
+	/usr/bin/python3 scripts/make-debian-text.py $@

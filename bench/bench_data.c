@@ -212,7 +212,7 @@ int main(void)
     char *buf;
     size_t len;
     char err[256];
-    if (dpdo__read_file(path, &buf, &len, err) == 0) {
+    if (dpdo__read_file(path, DPDO__READ_ANY, NULL, &buf, &len, err) == 0) {
         best = 1e30;
         for (int r = 0; r < (small ? 2 : 3); r++) {
             t = now();

@@ -38,6 +38,16 @@ static int rank;
     } while (0)
 
 /* A parameter key by its name ("dda-active"), or 0. */
+/* Progress of dpdo_algorithm_run (every T/10 rounds, with the rigorous epsilon spent): rank 0
+ * prints it; every rank runs the same accountant query, so the ranks stay in step. */
+static int on_progress(const dpdo_progress *p, void *user)
+{
+    int64_t every = *(const int64_t *)user; /* the final call repeats a multiple of `every` */
+    if (p->status == DPDO_ROUND || (p->status == DPDO_DONE && p->round % every != 0))
+        SAY("  round %6lld  epsilon %.4f\n", (long long)p->round, p->epsilon);
+    return 0; /* never cancel */
+}
+
 static int param_key(const char *name)
 {
     for (int k = 1; k < 1000; k++)
@@ -198,15 +208,10 @@ int main(int argc, char **argv)
     SAY("%s on %lld nodes over %d ranks (rank 0 hosts nodes %lld..%lld), d = %lld, %lld rounds\n", algo,
         (long long)n, dpdo_mpi_size(m), (long long)lo, (long long)hi - 1, (long long)dim, (long long)T);
     double t0 = MPI_Wtime();
-    int rc;
-    while ((rc = dpdo_algorithm_step(alg)) == DPDO_ROUND) {
-        int64_t t = dpdo_algorithm_round(alg);
-        if (t % (T / 10 > 0 ? T / 10 : 1) == 0) {
-            double e = INFINITY;
-            dpdo_algorithm_privacy(alg, DPDO_PRIVACY_RIGOROUS, DPDO_NODE_ALL, &e, NULL, NULL);
-            SAY("  round %6lld  epsilon %.4f\n", (long long)t, e);
-        }
-    }
+    int64_t every = T / 10 > 0 ? T / 10 : 1;
+    TRY(dpdo_algorithm_set_progress(alg, on_progress, &every, every, DPDO_PROGRESS_EPSILON),
+        dpdo_algorithm_errmsg(alg));
+    int rc = dpdo_algorithm_run(alg, 0, NULL);
     if (rc != DPDO_DONE) {
         fprintf(stderr, "rank %d: step: %s\n", rank, dpdo_algorithm_errmsg(alg));
         MPI_Abort(MPI_COMM_WORLD, 1);

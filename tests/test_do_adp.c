@@ -553,6 +553,63 @@ static void test_no_alloc(void)
     fx_free(&f);
 }
 
+/* ---- clip = inf refuses gradients beyond G (as DP-DDA does) ------------------------------- */
+
+static void test_unbounded_refused(void)
+{
+    enum { N = 4, D = 3, Q = 10 };
+    static fx f;
+    fx_make(&f, N, Q, D, 0); /* rows of norm 1: logistic gradients <= 1 */
+    for (int lip = 0; lip < 3; lip++) {
+        /* lip 0: G = 1 covers the data; 1: G = 0.5 does not; 2: noise off (not private, accepted) */
+        dpdo_algorithm_options o;
+        dpdo_algorithm_options_init(&o, sizeof o);
+        o.noise_mode = lip == 2 ? DPDO_NOISE_NONE : DPDO_NOISE_RIGOROUS;
+        o.max_rounds = 50;
+        o.epsilon = 1;
+        o.delta = 1e-5;
+        o.clip = INFINITY;
+        o.lipschitz = lip == 1 ? 0.5 : 1.0;
+        dpdo_algorithm *a = NULL;
+        CHECK_EQ(dpdo_algorithm_create(&a, dpdo_algorithm_type_find("do-adp")), DPDO_OK);
+        CHECK_EQ(dpdo_algorithm_setup(a, f.nodes, N, f.net, NULL, f.acc, &o), DPDO_OK);
+        int rc = dpdo_algorithm_prepare(a);
+        if (lip == 1) {
+            CHECK_EQ(rc, DPDO_E_INVAL);
+            CHECK_STR_CONTAINS(dpdo_algorithm_errmsg(a), "clip = inf");
+            CHECK_STR_CONTAINS(dpdo_algorithm_errmsg(a), "> G");
+        } else {
+            CHECK_MSG(rc == DPDO_OK, "lip %d: %s", lip, dpdo_algorithm_errmsg(a));
+            if (lip == 0) CHECK_STR_CONTAINS(dpdo_algorithm_privacy_notes(a), "no clipping");
+        }
+        /* a finite clip or the default coordinate clamp bounds any data */
+        if (lip == 1) {
+            CHECK_EQ(dpdo_algorithm_set_double(a, DPDO_PARAM_CLIP, 0.5), DPDO_OK);
+            CHECK_MSG(dpdo_algorithm_prepare(a) == DPDO_OK, "%s", dpdo_algorithm_errmsg(a));
+        }
+        dpdo_algorithm_destroy(a);
+    }
+    /* the squared loss has no per-sample bound at all: refused without clipping */
+    dpdo_loss *sq = NULL;
+    dpdo_node *nodes[N];
+    CHECK_EQ(dpdo_loss_create(&sq, dpdo_loss_type_find("squared"), NULL, D), DPDO_OK);
+    for (int i = 0; i < N; i++) CHECK_EQ(dpdo_node_create(&nodes[i], f.sh[i], sq, 1.0), DPDO_OK);
+    dpdo_algorithm_options o;
+    dpdo_algorithm_options_init(&o, sizeof o);
+    o.noise_mode = DPDO_NOISE_RIGOROUS;
+    o.max_rounds = 50;
+    o.clip = INFINITY;
+    dpdo_algorithm *a = NULL;
+    CHECK_EQ(dpdo_algorithm_create(&a, dpdo_algorithm_type_find("do-adp")), DPDO_OK);
+    CHECK_EQ(dpdo_algorithm_setup(a, nodes, N, f.net, NULL, f.acc, &o), DPDO_OK);
+    CHECK_EQ(dpdo_algorithm_prepare(a), DPDO_E_INVAL);
+    CHECK_STR_CONTAINS(dpdo_algorithm_errmsg(a), "per-sample gradients reach inf");
+    dpdo_algorithm_destroy(a);
+    for (int i = 0; i < N; i++) dpdo_node_destroy(nodes[i]);
+    dpdo_loss_destroy(sq);
+    fx_free(&f);
+}
+
 int main(void)
 {
     RUN(test_mechanics);
@@ -562,5 +619,6 @@ int main(void)
     RUN(test_privacy_and_misuse);
     RUN(test_user_network);
     RUN(test_no_alloc);
+    RUN(test_unbounded_refused);
     return h_finish();
 }

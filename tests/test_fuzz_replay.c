@@ -1,43 +1,39 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Replays every saved fuzzer input in tests/fuzz/corpus/ through the
- * LIBSVM/CSV/IDX parsers (the same entry point as the libFuzzer target).
- * A crash, sanitizer report or broken invariant (the target aborts) fails
- * the test. */
-#include <dirent.h>
+/* Replays the saved fuzzer inputs of the parser targets as a normal test:
+ * tests/fuzz/corpus through the LIBSVM/CSV/IDX target (fuzz_parsers.c),
+ * tests/fuzz/corpus_gzip through the gzip target, tests/fuzz/corpus_model
+ * through the model-file target; every file and prefixes of it (truncated
+ * inputs must fail cleanly). The command-line targets are replayed by
+ * test_fuzz_replay_cli_*.c. `make fuzz` grows the corpora (docs/data.md). */
 #include "harness.h"
-#include "fuzz/fuzz_parsers.c"
+#include "fuzz/replay.h"
 
-static void test_replay_corpus(void)
+#define LLVMFuzzerTestOneInput fuzz_parsers_one
+#include "fuzz/fuzz_parsers.c"
+#undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_gzip_one
+#include "fuzz/fuzz_gzip.c"
+#undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_model_one
+#include "fuzz/fuzz_model.c"
+#undef LLVMFuzzerTestOneInput
+
+static void replay(const char *dir, fuzz_target fn, int min_files)
 {
-    const char *dir = "tests/fuzz/corpus";
-    DIR *d = opendir(dir);
-    CHECK_MSG(d != NULL, "cannot open %s (run from the source root)", dir);
-    if (!d) return;
-    int count = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.') continue;
-        char path[512];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        FILE *f = fopen(path, "rb");
-        if (!f) continue;
-        unsigned char *buf = malloc(1 << 20);
-        size_t n = fread(buf, 1, 1 << 20, f);
-        fclose(f);
-        LLVMFuzzerTestOneInput(buf, n);
-        /* every prefix too: truncated inputs must fail cleanly */
-        if (!h_quick() || count < 20)
-            for (size_t k = 0; k < n; k += 1 + n / 16) LLVMFuzzerTestOneInput(buf, k);
-        free(buf);
-        count++;
-    }
-    closedir(d);
-    CHECK_MSG(count >= 10, "only %d corpus files", count);
-    printf("# replayed %d corpus files\n", count);
+    /* under valgrind or a sanitizer (quick mode) the prefixes are skipped */
+    int count = replay_dir(dir, fn, !h_quick());
+    CHECK_MSG(count >= min_files, "%s: %d corpus files (run from the source root)", dir, count);
+    printf("# %s: replayed %d files\n", dir, count);
 }
+
+static void test_replay_parsers(void) { replay("tests/fuzz/corpus", fuzz_parsers_one, 10); }
+static void test_replay_gzip(void) { replay("tests/fuzz/corpus_gzip", fuzz_gzip_one, 4); }
+static void test_replay_model(void) { replay("tests/fuzz/corpus_model", fuzz_model_one, 4); }
 
 int main(void)
 {
-    RUN(test_replay_corpus);
+    RUN(test_replay_parsers);
+    RUN(test_replay_gzip);
+    RUN(test_replay_model);
     return h_finish();
 }

@@ -494,6 +494,20 @@ DPDO_API int dpdo_algorithm_get_active(const dpdo_algorithm *alg, int32_t *flags
  * queries do). Since 0.1. */
 DPDO_API int dpdo_algorithm_privacy(dpdo_algorithm *alg, int kind, int64_t node, double *eps,
                                     double *delta, int32_t *valid);
+/* How many releases (ledger charges) of `node` the rigorous calibration planned sigma for
+ * (DPDO_NODE_ALL: the largest over the nodes, the count sigma covers). The count is a
+ * high-probability bound on the node's charged releases under the activation scheme and the
+ * graph: the (1 - calib-tail) quantile of Binomial(max_rounds, pi_i), pi_i = the probability that
+ * node i computes in a round (DP-DDA: from the gossip scheme and the node's degree; DO-ADP,
+ * Fed-PLT: the activation probability), times the releases per round; exact counts where the
+ * algorithm fixes them (DP-WOR-SGD: passes; dp-sgd-wr: 5 uses); the calib-steps key when set.
+ * The budget guard still stops the run before any node's epsilon exceeds the target, so a node
+ * that computes more often than planned ends the run early (probability <= calib-tail per node).
+ * Valid after prepare (step() prepares). Returns DPDO_OK; DPDO_E_INVAL (NULL, node out of
+ * range); DPDO_E_STATE (EMPTY or not prepared); DPDO_E_UNSUPPORTED (no rigorous calibration:
+ * noise mode NONE, FIXED or PAPER, or sigma = 0); the message names the problem. Allocates
+ * nothing; writes only *count and the handle's message (one thread per handle). Since 0.2. */
+DPDO_API int dpdo_algorithm_planned_releases(dpdo_algorithm *alg, int64_t node, int64_t *count);
 /* Who produced the figure: the accountant's name ("rdp") or the paper type
  * ("dp-dda-thm1"); "" if none. Never NULL. Since 0.1. */
 DPDO_API const char *dpdo_algorithm_privacy_source(const dpdo_algorithm *alg, int kind);

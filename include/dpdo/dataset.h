@@ -78,7 +78,9 @@ DPDO_API const char *dpdo_dataset_errmsg(const dpdo_dataset *ds);
  * refilled (the library never writes to them). Validated: n >= 1, d >= 1,
  * n*d fits in memory, X and y not NULL, all values finite (the errmsg names
  * "row i, column j: value is NaN" / "label of row i is Inf"). Row norms are
- * computed once. Returns DPDO_OK, DPDO_E_INVAL, DPDO_E_NOMEM, DPDO_E_STATE
+ * computed once, without overflow (scaled when needed); a row whose norm
+ * exceeds DBL_MAX is DPDO_E_INVAL ("row i: the Euclidean norm overflows";
+ * Since 0.2). Returns DPDO_OK, DPDO_E_INVAL, DPDO_E_NOMEM, DPDO_E_STATE
  * (shards borrow ds). Since 0.1. */
 DPDO_API int dpdo_dataset_set_dense(dpdo_dataset *ds, int64_t n, int64_t d, const double *X,
                                     const double *y, int mode);
@@ -138,9 +140,10 @@ DPDO_API int dpdo_dataset_get_classes(dpdo_dataset *ds, int32_t *out, int64_t n)
  * bad options), DPDO_E_IO (cannot open/read: "cannot open 'f': No such
  * file"), DPDO_E_FORMAT (malformed input; the message names the file, line
  * and column, e.g. "a.svm:17:3: feature index 0 is not allowed (indices
- * start at 1)"), DPDO_E_NOMEM, DPDO_E_STATE (shards borrow ds), DPDO_E_VERSION
- * (options struct). Options may be NULL (defaults). Thread-safety: per
- * dataset. Since 0.1. */
+ * start at 1)"; also an input beyond one of the limit options, the message
+ * naming the option; Since 0.2), DPDO_E_NOMEM, DPDO_E_STATE (shards borrow
+ * ds), DPDO_E_VERSION (options struct). Options may be NULL (defaults).
+ * Thread-safety: per dataset. Since 0.1. */
 
 typedef struct dpdo_load_options {
     size_t struct_size;      /* sizeof as compiled by the caller; set by _init */
@@ -154,6 +157,19 @@ typedef struct dpdo_load_options {
     int32_t header;          /* CSV: 1 = skip the first line (default 0) */
     int32_t delimiter;       /* CSV: field separator character (default ',') */
     int32_t scale;           /* IDX: DPDO_IDX_UNIT (default: pixel/255), _ROW_NORMALIZE, _RAW */
+    /* Limits on untrusted input (Since 0.2). A file beyond a limit is refused
+     * with DPDO_E_FORMAT and a message naming the limit and this option; the
+     * check happens while reading, so refusing costs about the limit in time
+     * and memory, never the size of the hostile input. 0 means "no limit"
+     * for the integer limits. Defaults in docs/data.md ("Limits"). */
+    int64_t max_file_bytes;         /* bytes read from the file, compressed or not (default 2^34 = 16 GiB) */
+    int64_t max_decompressed_bytes; /* bytes after gzip inflation (default 2^34 = 16 GiB) */
+    double max_compression_ratio;   /* gzip: at most max(16 MiB, this x the compressed size) bytes of
+                                     * inflated output (default 100; 0 = no ratio limit) */
+    int64_t max_dense_cells;        /* n*d of a dense result (default 2^30 = 8 GiB of doubles); AUTO
+                                     * layout falls back to CSR above it, a forced dense layout fails */
+    int64_t max_features;           /* d, from the data or n_features (default 2^26 = 67,108,864) */
+    int64_t max_rows;               /* n (default 2^31) */
 } dpdo_load_options;
 
 /* Fill o with defaults; size must be sizeof *o as the caller compiled it.

@@ -19,6 +19,7 @@
 #include "compressor.h"
 #include "preprocess.h"
 #include "algorithm.h"
+#include "model_file.h"
 #include "transport.h"
 
 #endif /* DPDO_DPDO_H */

@@ -143,8 +143,9 @@ static int prepare(dpdo__eng *e, void *priv)
         } else { /* RIGOROUS: activation is observable and Top-k selection is data dependent, so
                   * neither p nor k/d is claimed: Gaussian(WOR(B of q), 2G/B, sigma) per active round */
             dpdo__sampling_desc sd = {DPDO_SAMPLING_WOR, (double)B / (double)qmin, qmin, B};
-            double K = dpdo__eng_calib_count(e, dpdo__eng_node_pmax(e, P->p));
+            double K = dpdo__eng_calib_counts(e, NULL, P->p); /* per node: Binomial(T, p_i) quantile */
             if ((rc = dpdo__eng_calibrate_sigma(e, &sd, e->pv.sens, K, &sigma))) return rc;
+            dpdo__eng_note_wor_floor(e, &sd, e->pv.sens, K, sigma);
         }
         if (sigma > 0 && ((rc = dpdo_paper_set(pp, "sigma", sigma)) || (rc = dpdo_paper_evaluate(pp))))
             return dpdo__err(e->err, rc, "prepare: paper bound: %s", dpdo_paper_errmsg(pp));
@@ -166,7 +167,21 @@ static int prepare(dpdo__eng *e, void *priv)
     e->pv.sigma = sigma;
     e->pv.private_run = mode != DPDO_NOISE_NONE && sigma > 0;
     if (!e->pv.private_run) dpdo__eng_note(e, "noise disabled: not private");
-    if (e->pv.private_run && trusted) dpdo__eng_note(e, "no clipping: the guarantee assumes every per-sample gradient norm <= G");
+    if (e->pv.private_run && trusted) {
+        /* clip = inf trusts the data: refuse when the per-sample gradient bound is known to exceed
+         * G (as DP-DDA does); the regularizer's part is the same on neighbouring data */
+        dpdo__eng_note(e, "no clipping: the guarantee assumes every per-sample gradient norm <= G");
+        for (int64_t i = 0; i < n; i++) {
+            double Li = 0;
+            if (e->nodes[i]->loss->kind == DPDO_LOSS_KIND_BATCH) continue; /* no per-row bound to check */
+            if (dpdo_node_lipschitz(e->nodes[i], INFINITY, &Li) == DPDO_OK && Li > P->G * (1 + 1e-12))
+                return dpdo__err(e->err, DPDO_E_INVAL,
+                                 "prepare: node %lld: per-sample gradients reach %g > G = lipschitz = %g and clip = inf "
+                                 "turns clipping off; set a finite clip, leave clip unset (coordinate clamp) or raise "
+                                 "lipschitz",
+                                 (long long)i, Li, P->G);
+        }
+    }
     return dpdo__eng_events_wor(e, B, e->pv.sens, sigma, P->samp);
 }
 

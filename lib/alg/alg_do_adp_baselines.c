@@ -264,6 +264,7 @@ static int dpdo_prepare(dpdo__eng *e, void *priv)
         double s = 0;
         for (int64_t t = 1; t < T; t++) s += dpdo_levval(P, dpdo_level(P, dpdo_A(P, (uint64_t)t)));
         b0 = s / eps;
+        dpdo__eng_set_planned(e, (double)(T > 1 ? T - 1 : 1)); /* every node releases in rounds 1..T-1 */
     }
     if (!(b0 >= 0 && b0 < INFINITY))
         return dpdo__err(e->err, DPDO_E_INVAL, "prepare: the Laplace scale b0 = %g is not finite", b0);
@@ -516,6 +517,7 @@ static int cpgt_prepare(dpdo__eng *e, void *priv)
     int mode = e->o.noise_mode;
     double lambda = 0;
     if (mode == DPDO_NOISE_PAPER || mode == DPDO_NOISE_RIGOROUS) lambda = 2.0 * (double)T / e->o.epsilon;
+    if (mode == DPDO_NOISE_RIGOROUS) dpdo__eng_set_planned(e, (double)T); /* every node, every round */
     else if (mode == DPDO_NOISE_FIXED) lambda = DPDO__PD(e, DPDO_PARAM_SIGMA);
     if (!(lambda < INFINITY)) return dpdo__err(e->err, DPDO_E_INVAL, "prepare: the noise multiplier is not finite");
     P->lambda = lambda;

@@ -242,27 +242,67 @@ static int resolve(dpdo__eng *e, dda *P)
     return DPDO_OK;
 }
 
-/* Activation probability of the most active node (auto calibration count). */
-static double pi_max(const dda *P, int64_t n)
+/* Probability that node i computes in a round, for every node (the automatic calibration count
+ * plans for a high-probability bound on each node's releases, spec dp-dda §7; docs/algorithms/
+ * dp-dda.md "Calibration"). Exact for every scheme except a matching of more than one pair on a
+ * non-complete graph (a random greedy matching), which is estimated from 20000 draws at round
+ * ids outside the run (public randomness) and raised by four standard errors plus 4/R. */
+static int activation_probs(dpdo__eng *e, dda *P, double *pi)
 {
-    if (P->all_compute || P->scheme == DPDO_ROUND_ALL) return 1.0;
-    if (P->all_transmit) return P->scheme == DPDO_ROUND_BERNOULLI ? P->p : (double)P->b / (double)n;
-    int complete = P->r.m == n * (n - 1) / 2;
-    switch (P->scheme) {
-    case DPDO_ROUND_AVERAGE:
-    case DPDO_ROUND_INDUCED: return (double)P->b / (double)n;
-    case DPDO_ROUND_MATCHING: return complete ? (double)P->b / (double)n : 1.0;
-    case DPDO_ROUND_BERNOULLI: return P->p;
-    case DPDO_ROUND_EDGES:
-        if (!complete) return 1.0;
-        {   /* 1 - C(m - (n-1), k) / C(m, k) */
-            double m = (double)P->r.m, k = (double)P->count, dg = (double)(n - 1);
-            if (m - dg < k) return 1.0;
-            double l = lgamma(m - dg + 1) - lgamma(m - dg - k + 1) - lgamma(m + 1) + lgamma(m - k + 1);
-            return -expm1(l);
-        }
-    default: return 1.0;
+    int64_t n = e->n, m = P->r.m;
+    for (int64_t i = 0; i < n; i++) pi[i] = 1.0;
+    if (P->all_compute || P->scheme == DPDO_ROUND_ALL) return DPDO_OK;
+    if (P->all_transmit || P->scheme == DPDO_ROUND_AVERAGE || P->scheme == DPDO_ROUND_INDUCED ||
+        P->scheme == DPDO_ROUND_BERNOULLI) {
+        double p = P->scheme == DPDO_ROUND_BERNOULLI ? P->p : (double)P->b / (double)n;
+        for (int64_t i = 0; i < n; i++) pi[i] = p;
+        return DPDO_OK;
     }
+    int complete = m == n * (n - 1) / 2;
+    if (P->scheme == DPDO_ROUND_MATCHING && complete) {
+        for (int64_t i = 0; i < n; i++) pi[i] = (double)P->count / (double)n;
+        return DPDO_OK;
+    }
+    /* degrees from the edge list */
+    for (int64_t i = 0; i < n; i++) pi[i] = 0;
+    for (int64_t k = 0; k < m; k++) {
+        pi[e->net->edges[2 * k]] += 1;
+        pi[e->net->edges[2 * k + 1]] += 1;
+    }
+    if (P->scheme == DPDO_ROUND_EDGES || (P->scheme == DPDO_ROUND_MATCHING && P->count == 2)) {
+        double k = P->scheme == DPDO_ROUND_EDGES ? (double)P->count : 1.0, md = (double)m;
+        for (int64_t i = 0; i < n; i++) { /* 1 - C(m - deg, k) / C(m, k): one of its edges is drawn */
+            double dg = pi[i];
+            if (md - dg < k) {
+                pi[i] = 1.0;
+                continue;
+            }
+            double l = lgamma(md - dg + 1) - lgamma(md - dg - k + 1) - lgamma(md + 1) + lgamma(md - k + 1);
+            pi[i] = -expm1(l);
+        }
+        return DPDO_OK;
+    }
+    if (P->scheme != DPDO_ROUND_MATCHING) {
+        for (int64_t i = 0; i < n; i++) pi[i] = 1.0;
+        return DPDO_OK;
+    }
+    /* random greedy matching of count/2 pairs on a general graph: Monte Carlo */
+    double work = (double)(m + n);
+    int64_t R = work > 0 ? (int64_t)(2e7 / work) : 20000;
+    R = R > 20000 ? 20000 : R < 1000 ? 1000 : R;
+    for (int64_t i = 0; i < n; i++) pi[i] = 0;
+    char err[DPDO__ERRMSG_LEN] = "";
+    for (int64_t t = 0; t < R; t++) {
+        int rc = dpdo__round_sample_matching(&P->r, e->net, e->rng, (UINT64_C(1) << 62) + (uint64_t)t, P->count, err);
+        if (rc) return dpdo__err(e->err, rc, "prepare: activation probabilities: %s", err);
+        for (int64_t c = 0; c < P->r.nactive; c++) pi[P->r.active[c]] += 1;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        double ph = pi[i] / (double)R;
+        ph += 4.0 * sqrt(ph * (1 - ph) / (double)R) + 4.0 / (double)R;
+        pi[i] = ph > 1 ? 1.0 : ph;
+    }
+    return DPDO_OK;
 }
 
 static int prepare(dpdo__eng *e, void *priv)
@@ -327,8 +367,12 @@ static int prepare(dpdo__eng *e, void *priv)
         } else {
             /* RIGOROUS: calibrate for the node with the smallest shard (largest sampling rate) */
             dpdo__sampling_desc sd = {DPDO_SAMPLING_WOR, (double)B / (double)qmin, qmin, B};
-            if ((rc = dpdo__eng_calibrate_sigma(e, &sd, e->pv.sens, dpdo__eng_calib_count(e, pi_max(P, n)), &sigma)))
-                return rc;
+            double *pi = dpdo__alloc_array((size_t)n, sizeof *pi), K = 0;
+            if (!pi) return dpdo__err(e->err, DPDO_E_NOMEM, "prepare: out of memory");
+            if (!(rc = activation_probs(e, P, pi))) K = dpdo__eng_calib_counts(e, pi, 1.0);
+            dpdo__free(pi);
+            if (rc || (rc = dpdo__eng_calibrate_sigma(e, &sd, e->pv.sens, K, &sigma))) return rc;
+            dpdo__eng_note_wor_floor(e, &sd, e->pv.sens, K, sigma);
         }
         if (sigma > 0 && (rc = dpdo_paper_set(pp, "sigma", sigma)) == DPDO_OK) rc = dpdo_paper_evaluate(pp);
         if (rc) return dpdo__err(e->err, rc, "prepare: paper bound: %s", dpdo_paper_errmsg(pp));

@@ -17,10 +17,13 @@
  * Schedule S2 (default): one round = every node with data left steps once,
  * in ascending order; a later node sees the wG already updated this round.
  * S1: one node per round, round robin over the nodes with data left.
- * Privacy (docs/algorithms/dp-wor-sgd.md): each sample of node i enters one
- * window per pass, released by one Gaussian mechanism with multiplier z, so
- * the ledger gets one Gaussian(sens 1, noise z) event per node per pass, at
- * the node's first Global step of the pass. */
+ * Privacy (docs/algorithms/dp-wor-sgd.md): a window (the node's steps since
+ * its last Global step) never crosses a pass boundary: at the end of a pass
+ * that another pass follows, wL <- wG (public) and etabar <- 0. So each sample
+ * of node i enters at most one window per pass, released by one Gaussian
+ * mechanism with multiplier z, and the ledger gets one Gaussian(sens 1,
+ * noise z) event per node per pass, at the node's first Global step of the
+ * pass (a pass without a Global step releases none of its rows). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -177,6 +180,7 @@ static int prepare(dpdo__eng *e, void *priv)
         } else { /* RIGOROUS: one Gaussian release per sample per pass (Lemma 4), composed over passes */
             dpdo__sampling_desc none = {DPDO_SAMPLING_NONE, 1.0, 0, 0};
             if ((rc = dpdo__eng_calibrate_sigma(e, &none, 1.0, (double)P->passes, &z))) return rc;
+            dpdo__eng_set_planned(e, (double)P->passes); /* at most one charge per node per pass */
         }
         if (!dpdo_paper_valid(pp)) {
             if (e->o.strict)
@@ -421,6 +425,13 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
         P->cursor_n[i] = 0;
         P->pass_n[i]++;
         P->prev_act_n[i] = 0;
+        /* the window closes at the pass boundary: wL restarts from the public wG and the window
+         * bound from 0, so no release holds a row twice (the rows of an unreleased tail reach no
+         * release). The old behaviour (no reset) is kept for the auditor's test build only. */
+        if (P->pass_n[i] < P->passes && !DPDO__WEAKENED(e, DPDO__WEAKEN_WOR_PASS)) {
+            memcpy(wl, wg, d * sizeof(double));
+            P->etabar_n[i] = 0;
+        }
     }
     return DPDO_OK;
 }
@@ -595,6 +606,7 @@ static int wr_prepare(dpdo__eng *e, void *priv)
         dpdo__sampling_desc none = {DPDO_SAMPLING_NONE, 1.0, 0, 0};
         int rc = dpdo__eng_calibrate_sigma(e, &none, 1.0, WR_USES, &z);
         if (rc) return rc;
+        dpdo__eng_set_planned(e, WR_USES); /* a row is used at most 5 times */
     }
     P->z = z;
     e->pv.sigma = z;

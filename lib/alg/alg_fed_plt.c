@@ -139,7 +139,20 @@ static int prepare(dpdo__eng *e, void *priv)
     } else { /* RIGOROUS: the transcript accountant, calibrated for the releases that can happen */
         /* calib-steps counts noisy steps; the automatic count is active rounds times N_e */
         double K = (double)DPDO__PI(e, DPDO_PARAM_CALIB_STEPS);
-        if (K == 0) K = dpdo__eng_calib_count(e, pi) * (double)P->ne;
+        if (K == 0) { /* per node: the Binomial(T, pi_i) quantile of its active rounds, N_e steps each */
+            if (P->sampler == DPDO_FED_SAMPLER_UNIFORM) {
+                double *pv = dpdo__alloc_array((size_t)n, sizeof *pv);
+                if (!pv) return dpdo__err(e->err, DPDO_E_NOMEM, "prepare: out of memory");
+                for (int64_t i = 0; i < n; i++) pv[i] = pi;
+                K = dpdo__eng_calib_counts(e, pv, pi) * (double)P->ne;
+                dpdo__free(pv);
+            } else {
+                K = dpdo__eng_calib_counts(e, NULL, P->p) * (double)P->ne;
+            }
+            for (int64_t i = 0; i < n; i++) e->pv.planned[i] *= P->ne;
+        } else {
+            dpdo__eng_set_planned(e, K);
+        }
         dpdo__sampling_desc none = {DPDO_SAMPLING_NONE, 1.0, 0, 0};
         double sig = 0;
         if ((rc = dpdo__eng_calibrate_sigma(e, &none, P->gamma * Leff / (double)qmin, K, &sig))) return rc;

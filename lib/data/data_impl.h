@@ -11,6 +11,7 @@
 enum { DPDO__DS_EMPTY = 0, DPDO__DS_DENSE = 1, DPDO__DS_CSR = 2 };
 
 struct dpdo_dataset {
+    uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
     int layout;        /* DPDO__DS_* */
     int64_t n, d;      /* rows, features */
     /* dense: X[i*d + j], row-major */
@@ -35,6 +36,7 @@ struct dpdo_dataset {
 /* A shard: rows of a parent dataset given by an index list (a view, no copy).
  * rows == NULL means the contiguous range [first, first+n). */
 struct dpdo_shard {
+    uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
     struct dpdo_dataset *parent; /* borrowed; parent->refs counts this shard */
     int64_t n;
     int64_t first;
@@ -87,6 +89,7 @@ struct dpdo__ds_content {
     const double *y;
     const int32_t *cls;
     void *own[6];
+    int loaded; /* 1: parsed from a file (a non-finite row norm is DPDO_E_FORMAT, not _INVAL) */
 };
 
 /* Compute row norms and replace ds's content with c. Always takes ownership
@@ -99,10 +102,26 @@ void dpdo__content_free(struct dpdo__ds_content *c);
 /* Read a whole file into a fresh NUL-terminated buffer (*len excludes the
  * NUL), inflating it if it starts with the gzip magic. DPDO_E_IO,
  * DPDO_E_FORMAT (corrupt/truncated gzip), DPDO_E_NOMEM; message in errmsg. */
-int dpdo__read_file(const char *path, char **buf, size_t *len, char *errmsg);
+/* `kind` lets a hostile file be refused from its first bytes (an endless
+ * device such as /dev/zero): DPDO__READ_TEXT refuses NUL bytes in a file that
+ * is not gzip, DPDO__READ_IDX a file that starts with neither the IDX nor the
+ * gzip magic. The limits of o (NULL: defaults) max_file_bytes,
+ * max_decompressed_bytes and max_compression_ratio are applied while reading
+ * and inflating (DPDO_E_FORMAT naming the option). */
+enum { DPDO__READ_ANY = 0, DPDO__READ_TEXT = 1, DPDO__READ_IDX = 2 };
+int dpdo__read_file(const char *path, int kind, const dpdo_load_options *o, char **buf,
+                    size_t *len, char *errmsg);
 /* If (buf,len) is gzip data, replace it by the inflated bytes (the old
- * buffer freed); else leave it. On failure *buf is unchanged (caller frees). `name` is used in messages. */
-int dpdo__maybe_gunzip(const char *name, char **buf, size_t *len, char *errmsg);
+ * buffer freed); else leave it. On failure *buf is unchanged (caller frees). `name` is used in
+ * messages. o (NULL: defaults) gives the inflation limits. */
+int dpdo__maybe_gunzip(const char *name, const dpdo_load_options *o, char **buf, size_t *len,
+                       char *errmsg);
+/* DPDO_E_INVAL unless the limit options of o are valid. */
+int dpdo__check_limits(const dpdo_load_options *o, char *errmsg);
+/* ||x||_2 of n values without overflow or underflow: the plain sum of squares
+ * when it is safely in range, else a two-pass scaled sum (max |x_j|, then
+ * sum (x_j/max)^2). +Inf only if the true norm exceeds DBL_MAX. */
+double dpdo__norm2(const double *x, size_t n);
 
 /* Parsers over a file image (buf[len] == '\0' required); `name` appears in
  * messages. Same contract as the public loaders. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Dataset handle: life cycle, filling from caller arrays, accessors, class
  * ids, shards and partitions, public kernel wrappers. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@ int dpdo_dataset_create(dpdo_dataset **out)
     *out = NULL;
     struct dpdo_dataset *ds = dpdo__calloc(1, sizeof *ds);
     if (!ds) return DPDO_E_NOMEM;
+    ds->magic = DPDO__MAGIC_DATASET;
     ds->layout = DPDO__DS_EMPTY;
     *out = ds;
     return DPDO_OK;
@@ -38,7 +40,8 @@ static void ds_free(struct dpdo_dataset *ds)
 
 void dpdo_dataset_destroy(dpdo_dataset *ds)
 {
-    if (!ds) return;
+    if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return; /* NULL or destroyed */
+    DPDO__KILL(ds);
     if (ds->refs > 0) {
         /* shards still read it: free when the last one goes */
         ds->destroyed = 1;
@@ -49,7 +52,7 @@ void dpdo_dataset_destroy(dpdo_dataset *ds)
 
 const char *dpdo_dataset_errmsg(const dpdo_dataset *ds)
 {
-    return ds ? ds->errmsg : "(null dataset)";
+    return !ds ? "(null dataset)" : DPDO__LIVE(ds, DPDO__MAGIC_DATASET) ? ds->errmsg : "(destroyed handle)";
 }
 
 void dpdo__content_free(struct dpdo__ds_content *c)
@@ -76,14 +79,19 @@ int dpdo__ds_install(struct dpdo_dataset *ds, struct dpdo__ds_content *c)
     }
     double mx = 0.0;
     for (int64_t i = 0; i < c->n; i++) {
-        double s = 0.0;
-        if (c->layout == DPDO__DS_DENSE) {
-            const double *x = c->X + (size_t)i * (size_t)c->d;
-            for (int64_t j = 0; j < c->d; j++) s += x[j] * x[j];
-        } else {
-            for (int64_t k = c->rowptr[i]; k < c->rowptr[i + 1]; k++) s += c->val[k] * c->val[k];
+        if (c->layout == DPDO__DS_DENSE)
+            rn[i] = dpdo__norm2(c->X + (size_t)i * (size_t)c->d, (size_t)c->d);
+        else
+            rn[i] = dpdo__norm2(c->val + c->rowptr[i], (size_t)(c->rowptr[i + 1] - c->rowptr[i]));
+        if (!isfinite(rn[i])) {
+            /* finite entries whose norm exceeds DBL_MAX: every clipping and
+             * sensitivity bound downstream would be Inf */
+            dpdo__free(rn);
+            dpdo__content_free(c);
+            return dpdo__err(ds->errmsg, c->loaded ? DPDO_E_FORMAT : DPDO_E_INVAL,
+                             "row %lld: the Euclidean norm overflows (larger than %.3g); "
+                             "rescale the data", (long long)i, DBL_MAX);
         }
-        rn[i] = sqrt(s);
         if (rn[i] > mx) mx = rn[i];
     }
     free_content(ds);
@@ -130,6 +138,30 @@ static int check_labels(struct dpdo_dataset *ds, int64_t n, const double *y)
     return DPDO_OK;
 }
 
+double dpdo__norm2(const double *x, size_t n)
+{
+    double s = 0.0;
+    for (size_t j = 0; j < n; j++) s += x[j] * x[j];
+    /* in range: no square overflowed, and the sum is far from the subnormals
+     * (a row of tiny values keeps full precision through the scaled pass) */
+    if (s <= 0x1p1000 && (s >= 0x1p-960 || s == 0.0)) {
+        if (s != 0.0) return sqrt(s);
+        /* s == 0: every x_j is 0, or all squares underflowed */
+    }
+    double m = 0.0;
+    for (size_t j = 0; j < n; j++) {
+        double a = fabs(x[j]);
+        if (a > m || a != a) m = a;
+    }
+    if (m == 0.0 || !isfinite(m)) return m;
+    double t = 0.0;
+    for (size_t j = 0; j < n; j++) {
+        double u = x[j] / m; /* not x * (1/m): 1/m overflows for subnormal m */
+        t += u * u;
+    }
+    return m * sqrt(t); /* +Inf when the true norm exceeds DBL_MAX */
+}
+
 static void *dup_mem(const void *src, size_t n, size_t size)
 {
     size_t bytes;
@@ -142,7 +174,7 @@ static void *dup_mem(const void *src, size_t n, size_t size)
 int dpdo_dataset_set_dense(dpdo_dataset *ds, int64_t n, int64_t d, const double *X,
                            const double *y, int mode)
 {
-    if (!ds) return DPDO_E_INVAL;
+    if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     int rc = check_fill(ds, n, d, y, mode);
     if (rc) return rc;
     size_t nd;
@@ -174,7 +206,7 @@ int dpdo_dataset_set_dense(dpdo_dataset *ds, int64_t n, int64_t d, const double 
 int dpdo_dataset_set_csr(dpdo_dataset *ds, int64_t n, int64_t d, const int64_t *rowptr,
                          const int32_t *colidx, const double *val, const double *y, int mode)
 {
-    if (!ds) return DPDO_E_INVAL;
+    if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     int rc = check_fill(ds, n, d, y, mode);
     if (rc) return rc;
     if (d > INT32_MAX)
@@ -255,7 +287,7 @@ static int free_slot(struct dpdo_dataset *ds)
 
 int dpdo_dataset_set_classes(dpdo_dataset *ds, const int32_t *cls, int64_t n)
 {
-    if (!ds) return DPDO_E_INVAL;
+    if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     int rc = need_filled(ds);
     if (rc) return rc;
     if (ds->refs > 0)
@@ -277,7 +309,7 @@ int dpdo_dataset_set_classes(dpdo_dataset *ds, const int32_t *cls, int64_t n)
 
 int dpdo_dataset_binarize(dpdo_dataset *ds, int mode, int32_t positive_class)
 {
-    if (!ds) return DPDO_E_INVAL;
+    if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     int rc = need_filled(ds);
     if (rc) return rc;
     if (ds->refs > 0)
@@ -323,7 +355,7 @@ static int check_row(struct dpdo_dataset *ds, int64_t i)
 
 int dpdo_dataset_get_row(dpdo_dataset *ds, int64_t i, double *out, int64_t d)
 {
-    if (!ds) return DPDO_E_INVAL;
+    if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     int rc = check_row(ds, i);
     if (rc) return rc;
     if (!out) return dpdo__err(ds->errmsg, DPDO_E_INVAL, "out is NULL");
@@ -341,7 +373,7 @@ int dpdo_dataset_get_row(dpdo_dataset *ds, int64_t i, double *out, int64_t d)
 
 int dpdo_dataset_get_row_norm(dpdo_dataset *ds, int64_t i, double *out)
 {
-    if (!ds) return DPDO_E_INVAL;
+    if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     int rc = check_row(ds, i);
     if (rc) return rc;
     if (!out) return dpdo__err(ds->errmsg, DPDO_E_INVAL, "out is NULL");
@@ -362,7 +394,7 @@ static int check_n_out(struct dpdo_dataset *ds, const void *out, int64_t n)
 
 int dpdo_dataset_get_labels(dpdo_dataset *ds, double *out, int64_t n)
 {
-    if (!ds) return DPDO_E_INVAL;
+    if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     int rc = check_n_out(ds, out, n);
     if (rc) return rc;
     memcpy(out, ds->y, (size_t)n * sizeof(double));
@@ -371,7 +403,7 @@ int dpdo_dataset_get_labels(dpdo_dataset *ds, double *out, int64_t n)
 
 int dpdo_dataset_get_classes(dpdo_dataset *ds, int32_t *out, int64_t n)
 {
-    if (!ds) return DPDO_E_INVAL;
+    if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     int rc = check_n_out(ds, out, n);
     if (rc) return rc;
     if (!ds->cls) return dpdo__err(ds->errmsg, DPDO_E_STATE, "dataset has no class ids");
@@ -382,7 +414,7 @@ int dpdo_dataset_get_classes(dpdo_dataset *ds, int32_t *out, int64_t n)
 /* ---- kernels ------------------------------------------------------------ */
 int dpdo_dataset_margins(dpdo_dataset *ds, const double *w, int64_t d, double *margins, int64_t n)
 {
-    if (!ds) return DPDO_E_INVAL;
+    if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     int rc = need_filled(ds);
     if (rc) return rc;
     if (!w || !margins) return dpdo__err(ds->errmsg, DPDO_E_INVAL, "w or margins is NULL");
@@ -400,7 +432,7 @@ int dpdo_dataset_margins(dpdo_dataset *ds, const double *w, int64_t d, double *m
 int dpdo_dataset_gemv(dpdo_dataset *ds, int trans, double alpha, const double *x, int64_t nx,
                       double beta, double *y, int64_t ny)
 {
-    if (!ds) return DPDO_E_INVAL;
+    if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     int rc = need_filled(ds);
     if (rc) return rc;
     if (trans != 0 && trans != 1)
@@ -436,6 +468,7 @@ static int shard_new(dpdo_shard **out, struct dpdo_dataset *ds, int64_t m)
 {
     struct dpdo_shard *s = dpdo__calloc(1, sizeof *s);
     if (!s) return DPDO_E_NOMEM;
+    s->magic = DPDO__MAGIC_SHARD;
     s->parent = ds;
     s->n = m;
     ds->refs++;
@@ -447,7 +480,7 @@ int dpdo_shard_create(dpdo_shard **out, dpdo_dataset *ds, const int64_t *rows, i
 {
     if (!out) return DPDO_E_INVAL;
     *out = NULL;
-    if (!ds) return DPDO_E_INVAL;
+    if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     int rc = need_filled(ds);
     if (rc) return rc;
     if (!rows) return dpdo__err(ds->errmsg, DPDO_E_INVAL, "rows is NULL");
@@ -470,7 +503,7 @@ int dpdo_shard_create_range(dpdo_shard **out, dpdo_dataset *ds, int64_t first, i
 {
     if (!out) return DPDO_E_INVAL;
     *out = NULL;
-    if (!ds) return DPDO_E_INVAL;
+    if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     int rc = need_filled(ds);
     if (rc) return rc;
     if (m < 1) return dpdo__err(ds->errmsg, DPDO_E_INVAL, "m = %lld: a shard needs at least one row", (long long)m);
@@ -484,7 +517,8 @@ int dpdo_shard_create_range(dpdo_shard **out, dpdo_dataset *ds, int64_t first, i
 
 void dpdo_shard_destroy(dpdo_shard *s)
 {
-    if (!s) return;
+    if (!s || !DPDO__LIVE(s, DPDO__MAGIC_SHARD)) return; /* NULL or destroyed */
+    DPDO__KILL(s);
     struct dpdo_dataset *ds = s->parent;
     dpdo__free(s->rows);
     dpdo__free(s);
@@ -539,7 +573,7 @@ static int cmp_i64(const void *a, const void *b)
 int dpdo_dataset_partition(dpdo_dataset *ds, int32_t nshards, const int64_t *sizes, uint64_t seed,
                            dpdo_shard **shards_out)
 {
-    if (!ds) return DPDO_E_INVAL;
+    if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     if (!shards_out) return dpdo__err(ds->errmsg, DPDO_E_INVAL, "shards_out is NULL");
     if (nshards < 1)
         return dpdo__err(ds->errmsg, DPDO_E_INVAL, "nshards = %d: need at least one",

@@ -399,7 +399,7 @@ static int gen_rcv1(struct dpdo_dataset *ds, const dpdo_generate_options *o, dpd
 
 int dpdo_dataset_generate(dpdo_dataset *ds, const char *kind, const dpdo_generate_options *opts)
 {
-    if (!ds) return DPDO_E_INVAL;
+    if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     int which = -1;
     for (int k = 0; kind && k < NKINDS; k++)
         if (strcmp(kind, kinds[k]) == 0) which = k;

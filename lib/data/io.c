@@ -26,8 +26,31 @@ static const char *errno_text(int e)
     }
 }
 
-int dpdo__read_file(const char *path, char **bufp, size_t *lenp, char *errmsg)
+/* A limit option: > 0 is the limit, 0 (or less) none */
+static uint64_t limit_of(int64_t v) { return v > 0 ? (uint64_t)v : UINT64_MAX; }
+
+int dpdo__check_limits(const dpdo_load_options *o, char *errmsg)
 {
+    if (o->max_file_bytes < 0 || o->max_decompressed_bytes < 0 || o->max_dense_cells < 0 ||
+        o->max_features < 0 || o->max_rows < 0)
+        return dpdo__err(errmsg, DPDO_E_INVAL,
+                         "max_file_bytes, max_decompressed_bytes, max_dense_cells, max_features "
+                         "and max_rows must be >= 0 (0 = no limit)");
+    if (!(o->max_compression_ratio >= 0.0) || isinf(o->max_compression_ratio))
+        return dpdo__err(errmsg, DPDO_E_INVAL,
+                         "max_compression_ratio must be finite and >= 0 (0 = no limit)");
+    return DPDO_OK;
+}
+
+int dpdo__read_file(const char *path, int kind, const dpdo_load_options *opts, char **bufp,
+                    size_t *lenp, char *errmsg)
+{
+    dpdo_load_options defaults;
+    if (!opts) {
+        dpdo__load_defaults(&defaults);
+        opts = &defaults;
+    }
+    const uint64_t maxb = limit_of(opts->max_file_bytes);
     *bufp = NULL;
     *lenp = 0;
     FILE *f = fopen(path, "rb");
@@ -38,33 +61,75 @@ int dpdo__read_file(const char *path, char **bufp, size_t *lenp, char *errmsg)
         fclose(f);
         return dpdo__err(errmsg, DPDO_E_IO, "cannot read '%s': is a directory", path);
     }
-    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+        if ((uint64_t)st.st_size > maxb) {
+            fclose(f);
+            return dpdo__err(errmsg, DPDO_E_FORMAT,
+                             "'%s' has %lld bytes, more than the limit max_file_bytes = %llu "
+                             "(a load option)", path, (long long)st.st_size,
+                             (unsigned long long)maxb);
+        }
         cap = (size_t)st.st_size + 1;
+    }
+    if (cap - 1 > maxb) cap = (size_t)maxb + 2; /* read at most maxb + 1 bytes */
     char *buf = dpdo__alloc(cap);
     if (!buf) {
         fclose(f);
         return dpdo__err(errmsg, DPDO_E_NOMEM, "out of memory reading '%s'", path);
     }
     size_t len = 0;
+    int sniffed = 0, gz = 0, rc = DPDO_OK;
     for (;;) {
         if (len + 1 >= cap) {
             size_t nc = cap * 2;
+            if (nc - 1 > maxb) nc = (size_t)maxb + 2;
             char *nb = nc > cap ? dpdo__realloc(buf, nc) : NULL;
             if (!nb) {
-                dpdo__free(buf);
-                fclose(f);
-                return dpdo__err(errmsg, DPDO_E_NOMEM, "out of memory reading '%s'", path);
+                rc = dpdo__err(errmsg, DPDO_E_NOMEM, "out of memory reading '%s'", path);
+                break;
             }
             buf = nb;
             cap = nc;
         }
         size_t got = fread(buf + len, 1, cap - 1 - len, f);
         len += got;
+        if (len > maxb) {
+            rc = dpdo__err(errmsg, DPDO_E_FORMAT,
+                           "'%s': more than max_file_bytes = %llu bytes to read (a load option; "
+                           "an endless device or pipe?)", path, (unsigned long long)maxb);
+            break;
+        }
+        /* look at the first bytes as soon as there are enough, so that a
+         * device such as /dev/zero is refused at once, not after max_file_bytes */
+        if (!sniffed && (len >= 4 || got == 0)) {
+            const unsigned char *u = (const unsigned char *)buf;
+            sniffed = 1;
+            gz = len >= 2 && u[0] == 0x1f && u[1] == 0x8b;
+            if (!gz && kind == DPDO__READ_IDX && (len < 4 || u[0] || u[1] || u[2] != 0x08)) {
+                rc = dpdo__err(errmsg, DPDO_E_FORMAT,
+                               "'%s' byte 0: not an IDX file (magic must be 00 00 08 xx, or the "
+                               "gzip magic 1f 8b)", path);
+                break;
+            }
+        }
+        if (kind == DPDO__READ_TEXT && !gz && got) {
+            const char *z = memchr(buf + len - got, '\0', got);
+            if (z) {
+                rc = dpdo__err(errmsg, DPDO_E_FORMAT,
+                               "'%s' byte %zu: NUL byte, this is not a text file (binary data?)",
+                               path, (size_t)(z - buf));
+                break;
+            }
+        }
         if (got == 0) break;
     }
-    int bad = ferror(f);
+    int bad = !rc && ferror(f);
     int e = errno;
     fclose(f);
+    if (rc) {
+        dpdo__free(buf);
+        return rc;
+    }
     if (bad) {
         dpdo__free(buf);
         return dpdo__err(errmsg, DPDO_E_IO, "cannot read '%s': %s", path, errno_text(e));
@@ -72,7 +137,7 @@ int dpdo__read_file(const char *path, char **bufp, size_t *lenp, char *errmsg)
     buf[len] = '\0';
     *bufp = buf;
     *lenp = len;
-    int rc = dpdo__maybe_gunzip(path, bufp, lenp, errmsg);
+    rc = dpdo__maybe_gunzip(path, opts, bufp, lenp, errmsg);
     if (rc) {
         dpdo__free(*bufp);
         *bufp = NULL;
@@ -93,11 +158,27 @@ static void z_free(voidpf opaque, voidpf p)
     dpdo__free(p);
 }
 
-int dpdo__maybe_gunzip(const char *name, char **bufp, size_t *lenp, char *errmsg)
+int dpdo__maybe_gunzip(const char *name, const dpdo_load_options *opts, char **bufp,
+                       size_t *lenp, char *errmsg)
 {
     const unsigned char *in = (const unsigned char *)*bufp;
     size_t inlen = *lenp;
     if (inlen < 2 || in[0] != 0x1f || in[1] != 0x8b) return DPDO_OK;
+    dpdo_load_options defaults;
+    if (!opts) {
+        dpdo__load_defaults(&defaults);
+        opts = &defaults;
+    }
+    /* the output limit: max_decompressed_bytes, and max(16 MiB, ratio x input) */
+    const uint64_t maxd = limit_of(opts->max_decompressed_bytes);
+    uint64_t maxr = UINT64_MAX;
+    if (opts->max_compression_ratio > 0) {
+        double r = opts->max_compression_ratio * (double)inlen;
+        maxr = r >= 1.8e19 ? UINT64_MAX : (uint64_t)r;
+        if (maxr < ((uint64_t)16 << 20)) maxr = (uint64_t)16 << 20;
+    }
+    const uint64_t maxout = maxd < maxr ? maxd : maxr;
+    const size_t maxcap = maxout >= SIZE_MAX - 2 ? SIZE_MAX : (size_t)maxout + 2;
     /* guess the output size from ISIZE (size mod 2^32 of the last member) */
     size_t cap = inlen * 4 + 1024;
     if (inlen >= 18) {
@@ -107,6 +188,7 @@ int dpdo__maybe_gunzip(const char *name, char **bufp, size_t *lenp, char *errmsg
          * lie (or a multi-member file): do not let it drive the allocation */
         if (isz + 1 > cap && isz / 1032 <= inlen) cap = isz + 1;
     }
+    if (cap > maxcap) cap = maxcap; /* at most maxout + 1 bytes of output */
     char *out = dpdo__alloc(cap);
     if (!out) return dpdo__err(errmsg, DPDO_E_NOMEM, "out of memory inflating '%s'", name);
     z_stream z;
@@ -122,9 +204,23 @@ int dpdo__maybe_gunzip(const char *name, char **bufp, size_t *lenp, char *errmsg
     size_t ipos = 0, opos = 0;
     int rc = DPDO_OK;
     for (;;) {
+        if (opos > maxout) {
+            if (maxd <= maxr)
+                rc = dpdo__err(errmsg, DPDO_E_FORMAT,
+                               "'%s': inflates to more than max_decompressed_bytes = %llu bytes "
+                               "(a load option)", name, (unsigned long long)maxd);
+            else
+                rc = dpdo__err(errmsg, DPDO_E_FORMAT,
+                               "'%s': %zu gzip bytes inflate to more than %llu bytes, a ratio "
+                               "above max_compression_ratio = %g (a load option; a gzip bomb?)",
+                               name, inlen, (unsigned long long)maxr,
+                               opts->max_compression_ratio);
+            break;
+        }
         if (cap - opos < 2) {
             size_t nc = cap * 2;
-            char *nb = dpdo__realloc(out, nc);
+            if (nc > maxcap || nc < cap) nc = maxcap;
+            char *nb = nc > cap ? dpdo__realloc(out, nc) : NULL;
             if (!nb) {
                 rc = dpdo__err(errmsg, DPDO_E_NOMEM, "out of memory inflating '%s'", name);
                 break;
@@ -297,6 +393,12 @@ void dpdo__load_defaults(dpdo_load_options *o)
     o->header = 0;
     o->delimiter = ',';
     o->scale = DPDO_IDX_UNIT;
+    o->max_file_bytes = (int64_t)1 << 34;
+    o->max_decompressed_bytes = (int64_t)1 << 34;
+    o->max_compression_ratio = 100.0;
+    o->max_dense_cells = (int64_t)1 << 30;
+    o->max_features = (int64_t)1 << 26;
+    o->max_rows = (int64_t)1 << 31;
 }
 
 int dpdo_load_options_init(dpdo_load_options *o, size_t size)
@@ -313,7 +415,7 @@ int dpdo_load_options_init(dpdo_load_options *o, size_t size)
 /* ---- writer ---------------------------------------------------------------------- */
 int dpdo_dataset_save_libsvm(dpdo_dataset *ds, const char *path)
 {
-    if (!ds) return DPDO_E_INVAL;
+    if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     if (!path) return dpdo__err(ds->errmsg, DPDO_E_INVAL, "path is NULL");
     if (ds->layout == DPDO__DS_EMPTY)
         return dpdo__err(ds->errmsg, DPDO_E_STATE, "dataset is empty (fill it first)");

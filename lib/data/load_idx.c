@@ -23,6 +23,7 @@ int dpdo__parse_idx(struct dpdo_dataset *ds, const char *iname, const unsigned c
                          (int)o.scale);
     if (o.layout == DPDO_LAYOUT_CSR)
         return dpdo__err(ds->errmsg, DPDO_E_UNSUPPORTED, "the IDX loader produces dense data only");
+    if ((rc = dpdo__check_limits(&o, ds->errmsg))) return rc;
     if (o.label_map < 0 || o.label_map > 2 || !isfinite(o.positive_label))
         return dpdo__err(ds->errmsg, DPDO_E_INVAL, "bad label_map or positive_label");
     if (ds->refs > 0)
@@ -48,6 +49,19 @@ int dpdo__parse_idx(struct dpdo_dataset *ds, const char *iname, const unsigned c
         !dpdo__mul_size(nd, sizeof(double), &(size_t){0}))
         return dpdo__err(ds->errmsg, DPDO_E_FORMAT, "'%s': dimensions %llu x %llu overflow", iname,
                          (unsigned long long)n, (unsigned long long)d);
+    if (o.max_rows > 0 && n > (uint64_t)o.max_rows)
+        return dpdo__err(ds->errmsg, DPDO_E_FORMAT,
+                         "'%s': %llu images, more than max_rows = %lld (a load option)", iname,
+                         (unsigned long long)n, (long long)o.max_rows);
+    if (o.max_features > 0 && d > (uint64_t)o.max_features)
+        return dpdo__err(ds->errmsg, DPDO_E_FORMAT,
+                         "'%s': %llu pixels per image, more than max_features = %lld (a load option)",
+                         iname, (unsigned long long)d, (long long)o.max_features);
+    if (o.max_dense_cells > 0 && nd > (uint64_t)o.max_dense_cells)
+        return dpdo__err(ds->errmsg, DPDO_E_FORMAT,
+                         "'%s': %llu x %llu pixels, more than max_dense_cells = %lld (a load option)",
+                         iname, (unsigned long long)n, (unsigned long long)d,
+                         (long long)o.max_dense_cells);
     if (ilen - hdr != nd)
         return dpdo__err(ds->errmsg, DPDO_E_FORMAT,
                          "'%s': size mismatch: the header announces %llu x %llu bytes of pixels "
@@ -114,7 +128,7 @@ int dpdo__parse_idx(struct dpdo_dataset *ds, const char *iname, const unsigned c
 int dpdo_dataset_load_idx(dpdo_dataset *ds, const char *images_path, const char *labels_path,
                           const dpdo_load_options *opts)
 {
-    if (!ds) return DPDO_E_INVAL;
+    if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     if (!images_path || !labels_path)
         return dpdo__err(ds->errmsg, DPDO_E_INVAL, "images_path or labels_path is NULL");
     dpdo_load_options o;
@@ -127,8 +141,9 @@ int dpdo_dataset_load_idx(dpdo_dataset *ds, const char *images_path, const char 
                          (int)ds->refs);
     char *ib = NULL, *lb = NULL;
     size_t il = 0, ll = 0;
-    rc = dpdo__read_file(labels_path, &lb, &ll, ds->errmsg);
-    if (!rc) rc = dpdo__read_file(images_path, &ib, &il, ds->errmsg);
+    if ((rc = dpdo__check_limits(&o, ds->errmsg))) return rc;
+    rc = dpdo__read_file(labels_path, DPDO__READ_IDX, &o, &lb, &ll, ds->errmsg);
+    if (!rc) rc = dpdo__read_file(images_path, DPDO__READ_IDX, &o, &ib, &il, ds->errmsg);
     if (!rc)
         rc = dpdo__parse_idx(ds, images_path, (const unsigned char *)ib, il, labels_path,
                              (const unsigned char *)lb, ll, opts);

@@ -115,11 +115,24 @@ static int check_opts(struct dpdo_dataset *ds, const dpdo_load_options *in, dpdo
                          (int)o->scale);
     if (o->header < 0 || o->header > 1 || o->reject_qid < 0 || o->reject_qid > 1)
         return dpdo__err(ds->errmsg, DPDO_E_INVAL, "header and reject_qid must be 0 or 1");
+    if ((rc = dpdo__check_limits(o, ds->errmsg))) return rc;
+    if (o->max_features > 0 && o->n_features > o->max_features)
+        return dpdo__err(ds->errmsg, DPDO_E_INVAL, "n_features = %lld exceeds max_features = %lld",
+                         (long long)o->n_features, (long long)o->max_features);
     if (ds->refs > 0)
         return dpdo__err(ds->errmsg, DPDO_E_STATE,
                          "dataset is borrowed by %d shard(s); destroy them before refilling",
                          (int)ds->refs);
     return DPDO_OK;
+}
+
+/* The row limit (DPDO_E_FORMAT naming max_rows), checked as rows are added. */
+static int rows_over(struct ctx *c, const char *p, size_t rows)
+{
+    if (c->o.max_rows > 0 && (uint64_t)rows >= (uint64_t)c->o.max_rows)
+        return FMT_ERR(c, p, "more than max_rows = %lld samples (a load option)",
+                       (long long)c->o.max_rows);
+    return 0;
 }
 
 /* Build class ids from integral raw labels; y_raw given */
@@ -197,6 +210,7 @@ int dpdo__parse_libsvm(struct dpdo_dataset *ds, const char *name, const char *bu
         }
         double ym;
         if ((rc = map_label(&c, p, lab, &ym))) goto fail;
+        if ((rc = rows_over(&c, p, y.n))) goto fail;
         if (vec_reserve(&y, y.n + 1) || vec_reserve(&raw, raw.n + 1) || vec_reserve(&rp, rp.n + 1))
             goto oom;
         ((double *)y.p)[y.n++] = ym;
@@ -260,6 +274,13 @@ int dpdo__parse_libsvm(struct dpdo_dataset *ds, const char *name, const char *bu
                              (long long)idx, (long long)prev);
                 goto fail;
             }
+            if (nf == 0 && c.o.max_features > 0 && idx > c.o.max_features) {
+                rc = FMT_ERR(&c, t,
+                             "feature index %lld exceeds max_features = %lld (a load option; "
+                             "a dense model would need %lld doubles per vector)",
+                             (long long)idx, (long long)c.o.max_features, (long long)idx);
+                goto fail;
+            }
             if (nf > 0 && idx > nf) {
                 rc = FMT_ERR(&c, t, "feature index %lld exceeds n_features = %lld", (long long)idx,
                              (long long)nf);
@@ -305,6 +326,16 @@ int dpdo__parse_libsvm(struct dpdo_dataset *ds, const char *name, const char *bu
     int layout = c.o.layout;
     size_t nd;
     int fits = dpdo__mul_size((size_t)n, (size_t)d, &nd) && dpdo__mul_size(nd, sizeof(double), &(size_t){0});
+    int over = fits && c.o.max_dense_cells > 0 && (uint64_t)nd > (uint64_t)c.o.max_dense_cells;
+    if (layout == DPDO__DS_DENSE && over) {
+        rc = dpdo__err(ds->errmsg, DPDO_E_FORMAT,
+                       "'%s': a dense %lld x %lld matrix has more than max_dense_cells = %lld "
+                       "cells (a load option; %lld stored values: use the CSR layout)",
+                       name, (long long)n, (long long)d, (long long)c.o.max_dense_cells,
+                       (long long)nnz);
+        goto fail;
+    }
+    fits = fits && !over; /* AUTO: CSR above the dense cell limit */
     if (layout == DPDO_LAYOUT_AUTO)
         layout = fits && (double)nnz >= c.o.dense_threshold * (double)n * (double)d ? DPDO__DS_DENSE
                                                                                     : DPDO__DS_CSR;
@@ -313,7 +344,7 @@ int dpdo__parse_libsvm(struct dpdo_dataset *ds, const char *name, const char *bu
                        (long long)n, (long long)d);
         goto fail;
     }
-    struct dpdo__ds_content cont = {.layout = layout, .n = n, .d = d, .y = y.p};
+    struct dpdo__ds_content cont = {.layout = layout, .n = n, .d = d, .y = y.p, .loaded = 1};
     cont.own[0] = y.p;
     y.p = NULL;
     if (c.integral) {
@@ -428,6 +459,11 @@ int dpdo__parse_csv(struct dpdo_dataset *ds, const char *name, const char *buf, 
                 rc = FMT_ERR(&c, t, "too many fields (expected %lld)", (long long)ncols);
                 goto fail;
             }
+            if (ncols < 0 && c.o.max_features > 0 && f > c.o.max_features) {
+                rc = FMT_ERR(&c, t, "more than max_features = %lld features (a load option)",
+                             (long long)c.o.max_features);
+                goto fail;
+            }
             int is_lab = ncols >= 0 && f == labcol;
             if (is_lab) {
                 lab = v;
@@ -469,6 +505,12 @@ int dpdo__parse_csv(struct dpdo_dataset *ds, const char *name, const char *buf, 
         }
         double ym;
         if ((rc = map_label(&c, labp, lab, &ym))) goto fail;
+        if ((rc = rows_over(&c, labp, y.n))) goto fail;
+        if (c.o.max_dense_cells > 0 && (uint64_t)X.n > (uint64_t)c.o.max_dense_cells) {
+            rc = FMT_ERR(&c, labp, "more than max_dense_cells = %lld values (a load option)",
+                         (long long)c.o.max_dense_cells);
+            goto fail;
+        }
         if (vec_reserve(&y, y.n + 1) || vec_reserve(&raw, raw.n + 1)) goto oom;
         ((double *)y.p)[y.n++] = ym;
         ((double *)raw.p)[raw.n++] = lab;
@@ -488,7 +530,7 @@ int dpdo__parse_csv(struct dpdo_dataset *ds, const char *name, const char *buf, 
         goto fail;
     }
     struct dpdo__ds_content cont = {.layout = DPDO__DS_DENSE, .n = (int64_t)y.n, .d = d,
-                                    .X = X.p, .y = y.p};
+                                    .X = X.p, .y = y.p, .loaded = 1};
     cont.own[0] = X.p;
     cont.own[1] = y.p;
     X.p = y.p = NULL;
@@ -519,14 +561,14 @@ typedef int (*text_parser)(struct dpdo_dataset *, const char *, const char *, si
 static int load_text(dpdo_dataset *ds, const char *path, const dpdo_load_options *opts,
                      text_parser parse)
 {
-    if (!ds) return DPDO_E_INVAL;
+    if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     if (!path) return dpdo__err(ds->errmsg, DPDO_E_INVAL, "path is NULL");
     dpdo_load_options o;
     int rc = check_opts(ds, opts, &o);
     if (rc) return rc;
     char *buf;
     size_t len;
-    rc = dpdo__read_file(path, &buf, &len, ds->errmsg);
+    rc = dpdo__read_file(path, DPDO__READ_TEXT, &o, &buf, &len, ds->errmsg);
     if (rc) return rc;
     rc = parse(ds, path, buf, len, opts);
     dpdo__free(buf);

@@ -31,6 +31,7 @@ enum { ST_NONE = 0, ST_SCALE = 1, ST_CENTER = 2, ST_PCA = 3 };
 enum { CK_NONE = 0, CK_CENTER = 1, CK_STANDARDIZE = 2 };
 
 struct dpdo_transform {
+    uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
     int stage;          /* last fitted step, ST_* */
     int has_scale;
     double factor;
@@ -51,6 +52,7 @@ int dpdo_transform_create(dpdo_transform **out)
     *out = NULL;
     struct dpdo_transform *t = dpdo__calloc(1, sizeof *t);
     if (!t) return DPDO_E_NOMEM;
+    t->magic = DPDO__MAGIC_TRANSFORM;
     t->factor = 1.0;
     *out = t;
     return DPDO_OK;
@@ -58,7 +60,8 @@ int dpdo_transform_create(dpdo_transform **out)
 
 void dpdo_transform_destroy(dpdo_transform *t)
 {
-    if (!t) return;
+    if (!t || !DPDO__LIVE(t, DPDO__MAGIC_TRANSFORM)) return; /* NULL or destroyed */
+    DPDO__KILL(t);
     dpdo__free(t->mean);
     dpdo__free(t->sd);
     dpdo__free(t->P);

@@ -16,6 +16,7 @@
 
 
 struct dpdo_algorithm {
+    uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
     const dpdo__alg_vt *vt;
     int state, stop;
     dpdo__eng *e; /* NULL while EMPTY */
@@ -175,6 +176,7 @@ static void eng_free(dpdo__eng *e)
     dpdo__free(e->pv.node_ev);
     dpdo__free(e->pv.allow);
     dpdo__free(e->pv.used);
+    dpdo__free(e->pv.planned);
     dpdo__free(e->pv.charged);
     dpdo__free_aligned(e->arena);
     dpdo__free(e->nodes);
@@ -265,11 +267,12 @@ static int alloc_eng(dpdo__eng *e)
     e->pv.node_ev = dpdo__calloc(n, sizeof *e->pv.node_ev);
     e->pv.allow = dpdo__alloc_array(n, sizeof *e->pv.allow);
     e->pv.used = dpdo__calloc(n, sizeof *e->pv.used);
+    e->pv.planned = dpdo__calloc(n, sizeof *e->pv.planned);
     e->pv.ev = dpdo__calloc(n, sizeof *e->pv.ev);
     e->mask_list = dpdo__calloc(n, sizeof *e->mask_list);
     if (!e->mask_list || !e->pv.ev || !e->q || !e->plan.comp || !e->plan.is_comp || !e->plan.charge || !e->comm || !e->rcomm ||
         !e->last_active || !e->tmp_a || !e->tmp_b || !e->tol_prev || !e->pv.node_ev || !e->pv.allow ||
-        !e->pv.used)
+        !e->pv.used || !e->pv.planned)
         return DPDO_E_NOMEM;
     for (size_t i = 0; i < n; i++) e->pv.allow[i] = INT64_MAX;
     return DPDO_OK;
@@ -327,6 +330,7 @@ int dpdo__algorithm_create_vt(dpdo_algorithm **out, const dpdo__alg_vt *vt)
     if (!vt) return DPDO_E_INVAL;
     dpdo_algorithm *a = dpdo__calloc(1, sizeof *a);
     if (!a) return DPDO_E_NOMEM;
+    a->magic = DPDO__MAGIC_ALGORITHM;
     a->vt = vt;
     a->state = DPDO_ALG_EMPTY;
     *out = a;
@@ -343,12 +347,16 @@ DPDO_API int dpdo_algorithm_create(dpdo_algorithm **out, const dpdo_algorithm_ty
 
 DPDO_API void dpdo_algorithm_destroy(dpdo_algorithm *a)
 {
-    if (!a) return;
+    if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM)) return; /* NULL or destroyed */
+    DPDO__KILL(a);
     eng_free(a->e);
     dpdo__free(a);
 }
 
-DPDO_API const char *dpdo_algorithm_errmsg(const dpdo_algorithm *a) { return a ? a->errmsg : "(null)"; }
+DPDO_API const char *dpdo_algorithm_errmsg(const dpdo_algorithm *a)
+{
+    return !a ? "(null)" : DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM) ? a->errmsg : "(destroyed handle)";
+}
 DPDO_API const char *dpdo_algorithm_name(const dpdo_algorithm *a) { return a ? a->vt->name : "(null)"; }
 DPDO_API int dpdo_algorithm_state(const dpdo_algorithm *a) { return a ? a->state : -1; }
 DPDO_API int64_t dpdo_algorithm_nodes(const dpdo_algorithm *a) { return a && a->e ? a->e->n : 0; }
@@ -557,6 +565,46 @@ double dpdo__eng_calib_count(const dpdo__eng *e, double pmax)
     return K < 1 ? 1 : K;
 }
 
+double dpdo__eng_calib_counts(dpdo__eng *e, const double *pi, double pdef)
+{
+    double K = (double)e->pi[dpdo__param_slot(DPDO_PARAM_CALIB_STEPS)], Kmax = 0;
+    for (int64_t i = 0; i < e->n; i++) {
+        double p = pi ? pi[i] : e->node_p ? e->node_p[i] : pdef;
+        double Ki = K > 0 ? K : dpdo__eng_calib_count(e, p > 1 ? 1.0 : p);
+        e->pv.planned[i] = Ki >= 9.2e18 ? INT64_MAX : (int64_t)ceil(Ki);
+        Kmax = Ki > Kmax ? Ki : Kmax;
+    }
+    return Kmax < 1 ? 1 : Kmax;
+}
+
+void dpdo__eng_set_planned(dpdo__eng *e, double count)
+{
+    for (int64_t i = 0; i < e->n; i++) e->pv.planned[i] = count >= 9.2e18 ? INT64_MAX : (int64_t)ceil(count);
+}
+
+void dpdo__eng_note_wor_floor(dpdo__eng *e, const dpdo__sampling_desc *sd, double sens, double releases,
+                              double sigma)
+{
+    if (sd->kind != DPDO_SAMPLING_WOR || !(sd->q < 1) || !(sigma > 0)) return;
+    dpdo_sampling *s = NULL;
+    if (dpdo_sampling_create(&s) || dpdo_sampling_set_poisson(s, sd->q)) {
+        dpdo_sampling_destroy(s);
+        return;
+    }
+    double sp = 0;
+    /* the accountant's calibration may fail for the Poisson twin (unreachable): then say nothing */
+    int rc = dpdo_accountant_calibrate_sigma(e->acc, s, sens, releases, e->o.epsilon, e->o.delta, &sp);
+    dpdo_sampling_destroy(s);
+    if (rc || !(sp > 0) || !(sigma > 4 * sp)) return;
+    char buf[400];
+    snprintf(buf, sizeof buf,
+             "accounting floor: the without-replacement bound gives little or no amplification for batch %lld of "
+             "%lld rows over %.0f releases, so it, not the sensitivity, sets sigma = %.4g (%.1fx the Poisson-sampled "
+             "figure at the same rate); a smaller batch, more rows per node or fewer releases lowers it",
+             (long long)sd->m, (long long)sd->n, releases, sigma, sigma / sp);
+    dpdo__eng_note(e, buf);
+}
+
 double dpdo__eng_node_pmax(const dpdo__eng *e, double p)
 {
     if (!e->node_p) return p;
@@ -635,7 +683,10 @@ static int do_prepare(dpdo_algorithm *a)
     e->err = err;
     e->plan.t = 0;
     e->pv.notes[0] = 0;
+    memset(e->pv.planned, 0, (size_t)e->n * sizeof *e->pv.planned);
     int rc = e->vt->prepare(e, e->priv);
+    if (!rc && (!e->pv.private_run || e->o.noise_mode != DPDO_NOISE_RIGOROUS))
+        memset(e->pv.planned, 0, (size_t)e->n * sizeof *e->pv.planned); /* no rigorous plan */
     if (!rc && e->ledger && e->pv.nev > 0) {
         rc = dpdo__ledger_reserve(e->ledger, e->pv.nev);
         if (rc) dpdo__err(err, rc, "prepare: ledger: %s", dpdo_ledger_errmsg(e->ledger));
@@ -863,7 +914,7 @@ static int tolerance_test(dpdo_algorithm *a)
 
 DPDO_API int dpdo_algorithm_step(dpdo_algorithm *a)
 {
-    if (!a) return DPDO_E_INVAL;
+    if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM)) return DPDO_E_INVAL; /* NULL or destroyed */
     if (!a->e) return dpdo__err(a->errmsg, DPDO_E_STATE, "step: the algorithm is EMPTY; call dpdo_algorithm_setup");
     if (a->state == DPDO_ALG_DONE || a->state == DPDO_ALG_FAILED) {
         static const char *const why[] = {"none", "max rounds", "budget", "tolerance", "passes complete"};
@@ -1028,7 +1079,7 @@ DPDO_API int dpdo_algorithm_run(dpdo_algorithm *a, int64_t max_steps, int64_t *s
     int64_t k = 0;
     int rc = DPDO_E_INVAL;
     if (steps) *steps = 0;
-    if (!a) return rc;
+    if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM)) return rc; /* NULL or destroyed */
     for (;;) {
         if (max_steps > 0 && k >= max_steps) break;
         rc = dpdo_algorithm_step(a);
@@ -1225,6 +1276,27 @@ DPDO_API int dpdo_algorithm_comm(const dpdo_algorithm *a, int64_t node, int64_t 
 }
 
 /* ---- privacy ------------------------------------------------------------------------- */
+
+DPDO_API int dpdo_algorithm_planned_releases(dpdo_algorithm *a, int64_t node, int64_t *count)
+{
+    if (!a || !count) return DPDO_E_INVAL;
+    dpdo__eng *e = a->e;
+    if (!e) return dpdo__err(a->errmsg, DPDO_E_STATE, "planned releases: the algorithm is EMPTY");
+    if (node != DPDO_NODE_ALL && (node < 0 || node >= e->n))
+        return dpdo__err(a->errmsg, DPDO_E_INVAL, "planned releases: node %lld is not in [0, %lld) or DPDO_NODE_ALL",
+                         (long long)node, (long long)e->n);
+    if (!e->prepared)
+        return dpdo__err(a->errmsg, DPDO_E_STATE, "planned releases: not prepared yet (call dpdo_algorithm_prepare)");
+    int64_t c = 0;
+    for (int64_t i = 0; i < e->n; i++)
+        if (node == DPDO_NODE_ALL || node == i) c = e->pv.planned[i] > c ? e->pv.planned[i] : c;
+    if (c == 0)
+        return dpdo__err(a->errmsg, DPDO_E_UNSUPPORTED,
+                         "planned releases: sigma was not calibrated by the accountant (noise mode %d%s)",
+                         e->o.noise_mode, e->pv.private_run ? "" : ", no noise");
+    *count = c;
+    return DPDO_OK;
+}
 
 DPDO_API int dpdo_algorithm_privacy(dpdo_algorithm *a, int kind, int64_t node, double *eps, double *delta,
                                     int32_t *valid)

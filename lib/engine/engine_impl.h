@@ -179,6 +179,8 @@ typedef struct dpdo__priv_state {
     int32_t *node_ev;             /* n: event index of each node */
     int64_t *allow;               /* n: releases the guard allows (INT64_MAX = off) */
     int64_t *used;                /* n: releases this run charged (per node, all events) */
+    int64_t *planned;             /* n: releases per node the rigorous sigma was planned for (0: none;
+                                   * dpdo_algorithm_planned_releases) */
     int64_t *charged;             /* nev x n: charges to remove at reset (allocated at prepare) */
     dpdo_paper *paper;            /* paper-bound object, or NULL */
     double guard_eps;             /* guard threshold at options.delta (inf = off) */
@@ -288,6 +290,18 @@ void dpdo__eng_note(dpdo__eng *e, const char *s);
  * (max rounds) when the most active node computes with probability pmax >= 1, else the
  * (1 - calib-tail) quantile of Binomial(T, pmax); at least 1. */
 double dpdo__eng_calib_count(const dpdo__eng *e, double pmax);
+/* Per-node version of dpdo__eng_calib_count: node i computes in a round with probability pi[i]
+ * (pi NULL: every node with pdef; e->node_p, when set, replaces pdef). Records each node's count
+ * in e->pv.planned[i] (the calib-steps key, when set, for every node) and returns the largest,
+ * the count sigma must cover. */
+double dpdo__eng_calib_counts(dpdo__eng *e, const double *pi, double pdef);
+/* Record the same planned count for every node (algorithms whose count is exact: passes, uses). */
+void dpdo__eng_set_planned(dpdo__eng *e, double count);
+/* After a rigorous WOR calibration: when the accountant's without-replacement bound rather than
+ * the sensitivity sets sigma (sigma more than 4x the Poisson-sampled sigma at the same rate and
+ * count, e.g. a large batch from a small shard), add a one-line privacy note saying so. */
+void dpdo__eng_note_wor_floor(dpdo__eng *e, const dpdo__sampling_desc *sd, double sens, double releases,
+                              double sigma);
 /* The largest per-node activation probability: max e->node_p[i] when set, else p. */
 double dpdo__eng_node_pmax(const dpdo__eng *e, double p);
 /* sigma such that `releases` Gaussian releases of sensitivity sens under the sampling sd keep

@@ -169,6 +169,7 @@ DPDO_API int dpdo_loss_create(dpdo_loss **out, const dpdo_loss_type *type, void 
     if (!dpdo__mul_size((size_t)dim, 2 * sizeof(double), &nbytes)) return DPDO_E_NOMEM;
     struct dpdo_loss *l = dpdo__calloc(1, sizeof *l);
     if (!l) return DPDO_E_NOMEM;
+    l->magic = DPDO__MAGIC_LOSS;
     l->scratch = dpdo__alloc(nbytes);
     if (!l->scratch) {
         dpdo__free(l);
@@ -186,7 +187,8 @@ DPDO_API int dpdo_loss_create(dpdo_loss **out, const dpdo_loss_type *type, void 
 
 DPDO_API void dpdo_loss_destroy(dpdo_loss *loss)
 {
-    if (!loss) return;
+    if (!loss || !DPDO__LIVE(loss, DPDO__MAGIC_LOSS)) return; /* NULL or destroyed */
+    DPDO__KILL(loss);
     if (loss->builtin == DPDO__LOSS_USER && HAS(loss, release)) loss->type->release(loss->user);
     dpdo__free(loss->scratch);
     dpdo__free(loss);

@@ -27,6 +27,7 @@ enum {
 };
 
 struct dpdo_regularizer {
+    uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
     const dpdo_regularizer_type *type;
     int kind;        /* DPDO__REG_* */
     void *user;      /* user types: the caller's pointer; built-ins: this handle */
@@ -56,6 +57,7 @@ enum { DPDO__LOSS_USER = -1, DPDO__LOSS_HINGE = 0, DPDO__LOSS_LOGISTIC, DPDO__LO
        DPDO__LOSS_NBUILTIN };
 
 struct dpdo_loss {
+    uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
     const dpdo_loss_type *type;
     int builtin;     /* DPDO__LOSS_* */
     int kind;        /* DPDO_LOSS_KIND_* */
@@ -88,6 +90,7 @@ int dpdo__loss_constants(struct dpdo_loss *loss, const struct dpdo_shard *sh, do
 
 /* ---- nodes -------------------------------------------------------------- */
 struct dpdo_node {
+    uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
     struct dpdo_shard *shard; /* borrowed, may be NULL (model-kind loss) */
     struct dpdo_loss *loss;   /* borrowed */
     double weight;

@@ -39,6 +39,7 @@ DPDO_API int dpdo_node_create(dpdo_node **out, dpdo_shard *shard, dpdo_loss *los
     if (!dpdo__mul_size((size_t)loss->dim, 2 * sizeof(double), &nbytes)) return DPDO_E_NOMEM;
     struct dpdo_node *nd = dpdo__calloc(1, sizeof *nd);
     if (!nd) return DPDO_E_NOMEM;
+    nd->magic = DPDO__MAGIC_NODE;
     nd->scratch = dpdo__alloc(nbytes);
     if (!nd->scratch) {
         dpdo__free(nd);
@@ -54,7 +55,8 @@ DPDO_API int dpdo_node_create(dpdo_node **out, dpdo_shard *shard, dpdo_loss *los
 
 DPDO_API void dpdo_node_destroy(dpdo_node *node)
 {
-    if (!node) return;
+    if (!node || !DPDO__LIVE(node, DPDO__MAGIC_NODE)) return; /* NULL or destroyed */
+    DPDO__KILL(node);
     dpdo__free(node->scratch);
     dpdo__free(node);
 }
@@ -83,6 +85,7 @@ DPDO_API int dpdo_node_create_remote(dpdo_node **out, dpdo_loss *loss, int64_t s
         return dpdo__err(loss->errmsg, DPDO_E_INVAL, "node weight %g must be finite and > 0", weight);
     struct dpdo_node *nd = dpdo__calloc(1, sizeof *nd);
     if (!nd) return DPDO_E_NOMEM;
+    nd->magic = DPDO__MAGIC_NODE;
     nd->loss = loss;
     nd->weight = weight;
     nd->dim = loss->dim;

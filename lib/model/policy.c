@@ -274,6 +274,7 @@ DPDO_API int dpdo_policy_create(dpdo_policy **out, const dpdo_policy_type *type,
     if (kind == DPDO__POLICY_DQN && state_len < 1) return DPDO_E_INVAL;
     struct dpdo_policy *p = dpdo__calloc(1, sizeof *p);
     if (!p) return DPDO_E_NOMEM;
+    p->magic = DPDO__MAGIC_POLICY;
     p->type = type;
     p->kind = kind;
     p->user = kind == DPDO__POLICY_USER ? user : p;
@@ -295,7 +296,8 @@ DPDO_API int dpdo_policy_create(dpdo_policy **out, const dpdo_policy_type *type,
 
 DPDO_API void dpdo_policy_destroy(dpdo_policy *p)
 {
-    if (!p) return;
+    if (!p || !DPDO__LIVE(p, DPDO__MAGIC_POLICY)) return; /* NULL or destroyed */
+    DPDO__KILL(p);
     if (p->kind == DPDO__POLICY_USER && HAS(p, release)) p->type->release(p->user);
     struct dqn_store s;
     store_get(p, &s);

@@ -48,6 +48,7 @@ struct dpdo__dqn_agent {
 };
 
 struct dpdo_policy {
+    uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
     const dpdo_policy_type *type;
     int kind;      /* DPDO__POLICY_* */
     void *user;    /* user types: the caller's pointer; built-ins: this handle */

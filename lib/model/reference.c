@@ -21,6 +21,7 @@ static const char *const method_names[] = {"lbfgs", "fista", "dual-cd", "smoothe
                                            "dual-cd-ppa"};
 
 struct dpdo_reference {
+    uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
     struct dpdo_node **nodes;
     int32_t n;
     struct dpdo_regularizer *reg;
@@ -125,6 +126,7 @@ DPDO_API int dpdo_reference_create(dpdo_reference **out, dpdo_node *const *nodes
 
     struct dpdo_reference *r = dpdo__calloc(1, sizeof *r);
     if (!r) return DPDO_E_NOMEM;
+    r->magic = DPDO__MAGIC_REFERENCE;
     r->n = n_nodes;
     r->dim = dim;
     r->o = o;
@@ -222,7 +224,8 @@ nomem:
 
 DPDO_API void dpdo_reference_destroy(dpdo_reference *ref)
 {
-    if (!ref) return;
+    if (!ref || !DPDO__LIVE(ref, DPDO__MAGIC_REFERENCE)) return; /* NULL or destroyed */
+    DPDO__KILL(ref);
     dpdo__free(ref->nodes);
     dpdo__free(ref->omega);
     dpdo__free(ref->work);

@@ -371,6 +371,7 @@ DPDO_API int dpdo_regularizer_create(dpdo_regularizer **out, const dpdo_regulari
     }
     struct dpdo_regularizer *r = dpdo__calloc(1, sizeof *r);
     if (!r) return DPDO_E_NOMEM;
+    r->magic = DPDO__MAGIC_REGULARIZER;
     r->type = type;
     r->kind = kind;
     r->dim = dim;
@@ -388,7 +389,8 @@ DPDO_API int dpdo_regularizer_create(dpdo_regularizer **out, const dpdo_regulari
 
 DPDO_API void dpdo_regularizer_destroy(dpdo_regularizer *reg)
 {
-    if (!reg) return;
+    if (!reg || !DPDO__LIVE(reg, DPDO__MAGIC_REGULARIZER)) return; /* NULL or destroyed */
+    DPDO__KILL(reg);
     if (reg->kind == DPDO__REG_USER && HAS(reg, release)) reg->type->release(reg->user);
     dpdo__free(reg);
 }

@@ -82,6 +82,7 @@ DPDO_API int dpdo_compressor_create(dpdo_compressor **out, const dpdo_compressor
     if ((uint64_t)dim > SIZE_MAX / sizeof(uint64_t)) return DPDO_E_NOMEM;
     struct dpdo_compressor *c = dpdo__calloc(1, sizeof *c);
     if (!c) return DPDO_E_NOMEM;
+    c->magic = DPDO__MAGIC_COMPRESSOR;
     if (kind == DPDO__COMP_TOPK) {
         c->keys = dpdo__alloc_array((size_t)dim, sizeof(uint64_t));
         if (!c->keys) {
@@ -101,7 +102,8 @@ DPDO_API int dpdo_compressor_create(dpdo_compressor **out, const dpdo_compressor
 
 DPDO_API void dpdo_compressor_destroy(dpdo_compressor *c)
 {
-    if (!c) return;
+    if (!c || !DPDO__LIVE(c, DPDO__MAGIC_COMPRESSOR)) return; /* NULL or destroyed */
+    DPDO__KILL(c);
     if (c->kind == DPDO__COMP_USER && HAS(c, release)) c->type->release(c->user);
     dpdo__free(c->keys);
     dpdo__free(c);

@@ -21,6 +21,7 @@ enum {
 };
 
 struct dpdo_compressor {
+    uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
     const dpdo_compressor_type *type;
     int kind;          /* DPDO__COMP_* */
     void *user;        /* user types: the caller's pointer; built-ins: this handle */

@@ -25,6 +25,7 @@
 #define DPDO__NET_DENSE_MAX 4096
 
 struct dpdo_network {
+    uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
     int64_t n;       /* nodes; 0 = empty */
     int64_t m;       /* undirected edges */
     int64_t dmax;    /* maximum degree */

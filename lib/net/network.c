@@ -14,6 +14,7 @@ int dpdo_network_create(dpdo_network **out)
     *out = NULL;
     struct dpdo_network *net = dpdo__calloc(1, sizeof *net);
     if (!net) return DPDO_E_NOMEM;
+    net->magic = DPDO__MAGIC_NETWORK;
     net->rule = -1;
     net->mode = DPDO_GOSSIP_AUTO;
     net->path = DPDO_GOSSIP_SPARSE;
@@ -37,7 +38,8 @@ static void free_graph(struct dpdo_network *net)
 
 void dpdo_network_destroy(dpdo_network *net)
 {
-    if (!net) return;
+    if (!net || !DPDO__LIVE(net, DPDO__MAGIC_NETWORK)) return; /* NULL or destroyed */
+    DPDO__KILL(net);
     if (net->refs > 0) {
         net->destroyed = 1; /* freed by the last dpdo__network_release */
         return;

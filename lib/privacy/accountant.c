@@ -64,6 +64,7 @@ typedef struct builtin {
  * skipped orders stay uncomputed (NaN) in the cache until a query needs them. */
 
 struct dpdo_accountant {
+    uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
     const dpdo_accountant_type *type;
     void *user;
     int is_builtin;
@@ -1178,6 +1179,7 @@ static int acc_new(dpdo_accountant **out, const dpdo_accountant_type *type, void
 {
     dpdo_accountant *a = dpdo__calloc(1, sizeof *a);
     if (!a) return DPDO_E_NOMEM;
+    a->magic = DPDO__MAGIC_ACCOUNTANT;
     a->rows_cap = 8;
     a->rows = dpdo__calloc((size_t)a->rows_cap * DPDO_EV_FIELDS, sizeof *a->rows);
     if (!a->rows) {
@@ -1227,7 +1229,8 @@ int dpdo_accountant_create_custom(dpdo_accountant **out, const dpdo_accountant_t
 
 void dpdo_accountant_destroy(dpdo_accountant *a)
 {
-    if (!a) return;
+    if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ACCOUNTANT)) return; /* NULL or destroyed */
+    DPDO__KILL(a);
     if (a->type->release) a->type->release(a->user);
     if (a->ledger) a->ledger->borrowers--;
     dpdo__free(a->rows);

@@ -33,13 +33,19 @@ int dpdo_sampling_create(dpdo_sampling **out)
     *out = NULL;
     dpdo_sampling *s = dpdo__calloc(1, sizeof *s);
     if (!s) return DPDO_E_NOMEM;
+    s->magic = DPDO__MAGIC_SAMPLING;
     s->d.kind = DPDO_SAMPLING_NONE;
     s->d.q = 1.0;
     *out = s;
     return DPDO_OK;
 }
 
-void dpdo_sampling_destroy(dpdo_sampling *s) { dpdo__free(s); }
+void dpdo_sampling_destroy(dpdo_sampling *s)
+{
+    if (!s || !DPDO__LIVE(s, DPDO__MAGIC_SAMPLING)) return; /* NULL or destroyed */
+    DPDO__KILL(s);
+    dpdo__free(s);
+}
 
 const char *dpdo_sampling_errmsg(const dpdo_sampling *s) { return s ? s->errmsg : "(null handle)"; }
 
@@ -112,11 +118,17 @@ int dpdo_event_create(dpdo_event **out)
     *out = NULL;
     dpdo_event *e = dpdo__calloc(1, sizeof *e);
     if (!e) return DPDO_E_NOMEM;
+    e->magic = DPDO__MAGIC_EVENT;
     *out = e;
     return DPDO_OK;
 }
 
-void dpdo_event_destroy(dpdo_event *ev) { dpdo__free(ev); }
+void dpdo_event_destroy(dpdo_event *ev)
+{
+    if (!ev || !DPDO__LIVE(ev, DPDO__MAGIC_EVENT)) return; /* NULL or destroyed */
+    DPDO__KILL(ev);
+    dpdo__free(ev);
+}
 const char *dpdo_event_errmsg(const dpdo_event *ev) { return ev ? ev->errmsg : "(null handle)"; }
 
 static int event_set(dpdo_event *ev, int mech, const dpdo_sampling *s, double sens, double noise)
@@ -151,6 +163,7 @@ int dpdo_ledger_create(dpdo_ledger **out, int64_t n_nodes)
     if (n_nodes < 1 || n_nodes > MAX_NODES) return DPDO_E_INVAL;
     dpdo_ledger *l = dpdo__calloc(1, sizeof *l);
     if (!l) return DPDO_E_NOMEM;
+    l->magic = DPDO__MAGIC_LEDGER;
     l->n_nodes = n_nodes;
     l->cap = 4;
     l->ev = dpdo__alloc_array((size_t)l->cap, sizeof *l->ev);
@@ -167,12 +180,13 @@ int dpdo_ledger_create(dpdo_ledger **out, int64_t n_nodes)
 
 void dpdo_ledger_destroy(dpdo_ledger *l)
 {
-    if (!l) return;
+    if (!l || !DPDO__LIVE(l, DPDO__MAGIC_LEDGER)) return; /* NULL or destroyed */
     if (l->borrowers > 0) { /* a caller bug: keep it alive rather than leave dangling accountants */
         dpdo__err(l->errmsg, DPDO_E_STATE, "ledger destroyed while %lld accountant(s) borrow it: ignored",
                   (long long)l->borrowers);
         return;
     }
+    DPDO__KILL(l);
     dpdo__free(l->ev);
     dpdo__free(l->counts);
     dpdo__free(l);

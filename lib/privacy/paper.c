@@ -24,6 +24,7 @@ struct dpdo_paper_type {
 };
 
 struct dpdo_paper {
+    uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
     const dpdo_paper_type *t;
     double par[MAXP];
     double out[MAXO];
@@ -377,6 +378,7 @@ int dpdo_paper_create(dpdo_paper **out, const dpdo_paper_type *type)
     if (!ok) return DPDO_E_INVAL;
     dpdo_paper *p = dpdo__calloc(1, sizeof *p);
     if (!p) return DPDO_E_NOMEM;
+    p->magic = DPDO__MAGIC_PAPER;
     p->t = type;
     for (int i = 0; i < type->n_params; i++) p->par[i] = type->defaults[i];
     p->valid = -1;
@@ -384,7 +386,12 @@ int dpdo_paper_create(dpdo_paper **out, const dpdo_paper_type *type)
     return DPDO_OK;
 }
 
-void dpdo_paper_destroy(dpdo_paper *p) { dpdo__free(p); }
+void dpdo_paper_destroy(dpdo_paper *p)
+{
+    if (!p || !DPDO__LIVE(p, DPDO__MAGIC_PAPER)) return; /* NULL or destroyed */
+    DPDO__KILL(p);
+    dpdo__free(p);
+}
 const char *dpdo_paper_errmsg(const dpdo_paper *p) { return p ? p->errmsg : "(null handle)"; }
 int dpdo_paper_valid(const dpdo_paper *p) { return p && p->evaluated ? p->valid : -1; }
 const char *dpdo_paper_violations(const dpdo_paper *p) { return p ? p->viol : ""; }

@@ -21,6 +21,7 @@ typedef struct dpdo__sampling_desc {
 } dpdo__sampling_desc;
 
 struct dpdo_sampling {
+    uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
     dpdo__sampling_desc d;
     char errmsg[DPDO__ERRMSG_LEN];
 };
@@ -33,11 +34,13 @@ typedef struct dpdo__event_desc {
 } dpdo__event_desc;
 
 struct dpdo_event {
+    uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
     dpdo__event_desc d;
     char errmsg[DPDO__ERRMSG_LEN];
 };
 
 struct dpdo_ledger {
+    uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
     int64_t n_nodes;
     int64_t n_events, cap;
     dpdo__event_desc *ev; /* [cap] distinct events, in order of first charge */

@@ -62,6 +62,7 @@ static int rng_new(dpdo_rng **out, const dpdo_rng_type *type, void *user, int bu
     dpdo_rng *r = dpdo__alloc(sizeof *r);
     if (!r) return DPDO_E_NOMEM;
     memset(r, 0, sizeof *r);
+    r->magic = DPDO__MAGIC_RNG;
     r->type = type;
     r->user = user;
     r->builtin = builtin;
@@ -100,7 +101,8 @@ DPDO_API int dpdo_rng_create_custom(dpdo_rng **out, const dpdo_rng_type *type, v
 
 DPDO_API void dpdo_rng_destroy(dpdo_rng *rng)
 {
-    if (!rng) return;
+    if (!rng || !DPDO__LIVE(rng, DPDO__MAGIC_RNG)) return; /* NULL or destroyed */
+    DPDO__KILL(rng);
     const dpdo_rng_type *t = rng->type;
     if (!rng->builtin && t->struct_size >= offsetof(dpdo_rng_type, release) + sizeof t->release &&
         t->release && t != &philox_type)

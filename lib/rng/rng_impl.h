@@ -11,6 +11,7 @@
 #include "../core/core_impl.h"
 
 struct dpdo_rng {
+    uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
     const dpdo_rng_type *type; /* never NULL */
     void *user;                /* custom types only */
     int builtin;               /* 1 = Philox fast path */

@@ -95,6 +95,7 @@ DPDO_API int dpdo_solver_create(dpdo_solver **out, const dpdo_solver_type *type,
     if (!dpdo__mul_size((size_t)dim, 3, &nbuf)) return DPDO_E_NOMEM;
     struct dpdo_solver *s = dpdo__calloc(1, sizeof *s);
     if (!s) return DPDO_E_NOMEM;
+    s->magic = DPDO__MAGIC_SOLVER;
     s->buf = dpdo__alloc_array(nbuf, sizeof(double));
     if (!s->buf) goto nomem;
     if (kind == DPDO__SOLVER_EXACT_QUAD) {
@@ -130,7 +131,8 @@ nomem:
 
 DPDO_API void dpdo_solver_destroy(dpdo_solver *s)
 {
-    if (!s) return;
+    if (!s || !DPDO__LIVE(s, DPDO__MAGIC_SOLVER)) return; /* NULL or destroyed */
+    DPDO__KILL(s);
     if (s->kind == DPDO__SOLVER_USER && HAS(s, release)) s->type->release(s->user);
     dpdo__free(s->idx);
     dpdo__free(s->mat);

@@ -23,6 +23,7 @@ enum {
 };
 
 struct dpdo_solver {
+    uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
     const dpdo_solver_type *type;
     int kind;          /* DPDO__SOLVER_* */
     void *user;        /* user types: the caller's pointer; built-ins: this handle */

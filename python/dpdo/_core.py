@@ -1083,6 +1083,13 @@ class Algorithm(_Handle):
     def privacy_notes(self):
         return text(lib.dpdo_algorithm_privacy_notes(self._ptr()))
 
+    def planned_releases(self, node=NODE_ALL):
+        """Releases per node the rigorous sigma was planned for (NODE_ALL: the largest); after
+        prepare. Raises for runs whose sigma was not calibrated by the accountant."""
+        c = C.c_int64()
+        self._check(lib.dpdo_algorithm_planned_releases(self._ptr(), node, C.byref(c)))
+        return c.value
+
     def comm(self, node=NODE_ALL):
         """(messages, scalars, bytes) sent by a node (NODE_ALL: total; NODE_COORDINATOR)."""
         m, s, b = C.c_int64(), C.c_int64(), C.c_int64()

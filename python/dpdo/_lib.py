@@ -290,6 +290,7 @@ PROTOS = {
     "dpdo_algorithm_privacy": (INT, [P, INT, I64, PD, PD, PI32]),
     "dpdo_algorithm_privacy_source": (S, [P, INT]),
     "dpdo_algorithm_privacy_notes": (S, [P]),
+    "dpdo_algorithm_planned_releases": (INT, [P, I64, PI64]),
     "dpdo_algorithm_comm": (INT, [P, I64, PI64, PI64, PI64]),
     "dpdo_algorithm_objective": (INT, [P, INT, I64, PD]),
     "dpdo_algorithm_objective_at": (INT, [P, PD, I64, PD]),

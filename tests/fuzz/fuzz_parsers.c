@@ -54,10 +54,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     dpdo_load_options o;
     dpdo_load_options_init(&o, sizeof o);
-    /* AUTO or CSR: a forced dense layout lets a 700-byte input ask for a
-     * 10 GB matrix (a legitimate DPDO_E_NOMEM, but it trips the fuzzer's
-     * malloc limit); AUTO is dense only when nnz >= n*d/4 */
-    o.layout = (sel >> 2) & 1 ? DPDO_LAYOUT_CSR : DPDO_LAYOUT_AUTO;
+        o.layout = (sel >> 2) & 1 ? DPDO_LAYOUT_CSR : (sel >> 3) & 1 ? DPDO_LAYOUT_DENSE : DPDO_LAYOUT_AUTO;
+    /* the input limits (docs/data.md "Limits") keep a forced dense layout and
+     * gzip bombs within the fuzzer's memory limit; they are part of what is
+     * fuzzed (AUTO falls back to CSR above max_dense_cells) */
+    o.max_dense_cells = 1 << 20;
+    o.max_features = 1 << 20;
+    o.max_rows = 1 << 20;
+    o.max_decompressed_bytes = 1 << 24;
     o.label_map = (int32_t)((sel >> 4) % 3);
     o.reject_qid = (sel >> 6) & 1;
     o.header = (sel >> 6) & 1;
@@ -70,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t len = size;
     if (img) {
         memcpy(img, buf, size + 1);
-        rc = dpdo__maybe_gunzip("fuzz", &img, &len, err);
+        rc = dpdo__maybe_gunzip("fuzz", &o, &img, &len, err);
     }
     if (img && rc == DPDO_OK) {
         switch (sel & 3) {

@@ -394,6 +394,9 @@ def algorithm_getters_params_privacy_counters():
     pe, pd, pv = alg.privacy(dpdo.PRIVACY_PAPER)
     assert pe > 0 and alg.privacy_source(dpdo.PRIVACY_PAPER) == "dp-dda-thm1"
     assert "active set treated as public" in alg.privacy_notes
+    # sigma was planned for a high-probability bound on each node's releases, below every round
+    planned = alg.planned_releases()
+    assert 0 < planned < 60 and all(0 < alg.planned_releases(i) <= planned for i in range(8))
     act = alg.active
     assert sum(act) == 2 and len(act) == 8
     # the host chooses the next round's nodes (DP-DDA pairs them in order)

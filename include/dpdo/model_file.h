@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Model files: the trained linear model of a run (the output vector x, its
+ * dimension, the loss, the regularizer, the algorithm, the rounds run, the
+ * privacy spent (epsilon, delta and the accountant that computed them) and
+ * the library version) in a small line-oriented text format (docs/model.md,
+ * "Model files"), and prediction from it: margins <a, x>, labels and, for
+ * the logistic loss, probabilities.
+ *
+ *     dpdo_model *m;
+ *     dpdo_model_create(&m);
+ *     dpdo_model_from_algorithm(m, alg);          (after dpdo_algorithm_run)
+ *     dpdo_model_save(m, "run.model");
+ *     ...
+ *     dpdo_model_load(m, "run.model");            (another process)
+ *     dpdo_model_predict(m, test_set, DPDO_PREDICT_LABEL, labels, n);
+ *
+ * Life cycle as dpdo_dataset: create an empty handle, fill it (from an
+ * algorithm, a file or a text buffer); a failed fill leaves it unchanged and
+ * explains itself in dpdo_model_errmsg(). A model file is untrusted input:
+ * every field is checked, the dimension is limited (DPDO_MODEL_MAX_DIM) and
+ * nothing is allocated before the file is known to hold that many values.
+ *
+ * Thread-safety: a filled model is read-only; concurrent predict/accessor
+ * calls on one handle are safe except for the error message. Fill calls must
+ * not run concurrently with anything else on the same handle. */
+#ifndef DPDO_MODEL_FILE_H
+#define DPDO_MODEL_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "export.h"
+#include "algorithm.h"
+#include "dataset.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct dpdo_model dpdo_model;
+
+/* Largest dimension a model file may declare (2^26, as the loaders' default
+ * max_features). */
+#define DPDO_MODEL_MAX_DIM ((int64_t)1 << 26)
+
+/* What dpdo_model_predict writes. */
+enum {
+    DPDO_PREDICT_MARGIN = 0,      /* <a_i, x> */
+    DPDO_PREDICT_LABEL = 1,       /* +1 if the margin is >= 0, else -1 */
+    DPDO_PREDICT_PROBABILITY = 2  /* P(y = +1 | a_i) = 1 / (1 + exp(-margin)); logistic loss only */
+};
+
+/* Create an empty model in *out (NULL on failure). Returns DPDO_OK,
+ * DPDO_E_INVAL (out NULL), DPDO_E_NOMEM. Since 0.2. */
+DPDO_API int dpdo_model_create(dpdo_model **out);
+/* Destroy; NULL and an already destroyed handle are ignored (see the handle
+ * magic in docs/architecture.md). Since 0.2. */
+DPDO_API void dpdo_model_destroy(dpdo_model *m);
+/* Message about the last failure on m; "" if none, "(null model)" for NULL.
+ * Never NULL; valid until the next call on m. Since 0.2. */
+DPDO_API const char *dpdo_model_errmsg(const dpdo_model *m);
+
+/* Fill m from a set-up algorithm: x = dpdo_algorithm_get_output(alg,
+ * DPDO_NODE_ALL) (the average of the nodes' outputs), the loss of node 0,
+ * the regularizer (name and its two parameters; "none" without one), the
+ * algorithm's name and round, and the rigorous privacy figure
+ * (dpdo_algorithm_privacy(DPDO_PRIVACY_RIGOROUS, DPDO_NODE_ALL): epsilon,
+ * delta and the accountant's name; epsilon = +inf, delta = 0 and accountant
+ * "none" when the run has no accountant or no figure yet). alg is only read
+ * (its privacy query may allocate). Over MPI (dpdo/mpi.h), call
+ * dpdo_algorithm_share_state first so that every rank sees every node's
+ * output. Returns DPDO_OK, DPDO_E_INVAL (NULL),
+ * DPDO_E_STATE (alg EMPTY), DPDO_E_NOMEM. Since 0.2. */
+DPDO_API int dpdo_model_from_algorithm(dpdo_model *m, dpdo_algorithm *alg);
+
+/* Fill m from caller values (for models trained elsewhere): x[dim] copied,
+ * all finite, 1 <= dim <= DPDO_MODEL_MAX_DIM; loss and algorithm names are
+ * tokens of 1..63 characters [A-Za-z0-9._+-] (loss "logistic" enables
+ * probabilities). The regularizer becomes "none", the rounds 0, the privacy
+ * "not private" (epsilon +inf). Returns DPDO_OK, DPDO_E_INVAL, DPDO_E_NOMEM.
+ * Since 0.2. */
+DPDO_API int dpdo_model_set(dpdo_model *m, const double *x, int64_t dim, const char *loss,
+                            const char *algorithm);
+
+/* Write m to `path` (created or truncated) in the text format of
+ * docs/model.md; doubles with %.17g, so loading gives identical bits.
+ * Returns DPDO_OK, DPDO_E_INVAL (NULL), DPDO_E_STATE (m empty), DPDO_E_IO.
+ * Since 0.2. */
+DPDO_API int dpdo_model_save(dpdo_model *m, const char *path);
+/* Load a model file (gzip-compressed files are inflated, as by the dataset
+ * loaders, within their default limits). On failure m is unchanged.
+ * Returns DPDO_OK, DPDO_E_INVAL (NULL), DPDO_E_IO (cannot open/read),
+ * DPDO_E_FORMAT (the message names the line and the problem: bad header,
+ * unknown or repeated key, missing key, bad number, dimension out of range,
+ * wrong count of values, non-finite value, newer format version),
+ * DPDO_E_NOMEM. Since 0.2. */
+DPDO_API int dpdo_model_load(dpdo_model *m, const char *path);
+/* Same as load, from text[len] (need not be NUL-terminated); `name` (may be
+ * NULL) appears in messages. Since 0.2. */
+DPDO_API int dpdo_model_parse(dpdo_model *m, const char *text, size_t len, const char *name);
+
+/* ---- accessors (NULL or empty model: 0, "" or DPDO_E_STATE) --------------- */
+DPDO_API int64_t dpdo_model_dim(const dpdo_model *m);        /* Since 0.2. */
+DPDO_API int64_t dpdo_model_rounds(const dpdo_model *m);     /* Since 0.2. */
+/* Copy x into out[dim] (dim must equal the model's). Returns DPDO_OK,
+ * DPDO_E_INVAL, DPDO_E_STATE. Since 0.2. */
+DPDO_API int dpdo_model_get_x(dpdo_model *m, double *out, int64_t dim);
+/* Names: "loss", "regularizer", "algorithm", "accountant", "library" (the
+ * version string of the library that wrote the file). "" for an empty model
+ * or an unknown field. Never NULL; valid until the next fill of m. Since 0.2. */
+DPDO_API const char *dpdo_model_text(const dpdo_model *m, const char *field);
+/* The regularizer's two parameters (either pointer may be NULL). Since 0.2. */
+DPDO_API int dpdo_model_regularizer_params(dpdo_model *m, double *p0, double *p1);
+/* The privacy figure stored with the model: epsilon (+inf: not private) and
+ * delta. Returns DPDO_OK, DPDO_E_INVAL, DPDO_E_STATE. Since 0.2. */
+DPDO_API int dpdo_model_privacy(dpdo_model *m, double *epsilon, double *delta);
+
+/* Predict for every row of ds into out[n] (n = row count). ds may have
+ * fewer features than the model (missing trailing features are zero, as in
+ * a LIBSVM test file whose largest index is smaller) but not more.
+ * Returns DPDO_OK, DPDO_E_INVAL (NULL, bad kind, n mismatch, ds has more
+ * features than the model: message on m), DPDO_E_STATE (m or ds empty),
+ * DPDO_E_UNSUPPORTED (probabilities for a loss other than logistic).
+ * Since 0.2. */
+DPDO_API int dpdo_model_predict(dpdo_model *m, dpdo_dataset *ds, int kind, double *out, int64_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DPDO_MODEL_FILE_H */

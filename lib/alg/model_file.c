@@ -1,0 +1,542 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Model files (include/dpdo/model_file.h, format in docs/model.md "Model
+ * files"): the output vector of a run with what produced it, saved as text,
+ * loaded with strict checks (the file is untrusted input), and prediction. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "dpdo/model_file.h"
+#include "dpdo/version.h"
+#include "../engine/engine_impl.h"
+#include "../model/model_impl.h"
+#include "../data/data_impl.h"
+
+#define MODEL_FORMAT 1 /* the version this library reads and writes */
+#define TOKLEN 64
+
+struct dpdo_model {
+    uint32_t magic; /* DPDO__MAGIC_MODEL while alive (core_impl.h) */
+    int filled;
+    int64_t dim, rounds;
+    double *x;
+    double eps, delta, rp[2];
+    char loss[TOKLEN], reg[TOKLEN], alg[TOKLEN], acc[TOKLEN], lib[TOKLEN];
+    char errmsg[DPDO__ERRMSG_LEN];
+};
+
+/* the content of a model without the handle (built, then swapped in) */
+typedef struct {
+    int64_t dim, rounds;
+    double *x;
+    double eps, delta, rp[2];
+    char loss[TOKLEN], reg[TOKLEN], alg[TOKLEN], acc[TOKLEN], lib[TOKLEN];
+} content;
+
+static int tok_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '+' || c == '-';
+}
+
+/* copy a name as a token: characters outside the token set become '_' */
+static void set_token(char *dst, const char *src)
+{
+    size_t k = 0;
+    if (src)
+        for (; src[k] && k < TOKLEN - 1; k++) dst[k] = tok_char(src[k]) ? src[k] : '_';
+    if (k == 0) dst[k++] = '_';
+    dst[k] = '\0';
+}
+
+static int valid_token(const char *s)
+{
+    size_t k = 0;
+    if (!s) return 0;
+    for (; s[k]; k++)
+        if (k >= TOKLEN - 1 || !tok_char(s[k])) return 0;
+    return k > 0;
+}
+
+static void install(struct dpdo_model *m, content *c)
+{
+    dpdo__free(m->x);
+    m->dim = c->dim;
+    m->rounds = c->rounds;
+    m->x = c->x;
+    c->x = NULL;
+    m->eps = c->eps;
+    m->delta = c->delta;
+    m->rp[0] = c->rp[0];
+    m->rp[1] = c->rp[1];
+    memcpy(m->loss, c->loss, TOKLEN);
+    memcpy(m->reg, c->reg, TOKLEN);
+    memcpy(m->alg, c->alg, TOKLEN);
+    memcpy(m->acc, c->acc, TOKLEN);
+    memcpy(m->lib, c->lib, TOKLEN);
+    m->filled = 1;
+    dpdo__err_clear(m->errmsg);
+}
+
+/* ---- life cycle ------------------------------------------------------------ */
+DPDO_API int dpdo_model_create(dpdo_model **out)
+{
+    if (!out) return DPDO_E_INVAL;
+    *out = NULL;
+    struct dpdo_model *m = dpdo__calloc(1, sizeof *m);
+    if (!m) return DPDO_E_NOMEM;
+    m->magic = DPDO__MAGIC_MODEL;
+    *out = m;
+    return DPDO_OK;
+}
+
+DPDO_API void dpdo_model_destroy(dpdo_model *m)
+{
+    if (!m || !DPDO__LIVE(m, DPDO__MAGIC_MODEL)) return; /* NULL or destroyed */
+    DPDO__KILL(m);
+    dpdo__free(m->x);
+    dpdo__free(m);
+}
+
+DPDO_API const char *dpdo_model_errmsg(const dpdo_model *m)
+{
+    return !m ? "(null model)" : DPDO__LIVE(m, DPDO__MAGIC_MODEL) ? m->errmsg : "(destroyed handle)";
+}
+
+static int usable(struct dpdo_model *m)
+{
+    return m && DPDO__LIVE(m, DPDO__MAGIC_MODEL);
+}
+
+/* ---- filling from an algorithm or from values ------------------------------- */
+DPDO_API int dpdo_model_from_algorithm(dpdo_model *m, dpdo_algorithm *alg)
+{
+    if (!usable(m)) return DPDO_E_INVAL;
+    if (!alg) return dpdo__err(m->errmsg, DPDO_E_INVAL, "algorithm is NULL");
+    dpdo__eng *e = dpdo__algorithm_eng(alg);
+    if (!e || e->n < 1 || e->d < 1)
+        return dpdo__err(m->errmsg, DPDO_E_STATE, "the algorithm is not set up (EMPTY)");
+    if (e->d > DPDO_MODEL_MAX_DIM)
+        return dpdo__err(m->errmsg, DPDO_E_INVAL, "dimension %lld exceeds DPDO_MODEL_MAX_DIM",
+                         (long long)e->d);
+    content c;
+    memset(&c, 0, sizeof c);
+    c.dim = e->d;
+    c.x = dpdo__alloc_array((size_t)c.dim, sizeof(double));
+    if (!c.x) return dpdo__err(m->errmsg, DPDO_E_NOMEM, "out of memory for %lld values", (long long)c.dim);
+    int rc = dpdo_algorithm_get_output(alg, DPDO_NODE_ALL, c.x, c.dim);
+    if (rc) {
+        dpdo__free(c.x);
+        return dpdo__err(m->errmsg, rc, "cannot read the algorithm's output: %s",
+                         dpdo_algorithm_errmsg(alg));
+    }
+    size_t bad = dpdo__first_nonfinite(c.x, (size_t)c.dim);
+    if (bad < (size_t)c.dim) {
+        dpdo__free(c.x);
+        return dpdo__err(m->errmsg, DPDO_E_NUMERIC, "the output's entry %zu is not finite", bad);
+    }
+    c.rounds = dpdo_algorithm_round(alg);
+    set_token(c.alg, dpdo_algorithm_name(alg));
+    set_token(c.loss, dpdo_loss_name(e->nodes[0]->loss));
+    if (e->reg) {
+        set_token(c.reg, dpdo_regularizer_name(e->reg));
+        c.rp[0] = isfinite(e->reg->p[0]) ? e->reg->p[0] : 0.0;
+        c.rp[1] = isfinite(e->reg->p[1]) ? e->reg->p[1] : 0.0;
+    } else {
+        set_token(c.reg, "none");
+    }
+    double eps = INFINITY, delta = 0.0;
+    const char *src = "none";
+    if (e->acc &&
+        dpdo_algorithm_privacy(alg, DPDO_PRIVACY_RIGOROUS, DPDO_NODE_ALL, &eps, &delta, NULL) == DPDO_OK &&
+        !isnan(eps) && eps >= 0 && delta >= 0 && delta < 1) {
+        src = dpdo_algorithm_privacy_source(alg, DPDO_PRIVACY_RIGOROUS);
+        if (!src || !*src) src = "none";
+    } else {
+        eps = INFINITY;
+        delta = 0.0;
+    }
+    c.eps = eps;
+    c.delta = delta;
+    set_token(c.acc, src);
+    set_token(c.lib, DPDO_VERSION_STRING);
+    install(m, &c);
+    return DPDO_OK;
+}
+
+DPDO_API int dpdo_model_set(dpdo_model *m, const double *x, int64_t dim, const char *loss,
+                            const char *algorithm)
+{
+    if (!usable(m)) return DPDO_E_INVAL;
+    if (!x) return dpdo__err(m->errmsg, DPDO_E_INVAL, "x is NULL");
+    if (dim < 1 || dim > DPDO_MODEL_MAX_DIM)
+        return dpdo__err(m->errmsg, DPDO_E_INVAL, "dim = %lld out of range [1, 2^26]", (long long)dim);
+    if (!valid_token(loss) || !valid_token(algorithm))
+        return dpdo__err(m->errmsg, DPDO_E_INVAL,
+                         "loss and algorithm names must be 1..63 characters of [A-Za-z0-9._+-]");
+    size_t bad = dpdo__first_nonfinite(x, (size_t)dim);
+    if (bad < (size_t)dim)
+        return dpdo__err(m->errmsg, DPDO_E_INVAL, "x[%zu] is not finite", bad);
+    content c;
+    memset(&c, 0, sizeof c);
+    c.dim = dim;
+    c.x = dpdo__alloc_array((size_t)dim, sizeof(double));
+    if (!c.x) return dpdo__err(m->errmsg, DPDO_E_NOMEM, "out of memory for %lld values", (long long)dim);
+    memcpy(c.x, x, (size_t)dim * sizeof(double));
+    set_token(c.loss, loss);
+    set_token(c.alg, algorithm);
+    set_token(c.reg, "none");
+    set_token(c.acc, "none");
+    set_token(c.lib, DPDO_VERSION_STRING);
+    c.eps = INFINITY;
+    install(m, &c);
+    return DPDO_OK;
+}
+
+/* ---- writing ------------------------------------------------------------------- */
+static void put_double(FILE *f, double v)
+{
+    if (isinf(v)) fputs(v > 0 ? "inf" : "-inf", f);
+    else fprintf(f, "%.17g", v);
+}
+
+DPDO_API int dpdo_model_save(dpdo_model *m, const char *path)
+{
+    if (!usable(m)) return DPDO_E_INVAL;
+    if (!path) return dpdo__err(m->errmsg, DPDO_E_INVAL, "path is NULL");
+    if (!m->filled) return dpdo__err(m->errmsg, DPDO_E_STATE, "the model is empty");
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return dpdo__err(m->errmsg, DPDO_E_IO, "cannot open '%s' for writing (errno %d)", path, errno);
+    fprintf(f, "dpdo-model %d\n# a linear model x of libdpdo (docs/model.md)\n", MODEL_FORMAT);
+    fprintf(f, "library %s\nalgorithm %s\nloss %s\n", m->lib, m->alg, m->loss);
+    fprintf(f, "regularizer %s ", m->reg);
+    put_double(f, m->rp[0]);
+    fputc(' ', f);
+    put_double(f, m->rp[1]);
+    fprintf(f, "\nrounds %lld\nepsilon ", (long long)m->rounds);
+    put_double(f, m->eps);
+    fputs("\ndelta ", f);
+    put_double(f, m->delta);
+    fprintf(f, "\naccountant %s\ndim %lld\nx\n", m->acc, (long long)m->dim);
+    for (int64_t j = 0; j < m->dim; j++) {
+        put_double(f, m->x[j]);
+        fputc('\n', f);
+    }
+    fputs("end\n", f);
+    int bad = ferror(f);
+    if (fclose(f) != 0) bad = 1;
+    if (bad) return dpdo__err(m->errmsg, DPDO_E_IO, "write error on '%s'", path);
+    return DPDO_OK;
+}
+
+/* ---- reading ------------------------------------------------------------------- */
+enum { K_LIBRARY, K_ALGORITHM, K_LOSS, K_REGULARIZER, K_ROUNDS, K_EPSILON, K_DELTA, K_ACCOUNTANT,
+       K_DIM, K_N };
+static const char *const KEYS[K_N] = {"library", "algorithm", "loss", "regularizer", "rounds",
+                                      "epsilon", "delta", "accountant", "dim"};
+
+typedef struct {
+    const char *name;
+    const char *p, *end; /* NUL-terminated buffer [p, end) */
+    int64_t line;
+    char *err;
+} reader;
+
+DPDO__PRINTF(2, 3)
+static int perr(reader *r, const char *fmt, ...)
+{
+    char what[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return dpdo__err(r->err, DPDO_E_FORMAT, "'%s' line %lld: %s", r->name, (long long)r->line, what);
+}
+
+/* the next line that is neither blank nor a comment: [*b, *e) without the
+ * newline and trailing spaces; 0 at the end of the text */
+static int next_line(reader *r, const char **b, const char **e)
+{
+    while (r->p < r->end) {
+        const char *s = r->p;
+        const char *nl = memchr(s, '\n', (size_t)(r->end - s));
+        const char *le = nl ? nl : r->end;
+        r->p = nl ? nl + 1 : r->end;
+        r->line++;
+        while (s < le && (*s == ' ' || *s == '\t')) s++;
+        const char *t = le;
+        while (t > s && (t[-1] == ' ' || t[-1] == '\t' || t[-1] == '\r')) t--;
+        if (s == t || *s == '#') continue;
+        *b = s;
+        *e = t;
+        return 1;
+    }
+    return 0;
+}
+
+/* one token of the line starting at *s: returns its length (0 if none) */
+static size_t token(const char **s, const char *e, const char **tok)
+{
+    const char *p = *s;
+    while (p < e && (*p == ' ' || *p == '\t')) p++;
+    const char *q = p;
+    while (q < e && *q != ' ' && *q != '\t') q++;
+    *tok = p;
+    *s = q;
+    return (size_t)(q - p);
+}
+
+/* a double from [t, t+n): the data layer's strict grammar, or inf */
+static int num(const char *t, size_t n, int allow_inf, double *out)
+{
+    if (allow_inf && n == 3 && memcmp(t, "inf", 3) == 0) {
+        *out = INFINITY;
+        return 1;
+    }
+    const char *q = dpdo__parse_double(t, t + n, out);
+    return q == t + n && isfinite(*out);
+}
+
+static int copy_tok(reader *r, char *dst, const char *t, size_t n, const char *key)
+{
+    if (n == 0 || n >= TOKLEN) return perr(r, "%s: a name of 1..63 characters is expected", key);
+    for (size_t k = 0; k < n; k++)
+        if (!tok_char(t[k])) return perr(r, "%s: character 0x%02x is not allowed in a name", key, (unsigned char)t[k]);
+    memcpy(dst, t, n);
+    dst[n] = '\0';
+    return 0;
+}
+
+static int parse(content *c, const char *name, const char *buf, size_t len, char *err)
+{
+    reader r = {name, buf, buf + len, 0, err};
+    const char *b, *e, *t;
+    size_t n;
+    if (!next_line(&r, &b, &e)) return dpdo__err(err, DPDO_E_FORMAT, "'%s': empty model file", name);
+    const char *s = b;
+    n = token(&s, e, &t);
+    if (n != 10 || memcmp(t, "dpdo-model", 10) != 0)
+        return perr(&r, "not a dpdo model file (the first line must be 'dpdo-model %d')", MODEL_FORMAT);
+    n = token(&s, e, &t);
+    double ver;
+    if (!num(t, n, 0, &ver) || ver != floor(ver) || ver < 1 || s != e)
+        return perr(&r, "bad format version (expected 'dpdo-model %d')", MODEL_FORMAT);
+    if (ver > MODEL_FORMAT)
+        return perr(&r, "format version %.0f is newer than this library's %d (libdpdo %s)", ver,
+                    MODEL_FORMAT, DPDO_VERSION_STRING);
+    int seen[K_N] = {0};
+    int rc;
+    for (;;) {
+        if (!next_line(&r, &b, &e)) return dpdo__err(err, DPDO_E_FORMAT, "'%s': truncated: no 'x' line", name);
+        s = b;
+        n = token(&s, e, &t);
+        if (n == 1 && t[0] == 'x' && s == e) break;
+        int k = 0;
+        while (k < K_N && !(strlen(KEYS[k]) == n && memcmp(KEYS[k], t, n) == 0)) k++;
+        if (k == K_N) return perr(&r, "unknown key '%.*s'", (int)(n < 40 ? n : 40), t);
+        if (seen[k]) return perr(&r, "key '%s' repeated", KEYS[k]);
+        seen[k] = 1;
+        const char *key = KEYS[k];
+        double v;
+        switch (k) {
+        case K_LIBRARY:
+        case K_ALGORITHM:
+        case K_LOSS:
+        case K_ACCOUNTANT: {
+            char *dst = k == K_LIBRARY ? c->lib : k == K_ALGORITHM ? c->alg : k == K_LOSS ? c->loss : c->acc;
+            n = token(&s, e, &t);
+            if ((rc = copy_tok(&r, dst, t, n, key))) return rc;
+            break;
+        }
+        case K_REGULARIZER:
+            n = token(&s, e, &t);
+            if ((rc = copy_tok(&r, c->reg, t, n, key))) return rc;
+            for (int j = 0; j < 2; j++) {
+                n = token(&s, e, &t);
+                if (!num(t, n, 0, &c->rp[j]))
+                    return perr(&r, "regularizer: parameter %d must be a finite number", j + 1);
+            }
+            break;
+        case K_ROUNDS:
+            n = token(&s, e, &t);
+            if (!num(t, n, 0, &v) || v < 0 || v != floor(v) || v > 0x1p62)
+                return perr(&r, "rounds: an integer in [0, 2^62] is expected");
+            c->rounds = (int64_t)v;
+            break;
+        case K_EPSILON:
+            n = token(&s, e, &t);
+            if (!num(t, n, 1, &c->eps) || !(c->eps >= 0))
+                return perr(&r, "epsilon: a number >= 0 or 'inf' is expected");
+            break;
+        case K_DELTA:
+            n = token(&s, e, &t);
+            if (!num(t, n, 0, &c->delta) || !(c->delta >= 0 && c->delta < 1))
+                return perr(&r, "delta: a number in [0, 1) is expected");
+            break;
+        default: /* K_DIM */
+            n = token(&s, e, &t);
+            if (!num(t, n, 0, &v) || v < 1 || v != floor(v) || v > (double)DPDO_MODEL_MAX_DIM)
+                return perr(&r, "dim: an integer in [1, %lld] is expected", (long long)DPDO_MODEL_MAX_DIM);
+            c->dim = (int64_t)v;
+            break;
+        }
+        if (s != e) {
+            token(&s, e, &t);
+            return perr(&r, "%s: unexpected '%.*s' after the value", key, (int)(e - t < 40 ? e - t : 40), t);
+        }
+    }
+    for (int k = 0; k < K_N; k++)
+        if (!seen[k]) return perr(&r, "key '%s' missing before 'x'", KEYS[k]);
+    /* every value needs at least two bytes ("0\n"): refuse a dimension the
+     * rest of the file cannot hold before allocating for it */
+    if ((size_t)(r.end - r.p) / 2 < (size_t)c->dim)
+        return perr(&r, "dim %lld but the rest of the file (%zu bytes) cannot hold that many values",
+                    (long long)c->dim, (size_t)(r.end - r.p));
+    c->x = dpdo__alloc_array((size_t)c->dim, sizeof(double));
+    if (!c->x) return dpdo__err(err, DPDO_E_NOMEM, "out of memory for %lld values", (long long)c->dim);
+    for (int64_t j = 0; j < c->dim; j++) {
+        if (!next_line(&r, &b, &e))
+            return dpdo__err(err, DPDO_E_FORMAT, "'%s': truncated: %lld of %lld values", name,
+                             (long long)j, (long long)c->dim);
+        if (!num(b, (size_t)(e - b), 0, &c->x[j]))
+            return perr(&r, "value %lld: '%.*s' is not a finite number", (long long)j + 1,
+                        (int)(e - b < 40 ? e - b : 40), b);
+    }
+    if (!next_line(&r, &b, &e) || e - b != 3 || memcmp(b, "end", 3) != 0)
+        return perr(&r, "'end' expected after the %lld values", (long long)c->dim);
+    if (next_line(&r, &b, &e)) return perr(&r, "text after 'end'");
+    return DPDO_OK;
+}
+
+DPDO_API int dpdo_model_parse(dpdo_model *m, const char *text, size_t len, const char *name)
+{
+    if (!usable(m)) return DPDO_E_INVAL;
+    if (!text) return dpdo__err(m->errmsg, DPDO_E_INVAL, "text is NULL");
+    if (!name) name = "(buffer)";
+    /* the number parser needs a terminator after each token */
+    char *buf = dpdo__alloc(len + 1);
+    if (!buf) return dpdo__err(m->errmsg, DPDO_E_NOMEM, "out of memory");
+    memcpy(buf, text, len);
+    buf[len] = '\0';
+    if (memchr(buf, '\0', len)) {
+        dpdo__free(buf);
+        return dpdo__err(m->errmsg, DPDO_E_FORMAT, "'%s': NUL byte in a model file", name);
+    }
+    content c;
+    memset(&c, 0, sizeof c);
+    int rc = parse(&c, name, buf, len, m->errmsg);
+    dpdo__free(buf);
+    if (rc) {
+        dpdo__free(c.x);
+        return rc;
+    }
+    install(m, &c);
+    return DPDO_OK;
+}
+
+DPDO_API int dpdo_model_load(dpdo_model *m, const char *path)
+{
+    if (!usable(m)) return DPDO_E_INVAL;
+    if (!path) return dpdo__err(m->errmsg, DPDO_E_INVAL, "path is NULL");
+    dpdo_load_options o;
+    dpdo__load_defaults(&o);
+    /* a model holds at most 2^26 values of at most ~25 characters */
+    o.max_file_bytes = (int64_t)1 << 31;
+    o.max_decompressed_bytes = (int64_t)1 << 31;
+    char *buf = NULL;
+    size_t len = 0;
+    int rc = dpdo__read_file(path, DPDO__READ_TEXT, &o, &buf, &len, m->errmsg);
+    if (rc) return rc;
+    rc = dpdo_model_parse(m, buf, len, path);
+    dpdo__free(buf);
+    return rc;
+}
+
+/* ---- accessors ------------------------------------------------------------------ */
+DPDO_API int64_t dpdo_model_dim(const dpdo_model *m)
+{
+    return m && DPDO__LIVE(m, DPDO__MAGIC_MODEL) && m->filled ? m->dim : 0;
+}
+DPDO_API int64_t dpdo_model_rounds(const dpdo_model *m)
+{
+    return m && DPDO__LIVE(m, DPDO__MAGIC_MODEL) && m->filled ? m->rounds : 0;
+}
+
+DPDO_API int dpdo_model_get_x(dpdo_model *m, double *out, int64_t dim)
+{
+    if (!usable(m)) return DPDO_E_INVAL;
+    if (!m->filled) return dpdo__err(m->errmsg, DPDO_E_STATE, "the model is empty");
+    if (!out || dim != m->dim)
+        return dpdo__err(m->errmsg, DPDO_E_INVAL, "out is NULL or dim %lld differs from the model's %lld",
+                         (long long)dim, (long long)m->dim);
+    memcpy(out, m->x, (size_t)dim * sizeof(double));
+    return DPDO_OK;
+}
+
+DPDO_API const char *dpdo_model_text(const dpdo_model *m, const char *field)
+{
+    if (!m || !DPDO__LIVE(m, DPDO__MAGIC_MODEL) || !m->filled || !field) return "";
+    if (strcmp(field, "loss") == 0) return m->loss;
+    if (strcmp(field, "regularizer") == 0) return m->reg;
+    if (strcmp(field, "algorithm") == 0) return m->alg;
+    if (strcmp(field, "accountant") == 0) return m->acc;
+    if (strcmp(field, "library") == 0) return m->lib;
+    return "";
+}
+
+DPDO_API int dpdo_model_regularizer_params(dpdo_model *m, double *p0, double *p1)
+{
+    if (!usable(m)) return DPDO_E_INVAL;
+    if (!m->filled) return dpdo__err(m->errmsg, DPDO_E_STATE, "the model is empty");
+    if (p0) *p0 = m->rp[0];
+    if (p1) *p1 = m->rp[1];
+    return DPDO_OK;
+}
+
+DPDO_API int dpdo_model_privacy(dpdo_model *m, double *epsilon, double *delta)
+{
+    if (!usable(m)) return DPDO_E_INVAL;
+    if (!m->filled) return dpdo__err(m->errmsg, DPDO_E_STATE, "the model is empty");
+    if (epsilon) *epsilon = m->eps;
+    if (delta) *delta = m->delta;
+    return DPDO_OK;
+}
+
+/* ---- prediction ------------------------------------------------------------------ */
+DPDO_API int dpdo_model_predict(dpdo_model *m, dpdo_dataset *ds, int kind, double *out, int64_t n)
+{
+    if (!usable(m)) return DPDO_E_INVAL;
+    if (!ds || !out) return dpdo__err(m->errmsg, DPDO_E_INVAL, "ds or out is NULL");
+    if (kind < DPDO_PREDICT_MARGIN || kind > DPDO_PREDICT_PROBABILITY)
+        return dpdo__err(m->errmsg, DPDO_E_INVAL,
+                         "kind = %d: use DPDO_PREDICT_MARGIN, _LABEL or _PROBABILITY", kind);
+    if (!m->filled) return dpdo__err(m->errmsg, DPDO_E_STATE, "the model is empty");
+    if (ds->layout == DPDO__DS_EMPTY) return dpdo__err(m->errmsg, DPDO_E_STATE, "the dataset is empty");
+    if (n != ds->n)
+        return dpdo__err(m->errmsg, DPDO_E_INVAL, "n = %lld but the dataset has %lld rows",
+                         (long long)n, (long long)ds->n);
+    if (ds->d > m->dim)
+        return dpdo__err(m->errmsg, DPDO_E_INVAL,
+                         "the dataset has %lld features, the model only %lld", (long long)ds->d,
+                         (long long)m->dim);
+    if (kind == DPDO_PREDICT_PROBABILITY && strcmp(m->loss, "logistic") != 0)
+        return dpdo__err(m->errmsg, DPDO_E_UNSUPPORTED,
+                         "probabilities need the logistic loss; this model's loss is '%s'", m->loss);
+    /* the dataset's features are the first ds->d of the model's */
+    dpdo__margins(ds, NULL, ds->n, m->x, out);
+    for (int64_t i = 0; i < n; i++) {
+        double z = out[i];
+        if (kind == DPDO_PREDICT_LABEL) out[i] = z >= 0 ? 1.0 : -1.0;
+        else if (kind == DPDO_PREDICT_PROBABILITY) {
+            if (z >= 0) out[i] = 1.0 / (1.0 + exp(-z));
+            else {
+                double ez = exp(z);
+                out[i] = ez / (1.0 + ez);
+            }
+        }
+    }
+    dpdo__err_clear(m->errmsg);
+    return DPDO_OK;
+}

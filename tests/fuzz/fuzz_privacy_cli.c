@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* libFuzzer target for the command line of tools/dpdo-privacy: the input is
+ * the argument list (NUL- or newline-separated, see cli_args.h); the tool's
+ * own main runs on it. Exit statuses 0, 1 and 2 are all fine; a crash, a
+ * sanitizer report, a leak or a status outside {0, 1, 2} is a finding.
+ * Corpus: tests/fuzz/corpus_privacy_cli. */
+#include "cli_args.h"
+
+int dpdo_privacy_main(int argc, char **argv);
+#define main dpdo_privacy_main
+#include "../../tools/dpdo-privacy.c"
+#undef main
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    int rc = fuzz_run_main(dpdo_privacy_main, "dpdo-privacy", data, size);
+    if (rc < 0 || rc > 2) abort();
+    return 0;
+}

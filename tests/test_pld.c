@@ -305,8 +305,8 @@ static void discrete_pmf_construction(void)
             ev.sens = 1.0;
             ev.noise = 1.0;
             dpdo__pld_pmf c0, c1;
-            CHECK_EQ(dpdo__pld_event(&ev, 0, h, &c0, err), DPDO_OK);
-            CHECK_EQ(dpdo__pld_event(&ev, samp ? 1 : 0, h, &c1, err), DPDO_OK);
+            CHECK_EQ(dpdo__pld_event(&ev, 0, h, 0, &c0, err), DPDO_OK);
+            CHECK_EQ(dpdo__pld_event(&ev, samp ? 1 : 0, h, 0, &c1, err), DPDO_OK);
             const double Ts[] = {1, 50};
             for (int t = 0; t < 2; t++) {
                 double ed = eps_of_pmfs(&m0, &m1, Ts[t], h, 1e-6), ec = eps_of_pmfs(&c0, &c1, Ts[t], h, 1e-6);

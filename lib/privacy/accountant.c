@@ -1098,7 +1098,10 @@ static int make_builtin(builtin **out, int kind, const dpdo_accountant_options *
     b->conv = o->conversion;
     b->pld_h = o->pld_interval;
     b->limit = -INFINITY;
-    if ((kind == K_PLD || kind == K_AUTO) && dpdo__pld_acc_new(&b->pld, b->pld_h) != DPDO_OK) {
+    /* auto keeps pld to windows that compose in milliseconds (2^17 bins: a loss
+     * range of 131 at the default interval); beyond, rdp answers alone */
+    if ((kind == K_PLD || kind == K_AUTO) &&
+        dpdo__pld_acc_new(&b->pld, b->pld_h, kind == K_AUTO ? (int64_t)1 << 17 : 0) != DPDO_OK) {
         dpdo__free(b);
         return DPDO_E_NOMEM;
     }
@@ -1499,18 +1502,21 @@ int dpdo_accountant_calibrate_sigma(dpdo_accountant *a, const dpdo_sampling *s, 
         return dpdo__err(a->errmsg, DPDO_E_NUMERIC,
                          "target epsilon %g is unreachable: even sigma = %g gives epsilon %g at delta %g", eps, smax, e,
                          delta);
-    double hi = sens, lo;
+    double hi = sens, lo, elo, ehi;
     rc = eps_with(a, s, sens, hi, steps, delta, &e);
     if (rc) return rc;
     if (e > eps) {
         do {
             lo = hi;
+            elo = e;
             hi *= 4.0;
             if (hi > smax) hi = smax;
             rc = eps_with(a, s, sens, hi, steps, delta, &e);
             if (rc) return rc;
         } while (e > eps);
+        ehi = e;
     } else {
+        ehi = e;
         for (;;) {
             lo = hi / 4.0;
             if (lo < smin) {
@@ -1522,17 +1528,51 @@ int dpdo_accountant_calibrate_sigma(dpdo_accountant *a, const dpdo_sampling *s, 
             if (rc) return rc;
             if (e > eps) break;
             hi = lo;
+            ehi = e;
         }
+        elo = e;
     }
-    /* invariant: eps(lo) > target >= eps(hi) */
-    for (int it = 0; it < 200 && hi / lo - 1.0 > 1e-13; it++) {
-        double mid = sqrt(lo * hi);
+    /* invariant: eps(lo) > target >= eps(hi). Illinois (false position in
+     * log sigma, the retained end's value halved when one side stays twice),
+     * with a bisection step whenever two steps did not halve the bracket or
+     * a value is not finite: few evaluations for the costly accountants */
+    double fl = elo - eps, fh = ehi - eps, w0 = log(hi / lo);
+    int side = 0, since = 0;
+    for (int it = 0; it < 300 && hi / lo - 1.0 > 1e-13; it++) {
+        double xl = log(lo), xh = log(hi), x;
+        double w = xh - xl;
+        if (since >= 2 || !isfinite(fl) || !isfinite(fh) || !(fl - fh > 0)) {
+            x = 0.5 * (xl + xh);
+            since = 0;
+            w0 = w;
+        } else {
+            x = (xl * fh - xh * fl) / (fh - fl);
+            double m = 1e-3 * w; /* stay strictly inside */
+            if (!(x > xl + m)) x = xl + m;
+            if (!(x < xh - m)) x = xh - m;
+        }
+        double mid = exp(x);
+        if (!(mid > lo && mid < hi)) mid = sqrt(lo * hi);
         rc = eps_with(a, s, sens, mid, steps, delta, &e);
         if (rc) return rc;
-        if (e > eps)
+        double f = e - eps;
+        if (e > eps) {
             lo = mid;
-        else
+            fl = f;
+            if (side == -1) fh *= 0.5;
+            side = -1;
+        } else {
             hi = mid;
+            fh = f;
+            if (side == 1) fl *= 0.5;
+            side = 1;
+        }
+        if (log(hi / lo) > 0.5 * w0)
+            since++;
+        else {
+            since = 0;
+            w0 = log(hi / lo);
+        }
     }
     *sigma = hi;
     dpdo__err_clear(a->errmsg);

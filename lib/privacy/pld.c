@@ -51,8 +51,8 @@
 /* noise mass beyond the x-truncation of one Gaussian release (e^-50, as dp_accounting) */
 #define X_TAIL_LOG (-50.0)
 #define TAIL 1e-18           /* Chernoff tail of the composed sum, each side */
-#define MAX_BINS (1LL << 24) /* one release */
-#define MAX_FFT (1LL << 25)  /* composed window */
+#define MAX_BINS (1LL << 22) /* one release (pld; auto: AUTO_MAX) */
+#define MAX_FFT (1LL << 23)  /* composed window (pld; auto: AUTO_MAX) */
 
 /* FFTW's planner is not thread-safe: plans are made and destroyed under this
  * lock (execution with new arrays is thread-safe). Synchronisation only: no
@@ -216,8 +216,10 @@ static int ctd_from_deltas(dpdo__pld_pmf *out, int64_t lo, int64_t n, const doub
     return DPDO_OK;
 }
 
-int dpdo__pld_event(const dpdo__event_desc *ev, int dir, double h, dpdo__pld_pmf *out, char *err)
+int dpdo__pld_event(const dpdo__event_desc *ev, int dir, double h, int64_t max_bins, dpdo__pld_pmf *out,
+                    char *err)
 {
+    if (max_bins <= 0) max_bins = MAX_BINS;
     memset(out, 0, sizeof *out);
     if (ev->mech != DPDO_MECH_GAUSSIAN && ev->mech != DPDO_MECH_LAPLACE)
         return dpdo__err(err, DPDO_E_UNSUPPORTED,
@@ -247,11 +249,11 @@ int dpdo__pld_event(const dpdo__event_desc *ev, int dir, double h, dpdo__pld_pmf
     double elo, ehi;
     pair_range(&pr, &elo, &ehi);
     double flo = floor(elo / h), fhi = ceil(ehi / h);
-    if (!(fhi - flo + 1 <= (double)MAX_BINS))
+    if (!(fhi - flo + 1 <= (double)max_bins))
         return dpdo__err(err, DPDO_E_UNSUPPORTED,
                          "pld accountant: one release spans %.3g bins at interval %g (over %lld); use a "
                          "coarser pld_interval or rdp",
-                         fhi - flo + 1, h, (long long)MAX_BINS);
+                         fhi - flo + 1, h, (long long)max_bins);
     int64_t lo = (int64_t)flo, n = (int64_t)(fhi - flo) + 1;
     double *dl = dpdo__alloc_array((size_t)n, sizeof *dl);
     if (!dl) return DPDO_E_NOMEM;
@@ -413,11 +415,12 @@ int dpdo__pld_compose(const dpdo__pld_pmf *const *pm, const double *counts, int6
     (void)mean;
     if (b < a) b = a;
     double W = b - a + 1.0;
-    if (!(W <= (double)MAX_FFT))
+    int64_t maxw = wk->max_n > 0 ? wk->max_n : MAX_FFT;
+    if (!(W <= (double)maxw))
         return dpdo__err(err, DPDO_E_UNSUPPORTED,
                          "pld accountant: the composition spans %.3g bins at interval %g (over %lld); "
                          "use a coarser pld_interval or rdp",
-                         W, h, (long long)MAX_FFT);
+                         W, h, (long long)maxw);
     int64_t w = (int64_t)W;
     int64_t N = fast_size(w);
     int64_t nc = N / 2 + 1;
@@ -519,7 +522,9 @@ void dpdo__pld_work_free(dpdo__pld_work *wk)
     dpdo__free(wk->r);
     dpdo__free(wk->c);
     dpdo__free(wk->acc);
+    int64_t keep = wk->max_n;
     memset(wk, 0, sizeof *wk);
+    wk->max_n = keep;
 }
 
 /* ---- queries -------------------------------------------------------------------- */
@@ -588,6 +593,7 @@ typedef struct pld_entry {
 
 struct dpdo__pld_acc {
     double h;
+    int64_t max_bins; /* per release and per composition; 0: MAX_BINS / MAX_FFT */
     pld_entry **ent; /* individually allocated: pointers into them stay valid */
     int64_t n_ent, cap_ent;
     uint64_t stamp;
@@ -601,11 +607,13 @@ struct dpdo__pld_acc {
     int64_t scratch_cap;
 };
 
-int dpdo__pld_acc_new(dpdo__pld_acc **out, double h)
+int dpdo__pld_acc_new(dpdo__pld_acc **out, double h, int64_t max_bins)
 {
     *out = dpdo__calloc(1, sizeof **out);
     if (!*out) return DPDO_E_NOMEM;
     (*out)->h = h;
+    (*out)->max_bins = max_bins;
+    (*out)->wk.max_n = max_bins;
     return DPDO_OK;
 }
 
@@ -684,7 +692,7 @@ static int get_pmf(dpdo__pld_acc *a, const dpdo__event_desc *d, int dir, const d
     }
     e->stamp = a->stamp;
     if (!e->have[dir]) {
-        int rc = dpdo__pld_event(d, dir, a->h, &e->pm[dir], err);
+        int rc = dpdo__pld_event(d, dir, a->h, a->max_bins, &e->pm[dir], err);
         if (rc) return rc;
         e->have[dir] = 1;
     }

@@ -178,14 +178,16 @@ typedef struct dpdo__pld_dist {
 /* FFT buffers and plans kept between compositions (zero-initialise). */
 typedef struct dpdo__pld_work {
     int64_t N;
+    int64_t max_n; /* largest composed window (0: the default 2^23) */
     double *r, *c, *acc;
     struct fftw_plan_s *fwd, *inv;
 } dpdo__pld_work;
 /* Connect-the-dots pmf of one event on the grid h Z: direction 0 = remove
  * (or the symmetric pair for unsampled and without-replacement events), 1 =
  * add (Poisson only). Gaussian and Laplace; other mechanisms
- * DPDO_E_UNSUPPORTED. */
-int dpdo__pld_event(const dpdo__event_desc *ev, int dir, double h, dpdo__pld_pmf *out, char *err);
+ * DPDO_E_UNSUPPORTED; so is a release wider than max_bins bins (0: 2^22). */
+int dpdo__pld_event(const dpdo__event_desc *ev, int dir, double h, int64_t max_bins, dpdo__pld_pmf *out,
+                    char *err);
 /* Pmf-based pld of an integer-valued additive noise with log pmf logpmf(k)
  * on [kmin, kmax] (mass outside goes to +inf), integer shift (sensitivity in
  * grid units), Poisson rate q (1: none), direction 0 remove / 1 add: each
@@ -206,7 +208,8 @@ double dpdo__pld_delta_upper(const dpdo__pld_dist *d, double eps);
 
 /* The pld accountant's state (event pmfs, the last composition, FFT work). */
 typedef struct dpdo__pld_acc dpdo__pld_acc;
-int dpdo__pld_acc_new(dpdo__pld_acc **out, double h);
+/* max_bins: the largest release and composed window in bins (0: 2^22 and 2^23) */
+int dpdo__pld_acc_new(dpdo__pld_acc **out, double h, int64_t max_bins);
 void dpdo__pld_acc_free(dpdo__pld_acc *a);
 /* Over the charged rows of an accountant event table: epsilon upper and lower
  * bounds at delta (delta >= 1e-13, else DPDO_E_UNSUPPORTED); delta upper bound. */

@@ -282,8 +282,8 @@ DPDO_API int dpdo_accountant_would_exceed(dpdo_accountant *acc, const dpdo_event
 /* Calibration, on top of what the ledger already holds (worst node), for
  * `steps` more releases of a Gaussian mechanism (sensitivity, sampling) on
  * every node, so that epsilon at delta is <= target epsilon.
- * calibrate_sigma: the smallest sigma, to 1e-10 relative (bracketing and
- * bisection in log sigma). calibrate_steps: the largest number of steps (0 if
+ * calibrate_sigma: the smallest sigma, to 1e-10 relative (bracketing, then
+ * false position in log sigma with a bisection safeguard; since 0.2). calibrate_steps: the largest number of steps (0 if
  * even one step exceeds) given sigma, capped at 1e15.
  * Return DPDO_OK, DPDO_E_INVAL, DPDO_E_NUMERIC (target unreachable: the
  * message gives the smallest epsilon reachable), DPDO_E_UNSUPPORTED. */

@@ -42,6 +42,7 @@ typedef struct builtin {
     dpdo__pld_acc *pld; /* pld and auto */
     double pld_h;       /* pld discretisation interval */
     double limit;       /* auto: an RDP answer <= limit is returned without the other accountants */
+    int rdp_only;       /* auto: answer with rdp alone (first pass of calibration) */
     double last_lo;     /* lower bound of the last epsilon answer (0: none known) */
     /* auto's guard: an event table (with counts) whose pld epsilon safe_eps is
      * within the limit: any table with the same events and counts <= these is
@@ -775,7 +776,7 @@ static int auto_epsilon(builtin *b, const double *ev, int64_t n, double delta, d
     if (rc) return rc;
     b->last_src = "rdp";
     b->last_lo = 0.0;
-    if (*eps <= b->limit) return DPDO_OK; /* the guard only needs to know it fits */
+    if (*eps <= b->limit || b->rdp_only) return DPDO_OK; /* the guard only needs to know it fits */
     if (exact_applies(ev, n)) {
         double s;
         if (closed_total(b, K_EXACT, ev, n, &s) == DPDO_OK) {
@@ -1485,6 +1486,9 @@ static int eps_with(dpdo_accountant *a, const dpdo_sampling *s, double sens, dou
     return query_sel(a, 0, NULL, -1, &d, steps, delta, e, NULL);
 }
 
+static int cal_refine(dpdo_accountant *a, const dpdo_sampling *s, double sens, double steps, double eps,
+                      double delta, double lo, double elo, double hi, double ehi, double *sigma);
+
 int dpdo_accountant_calibrate_sigma(dpdo_accountant *a, const dpdo_sampling *s, double sens, double steps,
                                     double eps, double delta, double *sigma)
 {
@@ -1496,6 +1500,34 @@ int dpdo_accountant_calibrate_sigma(dpdo_accountant *a, const dpdo_sampling *s, 
         return dpdo__err(a->errmsg, DPDO_E_INVAL, "steps = %g must be an integer in [1, 1e15]", steps);
     const double smax = 1e12 * sens, smin = 1e-6 * sens;
     double e;
+    builtin *b = a->is_builtin ? a->user : NULL;
+    if (b && b->kind == K_AUTO && !b->rdp_only) {
+        /* auto: rdp's sigma first (cheap); auto's is at most that. Then down by
+         * factors of 1.5 to a bracket, and the refinement: the expensive pld
+         * evaluations stay near the answer */
+        double srdp;
+        b->rdp_only = 1;
+        rc = dpdo_accountant_calibrate_sigma(a, s, sens, steps, eps, delta, &srdp);
+        b->rdp_only = 0;
+        if (rc) return rc;
+        double hi = srdp, ehi, lo, elo;
+        rc = eps_with(a, s, sens, hi, steps, delta, &ehi);
+        if (rc) return rc;
+        for (;;) {
+            lo = hi / 1.5;
+            if (lo < smin) {
+                *sigma = hi < smin ? hi : smin;
+                dpdo__err_clear(a->errmsg);
+                return DPDO_OK;
+            }
+            rc = eps_with(a, s, sens, lo, steps, delta, &elo);
+            if (rc) return rc;
+            if (elo > eps) break;
+            hi = lo;
+            ehi = elo;
+        }
+        return cal_refine(a, s, sens, steps, eps, delta, lo, elo, hi, ehi, sigma);
+    }
     rc = eps_with(a, s, sens, smax, steps, delta, &e);
     if (rc) return rc;
     if (e > eps)
@@ -1532,13 +1564,21 @@ int dpdo_accountant_calibrate_sigma(dpdo_accountant *a, const dpdo_sampling *s, 
         }
         elo = e;
     }
-    /* invariant: eps(lo) > target >= eps(hi). Illinois (false position in
-     * log sigma, the retained end's value halved when one side stays twice),
-     * with a bisection step whenever two steps did not halve the bracket or
-     * a value is not finite: few evaluations for the costly accountants */
+    return cal_refine(a, s, sens, steps, eps, delta, lo, elo, hi, ehi, sigma);
+}
+
+/* invariant: eps(lo) > target >= eps(hi). Illinois (false position in log
+ * sigma, the retained end's value halved when one side stays twice), with a
+ * bisection step whenever two steps did not halve the bracket or a value is
+ * not finite: few evaluations for the costly accountants */
+static int cal_refine(dpdo_accountant *a, const dpdo_sampling *s, double sens, double steps, double eps,
+                      double delta, double lo, double elo, double hi, double ehi, double *sigma)
+{
+    int rc;
+    double e;
     double fl = elo - eps, fh = ehi - eps, w0 = log(hi / lo);
     int side = 0, since = 0;
-    for (int it = 0; it < 300 && hi / lo - 1.0 > 1e-13; it++) {
+    for (int it = 0; it < 300 && hi / lo - 1.0 > 1e-11; it++) {
         double xl = log(lo), xh = log(hi), x;
         double w = xh - xl;
         if (since >= 2 || !isfinite(fl) || !isfinite(fh) || !(fl - fh > 0)) {

@@ -7,6 +7,7 @@ PREFIX       ?= /usr/local
 LIBDIR       ?= $(PREFIX)/lib
 INCLUDEDIR   ?= $(PREFIX)/include
 BINDIR       ?= $(PREFIX)/bin
+MANDIR       ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 DESTDIR      ?=
 
@@ -45,7 +46,7 @@ DPDO_CFLAGS = -std=c11 -D_DEFAULT_SOURCE $(WARN) -ffp-contract=off -Iinclude -Il
 LIB_CFLAGS  = $(DPDO_CFLAGS) -fPIC -fvisibility=hidden -DDPDO_BUILDING
 
 BUILD   ?= build
-AREAS   ?= core rng data model net privacy solver engine alg
+AREAS   ?= core rng data model net privacy solver engine alg audit
 LIBSRC  ?= $(foreach a,$(AREAS),$(wildcard lib/$(a)/*.c))
 LIBOBJ   = $(patsubst lib/%.c,$(BUILD)/rel/%.o,$(LIBSRC))
 TESTOBJ  = $(patsubst lib/%.c,$(BUILD)/test/%.o,$(LIBSRC))
@@ -122,7 +123,7 @@ $(BUILD)/tests/%: tests/%.c $(TESTLIB) tests/harness.h
 	$(CC) $(CPPFLAGS) $(DPDO_CFLAGS) -DDPDO_FAULT_INJECTION $(CFLAGS) -MMD -MP $< -o $@ \
 	    $(TESTLIB) $(DEP_LIBS) $(LDFLAGS)
 
-$(BUILD)/examples/%: examples/%.c $(STLIB)
+$(BUILD)/examples/%: examples/%.c examples/common.h $(STLIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(DPDO_CFLAGS) -DDPDO_STATIC $(CFLAGS) $< -o $@ $(STLIB) $(DEP_LIBS) $(LDFLAGS)
 
@@ -266,6 +267,8 @@ install: lib $(BUILD)/dpdo.pc tools
 	$(PC_SED) dpdo.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/dpdo.pc
 	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/dpdo.pc
 	@for t in $(TOOLBIN); do install -m 755 $$t $(DESTDIR)$(BINDIR)/; done
+	install -d $(DESTDIR)$(MANDIR)/man1
+	install -m 644 docs/*.1 $(DESTDIR)$(MANDIR)/man1/
 	@if [ -n "$(HAVE_MPI)" ]; then \
 	    $(MAKE) --no-print-directory mpi && \
 	    install -m 755 $(MPI_SHLIB) $(DESTDIR)$(LIBDIR)/$(MPI_SOFILE) && \
@@ -282,6 +285,7 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/libdpdo_mpi.a $(DESTDIR)$(PKGCONFIGDIR)/dpdo-mpi.pc
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/dpdo
 	@for t in $(TOOLBIN); do rm -f $(DESTDIR)$(BINDIR)/$$(basename $$t); done
+	@for m in docs/*.1; do rm -f $(DESTDIR)$(MANDIR)/man1/$$(basename $$m); done
 
 # ---- fuzzing (tests/fuzz/fuzz_*.c, libFuzzer with clang) ------------------------------------------------
 # `make fuzz FUZZ_SECONDS=60` builds every harness with -fsanitize=fuzzer,address,undefined against a

@@ -102,6 +102,7 @@ static dpdo_algorithm *mk(fx *f, int mode, int64_t b, double eta, dpdo_policy *p
 {
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
+    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
     o.noise_mode = mode;
     o.max_rounds = 1000000;
     o.batch = b;
@@ -390,6 +391,7 @@ static void test_dqn_and_misuse(void)
     /* validation (item 17) */
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
+    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
     o.noise_mode = DPDO_NOISE_PAPER;
     o.batch = B;
     o.step_size = 0.6; /* > 1/(2 mu) = 0.495 */
@@ -433,6 +435,7 @@ static void test_wr_baseline(void)
     fx_data(&f, N, Q, D, NULL, NULL, 0);
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
+    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
     o.noise_mode = DPDO_NOISE_PAPER;
     o.max_rounds = 1000000;
     o.batch = B;
@@ -458,6 +461,42 @@ static void test_wr_baseline(void)
     CHECK(er < 1.0); /* 5 Gaussian releases at (eps/5, delta/5) each compose to less than eps under RDP */
     CHECK_EQ(dpdo_algorithm_privacy(a, DPDO_PRIVACY_PAPER, DPDO_NODE_ALL, &er, NULL, NULL), DPDO_E_UNSUPPORTED);
     dpdo_algorithm_destroy(a);
+    fx_free(&f);
+}
+
+
+/* Without clipping, DP-SGD-WR refuses data whose per-sample gradients exceed L (found by the
+ * privacy auditor: 0.1 accepted them and reported an epsilon the releases did not satisfy). */
+static void test_wr_unbounded_refused(void)
+{
+    enum { N = 2, Q = 20, D = 3 };
+    static fx f;
+    static double X[N * Q * D], Y[N * Q];
+    for (int i = 0; i < N * Q; i++) {
+        for (int k = 0; k < D; k++) X[i * D + k] = k == i % D ? (i == 7 ? 3.0 : 1.0) : 0.0; /* row 7: norm 3 */
+        Y[i] = i % 2 ? 1 : -1;
+    }
+    fx_data(&f, N, Q, D, X, Y, 0);
+    for (int c = 0; c < 4; c++) {
+        dpdo_algorithm_options o;
+        dpdo_algorithm_options_init(&o, sizeof o);
+        o.noise_mode = c == 3 ? DPDO_NOISE_NONE : DPDO_NOISE_RIGOROUS;
+        o.max_rounds = 100;
+        o.batch = 2;
+        if (c == 1) o.clip = 1.0;      /* clipping makes the data irrelevant */
+        if (c == 2) o.lipschitz = 3.0; /* an honest L covers it */
+        dpdo_algorithm *a = NULL;
+        CHECK_EQ(dpdo_algorithm_create(&a, dpdo_algorithm_type_find("dp-sgd-wr")), DPDO_OK);
+        CHECK_EQ(dpdo_algorithm_setup(a, f.nodes, N, NULL, NULL, c == 3 ? NULL : f.acc, &o), DPDO_OK);
+        int rc = dpdo_algorithm_prepare(a);
+        if (c == 0) {
+            CHECK_EQ(rc, DPDO_E_INVAL);
+            CHECK_STR_CONTAINS(dpdo_algorithm_errmsg(a), "per-sample gradients reach 3");
+        } else {
+            CHECK_MSG(rc == DPDO_OK, "case %d: %s", c, dpdo_algorithm_errmsg(a));
+        }
+        dpdo_algorithm_destroy(a);
+    }
     fx_free(&f);
 }
 
@@ -498,6 +537,7 @@ static void lemma4_run(const double *X, const double *Y, double lam, double powe
     dpdo_policy *pol = mkscript(&S, 1, D);
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
+    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
     o.noise_mode = DPDO_NOISE_NONE;
     o.batch = B;
     o.step_size = 0.3;
@@ -553,6 +593,7 @@ static void test_lemma4(void)
     fx_data(&f, 1, 8, 2, NULL, NULL, 0);
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
+    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
     o.noise_mode = DPDO_NOISE_PAPER;
     o.batch = 2;
     o.epsilon = 1.0;
@@ -747,6 +788,7 @@ int main(void)
     RUN(test_round_order);
     RUN(test_dqn_and_misuse);
     RUN(test_wr_baseline);
+    RUN(test_wr_unbounded_refused);
     RUN(test_no_alloc);
     RUN(test_lemma4);
     RUN(test_multipass_sensitivity);

@@ -21,5 +21,6 @@
 #include "algorithm.h"
 #include "model_file.h"
 #include "transport.h"
+#include "audit.h"
 
 #endif /* DPDO_DPDO_H */

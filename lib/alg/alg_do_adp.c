@@ -266,13 +266,13 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
         if (e->reg)
             for (size_t k = 0; k < d; k++) mn[k] += hg[k];
     }
+    if (DPDO__WEAKENED(e, DPDO__WEAKEN_SENS_DOUBLE)) /* test build: twice the charged sensitivity */
+        for (size_t k = 0; k < d; k++) mn[k] *= 2;
     dpdo__eng_probe(e, DPDO__PH_GRAD);
     /* A6-A8 */
     if (e->pv.sigma > 0) {
         dpdo__stream_open(&st, e->rng, (uint64_t)i, p->t, DPDO_PURPOSE_NOISE);
-        dpdo__stream_add_normals(&st, e->pv.sigma, mn, d);
-        if ((rc = dpdo__stream_status(&st)))
-            return dpdo__eng_err(e, rc, i, "noise generator failed (code %d)", dpdo__stream_cb_code(&st));
+        if ((rc = dpdo__eng_noise_gauss(e, &st, i, e->pv.sigma, e->pv.sens, mn, d))) return rc;
     }
     dpdo__eng_probe(e, DPDO__PH_NOISE);
     for (size_t k = 0; k < d; k++) {

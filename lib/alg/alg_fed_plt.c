@@ -159,7 +159,8 @@ static int prepare(dpdo__eng *e, void *priv)
         tau = sig / g2;
     }
     if (!(tau >= 0 && isfinite(tau))) return dpdo__err(e->err, DPDO_E_NUMERIC, "prepare: tau = %g", tau);
-    if ((rc = dpdo_solver_set(s, "tau", tau))) return dpdo__err(e->err, rc, "prepare: solver: %s", dpdo_solver_errmsg(s));
+    /* test build: SIGMA_HALF makes the solver draw half the noise the accounting assumes */
+    if ((rc = dpdo_solver_set(s, "tau", DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF) ? tau / 2 : tau))) return dpdo__err(e->err, rc, "prepare: solver: %s", dpdo_solver_errmsg(s));
     P->tau = tau;
     e->pv.sigma = tau;
     e->pv.sens = P->gamma * Leff / (double)qmin;

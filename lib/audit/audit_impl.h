@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Internal interface of the privacy auditor (lib/audit, the layer above lib/alg; nothing below
+ * uses it). Statistics in stats.c, the audits in audit.c. See docs/privacy-audit.md. */
+#ifndef DPDO_AUDIT_IMPL_H
+#define DPDO_AUDIT_IMPL_H
+
+#include <stdint.h>
+#include "dpdo/audit.h"
+
+/* Regularized incomplete beta I_x(a, b) (a, b > 0, x in [0, 1]): continued fraction (modified
+ * Lentz) on the side where it converges, the symmetry I_x(a,b) = 1 - I_{1-x}(b,a) on the other.
+ * Relative accuracy ~1e-14 for a, b up to 1e8. NaN for bad arguments. */
+double dpdo__incbeta(double x, double a, double b);
+/* Its inverse in x: the x in [0, 1] with I_x(a, b) = p (p in [0, 1]), by bisection in x
+ * safeguarding Newton steps; accurate to a few ulps relative (also for x ~ 1e-300). */
+double dpdo__incbeta_inv(double p, double a, double b);
+/* P[Binomial(n, p) >= k] (0 <= k, n >= 0, p in [0, 1]) through I_p(k, n - k + 1). */
+double dpdo__binom_sf(int64_t k, int64_t n, double p);
+/* Steinke-Nasr-Jagielski p-value: probability that >= v of r guesses are right under
+ * (eps, delta)-DP with m canaries (Theorem of their Section 5 / their Algorithm for approximate
+ * DP): f(v) + 2 m delta max_{1<=i<=v} (f(v-i) - f(v)) / i, f(u) = P[Bin(r, e^eps/(1+e^eps)) >= u].
+ * pmf: scratch of r + 1 doubles. */
+double dpdo__one_run_pvalue(int64_t m, int64_t r, int64_t v, double eps, double delta, double *pmf);
+
+#ifdef DPDO_FAULT_INJECTION
+/* Test build only: weaken the algorithms the audit creates (DPDO__WEAKEN_* bits of
+ * lib/engine/engine_impl.h). DPDO_OK or DPDO_E_INVAL. */
+int dpdo__audit_set_weaken(dpdo_audit *a, uint32_t bits);
+/* Test build only: key every run through dpdo_algorithm_set_node_secret (which discards the
+ * prepare, so every run calibrates again) instead of writing the keys the engine reads. */
+int dpdo__audit_set_public_keys(dpdo_audit *a, int on);
+#endif
+
+#endif /* DPDO_AUDIT_IMPL_H */

@@ -24,10 +24,13 @@ static const char *USAGE =
     "  --steps T          number of releases (composition count)\n"
     "  --delta D          target delta in (0,1) (default 1e-5)\n"
     "  --epsilon E        target epsilon: with --calibrate; alone it prints delta(E)\n"
-    "  --method M         rdp (default) | exact | zcdp | pure | all |\n"
+    "  --method M         auto (default: the smallest of rdp, exact, pld) | rdp | pld |\n"
+    "                     exact | zcdp | pure | all (side by side) |\n"
     "                     paper-dp-dda | paper-do-adp | paper-dp-wor-sgd | paper-fed-plt\n"
     "  --conversion C     improved (default) | classic   (RDP and zCDP to (eps, delta))\n"
     "  --orders LIST      comma-separated RDP orders (default: the 156-order grid)\n"
+    "  --pld-interval H   discretisation interval of the privacy loss (pld, auto;\n"
+    "                     default 1e-3; smaller: tighter, slower)\n"
     "  --calibrate sigma|steps   smallest sigma / largest steps meeting --epsilon at --delta\n"
     "  --param NAME=VALUE parameter of a paper bound (repeatable); --param help lists them\n"
     "  --n N --batch-size B --epochs E   DP-SGD as TF Privacy's compute_dp_sgd_privacy: Poisson\n"
@@ -40,6 +43,7 @@ static const char *USAGE =
     "  dpdo-privacy --sampling poisson --q 0.01 --sigma 1.1 --steps 10000 --delta 1e-5\n"
     "  dpdo-privacy --sampling poisson --q 0.01 --steps 10000 --calibrate sigma --epsilon 2\n"
     "  dpdo-privacy --sampling none --sigma 5 --steps 100 --method all\n"
+    "  dpdo-privacy --sampling wor --n 60000 --m 600 --sigma 2 --steps 1000 --method pld\n"
     "  dpdo-privacy --method paper-dp-dda --param eps=0.1 --param delta0=1e-4 --param b=2 \\\n"
     "      --param n=20 --param q=1000 --param T=1250000\n";
 
@@ -67,7 +71,7 @@ static int parse_num(const char *opt, const char *s, double *out)
 
 typedef struct {
     const char *sampling, *method, *conversion, *calibrate, *orders_s;
-    double q, n, m, sigma, steps, delta, eps;
+    double q, n, m, sigma, steps, delta, eps, pld_h;
     const char *params[64];
     int n_params;
     double batch, epochs; /* --batch-size, --epochs (with --n): TF Privacy's DP-SGD form */
@@ -129,6 +133,18 @@ static const char *samp_label(int kind)
     return kind == DPDO_SAMPLING_POISSON ? "Poisson-subsampled Gaussian"
            : kind == DPDO_SAMPLING_WOR   ? "without-replacement subsampled Gaussian (replace-one)"
                                          : "Gaussian (no sampling)";
+}
+
+static void print_method(const char *m, int conv, double h, int kind)
+{
+    if (strcmp(m, "pld") == 0)
+        printf("method        pld (%s, interval %g)\n", samp_label(kind), h);
+    else if (strcmp(m, "auto") == 0)
+        printf("method        auto (%s; smallest of rdp, exact, pld)\n", samp_label(kind));
+    else if (strcmp(m, "exact") == 0)
+        printf("method        exact (%s)\n", samp_label(kind));
+    else
+        printf("method        %s (%s, %s conversion)\n", m, samp_label(kind), conv ? "classic" : "improved");
 }
 
 static int run_paper(const args *a)
@@ -200,7 +216,8 @@ int main(int argc, char **argv)
     a.q = a.n = a.m = a.sigma = a.steps = a.eps = NAN;
     a.batch = a.epochs = NAN;
     a.delta = 1e-5;
-    a.method = "rdp";
+    a.pld_h = DPDO_PLD_DEFAULT_INTERVAL;
+    a.method = "auto";
     a.conversion = "improved";
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -240,6 +257,7 @@ int main(int argc, char **argv)
         NUM("--steps", steps)
         NUM("--delta", delta)
         NUM("--epsilon", eps)
+        NUM("--pld-interval", pld_h)
         if (strcmp(o, "--param") == 0) {
             if (!v) return usage_error("option %s needs a value", o);
             if (a.n_params >= 64) return usage_error("too many --param options%s", "");
@@ -266,10 +284,11 @@ int main(int argc, char **argv)
         conv = DPDO_CONVERSION_CLASSIC;
     else
         return usage_error("--conversion must be improved or classic, not '%s'", a.conversion);
-    const char *methods[] = {"rdp", "exact", "zcdp", "pure", "all"};
+    const char *methods[] = {"rdp", "exact", "zcdp", "pure", "pld", "auto", "all"};
     int mok = 0;
-    for (int i = 0; i < 5; i++) mok |= strcmp(a.method, methods[i]) == 0;
+    for (int i = 0; i < 7; i++) mok |= strcmp(a.method, methods[i]) == 0;
     if (!mok) return usage_error("unknown --method '%s'", a.method);
+    if (!(a.pld_h >= 1e-6 && a.pld_h <= 1)) return usage_error("--pld-interval must be in [1e-6, 1]%s", "");
     if (!(a.delta > 0 && a.delta < 1)) return usage_error("--delta must be in (0, 1)%s", "");
     if (!a.sampling) a.sampling = isnan(a.q) && isnan(a.m) ? "none" : "poisson";
 
@@ -320,7 +339,7 @@ int main(int argc, char **argv)
             goto done;
         }
         if (strcmp(a.method, "all") == 0 || strcmp(a.method, "pure") == 0) {
-            exit_code = usage_error("--calibrate needs --method rdp, exact or zcdp%s", "");
+            exit_code = usage_error("--calibrate needs --method auto, rdp, pld, exact or zcdp%s", "");
             goto done;
         }
     }
@@ -353,6 +372,7 @@ int main(int argc, char **argv)
     dpdo_accountant_options opt;
     dpdo_accountant_options_init(&opt, sizeof opt);
     opt.conversion = conv;
+    opt.pld_interval = a.pld_h;
     if (orders) {
         opt.orders = orders;
         opt.n_orders = n_orders;
@@ -374,8 +394,7 @@ int main(int argc, char **argv)
             printf("{\"method\": \"%s\", \"%s\": %.17g, \"epsilon\": %.17g, \"delta\": %.17g, \"q\": %.17g}\n",
                    a.method, cal_sigma ? "sigma" : "steps", x, a.eps, a.delta, isnan(q_shown) ? 1.0 : q_shown);
         } else {
-            printf("method        %s (%s%s)\n", a.method, samp_label(dpdo_sampling_kind(s)),
-                   strcmp(a.method, "exact") ? (conv ? ", classic conversion" : ", improved conversion") : "");
+            print_method(a.method, conv, a.pld_h, dpdo_sampling_kind(s));
             if (cal_sigma)
                 printf("sigma         %.10g   (smallest noise multiplier with epsilon <= %g at delta = %g over %.0f steps)\n",
                        x, a.eps, a.delta, a.steps);
@@ -395,10 +414,10 @@ int main(int argc, char **argv)
     int all = strcmp(a.method, "all") == 0;
     if (all)
         printf("%-24s %-16s %-8s %s\n", "accountant", isnan(a.eps) ? "epsilon" : "delta", "order", "note");
-    const char *list[] = {"rdp", "rdp", "exact", "zcdp", "zcdp", "pure"};
+    const char *list[] = {"rdp", "rdp", "exact", "zcdp", "zcdp", "pure", "pld", "auto"};
     const int convs[] = {DPDO_CONVERSION_IMPROVED, DPDO_CONVERSION_CLASSIC, 0, DPDO_CONVERSION_IMPROVED,
-                         DPDO_CONVERSION_CLASSIC, 0};
-    for (int i = 0; i < 6; i++) {
+                         DPDO_CONVERSION_CLASSIC, 0, 0, DPDO_CONVERSION_IMPROVED};
+    for (int i = 0; i < 8; i++) {
         if (!all && strcmp(list[i], a.method) != 0) continue;
         if (!all && strcmp(list[i], "pure") != 0 && (list[i][0] == 'r' || list[i][0] == 'z') && convs[i] != conv) continue;
         dpdo_accountant_options o2 = opt;
@@ -409,9 +428,16 @@ int main(int argc, char **argv)
             exit_code = 1;
             break;
         }
-        double v, ord = NAN;
-        rc = isnan(a.eps) ? dpdo_accountant_epsilon(acc, -1, a.delta, &v, &ord)
-                          : dpdo_accountant_delta(acc, -1, a.eps, &v);
+        double v, ord = NAN, lo = 0.0;
+        if (isnan(a.eps)) {
+            rc = dpdo_accountant_epsilon(acc, -1, a.delta, &v, &ord);
+            double hi;
+            if (rc == DPDO_OK && dpdo_accountant_epsilon_bounds(acc, -1, a.delta, &lo, &hi) != DPDO_OK) lo = 0.0;
+        } else {
+            rc = dpdo_accountant_delta(acc, -1, a.eps, &v);
+        }
+        int is_pld = strcmp(list[i], "pld") == 0, is_auto = strcmp(list[i], "auto") == 0;
+        const char *src = dpdo_accountant_source(acc);
         char label[64];
         snprintf(label, sizeof label, "%s%s", list[i],
                  (list[i][0] == 'r' || list[i][0] == 'z') ? (convs[i] ? " (classic)" : " (improved)") : "");
@@ -419,8 +445,16 @@ int main(int argc, char **argv)
             if (rc == DPDO_OK) {
                 char os[32] = "-";
                 if (!isnan(ord)) snprintf(os, sizeof os, "%g", ord);
-                printf("%-24s %-16.10g %-8s %s\n", label, v, os,
-                       strcmp(list[i], "exact") == 0 ? "exact (tight) for unsampled Gaussian" : "upper bound");
+                char note[160];
+                if (strcmp(list[i], "exact") == 0)
+                    snprintf(note, sizeof note, "exact (tight) for unsampled Gaussian");
+                else if (is_pld && isnan(a.eps))
+                    snprintf(note, sizeof note, "upper bound; lower bound %.6g (interval %g)", lo, a.pld_h);
+                else if (is_auto)
+                    snprintf(note, sizeof note, "smallest valid figure: %s", src);
+                else
+                    snprintf(note, sizeof note, "upper bound");
+                printf("%-24s %-16.10g %-8s %s\n", label, v, os, note);
             } else {
                 printf("%-24s %-16s %-8s n/a: %s\n", label, "-", "-", dpdo_accountant_errmsg(acc));
             }
@@ -436,15 +470,18 @@ int main(int argc, char **argv)
                    isnan(a.eps) ? "delta" : "epsilon", isnan(a.eps) ? a.delta : a.eps, os, a.sigma, a.steps,
                    isnan(q_shown) ? 1.0 : q_shown);
         } else {
-            printf("method        %s (%s%s)\n", list[i], samp_label(dpdo_sampling_kind(s)),
-                   strcmp(list[i], "exact") ? (convs[i] ? ", classic conversion" : ", improved conversion") : "");
+            print_method(list[i], convs[i], a.pld_h, dpdo_sampling_kind(s));
             if (isnan(a.eps)) {
                 printf("epsilon       %.10g\n", v);
+                if (is_pld || (is_auto && strcmp(src, "rdp") != 0))
+                    printf("epsilon lower %.10g   (the exact epsilon lies in [lower, epsilon])\n", lo);
+                if (is_auto) printf("accountant    %s\n", src);
                 printf("delta         %g\n", a.delta);
                 if (!isnan(ord)) printf("optimal order %g\n", ord);
             } else {
                 printf("delta         %.10g\n", v);
                 printf("epsilon       %g\n", a.eps);
+                if (is_auto) printf("accountant    %s\n", src);
             }
         }
         dpdo_accountant_destroy(acc);

@@ -615,17 +615,40 @@ double dpdo__eng_node_pmax(const dpdo__eng *e, double p)
     return m;
 }
 
+/* The accountant that calibrates sigma and the guard. Secure runs whose noise comes from the grid
+ * samplers are charged as discrete mechanisms (secure_events), which the PLD accountant declines
+ * and "auto" therefore answers with RDP: calibrating them with a PLD figure of the continuous
+ * Gaussian would plan less noise than the charged events allow and end above the target. They are
+ * calibrated with RDP on the same ledger instead (the RDP of the lattice-aligned discrete Gaussian
+ * equals the continuous one's, docs/privacy.md section 11). *tmp is set when one was made (destroy it). */
+static dpdo_accountant *calib_accountant(dpdo__eng *e, dpdo_accountant **tmp)
+{
+    *tmp = NULL;
+    const char *name = dpdo_accountant_name(e->acc);
+    /* at calibration time pv.private_run is not yet known: test the grid-noise condition without it */
+    int grid = e->o.randomness == DPDO_RANDOMNESS_SECURE && !e->vt->uses_solver;
+    if (!grid || !e->ledger || (strcmp(name, "auto") != 0 && strcmp(name, "pld") != 0))
+        return e->acc;
+    if (dpdo_accountant_create(tmp, dpdo_accountant_type_find("rdp"), e->ledger, NULL) != DPDO_OK) {
+        *tmp = NULL;
+        return e->acc;
+    }
+    return *tmp;
+}
+
 int dpdo__eng_calibrate_sigma(dpdo__eng *e, const dpdo__sampling_desc *sd, double sens, double releases,
                               double *sigma)
 {
     dpdo_sampling *s = NULL;
     int rc = sampling_of(sd, &s);
     if (rc) return dpdo__err(e->err, rc, "prepare: cannot build the sampling for the calibration");
-    rc = dpdo_accountant_calibrate_sigma(e->acc, s, sens, releases, e->o.epsilon, e->o.delta, sigma);
+    dpdo_accountant *tmp = NULL, *acc = calib_accountant(e, &tmp);
+    rc = dpdo_accountant_calibrate_sigma(acc, s, sens, releases, e->o.epsilon, e->o.delta, sigma);
     dpdo_sampling_destroy(s);
-    if (rc)
-        return dpdo__err(e->err, rc, "prepare: calibrating the noise for %g releases per node: %s", releases,
-                         dpdo_accountant_errmsg(e->acc));
+    if (rc) rc = dpdo__err(e->err, rc, "prepare: calibrating the noise for %g releases per node: %s", releases,
+                           dpdo_accountant_errmsg(acc));
+    dpdo_accountant_destroy(tmp);
+    if (rc) return rc;
     return DPDO_OK;
 }
 
@@ -669,11 +692,13 @@ static int compute_guard(dpdo__eng *e)
         int rc = sampling_of(disc_poisson ? &none : &pv->ev[k].samp, &s);
         if (rc) return dpdo__err(e->err, rc, "prepare: budget guard: cannot build the sampling");
         double steps = 0;
-        rc = dpdo_accountant_calibrate_steps(e->acc, s, pv->ev[k].sens, pv->ev[k].noise, pv->guard_eps,
+        dpdo_accountant *tmp = NULL, *acc = pv->ev[k].mech == DPDO_MECH_DISCRETE_GAUSSIAN ? calib_accountant(e, &tmp) : e->acc;
+        rc = dpdo_accountant_calibrate_steps(acc, s, pv->ev[k].sens, pv->ev[k].noise, pv->guard_eps,
                                                  e->o.delta, &steps);
         dpdo_sampling_destroy(s);
-        if (rc)
-            return dpdo__err(e->err, rc, "prepare: budget guard: %s", dpdo_accountant_errmsg(e->acc));
+        if (rc) rc = dpdo__err(e->err, rc, "prepare: budget guard: %s", dpdo_accountant_errmsg(acc));
+        dpdo_accountant_destroy(tmp);
+        if (rc) return rc;
         int64_t allow = steps >= 4e18 ? INT64_MAX : (int64_t)steps;
         for (int64_t i = 0; i < e->n; i++)
             if (pv->node_ev[i] == k) pv->allow[i] = allow;
@@ -1487,7 +1512,12 @@ DPDO_API int dpdo_algorithm_privacy(dpdo_algorithm *a, int kind, int64_t node, d
 DPDO_API const char *dpdo_algorithm_privacy_source(const dpdo_algorithm *a, int kind)
 {
     if (!a || !a->e) return "";
-    if (kind == DPDO_PRIVACY_RIGOROUS) return a->e->acc ? dpdo_accountant_name(a->e->acc) : "";
+    if (kind == DPDO_PRIVACY_RIGOROUS) {
+        if (!a->e->acc) return "";
+        /* "auto" answers with its best member: name the one behind the latest figure */
+        const char *src = dpdo_accountant_source(a->e->acc);
+        return src && src[0] ? src : dpdo_accountant_name(a->e->acc);
+    }
     if (kind == DPDO_PRIVACY_PAPER) return a->e->pv.paper && a->vt->paper ? a->vt->paper : "";
     return "";
 }

@@ -13,6 +13,7 @@
 #include "dpdo/solver.h"
 #include "../model/policy_impl.h"
 #include "dpdo/compressor.h"
+#include "dpdo/checkpoint.h"
 
 
 struct dpdo_algorithm {
@@ -298,6 +299,7 @@ static int alloc_arena(dpdo__eng *e)
     if (total == 0) total = 64;
     e->arena = dpdo__alloc_aligned(total);
     if (!e->arena) return DPDO_E_NOMEM;
+    e->arena_bytes = total;
     memset(e->arena, 0, total);
     k = 0;
     for (int i = 0; i < e->nblk; i++, k++) e->blk[i].cur = (double *)((char *)e->arena + off[k]);
@@ -1659,5 +1661,35 @@ DPDO_API int dpdo_algorithm_set_node_secret(dpdo_algorithm *a, int64_t node, uin
     e->has_secret[node] = 1;
     e->prepared = 0; /* initial values drawn from the node's streams (prepare re-runs init) */
     e->vt->init(e, e->priv);
+    return DPDO_OK;
+}
+
+/* ---- checkpoints (lib/engine/checkpoint.c) ------------------------------------------ */
+
+static int prepare_cb(void *arg)
+{
+    dpdo_algorithm *a = arg;
+    return a->e->prepared ? DPDO_OK : do_prepare(a);
+}
+
+DPDO_API int dpdo_algorithm_save(dpdo_algorithm *a, const char *path, const dpdo_checkpoint_options *opts)
+{
+    if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM)) return DPDO_E_INVAL;
+    if (!path) return dpdo__err(a->errmsg, DPDO_E_INVAL, "save: path is NULL");
+    if (!a->e) return dpdo__err(a->errmsg, DPDO_E_STATE, "save: the algorithm is EMPTY");
+    return dpdo__ckpt_save(a->e, a->state, a->stop, path, opts);
+}
+
+DPDO_API int dpdo_algorithm_load(dpdo_algorithm *a, const char *path, const dpdo_checkpoint_options *opts)
+{
+    if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM)) return DPDO_E_INVAL;
+    if (!path) return dpdo__err(a->errmsg, DPDO_E_INVAL, "load: path is NULL");
+    if (!a->e) return dpdo__err(a->errmsg, DPDO_E_STATE, "load: the algorithm is EMPTY; call dpdo_algorithm_setup");
+    int state = a->state, stop = a->stop;
+    int rc = dpdo__ckpt_load(a->e, &state, &stop, path, opts, prepare_cb, a);
+    if (rc) return rc;
+    a->state = state;
+    a->stop = stop;
+    dpdo__err_clear(a->errmsg);
     return DPDO_OK;
 }

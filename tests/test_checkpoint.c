@@ -6,6 +6,7 @@
  * refusal: another type, option, parameter, dimension, a truncated file, one flipped byte,
  * another format or library version, a missing or wrong host key, a SECURE run without a key;
  * after each the handle still runs like a fresh one. */
+#define _GNU_SOURCE /* memmem */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "dpdo/dpdo.h"
 #include "dpdo/checkpoint.h"
 #include "engine/engine_impl.h"
+#include "model/policy_impl.h"
 #include "harness.h"
 
 static uint64_t tstate = 0x2545f4914f6cdd1dull;
@@ -115,7 +117,7 @@ static int run_make(run *r, fx *f, const char *type, const dpdo_algorithm_option
         CHECK_EQ(dpdo_algorithm_set_double(r->a, DPDO_PARAM_5GCS_LOCAL_STEP, 0.5), DPDO_OK);
     }
     if (strcmp(type, "fed-plt") == 0) {
-        CHECK_EQ(dpdo_solver_create(&r->sol, dpdo_solver_type_find("gd"), NULL, f->d), DPDO_OK);
+        CHECK_EQ(dpdo_solver_create(&r->sol, dpdo_solver_type_find(o->noise_mode == DPDO_NOISE_NONE ? "gd" : "noisy-gd"), NULL, f->d), DPDO_OK);
         CHECK_EQ(dpdo_solver_set(r->sol, "step", 0.5), DPDO_OK);
         rc = dpdo_algorithm_set_solver(r->a, r->sol);
         CHECK_MSG(rc == DPDO_OK, "set_solver: %s", dpdo_algorithm_errmsg(r->a));
@@ -151,11 +153,26 @@ typedef struct snap {
     int64_t ledger_len, round;
     int stop, state;
     int64_t comm[3];
+    double *pol; /* the DQN agents' weights, moments, replay rings, then their counters */
+    size_t npol;
 } snap;
 
-static void take_snap(snap *s, dpdo_algorithm *a, dpdo_ledger *led)
+static void take_snap(snap *s, dpdo_algorithm *a, dpdo_ledger *led, dpdo_policy *p)
 {
     memset(s, 0, sizeof *s);
+    if (p) {
+        int64_t S = p->state_len, R = p->replay, P = p->nparam, per = 4 * P + R * (2 * S + 3) + S;
+        s->npol = (size_t)(per * p->n_nodes + 8 * p->n_nodes);
+        s->pol = calloc(s->npol, sizeof(double));
+        memcpy(s->pol, p->arena, (size_t)(per * p->n_nodes) * sizeof(double));
+        double *t = s->pol + per * p->n_nodes;
+        for (int64_t i = 0; i < p->n_nodes; i++) {
+            const struct dpdo__dqn_agent *ag = &p->agents[i];
+            double v[8] = {(double)ag->head, (double)ag->count, (double)ag->steps, (double)ag->trains,
+                           ag->prev_a, ag->has_prev, ag->init, ag->bad};
+            memcpy(t + 8 * i, v, sizeof v);
+        }
+    }
     dpdo__eng *e = dpdo__algorithm_eng(a);
     s->arena_bytes = e->arena_bytes;
     s->arena = malloc(e->arena_bytes);
@@ -188,13 +205,15 @@ static int snap_equal(const snap *x, const snap *y)
            x->nrows == y->nrows && memcmp(x->rows, y->rows, x->nrows * sizeof(double)) == 0 &&
            x->ledger_len == y->ledger_len && memcmp(x->ledger, y->ledger, (size_t)x->ledger_len) == 0 &&
            x->round == y->round && x->stop == y->stop && x->state == y->state &&
-           memcmp(x->comm, y->comm, sizeof x->comm) == 0;
+           memcmp(x->comm, y->comm, sizeof x->comm) == 0 && x->npol == y->npol &&
+           (x->npol == 0 || memcmp(x->pol, y->pol, x->npol * sizeof(double)) == 0);
 }
 
 static void snap_free(snap *s)
 {
     free(s->arena);
     free(s->rows);
+    free(s->pol);
 }
 
 static char path[256];
@@ -212,6 +231,7 @@ static void resume_one(fx *f, const char *type, int dqn)
         use_reg = c < 2;
         run_make(&r, f, type, &o, 0);
         int ok = dpdo_algorithm_prepare(r.a) == DPDO_OK;
+        if (!ok && getenv("CKPT_VERBOSE")) printf("# %s: %s\n", type, dpdo_algorithm_errmsg(r.a));
         run_free(&r);
         if (ok) break;
     }
@@ -224,11 +244,13 @@ static void resume_one(fx *f, const char *type, int dqn)
     int64_t rounds = dpdo_algorithm_round(r.a);
     CHECK_MSG(rounds >= 2, "%s: only %lld rounds", type, (long long)rounds);
     snap full;
-    take_snap(&full, r.a, r.led);
+    take_snap(&full, r.a, r.led, r.pol);
+    if (dqn) CHECK(full.pol && full.pol[full.npol - 5] > 0); /* the agents trained */
     if (o.noise_mode != DPDO_NOISE_NONE) CHECK_MSG(dpdo_ledger_events(r.led) > 0, "%s: empty ledger", type);
     run_free(&r);
 
     int64_t k = 1 + (int64_t)(urand() * (double)(rounds - 1)); /* 1 .. rounds - 1 */
+    if (dqn) k = rounds / 2; /* the agents hold transitions and trained weights */
     run_make(&r, f, type, &o, dqn);
     CHECK_EQ(dpdo_algorithm_run(r.a, k, NULL), DPDO_ROUND);
     rc = dpdo_algorithm_save(r.a, path, NULL);
@@ -243,7 +265,7 @@ static void resume_one(fx *f, const char *type, int dqn)
     rc = dpdo_algorithm_run(r.a, 0, NULL);
     CHECK_MSG(rc == DPDO_DONE, "%s: resumed run: %d %s", type, rc, dpdo_algorithm_errmsg(r.a));
     snap res;
-    take_snap(&res, r.a, r.led);
+    take_snap(&res, r.a, r.led, r.pol);
     CHECK_MSG(snap_equal(&full, &res), "%s%s: resumed at round %lld of %lld differs from the uninterrupted run", type,
               dqn ? " (dqn policy)" : "", (long long)k, (long long)rounds);
     printf("# %-16s%s %s%s: saved at round %lld of %lld, ledger events %lld\n", type, dqn ? " (dqn)" : "",
@@ -271,9 +293,171 @@ static void test_resume_all_types(void)
     unlink(path);
 }
 
+static int load_fails(dpdo_algorithm *a, const char *file, const dpdo_checkpoint_options *co, int want,
+                      const char *needle)
+{
+    int rc = dpdo_algorithm_load(a, file, co);
+    const char *m = dpdo_algorithm_errmsg(a);
+    int ok = rc == want && strstr(m, needle) != NULL && dpdo_algorithm_round(a) == 0 &&
+             dpdo_algorithm_state(a) == DPDO_ALG_READY;
+    if (!ok) printf("#   load gave %d '%s'; wanted %d with '%s'\n", rc, m, want, needle);
+    return ok;
+}
+
+static unsigned char *slurp(const char *file, long *len)
+{
+    FILE *fp = fopen(file, "rb");
+    if (!fp) return NULL;
+    fseek(fp, 0, SEEK_END);
+    *len = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    unsigned char *b = malloc((size_t)*len + 1);
+    if (fread(b, 1, (size_t)*len, fp) != (size_t)*len) *len = -1;
+    fclose(fp);
+    return b;
+}
+
+static void spit(const char *file, const unsigned char *b, long len)
+{
+    FILE *fp = fopen(file, "wb");
+    fwrite(b, 1, (size_t)len, fp);
+    fclose(fp);
+}
+
+static void test_refusals(void)
+{
+    fx f, f6;
+    fx_make(&f, 5);
+    fx_make(&f6, 6);
+    dpdo_algorithm_options o;
+    opts_of(&o, 10);
+    char bad[300];
+    snprintf(bad, sizeof bad, "%s.bad", path);
+    /* the reference: uninterrupted */
+    run r;
+    run_make(&r, &f, "dp-dda", &o, 0);
+    CHECK_EQ(dpdo_algorithm_run(r.a, 0, NULL), DPDO_DONE);
+    snap full;
+    take_snap(&full, r.a, r.led, NULL);
+    run_free(&r);
+    /* the file: saved at round 4 */
+    run_make(&r, &f, "dp-dda", &o, 0);
+    CHECK_EQ(dpdo_algorithm_save(r.a, path, NULL), DPDO_E_STATE); /* READY: nothing to save */
+    CHECK_EQ(dpdo_algorithm_run(r.a, 4, NULL), DPDO_ROUND);
+    CHECK_EQ(dpdo_algorithm_save(r.a, path, NULL), DPDO_OK);
+    CHECK_EQ(dpdo_algorithm_load(r.a, path, NULL), DPDO_E_STATE); /* not READY at round 0 */
+    CHECK(strstr(dpdo_algorithm_errmsg(r.a), "READY at round 0") != NULL);
+    CHECK_EQ(dpdo_algorithm_save(NULL, path, NULL), DPDO_E_INVAL);
+    CHECK_EQ(dpdo_algorithm_save(r.a, NULL, NULL), DPDO_E_INVAL);
+    run_free(&r);
+
+    /* another type, option, parameter, dimension */
+    run_make(&r, &f, "dp-dda-baseline", &o, 0);
+    CHECK(load_fails(r.a, path, NULL, DPDO_E_FORMAT, "algorithm type differs: 'dp-dda' in the file, 'dp-dda-baseline'"));
+    run_free(&r);
+    dpdo_algorithm_options o2 = o;
+    o2.seed = 21;
+    run_make(&r, &f, "dp-dda", &o2, 0);
+    CHECK(load_fails(r.a, path, NULL, DPDO_E_FORMAT, "option seed differs: 20 in the file, 21"));
+    run_free(&r);
+    o2 = o;
+    o2.epsilon = 3.0;
+    run_make(&r, &f, "dp-dda", &o2, 0);
+    CHECK(load_fails(r.a, path, NULL, DPDO_E_FORMAT, "option epsilon differs"));
+    run_free(&r);
+    run_make(&r, &f, "dp-dda", &o, 0);
+    int64_t act = 0;
+    CHECK_EQ(dpdo_algorithm_get_int(r.a, DPDO_PARAM_DDA_ACTIVE, &act), DPDO_OK);
+    CHECK_EQ(dpdo_algorithm_set_int(r.a, DPDO_PARAM_DDA_ACTIVE, act == 2 ? 3 : 2), DPDO_OK);
+    CHECK(load_fails(r.a, path, NULL, DPDO_E_FORMAT, "parameter dda-active differs"));
+    run_free(&r);
+    run_make(&r, &f6, "dp-dda", &o, 0);
+    CHECK(load_fails(r.a, path, NULL, DPDO_E_FORMAT, "dimension differs: 5 in the file, 6"));
+    run_free(&r);
+
+    /* damaged files, all tried on one handle, which then resumes from the good file exactly */
+    run_make(&r, &f, "dp-dda", &o, 0);
+    long len = 0;
+    unsigned char *b = slurp(path, &len);
+    CHECK(b && len > 200);
+    spit(bad, b, len - 7);
+    CHECK(load_fails(r.a, bad, NULL, DPDO_E_FORMAT, "truncated"));
+    spit(bad, b, 30);
+    CHECK(load_fails(r.a, bad, NULL, DPDO_E_FORMAT, "truncated"));
+    for (int t = 0; t < 3; t++) { /* one flipped byte: in the payload, the arena, the checksum */
+        long at = t == 0 ? 100 : t == 1 ? len / 2 : len - 3;
+        b[at] ^= 0x10;
+        spit(bad, b, len);
+        b[at] ^= 0x10;
+        CHECK(load_fails(r.a, bad, NULL, DPDO_E_FORMAT, "checksum mismatch"));
+    }
+    b[8] ^= 2; /* format version */
+    spit(bad, b, len);
+    b[8] ^= 2;
+    CHECK(load_fails(r.a, bad, NULL, DPDO_E_FORMAT, "checkpoint format 3"));
+    unsigned char keep[16];
+    memcpy(keep, b + 24, 16);
+    memset(b + 24, 0, 16);
+    memcpy(b + 24, "0.0.9", 5); /* library version */
+    spit(bad, b, len);
+    memcpy(b + 24, keep, 16);
+    CHECK(load_fails(r.a, bad, NULL, DPDO_E_FORMAT, "written by libdpdo 0.0.9"));
+    spit(bad, (const unsigned char *)"# not a checkpoint\n", 19);
+    CHECK(load_fails(r.a, bad, NULL, DPDO_E_FORMAT, "not a libdpdo checkpoint"));
+    CHECK(load_fails(r.a, "/nonexistent/dir/x.ckpt", NULL, DPDO_E_IO, "cannot open"));
+    CHECK(load_fails(r.a, "/dev/zero", NULL, DPDO_E_FORMAT, "not a libdpdo checkpoint"));
+    unsigned char key[DPDO_CHECKPOINT_KEY_BYTES];
+    for (int i = 0; i < DPDO_CHECKPOINT_KEY_BYTES; i++) key[i] = (unsigned char)(7 * i + 1);
+    dpdo_checkpoint_options co;
+    CHECK_EQ(dpdo_checkpoint_options_init(&co, sizeof co), DPDO_OK);
+    co.key = key;
+    CHECK(load_fails(r.a, path, &co, DPDO_E_FORMAT, "not encrypted but a host key was given"));
+    for (int i = 0; i < N; i++) CHECK_EQ(dpdo_ledger_charges(r.led, i), 0); /* nothing charged by refusals */
+    CHECK_EQ(dpdo_algorithm_load(r.a, path, NULL), DPDO_OK);
+    CHECK_EQ(dpdo_algorithm_run(r.a, 0, NULL), DPDO_DONE);
+    snap res;
+    take_snap(&res, r.a, r.led, NULL);
+    CHECK(snap_equal(&full, &res));
+    snap_free(&res);
+    run_free(&r);
+    free(b);
+
+    /* SECURE randomness: only with a host key; the encrypted file needs that key */
+    o2 = o;
+    o2.randomness = DPDO_RANDOMNESS_SECURE;
+    run_make(&r, &f, "dp-dda", &o2, 0);
+    CHECK_EQ(dpdo_algorithm_run(r.a, 3, NULL), DPDO_ROUND);
+    CHECK_EQ(dpdo_algorithm_save(r.a, path, NULL), DPDO_E_STATE);
+    CHECK(strstr(dpdo_algorithm_errmsg(r.a), "options.key") != NULL);
+    CHECK_EQ(dpdo_algorithm_save(r.a, path, &co), DPDO_OK);
+    run_free(&r);
+    run_make(&r, &f, "dp-dda", &o2, 0);
+    CHECK(load_fails(r.a, path, NULL, DPDO_E_FORMAT, "is encrypted: set options.key"));
+    key[5] ^= 1;
+    CHECK(load_fails(r.a, path, &co, DPDO_E_FORMAT, "authentication failed"));
+    key[5] ^= 1;
+    b = slurp(path, &len);
+    CHECK(b && memmem(b, (size_t)len, "option seed", 11) == NULL); /* the payload is not in plain */
+    free(b);
+    CHECK_EQ(dpdo_algorithm_load(r.a, path, &co), DPDO_OK);
+    CHECK_EQ(dpdo_algorithm_round(r.a), 3);
+    CHECK_EQ(dpdo_algorithm_run(r.a, 0, NULL), DPDO_DONE);
+    CHECK_EQ(dpdo_algorithm_round(r.a), 10);
+    run_free(&r);
+
+    snap_free(&full);
+    fx_free(&f);
+    fx_free(&f6);
+    unlink(path);
+    unlink(bad);
+}
+
 int main(void)
 {
     snprintf(path, sizeof path, "/tmp/dpdo_ckpt_%ld.bin", (long)getpid());
+    const char *seed = getenv("DPDO_TEST_SEED"); /* vary the interruption rounds */
+    if (seed) tstate ^= strtoull(seed, NULL, 0) * 0x9e3779b97f4a7c15ull;
     RUN(test_resume_all_types);
+    RUN(test_refusals);
     return h_finish();
 }

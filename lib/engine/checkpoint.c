@@ -410,15 +410,7 @@ DPDO_API int dpdo_checkpoint_options_init(dpdo_checkpoint_options *o, size_t str
 
 static void ledger_positions(const dpdo__eng *e, int64_t *pos)
 {
-    for (int32_t k = 0; k < e->pv.nev; k++) {
-        pos[k] = -1;
-        if (!e->ledger) continue;
-        for (int64_t j = 0; j < e->ledger->n_events; j++)
-            if (e->ledger->ev[j].mech == e->pv.ev[k].mech && memcmp(&e->ledger->ev[j], &e->pv.ev[k], sizeof e->pv.ev[k]) == 0) {
-                pos[k] = j;
-                break;
-            }
-    }
+    for (int32_t k = 0; k < e->pv.nev; k++) pos[k] = e->ledger ? dpdo__ledger_find(e->ledger, &e->pv.ev[k]) : -1;
 }
 
 int dpdo__ckpt_save(dpdo__eng *e, int state, int stop, const char *path, const dpdo_checkpoint_options *opts)

@@ -264,7 +264,7 @@ static int alloc_eng(dpdo__eng *e)
     e->last_active = dpdo__calloc(n, 1);
     e->tmp_a = dpdo__alloc_array(d, sizeof(double));
     e->tmp_b = dpdo__alloc_array(d, sizeof(double));
-    e->tol_prev = dpdo__alloc_array(d, sizeof(double));
+    e->tol_prev = dpdo__calloc(d, sizeof(double)); /* zero: checkpoints copy it before the first test */
     e->pv.node_ev = dpdo__calloc(n, sizeof *e->pv.node_ev);
     e->pv.allow = dpdo__alloc_array(n, sizeof *e->pv.allow);
     e->pv.used = dpdo__calloc(n, sizeof *e->pv.used);

@@ -461,6 +461,42 @@ static void test_wr_baseline(void)
     fx_free(&f);
 }
 
+
+/* Without clipping, DP-SGD-WR refuses data whose per-sample gradients exceed L (found by the
+ * privacy auditor: 0.1 accepted them and reported an epsilon the releases did not satisfy). */
+static void test_wr_unbounded_refused(void)
+{
+    enum { N = 2, Q = 20, D = 3 };
+    static fx f;
+    static double X[N * Q * D], Y[N * Q];
+    for (int i = 0; i < N * Q; i++) {
+        for (int k = 0; k < D; k++) X[i * D + k] = k == i % D ? (i == 7 ? 3.0 : 1.0) : 0.0; /* row 7: norm 3 */
+        Y[i] = i % 2 ? 1 : -1;
+    }
+    fx_data(&f, N, Q, D, X, Y, 0);
+    for (int c = 0; c < 4; c++) {
+        dpdo_algorithm_options o;
+        dpdo_algorithm_options_init(&o, sizeof o);
+        o.noise_mode = c == 3 ? DPDO_NOISE_NONE : DPDO_NOISE_RIGOROUS;
+        o.max_rounds = 100;
+        o.batch = 2;
+        if (c == 1) o.clip = 1.0;      /* clipping makes the data irrelevant */
+        if (c == 2) o.lipschitz = 3.0; /* an honest L covers it */
+        dpdo_algorithm *a = NULL;
+        CHECK_EQ(dpdo_algorithm_create(&a, dpdo_algorithm_type_find("dp-sgd-wr")), DPDO_OK);
+        CHECK_EQ(dpdo_algorithm_setup(a, f.nodes, N, NULL, NULL, c == 3 ? NULL : f.acc, &o), DPDO_OK);
+        int rc = dpdo_algorithm_prepare(a);
+        if (c == 0) {
+            CHECK_EQ(rc, DPDO_E_INVAL);
+            CHECK_STR_CONTAINS(dpdo_algorithm_errmsg(a), "per-sample gradients reach 3");
+        } else {
+            CHECK_MSG(rc == DPDO_OK, "case %d: %s", c, dpdo_algorithm_errmsg(a));
+        }
+        dpdo_algorithm_destroy(a);
+    }
+    fx_free(&f);
+}
+
 /* ---- no allocation inside step() after round 1, with the DQN ------------------------------ */
 
 static void test_no_alloc(void)
@@ -747,6 +783,7 @@ int main(void)
     RUN(test_round_order);
     RUN(test_dqn_and_misuse);
     RUN(test_wr_baseline);
+    RUN(test_wr_unbounded_refused);
     RUN(test_no_alloc);
     RUN(test_lemma4);
     RUN(test_multipass_sensitivity);

@@ -502,7 +502,80 @@ out:
     return rc;
 }
 
-/* Read and verify the file; *payload (plain, owned by the caller) on success. */
+/* Verify a whole file image (header, size, checksum, decryption); *payload (plain, owned by the
+ * caller) on success. name: for messages. */
+static int check_header(dpdo__eng *e, const char *name, const unsigned char *buf, size_t size, int *encrypted,
+                        uint64_t *payload_len)
+{
+    if (size < 8 || memcmp(buf, MAGIC, 8) != 0)
+        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s is not a libdpdo checkpoint (no DPDOCKPT magic)", name);
+    if (size < HDR_BYTES)
+        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s is truncated (%zu bytes: the header alone has %d)", name,
+                         size, HDR_BYTES);
+    uint32_t w[4];
+    memcpy(w, buf + 8, 16);
+    if (w[1] != ENDIAN_MARK)
+        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s was written on a machine of another byte order", name);
+    if (w[0] != DPDO_CHECKPOINT_FORMAT)
+        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s has checkpoint format %u; this library reads format %d",
+                         name, (unsigned)w[0], DPDO_CHECKPOINT_FORMAT);
+    char ver[17];
+    memcpy(ver, buf + 24, 16);
+    ver[16] = 0;
+    for (int k = 0; ver[k]; k++)
+        if (ver[k] < 32 || ver[k] > 126) ver[k] = '?';
+    if (strcmp(ver, DPDO_VERSION_STRING) != 0)
+        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s was written by libdpdo %s; this is libdpdo %s", name, ver,
+                         DPDO_VERSION_STRING);
+    if (w[2] & ~FLAG_ENCRYPTED)
+        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s: unknown flags %#x", name, (unsigned)w[2]);
+    *encrypted = (w[2] & FLAG_ENCRYPTED) != 0;
+    *payload_len = get_u64(buf + 40);
+    return DPDO_OK;
+}
+
+static int verify_image(dpdo__eng *e, const char *name, const unsigned char *buf, size_t size,
+                        const dpdo_checkpoint_options *o, unsigned char **payload, size_t *plen, int *encrypted)
+{
+    *payload = NULL;
+    uint64_t pl = 0;
+    int rc = check_header(e, name, buf, size, encrypted, &pl);
+    if (rc) return rc;
+    size_t pre = HDR_BYTES + (*encrypted ? NONCE_BYTES : 0);
+    if (pl > SIZE_MAX / 2 || size != pre + pl + SUM_BYTES)
+        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s is %s: %zu bytes where the header announces %llu", name,
+                         pl <= SIZE_MAX / 2 && size < pre + pl + SUM_BYTES ? "truncated" : "of the wrong size", size,
+                         pl > SIZE_MAX / 2 ? (unsigned long long)pl : (unsigned long long)(pre + pl + SUM_BYTES));
+    if (sodium_init() < 0) return dpdo__err(e->err, DPDO_E_UNSUPPORTED, "load: libsodium failed to initialise");
+    unsigned char sum[SUM_BYTES];
+    crypto_generichash(sum, SUM_BYTES, buf, size - SUM_BYTES, NULL, 0);
+    if (sodium_memcmp(sum, buf + size - SUM_BYTES, SUM_BYTES) != 0)
+        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s: checksum mismatch (the file was changed or damaged)", name);
+    if (*encrypted && !o->key)
+        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s is encrypted: set options.key to the host key", name);
+    if (!*encrypted && o->key)
+        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s is not encrypted but a host key was given", name);
+    if (*encrypted && pl < TAG_BYTES)
+        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s: payload too short", name);
+    unsigned char *plain = dpdo__alloc_array((size_t)pl + 1, 1);
+    if (!plain) return dpdo__err(e->err, DPDO_E_NOMEM, "load: out of memory");
+    if (*encrypted) {
+        unsigned long long ml = 0;
+        if (crypto_aead_xchacha20poly1305_ietf_decrypt(plain, &ml, NULL, buf + pre, pl, buf, pre, buf + HDR_BYTES,
+                                                       o->key) != 0) {
+            dpdo__free(plain);
+            return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s: authentication failed (wrong host key?)", name);
+        }
+        *plen = (size_t)ml;
+    } else {
+        memcpy(plain, buf + pre, (size_t)pl);
+        *plen = (size_t)pl;
+    }
+    *payload = plain;
+    return DPDO_OK;
+}
+
+/* Read the file (only as many bytes as its header announces) and verify it. */
 static int read_verified(dpdo__eng *e, const char *path, const dpdo_checkpoint_options *o, unsigned char **payload,
                          size_t *plen, int *encrypted)
 {
@@ -511,120 +584,48 @@ static int read_verified(dpdo__eng *e, const char *path, const dpdo_checkpoint_o
     if (!f) return dpdo__err(e->err, DPDO_E_IO, "load: cannot open %s: %s", path, strerror(errno));
     unsigned char h[HDR_BYTES];
     unsigned char *buf = NULL;
-    int rc = DPDO_OK;
+    int rc;
     size_t got = fread(h, 1, HDR_BYTES, f);
-    if (got < 8 || memcmp(h, MAGIC, 8) != 0) {
-        rc = dpdo__err(e->err, DPDO_E_FORMAT, "load: %s is not a libdpdo checkpoint (no DPDOCKPT magic)", path);
-        goto out;
+    uint64_t pl = 0;
+    if ((rc = check_header(e, path, h, got, encrypted, &pl))) {
+        fclose(f);
+        return rc;
     }
-    if (got < HDR_BYTES) {
-        rc = dpdo__err(e->err, DPDO_E_FORMAT, "load: %s is truncated (%zu bytes: the header alone has %d)", path, got,
-                       HDR_BYTES);
-        goto out;
+    if (pl > SIZE_MAX / 4) {
+        fclose(f);
+        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s: the header announces %llu payload bytes", path,
+                         (unsigned long long)pl);
     }
-    uint32_t w[4];
-    memcpy(w, h + 8, 16);
-    if (w[1] != ENDIAN_MARK) {
-        rc = dpdo__err(e->err, DPDO_E_FORMAT, "load: %s was written on a machine of another byte order", path);
-        goto out;
+    /* the header is valid: the announced size bounds what is read */
+    size_t want = HDR_BYTES + (*encrypted ? NONCE_BYTES : 0) + (size_t)pl + SUM_BYTES;
+    long fsz = -1;
+    if (fseek(f, 0, SEEK_END) == 0) fsz = ftell(f);
+    if (fsz < 0) {
+        fclose(f);
+        return dpdo__err(e->err, DPDO_E_IO, "load: %s: cannot seek (not a regular file?)", path);
     }
-    if (w[0] != DPDO_CHECKPOINT_FORMAT) {
-        rc = dpdo__err(e->err, DPDO_E_FORMAT, "load: %s has checkpoint format %u; this library reads format %d", path,
-                       (unsigned)w[0], DPDO_CHECKPOINT_FORMAT);
-        goto out;
+    size_t have = (size_t)fsz < want ? (size_t)fsz : want;
+    if ((size_t)fsz > want) {
+        fclose(f);
+        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s is of the wrong size: %ld bytes where the header announces %zu",
+                         path, fsz, want);
     }
-    char ver[17];
-    memcpy(ver, h + 24, 16);
-    ver[16] = 0;
-    if (strcmp(ver, DPDO_VERSION_STRING) != 0) {
-        rc = dpdo__err(e->err, DPDO_E_FORMAT, "load: %s was written by libdpdo %s; this is libdpdo %s", path, ver,
-                       DPDO_VERSION_STRING);
-        goto out;
-    }
-    if (w[2] & ~FLAG_ENCRYPTED) {
-        rc = dpdo__err(e->err, DPDO_E_FORMAT, "load: %s: unknown flags %#x", path, (unsigned)w[2]);
-        goto out;
-    }
-    *encrypted = (w[2] & FLAG_ENCRYPTED) != 0;
-    uint64_t pl = get_u64(h + 40);
-    size_t pre = HDR_BYTES + (*encrypted ? NONCE_BYTES : 0);
-    if (fseek(f, 0, SEEK_END) != 0) {
-        rc = dpdo__err(e->err, DPDO_E_IO, "load: %s: cannot seek (not a regular file?)", path);
-        goto out;
-    }
-    long fsz = ftell(f);
-    if (fsz < 0 || pl > (uint64_t)fsz || (uint64_t)fsz != pre + pl + SUM_BYTES) {
-        rc = dpdo__err(e->err, DPDO_E_FORMAT, "load: %s is %s: %ld bytes where the header announces %llu", path,
-                       fsz >= 0 && pl <= (uint64_t)fsz && (uint64_t)fsz < pre + pl + SUM_BYTES ? "truncated"
-                                                                                                  : "of the wrong size",
-                       fsz, (unsigned long long)(pre + pl + SUM_BYTES));
-        goto out;
-    }
-    size_t total = (size_t)fsz;
-    buf = dpdo__alloc_array(total, 1);
+    buf = dpdo__alloc_array(have ? have : 1, 1);
     if (!buf) {
-        rc = dpdo__err(e->err, DPDO_E_NOMEM, "load: out of memory (%zu bytes)", total);
-        goto out;
+        fclose(f);
+        return dpdo__err(e->err, DPDO_E_NOMEM, "load: out of memory (%zu bytes)", have);
     }
-    if (fseek(f, 0, SEEK_SET) != 0 || fread(buf, 1, total, f) != total) {
+    if (fseek(f, 0, SEEK_SET) != 0 || fread(buf, 1, have, f) != have)
         rc = dpdo__err(e->err, DPDO_E_IO, "load: cannot read %s", path);
-        goto out;
-    }
-    if (sodium_init() < 0) {
-        rc = dpdo__err(e->err, DPDO_E_UNSUPPORTED, "load: libsodium failed to initialise");
-        goto out;
-    }
-    unsigned char sum[SUM_BYTES];
-    crypto_generichash(sum, SUM_BYTES, buf, total - SUM_BYTES, NULL, 0);
-    if (sodium_memcmp(sum, buf + total - SUM_BYTES, SUM_BYTES) != 0) {
-        rc = dpdo__err(e->err, DPDO_E_FORMAT, "load: %s: checksum mismatch (the file was changed or damaged)", path);
-        goto out;
-    }
-    if (*encrypted) {
-        if (!o->key) {
-            rc = dpdo__err(e->err, DPDO_E_FORMAT, "load: %s is encrypted: set options.key to the host key", path);
-            goto out;
-        }
-        if (pl < TAG_BYTES) {
-            rc = dpdo__err(e->err, DPDO_E_FORMAT, "load: %s: payload too short", path);
-            goto out;
-        }
-        unsigned char *plain = dpdo__alloc_array((size_t)pl, 1);
-        if (!plain) {
-            rc = dpdo__err(e->err, DPDO_E_NOMEM, "load: out of memory");
-            goto out;
-        }
-        unsigned long long ml = 0;
-        if (crypto_aead_xchacha20poly1305_ietf_decrypt(plain, &ml, NULL, buf + pre, pl, buf, pre, buf + HDR_BYTES,
-                                                       o->key) != 0) {
-            dpdo__free(plain);
-            rc = dpdo__err(e->err, DPDO_E_FORMAT, "load: %s: authentication failed (wrong host key?)", path);
-            goto out;
-        }
-        *payload = plain;
-        *plen = (size_t)ml;
-    } else {
-        if (o->key) {
-            rc = dpdo__err(e->err, DPDO_E_FORMAT, "load: %s is not encrypted but a host key was given", path);
-            goto out;
-        }
-        unsigned char *plain = dpdo__alloc_array((size_t)pl + 1, 1);
-        if (!plain) {
-            rc = dpdo__err(e->err, DPDO_E_NOMEM, "load: out of memory");
-            goto out;
-        }
-        memcpy(plain, buf + pre, (size_t)pl);
-        *payload = plain;
-        *plen = (size_t)pl;
-    }
-out:
-    if (buf) dpdo__free(buf);
+    else
+        rc = verify_image(e, path, buf, have, o, payload, plen, encrypted);
+    dpdo__free(buf);
     fclose(f);
     return rc;
 }
 
-int dpdo__ckpt_load(dpdo__eng *e, int *state, int *stop, const char *path, const dpdo_checkpoint_options *opts,
-                    int (*prepare)(void *), void *prep_arg)
+int dpdo__ckpt_load(dpdo__eng *e, int *state, int *stop, const char *path, const unsigned char *image,
+                    size_t image_size, const dpdo_checkpoint_options *opts, int (*prepare)(void *), void *prep_arg)
 {
     dpdo_checkpoint_options o;
     int rc = opts_of(opts, &o, e->err);
@@ -637,7 +638,9 @@ int dpdo__ckpt_load(dpdo__eng *e, int *state, int *stop, const char *path, const
     unsigned char *payload = NULL;
     size_t plen = 0;
     int encrypted = 0;
-    if ((rc = read_verified(e, path, &o, &payload, &plen, &encrypted))) return rc;
+    rc = path ? read_verified(e, path, &o, &payload, &plen, &encrypted)
+              : verify_image(e, "the image", image, image_size, &o, &payload, &plen, &encrypted);
+    if (rc) return rc;
     dpdo__ser s = {.mode = SER_CHECK, .err = e->err, .buf = payload, .len = plen, .cap = plen};
     unsigned char *sflags = dpdo__calloc((size_t)e->n, 1);
     uint64_t *svals = dpdo__calloc((size_t)e->n, sizeof *svals);

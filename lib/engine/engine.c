@@ -1680,16 +1680,29 @@ DPDO_API int dpdo_algorithm_save(dpdo_algorithm *a, const char *path, const dpdo
     return dpdo__ckpt_save(a->e, a->state, a->stop, path, opts);
 }
 
-DPDO_API int dpdo_algorithm_load(dpdo_algorithm *a, const char *path, const dpdo_checkpoint_options *opts)
+static int load_common(dpdo_algorithm *a, const char *path, const unsigned char *image, size_t size,
+                       const dpdo_checkpoint_options *opts)
 {
-    if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM)) return DPDO_E_INVAL;
-    if (!path) return dpdo__err(a->errmsg, DPDO_E_INVAL, "load: path is NULL");
     if (!a->e) return dpdo__err(a->errmsg, DPDO_E_STATE, "load: the algorithm is EMPTY; call dpdo_algorithm_setup");
     int state = a->state, stop = a->stop;
-    int rc = dpdo__ckpt_load(a->e, &state, &stop, path, opts, prepare_cb, a);
+    int rc = dpdo__ckpt_load(a->e, &state, &stop, path, image, size, opts, prepare_cb, a);
     if (rc) return rc;
     a->state = state;
     a->stop = stop;
     dpdo__err_clear(a->errmsg);
     return DPDO_OK;
+}
+
+DPDO_API int dpdo_algorithm_load(dpdo_algorithm *a, const char *path, const dpdo_checkpoint_options *opts)
+{
+    if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM)) return DPDO_E_INVAL;
+    if (!path) return dpdo__err(a->errmsg, DPDO_E_INVAL, "load: path is NULL");
+    return load_common(a, path, NULL, 0, opts);
+}
+
+int dpdo__algorithm_load_image(dpdo_algorithm *a, const unsigned char *image, size_t size,
+                               const dpdo_checkpoint_options *opts)
+{
+    if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM) || !image) return DPDO_E_INVAL;
+    return load_common(a, NULL, image, size, opts);
 }

@@ -387,8 +387,11 @@ double dpdo__dpdo_b0_finite(double d, double sens2, double eps, int sched, doubl
  * (prepare callback: the engine's do_prepare) and installs everything only when all is valid. */
 struct dpdo_checkpoint_options;
 int dpdo__ckpt_save(dpdo__eng *e, int state, int stop, const char *path, const struct dpdo_checkpoint_options *o);
-int dpdo__ckpt_load(dpdo__eng *e, int *state, int *stop, const char *path, const struct dpdo_checkpoint_options *o,
-                    int (*prepare)(void *), void *prep_arg);
+int dpdo__ckpt_load(dpdo__eng *e, int *state, int *stop, const char *path, const unsigned char *image,
+                    size_t image_size, const struct dpdo_checkpoint_options *o, int (*prepare)(void *), void *prep_arg);
+/* dpdo_algorithm_load from a file image in memory (fuzzing, tests). */
+int dpdo__algorithm_load_image(dpdo_algorithm *a, const unsigned char *image, size_t size,
+                               const struct dpdo_checkpoint_options *o);
 
 /* Internal entry points for tests and benches (not exported). */
 int dpdo__algorithm_create_vt(dpdo_algorithm **out, const dpdo__alg_vt *vt);

@@ -46,7 +46,7 @@ DPDO_API int dpdo_checkpoint_options_init(dpdo_checkpoint_options *o, size_t str
  * renamed, so an interrupted save never leaves a half-written file under `path`). alg must be
  * RUNNING or DONE (at least one round run); alg is not changed. opts may be NULL (defaults).
  * Returns DPDO_OK; DPDO_E_INVAL (NULL alg or path, bad key); DPDO_E_STATE (EMPTY, READY or FAILED;
- * a SECURE-randomness run, or a run with node secrets, without a host key); DPDO_E_UNSUPPORTED
+ * a private run with DPDO_RANDOMNESS_SECURE and no host key); DPDO_E_UNSUPPORTED
  * (a distributed run, or a user-defined policy whose state the library cannot see);
  * DPDO_E_IO (cannot write); DPDO_E_NOMEM. Message in dpdo_algorithm_errmsg. Not thread-safe with
  * other calls on the same alg. Since 0.2. */

@@ -428,10 +428,10 @@ int dpdo__ckpt_save(dpdo__eng *e, int state, int stop, const char *path, const d
                          "save: the state of a user-defined policy is not visible to the library");
     int any_secret = 0;
     for (int64_t i = 0; i < e->n && e->has_secret; i++) any_secret |= e->has_secret[i];
-    if (!o.key && e->o.randomness == DPDO_RANDOMNESS_SECURE)
+    if (!o.key && e->o.randomness == DPDO_RANDOMNESS_SECURE && e->pv.private_run)
         return dpdo__err(e->err, DPDO_E_STATE,
-                         "save: a DPDO_RANDOMNESS_SECURE run can only be saved encrypted: set options.key (a %d-byte "
-                         "host key)", DPDO_CHECKPOINT_KEY_BYTES);
+                         "save: a private DPDO_RANDOMNESS_SECURE run can only be saved encrypted: set options.key (a "
+                         "%d-byte host key)", DPDO_CHECKPOINT_KEY_BYTES);
     (void)any_secret; /* without a key the host re-supplies them (their flags are recorded) */
     if (sodium_init() < 0) return dpdo__err(e->err, DPDO_E_UNSUPPORTED, "save: libsodium failed to initialise");
     int encrypted = o.key != NULL;
@@ -664,10 +664,8 @@ int dpdo__ckpt_load(dpdo__eng *e, int *state, int *stop, const char *path, const
         s.rc = dpdo__err(e->err, DPDO_E_FORMAT, "load: %zu unexpected bytes after the last item", s.len - s.pos);
     if ((rc = s.rc)) goto out;
     /* secrets: without encryption the host must have re-supplied them (flags were compared) */
-    if (e->ledger && e->pv.nev > 0) {
-        int64_t extra = 0;
-        for (int32_t k = 0; k < e->pv.nev; k++) extra += 1;
-        if ((rc = dpdo__ledger_reserve(e->ledger, extra))) {
+    if (e->ledger && e->pv.nev > 0) { /* prepare reserved this already; kept for hosts that prepared long ago */
+        if ((rc = dpdo__ledger_reserve(e->ledger, e->pv.nev))) {
             rc = dpdo__err(e->err, rc, "load: ledger: %s", dpdo_ledger_errmsg(e->ledger));
             goto out;
         }

@@ -58,6 +58,7 @@ static int run_case(const char *label, dpdo_node **nodes, dpdo_regularizer *reg,
         goto done;
     }
     o.noise_mode = DPDO_NOISE_PAPER;
+    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
     o.epsilon = 0.01;
     o.delta = 0.01;
     o.lipschitz = 1.0;

@@ -88,6 +88,7 @@ static double run_case(setup *s, const char *type, const char *policy)
 {
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
+    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
     o.noise_mode = DPDO_NOISE_PAPER;
     o.max_rounds = 1000000;
     o.batch = B;

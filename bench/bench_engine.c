@@ -112,6 +112,7 @@ static int run_case(const char *label, const char *kind, int64_t d, int32_t n, i
     dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), led, NULL);
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
+    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
     o.noise_mode = DPDO_NOISE_FIXED;
     o.sigma = 1.0;
     o.max_rounds = 1000000;

@@ -126,6 +126,7 @@ int main(void)
         dpdo_solver_set(gd, "lambda_hi", EPS_REG + top / 4);
         dpdo_algorithm_options o;
         dpdo_algorithm_options_init(&o, sizeof o);
+        o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
         o.noise_mode = DPDO_NOISE_NONE, o.max_rounds = 1000, o.seed = (uint64_t)runs + 1;
         dpdo_algorithm *alg = NULL;
         if (dpdo_algorithm_create(&alg, dpdo_algorithm_type_find("fed-plt"))) fail("create", "fed-plt");

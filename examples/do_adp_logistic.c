@@ -85,6 +85,9 @@
 #define N_BASE 3
 #define MAX_SEEDS 32
 
+/* --reproducible: DPDO_RANDOMNESS_REPRODUCIBLE (bit-identical reruns); default secure */
+static int g_reproducible = 0;
+
 static const double EPS_SWEEP[N_EPS] = {0.005, 0.01, 0.015, 0.02, 0.025};
 enum { EPS_001 = 1 }; /* index of eps = 0.01 (Fig 2(a), Fig 3) */
 
@@ -320,6 +323,7 @@ static int run_once(const problem *p, const method *m, int mode, double eps, int
     }
     dpdo_algorithm_options o;
     TRY(dpdo_algorithm_options_init(&o, sizeof o), "algorithm options");
+    o.randomness = g_reproducible ? DPDO_RANDOMNESS_REPRODUCIBLE : DPDO_RANDOMNESS_SECURE;
     o.seed = seed;
     o.max_rounds = T;
     o.noise_mode = mode;
@@ -706,7 +710,7 @@ static void print_curve(const char *label, double eps, const curve *c, double ut
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: do_adp_logistic [--quick] [--figs 2a,2b,3] [--seeds K] [--out DIR]\n"
+            "usage: do_adp_logistic [--quick] [--figs 2a,2b,3] [--seeds K] [--out DIR] [--reproducible]\n"
             "                       [--epsilon FILE] [--noise paper|rigorous] [--alpha A]\n"
             "                       [--q Q] [--d D]\n"
             "  --quick         small instance (q = 1000, d = 20), Fig 2(a) and Fig 3 (the demo)\n"
@@ -730,6 +734,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--quick")) quick = 1;
+        else if (!strcmp(a, "--reproducible")) g_reproducible = 1;
         else if (!strcmp(a, "--figs") && v) figs_arg = v, i++;
         else if (!strcmp(a, "--seeds") && v) S.seeds = atoi(v), i++;
         else if (!strcmp(a, "--out") && v) out = v, i++;
@@ -745,6 +750,10 @@ int main(int argc, char **argv)
             return strcmp(a, "--help") && strcmp(a, "-h") ? 2 : 0;
         }
     }
+    printf("randomness: %s\n", g_reproducible ? "reproducible (Philox keyed by the seed: bit-identical reruns; epsilon "
+                                                 "holds only against parties who do not know the seed)"
+                                               : "secure (per-node keys from OS entropy, exact discrete grid noise; "
+                                                 "--reproducible for bit-identical reruns)");
     if (quick) q = 1000, d = 20;
     if (S.seeds < 1 || S.seeds > MAX_SEEDS || !(S.alpha > 0) || q < 10 || d < 2) {
         fprintf(stderr, "need --seeds in [1, %d], --alpha > 0, --q >= 10, --d >= 2\n", MAX_SEEDS);

@@ -76,6 +76,9 @@
 #define KMAX 16
 
 enum { NOISELESS = 0, DQN = 1, FULLY = 2, WR = 3, N_METHODS = 4 };
+/* --reproducible: DPDO_RANDOMNESS_REPRODUCIBLE (bit-identical reruns); default secure */
+static int g_reproducible = 0;
+
 static const char *const METHOD_NAME[N_METHODS] = {"Noiseless", "DP-Deep-Q", "DP-Fully-collab",
                                                    "DP-SGD-WR"};
 enum { CONVEX = 0, STRONG = 1 };
@@ -472,6 +475,7 @@ static int run_one(const problem *p, int setting, int method, int M, int64_t nm,
     for (int k = 0; k < K; k++) {
         dpdo_algorithm_options o;
         dpdo_algorithm_options_init(&o, sizeof o);
+        o.randomness = g_reproducible ? DPDO_RANDOMNESS_REPRODUCIBLE : DPDO_RANDOMNESS_SECURE;
         o.seed = 1000003u * (uint64_t)seed + 101u * (uint64_t)k + 7; /* own streams per model */
         o.max_rounds = (int64_t)1 << 40;
         o.noise_mode = noisy ? DPDO_NOISE_PAPER : DPDO_NOISE_NONE;
@@ -752,7 +756,7 @@ static void check_fig_pair(const char *where, const char *la, const char *lb, co
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: dp_wor_sgd_classify [--quick | --full] [--nm N] [--seeds K] [--out DIR]\n"
+            "usage: dp_wor_sgd_classify [--quick | --full] [--nm N] [--seeds K] [--out DIR] [--reproducible]\n"
             "                           [--mnist DIR] [--covtype FILE] [--fashion DIR]\n"
             "                           [--only figs|tables]\n"
             "  --quick         smaller: n_m = 300, 1 seed, eps {0.2, 1}, M {1, 3, 10} (about 15 s)\n"
@@ -778,6 +782,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--quick")) quick = 1;
+        else if (!strcmp(a, "--reproducible")) g_reproducible = 1;
         else if (!strcmp(a, "--full")) full = 1;
         else if (!strcmp(a, "--nm") && v) nm = atoll(v), i++;
         else if (!strcmp(a, "--seeds") && v) seeds = atoi(v), i++;
@@ -792,6 +797,10 @@ int main(int argc, char **argv)
             return strcmp(a, "--help") && strcmp(a, "-h") ? 2 : 0;
         }
     }
+    printf("randomness: %s\n", g_reproducible ? "reproducible (Philox keyed by the seed: bit-identical reruns; epsilon "
+                                                 "holds only against parties who do not know the seed)"
+                                               : "secure (per-node keys from OS entropy, exact discrete grid noise; "
+                                                 "--reproducible for bit-identical reruns)");
     if (quick && full) {
         usage();
         return 2;

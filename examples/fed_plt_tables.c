@@ -90,6 +90,9 @@ typedef struct lr_data {
     int64_t rows_done; /* samples evaluated so far (the example counts gradient work with it) */
 } lr_data;
 
+/* --reproducible: DPDO_RANDOMNESS_REPRODUCIBLE (bit-identical reruns); default secure */
+static int g_reproducible = 0;
+
 static int lr_batch(void *user, const double *x, int64_t dim, const int64_t *rows, int64_t m,
                     double *loss_sum, double *grad_acc)
 {
@@ -416,6 +419,7 @@ static void run_one(context *C, const method *m, const choice *ch, const scenari
     memset(out, 0, sizeof *out);
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
+    o.randomness = g_reproducible ? DPDO_RANDOMNESS_REPRODUCIBLE : DPDO_RANDOMNESS_SECURE;
     o.seed = seed;
     o.max_rounds = sc->fixed_rounds > 0 ? sc->fixed_rounds : cap;
     dpdo_accountant *acc = NULL;
@@ -1320,7 +1324,7 @@ static void table9(void)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: fed_plt_tables [--quick] [--runs K] [--tables 2,3,4,5,6,7,8,9] [--tune-seeds K] "
+    fprintf(stderr, "usage: fed_plt_tables [--quick] [--reproducible] [--runs K] [--tables 2,3,4,5,6,7,8,9] [--tune-seeds K] "
                     "[--out DIR]\n");
     exit(2);
 }
@@ -1331,12 +1335,17 @@ int main(int argc, char **argv)
     const char *tables = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick")) quick = 1;
+        else if (!strcmp(argv[i], "--reproducible")) g_reproducible = 1;
         else if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--tune-seeds") && i + 1 < argc) tune_seeds = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--tables") && i + 1 < argc) tables = argv[++i];
         else if (!strcmp(argv[i], "--out") && i + 1 < argc) g_out = argv[++i];
         else usage();
     }
+    printf("randomness: %s\n", g_reproducible ? "reproducible (Philox keyed by the seed: bit-identical reruns; epsilon "
+                                                 "holds only against parties who do not know the seed)"
+                                               : "secure (per-node keys from OS entropy, exact discrete grid noise; "
+                                                 "--reproducible for bit-identical reruns)");
     g_runs = runs > 0 ? runs : quick ? 3 : 100;
     g_tune_seeds = tune_seeds > 0 ? tune_seeds : quick ? 1 : 3;
     if (!tables) tables = quick ? "2,3,4,6,7,8" : "2,3,4,5,6,7,8,9";

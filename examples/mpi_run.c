@@ -63,6 +63,7 @@ int main(int argc, char **argv)
     int64_t n = 20, T = 1000, q = 500, d = 20, nsets = 0;
     double eps = 1.0, lambda = 0.1;
     uint64_t seed = 1;
+    int reproducible = 0; /* default: secure randomness (per-node keys drawn on the hosting rank) */
     for (int a = 1; a < argc; a++) {
         const char *o = argv[a], *v = a + 1 < argc ? argv[a + 1] : "";
         if (!strcmp(o, "--algorithm")) algo = v, a++;
@@ -77,10 +78,11 @@ int main(int argc, char **argv)
         else if (!strcmp(o, "--loss")) loss_name = v, a++;
         else if (!strcmp(o, "--seed")) seed = strtoull(v, NULL, 10), a++;
         else if (!strcmp(o, "--set") && nsets < 32) sets[nsets++] = v, a++; /* key=value */
+        else if (!strcmp(o, "--reproducible")) reproducible = 1;
         else {
             SAY("usage: mpi_run [--algorithm NAME] [--data FILE | --shards PATTERN] [--nodes N] [--rounds T]\n"
                 "               [--rows Q --features D] [--epsilon E] [--l2 L] [--loss logistic|hinge]\n"
-                "               [--seed S] [--set param=value]...\n");
+                "               [--seed S] [--set param=value]... [--reproducible]\n");
             MPI_Finalize();
             return strcmp(o, "--help") ? 2 : 0;
         }
@@ -166,6 +168,11 @@ int main(int argc, char **argv)
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
     o.seed = seed;
+    o.randomness = reproducible ? DPDO_RANDOMNESS_REPRODUCIBLE : DPDO_RANDOMNESS_SECURE;
+    SAY("randomness: %s\n", reproducible ? "reproducible (bit-identical to the one-process run; epsilon holds only "
+                                            "against parties who do not know the seed)"
+                                          : "secure (per-node keys drawn on the hosting rank; --reproducible for "
+                                            "bit-identical runs)");
     o.max_rounds = T;
     o.epsilon = eps;
     dpdo_algorithm *alg = NULL;

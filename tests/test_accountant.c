@@ -454,9 +454,12 @@ static void serialization(void)
     }
     for (int64_t cut = 0; cut < len; cut += 5) CHECK(dpdo_ledger_load(l2, buf, cut) != DPDO_OK);
     memcpy(c, buf, (size_t)len);
-    c[12] = '2';
+    c[12] = '3';
     CHECK_EQ(dpdo_ledger_load(l2, c, len), DPDO_E_VERSION);
-    CHECK_STR_CONTAINS(dpdo_ledger_errmsg(l2), "version 2");
+    CHECK_STR_CONTAINS(dpdo_ledger_errmsg(l2), "version 3");
+    c[12] = '2'; /* the authenticated format: needs a key */
+    CHECK_EQ(dpdo_ledger_load(l2, c, len), DPDO_E_FORMAT);
+    CHECK_STR_CONTAINS(dpdo_ledger_errmsg(l2), "dpdo_ledger_set_key");
     CHECK_EQ(dpdo_ledger_load(l3, buf, len), DPDO_E_FORMAT); /* node count differs */
     CHECK_STR_CONTAINS(dpdo_ledger_errmsg(l3), "3 nodes");
     CHECK_EQ(dpdo_ledger_load(l2, "garbage\n", 8), DPDO_E_FORMAT);
@@ -1684,7 +1687,8 @@ static void bad_input(void)
     CHECK_EQ(dpdo_ledger_charge(l, ev, 1, nd, 4), DPDO_E_INVAL);
     CHECK_EQ(dpdo_ledger_charge(l, NULL, 1, NULL, -1), DPDO_E_INVAL);
     CHECK_EQ(dpdo_ledger_charge(NULL, ev, 1, NULL, -1), DPDO_E_INVAL);
-    CHECK_EQ(dpdo_ledger_charge(l, ev, INT64_MAX, NULL, -1), DPDO_OK);
+    CHECK_EQ(dpdo_ledger_charge(l, ev, INT64_MAX, NULL, -1), DPDO_E_INVAL); /* above the 2^53 cell limit */
+    CHECK_EQ(dpdo_ledger_charge(l, ev, (int64_t)1 << 53, NULL, -1), DPDO_OK);
     CHECK_EQ(dpdo_ledger_charge(l, ev, 1, NULL, -1), DPDO_E_INVAL); /* overflow */
     CHECK_STR_CONTAINS(dpdo_ledger_errmsg(l), "overflow");
     CHECK_EQ(dpdo_ledger_charges(l, 3), -1);

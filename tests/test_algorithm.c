@@ -98,6 +98,7 @@ static dpdo_algorithm *mk(fx *f, const char *type, const dpdo_algorithm_options 
 static void opts(dpdo_algorithm_options *o, int mode, int64_t T)
 {
     dpdo_algorithm_options_init(o, sizeof *o);
+    o->randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
     o->noise_mode = mode;
     o->max_rounds = T;
 }
@@ -160,6 +161,7 @@ static void test_options(void)
         {"clip", NULL},       {"tol", NULL},   {"noise_mode", NULL}, {"randomness", NULL}, {"weighting", NULL}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         dpdo_algorithm_options_init(&o, sizeof o);
+        o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
         switch (c) {
         case 0: o.max_rounds = 0; break;
         case 1: o.delta = 1.0; break;
@@ -177,6 +179,7 @@ static void test_options(void)
         CHECK_EQ(dpdo_algorithm_state(a), DPDO_ALG_READY); /* the earlier setup is intact */
     }
     dpdo_algorithm_options_init(&o, sizeof o);
+    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
     o.noise_mode = DPDO_NOISE_FIXED; /* sigma NaN */
     CHECK_EQ(dpdo_algorithm_setup(a, f.nodes, f.n, f.net, f.reg, f.acc, &o), DPDO_E_INVAL);
     CHECK_STR_CONTAINS(dpdo_algorithm_errmsg(a), "sigma");

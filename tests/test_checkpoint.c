@@ -422,7 +422,36 @@ static void test_refusals(void)
     run_free(&r);
     free(b);
 
-    /* SECURE randomness: only with a host key; the encrypted file needs that key */
+    /* host node keys in a plain file: recorded as flags only; the host sets them again */
+    unsigned char nk[32];
+    memset(nk, 0x5a, sizeof nk);
+    run_make(&r, &f, "dp-dda", &o, 0);
+    CHECK_EQ(dpdo_algorithm_set_node_key(r.a, 1, nk), DPDO_OK);
+    CHECK_EQ(dpdo_algorithm_run(r.a, 0, NULL), DPDO_DONE);
+    snap keyed;
+    take_snap(&keyed, r.a, r.led, NULL);
+    run_free(&r);
+    run_make(&r, &f, "dp-dda", &o, 0);
+    CHECK_EQ(dpdo_algorithm_set_node_key(r.a, 1, nk), DPDO_OK);
+    CHECK_EQ(dpdo_algorithm_run(r.a, 5, NULL), DPDO_ROUND);
+    CHECK_EQ(dpdo_algorithm_save(r.a, path, NULL), DPDO_OK);
+    run_free(&r);
+    b = slurp(path, &len);
+    CHECK(b && memmem(b, (size_t)len, nk, sizeof nk) == NULL); /* the key is not in the file */
+    free(b);
+    run_make(&r, &f, "dp-dda", &o, 0);
+    CHECK(load_fails(r.a, path, NULL, DPDO_E_FORMAT, "node 1 has a host key (dpdo_algorithm_set_node_key) differs"));
+    CHECK_EQ(dpdo_algorithm_set_node_key(r.a, 1, nk), DPDO_OK);
+    CHECK_EQ(dpdo_algorithm_load(r.a, path, NULL), DPDO_OK);
+    CHECK_EQ(dpdo_algorithm_run(r.a, 0, NULL), DPDO_DONE);
+    take_snap(&res, r.a, r.led, NULL);
+    CHECK(snap_equal(&keyed, &res));
+    snap_free(&res);
+    snap_free(&keyed);
+    run_free(&r);
+
+    /* SECURE randomness (keys from the OS entropy): only with a host key; the encrypted file
+     * carries the node keys, so the resumed run equals the saving run continued */
     o2 = o;
     o2.randomness = DPDO_RANDOMNESS_SECURE;
     run_make(&r, &f, "dp-dda", &o2, 0);
@@ -430,6 +459,13 @@ static void test_refusals(void)
     CHECK_EQ(dpdo_algorithm_save(r.a, path, NULL), DPDO_E_STATE);
     CHECK(strstr(dpdo_algorithm_errmsg(r.a), "options.key") != NULL);
     CHECK_EQ(dpdo_algorithm_save(r.a, path, &co), DPDO_OK);
+    CHECK_EQ(dpdo_algorithm_run(r.a, 0, NULL), DPDO_DONE);
+    snap cont;
+    take_snap(&cont, r.a, r.led, NULL);
+    unsigned char ek[32];
+    dpdo__eng *re = dpdo__algorithm_eng(r.a);
+    CHECK(re->key != NULL);
+    if (re->key) memcpy(ek, re->key, 32);
     run_free(&r);
     run_make(&r, &f, "dp-dda", &o2, 0);
     CHECK(load_fails(r.a, path, NULL, DPDO_E_FORMAT, "is encrypted: set options.key"));
@@ -438,11 +474,22 @@ static void test_refusals(void)
     key[5] ^= 1;
     b = slurp(path, &len);
     CHECK(b && memmem(b, (size_t)len, "option seed", 11) == NULL); /* the payload is not in plain */
+    CHECK(b && memmem(b, (size_t)len, ek, 32) == NULL);           /* nor the node keys */
     free(b);
     CHECK_EQ(dpdo_algorithm_load(r.a, path, &co), DPDO_OK);
     CHECK_EQ(dpdo_algorithm_round(r.a), 3);
     CHECK_EQ(dpdo_algorithm_run(r.a, 0, NULL), DPDO_DONE);
-    CHECK_EQ(dpdo_algorithm_round(r.a), 10);
+    take_snap(&res, r.a, r.led, NULL);
+    CHECK(snap_equal(&cont, &res));
+    snap_free(&res);
+    /* without the keys (a fresh SECURE run loading nothing) the same rounds give other values */
+    run_free(&r);
+    run_make(&r, &f, "dp-dda", &o2, 0);
+    CHECK_EQ(dpdo_algorithm_run(r.a, 0, NULL), DPDO_DONE);
+    take_snap(&res, r.a, r.led, NULL);
+    CHECK(!snap_equal(&cont, &res));
+    snap_free(&res);
+    snap_free(&cont);
     run_free(&r);
 
     snap_free(&full);

@@ -90,6 +90,7 @@ static void remote_nodes(void)
     dpdo_algorithm *a = NULL;
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
+    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
     o.noise_mode = DPDO_NOISE_NONE;
     CHECK_EQ(dpdo_algorithm_create(&a, dpdo_algorithm_type_find("dp-dda")), DPDO_OK);
     CHECK_EQ(dpdo_algorithm_setup(a, nodes, N, f.net, f.reg, NULL, &o), DPDO_OK);
@@ -119,6 +120,7 @@ static void dda_run(fixture *f, int secrets, double *x, int32_t *act, int rounds
     dpdo_algorithm *a = NULL;
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
+    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
     o.noise_mode = DPDO_NOISE_FIXED;
     o.sigma = 0.5;
     o.max_rounds = rounds;
@@ -165,6 +167,7 @@ static void secrets(void)
     for (int i = 0; i < N; i++) CHECK_EQ(dpdo_node_create(&nodes[i], f.sh[i], f.loss, 1.0), DPDO_OK);
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
+    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
     o.noise_mode = DPDO_NOISE_NONE;
     o.max_rounds = 3;
     CHECK_EQ(dpdo_algorithm_setup(a, nodes, N, f.net, f.reg, NULL, &o), DPDO_OK);
@@ -394,6 +397,7 @@ static void transport_sim(void)
     for (int r = 0; r < P; r++) s.pr[r] = (proc){&s, r};
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
+    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
     o.noise_mode = DPDO_NOISE_FIXED;
     o.sigma = 0.2;
     o.max_rounds = 25;

@@ -87,6 +87,7 @@ static dpdo_algorithm *mk(fx *f, int mode, int64_t T, double sigma, double p, dp
 {
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
+    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
     o.noise_mode = mode;
     o.max_rounds = T;
     o.sigma = sigma;
@@ -286,6 +287,7 @@ static void test_consensus(void)
     for (int seed = 0; seed < SEEDS; seed++) {
         dpdo_algorithm_options o;
         dpdo_algorithm_options_init(&o, sizeof o);
+        o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
         o.noise_mode = DPDO_NOISE_NONE;
         o.max_rounds = T;
         o.step_size = 0.0; /* alpha = 0: consensus only */
@@ -343,6 +345,7 @@ static void test_privacy_and_misuse(void)
     dpdo_compressor *c = topk(D, 3);
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
+    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
     o.noise_mode = DPDO_NOISE_PAPER;
     o.max_rounds = 300;
     o.epsilon = 0.5;
@@ -494,6 +497,7 @@ static void test_user_network(void)
     dpdo_network_set_ring(net, N);
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
+    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
     o.noise_mode = DPDO_NOISE_NONE;
     o.max_rounds = h_quick() ? 1500 : 6000;
     o.step_size = 0.05;

@@ -96,6 +96,7 @@ static dpdo_algorithm *mk(fx *f, const char *type, int mode, int64_t T, double s
 {
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
+    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
     o.noise_mode = mode;
     o.max_rounds = T;
     o.sigma = sigma;
@@ -269,6 +270,7 @@ static void test_dpdo_reference(void)
     for (int rep = 0; rep < 500; rep++) {
         dpdo_algorithm_options o;
         dpdo_algorithm_options_init(&o, sizeof o);
+        o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
         o.noise_mode = DPDO_NOISE_FIXED, o.sigma = 2.0, o.max_rounds = 1, o.step_size = 1e-300;
         o.seed = (uint64_t)rep;
         CHECK_EQ(dpdo_algorithm_create(&a, dpdo_algorithm_type_find("dpdo")), DPDO_OK);
@@ -434,6 +436,7 @@ static void run_bytes(fx *f, const char *type, uint64_t seed, double *out, int n
 {
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
+    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
     o.noise_mode = DPDO_NOISE_FIXED, o.sigma = 0.3, o.max_rounds = 30, o.seed = seed, o.step_size = 0.1;
     o.max_epsilon = INFINITY;
     dpdo_algorithm *a = NULL;

@@ -158,6 +158,7 @@ static void ctx_free(ctx *c)
 static void fixed_opts(dpdo_algorithm_options *o, uint64_t seed, int64_t T, double sigma)
 {
     dpdo_algorithm_options_init(o, sizeof *o);
+    o->randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
     o->seed = seed;
     o->max_rounds = T;
     o->noise_mode = DPDO_NOISE_FIXED;
@@ -833,6 +834,7 @@ static void budget_guard(void)
     ctx_make(&c2, 4);
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
+    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
     o.seed = 2024;
     o.max_rounds = 3000;
     o.noise_mode = DPDO_NOISE_RIGOROUS;
@@ -1191,6 +1193,7 @@ static double paper_sigma(prob *p, const char *type, int b, double eps, double d
     ctx_make(&c, p->n);
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
+    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
     o.noise_mode = DPDO_NOISE_PAPER;
     o.epsilon = eps;
     o.delta = d0;
@@ -1300,6 +1303,7 @@ static void paper_running_bound(void)
     ctx_make(&c, 4);
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
+    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
     o.noise_mode = DPDO_NOISE_PAPER;
     o.epsilon = 0.8;
     o.delta = 0.01;

@@ -272,6 +272,7 @@ static void oracle22_noiseless_strongly_convex(void)
     for (int s = 0; s < NSEED; s++) {
         dpdo_algorithm_options o;
         dpdo_algorithm_options_init(&o, sizeof o);
+        o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
         o.seed = 1000 + (uint64_t)s;
         o.max_rounds = T;
         o.noise_mode = DPDO_NOISE_NONE;
@@ -316,6 +317,7 @@ static double final_gap_linear(int b, int mode, double sig_or_eps, double delta0
 {
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
+    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
     o.seed = seed;
     o.max_rounds = T;
     o.noise_mode = mode;
@@ -408,6 +410,7 @@ static void noise_run(int schedule, double sigma, uint64_t seed, int64_t R, stru
     enum { N = 4, D = 8, B = 2 };
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
+    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
     o.seed = seed;
     o.max_rounds = R;
     o.noise_mode = DPDO_NOISE_FIXED;
@@ -573,6 +576,7 @@ static void oracle23_noiseless_convex(void)
     for (int s = 0; s < nseed; s++) {
         dpdo_algorithm_options o;
         dpdo_algorithm_options_init(&o, sizeof o);
+        o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
         o.seed = 2300 + (uint64_t)s;
         o.max_rounds = T;
         o.noise_mode = DPDO_NOISE_NONE;

@@ -102,6 +102,7 @@ static dpdo_algorithm *mk(fx *f, int mode, int64_t b, double eta, dpdo_policy *p
 {
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
+    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
     o.noise_mode = mode;
     o.max_rounds = 1000000;
     o.batch = b;
@@ -390,6 +391,7 @@ static void test_dqn_and_misuse(void)
     /* validation (item 17) */
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
+    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
     o.noise_mode = DPDO_NOISE_PAPER;
     o.batch = B;
     o.step_size = 0.6; /* > 1/(2 mu) = 0.495 */
@@ -433,6 +435,7 @@ static void test_wr_baseline(void)
     fx_data(&f, N, Q, D, NULL, NULL, 0);
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
+    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
     o.noise_mode = DPDO_NOISE_PAPER;
     o.max_rounds = 1000000;
     o.batch = B;
@@ -534,6 +537,7 @@ static void lemma4_run(const double *X, const double *Y, double lam, double powe
     dpdo_policy *pol = mkscript(&S, 1, D);
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
+    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
     o.noise_mode = DPDO_NOISE_NONE;
     o.batch = B;
     o.step_size = 0.3;
@@ -589,6 +593,7 @@ static void test_lemma4(void)
     fx_data(&f, 1, 8, 2, NULL, NULL, 0);
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
+    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
     o.noise_mode = DPDO_NOISE_PAPER;
     o.batch = 2;
     o.epsilon = 1.0;

@@ -119,6 +119,7 @@ static dpdo_algorithm *mk(fx *f, const char *name, int64_t T, uint64_t seed)
 {
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
+    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
     o.noise_mode = DPDO_NOISE_NONE;
     o.max_rounds = T;
     o.seed = seed;
@@ -602,6 +603,7 @@ static void test_bad_input(void)
         /* noise modes other than NONE */
         dpdo_algorithm_options o;
         dpdo_algorithm_options_init(&o, sizeof o);
+        o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
         dpdo_algorithm *a = NULL;
         CHECK_EQ(dpdo_algorithm_create(&a, dpdo_algorithm_type_find(NAMES[m])), DPDO_OK);
         CHECK_EQ(dpdo_algorithm_setup(a, f.nodes, N, NULL, NULL, f.acc, &o), DPDO_OK);
@@ -680,6 +682,7 @@ static void test_oom(void)
     fx_make(&f, N, 4, D);
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
+    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
     o.noise_mode = DPDO_NOISE_NONE;
     for (int m = 0; m < 5; m++) {
         int ok = 0;

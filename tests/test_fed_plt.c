@@ -106,6 +106,7 @@ static dpdo_algorithm *mk(fx *f, dpdo_regularizer *reg, int mode, int64_t T, dou
 {
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
+    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
     o.noise_mode = mode;
     o.max_rounds = T;
     o.sigma = sigma;
@@ -387,6 +388,7 @@ static void test_privacy(void)
      * K = 10, N_e = 5, target eps* = 0.07683002502 at delta = 1e-5 -> tau^2 = 1 */
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
+    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
     o.noise_mode = DPDO_NOISE_PAPER;
     o.max_rounds = 10;
     o.epsilon = 0.07683002502;
@@ -551,6 +553,7 @@ static void test_participation(void)
     dpdo_algorithm *b = NULL;
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
+    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
     o.noise_mode = DPDO_NOISE_NONE;
     CHECK_EQ(dpdo_algorithm_create(&b, dpdo_algorithm_type_find("fedpd")), DPDO_OK);
     CHECK_EQ(dpdo_algorithm_setup(b, f.nodes, N, NULL, NULL, NULL, &o), DPDO_OK);

@@ -107,6 +107,23 @@ DPDO_API int dpdo_event_set_gaussian(dpdo_event *ev, const dpdo_sampling *sampli
 /* Same for a Laplace mechanism with L1 sensitivity and scale b > 0. */
 DPDO_API int dpdo_event_set_laplace(dpdo_event *ev, const dpdo_sampling *sampling,
                                     double sensitivity, double scale);
+/* A discrete Gaussian release (secure noise, docs/privacy.md): the value rounded
+ * to a power-of-two grid gamma plus gamma Z, Z ~ N_Z(0, (sigma/gamma)^2) exactly.
+ * `sensitivity` is the L2 sensitivity of the ROUNDED value (e.g. Delta +
+ * gamma sqrt(d)); `sigma` the noise's scale parameter. Unsampled it is
+ * (sensitivity^2 / (2 sigma^2))-zCDP, RDP(alpha) <= alpha sens^2/(2 sigma^2)
+ * (Canonne, Kamath, Steinke 2020, Theorem 14); WOR sampling uses the generic
+ * bound over that curve; Poisson sampling is charged without amplification
+ * (no proven Gaussian-specific bound for the discrete mechanism); the exact
+ * accountant refuses it. Same returns as dpdo_event_set_gaussian. Thread-safe
+ * for distinct events. Since 0.2. */
+DPDO_API int dpdo_event_set_discrete_gaussian(dpdo_event *ev, const dpdo_sampling *sampling,
+                                              double sensitivity, double sigma);
+/* A discrete Laplace release, P(Z = z) ~ exp(-|z| gamma / scale) on the grid:
+ * pure epsilon = sensitivity / scale with the L1 sensitivity of the rounded
+ * value (Delta_1 + gamma d). Same returns. Since 0.2. */
+DPDO_API int dpdo_event_set_discrete_laplace(dpdo_event *ev, const dpdo_sampling *sampling,
+                                             double sensitivity, double scale);
 
 /* ---- ledgers -------------------------------------------------------------- */
 
@@ -125,7 +142,7 @@ DPDO_API void dpdo_ledger_destroy(dpdo_ledger *l);
 DPDO_API const char *dpdo_ledger_errmsg(const dpdo_ledger *l);
 DPDO_API int64_t dpdo_ledger_nodes(const dpdo_ledger *l);  /* 0 for NULL */
 DPDO_API int64_t dpdo_ledger_events(const dpdo_ledger *l); /* distinct events; 0 for NULL */
-/* Total charges of node `node` (sum of counts); -1 for bad arguments. */
+/* Total charges of node `node` (sum of counts, saturating at INT64_MAX); -1 for bad arguments. */
 DPDO_API int64_t dpdo_ledger_charges(const dpdo_ledger *l, int64_t node);
 /* Charge `count` >= 1 repetitions of `ev` to each node in nodes[0..n_sel-1]
  * (nodes NULL and n_sel = -1: every node). Node indices must be distinct and
@@ -147,6 +164,20 @@ DPDO_API int dpdo_ledger_save(const dpdo_ledger *l, char *buf, int64_t cap, int6
  * inconsistent input gives DPDO_E_FORMAT (line named in the message) or
  * DPDO_E_VERSION (unknown version tag) and leaves the ledger unchanged. */
 DPDO_API int dpdo_ledger_load(dpdo_ledger *l, const char *buf, int64_t len);
+/* Authenticate the ledger's saved text with `key` (len in [16, 64] bytes,
+ * copied; NULL with len 0 removes the key). While a key is set,
+ * dpdo_ledger_save writes format 2: a run identifier (16 random bytes drawn
+ * here), a sequence number (the count of changes: charges, discharges,
+ * resets, loads) and a keyed BLAKE2b-256 MAC over the whole text instead of
+ * the plain checksum; dpdo_ledger_load then refuses (DPDO_E_FORMAT, the
+ * message names the problem) an unauthenticated file, a truncated one (no MAC
+ * line), an edited one or one written under another key (MAC mismatch), and,
+ * unless this ledger is pristine (nothing charged or loaded yet: it then
+ * adopts the file's run), a file of another run ("foreign ledger") or an
+ * older sequence of the same run ("stale ledger"). Returns DPDO_OK,
+ * DPDO_E_INVAL (NULL ledger, bad length), DPDO_E_UNSUPPORTED (libsodium
+ * cannot be initialised). Not thread-safe on one ledger. Since 0.2. */
+DPDO_API int dpdo_ledger_set_key(dpdo_ledger *l, const unsigned char *key, size_t len);
 
 /* ---- accountants ---------------------------------------------------------- */
 

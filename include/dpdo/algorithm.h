@@ -379,18 +379,28 @@ DPDO_API int dpdo_algorithm_set_next_active(dpdo_algorithm *alg, const int32_t *
 DPDO_API int dpdo_algorithm_set_node_probabilities(dpdo_algorithm *alg, const double *p, int64_t n);
 
 /* Key node `node`'s private random streams (its sample choice, its privacy
- * noise, its random initial values) by `secret` instead of options.seed.
- * Without a secret, anyone who knows the seed can regenerate a node's noise
- * and subtract it from what the node sends: the guarantee then holds only
- * against parties who do not know the seed (docs/distributed.md). In a run
- * spread over processes, each process sets the secrets of the nodes it hosts
- * (before dpdo_mpi_attach); a one-process run that sets the same secrets
- * reproduces it bit for bit. The key is 64 bits of a Philox generator: fine
- * against honest-but-curious peers, not a cryptographic guarantee. Public
- * randomness (activation, edges, compression) stays keyed by the seed, so
- * all processes agree on it. Only in READY at round 0; discards an earlier
- * prepare. Returns DPDO_OK, DPDO_E_INVAL (node out of range), DPDO_E_STATE,
- * DPDO_E_NOMEM. Since 0.1. */
+ * noise, its random initial values) by the 256-bit `key` (32 bytes, copied):
+ * they become the ChaCha20-IETF keystream under it (docs/rng.md). In the
+ * default DPDO_RANDOMNESS_SECURE mode every hosted node of a private run gets
+ * a fresh key from the operating system's entropy at prepare (and again at
+ * reset); a key set here replaces that, e.g. to resume a run or to let a
+ * trusted party replay it, and is kept across reset. In
+ * DPDO_RANDOMNESS_REPRODUCIBLE mode nodes without a key use Philox under
+ * options.seed. In a run spread over processes each process keys only the
+ * nodes it hosts (before dpdo_mpi_attach); keys are never sent. A
+ * one-process run with the same keys reproduces it bit for bit. Public
+ * randomness (activation, edges, compression) stays keyed by the seed, so all
+ * processes agree on it. Only in READY at round 0; discards an earlier
+ * prepare. Returns DPDO_OK, DPDO_E_INVAL (NULL alg or key, node out of
+ * range), DPDO_E_STATE, DPDO_E_NOMEM. Not thread-safe on one handle.
+ * Since 0.2. */
+DPDO_API int dpdo_algorithm_set_node_key(dpdo_algorithm *alg, int64_t node, const unsigned char key[32]);
+
+/* Deprecated since 0.2 (kept for the ABI): the same as
+ * dpdo_algorithm_set_node_key with the key BLAKE2b-256("libdpdo node secret
+ * v1" || secret as 8 little-endian bytes). Only 64 bits of secret: use
+ * dpdo_algorithm_set_node_key. Returns as set_node_key, and
+ * DPDO_E_UNSUPPORTED if libsodium cannot be initialised. Since 0.1. */
 DPDO_API int dpdo_algorithm_set_node_secret(dpdo_algorithm *alg, int64_t node, uint64_t secret);
 
 /* ---- stepping ------------------------------------------------------------- */
@@ -515,6 +525,12 @@ DPDO_API const char *dpdo_algorithm_privacy_source(const dpdo_algorithm *alg, in
  * "noise disabled: not private", "active set treated as public". "" if none,
  * never NULL. Valid after prepare. Since 0.1. */
 DPDO_API const char *dpdo_algorithm_privacy_notes(const dpdo_algorithm *alg);
+/* Where the run's randomness comes from, one line: "secure: ..." (private
+ * streams ChaCha20 under per-node keys, exact discrete grid noise) or
+ * "reproducible: ..." (Philox under options.seed, continuous noise; epsilon
+ * holds only against parties who do not know the seed). "" for NULL or
+ * EMPTY; never NULL; static storage. Accurate after prepare. Since 0.2. */
+DPDO_API const char *dpdo_algorithm_randomness_source(const dpdo_algorithm *alg);
 
 /* ---- communication counters ----------------------------------------------- */
 

@@ -11,9 +11,9 @@
  * never interrupted.
  *
  * Secret keys are never written in plain. With a host key (options.key, 32 bytes) the payload
- * is encrypted and authenticated (XChaCha20-Poly1305, libsodium) and carries the nodes' secret
- * keys (dpdo_algorithm_set_node_secret); without one, nothing secret is written and the host
- * re-supplies the node secrets before dpdo_algorithm_load. A run with
+ * is encrypted and authenticated (XChaCha20-Poly1305, libsodium) and carries the nodes' keys
+ * (host-set or drawn from entropy); without one, nothing secret is written and the host sets the
+ * same nodes' keys (dpdo_algorithm_set_node_key) again before dpdo_algorithm_load. A run with
  * options.randomness = DPDO_RANDOMNESS_SECURE can only be saved with a host key. */
 #ifndef DPDO_CHECKPOINT_H
 #define DPDO_CHECKPOINT_H
@@ -55,8 +55,8 @@ DPDO_API int dpdo_algorithm_save(dpdo_algorithm *alg, const char *path, const dp
 /* Resume the run saved in `path` on alg, which must be READY at round 0 (freshly set up, or
  * reset) with the same configuration as the saved run: type, number of nodes, dimension, shard
  * sizes, options, parameters (the live ones - max-rounds, max-epsilon, tol, check-every - are
- * taken from the file), state layout, library version; node secrets re-supplied with
- * dpdo_algorithm_set_node_secret on the same nodes when the file is not encrypted. The accountant
+ * taken from the file), state layout, library version; node keys set again with
+ * dpdo_algorithm_set_node_key on the same nodes when the file is not encrypted. The accountant
  * must hold what it held when the saved run was prepared (typically a fresh one); load adds the
  * saved run's charges to its ledger, so that the ledger, the budget guard and a later reset are as
  * in the uninterrupted run. Everything is parsed and checked before anything is installed: on

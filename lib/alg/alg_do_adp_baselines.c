@@ -358,9 +358,9 @@ static int dpdo_local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t sta
         double b = P->b0 * pow(P->pn, (double)(p->t - 1));
         dpdo__stream st;
         dpdo__stream_open(&st, e->rng, (uint64_t)i, p->t, DPDO_PURPOSE_NOISE);
-        for (size_t k = 0; k < d; k++) m[k] += dpdo__stream_laplace(&st, DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF) ? 0.5 * b : b);
-        int rc = dpdo__stream_status(&st);
-        if (rc) return dpdo__eng_err(e, rc, i, "noise generator failed (code %d)", dpdo__stream_cb_code(&st));
+        /* L1 sensitivity consistent with this round's charge (pend = charged pure epsilon) */
+        int rc = dpdo__eng_noise_laplace(e, &st, i, b, b * P->pend, m, d);
+        if (rc) return rc;
     }
     dpdo__eng_probe(e, DPDO__PH_NOISE);
     return DPDO_OK;
@@ -615,10 +615,10 @@ static int cpgt_local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t sta
             const double *s = v ? y : x, *h = ROW(e, v ? P->byh : P->bxh, i);
             double b = v ? by : bx;
             for (size_t k = 0; k < d; k++) res[k] = s[k] - h[k];
-            if (noisy && b > 0)
-                for (size_t k = 0; k < d; k++) res[k] += dpdo__stream_laplace(&st, DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF) ? 0.5 * b : b);
-            if (noisy && (rc = dpdo__stream_status(&st)))
-                return dpdo__eng_err(e, rc, i, "noise generator failed (code %d)", dpdo__stream_cb_code(&st));
+            /* L1 sensitivity consistent with the charged event (sens / noise per release) */
+            if (noisy && b > 0 &&
+                (rc = dpdo__eng_noise_laplace(e, &st, i, b, b * e->pv.ev[0].sens / e->pv.ev[0].noise, res, d)))
+                return rc;
             int64_t *cnt = e->scr[v ? P->scy : P->scx];
             int64_t *mi = (v ? P->myi : P->mxi) + (size_t)i * (size_t)P->kcap;
             double *mv = (v ? P->myv : P->mxv) + (size_t)i * (size_t)P->kcap;

@@ -536,9 +536,7 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
     dpdo__eng_probe(e, DPDO__PH_GRAD);
     if (e->pv.sigma > 0) {
         dpdo__stream_open(&st, e->rng, (uint64_t)i, p->t, DPDO_PURPOSE_NOISE);
-        dpdo__stream_add_normals(&st, e->pv.sigma * (DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF) ? 0.5 : 1.0), msg, d);
-        if ((rc = dpdo__stream_status(&st)))
-            return dpdo__eng_err(e, rc, i, "noise generator failed (code %d)", dpdo__stream_cb_code(&st));
+        if ((rc = dpdo__eng_noise_gauss(e, &st, i, e->pv.sigma, e->pv.sens, msg, d))) return rc;
     }
     dpdo__eng_probe(e, DPDO__PH_NOISE);
     for (size_t k = 0; k < d; k++) msg[k] = z[k] + at * msg[k];

@@ -427,10 +427,15 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
             dpdo__stream ns;
             dpdo__stream_open(&ns, e->rng, (uint64_t)i, p->t, DPDO_PURPOSE_NOISE);
             double *t = e->scr[P->stmp];
-            dpdo__stream_normals(&ns, t, d);
-            if ((rc = dpdo__stream_status(&ns)))
-                return dpdo__eng_err(e, rc, i, "noise generator failed (code %d)", dpdo__stream_cb_code(&ns));
-            for (size_t c = 0; c < d; c++) g[c] += sgrad * (DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF) ? 0.5 : 1.0) * t[c];
+            if (dpdo__eng_grid_noise(e)) {
+                if ((rc = dpdo__eng_noise_gauss(e, &ns, i, sgrad, sgrad / P->z, g, d))) return rc;
+            } else { /* reproducible: the original draw (normals, then one multiply-add each) */
+                double sg = DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF) ? 0.5 * sgrad : sgrad;
+                dpdo__stream_normals(&ns, t, d);
+                if ((rc = dpdo__stream_status(&ns)))
+                    return dpdo__eng_err(e, rc, i, "noise generator failed (code %d)", dpdo__stream_cb_code(&ns));
+                for (size_t c = 0; c < d; c++) g[c] += sg * t[c];
+            }
             /* one charge per node per pass: at its first Global step of the pass */
             if (P->charged_pass_n[i] != P->pass_n[i]) {
                 P->charged_pass_n[i] = P->pass_n[i];
@@ -758,9 +763,7 @@ static int wr_local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage
             for (size_t c = 0; c < d; c++) g[c] *= 2;
         dpdo__stream ns;
         dpdo__stream_open(&ns, e->rng, (uint64_t)i, p->t, DPDO_PURPOSE_NOISE);
-        dpdo__stream_add_normals(&ns, s * (DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF) ? 0.5 : 1.0), g, d);
-        if ((rc = dpdo__stream_status(&ns)))
-            return dpdo__eng_err(e, rc, i, "noise generator failed (code %d)", dpdo__stream_cb_code(&ns));
+        if ((rc = dpdo__eng_noise_gauss(e, &ns, i, s, s / P->z, g, d))) return rc;
         /* a charge when this node's largest row use count grows */
         int64_t mx = P->maxuse[i];
         for (int64_t r = 0; r < P->b; r++)

@@ -586,10 +586,13 @@ static int next_keys(const dpdo_audit *a, world *w, uint64_t *ks)
         }
         return rc;
     }
+    /* the engine's 256-bit node keys (e->key, 32 bytes per node; key_src = DPDO__KEY_HOST since the
+     * set_node_secret of the setup) */
     if (a->o.randomness == DPDO_RANDOMNESS_SECURE) /* one request to the OS per run */
-        randombytes_buf(w->e->secret, (size_t)w->n * sizeof *w->e->secret);
+        randombytes_buf(w->e->key, 32 * (size_t)w->n);
     else
-        for (int64_t i = 0; i < w->n; i++) w->e->secret[i] = mix64(ks);
+        for (int64_t i = 0; i < w->n; i++) /* the key set_node_secret(mix64) would set */
+            dpdo__node_secret_key(mix64(ks), w->e->key + 32 * (size_t)i);
     return dpdo_algorithm_reset(w->alg);
 }
 

@@ -296,23 +296,36 @@ static void describe_config(dpdo__eng *e, dpdo__ser *s)
     cfg_i64(s, "policy kind", e->policy ? e->policy->kind : -2);
 }
 
-/* The node secrets: flags always (the host re-supplies the same nodes' secrets), values only in
- * an encrypted file. The single place that knows where the engine keeps secret keys. */
-static void describe_secrets(dpdo__eng *e, dpdo__ser *s, int encrypted, unsigned char *flags, uint64_t *vals)
+/* The node keys (e->key: 32 bytes per node; e->key_src: DPDO__KEY_NONE / _HOST / _ENTROPY); the
+ * one place that knows where the engine keeps secret keys. A plain file records only which nodes
+ * have a host key (compared on load: the host sets the same nodes' keys again with
+ * dpdo_algorithm_set_node_key / _secret before load); an encrypted file carries the sources and
+ * the keys (src, keys: scratch of n and 32 n bytes, filled on every pass). */
+static void describe_keys(dpdo__eng *e, dpdo__ser *s, int encrypted, unsigned char *src, unsigned char *keys)
 {
-    for (int64_t i = 0; i < e->n; i++) flags[i] = e->has_secret ? e->has_secret[i] : 0;
-    if (!encrypted) { /* compared: the host re-supplies the same nodes' secrets before load */
-        for (int64_t i = 0; i < e->n; i++) {
+    int64_t n = e->n;
+    if (!encrypted) {
+        for (int64_t i = 0; i < n; i++) {
             char nm[80];
-            snprintf(nm, sizeof nm, "node %lld has a secret (dpdo_algorithm_set_node_secret)", (long long)i);
-            cfg_i64(s, nm, flags[i]);
+            snprintf(nm, sizeof nm, "node %lld has a host key (dpdo_algorithm_set_node_key)", (long long)i);
+            cfg_i64(s, nm, e->key_src && e->key_src[i] == DPDO__KEY_HOST);
         }
         return;
     }
-    ser_bytes(s, "secret flags", flags, e->n);
-    if (s->mode == SER_WRITE)
-        for (int64_t i = 0; i < e->n; i++) vals[i] = flags[i] && e->secret ? e->secret[i] : 0;
-    dpdo__ser_i64(s, "secret keys", (int64_t *)vals, e->n);
+    if (s->mode == SER_WRITE) {
+        for (int64_t i = 0; i < n; i++) src[i] = e->key_src ? e->key_src[i] : DPDO__KEY_NONE;
+        if (e->key) memcpy(keys, e->key, 32 * (size_t)n);
+        else memset(keys, 0, 32 * (size_t)n);
+    }
+    int mode = s->mode;
+    if (mode == SER_CHECK) s->mode = SER_LOAD; /* scratch: read on the check pass too */
+    ser_bytes(s, "node key sources", src, n);
+    ser_bytes(s, "node keys", keys, 32 * n);
+    s->mode = mode;
+    for (int64_t i = 0; i < n && mode == SER_CHECK && !s->rc; i++)
+        if (src[i] > DPDO__KEY_ENTROPY)
+            ser_fail(s, DPDO_E_FORMAT, "item '%s': node %lld has key source %lld", "node key sources", (long long)i,
+                     (long long)src[i]);
 }
 
 /* The DQN agents (weights, target network, Adam moments, replay ring, pending decision). */
@@ -343,7 +356,7 @@ typedef struct run_scalars {
 } run_scalars;
 
 static void describe_state(dpdo__eng *e, dpdo__ser *s, run_scalars *rs, int encrypted, unsigned char *sflags,
-                           uint64_t *svals, int64_t *ledger_pos)
+                           unsigned char *skeys, int64_t *ledger_pos)
 {
     int64_t n = e->n;
     dpdo__ser_idx(s, "round", &rs->v[0], 1, 1, (int64_t)1 << 48);
@@ -371,7 +384,7 @@ static void describe_state(dpdo__eng *e, dpdo__ser *s, run_scalars *rs, int encr
         dpdo__ser_idx(s, "ledger order", ledger_pos, e->pv.nev, -1, INT64_MAX);
     }
     ser_bytes(s, "state arena", e->arena, (int64_t)e->arena_bytes);
-    describe_secrets(e, s, encrypted, sflags, svals);
+    describe_keys(e, s, encrypted, sflags, skeys);
     if (e->vt->ser_priv) e->vt->ser_priv(e, e->priv, s);
     describe_policy(e, s);
 }
@@ -426,30 +439,27 @@ int dpdo__ckpt_save(dpdo__eng *e, int state, int stop, const char *path, const d
     if (e->policy && e->policy->kind == DPDO__POLICY_USER)
         return dpdo__err(e->err, DPDO_E_UNSUPPORTED,
                          "save: the state of a user-defined policy is not visible to the library");
-    int any_secret = 0;
-    for (int64_t i = 0; i < e->n && e->has_secret; i++) any_secret |= e->has_secret[i];
     if (!o.key && e->o.randomness == DPDO_RANDOMNESS_SECURE && e->pv.private_run)
         return dpdo__err(e->err, DPDO_E_STATE,
                          "save: a private DPDO_RANDOMNESS_SECURE run can only be saved encrypted: set options.key (a "
                          "%d-byte host key)", DPDO_CHECKPOINT_KEY_BYTES);
-    (void)any_secret; /* without a key the host re-supplies them (their flags are recorded) */
     if (sodium_init() < 0) return dpdo__err(e->err, DPDO_E_UNSUPPORTED, "save: libsodium failed to initialise");
     int encrypted = o.key != NULL;
     dpdo__ser s = {.mode = SER_WRITE, .err = e->err};
     run_scalars rs = {{(int64_t)e->round, state, stop, e->tol_met}};
     unsigned char *sflags = dpdo__calloc((size_t)e->n, 1);
-    uint64_t *svals = dpdo__calloc((size_t)e->n, sizeof *svals);
+    unsigned char *skeys = dpdo__calloc((size_t)e->n, 32);
     int64_t *lpos = dpdo__calloc((size_t)e->pv.nev + 1, sizeof *lpos);
     unsigned char *file = NULL;
     FILE *f = NULL;
     char *tmp = NULL;
-    if (!sflags || !svals || !lpos) {
+    if (!sflags || !skeys || !lpos) {
         rc = dpdo__err(e->err, DPDO_E_NOMEM, "save: out of memory");
         goto out;
     }
     ledger_positions(e, lpos);
     describe_config(e, &s);
-    describe_state(e, &s, &rs, encrypted, sflags, svals, lpos);
+    describe_state(e, &s, &rs, encrypted, sflags, skeys, lpos);
     if ((rc = s.rc)) goto out;
     size_t plen = s.len + (encrypted ? TAG_BYTES : 0), pre = HDR_BYTES + (encrypted ? NONCE_BYTES : 0);
     size_t total = pre + plen + SUM_BYTES;
@@ -495,8 +505,8 @@ out:
     dpdo__free(s.buf);
     dpdo__free(file);
     dpdo__free(tmp);
-    if (svals) sodium_memzero(svals, (size_t)e->n * sizeof *svals);
-    dpdo__free(svals);
+    if (skeys) sodium_memzero(skeys, 32 * (size_t)e->n);
+    dpdo__free(skeys);
     dpdo__free(sflags);
     dpdo__free(lpos);
     return rc;
@@ -643,9 +653,9 @@ int dpdo__ckpt_load(dpdo__eng *e, int *state, int *stop, const char *path, const
     if (rc) return rc;
     dpdo__ser s = {.mode = SER_CHECK, .err = e->err, .buf = payload, .len = plen, .cap = plen};
     unsigned char *sflags = dpdo__calloc((size_t)e->n, 1);
-    uint64_t *svals = dpdo__calloc((size_t)e->n, sizeof *svals);
+    unsigned char *skeys = dpdo__calloc((size_t)e->n, 32);
     int64_t *lpos = NULL;
-    if (!sflags || !svals) {
+    if (!sflags || !skeys) {
         rc = dpdo__err(e->err, DPDO_E_NOMEM, "load: out of memory");
         goto out;
     }
@@ -659,11 +669,15 @@ int dpdo__ckpt_load(dpdo__eng *e, int *state, int *stop, const char *path, const
         goto out;
     }
     run_scalars rs = {{0, 0, 0, 0}};
-    describe_state(e, &s, &rs, encrypted, sflags, svals, lpos);
+    describe_state(e, &s, &rs, encrypted, sflags, skeys, lpos);
     if (!s.rc && s.pos != s.len)
         s.rc = dpdo__err(e->err, DPDO_E_FORMAT, "load: %zu unexpected bytes after the last item", s.len - s.pos);
     if ((rc = s.rc)) goto out;
-    /* secrets: without encryption the host must have re-supplied them (flags were compared) */
+    /* keys: without encryption the host has set the same nodes' keys (compared above); an encrypted
+     * file's keys need the engine's key table */
+    int any_key = 0;
+    for (int64_t i = 0; i < e->n && encrypted; i++) any_key |= sflags[i] != DPDO__KEY_NONE;
+    if (any_key && (rc = dpdo__eng_keys_alloc(e))) goto out;
     if (e->ledger && e->pv.nev > 0) { /* prepare reserved this already; kept for hosts that prepared long ago */
         if ((rc = dpdo__ledger_reserve(e->ledger, e->pv.nev))) {
             rc = dpdo__err(e->err, rc, "load: ledger: %s", dpdo_ledger_errmsg(e->ledger));
@@ -673,13 +687,11 @@ int dpdo__ckpt_load(dpdo__eng *e, int *state, int *stop, const char *path, const
     /* install: nothing below can fail */
     s.mode = SER_LOAD;
     s.pos = state_at;
-    describe_state(e, &s, &rs, encrypted, sflags, svals, lpos);
-    if (encrypted) {
-        for (int64_t i = 0; i < e->n; i++)
-            if (sflags[i] && e->secret && e->has_secret) {
-                e->secret[i] = svals[i];
-                e->has_secret[i] = 1;
-            }
+    describe_state(e, &s, &rs, encrypted, sflags, skeys, lpos);
+    if (encrypted && e->key) {
+        memcpy(e->key, skeys, 32 * (size_t)e->n);
+        memcpy(e->key_src, sflags, (size_t)e->n);
+        e->keyed = any_key;
     }
     e->round = (uint64_t)rs.v[0];
     e->tol_met = (int)rs.v[3];
@@ -705,8 +717,8 @@ int dpdo__ckpt_load(dpdo__eng *e, int *state, int *stop, const char *path, const
 out:
     if (payload) sodium_memzero(payload, plen);
     dpdo__free(payload);
-    if (svals) sodium_memzero(svals, (size_t)e->n * sizeof *svals);
-    dpdo__free(svals);
+    if (skeys) sodium_memzero(skeys, 32 * (size_t)e->n);
+    dpdo__free(skeys);
     dpdo__free(sflags);
     dpdo__free(lpos);
     return rc;

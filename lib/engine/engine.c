@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sodium.h>
 #include "engine_impl.h"
 #include "../rng/rng_impl.h"
 #include "../model/model_impl.h"
@@ -195,8 +196,9 @@ static void eng_free(dpdo__eng *e)
     dpdo__free(e->tol_prev);
     dpdo_reference_destroy(e->ref);
     dpdo__dist_detach(e);
-    dpdo__free(e->secret);
-    dpdo__free(e->has_secret);
+    if (e->key) sodium_memzero(e->key, 32 * (size_t)e->n);
+    dpdo__free(e->key);
+    dpdo__free(e->key_src);
     dpdo_rng_destroy(e->rng);
     if (e->own_solver) dpdo_solver_destroy(e->solver);
     if (e->own_policy) dpdo_policy_destroy(e->policy);
@@ -661,9 +663,12 @@ static int compute_guard(dpdo__eng *e)
     for (int32_t k = 0; k < pv->nev; k++) {
         /* the step calibration is Gaussian; algorithms with Laplace events (dpdo, cpgt) guard
          * the summed pure epsilon themselves in plan() against pv->guard_eps */
-        if (pv->ev[k].mech != DPDO_MECH_GAUSSIAN) continue;
+        if (pv->ev[k].mech != DPDO_MECH_GAUSSIAN && pv->ev[k].mech != DPDO_MECH_DISCRETE_GAUSSIAN) continue;
         dpdo_sampling *s = NULL;
-        int rc = sampling_of(&pv->ev[k].samp, &s);
+        /* the discrete Gaussian is charged without Poisson amplification (math.c): plan the same */
+        dpdo__sampling_desc none = {DPDO_SAMPLING_NONE, 1.0, 0, 0};
+        int disc_poisson = pv->ev[k].mech == DPDO_MECH_DISCRETE_GAUSSIAN && pv->ev[k].samp.kind == DPDO_SAMPLING_POISSON;
+        int rc = sampling_of(disc_poisson ? &none : &pv->ev[k].samp, &s);
         if (rc) return dpdo__err(e->err, rc, "prepare: budget guard: cannot build the sampling");
         double steps = 0;
         rc = dpdo_accountant_calibrate_steps(e->acc, s, pv->ev[k].sens, pv->ev[k].noise, pv->guard_eps,
@@ -678,6 +683,117 @@ static int compute_guard(dpdo__eng *e)
     return DPDO_OK;
 }
 
+#ifdef DPDO_FAULT_INJECTION
+#define TAP(e, node, out, n, g) \
+    do { \
+        if ((e)->tap) (e)->tap((e)->tap_user, node, out, n, g); \
+    } while (0)
+#else
+#define TAP(e, node, out, n, g) ((void)0)
+#endif
+
+int dpdo__eng_grid_noise(const dpdo__eng *e) { return DPDO__SECURE(e) && !e->vt->uses_solver; }
+
+int dpdo__eng_noise_gauss(dpdo__eng *e, dpdo__stream *st, int64_t node, double sigma, double sens, double *out,
+                          size_t n)
+{
+    double s = DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF) ? 0.5 * sigma : sigma;
+    int rc;
+    if (!dpdo__eng_grid_noise(e)) {
+        dpdo__stream_add_normals(st, s, out, n);
+        TAP(e, node, out, n, 0.0);
+    } else if (n > 0) {
+        char err[DPDO__ERRMSG_LEN];
+        double g;
+        uint64_t S;
+        if ((rc = dpdo__grid_choose(s, sens > 0 ? sens : s, n, DPDO__GRID_ETA, 0, &g, &S, err)) ||
+            (rc = dpdo__grid_add_dgauss(st, S, g, out, n, err)))
+            return dpdo__eng_err(e, rc, node, "secure noise: %s", err);
+        TAP(e, node, out, n, g);
+    }
+    if ((rc = dpdo__stream_status(st)))
+        return dpdo__eng_err(e, rc, node, "noise generator failed (code %d)", dpdo__stream_cb_code(st));
+    return DPDO_OK;
+}
+
+int dpdo__eng_noise_laplace(dpdo__eng *e, dpdo__stream *st, int64_t node, double b, double sens, double *out,
+                            size_t n)
+{
+    double s = DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF) ? 0.5 * b : b;
+    int rc;
+    if (!dpdo__eng_grid_noise(e)) {
+        for (size_t k = 0; k < n; k++) out[k] += dpdo__stream_laplace(st, s);
+        TAP(e, node, out, n, 0.0);
+    } else if (n > 0) {
+        char err[DPDO__ERRMSG_LEN];
+        double g;
+        uint64_t T;
+        if ((rc = dpdo__grid_choose(s, sens > 0 ? sens : s, n, DPDO__GRID_ETA, 1, &g, &T, err)) ||
+            (rc = dpdo__grid_add_dlaplace(st, T, g, out, n, err)))
+            return dpdo__eng_err(e, rc, node, "secure noise: %s", err);
+        TAP(e, node, out, n, g);
+    }
+    if ((rc = dpdo__stream_status(st)))
+        return dpdo__eng_err(e, rc, node, "noise generator failed (code %d)", dpdo__stream_cb_code(st));
+    return DPDO_OK;
+}
+
+/* Secure private runs whose noise is drawn by the grid samplers are charged as the discrete
+ * mechanisms: sensitivity and noise both scaled by (1 + eta), which bounds the rounded release's
+ * sensitivity (sens + gamma sqrt(d) <= (1 + eta) sens) and its noise (gamma S >= (1 + eta) sigma)
+ * in every draw (dpdo__grid_choose), so the charged ratio is never below the real one. */
+static void secure_events(dpdo__eng *e)
+{
+    if (!dpdo__eng_grid_noise(e)) return;
+    for (int32_t k = 0; k < e->pv.nev; k++) {
+        dpdo__event_desc *ev = &e->pv.ev[k];
+        if (ev->mech != DPDO_MECH_GAUSSIAN && ev->mech != DPDO_MECH_LAPLACE) continue;
+        ev->mech = ev->mech == DPDO_MECH_GAUSSIAN ? DPDO_MECH_DISCRETE_GAUSSIAN : DPDO_MECH_DISCRETE_LAPLACE;
+        ev->sens *= 1.0 + DPDO__GRID_ETA;
+        ev->noise *= 1.0 + DPDO__GRID_ETA;
+    }
+}
+
+/* Secure private runs: every hosted node without a host key gets a fresh 256-bit key from the
+ * operating system's entropy (libsodium randombytes_buf); keys of earlier runs are replaced
+ * (docs/privacy.md: reset draws new keys). Reproducible or non-private runs drop drawn keys. */
+static int draw_keys(dpdo__eng *e, char *err)
+{
+    int want = DPDO__SECURE(e);
+    if (!want && !e->key) return DPDO_OK;
+    if (want && sodium_init() < 0)
+        return dpdo__err(err, DPDO_E_UNSUPPORTED,
+                         "prepare: secure randomness: libsodium cannot be initialised (no system entropy?); "
+                         "set options.randomness = DPDO_RANDOMNESS_REPRODUCIBLE to run without it");
+    if (want && !e->key) {
+        unsigned char *k = dpdo__calloc((size_t)e->n, 32), *src = dpdo__calloc((size_t)e->n, 1);
+        if (!k || !src) {
+            dpdo__free(k), dpdo__free(src);
+            return dpdo__err(err, DPDO_E_NOMEM, "prepare: out of memory (node keys)");
+        }
+        e->key = k, e->key_src = src;
+        e->rng->keys = k, e->rng->has_key = src, e->rng->nkeys = e->n;
+    }
+    int any = 0;
+    for (int64_t i = 0; i < e->n; i++) {
+        unsigned char *k = e->key + 32 * (size_t)i;
+        if (e->key_src[i] == DPDO__KEY_HOST) {
+            any = 1;
+            continue;
+        }
+        if (want && dpdo__eng_hosted(e, i)) {
+            randombytes_buf(k, 32);
+            e->key_src[i] = DPDO__KEY_ENTROPY;
+            any = 1;
+        } else if (e->key_src[i] == DPDO__KEY_ENTROPY) {
+            sodium_memzero(k, 32);
+            e->key_src[i] = DPDO__KEY_NONE;
+        }
+    }
+    e->keyed = any;
+    return DPDO_OK;
+}
+
 static int do_prepare(dpdo_algorithm *a)
 {
     dpdo__eng *e = a->e;
@@ -687,6 +803,7 @@ static int do_prepare(dpdo_algorithm *a)
     e->pv.notes[0] = 0;
     memset(e->pv.planned, 0, (size_t)e->n * sizeof *e->pv.planned);
     int rc = e->vt->prepare(e, e->priv);
+    if (!rc) secure_events(e);
     if (!rc && (!e->pv.private_run || e->o.noise_mode != DPDO_NOISE_RIGOROUS))
         memset(e->pv.planned, 0, (size_t)e->n * sizeof *e->pv.planned); /* no rigorous plan */
     if (!rc && e->ledger && e->pv.nev > 0) {
@@ -700,13 +817,21 @@ static int do_prepare(dpdo_algorithm *a)
         if (!e->pv.charged) rc = dpdo__err(err, DPDO_E_NOMEM, "prepare: out of memory");
     }
     if (!rc) rc = compute_guard(e);
-    if (!rc && e->xt && e->pv.private_run) { /* distributed: is the noise of our nodes secret? */
+    if (!rc) rc = draw_keys(e, err);
+    if (!rc && DPDO__SECURE(e) && e->vt->uses_solver)
+        dpdo__eng_note(e, "secure mode: private streams keyed per node, but the noise is drawn inside the local solver "
+                          "as continuous double-precision normals (not floating-point safe; charged as Gaussian)");
+    if (!rc && e->pv.private_run && e->o.randomness == DPDO_RANDOMNESS_REPRODUCIBLE) {
         int64_t open_nodes = 0;
-        for (int64_t i = 0; i < e->n; i++) open_nodes += dpdo__eng_hosted(e, i) && !(e->has_secret && e->has_secret[i]);
+        for (int64_t i = 0; i < e->n; i++)
+            open_nodes += dpdo__eng_hosted(e, i) && !(e->key_src && e->key_src[i] != DPDO__KEY_NONE);
         if (open_nodes > 0)
-            dpdo__eng_note(e, "distributed run: nodes hosted here have no secret key (dpdo_algorithm_set_node_secret), "
-                              "so anyone holding the seed can regenerate their noise; the guarantee holds only "
-                              "against parties without the seed");
+            dpdo__eng_note(e, "reproducible mode: nodes hosted here have no secret key, so their private streams are "
+                              "keyed by options.seed (Philox) and epsilon holds only against parties who do not know "
+                              "the seed; continuous double-precision noise, not floating-point safe");
+        else
+            dpdo__eng_note(e, "reproducible mode: private streams keyed by the host's node keys; continuous "
+                              "double-precision noise, not floating-point safe");
     }
     if (!rc && e->ledger && e->pv.private_run && e->o.noise_mode == DPDO_NOISE_RIGOROUS) {
         int64_t held = 0;
@@ -948,7 +1073,7 @@ DPDO_API int dpdo_algorithm_step(dpdo_algorithm *a)
     }
     /* distributed with node secrets: the coordinator cannot compute the nodes' secret initial
      * rows, so they are uploaded before round 1 */
-    if (e->xt && e->round == 0 && e->secret && e->vt->init_gather && (rc = dpdo__dist_init_gather(e)))
+    if (e->xt && e->round == 0 && e->keyed && e->vt->init_gather && (rc = dpdo__dist_init_gather(e)))
         goto failed;
     dpdo__plan *p = &e->plan;
     p->t = e->round + 1;
@@ -1043,6 +1168,23 @@ int dpdo__algorithm_set_weaken(dpdo_algorithm *a, uint32_t bits)
     a->e->weaken = bits;
     return DPDO_OK;
 }
+
+int dpdo__algorithm_key_source(const dpdo_algorithm *a, int64_t node)
+{
+    if (!a || !a->e || node < 0 || node >= a->e->n) return -1;
+    return a->e->key_src ? a->e->key_src[node] : DPDO__KEY_NONE;
+}
+
+int dpdo__algorithm_set_noise_tap(dpdo_algorithm *a,
+                                  void (*tap)(void *user, int64_t node, const double *out, size_t n, double grid),
+                                  void *user)
+{
+    if (!a) return DPDO_E_INVAL;
+    if (!a->e) return DPDO_E_STATE;
+    a->e->tap = tap;
+    a->e->tap_user = user;
+    return DPDO_OK;
+}
 #endif
 
 /* Fill a progress report and call the host; returns the callback's answer (0 = go on). */
@@ -1133,9 +1275,11 @@ DPDO_API int dpdo_algorithm_reset(dpdo_algorithm *a)
     e->plan.t = 0;
     e->inj_active = NULL;
     e->inj_zeta = NULL;
+    int krc = e->prepared ? draw_keys(e, a->errmsg) : DPDO_OK; /* secure: a new run, new keys */
     e->vt->init(e, e->priv);
     a->state = DPDO_ALG_READY;
     a->stop = DPDO_STOP_NONE;
+    if (krc) return krc;
     dpdo__err_clear(a->errmsg);
     if (lost)
         return dpdo__err(a->errmsg, DPDO_E_STATE,
@@ -1605,7 +1749,9 @@ DPDO_API int dpdo_algorithm_set_transport(dpdo_algorithm *a, const dpdo_transpor
     int rc = dpdo__dist_attach(e, t, user);
     if (rc) return rc;
     /* prepare everywhere and agree: a configuration error on one process fails all */
-    int st = e->prepared ? DPDO_OK : do_prepare(a);
+    /* always (re)prepare once attached: keys are drawn only for the nodes this process hosts (a
+     * prepare before attach drew them for every node; those of other processes are wiped) */
+    int st = do_prepare(a);
     int64_t node = -1;
     char msg[DPDO__ERRMSG_LEN];
     memcpy(msg, a->errmsg, sizeof msg);
@@ -1637,31 +1783,93 @@ DPDO_API int dpdo_algorithm_hosts(const dpdo_algorithm *a, int64_t node)
     return dpdo__eng_hosted(a->e, node);
 }
 
-DPDO_API int dpdo_algorithm_set_node_secret(dpdo_algorithm *a, int64_t node, uint64_t secret)
+int dpdo__eng_keys_alloc(dpdo__eng *e)
+{
+    if (e->key) return DPDO_OK;
+    unsigned char *k = dpdo__calloc((size_t)e->n, 32), *src = dpdo__calloc((size_t)e->n, 1);
+    if (!k || !src) {
+        dpdo__free(k), dpdo__free(src);
+        return dpdo__err(e->err, DPDO_E_NOMEM, "out of memory (node keys)");
+    }
+    e->key = k, e->key_src = src;
+    e->rng->keys = k, e->rng->has_key = src, e->rng->nkeys = e->n;
+    return DPDO_OK;
+}
+
+static int set_key(dpdo_algorithm *a, int64_t node, const unsigned char *key, const char *what)
 {
     if (!a) return DPDO_E_INVAL;
     dpdo__eng *e = a->e;
-    if (!e) return dpdo__err(a->errmsg, DPDO_E_STATE, "set_node_secret: the algorithm is EMPTY");
+    if (!e) return dpdo__err(a->errmsg, DPDO_E_STATE, "%s: the algorithm is EMPTY", what);
     if (a->state != DPDO_ALG_READY || e->round != 0)
-        return dpdo__err(a->errmsg, DPDO_E_STATE, "set_node_secret: only at round 0 (READY)");
+        return dpdo__err(a->errmsg, DPDO_E_STATE, "%s: only at round 0 (READY)", what);
     if (node < 0 || node >= e->n)
-        return dpdo__err(a->errmsg, DPDO_E_INVAL, "set_node_secret: node %lld is not in [0, %lld)", (long long)node,
+        return dpdo__err(a->errmsg, DPDO_E_INVAL, "%s: node %lld is not in [0, %lld)", what, (long long)node,
                          (long long)e->n);
-    if (!e->secret) {
-        uint64_t *s = dpdo__calloc((size_t)e->n, sizeof *s);
-        unsigned char *h = dpdo__calloc((size_t)e->n, 1);
-        if (!s || !h) {
-            dpdo__free(s), dpdo__free(h);
-            return dpdo__err(a->errmsg, DPDO_E_NOMEM, "set_node_secret: out of memory");
+    if (!key) return dpdo__err(a->errmsg, DPDO_E_INVAL, "%s: key is NULL", what);
+    if (!e->key) {
+        unsigned char *k = dpdo__calloc((size_t)e->n, 32), *src = dpdo__calloc((size_t)e->n, 1);
+        if (!k || !src) {
+            dpdo__free(k), dpdo__free(src);
+            return dpdo__err(a->errmsg, DPDO_E_NOMEM, "%s: out of memory", what);
         }
-        e->secret = s, e->has_secret = h;
-        e->rng->secret = s, e->rng->has_secret = h, e->rng->nsecret = e->n;
+        e->key = k, e->key_src = src;
+        e->rng->keys = k, e->rng->has_key = src, e->rng->nkeys = e->n;
     }
-    e->secret[node] = secret;
-    e->has_secret[node] = 1;
+    memcpy(e->key + 32 * (size_t)node, key, 32);
+    e->key_src[node] = DPDO__KEY_HOST;
+    e->keyed = 1;
     e->prepared = 0; /* initial values drawn from the node's streams (prepare re-runs init) */
     e->vt->init(e, e->priv);
     return DPDO_OK;
+}
+
+DPDO_API int dpdo_algorithm_set_node_key(dpdo_algorithm *a, int64_t node, const unsigned char key[32])
+{
+    return set_key(a, node, key, "set_node_key");
+}
+
+void dpdo__node_secret_key(uint64_t secret, unsigned char key[32])
+{
+    static const char label[] = "libdpdo node secret v1";
+    unsigned char in[sizeof label - 1 + 8];
+    memcpy(in, label, sizeof label - 1);
+    for (int b = 0; b < 8; b++) in[sizeof label - 1 + b] = (unsigned char)(secret >> (8 * b));
+    crypto_generichash(key, 32, in, sizeof in, NULL, 0);
+}
+
+DPDO_API int dpdo_algorithm_set_node_secret(dpdo_algorithm *a, int64_t node, uint64_t secret)
+{
+    /* the 64-bit secret becomes a 256-bit key: BLAKE2b-256 of a fixed label and the secret's 8
+     * little-endian bytes (docs/rng.md); no more secret than its 64 bits */
+    unsigned char key[32];
+    if (sodium_init() < 0) return dpdo__err(a ? a->errmsg : NULL, DPDO_E_UNSUPPORTED, "set_node_secret: libsodium cannot be initialised");
+    dpdo__node_secret_key(secret, key);
+    int rc = set_key(a, node, key, "set_node_secret");
+    sodium_memzero(key, sizeof key);
+    return rc;
+}
+
+DPDO_API const char *dpdo_algorithm_randomness_source(const dpdo_algorithm *a)
+{
+    if (!a || !a->e) return "";
+    const dpdo__eng *e = a->e;
+    if (e->o.randomness == DPDO_RANDOMNESS_SECURE) {
+        if (!e->prepared || !e->pv.private_run)
+            return e->keyed ? "secure (not a private run): private streams under the host's node keys (chacha20-ietf)"
+                            : "secure (not a private run): nothing secret to draw; streams keyed by options.seed "
+                              "(philox4x32-10)";
+        if (e->vt->uses_solver)
+            return "secure: private streams chacha20-ietf under per-node 256-bit keys (OS entropy or the host's); "
+                   "noise drawn inside the local solver as continuous doubles (not floating-point safe); public "
+                   "streams philox4x32-10 under options.seed";
+        return "secure: private streams chacha20-ietf under per-node 256-bit keys (OS entropy or the host's); "
+               "noise exact discrete on a power-of-two grid; public streams philox4x32-10 under options.seed";
+    }
+    return e->keyed ? "reproducible: private streams chacha20-ietf under the host's node keys where set, else "
+                      "philox4x32-10 under options.seed; continuous double-precision noise (not floating-point safe)"
+                    : "reproducible: every stream philox4x32-10 under options.seed; continuous double-precision "
+                      "noise (not floating-point safe); epsilon holds only against parties who do not know the seed";
 }
 
 /* ---- checkpoints (lib/engine/checkpoint.c) ------------------------------------------ */

@@ -261,13 +261,25 @@ struct dpdo__eng {
     int64_t xbaton_cap;
     int64_t *xlc;                 /* 2n: local charges (event + 1, count) per node */
     int xbroken;                  /* the transport failed: its status (processes out of step) */
-    uint64_t *secret;             /* n per-node secret keys (dpdo_algorithm_set_node_secret), or NULL */
-    unsigned char *has_secret;    /* n flags */
+    unsigned char *key;           /* 32 n bytes: per-node 256-bit keys of the private streams, or NULL */
+    unsigned char *key_src;       /* n: DPDO__KEY_NONE / _HOST (set_node_key/secret) / _ENTROPY */
+    int keyed;                    /* some node has a key (its secret initial rows are gathered) */
 #ifdef DPDO_FAULT_INJECTION
     uint32_t weaken;              /* test build only: DPDO__WEAKEN_* bits (mechanisms weakened on
                                    * purpose so that the auditor can be shown to catch real bugs) */
+    void (*tap)(void *user, int64_t node, const double *out, size_t n, double grid); /* test build:
+                                   * every noisy release right after the draw (grid 0: continuous) */
+    void *tap_user;
 #endif
 };
+
+enum { DPDO__KEY_NONE = 0, DPDO__KEY_HOST = 1, DPDO__KEY_ENTROPY = 2 };
+/* The 256-bit key of the deprecated 64-bit node secret: BLAKE2b-256("libdpdo node secret v1" ||
+ * secret as 8 little-endian bytes) (libsodium must be initialised). */
+void dpdo__node_secret_key(uint64_t secret, unsigned char key[32]);
+/* 1 when the run draws its private randomness from node keys and its noise from the discrete
+ * grid samplers: options.randomness SECURE and a private run (decided at prepare). */
+#define DPDO__SECURE(e) ((e)->o.randomness == DPDO_RANDOMNESS_SECURE && (e)->pv.private_run)
 
 /* Test-build weakening hooks (never compiled into the installed library). The algorithm keeps
  * charging the ledger as if nothing were weakened:
@@ -281,6 +293,12 @@ struct dpdo__eng {
 #define DPDO__WEAKENED(e, bit) (((e)->weaken & (bit)) != 0)
 /* Set the weakening bits of a set-up algorithm (test build only). DPDO_OK, DPDO_E_INVAL, DPDO_E_STATE. */
 int dpdo__algorithm_set_weaken(struct dpdo_algorithm *a, uint32_t bits);
+/* Test build only: where node's key came from (DPDO__KEY_NONE / _HOST / _ENTROPY), -1 if EMPTY. */
+int dpdo__algorithm_key_source(const struct dpdo_algorithm *a, int64_t node);
+/* Test build only: call tap after every noise draw of dpdo__eng_noise_* (NULL: off). */
+int dpdo__algorithm_set_noise_tap(struct dpdo_algorithm *a,
+                                  void (*tap)(void *user, int64_t node, const double *out, size_t n, double grid),
+                                  void *user);
 #else
 #define DPDO__WEAKENED(e, bit) 0
 #endif
@@ -323,6 +341,25 @@ double dpdo__eng_node_pmax(const dpdo__eng *e, double p);
 /* sigma such that `releases` Gaussian releases of sensitivity sens under the sampling sd keep
  * epsilon <= options.epsilon at options.delta, on top of the ledger (the accountant's
  * calibration). Message into e->err. */
+/* The noise draw of every algorithm (docs/privacy.md). `st` is the node's open NOISE stream,
+ * `sigma` the Gaussian standard deviation (resp. `b` the Laplace scale) in out's units and `sens`
+ * an upper bound on the L2 (resp. L1) sensitivity of out in the same units with sens / sigma the
+ * ratio the ledger is charged (<= 0: out is data-independent). REPRODUCIBLE (or non-private)
+ * runs: out += sigma * N(0,1) by dpdo__stream_add_normals (resp. += Laplace(b) per coordinate),
+ * today's bit-exact behaviour. SECURE private runs: out is rounded to a power-of-two grid gamma
+ * and gamma * Z added with Z exact discrete Gaussian (resp. Laplace), gamma and the integer scale
+ * from dpdo__grid_choose with slack DPDO__GRID_ETA, so the release is exactly gamma * (k + Z).
+ * Test builds with DPDO__WEAKEN_SIGMA_HALF draw with half the scale. Returns DPDO_OK or an error
+ * already reported for `node` (dpdo__eng_err). */
+#define DPDO__GRID_ETA 0x1p-10
+int dpdo__eng_noise_gauss(dpdo__eng *e, struct dpdo__stream *st, int64_t node, double sigma, double sens,
+                          double *out, size_t n);
+int dpdo__eng_noise_laplace(dpdo__eng *e, struct dpdo__stream *st, int64_t node, double b, double sens,
+                            double *out, size_t n);
+/* 1 if the noise draws of this run are the exact discrete grid samplers (secure private run of
+ * an algorithm whose noise goes through the helpers above). */
+int dpdo__eng_grid_noise(const dpdo__eng *e);
+
 int dpdo__eng_calibrate_sigma(dpdo__eng *e, const dpdo__sampling_desc *sd, double sens, double releases,
                               double *sigma);
 /* One Gaussian event per distinct shard size: WOR(B of q_i), sensitivity sens, noise sigma;
@@ -389,6 +426,8 @@ struct dpdo_checkpoint_options;
 int dpdo__ckpt_save(dpdo__eng *e, int state, int stop, const char *path, const struct dpdo_checkpoint_options *o);
 int dpdo__ckpt_load(dpdo__eng *e, int *state, int *stop, const char *path, const unsigned char *image,
                     size_t image_size, const struct dpdo_checkpoint_options *o, int (*prepare)(void *), void *prep_arg);
+/* Allocate the per-node key table (all DPDO__KEY_NONE) when there is none; message into e->err. */
+int dpdo__eng_keys_alloc(dpdo__eng *e);
 /* dpdo_algorithm_load from a file image in memory (fuzzing, tests). */
 int dpdo__algorithm_load_image(dpdo_algorithm *a, const unsigned char *image, size_t size,
                                const struct dpdo_checkpoint_options *o);

@@ -600,7 +600,11 @@ static int rdp_epsilon(builtin *b, const double *ev, int64_t n, double delta, do
     return DPDO_OK;
 }
 
-static const char *mech_name(double m) { return m == DPDO_MECH_GAUSSIAN ? "Gaussian" : "Laplace"; }
+static const char *mech_name(double m)
+{
+    return m == DPDO_MECH_GAUSSIAN ? "Gaussian" : m == DPDO_MECH_LAPLACE ? "Laplace"
+         : m == DPDO_MECH_DISCRETE_GAUSSIAN ? "discrete Gaussian" : "discrete Laplace";
+}
 static const char *samp_name(double s)
 {
     return s == DPDO_SAMPLING_POISSON ? "Poisson-sampled" : s == DPDO_SAMPLING_WOR ? "WOR-sampled" : "unsampled";
@@ -614,7 +618,7 @@ static int closed_total(builtin *b, const double *ev, int64_t n, double *out)
         const double *r = ev + k * DPDO_EV_FIELDS;
         double c = r[DPDO_EV_COUNT];
         if (!(c > 0)) continue;
-        int gauss = r[DPDO_EV_MECH] == DPDO_MECH_GAUSSIAN;
+        int gauss = r[DPDO_EV_MECH] == DPDO_MECH_GAUSSIAN || r[DPDO_EV_MECH] == DPDO_MECH_DISCRETE_GAUSSIAN;
         int sampled = r[DPDO_EV_SAMPLING] != DPDO_SAMPLING_NONE && r[DPDO_EV_RATE] < 1.0;
         double x = r[DPDO_EV_SENS] / r[DPDO_EV_NOISE];
         if (b->kind == K_PURE) {
@@ -633,10 +637,11 @@ static int closed_total(builtin *b, const double *ev, int64_t n, double *out)
                              b->kind == K_EXACT ? "exact" : "zcdp", (long long)k, samp_name(r[DPDO_EV_SAMPLING]),
                              mech_name(r[DPDO_EV_MECH]));
         if (b->kind == K_EXACT) {
-            if (!gauss)
+            if (r[DPDO_EV_MECH] != DPDO_MECH_GAUSSIAN)
                 return dpdo__err(b->msg, DPDO_E_UNSUPPORTED,
-                                 "exact accountant: event %lld is a Laplace mechanism; only Gaussian events are supported",
-                                 (long long)k);
+                                 "exact accountant: event %lld is a %s mechanism; only (continuous) Gaussian events are "
+                                 "supported (use rdp or zcdp)",
+                                 (long long)k, mech_name(r[DPDO_EV_MECH]));
             s += c * x * x; /* mu^2 of the composition */
         } else {
             s += gauss ? c * x * x / 2.0 : c * x * x / 2.0; /* Gaussian: D^2/(2s^2); Laplace eps-DP: eps^2/2 */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sodium.h>
 #include "privacy_impl.h"
 
 /* ---- sampling ---------------------------------------------------------------- */
@@ -90,7 +91,9 @@ double dpdo_sampling_rate(const dpdo_sampling *s) { return s ? s->d.q : NAN; }
 int dpdo__event_make(dpdo__event_desc *out, int mech, const dpdo__sampling_desc *samp, double sens,
                      double noise, char *err)
 {
-    const char *what = mech == DPDO_MECH_GAUSSIAN ? "sigma" : "Laplace scale";
+    const char *what = mech == DPDO_MECH_GAUSSIAN || mech == DPDO_MECH_DISCRETE_GAUSSIAN ? "sigma" : "Laplace scale";
+    if (mech < DPDO_MECH_GAUSSIAN || mech > DPDO_MECH_DISCRETE_LAPLACE)
+        return dpdo__err(err, DPDO_E_INVAL, "mechanism %d is not a DPDO_MECH_* value", mech);
     if (!(sens > 0) || !isfinite(sens))
         return dpdo__err(err, DPDO_E_INVAL, "sensitivity = %g must be finite and > 0", sens);
     if (!(noise > 0) || !isfinite(noise))
@@ -152,6 +155,16 @@ int dpdo_event_set_laplace(dpdo_event *ev, const dpdo_sampling *s, double sens, 
     return event_set(ev, DPDO_MECH_LAPLACE, s, sens, scale);
 }
 
+int dpdo_event_set_discrete_gaussian(dpdo_event *ev, const dpdo_sampling *s, double sens, double sigma)
+{
+    return event_set(ev, DPDO_MECH_DISCRETE_GAUSSIAN, s, sens, sigma);
+}
+
+int dpdo_event_set_discrete_laplace(dpdo_event *ev, const dpdo_sampling *s, double sens, double scale)
+{
+    return event_set(ev, DPDO_MECH_DISCRETE_LAPLACE, s, sens, scale);
+}
+
 /* ---- ledger ------------------------------------------------------------------ */
 
 #define MAX_NODES ((int64_t)1 << 31)
@@ -199,8 +212,11 @@ int64_t dpdo_ledger_events(const dpdo_ledger *l) { return l ? l->n_events : 0; }
 int64_t dpdo_ledger_charges(const dpdo_ledger *l, int64_t node)
 {
     if (!l || node < 0 || node >= l->n_nodes) return -1;
-    int64_t s = 0;
-    for (int64_t k = 0; k < l->n_events; k++) s += l->counts[k * l->n_nodes + node];
+    int64_t s = 0; /* saturates at INT64_MAX (cells hold at most 2^53 each) */
+    for (int64_t k = 0; k < l->n_events; k++) {
+        int64_t c = l->counts[k * l->n_nodes + node];
+        s = s > INT64_MAX - c ? INT64_MAX : s + c;
+    }
     return s;
 }
 
@@ -251,7 +267,7 @@ static int grow(dpdo_ledger *l, int64_t need)
 int dpdo__ledger_charge(dpdo_ledger *l, const dpdo__event_desc *ev, int64_t count,
                         const int64_t *nodes, int64_t n_sel)
 {
-    if (ev->mech != DPDO_MECH_GAUSSIAN && ev->mech != DPDO_MECH_LAPLACE)
+    if (ev->mech < DPDO_MECH_GAUSSIAN || ev->mech > DPDO_MECH_DISCRETE_LAPLACE)
         return dpdo__err(l->errmsg, DPDO_E_INVAL, "event is not set");
     if (count < 1) return dpdo__err(l->errmsg, DPDO_E_INVAL, "count = %lld must be >= 1", (long long)count);
     int all = (nodes == NULL);
@@ -270,8 +286,8 @@ int dpdo__ledger_charge(dpdo_ledger *l, const dpdo__event_desc *ev, int64_t coun
         if (node < 0 || node >= l->n_nodes)
             return dpdo__err(l->errmsg, DPDO_E_INVAL, "nodes[%lld] = %lld is not in [0, %lld)",
                              (long long)i, (long long)node, (long long)l->n_nodes);
-        if (k >= 0 && l->counts[k * l->n_nodes + node] > INT64_MAX - count)
-            return dpdo__err(l->errmsg, DPDO_E_INVAL, "node %lld: charge counter overflow",
+        if (count > DPDO__LEDGER_COUNT_MAX || (k >= 0 && l->counts[k * l->n_nodes + node] > DPDO__LEDGER_COUNT_MAX - count))
+            return dpdo__err(l->errmsg, DPDO_E_INVAL, "node %lld: charge counter overflow (a cell holds at most 2^53)",
                              (long long)node);
     }
     if (k < 0) {
@@ -294,6 +310,7 @@ int dpdo__ledger_charge(dpdo_ledger *l, const dpdo__event_desc *ev, int64_t coun
     }
     if (k < 0) l->n_events++;
     for (int64_t i = 0; i < ns; i++) row[all ? i : nodes[i]] += count;
+    l->seq++;
     dpdo__err_clear(l->errmsg);
     return DPDO_OK;
 }
@@ -340,6 +357,7 @@ int dpdo__ledger_discharge(dpdo_ledger *l, const dpdo__event_desc *ev, int64_t c
                              (long long)node, (long long)row[node], (long long)count);
     }
     for (int64_t i = 0; i < ns; i++) row[all ? i : nodes[i]] -= count;
+    l->seq++;
     /* drop trailing events whose counts all went back to 0, so that a charge followed by its
      * discharge leaves the ledger (and its saved text) as it was */
     while (l->n_events > 0) {
@@ -356,18 +374,22 @@ int dpdo_ledger_reset(dpdo_ledger *l)
 {
     if (!l) return DPDO_E_INVAL;
     l->n_events = 0;
+    l->seq++;
     dpdo__err_clear(l->errmsg);
     return DPDO_OK;
 }
 
 /* ---- serialisation -------------------------------------------------------------
- * dpdo-ledger 1
- * nodes N
- * events K
- * event <mech> <kind> <q %a> <n> <m> <sens %a> <noise %a>
- * counts c_0 ... c_{N-1}            (one line per event)
- * checksum <16 hex digits>          (FNV-1a 64 of every byte before this line)
- */
+ * Plain (no key):                     Authenticated (dpdo_ledger_set_key):
+ * dpdo-ledger 1                       dpdo-ledger 2
+ * nodes N                             nodes N
+ * events K                            run <32 hex digits>
+ * event <mech> <kind> <q %a> <n> <m> <sens %a> <noise %a>    sequence <S>
+ * counts c_0 ... c_{N-1}   (one pair per event)              events K ... (as plain)
+ * checksum <16 hex digits> (FNV-1a 64: corruption, not tampering)
+ *                                     mac <64 hex digits> (keyed BLAKE2b-256 of every byte before)
+ * Every integer is parsed with its range checked (counts 0 .. 2^53, nodes and events as the
+ * ledger allows); every error names its line. */
 
 static uint64_t fnv1a(const char *s, size_t n)
 {
@@ -397,13 +419,62 @@ static void put(sbuf *b, const char *fmt, ...)
     b->len += n;
 }
 
+static void hex(char *out, const unsigned char *in, size_t n)
+{
+    static const char d[] = "0123456789abcdef";
+    for (size_t i = 0; i < n; i++) out[2 * i] = d[in[i] >> 4], out[2 * i + 1] = d[in[i] & 15];
+    out[2 * n] = 0;
+}
+
+static int unhex(unsigned char *out, const char *in, size_t n)
+{
+    for (size_t i = 0; i < 2 * n; i++) {
+        char c = in[i];
+        int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (v < 0) return 0;
+        if (i & 1) out[i / 2] = (unsigned char)(out[i / 2] | v);
+        else out[i / 2] = (unsigned char)(v << 4);
+    }
+    return in[2 * n] == 0;
+}
+
+static void mac_of(const dpdo_ledger *l, const char *text, size_t n, unsigned char out[32])
+{
+    crypto_generichash(out, 32, (const unsigned char *)text, n, l->key, l->key_len);
+}
+
+int dpdo_ledger_set_key(dpdo_ledger *l, const unsigned char *key, size_t len)
+{
+    if (!l) return DPDO_E_INVAL;
+    if (!key) {
+        if (len != 0) return dpdo__err(l->errmsg, DPDO_E_INVAL, "set_key: key is NULL but len = %zu", len);
+        sodium_memzero(l->key, sizeof l->key);
+        l->key_len = 0;
+        return DPDO_OK;
+    }
+    if (len < 16 || len > 64)
+        return dpdo__err(l->errmsg, DPDO_E_INVAL, "set_key: key length %zu is not in [16, 64] bytes", len);
+    if (sodium_init() < 0) return dpdo__err(l->errmsg, DPDO_E_UNSUPPORTED, "set_key: libsodium cannot be initialised");
+    memcpy(l->key, key, len);
+    l->key_len = len;
+    randombytes_buf(l->run, sizeof l->run);
+    dpdo__err_clear(l->errmsg);
+    return DPDO_OK;
+}
+
 int dpdo_ledger_save(const dpdo_ledger *l, char *buf, int64_t cap, int64_t *len)
 {
     if (!l || !len) return DPDO_E_INVAL;
     if (buf && cap < 1) return DPDO_E_INVAL;
     sbuf b = {buf, buf ? cap : 0, 0};
-    put(&b, "dpdo-ledger 1\nnodes %lld\nevents %lld\n", (long long)l->n_nodes,
-        (long long)l->n_events);
+    int keyed = l->key_len > 0;
+    put(&b, "dpdo-ledger %d\nnodes %lld\n", keyed ? 2 : 1, (long long)l->n_nodes);
+    if (keyed) {
+        char rh[33];
+        hex(rh, l->run, sizeof l->run);
+        put(&b, "run %s\nsequence %llu\n", rh, (unsigned long long)l->seq);
+    }
+    put(&b, "events %lld\n", (long long)l->n_events);
     for (int64_t k = 0; k < l->n_events; k++) {
         const dpdo__event_desc *e = &l->ev[k];
         put(&b, "event %d %d %a %lld %lld %a %a\ncounts", (int)e->mech, (int)e->samp.kind, e->samp.q,
@@ -412,16 +483,21 @@ int dpdo_ledger_save(const dpdo_ledger *l, char *buf, int64_t cap, int64_t *len)
             put(&b, " %lld", (long long)l->counts[k * l->n_nodes + i]);
         put(&b, "\n");
     }
-    int64_t body = b.len;
-    uint64_t h = (buf && body < cap) ? fnv1a(buf, (size_t)body) : 0;
-    if (!buf || body >= cap) {
-        /* size query (or too small): the checksum line has a fixed length */
-        *len = body + 9 + 16 + 1;
+    int64_t body = b.len, tail = keyed ? 4 + 64 + 1 : 9 + 16 + 1;
+    if (!buf || body + tail >= cap) { /* size query (or too small): the last line has a fixed length */
+        *len = body + tail;
         return buf ? DPDO_E_INVAL : DPDO_OK;
     }
-    put(&b, "checksum %016llx\n", (unsigned long long)h);
+    if (keyed) {
+        unsigned char m[32];
+        char mh[65];
+        mac_of(l, buf, (size_t)body, m);
+        hex(mh, m, sizeof m);
+        put(&b, "mac %s\n", mh);
+    } else {
+        put(&b, "checksum %016llx\n", (unsigned long long)fnv1a(buf, (size_t)body));
+    }
     *len = b.len;
-    if (b.len >= cap) return DPDO_E_INVAL;
     buf[b.len] = '\0';
     return DPDO_OK;
 }
@@ -447,34 +523,97 @@ static int next_line(lreader *r)
     return 1;
 }
 
+/* Checked decimal integer at *p (optional '-' when lo < 0), in [lo, hi]; advances *p. 1 on success. */
+static int parse_int(const char **p, const char *end, int64_t lo, int64_t hi, int64_t *out)
+{
+    const char *q = *p;
+    int neg = 0;
+    if (q < end && *q == '-' && lo < 0) neg = 1, q++;
+    uint64_t v = 0, lim = neg ? (uint64_t)(-(lo + 1)) + 1 : (uint64_t)hi;
+    int digits = 0;
+    while (q < end && *q >= '0' && *q <= '9') {
+        unsigned dg = (unsigned)(*q - '0');
+        if (v > (lim - dg) / 10) return 0; /* out of range (and no overflow of v) */
+        v = v * 10 + dg;
+        q++;
+        digits++;
+    }
+    if (!digits) return 0;
+    int64_t x = neg ? (v == (uint64_t)1 << 63 ? INT64_MIN : -(int64_t)v) : (int64_t)v;
+    if (x < lo || x > hi) return 0;
+    *out = x;
+    *p = q;
+    return 1;
+}
+
+/* "<word> <int>" as the whole line */
+static int word_int(const char *line, const char *word, int64_t lo, int64_t hi, int64_t *out)
+{
+    size_t w = strlen(word);
+    if (strncmp(line, word, w) != 0 || line[w] != ' ') return 0;
+    const char *p = line + w + 1, *end = line + strlen(line);
+    return parse_int(&p, end, lo, hi, out) && p == end;
+}
+
+/* Hex-float token (as printed by %a), strict: the whole token must parse. */
+static int parse_hexf(const char **p, double *out)
+{
+    const char *q = *p;
+    if (*q == ' ' || *q == 0) return 0;
+    char *e = NULL;
+    double v = strtod(q, &e);
+    if (e == q || (*e != ' ' && *e != 0)) return 0;
+    *out = v;
+    *p = e;
+    return 1;
+}
+
+static int expect_space(const char **p)
+{
+    if (**p != ' ') return 0;
+    (*p)++;
+    return 1;
+}
+
 int dpdo_ledger_load(dpdo_ledger *l, const char *buf, int64_t len)
 {
     if (!l) return DPDO_E_INVAL;
     if (!buf || len < 0) return dpdo__err(l->errmsg, DPDO_E_INVAL, "buffer is NULL or len < 0");
     lreader r = {buf, buf + len, 0, {0}};
-    char tag[32];
-    int ver = 0, used = 0;
-    if (!next_line(&r) || sscanf(r.cur, "%31s %d%n", tag, &ver, &used) != 2 ||
-        strcmp(tag, "dpdo-ledger") != 0 || r.cur[used] != '\0')
+    int64_t ver = 0, nn = 0, ne = 0, seq = 0;
+    unsigned char run[16] = {0};
+    if (!next_line(&r) || !word_int(r.cur, "dpdo-ledger", 0, 1000000, &ver))
         return dpdo__err(l->errmsg, DPDO_E_FORMAT, "line 1: not a dpdo-ledger header");
-    if (ver != 1)
-        return dpdo__err(l->errmsg, DPDO_E_VERSION, "line 1: ledger format version %d is not supported (expected 1)", ver);
-    long long nn = 0, ne = 0;
-    if (!next_line(&r) || sscanf(r.cur, "nodes %lld%n", &nn, &used) != 1 || r.cur[used] != '\0')
-        return dpdo__err(l->errmsg, DPDO_E_FORMAT, "line 2: expected 'nodes N'");
+    if (ver != 1 && ver != 2)
+        return dpdo__err(l->errmsg, DPDO_E_VERSION, "line 1: ledger format version %lld is not supported (expected 1 or 2)",
+                         (long long)ver);
+    int keyed = ver == 2;
+    if (keyed && l->key_len == 0)
+        return dpdo__err(l->errmsg, DPDO_E_FORMAT, "line 1: an authenticated ledger (version 2): set its key with "
+                                                    "dpdo_ledger_set_key before loading");
+    if (!keyed && l->key_len > 0)
+        return dpdo__err(l->errmsg, DPDO_E_FORMAT, "line 1: the file is not authenticated (version 1, no MAC) but "
+                                                    "this ledger has a key: refused");
+    if (!next_line(&r) || !word_int(r.cur, "nodes", 1, INT64_MAX, &nn))
+        return dpdo__err(l->errmsg, DPDO_E_FORMAT, "line 2: expected 'nodes N' (N >= 1)");
     if (nn != l->n_nodes)
         return dpdo__err(l->errmsg, DPDO_E_FORMAT, "line 2: saved ledger has %lld nodes, this one %lld",
-                         nn, (long long)l->n_nodes);
-    if (!next_line(&r) || sscanf(r.cur, "events %lld%n", &ne, &used) != 1 || r.cur[used] != '\0' ||
-        ne < 0 || ne > (int64_t)1 << 40)
-        return dpdo__err(l->errmsg, DPDO_E_FORMAT, "line 3: expected 'events K'");
+                         (long long)nn, (long long)l->n_nodes);
+    if (keyed) {
+        if (!next_line(&r) || strncmp(r.cur, "run ", 4) != 0 || strlen(r.cur) != 4 + 32 || !unhex(run, r.cur + 4, 16))
+            return dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: expected 'run <32 hex digits>'", (long long)r.line);
+        if (!next_line(&r) || !word_int(r.cur, "sequence", 0, INT64_MAX, &seq))
+            return dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: expected 'sequence S'", (long long)r.line);
+    }
+    if (!next_line(&r) || !word_int(r.cur, "events", 0, (int64_t)1 << 40, &ne))
+        return dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: expected 'events K' (0 <= K <= 2^40)", (long long)r.line);
     /* parse into fresh arrays; commit only on success */
     size_t cells;
     int64_t cap = ne > 4 ? ne : 4;
     if (!dpdo__mul_size((size_t)cap, (size_t)l->n_nodes, &cells) ||
         (double)len < (double)ne * (20.0 + 2.0 * (double)l->n_nodes))
-        return dpdo__err(l->errmsg, DPDO_E_FORMAT, "line 3: %lld events cannot fit in %lld bytes", ne,
-                         (long long)len);
+        return dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: %lld events cannot fit in %lld bytes", (long long)r.line,
+                         (long long)ne, (long long)len);
     dpdo__event_desc *ev = dpdo__alloc_array((size_t)cap, sizeof *ev);
     int64_t *counts = dpdo__calloc(cells, sizeof *counts);
     int rc = DPDO_OK;
@@ -482,24 +621,28 @@ int dpdo_ledger_load(dpdo_ledger *l, const char *buf, int64_t len)
         rc = dpdo__err(l->errmsg, DPDO_E_NOMEM, "out of memory loading the ledger");
         goto fail;
     }
-    for (long long k = 0; k < ne; k++) {
-        int mech, kind;
-        double q, sens, noise;
-        long long n, m;
-        if (!next_line(&r) ||
-            sscanf(r.cur, "event %d %d %la %lld %lld %la %la%n", &mech, &kind, &q, &n, &m, &sens,
-                   &noise, &used) != 7 ||
-            r.cur[used] != '\0') {
-            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: malformed event line", (long long)r.line);
+    for (int64_t k = 0; k < ne; k++) {
+        int64_t mech = 0, kind = 0, n = 0, m = 0;
+        double q = 0, sens = 0, noise = 0;
+        int ok = next_line(&r) && strncmp(r.cur, "event ", 6) == 0;
+        const char *p = r.cur + 6;
+        if (!ok || !parse_int(&p, p + strlen(p), 0, 1000, &mech) || !expect_space(&p) ||
+            !parse_int(&p, p + strlen(p), 0, 1000, &kind) || !expect_space(&p) || !parse_hexf(&p, &q) ||
+            !expect_space(&p) || !parse_int(&p, p + strlen(p), 0, INT64_MAX, &n) || !expect_space(&p) ||
+            !parse_int(&p, p + strlen(p), 0, INT64_MAX, &m) || !expect_space(&p) || !parse_hexf(&p, &sens) ||
+            !expect_space(&p) || !parse_hexf(&p, &noise) || *p != 0) {
+            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: malformed event line (a field is missing, not a "
+                           "number, or out of range)", (long long)r.line);
             goto fail;
         }
-        dpdo__sampling_desc sd = {kind, q, n, m};
+        dpdo__sampling_desc sd = {(int32_t)kind, q, n, m};
         char err[DPDO__ERRMSG_LEN] = "";
-        if (mech != DPDO_MECH_GAUSSIAN && mech != DPDO_MECH_LAPLACE) {
-            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: unknown mechanism %d", (long long)r.line, mech);
+        if (mech < DPDO_MECH_GAUSSIAN || mech > DPDO_MECH_DISCRETE_LAPLACE) {
+            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: unknown mechanism %lld", (long long)r.line,
+                           (long long)mech);
             goto fail;
         }
-        if (dpdo__event_make(&ev[k], mech, &sd, sens, noise, err) != DPDO_OK ||
+        if (dpdo__event_make(&ev[k], (int)mech, &sd, sens, noise, err) != DPDO_OK ||
             (kind == DPDO_SAMPLING_WOR && q != (double)m / (double)n) ||
             (kind == DPDO_SAMPLING_NONE && (q != 1.0 || n != 0 || m != 0)) ||
             (kind == DPDO_SAMPLING_POISSON && (n != 0 || m != 0))) {
@@ -507,58 +650,86 @@ int dpdo_ledger_load(dpdo_ledger *l, const char *buf, int64_t len)
                            err[0] ? err : "inconsistent sampling fields");
             goto fail;
         }
-        for (long long j = 0; j < k; j++)
+        for (int64_t j = 0; j < k; j++)
             if (desc_equal(&ev[j], &ev[k])) {
                 rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: duplicate event", (long long)r.line);
                 goto fail;
             }
         /* counts line can be long: parse straight from the buffer */
-        const char *p = r.p, *end = r.end;
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        if (!nl || (size_t)(nl - p) < 6 || memcmp(p, "counts", 6) != 0) {
+        const char *c = r.p, *end = r.end;
+        const char *nl = memchr(c, '\n', (size_t)(end - c));
+        if (!nl || (size_t)(nl - c) < 6 || memcmp(c, "counts", 6) != 0) {
             rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: expected a counts line", (long long)r.line + 1);
             goto fail;
         }
-        p += 6;
+        c += 6;
         for (int64_t i = 0; i < l->n_nodes; i++) {
-            if (p >= nl || *p != ' ') break;
-            p++;
-            long long v = 0;
-            int digits = 0;
-            while (p < nl && *p >= '0' && *p <= '9' && digits < 19) {
-                v = v * 10 + (*p - '0');
-                p++;
-                digits++;
-            }
-            if (!digits || (p < nl && *p != ' ')) {
-                p = NULL;
-                break;
+            int64_t v = 0;
+            if (c >= nl || *c != ' ' || (c++, !parse_int(&c, nl, 0, DPDO__LEDGER_COUNT_MAX, &v)) ||
+                (c < nl && *c != ' ')) {
+                rc = dpdo__err(l->errmsg, DPDO_E_FORMAT,
+                               "line %lld: counts line must hold %lld integers in [0, 2^53]: count %lld is missing, "
+                               "malformed or out of range", (long long)r.line + 1, (long long)l->n_nodes, (long long)i);
+                goto fail;
             }
             counts[k * l->n_nodes + i] = v;
-            if (i == l->n_nodes - 1) p = (p == nl) ? nl : NULL;
         }
-        if (p != nl) {
-            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: counts line must hold %lld non-negative integers",
-                           (long long)r.line + 1, (long long)l->n_nodes);
+        if (c != nl) {
+            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: more than %lld counts", (long long)r.line + 1,
+                           (long long)l->n_nodes);
             goto fail;
         }
         r.p = nl + 1;
         r.line++;
     }
     const char *body_end = r.p;
-    unsigned long long h = 0;
-    if (!next_line(&r) || sscanf(r.cur, "checksum %16llx%n", &h, &used) != 1 || r.cur[used] != '\0' ||
-        used != 25) {
-        rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: expected 'checksum <16 hex digits>'", (long long)r.line);
-        goto fail;
-    }
-    if (r.p != r.end) {
-        rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: trailing data after the checksum", (long long)r.line + 1);
-        goto fail;
-    }
-    if (fnv1a(buf, (size_t)(body_end - buf)) != h) {
-        rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "checksum mismatch: the ledger text is corrupt");
-        goto fail;
+    if (keyed) {
+        unsigned char got[32], want[32];
+        if (!next_line(&r) || strncmp(r.cur, "mac ", 4) != 0 || strlen(r.cur) != 4 + 64 || !unhex(got, r.cur + 4, 32)) {
+            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: expected 'mac <64 hex digits>': the file is truncated "
+                           "or not authenticated", (long long)r.line + (r.p < r.end ? 0 : 1));
+            goto fail;
+        }
+        if (r.p != r.end) {
+            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: trailing data after the MAC", (long long)r.line + 1);
+            goto fail;
+        }
+        mac_of(l, buf, (size_t)(body_end - buf), want);
+        if (sodium_memcmp(got, want, 32) != 0) {
+            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "MAC mismatch: the ledger was edited, or written under another "
+                                                      "key: refused");
+            goto fail;
+        }
+        int pristine = l->seq == 0 && l->n_events == 0;
+        if (!pristine && memcmp(run, l->run, sizeof run) != 0) {
+            char a[33], b[33];
+            hex(a, run, 16), hex(b, l->run, 16);
+            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "foreign ledger: the file belongs to run %.8s..., this ledger to "
+                                                      "run %.8s...: refused", a, b);
+            goto fail;
+        }
+        if (!pristine && (uint64_t)seq < l->seq) {
+            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "stale ledger: sequence %lld is older than this ledger's %llu "
+                                                      "(a rolled-back file): refused", (long long)seq,
+                           (unsigned long long)l->seq);
+            goto fail;
+        }
+    } else {
+        unsigned long long h = 0;
+        int used = 0;
+        if (!next_line(&r) || sscanf(r.cur, "checksum %16llx%n", &h, &used) != 1 || r.cur[used] != '\0' ||
+            used != 25) {
+            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: expected 'checksum <16 hex digits>'", (long long)r.line);
+            goto fail;
+        }
+        if (r.p != r.end) {
+            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: trailing data after the checksum", (long long)r.line + 1);
+            goto fail;
+        }
+        if (fnv1a(buf, (size_t)(body_end - buf)) != h) {
+            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "checksum mismatch: the ledger text is corrupt");
+            goto fail;
+        }
     }
     dpdo__free(l->ev);
     dpdo__free(l->counts);
@@ -566,6 +737,12 @@ int dpdo_ledger_load(dpdo_ledger *l, const char *buf, int64_t len)
     l->counts = counts;
     l->cap = cap;
     l->n_events = ne;
+    if (keyed) {
+        memcpy(l->run, run, sizeof run);
+        l->seq = (uint64_t)seq;
+    } else {
+        l->seq++;
+    }
     dpdo__err_clear(l->errmsg);
     return DPDO_OK;
 fail:

@@ -538,7 +538,7 @@ double dpdo__rdp_laplace(double lambda, double alpha)
  * Barthe, Gaboardi 2018). */
 double dpdo__pure_eps_event(const dpdo__event_desc *ev)
 {
-    if (ev->mech != DPDO_MECH_LAPLACE) return INFINITY;
+    if (ev->mech != DPDO_MECH_LAPLACE && ev->mech != DPDO_MECH_DISCRETE_LAPLACE) return INFINITY;
     double e = ev->sens / ev->noise;
     if (ev->samp.kind == DPDO_SAMPLING_NONE || ev->samp.q >= 1.0) return e;
     double q = ev->samp.q;
@@ -568,6 +568,24 @@ double dpdo__rdp_event(const dpdo__event_desc *ev, double alpha, const double *l
             return r > 0 ? r : 0.0;
         }
         }
+    }
+    if (ev->mech == DPDO_MECH_DISCRETE_GAUSSIAN) {
+        /* N_Z(0, s^2) on an integer query of L2 sensitivity D is (D^2/(2 s^2))-zCDP, i.e. RDP(alpha)
+         * <= alpha D^2/(2 s^2) [CKS20, Thm 14]. WOR: [WBK19, Thm 9] is generic in that curve (the
+         * same expression as for the continuous Gaussian). Poisson: the sampled-Gaussian integral
+         * is specific to the continuous Gaussian, so no amplification is claimed. */
+        double z = ev->noise / ev->sens;
+        if (ev->samp.kind == DPDO_SAMPLING_WOR) return dpdo__rdp_wor_gauss(ev->samp.q, z, alpha, logtab, logtab_n);
+        if (alpha == INFINITY) return INFINITY;
+        double r = alpha / (2.0 * z * z);
+        return r > 0 ? r : 0.0;
+    }
+    if (ev->mech == DPDO_MECH_DISCRETE_LAPLACE) {
+        /* pure eps (amplified by subsampling) implies RDP(alpha) <= min(eps, alpha eps^2 / 2)
+         * [BS16 Prop. 3.3]; the continuous Laplace's RDP curve is not claimed for the lattice */
+        double e = dpdo__pure_eps_event(ev);
+        double b = alpha * e * e / 2.0;
+        return b < e ? b : e;
     }
     if (ev->mech == DPDO_MECH_LAPLACE) {
         if (ev->samp.kind == DPDO_SAMPLING_NONE || ev->samp.q >= 1.0)

@@ -39,6 +39,10 @@ struct dpdo_event {
     char errmsg[DPDO__ERRMSG_LEN];
 };
 
+/* Largest count a ledger cell holds (charges beyond it are refused; saved files beyond it are
+ * malformed): 2^53, exact in the double arithmetic of the accountants. */
+#define DPDO__LEDGER_COUNT_MAX ((int64_t)1 << 53)
+
 struct dpdo_ledger {
     uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
     int64_t n_nodes;
@@ -46,6 +50,12 @@ struct dpdo_ledger {
     dpdo__event_desc *ev; /* [cap] distinct events, in order of first charge */
     int64_t *counts;      /* [cap * n_nodes]: counts[k * n_nodes + node] */
     int64_t borrowers;    /* accountants alive that read this ledger */
+    unsigned char key[64];   /* MAC key (dpdo_ledger_set_key), key_len bytes; 0 = none */
+    size_t key_len;
+    unsigned char run[16];   /* run identifier of an authenticated ledger (random at set_key, or
+                              * adopted from the first file loaded into a pristine ledger) */
+    uint64_t seq;            /* changes so far (charge, discharge, reset, load): saved as the
+                              * sequence number; loading an older sequence of the same run is refused */
     char errmsg[DPDO__ERRMSG_LEN];
 };
 

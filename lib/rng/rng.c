@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "rng_impl.h"
 #include "rng_math.h"
 #include "rng_simd.h"
@@ -135,12 +137,17 @@ int dpdo__stream_ids_check(uint64_t node, uint64_t round, uint64_t purpose, char
 void dpdo__stream_open(dpdo__stream *s, const struct dpdo_rng *rng, uint64_t node, uint64_t round,
                        uint32_t purpose)
 {
-    memset(s, 0, sizeof *s);
     s->rng = rng;
+    s->nbuf = 0;
+    s->status = 0;
+    s->cb_code = 0;
+    s->cid = 0;
+    s->ckey = NULL;
+    s->key[2] = s->key[3] = 0;
     uint64_t key = rng->seed;
-    if (rng->secret && node < (uint64_t)rng->nsecret && rng->has_secret[node] &&
-        (purpose == DPDO_PURPOSE_SAMPLE || purpose == DPDO_PURPOSE_NOISE || purpose == DPDO_PURPOSE_INIT))
-        key = rng->secret[node];
+    if (rng->keys && node < (uint64_t)rng->nkeys && rng->has_key[node] && dpdo__purpose_private(purpose))
+        s->ckey = rng->keys + 32 * (size_t)node;
+    s->fast = rng->builtin && !s->ckey;
     s->key[0] = (uint32_t)key;
     s->key[1] = (uint32_t)(key >> 32);
     s->ctr[0] = 0;
@@ -155,10 +162,54 @@ void dpdo__stream_seek(dpdo__stream *s, uint64_t block)
     s->nbuf = 0;
 }
 
+/* Keyed streams: block j (16 bytes) of stream (node, round, purpose) is bytes 16 (j mod 4) ..
+ * of ChaCha20-IETF block floor(j / 4) under the node's key with the 96-bit nonce
+ * (ctr[1], ctr[2], ctr[3]) as little-endian words; words are read little-endian. */
+static void keyed_blocks(dpdo__stream *s, uint32_t *out, size_t nblocks)
+{
+    unsigned char nonce[12];
+    for (int k = 0; k < 3; k++)
+        for (int b = 0; b < 4; b++) nonce[4 * k + b] = (unsigned char)(s->ctr[k + 1] >> (8 * b));
+    uint32_t j = s->ctr[0];
+    while (nblocks > 0) {
+        uint32_t cb = j >> 2, off = j & 3;
+        if (off == 0 && nblocks >= 4) {
+            /* whole ChaCha blocks straight into out (no wrap of the 2^30 block counter) */
+            size_t m = nblocks / 4, room = (size_t)((UINT64_C(1) << 30) - cb);
+            if (m > room) m = room;
+            memset(out, 0, 64 * m);
+            crypto_stream_chacha20_ietf_xor_ic((unsigned char *)out, (const unsigned char *)out,
+                                               (unsigned long long)(64 * m), nonce, cb, s->ckey);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+            for (size_t w = 0; w < 16 * m; w++) out[w] = __builtin_bswap32(out[w]);
+#endif
+            out += 16 * m;
+            j += (uint32_t)(4 * m);
+            nblocks -= 4 * m;
+            continue;
+        }
+        if (s->cid != cb + 1) {
+            memset(s->cblk, 0, sizeof s->cblk);
+            crypto_stream_chacha20_ietf_xor_ic((unsigned char *)s->cblk, (const unsigned char *)s->cblk, 64, nonce,
+                                               cb, s->ckey);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+            for (int w = 0; w < 16; w++) s->cblk[w] = __builtin_bswap32(s->cblk[w]);
+#endif
+            s->cid = cb + 1;
+        }
+        memcpy(out, s->cblk + 4 * off, 16);
+        out += 4;
+        j++;
+        nblocks--;
+    }
+}
+
 /* Write nblocks blocks starting at s->ctr[0] into out and advance. */
 static void gen_blocks(dpdo__stream *s, uint32_t *out, size_t nblocks)
 {
-    if (s->rng->builtin) {
+    if (s->ckey) {
+        keyed_blocks(s, out, nblocks);
+    } else if (s->rng->builtin) {
         uint32_t c[4] = {s->ctr[0], s->ctr[1], s->ctr[2], s->ctr[3]};
         for (size_t j = 0; j < nblocks; j++) {
             dpdo__philox4x32_10(s->key, c, out + 4 * j);
@@ -175,6 +226,12 @@ static void gen_blocks(dpdo__stream *s, uint32_t *out, size_t nblocks)
         }
     }
     s->ctr[0] += (uint32_t)nblocks;
+}
+
+void dpdo__stream_blocks(dpdo__stream *s, uint32_t *out, size_t nblocks)
+{
+    if (s->nbuf == -1 || s->nbuf > 0) s->nbuf = 0; /* whole blocks only */
+    gen_blocks(s, out, nblocks);
 }
 
 static inline void refill(dpdo__stream *s)
@@ -285,7 +342,7 @@ enum { CHUNK_BLOCKS = 64 };
 static void normal_blocks(dpdo__stream *s, double *out, size_t nblocks, int add, double scale,
                           int kernel)
 {
-    if (s->rng->builtin && kernel != DPDO__RNG_KERNEL_SCALAR) {
+    if (s->fast && kernel != DPDO__RNG_KERNEL_SCALAR) {
         size_t done = dpdo__simd_normals(kernel, s->key, s->ctr, nblocks, out, add, scale);
         s->ctr[0] += (uint32_t)done;
         out += 2 * done;
@@ -375,7 +432,7 @@ int dpdo__stream_uniforms_k(dpdo__stream *s, double *out, size_t n, int kernel)
     }
     if (i == n) return kernel;
     size_t nblocks = (n - i) / 2;
-    if (s->rng->builtin && kernel != DPDO__RNG_KERNEL_SCALAR) {
+    if (s->fast && kernel != DPDO__RNG_KERNEL_SCALAR) {
         size_t done = dpdo__simd_uniforms(kernel, s->key, s->ctr, nblocks, out + i);
         s->ctr[0] += (uint32_t)done;
         i += 2 * done;

@@ -16,12 +16,13 @@ struct dpdo_rng {
     void *user;                /* custom types only */
     int builtin;               /* 1 = Philox fast path */
     uint64_t seed;
-    /* Per-node secret keys (set by the engine on its own generator; NULL = none): streams of
-     * node i < nsecret with has_secret[i] and a private purpose (SAMPLE, NOISE, INIT) are keyed
-     * by secret[i] instead of the seed, so that knowing the seed does not reveal them. */
-    const uint64_t *secret;
-    const unsigned char *has_secret;
-    int64_t nsecret;
+    /* Per-node 256-bit keys (set by the engine on its own generator; NULL = none): streams of
+     * node i < nkeys with has_key[i] and a private purpose (SAMPLE, NOISE, INIT) are the
+     * ChaCha20-IETF keystream under keys[32 i ..] instead of Philox under the seed, so that
+     * knowing the seed does not reveal them (docs/rng.md "Keyed streams"). */
+    const unsigned char *keys;
+    const unsigned char *has_key;
+    int64_t nkeys;
     char errmsg[DPDO__ERRMSG_LEN];
 };
 
@@ -44,7 +45,19 @@ typedef struct dpdo__stream {
                        * normal of the last block, no words are left */
     int status;       /* sticky: first callback failure of a custom type */
     int cb_code;      /* the non-zero code that callback returned */
+    int fast;         /* built-in Philox, not keyed: the SIMD kernels may run */
+    const unsigned char *ckey; /* keyed stream: the node's 32-byte ChaCha20 key, else NULL */
+    uint32_t cid;     /* index + 1 of the ChaCha20 block cached in cblk (0 = none) */
+    uint32_t cblk[16];
 } dpdo__stream;
+
+/* 1 if purpose is private (its streams are keyed by a node's key when it has one). */
+static inline int dpdo__purpose_private(uint32_t purpose)
+{
+    return purpose == 2 /* SAMPLE */ || purpose == 3 /* NOISE */ || purpose == 7 /* INIT */;
+}
+/* 1 if the stream is keyed (ChaCha20 under a node key). */
+static inline int dpdo__stream_keyed(const dpdo__stream *s) { return s->ckey != NULL; }
 
 /* Stream identifiers must satisfy node < 2^32, round < 2^48,
  * purpose < 2^16 for the counter layout to be injective:
@@ -67,6 +80,32 @@ void dpdo__stream_open(dpdo__stream *s, const struct dpdo_rng *rng, uint64_t nod
                        uint32_t purpose);
 /* Jump to the start of block `block` (clears the buffer). */
 void dpdo__stream_seek(dpdo__stream *s, uint64_t block);
+
+/* The next nblocks whole blocks (4 words each) into out; a partly used block is skipped. */
+void dpdo__stream_blocks(dpdo__stream *s, uint32_t *out, size_t nblocks);
+
+/* ---- exact discrete samplers on a power-of-two grid (rng_discrete.c, docs/privacy.md) -------
+ * x[i] <- gamma * (rint(x[i] / gamma) + Z_i), Z_i i.i.d. exact discrete Gaussian N_Z(0, S^2)
+ * (Canonne-Kamath-Steinke 2020, Algorithm 3 over their Algorithm 2 discrete Laplace, with
+ * Bernoulli(exp(-x)) coins from their Algorithm 1 built only on exact rational coins) or exact
+ * discrete Laplace P(z) ~ exp(-|z| / T). gamma must be a power of two in [2^-1000, 2^900];
+ * 2^10 <= S <= 2^31, 1 <= T <= 2^40. The released value is exactly gamma * (k + Z) (no rounding).
+ * Returns DPDO_OK, DPDO_E_INVAL (bad gamma/S/T, written to err), DPDO_E_NUMERIC (x[i] not finite,
+ * or |k + Z| >= 2^52: named in err). On failure x is partly updated: the caller must not release it.
+ * Draws whole blocks from s. */
+int dpdo__grid_add_dgauss(dpdo__stream *s, uint64_t S, double gamma, double *x, size_t n, char *err);
+int dpdo__grid_add_dlaplace(dpdo__stream *s, uint64_t T, double gamma, double *x, size_t n, char *err);
+/* n raw draws (no grid): out[i] = Z_i (tests and bench). */
+int dpdo__stream_dgauss(dpdo__stream *s, uint64_t S, int64_t *out, size_t n);
+int dpdo__stream_dlaplace(dpdo__stream *s, uint64_t T, int64_t *out, size_t n);
+/* The grid for noise sigma on a release of n coordinates with L2 sensitivity sens (both in the
+ * release's units) and slack eta: gamma = 2^floor(log2 min(eta sens / sqrt n, sigma / 2^16)) and
+ * S = ceil(sigma (1 + eta) / gamma), so that the rounded release has sensitivity
+ * <= sens + gamma sqrt n <= (1 + eta) sens and noise gamma S >= (1 + eta) sigma. l1: the L1
+ * version for Laplace (sens L1, sigma = the Laplace scale, gamma n instead of gamma sqrt n;
+ * T returned in *S). DPDO_OK or DPDO_E_UNSUPPORTED (S would exceed 2^31 / 2^40: err says why). */
+int dpdo__grid_choose(double sigma, double sens, size_t n, double eta, int l1, double *gamma, uint64_t *S,
+                      char *err);
 
 /* Word draws. */
 uint32_t dpdo__stream_u32(dpdo__stream *s);

@@ -18,6 +18,7 @@ from ._lib import (lib, np, P, PD, PI64, PI32, I64, D, DpdoError, StateError, In
 NODE_ALL = -1
 NODE_COORDINATOR = -2
 NOISE_NONE, NOISE_PAPER, NOISE_RIGOROUS, NOISE_FIXED = 0, 1, 2, 3
+RANDOMNESS_SECURE, RANDOMNESS_REPRODUCIBLE = 0, 1
 PRIVACY_RIGOROUS, PRIVACY_PAPER = 0, 1
 POINT_ITERATE, POINT_OUTPUT = 0, 1
 STATE_NAMES = {0: "EMPTY", 1: "READY", 2: "RUNNING", 3: "DONE", 4: "FAILED"}
@@ -966,7 +967,20 @@ class Algorithm(_Handle):
         return v.value
 
     def set_node_secret(self, node, secret):
+        """Deprecated (64-bit): use set_node_key."""
         self._check(lib.dpdo_algorithm_set_node_secret(self._ptr(), node, secret))
+
+    def set_node_key(self, node, key):
+        """Key node's private streams by 32 bytes (bytes-like); kept across reset."""
+        key = bytes(key)
+        if len(key) != 32:
+            raise ValueError("key must be 32 bytes, got %d" % len(key))
+        self._check(lib.dpdo_algorithm_set_node_key(self._ptr(), node, key))
+
+    @property
+    def randomness_source(self):
+        """'secure: ...' or 'reproducible: ...' (where the run's randomness comes from)."""
+        return text(lib.dpdo_algorithm_randomness_source(self._ptr()))
 
     def prepare(self):
         self._check(lib.dpdo_algorithm_prepare(self._ptr()))
@@ -1112,4 +1126,5 @@ class Algorithm(_Handle):
 __all__ = ["Dataset", "Shard", "Loss", "Regularizer", "Node", "Network", "Sampling", "Event", "Ledger",
            "Accountant", "PaperBound", "Solver", "Compressor", "Policy", "Algorithm", "algorithm_types", "param_key", "version",
            "NODE_ALL", "NODE_COORDINATOR", "NOISE_NONE", "NOISE_PAPER", "NOISE_RIGOROUS", "NOISE_FIXED",
+           "RANDOMNESS_SECURE", "RANDOMNESS_REPRODUCIBLE",
            "PRIVACY_RIGOROUS", "PRIVACY_PAPER", "POINT_ITERATE", "POINT_OUTPUT"]

@@ -290,6 +290,8 @@ PROTOS = {
     "dpdo_algorithm_privacy": (INT, [P, INT, I64, PD, PD, PI32]),
     "dpdo_algorithm_privacy_source": (S, [P, INT]),
     "dpdo_algorithm_privacy_notes": (S, [P]),
+    "dpdo_algorithm_randomness_source": (S, [P]),
+    "dpdo_algorithm_set_node_key": (INT, [P, I64, C.c_char_p]),
     "dpdo_algorithm_planned_releases": (INT, [P, I64, PI64]),
     "dpdo_algorithm_comm": (INT, [P, I64, PI64, PI64, PI64]),
     "dpdo_algorithm_objective": (INT, [P, INT, I64, PD]),

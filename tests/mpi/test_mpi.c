@@ -120,6 +120,7 @@ static int run_case(const problem *p, const kase *c, int distributed, result *r,
         goto done;
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
+    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
     o.seed = 99;
     o.max_rounds = T;
     o.noise_mode = c->mode;
@@ -322,6 +323,7 @@ static int failure(const problem *p, int kind, char *why)
         }
         dpdo_algorithm_options o;
         dpdo_algorithm_options_init(&o, sizeof o);
+        o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
         o.noise_mode = DPDO_NOISE_NONE;
         o.max_rounds = 5;
         dpdo_algorithm **a = pass ? &alg : &one;
@@ -463,6 +465,7 @@ int main(int argc, char **argv)
         dpdo_algorithm_create(&alg, dpdo_algorithm_type_find("dp-dda"));
         dpdo_algorithm_options o;
         dpdo_algorithm_options_init(&o, sizeof o);
+        o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
         o.noise_mode = DPDO_NOISE_NONE;
         dpdo_algorithm_setup(alg, nd, N, p.net, p.reg, NULL, &o);
         ok &= dpdo_mpi_attach(m, alg, p.net) == DPDO_E_INVAL && strstr(dpdo_mpi_errmsg(m), "nodes") != NULL;

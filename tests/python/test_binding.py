@@ -73,6 +73,7 @@ def dda(nodes, d, seed=11, rounds=200, **kw):
     net = dpdo.Network.ring(len(nodes))
     reg = dpdo.Regularizer("l2", d, 0.05)
     acc = dpdo.Accountant(dpdo.Ledger(len(nodes)))
+    kw.setdefault("randomness", dpdo.RANDOMNESS_REPRODUCIBLE)  # bit-identical reruns
     return dpdo.Algorithm("dp-dda", nodes, net, reg, acc, seed=seed, max_rounds=rounds, epsilon=2.0,
                           params={"dda-active": 4}, **kw)
 
@@ -447,6 +448,25 @@ def federated_with_a_python_solver():
 
 
 @case
+def secure_default_and_node_keys():
+    _, loss, nodes = problem(n=8, q=30, d=12)
+    a, b = dda(nodes, 12, rounds=3, randomness=dpdo.RANDOMNESS_SECURE), dda(nodes, 12, rounds=3, randomness=dpdo.RANDOMNESS_SECURE)
+    a.run(), b.run()
+    assert a.randomness_source.startswith("secure:"), a.randomness_source
+    assert all(x != y for x, y in zip(a.iterate(dpdo.NODE_ALL), b.iterate(dpdo.NODE_ALL)))
+    r = dda(nodes, 12, rounds=3)
+    r.run()
+    assert r.randomness_source.startswith("reproducible") and "reproducible mode" in r.privacy_notes
+    k = [dda(nodes, 12, rounds=3, randomness=dpdo.RANDOMNESS_SECURE) for _ in range(2)]
+    for alg in k:
+        for i in range(8):
+            alg.set_node_key(i, bytes(range(i, i + 32)))
+        alg.run()
+    assert bits(k[0].iterate(dpdo.NODE_ALL)) == bits(k[1].iterate(dpdo.NODE_ALL))
+    raises(ValueError, k[0].set_node_key, 0, b"short")
+
+
+@case
 def compressor_policy_and_do_adp_dp_wor_sgd():
     _, loss, nodes = problem(n=6, q=40, d=10)
     comp = dpdo.Compressor("top-k", 10, k=3)
@@ -474,7 +494,8 @@ ds = dpdo.Dataset.generate("epsilon-like", n=480, d=12, seed=3)
 loss = dpdo.Loss("logistic", 12)
 nodes = [dpdo.Node(s, loss) for s in ds.partition([60] * 8, seed=1)]
 alg = dpdo.Algorithm("dp-dda", nodes, dpdo.Network.ring(8), dpdo.Regularizer("l2", 12, 0.05),
-                     dpdo.Accountant(dpdo.Ledger(8)), seed=11, max_rounds=200, epsilon=2.0, params={"dda-active": 4})
+                     dpdo.Accountant(dpdo.Ledger(8)), seed=11, max_rounds=200, epsilon=2.0, params={"dda-active": 4},
+                     randomness=dpdo.RANDOMNESS_REPRODUCIBLE)
 for t in alg: pass
 x = alg.output()
 assert isinstance(x, list) and len(x) == 12

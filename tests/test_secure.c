@@ -1,0 +1,632 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Secure randomness (issue 15, docs/privacy.md):
+ *  - two default (SECURE) private runs of every private algorithm type differ in every
+ *    coordinate of every node's iterate; two REPRODUCIBLE runs with one seed are bit-identical;
+ *    SECURE runs with host keys on every node are bit-identical, and a different key on one node
+ *    changes that node;
+ *  - every coordinate of every message a secure DP-DDA run sends (read through the transport
+ *    interface) is an integer below 2^52 times one power-of-two grid gamma >= sigma 2^-30; a
+ *    reproducible run's messages are not on any such grid (so the check can fail);
+ *  - the old attack: knowing the seed of a reproducible run, the round-1 noise is regenerated
+ *    with the public RNG and the noiseless message recovered to within rounding; in the default
+ *    mode the same subtraction leaves an error of the order of sigma in every coordinate;
+ *  - secure events are charged as DPDO_MECH_DISCRETE_GAUSSIAN / _LAPLACE in the ledger text;
+ *  - a 10^5-draw chi-square smoke test of the exact samplers against their exact PMFs (the
+ *    10^7-draw version is in bench/bench_secure.c), and the grid release's exactness;
+ *  - set_node_key's bad input, randomness_source and the privacy notes. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dpdo/dpdo.h"
+#include "dpdo/transport.h"
+#include "engine/engine_impl.h"
+#include "rng/rng_impl.h"
+#include "core/core_impl.h"
+#include "harness.h"
+
+static uint64_t tstate = 0x2545F4914F6CDD1Dull;
+static double urand(void)
+{
+    tstate ^= tstate << 13;
+    tstate ^= tstate >> 7;
+    tstate ^= tstate << 17;
+    return (double)(tstate >> 11) * 0x1.0p-53;
+}
+
+enum { N = 4, Q = 40, D = 6 };
+
+typedef struct fx {
+    double X[N * Q * D], Y[N * Q];
+    dpdo_dataset *ds;
+    dpdo_shard *sh[N];
+    dpdo_loss *loss;
+    dpdo_node *nodes[N];
+    dpdo_network *net;
+    dpdo_regularizer *reg;
+} fx;
+
+static void fx_make(fx *f)
+{
+    memset(f, 0, sizeof *f);
+    for (int i = 0; i < N * Q; i++) {
+        double nn = 0;
+        for (int k = 0; k < D; k++) {
+            f->X[i * D + k] = urand() - 0.5;
+            nn += f->X[i * D + k] * f->X[i * D + k];
+        }
+        for (int k = 0; k < D; k++) f->X[i * D + k] /= sqrt(nn) + 1e-3;
+        f->Y[i] = urand() < 0.5 ? -1 : 1;
+    }
+    CHECK_EQ(dpdo_dataset_create(&f->ds), DPDO_OK);
+    CHECK_EQ(dpdo_dataset_set_dense(f->ds, N * Q, D, f->X, f->Y, DPDO_COPY), DPDO_OK);
+    CHECK_EQ(dpdo_loss_create(&f->loss, dpdo_loss_type_find("logistic"), NULL, D), DPDO_OK);
+    for (int i = 0; i < N; i++) {
+        CHECK_EQ(dpdo_shard_create_range(&f->sh[i], f->ds, (int64_t)i * Q, Q), DPDO_OK);
+        CHECK_EQ(dpdo_node_create(&f->nodes[i], f->sh[i], f->loss, 1.0), DPDO_OK);
+    }
+    CHECK_EQ(dpdo_network_create(&f->net), DPDO_OK);
+    CHECK_EQ(dpdo_network_set_complete(f->net, N), DPDO_OK);
+    double lam = 0.01;
+    CHECK_EQ(dpdo_regularizer_create(&f->reg, dpdo_regularizer_type_find("l2"), NULL, D, &lam, 1), DPDO_OK);
+}
+
+static void fx_free(fx *f)
+{
+    dpdo_regularizer_destroy(f->reg);
+    dpdo_network_destroy(f->net);
+    for (int i = 0; i < N; i++) {
+        dpdo_node_destroy(f->nodes[i]);
+        dpdo_shard_destroy(f->sh[i]);
+    }
+    dpdo_loss_destroy(f->loss);
+    dpdo_dataset_destroy(f->ds);
+}
+
+/* Every noisy release, through the test build's noise tap. */
+typedef struct taps {
+    double v[20000], grid[20000];
+    int64_t n;
+    int64_t bad_grid; /* secure draws whose values are not integers below 2^52 times their grid */
+} taps;
+
+static void tap_fn(void *user, int64_t node, const double *out, size_t n, double grid)
+{
+    (void)node;
+    taps *t = user;
+    for (size_t k = 0; k < n; k++) {
+        if (grid > 0) {
+            double m = out[k] / grid;
+            t->bad_grid += !(m == rint(m) && fabs(m) < 0x1p52);
+        }
+        if (t->n < 20000) {
+            t->v[t->n] = out[k];
+            t->grid[t->n++] = grid;
+        }
+    }
+}
+
+typedef struct run_cfg {
+    int randomness;
+    int noise_mode;
+    double sigma;
+    int keys;       /* 0 none, 1 host keys on every node, 2: as 1 but node 2 gets another key */
+    uint64_t seed;
+    int64_t rounds;
+} run_cfg;
+
+/* Run `type` and write every node's iterate into x[N * D]; returns 1 if the run was private. */
+static int run(fx *f, const char *type, const run_cfg *c, double *x, taps *tp)
+{
+    dpdo_ledger *led = NULL;
+    dpdo_accountant *acc = NULL;
+    CHECK_EQ(dpdo_ledger_create(&led, N), DPDO_OK);
+    CHECK_EQ(dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), led, NULL), DPDO_OK);
+    dpdo_algorithm_options o;
+    dpdo_algorithm_options_init(&o, sizeof o);
+    o.randomness = c->randomness;
+    o.noise_mode = c->noise_mode;
+    o.sigma = c->sigma;
+    o.seed = c->seed;
+    o.max_rounds = c->rounds;
+    o.epsilon = 2.0;
+    dpdo_algorithm *a = NULL;
+    CHECK_EQ(dpdo_algorithm_create(&a, dpdo_algorithm_type_find(type)), DPDO_OK);
+    int fedb = !strcmp(type, "fedpd") || !strcmp(type, "fedlin") || !strcmp(type, "tamuna") || !strcmp(type, "led") ||
+               !strcmp(type, "5gcs");
+    int rc = dpdo_algorithm_setup(a, f->nodes, N, f->net, fedb ? NULL : f->reg, acc, &o);
+    CHECK_MSG(rc == DPDO_OK, "%s: setup: %s", type, dpdo_algorithm_errmsg(a));
+    dpdo_solver *sol = NULL;
+    if (strcmp(type, "fed-plt") == 0 && c->noise_mode != DPDO_NOISE_NONE) {
+        CHECK_EQ(dpdo_solver_create(&sol, dpdo_solver_type_find("noisy-gd"), NULL, D), DPDO_OK);
+        CHECK_EQ(dpdo_solver_set(sol, "step", 0.5), DPDO_OK);
+        CHECK_EQ(dpdo_algorithm_set_solver(a, sol), DPDO_OK);
+    }
+    if (tp) {
+        memset(tp, 0, sizeof *tp);
+        CHECK_EQ(dpdo__algorithm_set_noise_tap(a, tap_fn, tp), DPDO_OK);
+    }
+    if (c->keys)
+        for (int i = 0; i < N; i++) {
+            unsigned char k[32];
+            for (int b = 0; b < 32; b++) k[b] = (unsigned char)(17 * i + b + (c->keys == 2 && i == 2 ? 101 : 0));
+            CHECK_EQ(dpdo_algorithm_set_node_key(a, i, k), DPDO_OK);
+        }
+    int64_t steps = 0;
+    rc = dpdo_algorithm_run(a, c->rounds, &steps);
+    CHECK_MSG(rc >= 0, "%s: run: %s", type, dpdo_algorithm_errmsg(a));
+    for (int i = 0; i < N; i++) {
+        rc = dpdo_algorithm_get_iterate(a, i, x + i * D, D);
+        if (rc == DPDO_E_INVAL) rc = dpdo_algorithm_get_iterate(a, DPDO_NODE_ALL, x + i * D, D); /* one model */
+        CHECK_MSG(rc == DPDO_OK, "%s: iterate: %s", type, dpdo_algorithm_errmsg(a));
+    }
+    const char *notes = dpdo_algorithm_privacy_notes(a);
+    int64_t charges = 0;
+    for (int i = 0; i < N; i++) charges += dpdo_ledger_charges(led, i);
+    int priv = strstr(notes, "noise disabled") == NULL && charges > 0;
+    if (priv) {
+        const char *src = dpdo_algorithm_randomness_source(a);
+        if (c->randomness == DPDO_RANDOMNESS_SECURE) CHECK_MSG(strncmp(src, "secure:", 7) == 0, "%s: %s", type, src);
+        else {
+            CHECK_MSG(strncmp(src, "reproducible", 12) == 0, "%s: %s", type, src);
+            CHECK_STR_CONTAINS(notes, "reproducible mode");
+        }
+    }
+    dpdo_algorithm_destroy(a);
+    dpdo_solver_destroy(sol);
+    dpdo_accountant_destroy(acc);
+    dpdo_ledger_destroy(led);
+    return priv;
+}
+
+static int is_fed_baseline(const char *t)
+{
+    return !strcmp(t, "fedpd") || !strcmp(t, "fedlin") || !strcmp(t, "tamuna") || !strcmp(t, "led") ||
+           !strcmp(t, "5gcs");
+}
+
+static void runs_differ_and_repeat(void)
+{
+    fx f;
+    fx_make(&f);
+    int nt = 0, nprivate = 0;
+    static taps ta, tb, tc, td;
+    for (const dpdo_algorithm_type *t = dpdo_algorithm_type_next(NULL); t; t = dpdo_algorithm_type_next(t), nt++) {
+        const char *name = dpdo_algorithm_type_name(t);
+        double a[N * D], b[N * D], c[N * D], d[N * D];
+        /* the Fed-PLT baselines are non-private (noise NONE): nothing secret, the run is replayable */
+        if (is_fed_baseline(name)) continue; /* non-private baselines: prepare refuses noise */
+        run_cfg sec = {DPDO_RANDOMNESS_SECURE, DPDO_NOISE_RIGOROUS, NAN, 0, 7, 3};
+        int priv = run(&f, name, &sec, a, &ta);
+        run(&f, name, &sec, b, &tb);
+        run_cfg rep = sec;
+        rep.randomness = DPDO_RANDOMNESS_REPRODUCIBLE;
+        run(&f, name, &rep, c, &tc);
+        run(&f, name, &rep, d, &td);
+        CHECK_MSG(memcmp(c, d, sizeof c) == 0, "%s: two reproducible runs differ", name);
+        CHECK_MSG(tc.n == td.n && memcmp(tc.v, td.v, (size_t)tc.n * sizeof(double)) == 0,
+                  "%s: two reproducible runs release different values", name);
+        CHECK_MSG(priv, "%s: the run is not private", name);
+        nprivate++;
+        int fedplt = strcmp(name, "fed-plt") == 0; /* its noise is drawn inside the local solver */
+        if (!fedplt) {
+            /* every released coordinate differs; every one is on its grid */
+            CHECK_MSG(ta.n > 0 && ta.n == tb.n, "%s: %lld / %lld released values", name, (long long)ta.n,
+                      (long long)tb.n);
+            if (tc.n != ta.n) tc.n = 0; /* DP-WOR-SGD's reproducible pass draw is not tapped */
+            int64_t same = 0, same_rep = 0;
+            for (int64_t k = 0; k < ta.n && k < tb.n; k++) same += ta.v[k] == tb.v[k];
+            for (int64_t k = 0; k < ta.n && k < tc.n; k++) same_rep += ta.v[k] == tc.v[k];
+            CHECK_MSG(same == 0, "%s: two secure runs release %lld equal values of %lld", name, (long long)same,
+                      (long long)ta.n);
+            CHECK_MSG(same_rep == 0, "%s: secure and reproducible release %lld equal values", name, (long long)same_rep);
+            CHECK_MSG(ta.bad_grid == 0 && tb.bad_grid == 0, "%s: %lld values off their grid", name, (long long)ta.bad_grid);
+            for (int64_t k = 0; k < ta.n; k++) CHECK(ta.grid[k] > 0 && (k >= tc.n || tc.grid[k] == 0));
+        }
+        int same = 0;
+        for (int k = 0; k < N * D; k++) same += a[k] == b[k];
+        if (fedplt) CHECK_MSG(same == 0, "%s: two secure runs agree in %d of %d coordinates", name, same, N * D);
+        /* host keys on every node: a secure run that is replayable by whoever holds the keys */
+        run_cfg keyed = sec;
+        keyed.keys = 1;
+        run(&f, name, &keyed, a, &ta);
+        run(&f, name, &keyed, b, &tb);
+        CHECK_MSG(memcmp(a, b, sizeof a) == 0 && ta.n == tb.n && memcmp(ta.v, tb.v, (size_t)ta.n * 8) == 0,
+                  "%s: secure runs with the same host keys differ", name);
+    }
+    CHECK_EQ(nt, 13);
+    CHECK_EQ(nprivate, 8); /* dp-dda, dp-dda-baseline, do-adp, dpdo, cpgt, dp-wor-sgd, dp-sgd-wr, fed-plt */
+    /* a different key on node 2 changes DP-DDA's release of node 2 only (round 1) */
+    double a[N * D], b[N * D];
+    run_cfg k1 = {DPDO_RANDOMNESS_SECURE, DPDO_NOISE_FIXED, 0.5, 1, 3, 1};
+    run_cfg k2 = k1;
+    k2.keys = 2;
+    run(&f, "dp-dda-baseline", &k1, a, &ta);
+    run(&f, "dp-dda-baseline", &k2, b, &tb);
+    CHECK_EQ(ta.n, tb.n);
+    int diff = 0;
+    for (int64_t k = 0; k < ta.n; k++) diff += ta.v[k] != tb.v[k];
+    CHECK_MSG(diff == D, "%d values changed", diff);
+    fx_free(&f);
+}
+
+/* ---- messages through a one-process transport ---------------------------------------------- */
+typedef struct capture {
+    double *v;
+    int64_t n, cap;
+    int64_t src[20000]; /* sender of each value */
+    int64_t pos[20000]; /* its position in the sender's message */
+} capture;
+
+static int t_layout(void *u, int64_t n, int64_t *proc, int64_t *self)
+{
+    (void)u;
+    for (int64_t i = 0; i <= n; i++) proc[i] = 0;
+    *self = 0;
+    return 0;
+}
+static int t_exchange(void *u, int status, const dpdo_message *msg, int64_t nmsg, int32_t *any_failed)
+{
+    capture *c = u;
+    *any_failed = status != 0;
+    for (int64_t m = 0; m < nmsg; m++) {
+        if (msg[m].src < 0) continue;
+        for (int32_t s = 0; s < msg[m].nseg; s++) {
+            const double *p = msg[m].seg[s].data;
+            for (int64_t k = 0; k < msg[m].seg[s].bytes / 8 && c->n < c->cap; k++) {
+                c->src[c->n] = msg[m].src;
+                c->pos[c->n] = k;
+                c->v[c->n++] = p[k];
+            }
+        }
+    }
+    return 0;
+}
+static int t_agree(void *u, int *status, int64_t *node, char *msg, size_t len)
+{
+    (void)u, (void)status, (void)node, (void)msg, (void)len;
+    return 0;
+}
+static int t_share(void *u, void *base, int64_t rb, int64_t n)
+{
+    (void)u, (void)base, (void)rb, (void)n;
+    return 0;
+}
+static int t_sum(void *u, int64_t *v, int64_t count)
+{
+    (void)u, (void)v, (void)count;
+    return 0;
+}
+static int t_bcast(void *u, int64_t from, void *buf, int64_t bytes)
+{
+    (void)u, (void)from, (void)buf, (void)bytes;
+    return 0;
+}
+static int t_send(void *u, int64_t to, const void *buf, int64_t bytes)
+{
+    (void)u, (void)to, (void)buf, (void)bytes;
+    return 0;
+}
+static int t_recv(void *u, int64_t from, void *buf, int64_t bytes)
+{
+    (void)u, (void)from, (void)buf, (void)bytes;
+    return 0;
+}
+/* half of the nodes on another (imaginary) process */
+static int t_layout_half(void *u, int64_t n, int64_t *proc, int64_t *self)
+{
+    (void)u;
+    for (int64_t i = 0; i < n; i++) proc[i] = i < n / 2 ? 0 : 1;
+    proc[n] = 0;
+    *self = 0;
+    return 0;
+}
+static const dpdo_transport_type half_type = {
+    sizeof(dpdo_transport_type), "half", t_layout_half, t_exchange, t_agree, t_share, t_sum, t_bcast, t_send, t_recv,
+    NULL,
+};
+
+static const dpdo_transport_type capture_type = {
+    sizeof(dpdo_transport_type), "capture", t_layout, t_exchange, t_agree, t_share, t_sum, t_bcast, t_send, t_recv,
+    NULL,
+};
+
+static void grid_ledger(void)
+{
+    fx f;
+    fx_make(&f);
+    /* secure DP-DDA and the DPDO baseline are charged as discrete mechanisms, reproducible as before */
+    const char *types[] = {"dp-dda", "dpdo"};
+    const char *want[2][2] = {{"event 3 ", "event 1 "}, {"event 4 ", "event 2 "}};
+    double epsv[2][2];
+    for (int t = 0; t < 2; t++)
+        for (int mode = 0; mode < 2; mode++) {
+            dpdo_ledger *led = NULL;
+            dpdo_accountant *acc = NULL;
+            CHECK_EQ(dpdo_ledger_create(&led, N), DPDO_OK);
+            CHECK_EQ(dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), led, NULL), DPDO_OK);
+            dpdo_algorithm_options o;
+            dpdo_algorithm_options_init(&o, sizeof o);
+            o.randomness = mode ? DPDO_RANDOMNESS_REPRODUCIBLE : DPDO_RANDOMNESS_SECURE;
+            o.max_rounds = 3;
+            dpdo_algorithm *a = NULL;
+            CHECK_EQ(dpdo_algorithm_create(&a, dpdo_algorithm_type_find(types[t])), DPDO_OK);
+            CHECK_EQ(dpdo_algorithm_setup(a, f.nodes, N, f.net, f.reg, acc, &o), DPDO_OK);
+            int64_t steps = 0;
+            CHECK_MSG(dpdo_algorithm_run(a, 3, &steps) >= 0, "%s", dpdo_algorithm_errmsg(a));
+            char text[8192];
+            int64_t len = 0;
+            CHECK_EQ(dpdo_ledger_save(led, text, sizeof text, &len), DPDO_OK);
+            CHECK_MSG(strstr(text, want[t][mode]) != NULL, "%s mode %d: no '%s' in the ledger", types[t], mode,
+                      want[t][mode]);
+            double eps = 0;
+            CHECK_EQ(dpdo_algorithm_privacy(a, DPDO_PRIVACY_RIGOROUS, DPDO_NODE_ALL, &eps, NULL, NULL), DPDO_OK);
+            epsv[t][mode] = eps;
+            dpdo_algorithm_destroy(a);
+            dpdo_accountant_destroy(acc);
+            dpdo_ledger_destroy(led);
+        }
+    /* DP-DDA: the discrete event keeps the calibrated ratio sens/sigma, so the same epsilon */
+    CHECK_MSG(fabs(epsv[0][0] / epsv[0][1] - 1) < 1e-9, "dp-dda: secure eps %g, reproducible %g", epsv[0][0], epsv[0][1]);
+    /* DPDO: the same pure epsilon per round; RDP of the discrete Laplace from pure DP only (a little looser) */
+    CHECK_MSG(epsv[1][0] >= epsv[1][1] && epsv[1][0] < 1.01 * epsv[1][1], "dpdo: secure eps %g, reproducible %g",
+              epsv[1][0], epsv[1][1]);
+    fx_free(&f);
+}
+
+/* ---- the old attack -------------------------------------------------------------------------- */
+/* Round 1 of the DP-DDA baseline: node i sends z_i + a_1 (g_i + sigma xi_i) (z_i = 0 at round 1
+ * here). An observer of the messages who knows the seed of a reproducible run regenerates xi_i
+ * with the public Philox API (stream (i, 1, NOISE)): msg - msg_noiseless is then a_1 sigma xi_i to
+ * rounding, i.e. the noise can be subtracted (expected and documented: reproducible mode protects
+ * only against parties who do not know the seed). In the default mode the same guess explains
+ * nothing: the residual is of the size of the difference itself. */
+static double attack_residual(const capture *c0, const capture *c1, dpdo_rng *rng, double sigma)
+{
+    double sxy = 0, sxx = 0, dmax = 0;
+    static double guess[20000], diff[20000];
+    for (int64_t k = 0; k < c1->n; k++) {
+        double z;
+        CHECK_EQ(dpdo_rng_normal(rng, (uint64_t)c1->src[k], 1, DPDO_PURPOSE_NOISE, (uint64_t)c1->pos[k], &z, 1),
+                 DPDO_OK);
+        guess[k] = sigma * z;
+        diff[k] = c1->v[k] - c0->v[k];
+        sxy += guess[k] * diff[k];
+        sxx += guess[k] * guess[k];
+        dmax = fabs(diff[k]) > dmax ? fabs(diff[k]) : dmax;
+    }
+    double a1 = sxy / sxx, res = 0; /* the attacker's estimate of the public step a_1 */
+    for (int64_t k = 0; k < c1->n; k++) {
+        double r = fabs(diff[k] - a1 * guess[k]);
+        res = r > res ? r : res;
+    }
+    return res / dmax;
+}
+
+static void old_attack(void)
+{
+    fx f;
+    fx_make(&f);
+    const double sigma = 0.8;
+    static double msg[3][20000];
+    static capture cap[3];
+    for (int r = 0; r < 3; r++) { /* 0: noiseless (ground truth), 1: reproducible, 2: secure */
+        dpdo_ledger *led = NULL;
+        dpdo_accountant *acc = NULL;
+        CHECK_EQ(dpdo_ledger_create(&led, N), DPDO_OK);
+        CHECK_EQ(dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), led, NULL), DPDO_OK);
+        dpdo_algorithm_options o;
+        dpdo_algorithm_options_init(&o, sizeof o);
+        o.seed = 99;
+        o.randomness = r == 2 ? DPDO_RANDOMNESS_SECURE : DPDO_RANDOMNESS_REPRODUCIBLE;
+        o.noise_mode = r == 0 ? DPDO_NOISE_NONE : DPDO_NOISE_FIXED;
+        o.sigma = sigma;
+        o.max_rounds = 1;
+        dpdo_algorithm *a = NULL;
+        CHECK_EQ(dpdo_algorithm_create(&a, dpdo_algorithm_type_find("dp-dda-baseline")), DPDO_OK);
+        CHECK_EQ(dpdo_algorithm_setup(a, f.nodes, N, f.net, f.reg, acc, &o), DPDO_OK);
+        memset(&cap[r], 0, sizeof cap[r]);
+        cap[r].v = msg[r], cap[r].cap = 20000;
+        CHECK_EQ(dpdo_algorithm_set_transport(a, &capture_type, &cap[r]), DPDO_OK);
+        CHECK_EQ(dpdo_algorithm_step(a), DPDO_ROUND);
+        dpdo_algorithm_destroy(a);
+        dpdo_accountant_destroy(acc);
+        dpdo_ledger_destroy(led);
+    }
+    CHECK(cap[0].n >= D);
+    CHECK_EQ(cap[1].n, cap[0].n);
+    CHECK_EQ(cap[2].n, cap[0].n);
+    dpdo_rng *rng = NULL;
+    CHECK_EQ(dpdo_rng_create(&rng, NULL, 99), DPDO_OK);
+    double rep = attack_residual(&cap[0], &cap[1], rng, sigma);
+    double sec = attack_residual(&cap[0], &cap[2], rng, sigma);
+    printf("# attack residual / signal: reproducible %.3g, secure %.3g\n", rep, sec);
+    CHECK_MSG(rep < 1e-9, "reproducible: the noise should be removable with the seed (residual %g)", rep);
+    CHECK_MSG(sec > 0.2, "secure: the seed's noise explains the secure messages (residual %g)", sec);
+    /* and two secure runs differ in every coordinate of every message */
+    dpdo_rng_destroy(rng);
+    fx_free(&f);
+}
+
+/* ---- samplers ----------------------------------------------------------------------------------- */
+/* Chi-square of n draws against the exact PMF p(y) ~ w(y) on |y| <= R with the tails pooled. The
+ * critical values are the chi-square 1 - 1e-6 quantiles (scipy.stats.chi2.ppf(1 - 1e-6, df)):
+ * a correct sampler fails with probability 1e-6. */
+static double chi2(const int64_t *y, int64_t n, double (*w)(double, double), double par, int R, int *df)
+{
+    double Z = 0;
+    for (int v = -200000; v <= 200000; v++) Z += w(v, par);
+    static int64_t cnt[2 * 64 + 3];
+    memset(cnt, 0, sizeof cnt);
+    for (int64_t k = 0; k < n; k++) {
+        int64_t v = y[k];
+        int b = v < -R ? 0 : v > R ? 2 * R + 2 : (int)(v + R + 1);
+        cnt[b]++;
+    }
+    double x2 = 0, tail = 0;
+    for (int v = -R; v <= R; v++) {
+        double e = (double)n * w(v, par) / Z;
+        x2 += ((double)cnt[v + R + 1] - e) * ((double)cnt[v + R + 1] - e) / e;
+        tail += w(v, par) / Z;
+    }
+    double et = (double)n * (1 - tail) / 2;
+    x2 += ((double)cnt[0] - et) * ((double)cnt[0] - et) / et;
+    x2 += ((double)cnt[2 * R + 2] - et) * ((double)cnt[2 * R + 2] - et) / et;
+    *df = 2 * R + 2;
+    return x2;
+}
+static double w_gauss(double v, double s) { return exp(-v * v / (2 * s * s)); }
+static double w_lap(double v, double t) { return exp(-fabs(v) / t); }
+
+static void sampler_pmf_smoke(void)
+{
+    dpdo_rng *rng = NULL;
+    CHECK_EQ(dpdo_rng_create(&rng, NULL, 5), DPDO_OK);
+    unsigned char key[32];
+    for (int b = 0; b < 32; b++) key[b] = (unsigned char)(b * 7 + 1);
+    unsigned char has = 1;
+    rng->keys = key, rng->has_key = &has, rng->nkeys = 1; /* a keyed (ChaCha20) stream */
+    enum { M = 100000 };
+    static int64_t y[M];
+    const struct { int gauss; uint64_t P; int R; double crit; } cases[] = {
+        {1, 3, 9, 65.42},  /* df 20 */
+        {1, 7, 20, 100.69}, /* df 42 */
+        {0, 2, 12, 75.55}, /* df 26 */
+        {0, 5, 30, 129.95}, /* df 62 */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        dpdo__stream st;
+        dpdo__stream_open(&st, rng, 0, c + 1, DPDO_PURPOSE_NOISE);
+        CHECK(dpdo__stream_keyed(&st));
+        int rc = cases[c].gauss ? dpdo__stream_dgauss(&st, cases[c].P, y, M) : dpdo__stream_dlaplace(&st, cases[c].P, y, M);
+        CHECK_EQ(rc, DPDO_OK);
+        int df;
+        double x2 = chi2(y, M, cases[c].gauss ? w_gauss : w_lap, (double)cases[c].P, cases[c].R, &df);
+        printf("# %s(%llu): chi2 = %.1f, df %d, critical %.1f\n", cases[c].gauss ? "dgauss" : "dlaplace",
+               (unsigned long long)cases[c].P, x2, df, cases[c].crit);
+        CHECK_MSG(x2 < cases[c].crit, "chi2 %g >= %g", x2, cases[c].crit);
+    }
+    /* a large scale: mean and variance (sd of the variance estimate ~ sqrt(2/M) relative) */
+    dpdo__stream st;
+    dpdo__stream_open(&st, rng, 0, 50, DPDO_PURPOSE_NOISE);
+    const uint64_t S = UINT64_C(1) << 20;
+    CHECK_EQ(dpdo__stream_dgauss(&st, S, y, M), DPDO_OK);
+    double m = 0, v = 0;
+    for (int k = 0; k < M; k++) m += (double)y[k];
+    m /= M;
+    for (int k = 0; k < M; k++) v += ((double)y[k] - m) * ((double)y[k] - m);
+    v /= M - 1;
+    CHECK_MSG(fabs(m) < 5 * (double)S / sqrt(M), "mean %g", m);
+    CHECK_MSG(fabs(v / ((double)S * S) - 1) < 5 * sqrt(2.0 / M), "variance ratio %g", v / ((double)S * S));
+    /* the grid release: exact multiples, the rounding of the input to the nearest grid point */
+    double x[1000], x0[1000];
+    for (int k = 0; k < 1000; k++) x0[k] = x[k] = (urand() - 0.5) * 10;
+    char err[DPDO__ERRMSG_LEN];
+    const double g = 0x1p-20;
+    CHECK_EQ(dpdo__grid_add_dgauss(&st, 1u << 12, g, x, 1000, err), DPDO_OK);
+    double sse = 0;
+    for (int k = 0; k < 1000; k++) {
+        double q = x[k] / g;
+        CHECK(q == rint(q));
+        sse += (x[k] - x0[k]) * (x[k] - x0[k]);
+    }
+    double sd = sqrt(sse / 1000) / (g * 4096); /* ~ 1 */
+    CHECK_MSG(sd > 0.9 && sd < 1.1, "noise sd %g grid steps of 4096", sd);
+    /* bad input */
+    CHECK_EQ(dpdo__grid_add_dgauss(&st, 1u << 12, 0.3, x, 10, err), DPDO_E_INVAL);
+    CHECK_STR_CONTAINS(err, "power of two");
+    x[3] = NAN;
+    CHECK_EQ(dpdo__grid_add_dgauss(&st, 1u << 12, g, x, 10, err), DPDO_E_NUMERIC);
+    CHECK_STR_CONTAINS(err, "coordinate 3");
+    x[3] = 0x1p40; /* 2^60 grid steps */
+    CHECK_EQ(dpdo__grid_add_dlaplace(&st, 7, g, x, 10, err), DPDO_E_NUMERIC);
+    CHECK_STR_CONTAINS(err, "2^52");
+    double gm;
+    uint64_t SS;
+    CHECK_EQ(dpdo__grid_choose(1.0, 2.0, 100, DPDO__GRID_ETA, 0, &gm, &SS, err), DPDO_OK);
+    CHECK(gm * 10 <= DPDO__GRID_ETA * 2.0 && gm * SS >= 1.0 * (1 + DPDO__GRID_ETA));
+    CHECK_EQ(dpdo__grid_choose(1e9, 1e-9, 100, DPDO__GRID_ETA, 0, &gm, &SS, err), DPDO_E_UNSUPPORTED);
+    rng->keys = NULL, rng->has_key = NULL, rng->nkeys = 0;
+    dpdo_rng_destroy(rng);
+}
+
+/* A process draws keys only for the nodes it hosts; reset draws new ones; host keys stay. */
+static void keys_hosted_only(void)
+{
+    fx f;
+    fx_make(&f);
+    dpdo_ledger *led = NULL;
+    dpdo_accountant *acc = NULL;
+    CHECK_EQ(dpdo_ledger_create(&led, N), DPDO_OK);
+    CHECK_EQ(dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), led, NULL), DPDO_OK);
+    dpdo_algorithm_options o;
+    dpdo_algorithm_options_init(&o, sizeof o);
+    o.max_rounds = 3;
+    dpdo_algorithm *a = NULL;
+    CHECK_EQ(dpdo_algorithm_create(&a, dpdo_algorithm_type_find("dp-dda")), DPDO_OK);
+    dpdo_node *nodes[N];
+    for (int i = 0; i < N; i++) { /* this process holds the data of nodes 0 and 1 only */
+        if (i < N / 2) nodes[i] = f.nodes[i];
+        else CHECK_EQ(dpdo_node_create_remote(&nodes[i], f.loss, Q, 1.0), DPDO_OK);
+    }
+    CHECK_EQ(dpdo_algorithm_setup(a, nodes, N, f.net, f.reg, acc, &o), DPDO_OK);
+    unsigned char k[32] = {9};
+    CHECK_EQ(dpdo_algorithm_set_node_key(a, 1, k), DPDO_OK);
+    static capture c;
+    CHECK_MSG(dpdo_algorithm_set_transport(a, &half_type, &c) == DPDO_OK, "%s", dpdo_algorithm_errmsg(a));
+    CHECK_EQ(dpdo__algorithm_key_source(a, 0), DPDO__KEY_ENTROPY);
+    CHECK_EQ(dpdo__algorithm_key_source(a, 1), DPDO__KEY_HOST);
+    CHECK_EQ(dpdo__algorithm_key_source(a, 2), DPDO__KEY_NONE); /* hosted elsewhere: no key here */
+    CHECK_EQ(dpdo__algorithm_key_source(a, 3), DPDO__KEY_NONE);
+    CHECK_STR_CONTAINS(dpdo_algorithm_randomness_source(a), "secure:");
+    CHECK_EQ(dpdo_algorithm_reset(a), DPDO_OK);
+    CHECK_EQ(dpdo__algorithm_key_source(a, 0), DPDO__KEY_ENTROPY);
+    CHECK_EQ(dpdo__algorithm_key_source(a, 1), DPDO__KEY_HOST);
+    CHECK_EQ(dpdo__algorithm_key_source(a, 2), DPDO__KEY_NONE);
+    dpdo_algorithm_destroy(a);
+    for (int i = N / 2; i < N; i++) dpdo_node_destroy(nodes[i]);
+    dpdo_accountant_destroy(acc);
+    dpdo_ledger_destroy(led);
+    fx_free(&f);
+}
+
+static void key_api(void)
+{
+    fx f;
+    fx_make(&f);
+    unsigned char k[32] = {1};
+    CHECK_EQ(dpdo_algorithm_set_node_key(NULL, 0, k), DPDO_E_INVAL);
+    dpdo_algorithm *a = NULL;
+    CHECK_EQ(dpdo_algorithm_create(&a, dpdo_algorithm_type_find("dp-dda")), DPDO_OK);
+    CHECK_EQ(dpdo_algorithm_set_node_key(a, 0, k), DPDO_E_STATE);
+    CHECK_STR_CONTAINS(dpdo_algorithm_randomness_source(a), "");
+    dpdo_algorithm_options o;
+    dpdo_algorithm_options_init(&o, sizeof o);
+    CHECK_EQ(o.randomness, DPDO_RANDOMNESS_SECURE); /* the default */
+    o.noise_mode = DPDO_NOISE_NONE;
+    CHECK_EQ(dpdo_algorithm_setup(a, f.nodes, N, f.net, f.reg, NULL, &o), DPDO_OK);
+    CHECK_EQ(dpdo_algorithm_set_node_key(a, 0, NULL), DPDO_E_INVAL);
+    CHECK_STR_CONTAINS(dpdo_algorithm_errmsg(a), "key is NULL");
+    CHECK_EQ(dpdo_algorithm_set_node_key(a, N, k), DPDO_E_INVAL);
+    CHECK_STR_CONTAINS(dpdo_algorithm_errmsg(a), "node 4");
+    CHECK_EQ(dpdo_algorithm_prepare(a), DPDO_OK);
+    CHECK_STR_CONTAINS(dpdo_algorithm_randomness_source(a), "not a private run");
+    CHECK_EQ(dpdo_algorithm_step(a), DPDO_ROUND);
+    CHECK_EQ(dpdo_algorithm_set_node_key(a, 0, k), DPDO_E_STATE);
+    CHECK_EQ(dpdo_algorithm_reset(a), DPDO_OK);
+    CHECK_EQ(dpdo_algorithm_set_node_key(a, 0, k), DPDO_OK);
+    dpdo_algorithm_destroy(a);
+    fx_free(&f);
+}
+
+int main(void)
+{
+    RUN(runs_differ_and_repeat);
+    RUN(grid_ledger);
+    RUN(old_attack);
+    RUN(sampler_pmf_smoke);
+    RUN(keys_hosted_only);
+    RUN(key_api);
+    return h_finish();
+}

@@ -499,6 +499,45 @@ static void test_refusals(void)
     unlink(bad);
 }
 
+/* live parameters changed during the run: max-rounds (grown) and max-epsilon (lowered: the run
+ * then stops for the budget) come from the file with the guard's allowances */
+static void test_live_parameters(void)
+{
+    fx f;
+    fx_make(&f, 4);
+    dpdo_algorithm_options o;
+    opts_of(&o, 10);
+    run r;
+    run_make(&r, &f, "dp-dda", &o, 0);
+    CHECK_EQ(dpdo_algorithm_run(r.a, 4, NULL), DPDO_ROUND);
+    CHECK_EQ(dpdo_algorithm_set_int(r.a, DPDO_PARAM_MAX_ROUNDS, 13), DPDO_OK);
+    CHECK_EQ(dpdo_algorithm_set_double(r.a, DPDO_PARAM_MAX_EPSILON, 3.9), DPDO_OK);
+    CHECK_EQ(dpdo_algorithm_save(r.a, path, NULL), DPDO_OK);
+    CHECK_EQ(dpdo_algorithm_run(r.a, 0, NULL), DPDO_DONE);
+    snap full, res;
+    take_snap(&full, r.a, r.led, NULL);
+    CHECK(full.round > 4 && full.round <= 13);
+    run_free(&r);
+    run_make(&r, &f, "dp-dda", &o, 0);
+    int rc = dpdo_algorithm_load(r.a, path, NULL);
+    CHECK_MSG(rc == DPDO_OK, "load: %s", dpdo_algorithm_errmsg(r.a));
+    int64_t T = 0;
+    CHECK_EQ(dpdo_algorithm_get_int(r.a, DPDO_PARAM_MAX_ROUNDS, &T), DPDO_OK);
+    CHECK_EQ(T, 13);
+    double me = 0;
+    CHECK_EQ(dpdo_algorithm_get_double(r.a, DPDO_PARAM_MAX_EPSILON, &me), DPDO_OK);
+    CHECK(me == 3.9);
+    CHECK_EQ(dpdo_algorithm_run(r.a, 0, NULL), DPDO_DONE);
+    take_snap(&res, r.a, r.led, NULL);
+    CHECK_MSG(snap_equal(&full, &res), "rounds %lld / %lld, stop %d / %d, ledger %lld / %lld", (long long)full.round,
+              (long long)res.round, full.stop, res.stop, (long long)full.ledger_len, (long long)res.ledger_len);
+    snap_free(&full);
+    snap_free(&res);
+    run_free(&r);
+    fx_free(&f);
+    unlink(path);
+}
+
 int main(void)
 {
     snprintf(path, sizeof path, "/tmp/dpdo_ckpt_%ld.bin", (long)getpid());
@@ -506,5 +545,6 @@ int main(void)
     if (seed) tstate ^= strtoull(seed, NULL, 0) * 0x9e3779b97f4a7c15ull;
     RUN(test_resume_all_types);
     RUN(test_refusals);
+    RUN(test_live_parameters);
     return h_finish();
 }

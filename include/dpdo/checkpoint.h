@@ -55,7 +55,7 @@ DPDO_API int dpdo_algorithm_save(dpdo_algorithm *alg, const char *path, const dp
 /* Resume the run saved in `path` on alg, which must be READY at round 0 (freshly set up, or
  * reset) with the same configuration as the saved run: type, number of nodes, dimension, shard
  * sizes, options, parameters (the live ones - max-rounds, max-epsilon, tol, check-every - are
- * taken from the file), state layout, library version; node keys set again with
+ * taken from the file, with the budget guard's allowances), state layout, library version; node keys set again with
  * dpdo_algorithm_set_node_key on the same nodes when the file is not encrypted. The accountant
  * must hold what it held when the saved run was prepared (typically a fresh one); load adds the
  * saved run's charges to its ledger, so that the ledger, the budget guard and a later reset are as

@@ -275,14 +275,17 @@ static void describe_config(dpdo__eng *e, dpdo__ser *s)
         int type, live;
         const char *name = dpdo__param_slot_info(k, &type, &live);
         if (!name) break;
-        if (live) continue; /* taken from the file */
+        if (live) continue; /* taken from the file, with the guard's allowances */
         snprintf(nm, sizeof nm, "parameter %s", name);
         if (type) cfg_f64(s, nm, e->pd[k]);
         else cfg_i64(s, nm, e->pi[k]);
     }
     cfg_i64(s, "network edges", e->net ? e->net->m : -1);
     cfg_i64(s, "per-node activation probabilities set", e->node_p != NULL);
-    if (e->node_p) dpdo__ser_f64(s, "per-node activation probabilities", e->node_p, e->n);
+    for (int64_t i = 0; i < e->n && e->node_p; i++) {
+        snprintf(nm, sizeof nm, "activation probability of node %lld", (long long)i);
+        cfg_f64(s, nm, e->node_p[i]);
+    }
     cfg_i64(s, "state blocks", e->nblk);
     for (int b = 0; b < e->nblk; b++) {
         snprintf(nm, sizeof nm, "block %d", b);
@@ -379,6 +382,10 @@ static void describe_state(dpdo__eng *e, dpdo__ser *s, run_scalars *rs, int encr
     dpdo__ser_idx(s, "communication counters", &e->comm[0][0], 3 * (n + 1), 0, INT64_MAX);
     ser_bytes(s, "last active", e->last_active, n);
     dpdo__ser_idx(s, "releases used", e->pv.used, n, 0, INT64_MAX);
+    /* the budget guard as it stands (max-epsilon may have been lowered during the run, and the
+     * allowances then depend on the ledger at that time) */
+    dpdo__ser_f64(s, "guard epsilon", &e->pv.guard_eps, 1);
+    dpdo__ser_idx(s, "guard allowances", e->pv.allow, n, 0, INT64_MAX);
     if (e->pv.nev > 0 && e->pv.charged) {
         dpdo__ser_idx(s, "ledger charges", e->pv.charged, (int64_t)e->pv.nev * n, 0, INT64_MAX);
         dpdo__ser_idx(s, "ledger order", ledger_pos, e->pv.nev, -1, INT64_MAX);

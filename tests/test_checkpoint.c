@@ -501,14 +501,14 @@ static void test_refusals(void)
 
 /* live parameters changed during the run: max-rounds (grown) and max-epsilon (lowered: the run
  * then stops for the budget) come from the file with the guard's allowances */
-static void test_live_parameters(void)
+static void live_one(const char *type)
 {
     fx f;
     fx_make(&f, 4);
     dpdo_algorithm_options o;
     opts_of(&o, 10);
     run r;
-    run_make(&r, &f, "dp-dda", &o, 0);
+    run_make(&r, &f, type, &o, 0);
     CHECK_EQ(dpdo_algorithm_run(r.a, 4, NULL), DPDO_ROUND);
     CHECK_EQ(dpdo_algorithm_set_int(r.a, DPDO_PARAM_MAX_ROUNDS, 13), DPDO_OK);
     CHECK_EQ(dpdo_algorithm_set_double(r.a, DPDO_PARAM_MAX_EPSILON, 3.9), DPDO_OK);
@@ -516,9 +516,10 @@ static void test_live_parameters(void)
     CHECK_EQ(dpdo_algorithm_run(r.a, 0, NULL), DPDO_DONE);
     snap full, res;
     take_snap(&full, r.a, r.led, NULL);
-    CHECK(full.round > 4 && full.round <= 13);
+    CHECK_MSG(full.round > 4 && full.round < 13 && full.stop == DPDO_STOP_BUDGET, "%s: round %lld, stop %d", type,
+              (long long)full.round, full.stop);
     run_free(&r);
-    run_make(&r, &f, "dp-dda", &o, 0);
+    run_make(&r, &f, type, &o, 0);
     int rc = dpdo_algorithm_load(r.a, path, NULL);
     CHECK_MSG(rc == DPDO_OK, "load: %s", dpdo_algorithm_errmsg(r.a));
     int64_t T = 0;
@@ -536,6 +537,12 @@ static void test_live_parameters(void)
     run_free(&r);
     fx_free(&f);
     unlink(path);
+}
+
+static void test_live_parameters(void)
+{
+    live_one("dp-dda");
+    live_one("dpdo"); /* its pure-epsilon guard lives in the algorithm's private state */
 }
 
 int main(void)

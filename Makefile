@@ -123,7 +123,7 @@ $(BUILD)/tests/%: tests/%.c $(TESTLIB) tests/harness.h
 	$(CC) $(CPPFLAGS) $(DPDO_CFLAGS) -DDPDO_FAULT_INJECTION $(CFLAGS) -MMD -MP $< -o $@ \
 	    $(TESTLIB) $(DEP_LIBS) $(LDFLAGS)
 
-$(BUILD)/examples/%: examples/%.c $(STLIB)
+$(BUILD)/examples/%: examples/%.c examples/common.h $(STLIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(DPDO_CFLAGS) -DDPDO_STATIC $(CFLAGS) $< -o $@ $(STLIB) $(DEP_LIBS) $(LDFLAGS)
 

@@ -14,6 +14,7 @@
 #include "dpdo/solver.h"
 #include "../model/policy_impl.h"
 #include "dpdo/compressor.h"
+#include "dpdo/checkpoint.h"
 
 
 struct dpdo_algorithm {
@@ -265,7 +266,7 @@ static int alloc_eng(dpdo__eng *e)
     e->last_active = dpdo__calloc(n, 1);
     e->tmp_a = dpdo__alloc_array(d, sizeof(double));
     e->tmp_b = dpdo__alloc_array(d, sizeof(double));
-    e->tol_prev = dpdo__alloc_array(d, sizeof(double));
+    e->tol_prev = dpdo__calloc(d, sizeof(double)); /* zero: checkpoints copy it before the first test */
     e->pv.node_ev = dpdo__calloc(n, sizeof *e->pv.node_ev);
     e->pv.allow = dpdo__alloc_array(n, sizeof *e->pv.allow);
     e->pv.used = dpdo__calloc(n, sizeof *e->pv.used);
@@ -300,6 +301,7 @@ static int alloc_arena(dpdo__eng *e)
     if (total == 0) total = 64;
     e->arena = dpdo__alloc_aligned(total);
     if (!e->arena) return DPDO_E_NOMEM;
+    e->arena_bytes = total;
     memset(e->arena, 0, total);
     k = 0;
     for (int i = 0; i < e->nblk; i++, k++) e->blk[i].cur = (double *)((char *)e->arena + off[k]);
@@ -1811,6 +1813,19 @@ DPDO_API int dpdo_algorithm_hosts(const dpdo_algorithm *a, int64_t node)
     return dpdo__eng_hosted(a->e, node);
 }
 
+int dpdo__eng_keys_alloc(dpdo__eng *e)
+{
+    if (e->key) return DPDO_OK;
+    unsigned char *k = dpdo__calloc((size_t)e->n, 32), *src = dpdo__calloc((size_t)e->n, 1);
+    if (!k || !src) {
+        dpdo__free(k), dpdo__free(src);
+        return dpdo__err(e->err, DPDO_E_NOMEM, "out of memory (node keys)");
+    }
+    e->key = k, e->key_src = src;
+    e->rng->keys = k, e->rng->has_key = src, e->rng->nkeys = e->n;
+    return DPDO_OK;
+}
+
 static int set_key(dpdo_algorithm *a, int64_t node, const unsigned char *key, const char *what)
 {
     if (!a) return DPDO_E_INVAL;
@@ -1885,4 +1900,47 @@ DPDO_API const char *dpdo_algorithm_randomness_source(const dpdo_algorithm *a)
                       "philox4x32-10 under options.seed; continuous double-precision noise (not floating-point safe)"
                     : "reproducible: every stream philox4x32-10 under options.seed; continuous double-precision "
                       "noise (not floating-point safe); epsilon holds only against parties who do not know the seed";
+}
+
+/* ---- checkpoints (lib/engine/checkpoint.c) ------------------------------------------ */
+
+static int prepare_cb(void *arg)
+{
+    dpdo_algorithm *a = arg;
+    return a->e->prepared ? DPDO_OK : do_prepare(a);
+}
+
+DPDO_API int dpdo_algorithm_save(dpdo_algorithm *a, const char *path, const dpdo_checkpoint_options *opts)
+{
+    if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM)) return DPDO_E_INVAL;
+    if (!path) return dpdo__err(a->errmsg, DPDO_E_INVAL, "save: path is NULL");
+    if (!a->e) return dpdo__err(a->errmsg, DPDO_E_STATE, "save: the algorithm is EMPTY");
+    return dpdo__ckpt_save(a->e, a->state, a->stop, path, opts);
+}
+
+static int load_common(dpdo_algorithm *a, const char *path, const unsigned char *image, size_t size,
+                       const dpdo_checkpoint_options *opts)
+{
+    if (!a->e) return dpdo__err(a->errmsg, DPDO_E_STATE, "load: the algorithm is EMPTY; call dpdo_algorithm_setup");
+    int state = a->state, stop = a->stop;
+    int rc = dpdo__ckpt_load(a->e, &state, &stop, path, image, size, opts, prepare_cb, a);
+    if (rc) return rc;
+    a->state = state;
+    a->stop = stop;
+    dpdo__err_clear(a->errmsg);
+    return DPDO_OK;
+}
+
+DPDO_API int dpdo_algorithm_load(dpdo_algorithm *a, const char *path, const dpdo_checkpoint_options *opts)
+{
+    if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM)) return DPDO_E_INVAL;
+    if (!path) return dpdo__err(a->errmsg, DPDO_E_INVAL, "load: path is NULL");
+    return load_common(a, path, NULL, 0, opts);
+}
+
+int dpdo__algorithm_load_image(dpdo_algorithm *a, const unsigned char *image, size_t size,
+                               const dpdo_checkpoint_options *opts)
+{
+    if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM) || !image) return DPDO_E_INVAL;
+    return load_common(a, NULL, image, size, opts);
 }

@@ -760,9 +760,14 @@ double dpdo__rdp_event(const dpdo__event_desc *ev, double alpha, const double *l
     }
     if (ev->mech == DPDO_MECH_DISCRETE_GAUSSIAN) {
         /* N_Z(0, s^2) on an integer query of L2 sensitivity D is (D^2/(2 s^2))-zCDP, i.e. RDP(alpha)
-         * <= alpha D^2/(2 s^2) [CKS20, Thm 14]. WOR: [WBK19, Thm 9] is generic in that curve (the
-         * same expression as for the continuous Gaussian). Poisson: the sampled-Gaussian integral
-         * is specific to the continuous Gaussian, so no amplification is claimed. */
+         * <= alpha D^2/(2 s^2) [CKS20]. WOR: the Gaussian-specific bound [WBK19, Thm 27] is built
+         * from the moments E_q[(p/q)^j] and the even-order ternary divergences E_q[((p - p')/q)^j]
+         * of the mixture components; for discrete Gaussians centred on the integer lattice each
+         * such moment is a lattice sum of a Gaussian whose centre is an integer combination of
+         * the centres, which equals the continuous Gaussian's value exactly (a lattice sum is
+         * invariant under integer shifts). The releases here are lattice-aligned (grid rounding),
+         * so the continuous bound applies unchanged (docs/privacy.md section 11). Poisson: no
+         * amplification is claimed (the order-fractional integral is continuous-specific). */
         double z = ev->noise / ev->sens;
         if (ev->samp.kind == DPDO_SAMPLING_WOR) return dpdo__rdp_wor_gauss(ev->samp.q, z, alpha, logtab, logtab_n);
         if (alpha == INFINITY) return INFINITY;

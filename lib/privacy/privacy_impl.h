@@ -85,6 +85,8 @@ int dpdo__ledger_discharge(dpdo_ledger *l, const dpdo__event_desc *ev, int64_t c
                            const int64_t *nodes, int64_t n_sel);
 /* Count of event ev held by node (0 if the event is not in the ledger). */
 int64_t dpdo__ledger_count(const dpdo_ledger *l, const dpdo__event_desc *ev, int64_t node);
+/* Index of the event in the ledger (order of first charge), or -1. */
+int64_t dpdo__ledger_find(const dpdo_ledger *l, const dpdo__event_desc *ev);
 /* The ledger an accountant reads. */
 dpdo_ledger *dpdo__accountant_ledger(const dpdo_accountant *a);
 /* Smallest N with P(Binomial(T, p) > N) <= beta (exact tail; O(T) lgamma). */

@@ -35,7 +35,7 @@ nodes = [dpdo.Node(shard, loss) for shard in ds.partition([a.rows] * a.nodes, se
 # Problem: mean logistic loss + (lambda/2)|x|^2, gossip on a ring, privacy per node.
 reg = dpdo.Regularizer("l2", a.features, 0.1)
 net = dpdo.Network.ring(a.nodes)
-acc = dpdo.Accountant(dpdo.Ledger(a.nodes), "rdp")
+acc = dpdo.Accountant(dpdo.Ledger(a.nodes), "auto")  # the tightest valid figure (rdp, exact or pld)
 alg = dpdo.Algorithm("dp-dda", nodes, net, reg, acc, seed=1, max_rounds=a.rounds, epsilon=a.epsilon, delta=1e-5,
                      params={"dda-active": 4, "dda-schedule": 3})  # 4 active; schedule 3: the paper's L2 runs
 

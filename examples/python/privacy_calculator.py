@@ -23,7 +23,7 @@ ap.add_argument("--delta", type=float, default=1e-5)
 ap.add_argument("--sensitivity", type=float, default=1.0)
 ap.add_argument("--poisson", type=float, help="Poisson sampling rate q")
 ap.add_argument("--wor", nargs=2, type=int, metavar=("N", "M"), help="M of N without replacement")
-ap.add_argument("--accountant", default="rdp", help="rdp, exact, zcdp")
+ap.add_argument("--accountant", default="auto", help="auto (the tightest of rdp, exact, pld), rdp, pld, exact, zcdp")
 a = ap.parse_args()
 if (a.sigma is None) == (a.epsilon is None):
     ap.error("give exactly one of --sigma and --epsilon")

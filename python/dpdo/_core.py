@@ -1064,13 +1064,14 @@ def accountant_types() -> "List[str]":
 
 
 class Accountant(_Handle):
-    """An accountant ("rdp", "exact", "zcdp", "pure"; see accountant_types()) reading a ledger
-    (kept alive). Pickles with its ledger."""
+    """An accountant ("auto" by default: the tightest valid figure of rdp, exact and pld; or
+    "rdp", "pld", "exact", "zcdp", "pure"; see accountant_types()) reading a ledger (kept
+    alive). Pickles with its ledger."""
 
     _destroy = lib.dpdo_accountant_destroy
     _errmsg = lib.dpdo_accountant_errmsg
 
-    def __init__(self, ledger, kind="rdp", orders=None, conversion="improved"):
+    def __init__(self, ledger, kind="auto", orders=None, conversion="improved"):
         super().__init__()
         t = lib.dpdo_accountant_type_find(kind.encode())
         if not t:

@@ -126,7 +126,7 @@ $(BUILD)/tests/%: tests/%.c $(TESTLIB) tests/harness.h
 	$(CC) $(CPPFLAGS) $(DPDO_CFLAGS) -DDPDO_FAULT_INJECTION $(CFLAGS) -MMD -MP $< -o $@ \
 	    $(TESTLIB) $(DEP_LIBS) $(LDFLAGS)
 
-$(BUILD)/examples/%: examples/%.c $(STLIB)
+$(BUILD)/examples/%: examples/%.c examples/common.h $(STLIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(DPDO_CFLAGS) -DDPDO_STATIC $(CFLAGS) $< -o $@ $(STLIB) $(DEP_LIBS) $(LDFLAGS)
 
@@ -227,6 +227,8 @@ check-python-examples: lib
 	@DPDO_LIBRARY=$(CURDIR)/$(BUILD)/lib/$(SONAME) $(PYTHON) examples/python/dp_dda_synthetic.py --quick
 	@DPDO_LIBRARY=$(CURDIR)/$(BUILD)/lib/$(SONAME) $(PYTHON) examples/python/privacy_calculator.py \
 	    --epsilon 1 --steps 1000 --poisson 0.01
+	@DPDO_LIBRARY=$(CURDIR)/$(BUILD)/lib/$(SONAME) $(PYTHON) examples/python/dp_sklearn_fashion.py --quick \
+	    --out $(BUILD)/test-logs/dp_fashion_curve.png
 
 check-exports: $(SHLIB)
 	@sh scripts/check-exports.sh $(SHLIB) $(MAP)

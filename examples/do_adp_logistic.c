@@ -43,7 +43,10 @@
  * noisy curve worse; --alpha changes it and the summary prints the value.
  * Measured at the default scale, Theorem 1 noise puts every noisy curve
  * above f(0) - f* (noise-dominated, as the paper's own setting would be);
- * only the orderings are meaningful (spec §6).
+ * why, and what the best constant step gains (about 7 % of f(0) - f* here,
+ * 0.1 % at the paper's scale), is in docs/reproductions.md and
+ * examples/do_adp_budget.c. Orderings between curves that are all above
+ * f(0) - f* are reported as NOT-REPRODUCED, not as evidence either way.
  * The metric is evaluated at the average model; the summary also prints the
  * agents' own models (mean over agents of f(x_i) - f*), which shows noise
  * that the consensus step averages out of xbar (CPGT-like, DPDO). The baselines' step sizes are not given in
@@ -61,14 +64,8 @@
  * Usage: do_adp_logistic [--quick] [--figs 2a,2b,3] [--seeds K] [--out DIR]
  *                        [--epsilon FILE] [--noise paper|rigorous]
  *                        [--alpha A] [--q Q] [--d D] */
-#include <errno.h>
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <dpdo/dpdo.h>
+#define EX_PROG "do_adp_logistic"
+#include "common.h"
 
 #define NODES 20
 #define CIRC_K 3       /* neighbours i +- 1, 2, 3 */
@@ -159,25 +156,6 @@ typedef struct {
     char notes[768];
 } curve;
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* On failure: print where, the status and the handle's message, then jump to
- * the function's `fail` label. The message is evaluated after the failure. */
-#define TRY(call, errmsg)                                                                   \
-    do {                                                                                    \
-        int rc_ = (call);                                                                   \
-        if (rc_ < 0) {                                                                      \
-            fprintf(stderr, "do_adp_logistic:%d: %s: %s\n", __LINE__, dpdo_strerror(rc_),  \
-                    (errmsg));                                                              \
-            goto fail;                                                                      \
-        }                                                                                   \
-    } while (0)
-
 static int64_t k_of(const problem *p, double kd)
 {
     int64_t k = llround(kd * (double)p->d); /* spec §7 item 16: round, clamp to [1, d] */
@@ -186,11 +164,17 @@ static int64_t k_of(const problem *p, double kd)
 
 /* ---- data ------------------------------------------------------------------------- */
 
+static int FASHION; /* --fashion: path is the Fashion-MNIST directory */
+
 static int problem_init(problem *p, const char *path, int64_t q, int64_t d)
 {
     memset(p, 0, sizeof *p);
     TRY(dpdo_dataset_create(&p->ds), "out of memory");
-    if (path) {
+    if (path && FASHION) {
+        fprintf(stderr, "loading Fashion-MNIST from %s (pullover +1 vs coat -1) ...\n", path);
+        if (ex_load_fashion_pair(p->ds, path, EX_FASHION_POS, EX_FASHION_NEG)) return -1;
+        snprintf(p->name, sizeof p->name, "fashion-2c");
+    } else if (path) {
         dpdo_load_options lo;
         TRY(dpdo_load_options_init(&lo, sizeof lo), "load options");
         lo.label_map = DPDO_LABEL_BINARY;
@@ -318,8 +302,9 @@ static int run_once(const problem *p, const method *m, int mode, double eps, int
         TRY(dpdo_accountant_options_init(&ao, sizeof ao), "accountant options");
         ao.orders = orders;
         ao.n_orders = no;
-        TRY(dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), ledger, &ao),
-            "rdp accountant");
+        TRY(dpdo_accountant_create(&acc, dpdo_accountant_type_find(ex_accountant_name()), ledger,
+                                   strcmp(ex_accountant_name(), "rdp") ? NULL : &ao),
+            "accountant");
     }
     dpdo_algorithm_options o;
     TRY(dpdo_algorithm_options_init(&o, sizeof o), "algorithm options");
@@ -435,7 +420,8 @@ fail:
 
 /* The curve of m at eps, averaged over S.seeds seeds. Returns 0 (also when
  * the method was skipped: c->skipped), -1 on error. */
-static int run_curve(const problem *p, const method *m, int mode, double eps, curve *c)
+static int run_curve(const problem *p, const method *m, int mode, double eps, uint64_t seed0,
+                     curve *c)
 {
     double gap[NGRID], finals[MAX_SEEDS];
     double t0 = now();
@@ -447,7 +433,7 @@ static int run_curve(const problem *p, const method *m, int mode, double eps, cu
         c->gap_min[k] = INFINITY, c->gap_max[k] = -INFINITY;
     }
     for (int s = 0; s < S.seeds; s++) {
-        int rc = run_once(p, m, mode, eps, c->rounds, 1000 + (uint64_t)s, c->grid, gap, c);
+        int rc = run_once(p, m, mode, eps, c->rounds, seed0 + (uint64_t)s, c->grid, gap, c);
         if (rc < 0) return -1;
         if (rc == 1) {
             c->skipped = 1;
@@ -479,36 +465,6 @@ static int run_curve(const problem *p, const method *m, int mode, double eps, cu
 
 /* ---- output ------------------------------------------------------------------------------- */
 
-static int make_dirs(const char *path)
-{
-    char buf[1024];
-    if (!*path || strlen(path) >= sizeof buf) {
-        fprintf(stderr, "bad output directory '%s'\n", path);
-        return -1;
-    }
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *s = buf + 1;; s++) {
-        if (*s == '/' || *s == 0) {
-            char save = *s;
-            *s = 0;
-            if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
-                fprintf(stderr, "cannot create directory %s: %s\n", buf, strerror(errno));
-                return -1;
-            }
-            *s = save;
-            if (!save) return 0;
-        }
-    }
-}
-
-static FILE *open_out(const char *dir, const char *name)
-{
-    char path[1200];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    if (!f) fprintf(stderr, "cannot write %s: %s\n", path, strerror(errno));
-    return f;
-}
 
 static int close_out(FILE *f, const char *name)
 {
@@ -585,7 +541,7 @@ static int write_gnuplot(const char *dir, const char *fig, const char *title, co
                "  set terminal pngcairo size 640,440 noenhanced\n"
                "} else {\n  set terminal png size 640,440 noenhanced\n}\n");
     fprintf(f, "set output '%s.png'\nset datafile separator ','\nset grid\nset logscale y\n"
-               "set format y '%%.0e'\nset key top right\nset title '%s'\n", fig, title);
+               "set format y '%%.0e'\nset key below horizontal\nset title '%s'\n", fig, title);
     fprintf(f, "set xlabel '%s'\nset ylabel 'f(xbar) - f*'\nplot ", sweep ? "epsilon" : "epoch");
     for (int j = 0; j < nl; j++)
         fprintf(f, "%s'%s.csv' using %d:((strcol(1) eq '%s') ? $6 : 1/0) with linespoints title '%s'",
@@ -609,50 +565,73 @@ static void plot(const char *dir, const char *fig, int have_gnuplot)
 
 /* ---- summary --------------------------------------------------------------------------------- */
 
-static int n_pass, n_fail;
+static ex_tally tally;
+static double F0GAP; /* f(0) - f*: the gap of not training at all */
 
-static void verdict(int ok, const char *fig, const char *what)
+/* A failed ordering between curves that are all noise-dominated (the better
+ * one is not below f(0) - f* by two standard errors: no noisy model beats
+ * x = 0) is NOT-REPRODUCED, for the reason docs/reproductions.md gives (the
+ * paper's eps = 0.01 with alpha = 0.001 leaves no signal); any other failure
+ * is a FAIL. */
+static int V(int ok, const curve *better)
 {
-    printf("  %s  %-6s %s\n", ok ? "PASS" : "FAIL", fig, what);
-    if (ok) n_pass++;
-    else n_fail++;
+    if (ok) return EX_PASS;
+    if (S.noise_mode == DPDO_NOISE_RIGOROUS) return EX_NOT_REPRODUCED; /* "under honest accounting" */
+    return clearly_less(better->final_mean, better->final_se, F0GAP, 0.0) ? EX_FAIL
+                                                                          : EX_NOT_REPRODUCED;
 }
 
-/* Fig 2(a): final gap ordered (1,1) > (0.8,1) > (1,0.3) > (0.8,0.3). */
+/* Every noisy setting at eps = 0.01 ends below f(0) - f* (better than x = 0). */
+static void check_beats_zero(curve (*res)[N_EPS])
+{
+    for (int j = 0; j < N_CONF; j++) {
+        const curve *c = &res[j][EPS_001];
+        if (!c->done) continue;
+        int ok = clearly_less(c->final_mean, c->final_se, F0GAP, 0.0);
+        ex_verdict(&tally, ok ? EX_PASS : EX_NOT_REPRODUCED, "eps.01",
+                   "%-14s better than x = 0: %.3e+-%.1e < f(0) - f* = %.3e%s", CONFS[j].label,
+                   c->final_mean, c->final_se, F0GAP,
+                   ok ? "" : " (noise-dominated at the paper's alpha: see do_adp_budget)");
+    }
+}
+
+/* Fig 2(a): final gap ordered (1,1) > (0.8,1) > (1,0.3) > (0.8,0.3), each
+ * step by two standard errors. */
 static void check_fig2a(curve (*res)[N_EPS])
 {
     char what[512];
     int ok = 1, len = snprintf(what, sizeof what, "lower utilisation -> lower gap: ");
     for (int j = 0; j < N_CONF; j++) {
-        len += snprintf(what + len, sizeof what - (size_t)len, "%s%.0f%% %.3e", j ? " > " : "",
-                        100 * CONFS[j].p * CONFS[j].kd, res[j][EPS_001].final_mean);
-        if (j && !(res[j][EPS_001].final_mean < res[j - 1][EPS_001].final_mean)) ok = 0;
+        const curve *c = &res[j][EPS_001];
+        len += snprintf(what + len, sizeof what - (size_t)len, "%s%.0f%% %.3e+-%.1e", j ? " > " : "",
+                        100 * CONFS[j].p * CONFS[j].kd, c->final_mean, c->final_se);
+        if (j && !clearly_less(c->final_mean, c->final_se, res[j - 1][EPS_001].final_mean,
+                               res[j - 1][EPS_001].final_se))
+            ok = 0;
     }
-    verdict(ok, "fig2a", what);
-    int best = 1;
-    for (int j = 0; j < N_CONF - 1; j++)
-        if (!(res[N_CONF - 1][EPS_001].final_mean < res[j][EPS_001].final_mean)) best = 0;
-    verdict(best, "fig2a", "the 24 % setting (p=0.8, k/d=0.3) has the lowest gap");
+    ex_verdict(&tally, V(ok, &res[N_CONF - 1][EPS_001]), "fig2a", "%s%s", what,
+               ok ? ""
+               : S.noise_mode == DPDO_NOISE_RIGOROUS
+                   ? " (under honest accounting: no k/d or p noise saving, and p < 1 only slows)"
+                   : " (noise-dominated: see do_adp_budget)");
 }
 
-/* Fig 2(b): for each setting, increasing eps does not increase the gap
- * (within 2 standard errors of the seed average); and the spread between
- * settings is larger at the smallest eps than at the largest. */
+/* Fig 2(b): for each setting the gap decreases as eps grows (smallest against
+ * largest eps, by two standard errors; fresh seeds per eps); and the spread
+ * between settings is larger at the smallest eps than at the largest. */
 static void check_fig2b(curve (*res)[N_EPS])
 {
     char what[512];
     for (int j = 0; j < N_CONF; j++) {
-        int ok = 1, len = snprintf(what, sizeof what, "%-14s non-increasing in eps:", CONFS[j].label);
-        for (int e = 0; e < N_EPS; e++) {
-            const curve *a = &res[j][e];
-            len += snprintf(what + len, sizeof what - (size_t)len, " %.2e", a->final_mean);
-            if (e) {
-                const curve *b = &res[j][e - 1];
-                double tol = 2.0 * sqrt(a->final_se * a->final_se + b->final_se * b->final_se);
-                if (!(a->final_mean <= b->final_mean + tol)) ok = 0;
-            }
-        }
-        verdict(ok, "fig2b", what);
+        int len = snprintf(what, sizeof what, "%-14s decreasing in eps:", CONFS[j].label);
+        for (int e = 0; e < N_EPS; e++)
+            len += snprintf(what + len, sizeof what - (size_t)len, " %.2e", res[j][e].final_mean);
+        const curve *a = &res[j][N_EPS - 1], *b = &res[j][0];
+        int ok = clearly_less(a->final_mean, a->final_se, b->final_mean, b->final_se);
+        ex_verdict(&tally, V(ok, a), "fig2b", "%s (eps %g vs %g by 2 s.e.)%s", what,
+                   EPS_SWEEP[N_EPS - 1], EPS_SWEEP[0],
+                   ok ? "" : S.noise_mode == DPDO_NOISE_RIGOROUS ? " (under honest accounting)"
+                             : " (noise-dominated: see do_adp_budget)");
     }
     double lo[2] = {INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY};
     for (int j = 0; j < N_CONF; j++)
@@ -660,30 +639,37 @@ static void check_fig2b(curve (*res)[N_EPS])
             double v = res[j][s ? N_EPS - 1 : 0].final_mean;
             lo[s] = fmin(lo[s], v), hi[s] = fmax(hi[s], v);
         }
-    snprintf(what, sizeof what, "gap between settings larger at small eps: spread %.3e at eps=%g vs "
-                                "%.3e at eps=%g",
-             hi[0] - lo[0], EPS_SWEEP[0], hi[1] - lo[1], EPS_SWEEP[N_EPS - 1]);
-    verdict(hi[0] - lo[0] > hi[1] - lo[1], "fig2b", what);
+    int ok = hi[0] - lo[0] > hi[1] - lo[1];
+    ex_verdict(&tally, V(ok, &res[CONF_BEST][0]), "fig2b",
+               "gap between settings larger at small eps: spread %.3e at eps=%g vs %.3e at eps=%g",
+               hi[0] - lo[0], EPS_SWEEP[0], hi[1] - lo[1], EPS_SWEEP[N_EPS - 1]);
 }
 
-/* Fig 3: DO-ADP below every baseline that ran. */
+/* Fig 3: DO-ADP below every baseline that ran, by two standard errors. */
 static void check_fig3(const curve *adp, const curve *bases)
 {
-    char what[256];
     for (int b = 0; b < N_BASE; b++) {
         if (!bases[b].done) {
-            printf("  SKIP  fig3   DO-ADP vs %s: not run (%s)\n", BASES[b].label, bases[b].skip_why);
+            printf("  SKIP           fig3   DO-ADP vs %s: not run (%s)\n", BASES[b].label,
+                   bases[b].skip_why);
             continue;
         }
-        snprintf(what, sizeof what, "DO-ADP (24%%) %.3e < %s (%.0f%%) %.3e", adp->final_mean,
-                 BASES[b].label, 100 * bases[b].util, bases[b].final_mean);
-        verdict(adp->final_mean < bases[b].final_mean, "fig3", what);
+        int ok = clearly_less(adp->final_mean, adp->final_se, bases[b].final_mean, bases[b].final_se);
+        ex_verdict(&tally, V(ok, adp), "fig3", "DO-ADP (24%%) %.3e+-%.1e < %s (%.0f%%) %.3e+-%.1e%s",
+                   adp->final_mean, adp->final_se, BASES[b].label, 100 * bases[b].util,
+                   bases[b].final_mean, bases[b].final_se,
+                   ok ? ""
+                   : BASES[b].role == M_CPGT
+                       ? " (CPGT-like's noise cancels in the average model it is scored at)"
+                   : S.noise_mode == DPDO_NOISE_RIGOROUS ? " (under honest accounting)"
+                   : V(ok, adp) == EX_NOT_REPRODUCED ? " (noise-dominated: see do_adp_budget)"
+                                                     : "");
     }
     /* The average model hides noise that consensus averages out (CPGT-like and
      * DPDO perturb only messages, and the consensus step preserves the mean of
      * the public copies); the agents' own models show it. */
-    printf("  INFO  fig3   agents' own models at T (mean over agents of f(x_i) - f*): DO-ADP %.3e",
-           adp->agent_gap);
+    printf("  INFO           fig3   agents' own models at T (mean over agents of f(x_i) - f*): "
+           "DO-ADP %.3e", adp->agent_gap);
     for (int b = 0; b < N_BASE; b++)
         if (bases[b].done) printf(", %s %.3e", BASES[b].label, bases[b].agent_gap);
     printf("\n");
@@ -712,7 +698,7 @@ static void usage(void)
     fprintf(stderr,
             "usage: do_adp_logistic [--quick] [--figs 2a,2b,3] [--seeds K] [--out DIR] [--reproducible]\n"
             "                       [--epsilon FILE] [--noise paper|rigorous] [--alpha A]\n"
-            "                       [--q Q] [--d D]\n"
+            "                       [--q Q] [--d D] [--paper-scale] [--fashion DIR]\n"
             "  --quick         small instance (q = 1000, d = 20), Fig 2(a) and Fig 3 (the demo)\n"
             "  --figs LIST     figures to reproduce (default 2a,2b,3)\n"
             "  --seeds K       seeds averaged per curve (default 3, at most %d)\n"
@@ -722,21 +708,27 @@ static void usage(void)
             "                  (sigma calibrated by the RDP accountant to (eps, 0.01) per sample)\n"
             "  --alpha A       SGD step (default 0.001, the paper's; see the header)\n"
             "  --q Q, --d D    samples per agent and features of the synthetic set\n"
-            "                  (default 3000 and 50: q/sqrt(d) near the paper's 447)\n",
+            "                  (default 3000 and 50: q/sqrt(d) near the paper's 447)\n"
+            "  --paper-scale   the paper's q = 20000, d = 2000 (T = 120000), 5 repetitions:\n"
+            "                  6.4 GB of data and many hours here (docs/reproductions.md)\n"
+            "  --fashion DIR   the real dense task Fashion-MNIST pullover vs coat (IDX files in\n"
+            "                  DIR, e.g. " EX_FASHION_DIR ") instead of the synthetic set\n",
             MAX_SEEDS);
 }
 
 int main(int argc, char **argv)
 {
     const char *out = "build/do_adp_logistic", *eps_file = NULL, *figs_arg = NULL;
-    int quick = 0, fig2a = 0, fig2b = 0, fig3 = 0;
+    int quick = 0, fig2a = 0, fig2b = 0, fig3 = 0, paper_scale = 0, seeds_set = 0;
     int64_t q = 3000, d = 50;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--quick")) quick = 1;
         else if (!strcmp(a, "--reproducible")) g_reproducible = 1;
         else if (!strcmp(a, "--figs") && v) figs_arg = v, i++;
-        else if (!strcmp(a, "--seeds") && v) S.seeds = atoi(v), i++;
+        else if (!strcmp(a, "--seeds") && v) S.seeds = atoi(v), seeds_set = 1, i++;
+        else if (!strcmp(a, "--paper-scale")) paper_scale = 1;
+        else if (!strcmp(a, "--fashion") && v) eps_file = v, FASHION = 1, i++;
         else if (!strcmp(a, "--out") && v) out = v, i++;
         else if (!strcmp(a, "--epsilon") && v) eps_file = v, i++;
         else if (!strcmp(a, "--alpha") && v) S.alpha = atof(v), i++;
@@ -755,6 +747,11 @@ int main(int argc, char **argv)
                                                : "secure (per-node keys from OS entropy, exact discrete grid noise; "
                                                  "--reproducible for bit-identical reruns)");
     if (quick) q = 1000, d = 20;
+    if (paper_scale) {
+        q = 20000, d = 2000;
+        if (!seeds_set) S.seeds = 5; /* "repeat each experiment five times" */
+    }
+    tally.one_seed = S.seeds < 2;
     if (S.seeds < 1 || S.seeds > MAX_SEEDS || !(S.alpha > 0) || q < 10 || d < 2) {
         fprintf(stderr, "need --seeds in [1, %d], --alpha > 0, --q >= 10, --d >= 2\n", MAX_SEEDS);
         return 2;
@@ -781,18 +778,21 @@ int main(int argc, char **argv)
     /* Runs: each (setting, eps) curve once; Fig 2(a) and Fig 3 reuse eps = 0.01. */
     if (fig2a) {
         fprintf(stderr, "reference: noiseless DO-ADP\n");
-        if (run_curve(&prob, &NOISELESS, DPDO_NOISE_NONE, 1.0, &ref)) goto done;
+        if (run_curve(&prob, &NOISELESS, DPDO_NOISE_NONE, 1.0, 1000, &ref)) goto done;
     }
     fprintf(stderr, "DO-ADP, %s noise\n", NOISE_NAME());
     for (int j = 0; j < N_CONF; j++)
         for (int e = 0; e < N_EPS; e++) {
             int need = fig2b || (e == EPS_001 && (fig2a || (fig3 && j == CONF_BEST)));
-            if (need && run_curve(&prob, &CONFS[j], S.noise_mode, EPS_SWEEP[e], &res[j][e])) goto done;
+            if (need && run_curve(&prob, &CONFS[j], S.noise_mode, EPS_SWEEP[e],
+                                     /* fresh seeds per setting and eps */
+                                     2000 + 64 * (uint64_t)(j * N_EPS + e), &res[j][e])) goto done;
         }
     if (fig3) {
         fprintf(stderr, "Fig 3 baselines at eps = %g\n", EPS_SWEEP[EPS_001]);
         for (int b = 0; b < N_BASE; b++)
-            if (run_curve(&prob, &BASES[b], S.noise_mode, EPS_SWEEP[EPS_001], &bases[b])) goto done;
+            if (run_curve(&prob, &BASES[b], S.noise_mode, EPS_SWEEP[EPS_001],
+                          5000 + 64 * (uint64_t)b, &bases[b])) goto done;
     }
 
     /* Files and plots. */
@@ -846,12 +846,15 @@ int main(int argc, char **argv)
     if (ref.done)
         printf("  noiseless DO-ADP (1, 1): final gap %.3e (the optimisation floor of this horizon)\n",
                ref.final_mean);
-    printf("== the paper's orderings (spec §6); final gap = mean over the last %d of %d evaluation "
+    printf("== the paper's orderings (docs/reproductions.md), by %g standard errors over independent seeds;", EX_MARGIN_SE);
+    printf(" final gap = mean over the last %d of %d evaluation "
            "points, averaged over seeds\n", NTAIL, NGRID);
+    F0GAP = prob.f0 - prob.fstar;
+    if (fig2a || fig3) check_beats_zero(res);
     if (fig2a) check_fig2a(res);
     if (fig2b) check_fig2b(res);
     if (fig3) check_fig3(&res[CONF_BEST][EPS_001], bases);
-    printf("  %d PASS, %d FAIL\n", n_pass, n_fail);
+    ex_tally_print(&tally);
 
     printf("== per curve: final gap, sigma, measured utilisation (values sent / every agent sending\n"
            "   d values to each neighbour every round) against p k/d, and privacy spent: Theorem 1's\n"

@@ -26,7 +26,8 @@ WHEEL = "Wheel-Version: 1.0\nGenerator: dpdo-_build\nRoot-Is-Purelib: true\nTag:
 
 def _package_files():
     pkg = os.path.join(HERE, NAME)
-    return sorted(os.path.join(NAME, f) for f in os.listdir(pkg) if f.endswith(".py"))
+    return sorted(os.path.join(NAME, f) for f in os.listdir(pkg)
+                  if f.endswith(".py") or f == "py.typed" or f == "libdpdo.so.1")
 
 
 def get_requires_for_build_wheel(config_settings=None):

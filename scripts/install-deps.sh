@@ -12,8 +12,9 @@ REQUIRED="gcc make pkg-config libblis-dev liblapack-dev zlib1g-dev libsodium-dev
 # (make check-valgrind), dataset-fashion-mnist (real IDX data),
 # abigail-tools (make check-abi), mpich + libmpich-dev (libdpdo_mpi and its tests),
 # python3-scipy/-sklearn/-tqdm/-matplotlib (Python estimators, their checks, progress,
-# plots), clang (libFuzzer harnesses, make fuzz)
-OPTIONAL="liblinear-tools gnuplot-nox python3 python3-numpy valgrind dataset-fashion-mnist abigail-tools mpich libmpich-dev python3-scipy python3-sklearn python3-tqdm python3-matplotlib clang"
+# plots), clang (libFuzzer harnesses, make fuzz), python3-absl/-attr/-mpmath (what
+# google/differential-privacy's dp_accounting imports: bench/compare_dp_accounting.py)
+OPTIONAL="liblinear-tools gnuplot-nox python3 python3-numpy valgrind dataset-fashion-mnist abigail-tools mpich libmpich-dev python3-scipy python3-sklearn python3-tqdm python3-matplotlib clang python3-absl python3-attr python3-mpmath"
 
 missing=""
 for p in $REQUIRED $OPTIONAL; do

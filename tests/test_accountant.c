@@ -964,14 +964,14 @@ static void custom_type(void)
 
 static void registry_and_options(void)
 {
-    const char *names[] = {"rdp", "exact", "zcdp", "pure"};
+    const char *names[] = {"rdp", "exact", "zcdp", "pure", "pld", "auto"};
     int n = 0;
     for (const dpdo_accountant_type *t = dpdo_accountant_type_next(NULL); t; t = dpdo_accountant_type_next(t)) {
-        CHECK(n < 4 && strcmp(dpdo_accountant_type_name(t), names[n]) == 0);
+        CHECK(n < 6 && strcmp(dpdo_accountant_type_name(t), names[n]) == 0);
         CHECK(dpdo_accountant_type_find(names[n]) == t);
         n++;
     }
-    CHECK_EQ(n, 4);
+    CHECK_EQ(n, 6);
     CHECK(dpdo_accountant_type_find("nope") == NULL);
     CHECK(dpdo_accountant_type_find(NULL) == NULL);
     dpdo_accountant_type user = {sizeof user, "u", u_eps, NULL, NULL};

@@ -580,6 +580,46 @@ static void test_progress_cancel(void)
     fx_free(&f);
 }
 
+/* Under the "auto" accountant the rigorous figure names the member that produced it. */
+static void test_auto_source(void)
+{
+    fx f;
+    fx_make(&f, 4, 200, 3, "logistic", NULL, NULL, "l2", 0.5);
+    dpdo_accountant *au = NULL;
+    CHECK_EQ(dpdo_accountant_create(&au, dpdo_accountant_type_find("auto"), f.led, NULL), DPDO_OK);
+    dpdo_algorithm_options o;
+    opts(&o, DPDO_NOISE_RIGOROUS, 20000); /* default randomness: SECURE, discrete grid noise */
+    o.delta = 1e-2; /* where PLD and RDP differ most, as in the DP-DDA demo */
+    o.randomness = DPDO_RANDOMNESS_SECURE;
+    dpdo_algorithm *a = NULL;
+    CHECK_EQ(dpdo_algorithm_create(&a, dpdo_algorithm_type_find("dp-dda")), DPDO_OK);
+    CHECK_EQ(dpdo_algorithm_setup(a, f.nodes, f.n, f.net, f.reg, au, &o), DPDO_OK);
+    CHECK_EQ(dpdo_algorithm_run(a, 0, NULL), DPDO_DONE);
+    double eps = NAN;
+    CHECK_EQ(dpdo_algorithm_privacy(a, DPDO_PRIVACY_RIGOROUS, DPDO_NODE_ALL, &eps, NULL, NULL), DPDO_OK);
+    /* the discrete events are charged through RDP (PLD declines them): the calibration and the
+     * guard must plan with the same figure, so the run ends at, not above, the target */
+    CHECK_MSG(eps > 0.5 && eps <= 1.0 * (1 + 1e-9), "eps %.6g for a target of 1 (stop reason %d)", eps,
+              dpdo_algorithm_stop_reason(a));
+    const char *src = dpdo_algorithm_privacy_source(a, DPDO_PRIVACY_RIGOROUS);
+    double sg = NAN;
+    dpdo_algorithm_get_double(a, DPDO_PARAM_SIGMA, &sg);
+    printf("# auto accountant, secure DP-DDA: sigma %.6g, eps %.6g by %s, rounds %lld\n", sg, eps, src,
+           (long long)dpdo_algorithm_round(a));
+    CHECK_EQ(dpdo_algorithm_round(a), 20000); /* calibrated with the guard's figure: no early stop */
+    CHECK_MSG(strcmp(src, "pld") == 0 || strcmp(src, "rdp") == 0 || strcmp(src, "exact") == 0, "source '%s'", src);
+    /* the figure is that member's own answer over the same ledger */
+    dpdo_accountant *m = NULL;
+    CHECK_EQ(dpdo_accountant_create(&m, dpdo_accountant_type_find(src), f.led, NULL), DPDO_OK);
+    double em = NAN;
+    CHECK_EQ(dpdo_accountant_epsilon(m, DPDO_NODE_ALL, o.delta, &em, NULL), DPDO_OK);
+    CHECK_NEAR(em, eps, 1e-12 * eps);
+    dpdo_accountant_destroy(m);
+    dpdo_algorithm_destroy(a);
+    dpdo_accountant_destroy(au);
+    fx_free(&f);
+}
+
 /* ---- oracle 21: lazy output equals the eager sum; no allocation after round 1 -- */
 
 static void test_lazy_and_alloc(void)
@@ -877,6 +917,7 @@ int main(void)
     RUN(test_full_average);
     RUN(test_tolerance);
     RUN(test_progress_cancel);
+    RUN(test_auto_source);
     RUN(test_lazy_and_alloc);
     RUN(test_callback_failure);
     RUN(test_guard_and_reset);

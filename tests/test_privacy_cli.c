@@ -62,10 +62,49 @@ static void cli_rdp_reference(void)
     CHECK_EQ(field(out, "optimal order"), 19);
     CHECK_STR_CONTAINS(H(out), "method        rdp");
     CHECK_STR_CONTAINS(H(out), "improved conversion");
-    rc = run("--sampling wor --n 60000 --m 600 --sigma 1 --steps 1000 --orders 2,3,4,5,6,7,8,9,10", out, sizeof out);
+    rc = run("--sampling wor --n 60000 --m 600 --sigma 1 --steps 1000 --orders 2,3,4,5,6,7,8,9,10 --method rdp", out,
+             sizeof out);
     CHECK_EQ(rc, 0);
     CHECK_REL(field(out, "epsilon"), 3.576111482, 1e-6);
     CHECK_EQ(field(out, "optimal order"), 6);
+}
+
+/* --method pld and auto (the default): the same figures as the library, the
+ * interval printed, the source named; --method all lists both */
+static void cli_pld_auto(void)
+{
+    char out[8192];
+    /* dp_accounting's pessimistic PLD for this case at interval 1e-4: 6.1877449761 */
+    int rc = run("--sampling poisson --q 0.01 --sigma 1 --steps 10000 --delta 1e-5 --method pld --pld-interval 1e-4",
+                 out, sizeof out);
+    CHECK_EQ(rc, 0);
+    CHECK_REL(field(out, "epsilon"), 6.1877449761, 1e-6);
+    double lo = field(out, "epsilon lower");
+    CHECK(lo < 6.1877449761 && lo > 6.0);
+    CHECK_STR_CONTAINS(H(out), "method        pld");
+    rc = run("--sampling poisson --q 0.01 --sigma 1 --steps 10000 --delta 1e-5", out, sizeof out);
+    CHECK_EQ(rc, 0);
+    CHECK_STR_CONTAINS(H(out), "method        auto");
+    CHECK_STR_CONTAINS(H(out), "accountant    pld");
+    double ea = field(out, "epsilon");
+    CHECK(ea < 6.2 && ea > 6.18);
+    rc = run("--sampling none --sigma 5 --steps 100", out, sizeof out);
+    CHECK_EQ(rc, 0);
+    CHECK_STR_CONTAINS(H(out), "accountant    exact");
+    CHECK_REL(field(out, "epsilon"), 9.997256146, 1e-8);
+    CHECK_EQ(run("--sampling wor --n 60000 --m 600 --sigma 1 --steps 1000 --method all", out, sizeof out), 0);
+    double er = field(out, "rdp (improved) "), ep = field(out, "pld "), eu = field(out, "auto ");
+    CHECK(ep < er && eu == ep);
+    CHECK_STR_CONTAINS(H(out), "smallest valid figure: pld");
+    /* calibration through auto is at most rdp's */
+    rc = run("--sampling wor --n 60000 --m 600 --steps 1000 --calibrate sigma --epsilon 1 --method auto", out, sizeof out);
+    CHECK_EQ(rc, 0);
+    double sa = field(out, "sigma");
+    rc = run("--sampling wor --n 60000 --m 600 --steps 1000 --calibrate sigma --epsilon 1 --method rdp", out, sizeof out);
+    CHECK_EQ(rc, 0);
+    CHECK_REL(field(out, "sigma"), 2.7076, 1e-3); /* dp_accounting's RDP figure */
+    CHECK(sa < field(out, "sigma"));
+    CHECK_EQ(run("--sampling none --sigma 5 --steps 100 --pld-interval 0", out, sizeof out), 2);
 }
 
 static void cli_calibrate(void)
@@ -184,6 +223,7 @@ int main(void)
         snprintf(BIN, sizeof BIN, "build/bin/dpdo-privacy");
     RUN(cli_exists);
     RUN(cli_rdp_reference);
+    RUN(cli_pld_auto);
     RUN(cli_calibrate);
     RUN(cli_all);
     RUN(cli_paper);

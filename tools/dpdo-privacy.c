@@ -24,18 +24,26 @@ static const char *USAGE =
     "  --steps T          number of releases (composition count)\n"
     "  --delta D          target delta in (0,1) (default 1e-5)\n"
     "  --epsilon E        target epsilon: with --calibrate; alone it prints delta(E)\n"
-    "  --method M         rdp (default) | exact | zcdp | pure | all |\n"
+    "  --method M         auto (default: the smallest of rdp, exact, pld) | rdp | pld |\n"
+    "                     exact | zcdp | pure | all (side by side) |\n"
     "                     paper-dp-dda | paper-do-adp | paper-dp-wor-sgd | paper-fed-plt\n"
     "  --conversion C     improved (default) | classic   (RDP and zCDP to (eps, delta))\n"
     "  --orders LIST      comma-separated RDP orders (default: the 156-order grid)\n"
+    "  --pld-interval H   discretisation interval of the privacy loss (pld, auto;\n"
+    "                     default 1e-3; smaller: tighter, slower)\n"
     "  --calibrate sigma|steps   smallest sigma / largest steps meeting --epsilon at --delta\n"
     "  --param NAME=VALUE parameter of a paper bound (repeatable); --param help lists them\n"
+    "  --n N --batch-size B --epochs E   DP-SGD as TF Privacy's compute_dp_sgd_privacy: Poisson\n"
+    "                     rate q = B/N, steps = ceil(E N / B) (instead of --q and --steps)\n"
+    "  --json             print the result as one JSON object\n"
     "  --help             this text\n"
     "\n"
     "examples:\n"
+    "  dpdo-privacy --n 60000 --batch-size 256 --epochs 60 --sigma 1.1 --delta 1e-5 --json\n"
     "  dpdo-privacy --sampling poisson --q 0.01 --sigma 1.1 --steps 10000 --delta 1e-5\n"
     "  dpdo-privacy --sampling poisson --q 0.01 --steps 10000 --calibrate sigma --epsilon 2\n"
     "  dpdo-privacy --sampling none --sigma 5 --steps 100 --method all\n"
+    "  dpdo-privacy --sampling wor --n 60000 --m 600 --sigma 2 --steps 1000 --method pld\n"
     "  dpdo-privacy --method paper-dp-dda --param eps=0.1 --param delta0=1e-4 --param b=2 \\\n"
     "      --param n=20 --param q=1000 --param T=1250000\n";
 
@@ -63,10 +71,32 @@ static int parse_num(const char *opt, const char *s, double *out)
 
 typedef struct {
     const char *sampling, *method, *conversion, *calibrate, *orders_s;
-    double q, n, m, sigma, steps, delta, eps;
+    double q, n, m, sigma, steps, delta, eps, pld_h;
     const char *params[64];
     int n_params;
+    double batch, epochs; /* --batch-size, --epochs (with --n): TF Privacy's DP-SGD form */
+    int json;             /* --json */
 } args;
+
+/* --n N --batch-size B --epochs E: q = B/N (Poisson), steps = ceil(E N / B), as TF Privacy's
+ * compute_dp_sgd_privacy. Returns 0 or the usage exit code. */
+static int dp_sgd_form(args *a)
+{
+    if (isnan(a->batch) && isnan(a->epochs)) return 0;
+    if (isnan(a->batch) || isnan(a->epochs) || isnan(a->n))
+        return usage_error("--batch-size and --epochs go together, with --n (the dataset size)%s", "");
+    if (!isnan(a->q) || !isnan(a->m) || !isnan(a->steps) || (a->sampling && strcmp(a->sampling, "poisson")))
+        return usage_error("--batch-size/--epochs replace --q, --m, --steps and --sampling%s", "");
+    if (!(a->n >= 1) || a->n != floor(a->n) || !(a->batch >= 1) || a->batch != floor(a->batch) || a->batch > a->n)
+        return usage_error("need integers 1 <= --batch-size <= --n%s", "");
+    if (!(a->epochs > 0) || !(ceil(a->epochs * a->n / a->batch) <= 1e15))
+        return usage_error("--epochs must be > 0 (and at most 1e15 steps)%s", "");
+    a->q = a->batch / a->n;
+    a->steps = ceil(a->epochs * a->n / a->batch);
+    a->sampling = a->q < 1 ? "poisson" : "none";
+    a->n = NAN;
+    return 0;
+}
 
 static int parse_orders(const char *s, double **out, int64_t *n)
 {
@@ -103,6 +133,18 @@ static const char *samp_label(int kind)
     return kind == DPDO_SAMPLING_POISSON ? "Poisson-subsampled Gaussian"
            : kind == DPDO_SAMPLING_WOR   ? "without-replacement subsampled Gaussian (replace-one)"
                                          : "Gaussian (no sampling)";
+}
+
+static void print_method(const char *m, int conv, double h, int kind)
+{
+    if (strcmp(m, "pld") == 0)
+        printf("method        pld (%s, interval %g)\n", samp_label(kind), h);
+    else if (strcmp(m, "auto") == 0)
+        printf("method        auto (%s; smallest of rdp, exact, pld)\n", samp_label(kind));
+    else if (strcmp(m, "exact") == 0)
+        printf("method        exact (%s)\n", samp_label(kind));
+    else
+        printf("method        %s (%s, %s conversion)\n", m, samp_label(kind), conv ? "classic" : "improved");
 }
 
 static int run_paper(const args *a)
@@ -172,8 +214,10 @@ int main(int argc, char **argv)
     args a;
     memset(&a, 0, sizeof a);
     a.q = a.n = a.m = a.sigma = a.steps = a.eps = NAN;
+    a.batch = a.epochs = NAN;
     a.delta = 1e-5;
-    a.method = "rdp";
+    a.pld_h = DPDO_PLD_DEFAULT_INTERVAL;
+    a.method = "auto";
     a.conversion = "improved";
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -200,6 +244,12 @@ int main(int argc, char **argv)
         STR("--conversion", conversion)
         STR("--calibrate", calibrate)
         STR("--orders", orders_s)
+        NUM("--batch-size", batch)
+        NUM("--epochs", epochs)
+        if (strcmp(o, "--json") == 0) {
+            a.json = 1;
+            continue;
+        }
         NUM("--q", q)
         NUM("--n", n)
         NUM("--m", m)
@@ -207,6 +257,7 @@ int main(int argc, char **argv)
         NUM("--steps", steps)
         NUM("--delta", delta)
         NUM("--epsilon", eps)
+        NUM("--pld-interval", pld_h)
         if (strcmp(o, "--param") == 0) {
             if (!v) return usage_error("option %s needs a value", o);
             if (a.n_params >= 64) return usage_error("too many --param options%s", "");
@@ -218,6 +269,13 @@ int main(int argc, char **argv)
     }
     if (strncmp(a.method, "paper-", 6) == 0) return run_paper(&a);
     if (a.n_params) return usage_error("--param applies only to paper-* methods%s", "");
+    double q_shown = a.q;
+    {
+        int rc0 = dp_sgd_form(&a);
+        if (rc0) return rc0;
+        if (a.json && strcmp(a.method, "all") == 0) return usage_error("--json needs a single --method%s", "");
+        q_shown = a.q;
+    }
 
     int conv;
     if (strcmp(a.conversion, "improved") == 0)
@@ -226,10 +284,11 @@ int main(int argc, char **argv)
         conv = DPDO_CONVERSION_CLASSIC;
     else
         return usage_error("--conversion must be improved or classic, not '%s'", a.conversion);
-    const char *methods[] = {"rdp", "exact", "zcdp", "pure", "all"};
+    const char *methods[] = {"rdp", "exact", "zcdp", "pure", "pld", "auto", "all"};
     int mok = 0;
-    for (int i = 0; i < 5; i++) mok |= strcmp(a.method, methods[i]) == 0;
+    for (int i = 0; i < 7; i++) mok |= strcmp(a.method, methods[i]) == 0;
     if (!mok) return usage_error("unknown --method '%s'", a.method);
+    if (!(a.pld_h >= 1e-6 && a.pld_h <= 1)) return usage_error("--pld-interval must be in [1e-6, 1]%s", "");
     if (!(a.delta > 0 && a.delta < 1)) return usage_error("--delta must be in (0, 1)%s", "");
     if (!a.sampling) a.sampling = isnan(a.q) && isnan(a.m) ? "none" : "poisson";
 
@@ -280,7 +339,7 @@ int main(int argc, char **argv)
             goto done;
         }
         if (strcmp(a.method, "all") == 0 || strcmp(a.method, "pure") == 0) {
-            exit_code = usage_error("--calibrate needs --method rdp, exact or zcdp%s", "");
+            exit_code = usage_error("--calibrate needs --method auto, rdp, pld, exact or zcdp%s", "");
             goto done;
         }
     }
@@ -313,6 +372,7 @@ int main(int argc, char **argv)
     dpdo_accountant_options opt;
     dpdo_accountant_options_init(&opt, sizeof opt);
     opt.conversion = conv;
+    opt.pld_interval = a.pld_h;
     if (orders) {
         opt.orders = orders;
         opt.n_orders = n_orders;
@@ -330,9 +390,11 @@ int main(int argc, char **argv)
         if (rc != DPDO_OK) {
             fprintf(stderr, "dpdo-privacy: %s\n", dpdo_accountant_errmsg(acc));
             exit_code = rc == DPDO_E_INVAL ? 2 : 1;
+        } else if (a.json) {
+            printf("{\"method\": \"%s\", \"%s\": %.17g, \"epsilon\": %.17g, \"delta\": %.17g, \"q\": %.17g}\n",
+                   a.method, cal_sigma ? "sigma" : "steps", x, a.eps, a.delta, isnan(q_shown) ? 1.0 : q_shown);
         } else {
-            printf("method        %s (%s%s)\n", a.method, samp_label(dpdo_sampling_kind(s)),
-                   strcmp(a.method, "exact") ? (conv ? ", classic conversion" : ", improved conversion") : "");
+            print_method(a.method, conv, a.pld_h, dpdo_sampling_kind(s));
             if (cal_sigma)
                 printf("sigma         %.10g   (smallest noise multiplier with epsilon <= %g at delta = %g over %.0f steps)\n",
                        x, a.eps, a.delta, a.steps);
@@ -352,10 +414,10 @@ int main(int argc, char **argv)
     int all = strcmp(a.method, "all") == 0;
     if (all)
         printf("%-24s %-16s %-8s %s\n", "accountant", isnan(a.eps) ? "epsilon" : "delta", "order", "note");
-    const char *list[] = {"rdp", "rdp", "exact", "zcdp", "zcdp", "pure"};
+    const char *list[] = {"rdp", "rdp", "exact", "zcdp", "zcdp", "pure", "pld", "auto"};
     const int convs[] = {DPDO_CONVERSION_IMPROVED, DPDO_CONVERSION_CLASSIC, 0, DPDO_CONVERSION_IMPROVED,
-                         DPDO_CONVERSION_CLASSIC, 0};
-    for (int i = 0; i < 6; i++) {
+                         DPDO_CONVERSION_CLASSIC, 0, 0, DPDO_CONVERSION_IMPROVED};
+    for (int i = 0; i < 8; i++) {
         if (!all && strcmp(list[i], a.method) != 0) continue;
         if (!all && strcmp(list[i], "pure") != 0 && (list[i][0] == 'r' || list[i][0] == 'z') && convs[i] != conv) continue;
         dpdo_accountant_options o2 = opt;
@@ -366,9 +428,16 @@ int main(int argc, char **argv)
             exit_code = 1;
             break;
         }
-        double v, ord = NAN;
-        rc = isnan(a.eps) ? dpdo_accountant_epsilon(acc, -1, a.delta, &v, &ord)
-                          : dpdo_accountant_delta(acc, -1, a.eps, &v);
+        double v, ord = NAN, lo = 0.0;
+        if (isnan(a.eps)) {
+            rc = dpdo_accountant_epsilon(acc, -1, a.delta, &v, &ord);
+            double hi;
+            if (rc == DPDO_OK && dpdo_accountant_epsilon_bounds(acc, -1, a.delta, &lo, &hi) != DPDO_OK) lo = 0.0;
+        } else {
+            rc = dpdo_accountant_delta(acc, -1, a.eps, &v);
+        }
+        int is_pld = strcmp(list[i], "pld") == 0, is_auto = strcmp(list[i], "auto") == 0;
+        const char *src = dpdo_accountant_source(acc);
         char label[64];
         snprintf(label, sizeof label, "%s%s", list[i],
                  (list[i][0] == 'r' || list[i][0] == 'z') ? (convs[i] ? " (classic)" : " (improved)") : "");
@@ -376,24 +445,43 @@ int main(int argc, char **argv)
             if (rc == DPDO_OK) {
                 char os[32] = "-";
                 if (!isnan(ord)) snprintf(os, sizeof os, "%g", ord);
-                printf("%-24s %-16.10g %-8s %s\n", label, v, os,
-                       strcmp(list[i], "exact") == 0 ? "exact (tight) for unsampled Gaussian" : "upper bound");
+                char note[160];
+                if (strcmp(list[i], "exact") == 0)
+                    snprintf(note, sizeof note, "exact (tight) for unsampled Gaussian");
+                else if (is_pld && isnan(a.eps))
+                    snprintf(note, sizeof note, "upper bound; lower bound %.6g (interval %g)", lo, a.pld_h);
+                else if (is_auto)
+                    snprintf(note, sizeof note, "smallest valid figure: %s", src);
+                else
+                    snprintf(note, sizeof note, "upper bound");
+                printf("%-24s %-16.10g %-8s %s\n", label, v, os, note);
             } else {
                 printf("%-24s %-16s %-8s n/a: %s\n", label, "-", "-", dpdo_accountant_errmsg(acc));
             }
         } else if (rc != DPDO_OK) {
             fprintf(stderr, "dpdo-privacy: %s\n", dpdo_accountant_errmsg(acc));
             exit_code = 1;
+        } else if (a.json) {
+            char os[40] = "null";
+            if (!isnan(ord) && isfinite(ord)) snprintf(os, sizeof os, "%.17g", ord);
+            printf("{\"method\": \"%s\", \"conversion\": \"%s\", \"%s\": %.17g, \"%s\": %.17g, "
+                   "\"order\": %s, \"sigma\": %.17g, \"steps\": %.0f, \"q\": %.17g}\n",
+                   list[i], convs[i] ? "classic" : "improved", isnan(a.eps) ? "epsilon" : "delta", v,
+                   isnan(a.eps) ? "delta" : "epsilon", isnan(a.eps) ? a.delta : a.eps, os, a.sigma, a.steps,
+                   isnan(q_shown) ? 1.0 : q_shown);
         } else {
-            printf("method        %s (%s%s)\n", list[i], samp_label(dpdo_sampling_kind(s)),
-                   strcmp(list[i], "exact") ? (convs[i] ? ", classic conversion" : ", improved conversion") : "");
+            print_method(list[i], convs[i], a.pld_h, dpdo_sampling_kind(s));
             if (isnan(a.eps)) {
                 printf("epsilon       %.10g\n", v);
+                if (is_pld || (is_auto && strcmp(src, "rdp") != 0))
+                    printf("epsilon lower %.10g   (the exact epsilon lies in [lower, epsilon])\n", lo);
+                if (is_auto) printf("accountant    %s\n", src);
                 printf("delta         %g\n", a.delta);
                 if (!isnan(ord)) printf("optimal order %g\n", ord);
             } else {
                 printf("delta         %.10g\n", v);
                 printf("epsilon       %g\n", a.eps);
+                if (is_auto) printf("accountant    %s\n", src);
             }
         }
         dpdo_accountant_destroy(acc);

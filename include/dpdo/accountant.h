@@ -201,7 +201,10 @@ enum {
 };
 
 /* An accountant type. Built-ins: "rdp", "exact" (analytic Gaussian, Balle &
- * Wang 2018), "zcdp", "pure". User types fill this struct.
+ * Wang 2018), "zcdp", "pure", "pld" (privacy loss distributions: Gaussian and
+ * Laplace releases, Poisson, without-replacement or no sampling; since 0.2)
+ * and "auto" (the smallest epsilon among rdp, exact and pld, each where it
+ * applies; since 0.2; the recommended default). User types fill this struct.
  * `epsilon` (required): for the composition of the events of one node
  * (events: n_events rows of DPDO_EV_FIELDS doubles), the smallest epsilon it
  * can certify at `delta`; *order gets the optimal order or NaN. Return 0 or a
@@ -217,7 +220,7 @@ typedef struct dpdo_accountant_type {
     void (*release)(void *user);
 } dpdo_accountant_type;
 
-/* Built-in types by name ("rdp", "exact", "zcdp", "pure"); NULL if unknown.
+/* Built-in types by name ("rdp", "exact", "zcdp", "pure", "pld", "auto"); NULL if unknown.
  * List with dpdo_accountant_type_next(NULL), ...(prev) until NULL. */
 DPDO_API const dpdo_accountant_type *dpdo_accountant_type_find(const char *name);
 DPDO_API const dpdo_accountant_type *dpdo_accountant_type_next(const dpdo_accountant_type *prev);
@@ -229,10 +232,18 @@ typedef struct dpdo_accountant_options {
     int64_t n_orders;     /* length of orders (1..100000) */
     int32_t conversion;   /* DPDO_CONVERSION_*; default IMPROVED (rdp and zcdp) */
     int32_t reserved0;    /* must be 0 */
+    /* Since 0.2: discretisation interval of the privacy loss (pld and auto),
+     * in [1e-6, 1]; default DPDO_PLD_DEFAULT_INTERVAL. Smaller: tighter upper
+     * bound and narrower [lower, upper] interval, more time and memory. */
+    double pld_interval;
 } dpdo_accountant_options;
 
+/* Default pld_interval (Since 0.2). */
+#define DPDO_PLD_DEFAULT_INTERVAL 1e-3
+
 /* Fill defaults: default orders (the 156-order grid 1.1,1.2,...,10.9, 11..63,
- * 128, 256, 512, 1024), improved conversion. Returns DPDO_OK, DPDO_E_INVAL
+ * 128, 256, 512, 1024), improved conversion, pld_interval
+ * DPDO_PLD_DEFAULT_INTERVAL. Returns DPDO_OK, DPDO_E_INVAL
  * (NULL), DPDO_E_VERSION (struct_size too small). */
 DPDO_API int dpdo_accountant_options_init(dpdo_accountant_options *o, size_t struct_size);
 
@@ -270,6 +281,23 @@ DPDO_API int dpdo_accountant_epsilon(dpdo_accountant *acc, int64_t node, double 
 /* Smallest delta certified at epsilon >= 0 (node as above). Same codes. */
 DPDO_API int dpdo_accountant_delta(dpdo_accountant *acc, int64_t node, double eps, double *delta);
 
+/* The epsilon of dpdo_accountant_epsilon (*eps_hi, the certified upper
+ * bound) together with a lower bound *eps_lo of the epsilon of the same
+ * events (node = -1: of the worst node): the true epsilon of the dominating
+ * pairs lies in [*eps_lo, *eps_hi]. pld: the discretisation error interval
+ * (Hoeffding bound on the rounding, docs/privacy.md); exact: both equal; auto:
+ * the pld or exact interval when one of them is computed, else 0; rdp, zcdp,
+ * pure and user types: 0 (no lower bound known). Same return codes as
+ * dpdo_accountant_epsilon. Since 0.2. */
+DPDO_API int dpdo_accountant_epsilon_bounds(dpdo_accountant *acc, int64_t node, double delta,
+                                            double *eps_lo, double *eps_hi);
+/* Which accountant produced the last answer of acc ("rdp", "exact", "pld",
+ * ...; for "auto" the one whose figure was smallest at the worst node; the
+ * type name before any query). For would_exceed under "auto", an RDP figure
+ * already within the budget is returned as is (source "rdp"). Owned by acc,
+ * valid until the next query; "" for NULL. Since 0.2. */
+DPDO_API const char *dpdo_accountant_source(const dpdo_accountant *acc);
+
 /* Budget guard: refuse anything that would make some node's epsilon at
  * `delta` exceed max_epsilon > 0. Returns DPDO_OK or DPDO_E_INVAL. */
 DPDO_API int dpdo_accountant_set_budget(dpdo_accountant *acc, double max_epsilon, double delta);
@@ -285,8 +313,8 @@ DPDO_API int dpdo_accountant_would_exceed(dpdo_accountant *acc, const dpdo_event
 /* Calibration, on top of what the ledger already holds (worst node), for
  * `steps` more releases of a Gaussian mechanism (sensitivity, sampling) on
  * every node, so that epsilon at delta is <= target epsilon.
- * calibrate_sigma: the smallest sigma, to 1e-10 relative (bracketing and
- * bisection in log sigma). calibrate_steps: the largest number of steps (0 if
+ * calibrate_sigma: the smallest sigma, to 1e-10 relative (bracketing, then
+ * false position in log sigma with a bisection safeguard; since 0.2). calibrate_steps: the largest number of steps (0 if
  * even one step exceeds) given sigma, capped at 1e15.
  * Return DPDO_OK, DPDO_E_INVAL, DPDO_E_NUMERIC (target unreachable: the
  * message gives the smallest epsilon reachable), DPDO_E_UNSUPPORTED. */

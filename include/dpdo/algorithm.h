@@ -518,8 +518,11 @@ DPDO_API int dpdo_algorithm_privacy(dpdo_algorithm *alg, int kind, int64_t node,
  * noise mode NONE, FIXED or PAPER, or sigma = 0); the message names the problem. Allocates
  * nothing; writes only *count and the handle's message (one thread per handle). Since 0.2. */
 DPDO_API int dpdo_algorithm_planned_releases(dpdo_algorithm *alg, int64_t node, int64_t *count);
-/* Who produced the figure: the accountant's name ("rdp") or the paper type
- * ("dp-dda-thm1"); "" if none. Never NULL. Since 0.1. */
+/* Who produced the figure: the accountant behind the latest rigorous figure
+ * ("rdp", "pld", "exact"; under the "auto" accountant the member that gave
+ * the smallest epsilon, see dpdo_accountant_source; the accountant's own name
+ * before any query) or the paper type ("dp-dda-thm1"); "" if none. Never
+ * NULL; valid until the next privacy query. Since 0.1 (auto's member: 0.2). */
 DPDO_API const char *dpdo_algorithm_privacy_source(const dpdo_algorithm *alg, int kind);
 /* "; "-separated notes about the guarantee: violated paper preconditions,
  * "noise disabled: not private", "active set treated as public". "" if none,

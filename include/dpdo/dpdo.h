@@ -20,6 +20,7 @@
 #include "preprocess.h"
 #include "algorithm.h"
 #include "model_file.h"
+#include "checkpoint.h"
 #include "transport.h"
 #include "audit.h"
 

@@ -304,6 +304,13 @@ static int dpdo_prepare(dpdo__eng *e, void *priv)
     return DPDO_OK;
 }
 
+static void dpdo_ser_priv(dpdo__eng *e, void *priv, dpdo__ser *s)
+{
+    (void)e;
+    dpdo_st *P = priv;
+    dpdo__ser_f64(s, "dpdo pure epsilon charged", &P->cum, 1);
+}
+
 static void dpdo_init(dpdo__eng *e, void *priv)
 {
     dpdo_st *P = priv;
@@ -429,6 +436,7 @@ const dpdo__alg_vt dpdo__vt_dpdo_huang = {
     .configure = dpdo_configure,
     .prepare = dpdo_prepare,
     .init = dpdo_init,
+    .ser_priv = dpdo_ser_priv,
     .plan = dpdo_plan,
     .local = dpdo_local,
     .combine = dpdo_combine,

@@ -257,6 +257,25 @@ static void init(dpdo__eng *e, void *priv)
     if (e->policy) dpdo__policy_reset(e->policy, e->rng);
 }
 
+/* checkpoint: what carries over between rounds outside the arena (the *_n copies are round scratch) */
+static void ser_priv(dpdo__eng *e, void *priv, dpdo__ser *s)
+{
+    wor *P = priv;
+    int64_t n = e->n, qmax = 0;
+    for (int64_t i = 0; i < n; i++) qmax = e->q[i] > qmax ? e->q[i] : qmax;
+    dpdo__ser_idx(s, "wor cursor", P->cursor, n, 0, qmax);
+    dpdo__ser_idx(s, "wor pass", P->pass, n, 0, INT64_MAX);
+    dpdo__ser_idx(s, "wor steps", P->steps, n, 0, INT64_MAX);
+    dpdo__ser_i64(s, "wor previous action", P->prev_act, n);
+    dpdo__ser_idx(s, "wor charged pass", P->charged_pass, n, -1, INT64_MAX);
+    dpdo__ser_f64(s, "wor eta bar", P->etabar, n);
+    dpdo__ser_idx(s, "wor permutations", P->perm, P->perm_off[n], 0, qmax - 1);
+    dpdo__ser_idx(s, "wor previous batches", P->prev_batch, n * P->b, 0, qmax - 1);
+    dpdo__ser_idx(s, "wor holder", &P->holder, 1, -1, n - 1);
+    dpdo__ser_idx(s, "wor version", &P->version, 1, 0, INT64_MAX);
+    dpdo__ser_idx(s, "wor round-robin", &P->rr, 1, 0, n - 1);
+}
+
 static int has_data(const dpdo__eng *e, const wor *P, int64_t i)
 {
     (void)e;
@@ -529,6 +548,7 @@ const dpdo__alg_vt dpdo__vt_dp_wor_sgd = {
     .configure = configure,
     .prepare = prepare,
     .init = init,
+    .ser_priv = ser_priv,
     .plan = plan,
     .local = local,
     .combine = combine,
@@ -645,6 +665,19 @@ static int wr_prepare(dpdo__eng *e, void *priv)
         dpdo__eng_note(e, "noise disabled: not private");
     }
     return DPDO_OK;
+}
+
+static void wr_ser_priv(dpdo__eng *e, void *priv, dpdo__ser *s)
+{
+    wr *P = priv;
+    int64_t n = e->n, qmax = 0;
+    for (int64_t i = 0; i < n; i++) qmax = e->q[i] > qmax ? e->q[i] : qmax;
+    dpdo__ser_i32(s, "wr uses", P->uses, P->off[n]);
+    dpdo__ser_idx(s, "wr eligible rows", P->elig, P->off[n], 0, qmax - 1);
+    dpdo__ser_idx(s, "wr eligible counts", P->nelig, n, 0, qmax);
+    dpdo__ser_idx(s, "wr max use", P->maxuse, n, 0, INT64_MAX);
+    dpdo__ser_idx(s, "wr node", &P->node, 1, -1, n - 1);
+    dpdo__ser_idx(s, "wr step counter", &P->tau, 1, 0, INT64_MAX);
 }
 
 static void wr_init(dpdo__eng *e, void *priv)
@@ -803,6 +836,7 @@ const dpdo__alg_vt dpdo__vt_dp_sgd_wr = {
     .configure = wr_configure,
     .prepare = wr_prepare,
     .init = wr_init,
+    .ser_priv = wr_ser_priv,
     .plan = wr_plan,
     .local = wr_local,
     .combine = wr_combine,

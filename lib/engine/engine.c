@@ -14,6 +14,7 @@
 #include "dpdo/solver.h"
 #include "../model/policy_impl.h"
 #include "dpdo/compressor.h"
+#include "dpdo/checkpoint.h"
 
 
 struct dpdo_algorithm {
@@ -265,7 +266,7 @@ static int alloc_eng(dpdo__eng *e)
     e->last_active = dpdo__calloc(n, 1);
     e->tmp_a = dpdo__alloc_array(d, sizeof(double));
     e->tmp_b = dpdo__alloc_array(d, sizeof(double));
-    e->tol_prev = dpdo__alloc_array(d, sizeof(double));
+    e->tol_prev = dpdo__calloc(d, sizeof(double)); /* zero: checkpoints copy it before the first test */
     e->pv.node_ev = dpdo__calloc(n, sizeof *e->pv.node_ev);
     e->pv.allow = dpdo__alloc_array(n, sizeof *e->pv.allow);
     e->pv.used = dpdo__calloc(n, sizeof *e->pv.used);
@@ -300,6 +301,7 @@ static int alloc_arena(dpdo__eng *e)
     if (total == 0) total = 64;
     e->arena = dpdo__alloc_aligned(total);
     if (!e->arena) return DPDO_E_NOMEM;
+    e->arena_bytes = total;
     memset(e->arena, 0, total);
     k = 0;
     for (int i = 0; i < e->nblk; i++, k++) e->blk[i].cur = (double *)((char *)e->arena + off[k]);
@@ -615,17 +617,40 @@ double dpdo__eng_node_pmax(const dpdo__eng *e, double p)
     return m;
 }
 
+/* The accountant that calibrates sigma and the guard. Secure runs whose noise comes from the grid
+ * samplers are charged as discrete mechanisms (secure_events), which the PLD accountant declines
+ * and "auto" therefore answers with RDP: calibrating them with a PLD figure of the continuous
+ * Gaussian would plan less noise than the charged events allow and end above the target. They are
+ * calibrated with RDP on the same ledger instead (the RDP of the lattice-aligned discrete Gaussian
+ * equals the continuous one's, docs/privacy.md section 11). *tmp is set when one was made (destroy it). */
+static dpdo_accountant *calib_accountant(dpdo__eng *e, dpdo_accountant **tmp)
+{
+    *tmp = NULL;
+    const char *name = dpdo_accountant_name(e->acc);
+    /* at calibration time pv.private_run is not yet known: test the grid-noise condition without it */
+    int grid = e->o.randomness == DPDO_RANDOMNESS_SECURE && !e->vt->uses_solver;
+    if (!grid || !e->ledger || (strcmp(name, "auto") != 0 && strcmp(name, "pld") != 0))
+        return e->acc;
+    if (dpdo_accountant_create(tmp, dpdo_accountant_type_find("rdp"), e->ledger, NULL) != DPDO_OK) {
+        *tmp = NULL;
+        return e->acc;
+    }
+    return *tmp;
+}
+
 int dpdo__eng_calibrate_sigma(dpdo__eng *e, const dpdo__sampling_desc *sd, double sens, double releases,
                               double *sigma)
 {
     dpdo_sampling *s = NULL;
     int rc = sampling_of(sd, &s);
     if (rc) return dpdo__err(e->err, rc, "prepare: cannot build the sampling for the calibration");
-    rc = dpdo_accountant_calibrate_sigma(e->acc, s, sens, releases, e->o.epsilon, e->o.delta, sigma);
+    dpdo_accountant *tmp = NULL, *acc = calib_accountant(e, &tmp);
+    rc = dpdo_accountant_calibrate_sigma(acc, s, sens, releases, e->o.epsilon, e->o.delta, sigma);
     dpdo_sampling_destroy(s);
-    if (rc)
-        return dpdo__err(e->err, rc, "prepare: calibrating the noise for %g releases per node: %s", releases,
-                         dpdo_accountant_errmsg(e->acc));
+    if (rc) rc = dpdo__err(e->err, rc, "prepare: calibrating the noise for %g releases per node: %s", releases,
+                           dpdo_accountant_errmsg(acc));
+    dpdo_accountant_destroy(tmp);
+    if (rc) return rc;
     return DPDO_OK;
 }
 
@@ -669,11 +694,13 @@ static int compute_guard(dpdo__eng *e)
         int rc = sampling_of(disc_poisson ? &none : &pv->ev[k].samp, &s);
         if (rc) return dpdo__err(e->err, rc, "prepare: budget guard: cannot build the sampling");
         double steps = 0;
-        rc = dpdo_accountant_calibrate_steps(e->acc, s, pv->ev[k].sens, pv->ev[k].noise, pv->guard_eps,
+        dpdo_accountant *tmp = NULL, *acc = pv->ev[k].mech == DPDO_MECH_DISCRETE_GAUSSIAN ? calib_accountant(e, &tmp) : e->acc;
+        rc = dpdo_accountant_calibrate_steps(acc, s, pv->ev[k].sens, pv->ev[k].noise, pv->guard_eps,
                                                  e->o.delta, &steps);
         dpdo_sampling_destroy(s);
-        if (rc)
-            return dpdo__err(e->err, rc, "prepare: budget guard: %s", dpdo_accountant_errmsg(e->acc));
+        if (rc) rc = dpdo__err(e->err, rc, "prepare: budget guard: %s", dpdo_accountant_errmsg(acc));
+        dpdo_accountant_destroy(tmp);
+        if (rc) return rc;
         int64_t allow = steps >= 4e18 ? INT64_MAX : (int64_t)steps;
         for (int64_t i = 0; i < e->n; i++)
             if (pv->node_ev[i] == k) pv->allow[i] = allow;
@@ -1487,7 +1514,12 @@ DPDO_API int dpdo_algorithm_privacy(dpdo_algorithm *a, int kind, int64_t node, d
 DPDO_API const char *dpdo_algorithm_privacy_source(const dpdo_algorithm *a, int kind)
 {
     if (!a || !a->e) return "";
-    if (kind == DPDO_PRIVACY_RIGOROUS) return a->e->acc ? dpdo_accountant_name(a->e->acc) : "";
+    if (kind == DPDO_PRIVACY_RIGOROUS) {
+        if (!a->e->acc) return "";
+        /* "auto" answers with its best member: name the one behind the latest figure */
+        const char *src = dpdo_accountant_source(a->e->acc);
+        return src && src[0] ? src : dpdo_accountant_name(a->e->acc);
+    }
     if (kind == DPDO_PRIVACY_PAPER) return a->e->pv.paper && a->vt->paper ? a->vt->paper : "";
     return "";
 }
@@ -1781,6 +1813,19 @@ DPDO_API int dpdo_algorithm_hosts(const dpdo_algorithm *a, int64_t node)
     return dpdo__eng_hosted(a->e, node);
 }
 
+int dpdo__eng_keys_alloc(dpdo__eng *e)
+{
+    if (e->key) return DPDO_OK;
+    unsigned char *k = dpdo__calloc((size_t)e->n, 32), *src = dpdo__calloc((size_t)e->n, 1);
+    if (!k || !src) {
+        dpdo__free(k), dpdo__free(src);
+        return dpdo__err(e->err, DPDO_E_NOMEM, "out of memory (node keys)");
+    }
+    e->key = k, e->key_src = src;
+    e->rng->keys = k, e->rng->has_key = src, e->rng->nkeys = e->n;
+    return DPDO_OK;
+}
+
 static int set_key(dpdo_algorithm *a, int64_t node, const unsigned char *key, const char *what)
 {
     if (!a) return DPDO_E_INVAL;
@@ -1855,4 +1900,47 @@ DPDO_API const char *dpdo_algorithm_randomness_source(const dpdo_algorithm *a)
                       "philox4x32-10 under options.seed; continuous double-precision noise (not floating-point safe)"
                     : "reproducible: every stream philox4x32-10 under options.seed; continuous double-precision "
                       "noise (not floating-point safe); epsilon holds only against parties who do not know the seed";
+}
+
+/* ---- checkpoints (lib/engine/checkpoint.c) ------------------------------------------ */
+
+static int prepare_cb(void *arg)
+{
+    dpdo_algorithm *a = arg;
+    return a->e->prepared ? DPDO_OK : do_prepare(a);
+}
+
+DPDO_API int dpdo_algorithm_save(dpdo_algorithm *a, const char *path, const dpdo_checkpoint_options *opts)
+{
+    if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM)) return DPDO_E_INVAL;
+    if (!path) return dpdo__err(a->errmsg, DPDO_E_INVAL, "save: path is NULL");
+    if (!a->e) return dpdo__err(a->errmsg, DPDO_E_STATE, "save: the algorithm is EMPTY");
+    return dpdo__ckpt_save(a->e, a->state, a->stop, path, opts);
+}
+
+static int load_common(dpdo_algorithm *a, const char *path, const unsigned char *image, size_t size,
+                       const dpdo_checkpoint_options *opts)
+{
+    if (!a->e) return dpdo__err(a->errmsg, DPDO_E_STATE, "load: the algorithm is EMPTY; call dpdo_algorithm_setup");
+    int state = a->state, stop = a->stop;
+    int rc = dpdo__ckpt_load(a->e, &state, &stop, path, image, size, opts, prepare_cb, a);
+    if (rc) return rc;
+    a->state = state;
+    a->stop = stop;
+    dpdo__err_clear(a->errmsg);
+    return DPDO_OK;
+}
+
+DPDO_API int dpdo_algorithm_load(dpdo_algorithm *a, const char *path, const dpdo_checkpoint_options *opts)
+{
+    if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM)) return DPDO_E_INVAL;
+    if (!path) return dpdo__err(a->errmsg, DPDO_E_INVAL, "load: path is NULL");
+    return load_common(a, path, NULL, 0, opts);
+}
+
+int dpdo__algorithm_load_image(dpdo_algorithm *a, const unsigned char *image, size_t size,
+                               const dpdo_checkpoint_options *opts)
+{
+    if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM) || !image) return DPDO_E_INVAL;
+    return load_common(a, NULL, image, size, opts);
 }

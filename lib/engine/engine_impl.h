@@ -33,6 +33,18 @@
 
 typedef struct dpdo__eng dpdo__eng;
 
+/* Checkpoint serializer (lib/engine/checkpoint.c, docs/checkpoint.md). One function describes a
+ * piece of state and runs three times: when saving (the arrays are appended to the file), when
+ * checking a file (kind and count must match, index values must lie in [lo, hi]; nothing is
+ * written) and when installing it (the file's values are copied into the arrays). Errors are
+ * sticky and carry a message; the functions do nothing after one. */
+typedef struct dpdo__ser dpdo__ser;
+void dpdo__ser_i64(dpdo__ser *s, const char *name, int64_t *p, int64_t count);
+void dpdo__ser_i32(dpdo__ser *s, const char *name, int32_t *p, int64_t count);
+void dpdo__ser_f64(dpdo__ser *s, const char *name, double *p, int64_t count);
+/* int64 values that must lie in [lo, hi] (indices, counters). */
+void dpdo__ser_idx(dpdo__ser *s, const char *name, int64_t *p, int64_t count, int64_t lo, int64_t hi);
+
 /* One state variable: rows x cols doubles, row-major, 64-byte aligned. */
 typedef struct dpdo__block {
     const char *name; /* getter name ("z", "x", "s"), or NULL for scratch-only blocks */
@@ -163,6 +175,9 @@ typedef struct dpdo__alg_vt {
     void (*commit)(dpdo__eng *e, void *priv, const dpdo__plan *p);
     void (*output)(const dpdo__eng *e, const void *priv, int64_t node, double *x);
     void (*release)(dpdo__eng *e, void *priv);
+    /* optional: the private state that changes between rounds and lives outside the state
+     * arena (checkpoints, dpdo_algorithm_save). Called after prepare, in a fixed order. */
+    void (*ser_priv)(dpdo__eng *e, void *priv, dpdo__ser *s);
 } dpdo__alg_vt;
 
 struct dpdo_algorithm_type {
@@ -216,6 +231,7 @@ struct dpdo__eng {
     void *scr[DPDO__MAX_SCRATCH];
     int32_t nscr;
     void *arena;
+    size_t arena_bytes;           /* blocks and scratch, 64-byte padded (checkpoints copy it all) */
     dpdo__plan plan;
     int64_t (*comm)[3];           /* n+1 rows (row n = coordinator): messages, scalars, bytes */
     int64_t (*rcomm)[3];          /* the round's counts */
@@ -369,6 +385,9 @@ static inline void dpdo__plan_add_charge(dpdo__eng *e, int32_t ev, int64_t node,
 /* Parameter access by key (valid keys only; see params.c). */
 int dpdo__param_slot(int key);
 int dpdo__param_live(int key);
+/* Slot table (checkpoint fingerprints): the name of slot s, or NULL past the end; *type 0 int,
+ * 1 double; *live 1 when settable while running. */
+const char *dpdo__param_slot_info(int slot, int *type, int *live);
 #define DPDO__PI(e, key) ((e)->pi[dpdo__param_slot(key)])
 #define DPDO__PD(e, key) ((e)->pd[dpdo__param_slot(key)])
 
@@ -400,6 +419,18 @@ extern const dpdo__alg_vt dpdo__vt_dpdo_huang, dpdo__vt_cpgt;
 double dpdo__dpdo_b0_closed(double d, double sens2, double c, double eps, double pn, double qs);
 double dpdo__dpdo_b0_finite(double d, double sens2, double eps, int sched, double c, double qs, double pn,
                             int64_t T);
+
+/* Checkpoints (checkpoint.c). state/stop: the handle's; load checks and prepares the handle
+ * (prepare callback: the engine's do_prepare) and installs everything only when all is valid. */
+struct dpdo_checkpoint_options;
+int dpdo__ckpt_save(dpdo__eng *e, int state, int stop, const char *path, const struct dpdo_checkpoint_options *o);
+int dpdo__ckpt_load(dpdo__eng *e, int *state, int *stop, const char *path, const unsigned char *image,
+                    size_t image_size, const struct dpdo_checkpoint_options *o, int (*prepare)(void *), void *prep_arg);
+/* Allocate the per-node key table (all DPDO__KEY_NONE) when there is none; message into e->err. */
+int dpdo__eng_keys_alloc(dpdo__eng *e);
+/* dpdo_algorithm_load from a file image in memory (fuzzing, tests). */
+int dpdo__algorithm_load_image(dpdo_algorithm *a, const unsigned char *image, size_t size,
+                               const struct dpdo_checkpoint_options *o);
 
 /* Internal entry points for tests and benches (not exported). */
 int dpdo__algorithm_create_vt(dpdo_algorithm **out, const dpdo__alg_vt *vt);

@@ -69,6 +69,14 @@ int dpdo__param_slot(int key)
     return -1;
 }
 
+const char *dpdo__param_slot_info(int slot, int *type, int *live)
+{
+    if (slot < 0 || slot >= NP) return NULL;
+    *type = P[slot].type;
+    *live = P[slot].live;
+    return P[slot].name;
+}
+
 int dpdo__param_live(int key)
 {
     int s = dpdo__param_slot(key);

@@ -7,7 +7,7 @@
 #include <string.h>
 #include "privacy_impl.h"
 
-enum { K_RDP = 1, K_EXACT = 2, K_ZCDP = 3, K_PURE = 4 };
+enum { K_RDP = 1, K_EXACT = 2, K_ZCDP = 3, K_PURE = 4, K_PLD = 5, K_AUTO = 6 };
 
 /* Built-in state: the RDP orders, a log table for the integer-order sums, and
  * a cache of per-event RDP vectors indexed like the ledger's event list (the
@@ -39,6 +39,19 @@ typedef struct builtin {
                      * lower bound from a stopped series (0 = none) */
     int64_t *bsig;  /* [cache_cap] integer points the bounds were built from (-1 = none) */
     double *lbv, *ubv; /* [n_orders] scratch: bounds of the composed RDP */
+    dpdo__pld_acc *pld; /* pld and auto */
+    double pld_h;       /* pld discretisation interval */
+    double limit;       /* auto: an RDP answer <= limit is returned without the other accountants */
+    int rdp_only;       /* auto: answer with rdp alone (first pass of calibration) */
+    double last_lo;     /* lower bound of the last epsilon answer (0: none known) */
+    /* auto's guard: an event table (with counts) whose pld epsilon safe_eps is
+     * within the limit: any table with the same events and counts <= these is
+     * within it too (epsilon is non-decreasing in the counts); look: the
+     * look-ahead (extra releases of the last row) tried next */
+    double *safe_rows, *look_rows;
+    int64_t safe_n, safe_cap;
+    double safe_eps, look;
+    const char *last_src; /* accountant that produced the last answer */
     char msg[DPDO__ERRMSG_LEN];
 } builtin;
 
@@ -59,6 +72,8 @@ struct dpdo_accountant {
     dpdo_ledger *ledger;
     int has_budget;
     double budget_eps, budget_delta;
+    double last_lo;       /* worst-node lower bound of the last epsilon query */
+    const char *last_src; /* accountant behind the last answer */
     double *rows; /* [(rows_cap) * DPDO_EV_FIELDS] */
     int64_t rows_cap;
     char errmsg[DPDO__ERRMSG_LEN];
@@ -611,7 +626,7 @@ static const char *samp_name(double s)
 }
 
 /* exact: mu^2; zcdp: rho; pure: eps. Reject what the accountant cannot do. */
-static int closed_total(builtin *b, const double *ev, int64_t n, double *out)
+static int closed_total(builtin *b, int kind, const double *ev, int64_t n, double *out)
 {
     double s = 0.0;
     for (int64_t k = 0; k < n; k++) {
@@ -621,7 +636,7 @@ static int closed_total(builtin *b, const double *ev, int64_t n, double *out)
         int gauss = r[DPDO_EV_MECH] == DPDO_MECH_GAUSSIAN || r[DPDO_EV_MECH] == DPDO_MECH_DISCRETE_GAUSSIAN;
         int sampled = r[DPDO_EV_SAMPLING] != DPDO_SAMPLING_NONE && r[DPDO_EV_RATE] < 1.0;
         double x = r[DPDO_EV_SENS] / r[DPDO_EV_NOISE];
-        if (b->kind == K_PURE) {
+        if (kind == K_PURE) {
             if (gauss)
                 return dpdo__err(b->msg, DPDO_E_UNSUPPORTED,
                                  "pure-DP accountant: event %lld is Gaussian (no finite pure epsilon); use rdp, exact or zcdp",
@@ -634,9 +649,9 @@ static int closed_total(builtin *b, const double *ev, int64_t n, double *out)
         if (sampled)
             return dpdo__err(b->msg, DPDO_E_UNSUPPORTED,
                              "%s accountant: event %lld is a %s %s mechanism; only unsampled events are supported (use rdp)",
-                             b->kind == K_EXACT ? "exact" : "zcdp", (long long)k, samp_name(r[DPDO_EV_SAMPLING]),
+                             kind == K_EXACT ? "exact" : "zcdp", (long long)k, samp_name(r[DPDO_EV_SAMPLING]),
                              mech_name(r[DPDO_EV_MECH]));
-        if (b->kind == K_EXACT) {
+        if (kind == K_EXACT) {
             if (r[DPDO_EV_MECH] != DPDO_MECH_GAUSSIAN)
                 return dpdo__err(b->msg, DPDO_E_UNSUPPORTED,
                                  "exact accountant: event %lld is a %s mechanism; only (continuous) Gaussian events are "
@@ -651,10 +666,161 @@ static int closed_total(builtin *b, const double *ev, int64_t n, double *out)
     return DPDO_OK;
 }
 
+/* auto: does the exact accountant apply (every charged event an unsampled Gaussian)? */
+static int exact_applies(const double *ev, int64_t n)
+{
+    for (int64_t k = 0; k < n; k++) {
+        const double *r = ev + k * DPDO_EV_FIELDS;
+        if (!(r[DPDO_EV_COUNT] > 0)) continue;
+        if (r[DPDO_EV_MECH] != DPDO_MECH_GAUSSIAN) return 0;
+        if (r[DPDO_EV_SAMPLING] != DPDO_SAMPLING_NONE && r[DPDO_EV_RATE] < 1.0) return 0;
+    }
+    return 1;
+}
+
+/* auto's guard (b->limit set, the hypothetical release in the last row): if
+ * the table is covered by the safe table, the safe epsilon (<= limit) is
+ * returned; else the componentwise maximum of the table and the safe table
+ * (same events; else the table) plus `look` more of the growing row is tried once: if
+ * its pld epsilon is within the limit it becomes the safe table and that
+ * epsilon (an upper bound of this table's, as epsilon is non-decreasing in
+ * the counts) is returned; if not, the look-ahead is quartered and 1 is
+ * returned (compute this table as usual). rdp's *eps is kept when smaller. */
+static int same_row_desc(const double *a, const double *b)
+{
+    for (int f = 0; f < DPDO_EV_COUNT; f++)
+        if (a[f] != b[f]) return 0;
+    return 1;
+}
+
+static int guard_lookahead(builtin *b, const double *ev_in, int64_t n, double delta, double *eps)
+{
+    size_t cells = (size_t)n * DPDO_EV_FIELDS;
+    if (n > b->safe_cap) {
+        dpdo__free(b->safe_rows);
+        dpdo__free(b->look_rows);
+        b->safe_cap = 0;
+        b->safe_n = 0;
+        b->safe_rows = dpdo__alloc_array(cells, sizeof *b->safe_rows);
+        b->look_rows = dpdo__alloc_array(cells, sizeof *b->look_rows);
+        if (!b->safe_rows || !b->look_rows) return dpdo__err(b->msg, DPDO_E_NOMEM, "out of memory in the guard");
+        b->safe_cap = n;
+    }
+    /* canonical table: the hypothetical release (last row) merged into the
+     * ledger's row of the same event, if any; x = the row that grows */
+    double *ev = b->look_rows;
+    memcpy(ev, ev_in, cells * sizeof *ev);
+    int64_t x = n - 1;
+    for (int64_t k = 0; k < n - 1; k++)
+        if (same_row_desc(ev + k * DPDO_EV_FIELDS, ev + (n - 1) * DPDO_EV_FIELDS)) {
+            ev[k * DPDO_EV_FIELDS + DPDO_EV_COUNT] += ev[(n - 1) * DPDO_EV_FIELDS + DPDO_EV_COUNT];
+            ev[(n - 1) * DPDO_EV_FIELDS + DPDO_EV_COUNT] = 0.0;
+            x = k;
+            break;
+        }
+    if (b->safe_n == n) {
+        int cov = 1;
+        for (int64_t k = 0; k < n && cov; k++) {
+            const double *r = ev + k * DPDO_EV_FIELDS, *sr = b->safe_rows + k * DPDO_EV_FIELDS;
+            for (int f = 0; f < DPDO_EV_COUNT; f++)
+                if (r[f] != sr[f]) cov = 0;
+            if (r[DPDO_EV_COUNT] > sr[DPDO_EV_COUNT]) cov = 0;
+        }
+        if (cov) {
+            if (b->safe_eps < *eps) {
+                *eps = b->safe_eps;
+                b->last_src = "pld";
+            }
+            return 0;
+        }
+    }
+    if (!(ev[x * DPDO_EV_FIELDS + DPDO_EV_COUNT] > 0)) return 1;
+    /* per-node tables of one guard query differ: try a table that covers
+     * both this one and the safe one (componentwise maximum of the counts) */
+    if (b->safe_n == n) {
+        int same = 1;
+        for (int64_t k = 0; k < n && same; k++)
+            same = same_row_desc(ev + k * DPDO_EV_FIELDS, b->safe_rows + k * DPDO_EV_FIELDS);
+        if (same)
+            for (int64_t k = 0; k < n; k++) {
+                double c = b->safe_rows[k * DPDO_EV_FIELDS + DPDO_EV_COUNT];
+                if (c > ev[k * DPDO_EV_FIELDS + DPDO_EV_COUNT]) ev[k * DPDO_EV_FIELDS + DPDO_EV_COUNT] = c;
+            }
+    }
+    double total = 0.0;
+    for (int64_t k = 0; k < n; k++) total += ev[k * DPDO_EV_FIELDS + DPDO_EV_COUNT];
+    if (!(b->look >= 1.0)) b->look = floor(total / 16.0) + 1.0;
+    ev[x * DPDO_EV_FIELDS + DPDO_EV_COUNT] += b->look;
+    double hi, lo;
+    char m2[DPDO__ERRMSG_LEN];
+    int rc = dpdo__pld_acc_eps(b->pld, b->look_rows, n, delta, &hi, &lo, m2);
+    if (rc == DPDO_E_NOMEM) return dpdo__err(b->msg, rc, "%s", m2);
+    if (rc == DPDO_OK && hi <= b->limit) {
+        memcpy(b->safe_rows, b->look_rows, cells * sizeof *ev);
+        b->safe_n = n;
+        b->safe_eps = hi;
+        if (hi < *eps) {
+            *eps = hi;
+            b->last_src = "pld";
+        }
+        b->look *= 2.0;
+        return 0;
+    }
+    b->look = floor(b->look / 4.0);
+    if (b->look < 1.0) b->look = 1.0;
+    return 1;
+}
+
+/* auto: the smallest epsilon among rdp, exact (when it applies) and pld (when
+ * it supports every event and delta). Each is a valid upper bound, so their
+ * minimum is. An accountant that cannot answer is skipped (out of memory is
+ * an error). */
+static int auto_epsilon(builtin *b, const double *ev, int64_t n, double delta, double *eps, double *order)
+{
+    int rc = rdp_epsilon(b, ev, n, delta, eps, order);
+    if (rc) return rc;
+    b->last_src = "rdp";
+    b->last_lo = 0.0;
+    if (*eps <= b->limit || b->rdp_only) return DPDO_OK; /* the guard only needs to know it fits */
+    if (exact_applies(ev, n)) {
+        double s;
+        if (closed_total(b, K_EXACT, ev, n, &s) == DPDO_OK) {
+            double e = dpdo__gauss_eps(sqrt(s), delta);
+            if (e < *eps) {
+                *eps = e;
+                *order = NAN;
+                b->last_src = "exact";
+            }
+            b->last_lo = e; /* exact: the tight value */
+            return DPDO_OK; /* pld cannot beat the exact curve */
+        }
+    }
+    double hi, lo;
+    char m2[DPDO__ERRMSG_LEN];
+    if (b->limit > -INFINITY) { /* the guard: a look-ahead spares a composition per round */
+        rc = guard_lookahead(b, ev, n, delta, eps);
+        if (rc != 1) return rc; /* answered (0) or failed */
+    }
+    rc = dpdo__pld_acc_eps(b->pld, ev, n, delta, &hi, &lo, m2);
+    if (rc == DPDO_E_NOMEM) return dpdo__err(b->msg, rc, "%s", m2);
+    if (rc == DPDO_OK) {
+        if (hi < *eps) {
+            *eps = hi;
+            *order = NAN;
+            b->last_src = "pld";
+        }
+        b->last_lo = lo < *eps ? lo : *eps;
+    }
+    return DPDO_OK;
+}
+
 static int b_epsilon(void *user, const double *ev, int64_t n, double delta, double *eps, double *order)
 {
     builtin *b = user;
     *order = NAN;
+    b->last_lo = 0.0;
+    b->last_src = b->kind == K_RDP ? "rdp" : b->kind == K_EXACT ? "exact" : b->kind == K_ZCDP ? "zcdp"
+                  : b->kind == K_PURE ? "pure" : b->kind == K_PLD ? "pld" : "auto";
     if (!any_charged(ev, n)) {
         *eps = 0.0;
         return DPDO_OK;
@@ -662,15 +828,24 @@ static int b_epsilon(void *user, const double *ev, int64_t n, double delta, doub
     if (b->kind == K_RDP) {
         return rdp_epsilon(b, ev, n, delta, eps, order);
     }
+    if (b->kind == K_PLD) {
+        double lo;
+        int rc = dpdo__pld_acc_eps(b->pld, ev, n, delta, eps, &lo, b->msg);
+        if (rc == DPDO_OK) b->last_lo = lo;
+        return rc;
+    }
+    if (b->kind == K_AUTO) return auto_epsilon(b, ev, n, delta, eps, order);
     double s;
-    int rc = closed_total(b, ev, n, &s);
+    int rc = closed_total(b, b->kind, ev, n, &s);
     if (rc) return rc;
-    if (b->kind == K_EXACT)
+    if (b->kind == K_EXACT) {
         *eps = dpdo__gauss_eps(sqrt(s), delta);
-    else if (b->kind == K_ZCDP)
+        b->last_lo = *eps;
+    } else if (b->kind == K_ZCDP) {
         *eps = dpdo__zcdp_eps(s, delta, b->conv);
-    else
+    } else {
         *eps = s;
+    }
     return DPDO_OK;
 }
 
@@ -681,14 +856,33 @@ static int b_delta(void *user, const double *ev, int64_t n, double eps, double *
         *delta = 0.0;
         return DPDO_OK;
     }
-    if (b->kind == K_RDP) {
+    if (b->kind == K_RDP || b->kind == K_AUTO) {
         int rc = rdp_total(b, ev, n);
         if (rc) return rc;
         *delta = dpdo__rdp_delta(b->orders, b->tot, b->n_orders, eps, b->conv, NULL);
+        b->last_src = "rdp";
+        if (b->kind == K_RDP) return DPDO_OK;
+        double s, d;
+        if (exact_applies(ev, n) && closed_total(b, K_EXACT, ev, n, &s) == DPDO_OK) {
+            d = dpdo__gauss_delta(sqrt(s), eps);
+            if (d < *delta) {
+                *delta = d;
+                b->last_src = "exact";
+            }
+            return DPDO_OK;
+        }
+        char m2[DPDO__ERRMSG_LEN];
+        rc = dpdo__pld_acc_delta(b->pld, ev, n, eps, &d, m2);
+        if (rc == DPDO_E_NOMEM) return dpdo__err(b->msg, rc, "%s", m2);
+        if (rc == DPDO_OK && d < *delta) {
+            *delta = d;
+            b->last_src = "pld";
+        }
         return DPDO_OK;
     }
+    if (b->kind == K_PLD) return dpdo__pld_acc_delta(b->pld, ev, n, eps, delta, b->msg);
     double s;
-    int rc = closed_total(b, ev, n, &s);
+    int rc = closed_total(b, b->kind, ev, n, &s);
     if (rc) return rc;
     if (b->kind == K_EXACT)
         *delta = dpdo__gauss_delta(sqrt(s), eps);
@@ -720,6 +914,9 @@ static void b_release(void *user)
     dpdo__free(b->bsig);
     dpdo__free(b->loga);
     dpdo__free(b->l1ma);
+    dpdo__pld_acc_free(b->pld);
+    dpdo__free(b->safe_rows);
+    dpdo__free(b->look_rows);
     dpdo__free(b);
 }
 
@@ -728,6 +925,8 @@ static const dpdo_accountant_type TYPES[] = {
     {sizeof(dpdo_accountant_type), "exact", b_epsilon, b_delta, b_release},
     {sizeof(dpdo_accountant_type), "zcdp", b_epsilon, b_delta, b_release},
     {sizeof(dpdo_accountant_type), "pure", b_epsilon, b_delta, b_release},
+    {sizeof(dpdo_accountant_type), "pld", b_epsilon, b_delta, b_release},
+    {sizeof(dpdo_accountant_type), "auto", b_epsilon, b_delta, b_release},
 };
 #define N_TYPES ((int)(sizeof TYPES / sizeof TYPES[0]))
 
@@ -861,6 +1060,7 @@ static void opts_defaults(dpdo_accountant_options *o)
     memset(o, 0, sizeof *o);
     o->struct_size = sizeof *o;
     o->conversion = DPDO_CONVERSION_IMPROVED;
+    o->pld_interval = DPDO_PLD_DEFAULT_INTERVAL;
 }
 
 int dpdo_accountant_options_init(dpdo_accountant_options *o, size_t struct_size)
@@ -896,10 +1096,21 @@ static int make_builtin(builtin **out, int kind, const dpdo_accountant_options *
         return dpdo__err(err, DPDO_E_INVAL, "conversion = %d is not a DPDO_CONVERSION_* value",
                          (int)o->conversion);
     if (o->reserved0 != 0) return dpdo__err(err, DPDO_E_INVAL, "reserved0 must be 0");
+    if (!(o->pld_interval >= 1e-6 && o->pld_interval <= 1.0))
+        return dpdo__err(err, DPDO_E_INVAL, "pld_interval = %g is not in [1e-6, 1]", o->pld_interval);
     builtin *b = dpdo__calloc(1, sizeof *b);
     if (!b) return DPDO_E_NOMEM;
     b->kind = kind;
     b->conv = o->conversion;
+    b->pld_h = o->pld_interval;
+    b->limit = -INFINITY;
+    /* auto keeps pld to windows that compose in milliseconds (2^17 bins: a loss
+     * range of 131 at the default interval); beyond, rdp answers alone */
+    if ((kind == K_PLD || kind == K_AUTO) &&
+        dpdo__pld_acc_new(&b->pld, b->pld_h, kind == K_AUTO ? (int64_t)1 << 17 : 0) != DPDO_OK) {
+        dpdo__free(b);
+        return DPDO_E_NOMEM;
+    }
     b->n_orders = n;
     b->orders = dpdo__alloc_array((size_t)n, sizeof *b->orders);
     b->tot = dpdo__alloc_array((size_t)n, sizeof *b->tot);
@@ -1102,7 +1313,8 @@ static int query_sel(dpdo_accountant *a, int want_delta, const int64_t *nodes, i
         desc_to_row(extra, a->rows + K * DPDO_EV_FIELDS);
         a->rows[K * DPDO_EV_FIELDS + DPDO_EV_COUNT] = extra_count;
     }
-    double worst = 0.0, wo = NAN;
+    double worst = 0.0, wo = NAN, wlo = 0.0, plo = 0.0;
+    const char *wsrc = a->type->name, *psrc = a->type->name;
     int64_t prev = -1;
     double pv = 0.0, po = NAN;
     for (int64_t i = 0; i < ns; i++) {
@@ -1114,23 +1326,38 @@ static int query_sel(dpdo_accountant *a, int want_delta, const int64_t *nodes, i
             a->rows[k * DPDO_EV_FIELDS + DPDO_EV_COUNT] = (double)c;
         }
         double v, o = NAN;
+        double lo = 0.0;
+        const char *src = a->type->name;
         if (same) {
             v = pv;
             o = po;
+            lo = plo;
+            src = psrc;
         } else {
             rc = call_cb(a, want_delta, nrow, x, &v, &o);
             if (rc) return rc;
+            if (a->is_builtin) {
+                builtin *b = a->user;
+                lo = b->last_lo;
+                if (b->last_src) src = b->last_src;
+            }
         }
         if (i == 0 || v > worst) {
             worst = v;
             wo = o;
+            wsrc = src;
         }
+        if (lo > wlo) wlo = lo; /* the worst node is at least the largest lower bound */
         prev = node;
         pv = v;
         po = o;
+        plo = lo;
+        psrc = src;
     }
     *out = worst;
     if (order) *order = wo;
+    a->last_lo = want_delta ? 0.0 : (wlo < worst ? wlo : worst);
+    a->last_src = wsrc;
     return DPDO_OK;
 }
 
@@ -1174,6 +1401,25 @@ int dpdo_accountant_epsilon(dpdo_accountant *a, int64_t node, double delta, doub
     return rc;
 }
 
+int dpdo_accountant_epsilon_bounds(dpdo_accountant *a, int64_t node, double delta, double *eps_lo,
+                                   double *eps_hi)
+{
+    if (!a) return DPDO_E_INVAL;
+    if (!eps_lo || !eps_hi) return dpdo__err(a->errmsg, DPDO_E_INVAL, "eps_lo and eps_hi must not be NULL");
+    double e;
+    int rc = dpdo_accountant_epsilon(a, node, delta, &e, NULL);
+    if (rc) return rc;
+    *eps_hi = e;
+    *eps_lo = a->last_lo;
+    return DPDO_OK;
+}
+
+const char *dpdo_accountant_source(const dpdo_accountant *a)
+{
+    if (!a) return "";
+    return a->last_src ? a->last_src : dpdo_accountant_type_name(a->type);
+}
+
 int dpdo_accountant_delta(dpdo_accountant *a, int64_t node, double eps, double *delta)
 {
     if (!a) return DPDO_E_INVAL;
@@ -1213,7 +1459,10 @@ int dpdo_accountant_would_exceed(dpdo_accountant *a, const dpdo_event *ev, int64
     if (!nodes && n_sel != -1)
         return dpdo__err(a->errmsg, DPDO_E_INVAL, "nodes is NULL but n_sel = %lld (use -1 for all)", (long long)n_sel);
     double e;
+    builtin *b = a->is_builtin ? a->user : NULL;
+    if (b) b->limit = a->budget_eps; /* auto: an RDP figure within the budget settles it */
     int rc = query_sel(a, 0, nodes, n_sel, &ev->d, (double)count, a->budget_delta, &e, NULL);
+    if (b) b->limit = -INFINITY;
     if (rc) return rc;
     *exceed = e > a->budget_eps;
     if (eps_after) *eps_after = e;
@@ -1242,6 +1491,9 @@ static int eps_with(dpdo_accountant *a, const dpdo_sampling *s, double sens, dou
     return query_sel(a, 0, NULL, -1, &d, steps, delta, e, NULL);
 }
 
+static int cal_refine(dpdo_accountant *a, const dpdo_sampling *s, double sens, double steps, double eps,
+                      double delta, double lo, double elo, double hi, double ehi, double *sigma);
+
 int dpdo_accountant_calibrate_sigma(dpdo_accountant *a, const dpdo_sampling *s, double sens, double steps,
                                     double eps, double delta, double *sigma)
 {
@@ -1253,24 +1505,55 @@ int dpdo_accountant_calibrate_sigma(dpdo_accountant *a, const dpdo_sampling *s, 
         return dpdo__err(a->errmsg, DPDO_E_INVAL, "steps = %g must be an integer in [1, 1e15]", steps);
     const double smax = 1e12 * sens, smin = 1e-6 * sens;
     double e;
+    builtin *b = a->is_builtin ? a->user : NULL;
+    if (b && b->kind == K_AUTO && !b->rdp_only) {
+        /* auto: rdp's sigma first (cheap); auto's is at most that. Then down by
+         * factors of 1.5 to a bracket, and the refinement: the expensive pld
+         * evaluations stay near the answer */
+        double srdp;
+        b->rdp_only = 1;
+        rc = dpdo_accountant_calibrate_sigma(a, s, sens, steps, eps, delta, &srdp);
+        b->rdp_only = 0;
+        if (rc) return rc;
+        double hi = srdp, ehi, lo, elo;
+        rc = eps_with(a, s, sens, hi, steps, delta, &ehi);
+        if (rc) return rc;
+        for (;;) {
+            lo = hi / 1.5;
+            if (lo < smin) {
+                *sigma = hi < smin ? hi : smin;
+                dpdo__err_clear(a->errmsg);
+                return DPDO_OK;
+            }
+            rc = eps_with(a, s, sens, lo, steps, delta, &elo);
+            if (rc) return rc;
+            if (elo > eps) break;
+            hi = lo;
+            ehi = elo;
+        }
+        return cal_refine(a, s, sens, steps, eps, delta, lo, elo, hi, ehi, sigma);
+    }
     rc = eps_with(a, s, sens, smax, steps, delta, &e);
     if (rc) return rc;
     if (e > eps)
         return dpdo__err(a->errmsg, DPDO_E_NUMERIC,
                          "target epsilon %g is unreachable: even sigma = %g gives epsilon %g at delta %g", eps, smax, e,
                          delta);
-    double hi = sens, lo;
+    double hi = sens, lo, elo, ehi;
     rc = eps_with(a, s, sens, hi, steps, delta, &e);
     if (rc) return rc;
     if (e > eps) {
         do {
             lo = hi;
+            elo = e;
             hi *= 4.0;
             if (hi > smax) hi = smax;
             rc = eps_with(a, s, sens, hi, steps, delta, &e);
             if (rc) return rc;
         } while (e > eps);
+        ehi = e;
     } else {
+        ehi = e;
         for (;;) {
             lo = hi / 4.0;
             if (lo < smin) {
@@ -1282,17 +1565,59 @@ int dpdo_accountant_calibrate_sigma(dpdo_accountant *a, const dpdo_sampling *s, 
             if (rc) return rc;
             if (e > eps) break;
             hi = lo;
+            ehi = e;
         }
+        elo = e;
     }
-    /* invariant: eps(lo) > target >= eps(hi) */
-    for (int it = 0; it < 200 && hi / lo - 1.0 > 1e-13; it++) {
-        double mid = sqrt(lo * hi);
+    return cal_refine(a, s, sens, steps, eps, delta, lo, elo, hi, ehi, sigma);
+}
+
+/* invariant: eps(lo) > target >= eps(hi). Illinois (false position in log
+ * sigma, the retained end's value halved when one side stays twice), with a
+ * bisection step whenever two steps did not halve the bracket or a value is
+ * not finite: few evaluations for the costly accountants */
+static int cal_refine(dpdo_accountant *a, const dpdo_sampling *s, double sens, double steps, double eps,
+                      double delta, double lo, double elo, double hi, double ehi, double *sigma)
+{
+    int rc;
+    double e;
+    double fl = elo - eps, fh = ehi - eps, w0 = log(hi / lo);
+    int side = 0, since = 0;
+    for (int it = 0; it < 300 && hi / lo - 1.0 > 1e-11; it++) {
+        double xl = log(lo), xh = log(hi), x;
+        double w = xh - xl;
+        if (since >= 2 || !isfinite(fl) || !isfinite(fh) || !(fl - fh > 0)) {
+            x = 0.5 * (xl + xh);
+            since = 0;
+            w0 = w;
+        } else {
+            x = (xl * fh - xh * fl) / (fh - fl);
+            double m = 1e-3 * w; /* stay strictly inside */
+            if (!(x > xl + m)) x = xl + m;
+            if (!(x < xh - m)) x = xh - m;
+        }
+        double mid = exp(x);
+        if (!(mid > lo && mid < hi)) mid = sqrt(lo * hi);
         rc = eps_with(a, s, sens, mid, steps, delta, &e);
         if (rc) return rc;
-        if (e > eps)
+        double f = e - eps;
+        if (e > eps) {
             lo = mid;
-        else
+            fl = f;
+            if (side == -1) fh *= 0.5;
+            side = -1;
+        } else {
             hi = mid;
+            fh = f;
+            if (side == 1) fl *= 0.5;
+            side = 1;
+        }
+        if (log(hi / lo) > 0.5 * w0)
+            since++;
+        else {
+            since = 0;
+            w0 = log(hi / lo);
+        }
     }
     *sigma = hi;
     dpdo__err_clear(a->errmsg);

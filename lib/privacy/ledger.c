@@ -750,3 +750,8 @@ fail:
     dpdo__free(counts);
     return rc;
 }
+
+int64_t dpdo__ledger_find(const dpdo_ledger *l, const dpdo__event_desc *ev)
+{
+    return l && ev ? find_event(l, ev) : -1;
+}

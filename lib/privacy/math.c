@@ -8,7 +8,8 @@
  * References (formulas implemented from the papers):
  *  [MTZ19] Mironov, Talwar, Zhang. Renyi DP of the Sampled Gaussian Mechanism, 2019.
  *  [WBK19] Wang, Balle, Kasiviswanathan. Subsampled Renyi DP and analytical
- *          moments accountant, AISTATS 2019 (Theorem 9).
+ *          moments accountant, AISTATS 2019 (Theorem 9; Theorem 27, the
+ *          Gaussian-specific bound, arXiv:1808.00087).
  *  [M17]   Mironov. Renyi differential privacy, CSF 2017 (Prop. 6, Laplace).
  *  [CKS20] Canonne, Kamath, Steinke. The discrete Gaussian for DP, 2020
  *          (Prop. 12; = Balle et al. 2020 Thm 21).
@@ -505,7 +506,193 @@ static double log_a_wor_int(double g, double z, int64_t alpha, const double *log
     return softplus(M + log(acc));
 }
 
+/* ---- without replacement: the Gaussian-specific bound [WBK19, Thm 27] -------------
+ *
+ * For the Gaussian, eps(j) = j/(2z^2) = c j, and the forward differences of
+ * g(x) = e^{(x-1) eps(x)} = e^{c x (x-1)} at 0 enter the bound:
+ *   A <= 1 + g^2 C(a,2) min{4 (e^{2c} - 1), 2 e^{2c}}
+ *          + sum_{j=3}^{a} g^j C(a,j) min{4 sqrt(D_{2 floor(j/2)} D_{2 ceil(j/2)}), 2 e^{c j (j-1)}},
+ * D_l = Delta^l g(0) = sum_k (-1)^{l-k} C(l,k) e^{c k (k-1)}.
+ * With Y = e^{Z/z - 1/(2z^2)}, Z ~ N(0,1) (the likelihood ratio of N(1,z^2)
+ * to N(0,z^2)), E[Y^k] = e^{c k(k-1)}, so D_l = E[(Y - 1)^l] >= 0 for even l.
+ * The alternating sum loses every digit when c l is small (D_l ~ (2c)^{l/2}
+ * (l-1)!! while the terms are ~1), so each D_l is taken from the direct sum
+ * only when its rounding error bound is below 1e-10 relative; otherwise from
+ * the positive series: in the falling-factorial basis x^(2) x^(p) = x^(p+2) +
+ * 2p x^(p+1) + p(p-1) x^(p), so with v(0,0) = 1 and
+ *   v(m+1,p) = c p (p-1)/(m+1) [v(m,p-2) + 2 v(m,p-1) + v(m,p)]
+ * D_l = sum_m v(m,l), all terms >= 0 (no cancellation); it is summed scaled
+ * (see wor_fdiff) with a rigorous stop. A D_l that cannot be had accurately
+ * (out of range, or over 100000 steps) is left out and its term uses the
+ * other member of the min (always valid). D_l is used for l <= 256; beyond,
+ * the plain term. */
+#define WOR_LMAX 256
+#define WOR_NH (WOR_LMAX / 2 + 1) /* even l = 0, 2, ..., 256 */
+
+/* log D_l for even l <= lmax into ld[l/2] (NaN where not available) */
+static void wor_fdiff(double c, int lmax, double *ld)
+{
+    double lc[WOR_LMAX + 1], lg[WOR_LMAX + 2];
+    int need_series = 0, pmax = 0;
+    for (int k = 1; k <= lmax + 1; k++) lg[k] = log((double)k);
+    ld[0] = 0.0;
+    for (int l = 2; l <= lmax; l += 2) {
+        /* log C(l,k) incrementally */
+        double M = -INFINITY, lck = 0.0;
+        for (int k = 0; k <= l; k++) {
+            if (k > 0) lck += lg[l - k + 1] - lg[k];
+            lc[k] = lck + c * (double)k * (double)(k - 1);
+            if (lc[k] > M) M = lc[k];
+        }
+        double s = 0.0, sabs = 0.0, xmax = 0.0;
+        for (int k = 0; k <= l; k++) {
+            double t = exp(lc[k] - M);
+            s += ((l - k) & 1) ? -t : t;
+            sabs += t;
+            if (fabs(lc[k]) > xmax) xmax = fabs(lc[k]);
+        }
+        /* each term carries a relative error <= ~(|x| + l + 4) u, the sum (l+1) u more */
+        double err = sabs * (xmax + 2.0 * l + 8.0) * 2.3e-16;
+        if (s > 0 && err <= 1e-10 * s) {
+            ld[l / 2] = M + log(s) + log1p(1e-10); /* rounded upwards */
+        } else {
+            ld[l / 2] = NAN;
+            need_series = 1;
+            pmax = l;
+        }
+    }
+    if (!need_series || !(c > 0)) return;
+    /* the series in linear space, scaled: w(m,p) = v(m,p) / K_p with
+     * K_p = c^{p/2} p! / (p/2)! (the m = p/2 term for even p), so that
+     *   w(m+1,p) = [ (p/2) w(m,p-2) + 2 sqrt(c) (p-1) G_p w(m,p-1) + c p (p-1) w(m,p) ] / (m+1),
+     * G_p = Gamma(p/2 + 1) / Gamma(p/2 + 1/2); D_p = K_p sum_m w(m,p). With
+     * B = pmax/2 + 2 sqrt(c) pmax max G + c pmax^2, every w(m+1,.) <= (B/(m+1))
+     * max w(m,.), so once m + 1 >= 2B the rest of each sum is at most
+     * max_p w(m,p): the sum stops when that is below 1e-17 of every needed sum. */
+    double wa[WOR_LMAX + 1], wb[WOR_LMAX + 1], S[WOR_LMAX + 1], a1[WOR_LMAX + 1], a2[WOR_LMAX + 1];
+    double *v = wa, *w = wb, sc = sqrt(c), gmax = 0.0;
+    for (int p = 0; p <= pmax; p++) {
+        double G = p >= 1 ? exp(lgamma(p / 2.0 + 1.0) - lgamma(p / 2.0 + 0.5)) : 0.0;
+        if (G > gmax) gmax = G;
+        a1[p] = 2.0 * sc * (double)(p - 1) * G;
+        a2[p] = c * (double)p * (double)(p - 1);
+        v[p] = p == 0 ? 1.0 : 0.0;
+        S[p] = v[p];
+    }
+    double B = pmax / 2.0 + 2.0 * sc * pmax * gmax + c * (double)pmax * (double)pmax;
+    int done = 0;
+    for (int m = 0; m < 100000 && !done; m++) {
+        double inv = 1.0 / (double)(m + 1), U = 0.0;
+        w[0] = w[1] = 0.0;
+        int ptop = 2 * (m + 1) < pmax ? 2 * (m + 1) : pmax;
+        for (int p = 2; p <= pmax; p++) {
+            if (p > ptop) {
+                w[p] = 0.0;
+                continue;
+            }
+            w[p] = (0.5 * p * v[p - 2] + a1[p] * v[p - 1] + a2[p] * v[p]) * inv;
+            if (w[p] > U) U = w[p];
+            S[p] += w[p];
+        }
+        if (!(U < 1e300)) return; /* out of range: these D_l stay unavailable (plain term) */
+        double *t = v;
+        v = w;
+        w = t;
+        if ((double)(m + 2) >= 2.0 * B && 2 * (m + 1) >= pmax) {
+            done = 1;
+            for (int l = 2; l <= pmax; l += 2)
+                if (isnan(ld[l / 2]) && !(U < 1e-17 * S[l])) done = 0;
+        }
+    }
+    if (!done) return;
+    for (int l = 2; l <= pmax; l += 2)
+        if (isnan(ld[l / 2]) && S[l] > 0)
+            ld[l / 2] = (l / 2.0) * log(c) + lgamma(l + 1.0) - lgamma(l / 2.0 + 1.0) + log(S[l]) +
+                        log1p(1e-12); /* tail <= 1e-17 relative, rounding ~1e-13: upwards */
+}
+
+/* log A for integer alpha >= 2 (Thm 27), D table ld[] (may hold NaN) */
+static double log_a_wor27(double g, double z, int64_t alpha, const double *ld)
+{
+    double c = 1.0 / (2.0 * z * z), lg = log(g), a = (double)alpha;
+    double lc = log(a) + log(a - 1.0) - LOG_2; /* log C(a,2) */
+    double m2 = log_expm1(2.0 * c) + 2.0 * LOG_2;
+    double m2b = 2.0 * c + LOG_2;
+    double M = 2.0 * lg + lc + (m2 < m2b ? m2 : m2b), acc = 1.0;
+    for (int64_t j = 3; j <= alpha; j++) {
+        lc += log((double)(alpha - j + 1)) - log((double)j);
+        double fj = (double)j;
+        double plain = (fj - 1.0) * fj * c + LOG_2, best = plain;
+        if (j <= WOR_LMAX) {
+            int lo = (int)(2 * (j / 2)), hi = (int)(2 * ((j + 1) / 2));
+            if (hi <= WOR_LMAX && !isnan(ld[lo / 2]) && !isnan(ld[hi / 2])) {
+                double f = 2.0 * LOG_2 + 0.5 * (ld[lo / 2] + ld[hi / 2]);
+                if (f < best) best = f;
+            }
+        }
+        double t = fj * lg + lc + best;
+        if (t > M) {
+            acc = acc * exp(M - t) + 1.0;
+            M = t;
+        } else if (t > M - DROP) {
+            acc += exp(t - M);
+        }
+    }
+    return softplus(M + log(acc));
+}
+
+/* D table for z, for orders up to alpha (memo: NULL, or the event's memo:
+ * [0, WOR_NH) log D, [WOR_NH] the largest l computed) */
+static const double *wor_table(double z, double alpha, double *memo, double *local)
+{
+    int need = alpha >= WOR_LMAX ? WOR_LMAX : (int)(2 * ceil(ceil(alpha) / 2.0));
+    if (need < 2) need = 2;
+    double c = 1.0 / (2.0 * z * z);
+    if (memo) {
+        if (!isnan(memo[WOR_NH]) && memo[WOR_NH] >= need) return memo;
+        /* compute at least up to 64 at once, so most queries need one table */
+        int l2 = need < 64 ? 64 : need;
+        wor_fdiff(c, l2, memo);
+        memo[WOR_NH] = l2;
+        return memo;
+    }
+    wor_fdiff(c, need, local);
+    return local;
+}
+
+double dpdo__rdp_wor_gauss_m(double g, double z, double alpha, double *memo)
+{
+    if (!(g > 0)) return 0.0;
+    if (alpha == INFINITY) return INFINITY;
+    double full = alpha / (2.0 * z * z);
+    if (!(full > 0)) return 0.0;
+    if (g >= 1.0) return full;
+    if (alpha > 1e6) return full;
+    double local[WOR_NH];
+    double lo = floor(alpha);
+    const double *ld = wor_table(z, lo == alpha ? alpha : lo + 1.0, memo, local);
+    double la;
+    if (alpha == lo) {
+        la = log_a_wor27(g, z, (int64_t)alpha, ld);
+    } else { /* convexity chord between floor and floor + 1 (log A_1 = 0) */
+        double llo = lo < 2 ? 0.0 : log_a_wor27(g, z, (int64_t)lo, ld);
+        double lhi = log_a_wor27(g, z, (int64_t)lo + 1, ld);
+        la = llo + (alpha - lo) * (lhi - llo);
+    }
+    return clamp_rdp(la / (alpha - 1.0), full);
+}
+
 double dpdo__rdp_wor_gauss(double g, double z, double alpha, const double *logtab, int64_t logtab_n)
+{
+    (void)logtab;
+    (void)logtab_n;
+    return dpdo__rdp_wor_gauss_m(g, z, alpha, NULL);
+}
+
+/* the general bound [WBK19, Thm 9] (kept for comparison: the tests check the
+ * Gaussian-specific bound never exceeds it) */
+double dpdo__rdp_wor_gauss_thm9(double g, double z, double alpha, const double *logtab,
+                                int64_t logtab_n)
 {
     if (!(g > 0)) return 0.0;
     if (alpha == INFINITY) return INFINITY;
@@ -551,6 +738,8 @@ double dpdo__rdp_event_m(const dpdo__event_desc *ev, double alpha, const double 
 {
     if (memo && ev->mech == DPDO_MECH_GAUSSIAN && ev->samp.kind == DPDO_SAMPLING_POISSON)
         return dpdo__rdp_poisson_gauss_m(ev->samp.q, ev->noise / ev->sens, alpha, logtab, logtab_n, memo);
+    if (memo && ev->mech == DPDO_MECH_GAUSSIAN && ev->samp.kind == DPDO_SAMPLING_WOR)
+        return dpdo__rdp_wor_gauss_m(ev->samp.q, ev->noise / ev->sens, alpha, memo);
     return dpdo__rdp_event(ev, alpha, logtab, logtab_n);
 }
 
@@ -571,9 +760,14 @@ double dpdo__rdp_event(const dpdo__event_desc *ev, double alpha, const double *l
     }
     if (ev->mech == DPDO_MECH_DISCRETE_GAUSSIAN) {
         /* N_Z(0, s^2) on an integer query of L2 sensitivity D is (D^2/(2 s^2))-zCDP, i.e. RDP(alpha)
-         * <= alpha D^2/(2 s^2) [CKS20, Thm 14]. WOR: [WBK19, Thm 9] is generic in that curve (the
-         * same expression as for the continuous Gaussian). Poisson: the sampled-Gaussian integral
-         * is specific to the continuous Gaussian, so no amplification is claimed. */
+         * <= alpha D^2/(2 s^2) [CKS20]. WOR: the Gaussian-specific bound [WBK19, Thm 27] is built
+         * from the moments E_q[(p/q)^j] and the even-order ternary divergences E_q[((p - p')/q)^j]
+         * of the mixture components; for discrete Gaussians centred on the integer lattice each
+         * such moment is a lattice sum of a Gaussian whose centre is an integer combination of
+         * the centres, which equals the continuous Gaussian's value exactly (a lattice sum is
+         * invariant under integer shifts). The releases here are lattice-aligned (grid rounding),
+         * so the continuous bound applies unchanged (docs/privacy.md section 11). Poisson: no
+         * amplification is claimed (the order-fractional integral is continuous-specific). */
         double z = ev->noise / ev->sens;
         if (ev->samp.kind == DPDO_SAMPLING_WOR) return dpdo__rdp_wor_gauss(ev->samp.q, z, alpha, logtab, logtab_n);
         if (alpha == INFINITY) return INFINITY;

@@ -85,6 +85,8 @@ int dpdo__ledger_discharge(dpdo_ledger *l, const dpdo__event_desc *ev, int64_t c
                            const int64_t *nodes, int64_t n_sel);
 /* Count of event ev held by node (0 if the event is not in the ledger). */
 int64_t dpdo__ledger_count(const dpdo_ledger *l, const dpdo__event_desc *ev, int64_t node);
+/* Index of the event in the ledger (order of first charge), or -1. */
+int64_t dpdo__ledger_find(const dpdo_ledger *l, const dpdo__event_desc *ev);
 /* The ledger an accountant reads. */
 dpdo_ledger *dpdo__accountant_ledger(const dpdo_accountant *a);
 /* Smallest N with P(Binomial(T, p) > N) <= beta (exact tail; O(T) lgamma). */
@@ -138,9 +140,16 @@ double dpdo__log_a_int_ref(double q, double z, int64_t alpha, const double *logt
 double dpdo__log_a_frac_ref(double q, double z, double alpha);
 double dpdo__rdp_poisson_gauss_ref(double q, double z, double alpha, const double *logtab,
                                    int64_t logtab_n);
-/* Without-replacement subsampled Gaussian (WBK 2019 Thm 9), gamma = m/n. */
+/* Without-replacement subsampled Gaussian, gamma = m/n: the Gaussian-specific
+ * bound (WBK 2019 Thm 27; convexity chord at fractional orders). The _m form
+ * memoises the forward-difference table of the event in memo (DPDO__PG_MEMO
+ * doubles, reset to NaN when the event changes; NULL: none); same values. */
 double dpdo__rdp_wor_gauss(double gamma, double z, double alpha, const double *logtab,
                            int64_t logtab_n);
+double dpdo__rdp_wor_gauss_m(double gamma, double z, double alpha, double *memo);
+/* The general bound (WBK 2019 Thm 9) the library used before: tests only. */
+double dpdo__rdp_wor_gauss_thm9(double gamma, double z, double alpha, const double *logtab,
+                                int64_t logtab_n);
 double dpdo__rdp_laplace(double lambda, double alpha);
 /* RDP curve of one event at one order (dispatch on mechanism and sampling). */
 double dpdo__rdp_event(const dpdo__event_desc *ev, double alpha, const double *logtab,
@@ -158,5 +167,66 @@ double dpdo__gauss_delta(double mu, double eps);
 double dpdo__gauss_eps(double mu, double delta);
 double dpdo__zcdp_eps(double rho, double delta, int conv);
 double dpdo__zcdp_delta(double rho, double eps, int conv);
+
+/* ---- privacy loss distributions (pld.c) ------------------------------------------- */
+
+/* One release's discretised privacy loss: mass p[i] at (lo + i) h, i < n, and
+ * mass inf at +infinity; trunc = P-mass whose rounding is not within one bin
+ * (truncated tails; enters the lower bound). Owned p. */
+typedef struct dpdo__pld_pmf {
+    int64_t lo, n;
+    double *p;
+    double inf, trunc;
+} dpdo__pld_pmf;
+/* A composition: p[j] at (lo + j) h; inf: mass at +inf; tail_up: bound on the
+ * mass above the window (added to delta); alias: bound on the mass wrapped
+ * into the window; steps: number of releases; trunc: sum of counts x trunc. */
+typedef struct dpdo__pld_dist {
+    int64_t lo, n;
+    double *p;
+    double h, inf, tail_up, alias, steps, trunc;
+    double fft_err; /* allowance for the FFT's rounding (included in tail_up and alias) */
+} dpdo__pld_dist;
+/* FFT buffers and plans kept between compositions (zero-initialise). */
+typedef struct dpdo__pld_work {
+    int64_t N;
+    int64_t max_n; /* largest composed window (0: the default 2^23) */
+    double *r, *c, *acc;
+    struct fftw_plan_s *fwd, *inv;
+} dpdo__pld_work;
+/* Connect-the-dots pmf of one event on the grid h Z: direction 0 = remove
+ * (or the symmetric pair for unsampled and without-replacement events), 1 =
+ * add (Poisson only). Gaussian and Laplace; other mechanisms
+ * DPDO_E_UNSUPPORTED; so is a release wider than max_bins bins (0: 2^22). */
+int dpdo__pld_event(const dpdo__event_desc *ev, int dir, double h, int64_t max_bins, dpdo__pld_pmf *out,
+                    char *err);
+/* Pmf-based pld of an integer-valued additive noise with log pmf logpmf(k)
+ * on [kmin, kmax] (mass outside goes to +inf), integer shift (sensitivity in
+ * grid units), Poisson rate q (1: none), direction 0 remove / 1 add: each
+ * atom's P-mass split between its two grid neighbours keeping its P- and
+ * Q-mass (connect the dots). */
+int dpdo__pld_from_logpmf(double (*logpmf)(void *ctx, int64_t k), void *ctx, int64_t kmin, int64_t kmax,
+                          int64_t shift, double q, int dir, double h, dpdo__pld_pmf *out, char *err);
+void dpdo__pld_pmf_free(dpdo__pld_pmf *m);
+/* Compose pmfs pm[e] counts[e] times each (counts integers >= 1). */
+int dpdo__pld_compose(const dpdo__pld_pmf *const *pm, const double *counts, int64_t k, double h,
+                      dpdo__pld_work *wk, dpdo__pld_dist *out, char *err);
+void dpdo__pld_dist_free(dpdo__pld_dist *d);
+void dpdo__pld_work_free(dpdo__pld_work *wk);
+/* Upper bound (pessimistic) and lower bound of epsilon at delta; upper delta at eps. */
+double dpdo__pld_eps_upper(const dpdo__pld_dist *d, double delta);
+double dpdo__pld_eps_lower(const dpdo__pld_dist *d, double delta);
+double dpdo__pld_delta_upper(const dpdo__pld_dist *d, double eps);
+
+/* The pld accountant's state (event pmfs, the last composition, FFT work). */
+typedef struct dpdo__pld_acc dpdo__pld_acc;
+/* max_bins: the largest release and composed window in bins (0: 2^22 and 2^23) */
+int dpdo__pld_acc_new(dpdo__pld_acc **out, double h, int64_t max_bins);
+void dpdo__pld_acc_free(dpdo__pld_acc *a);
+/* Over the charged rows of an accountant event table: epsilon upper and lower
+ * bounds at delta (delta >= 1e-13, else DPDO_E_UNSUPPORTED); delta upper bound. */
+int dpdo__pld_acc_eps(dpdo__pld_acc *a, const double *rows, int64_t n, double delta, double *hi, double *lo,
+                      char *err);
+int dpdo__pld_acc_delta(dpdo__pld_acc *a, const double *rows, int64_t n, double eps, double *delta, char *err);
 
 #endif /* DPDO_PRIVACY_IMPL_H */

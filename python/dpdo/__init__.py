@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """dpdo: differentially private distributed optimization (Python binding of libdpdo over ctypes).
 
+scikit-learn estimators: dpdo.sklearn (DPDDAClassifier, DOADPClassifier, DPWORSGDClassifier,
+FedPLTClassifier); Opacus/TF Privacy style calculators: dpdo.privacy. The low-level API:
+
     import dpdo
     ds = dpdo.Dataset.generate("epsilon-like", n=2000, d=20, seed=1)
     loss = dpdo.Loss("logistic", ds.features)
@@ -15,11 +18,12 @@
 See docs/python.md for lifetimes, arrays, callbacks and errors.
 """
 from ._lib import (DpdoError, InvalidArgument, OutOfMemory, StateError, CallbackError, NumericError, BudgetError,
-                   VersionError, Unsupported, IOFailure, FormatError, has_numpy, LIBRARY_PATH, ABI_MAJOR)
+                   VersionError, Unsupported, IOFailure, FormatError, Canceled, has_numpy, LIBRARY_PATH,
+                   LIBRARY_SOURCE, ABI_MAJOR)
 from ._core import *  # noqa: F401,F403
 from ._core import __all__ as _core_all
 
 __version__ = "0.1.0"
 __all__ = list(_core_all) + ["DpdoError", "InvalidArgument", "OutOfMemory", "StateError", "CallbackError",
                              "NumericError", "BudgetError", "VersionError", "Unsupported", "IOFailure",
-                             "FormatError", "has_numpy", "LIBRARY_PATH", "ABI_MAJOR"]
+                             "FormatError", "Canceled", "has_numpy", "LIBRARY_PATH", "LIBRARY_SOURCE", "ABI_MAJOR"]

@@ -1,24 +1,42 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Loading libdpdo, the C prototypes, errors and array conversion.
 
-The library is found in this order: the environment variable DPDO_LIBRARY (a
-path); the build tree this package sits in (<repo>/$BUILD/lib/libdpdo.so.1,
-BUILD defaulting to "build"); the system loader by SONAME (libdpdo.so.1).
+The library is found in this order (the first that loads wins; `LIBRARY_SOURCE` says which):
+
+1. the environment variable DPDO_LIBRARY (a path; an error if it does not load);
+2. the package's own copy: `dpdo/libdpdo.so.1` next to this file (a wheel that bundles it);
+3. the build tree this package sits in: `<repo>/$BUILD/lib/libdpdo.so.1` (BUILD: "build");
+4. `ctypes.util.find_library("dpdo")` (the loader cache, LD_LIBRARY_PATH);
+5. the libdir of `pkg-config --variable=libdir dpdo` (honours PKG_CONFIG_PATH, so a
+   `make install PREFIX=...` to any prefix is found);
+6. the system loader by SONAME (libdpdo.so.1).
+
 The ABI major of the loaded library must be ABI_MAJOR.
 """
 import ctypes as C
+import ctypes.util
 import os
+import subprocess
+import sys
+import warnings
 
 ABI_MAJOR = 1
 SONAME = "libdpdo.so.%d" % ABI_MAJOR
 
 # ---- NumPy (optional) ----------------------------------------------------------------------------
 np = None
-if not os.environ.get("DPDO_PY_NO_NUMPY"):
+NUMPY_DISABLED = bool(os.environ.get("DPDO_PY_NO_NUMPY"))
+_NUMPY_IMPORT_ERROR = None
+if not NUMPY_DISABLED:
     try:
         import numpy as np  # noqa: F811
-    except ImportError:  # pragma: no cover - depends on the interpreter
+    except ImportError as _e:  # pragma: no cover - depends on the interpreter
         np = None
+        _NUMPY_IMPORT_ERROR = _e
+        warnings.warn("dpdo: NumPy cannot be imported by %s (%s): arrays come back as Python lists and the "
+                      "scikit-learn estimators are unavailable. On Debian use /usr/bin/python3 with python3-numpy, "
+                      "or set DPDO_PY_NO_NUMPY=1 to choose lists on purpose." % (sys.executable, _e),
+                      ImportWarning, stacklevel=2)
 
 
 def has_numpy():
@@ -26,39 +44,79 @@ def has_numpy():
     return np is not None
 
 
-def _find():
+def require_numpy(what):
+    """Return the numpy module, or raise ImportError saying that `what` needs NumPy and why it is absent."""
+    if np is not None:
+        return np
+    why = ("disabled by DPDO_PY_NO_NUMPY=1" if NUMPY_DISABLED
+           else "not importable by %s: %s" % (sys.executable, _NUMPY_IMPORT_ERROR))
+    raise ImportError("dpdo: %s needs NumPy, which is %s (on Debian: apt-get install python3-numpy and run "
+                      "/usr/bin/python3)" % (what, why))
+
+
+def _looks_like_array(x):
+    return hasattr(x, "__array_interface__") or hasattr(x, "__array__") or hasattr(x, "tocsr")
+
+
+def _pkg_config_libdir():
+    try:
+        r = subprocess.run(["pkg-config", "--variable=libdir", "dpdo"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    d = r.stdout.strip()
+    return d if r.returncode == 0 and d else None
+
+
+def _candidates():
+    """(source, path) pairs in the search order of the module docstring."""
     env = os.environ.get("DPDO_LIBRARY")
     if env:
-        return env
+        yield "DPDO_LIBRARY", env
+        return
     here = os.path.dirname(os.path.abspath(__file__))
+    yield "package", os.path.join(here, SONAME)
     repo = os.path.dirname(os.path.dirname(here))
-    cand = os.path.join(repo, os.environ.get("BUILD", "build"), "lib", SONAME)
-    if os.path.exists(cand):
-        return cand
-    return SONAME
+    yield "build tree", os.path.join(repo, os.environ.get("BUILD", "build"), "lib", SONAME)
+    found = ctypes.util.find_library("dpdo")
+    if found:
+        yield "find_library", found
+    libdir = _pkg_config_libdir()
+    if libdir:
+        yield "pkg-config", os.path.join(libdir, SONAME)
+    yield "loader", SONAME
 
 
 def _load():
-    path = _find()
-    try:
-        lib = C.CDLL(path)
-    except OSError as e:
-        raise ImportError("dpdo: cannot load %s (%s); set DPDO_LIBRARY to the path of %s"
-                          % (path, e, SONAME)) from e
-    lib.dpdo_abi_major.argtypes = []
-    lib.dpdo_abi_major.restype = C.c_int
-    abi = lib.dpdo_abi_major()
-    if abi != ABI_MAJOR:
-        raise ImportError("dpdo: %s has ABI %d, this package needs ABI %d" % (path, abi, ABI_MAJOR))
-    return lib, path
+    tried = []
+    for source, path in _candidates():
+        if source in ("package", "build tree", "pkg-config") and not os.path.exists(path):
+            tried.append("%s: %s (absent)" % (source, path))
+            continue
+        try:
+            lib = C.CDLL(path)
+        except OSError as e:
+            if source == "DPDO_LIBRARY":
+                raise ImportError("dpdo: DPDO_LIBRARY=%s cannot be loaded (%s)" % (path, e)) from e
+            tried.append("%s: %s (%s)" % (source, path, e))
+            continue
+        lib.dpdo_abi_major.argtypes = []
+        lib.dpdo_abi_major.restype = C.c_int
+        abi = lib.dpdo_abi_major()
+        if abi != ABI_MAJOR:
+            raise ImportError("dpdo: %s has ABI %d, this package needs ABI %d" % (path, abi, ABI_MAJOR))
+        return lib, path, source
+    raise ImportError("dpdo: cannot find %s. Tried:\n  %s\nInstall libdpdo (`make install PREFIX=...`, then make "
+                      "sure pkg-config finds dpdo.pc: PKG_CONFIG_PATH=<prefix>/lib/pkgconfig) or set DPDO_LIBRARY "
+                      "to the path of %s." % (SONAME, "\n  ".join(tried), SONAME))
 
 
-lib, LIBRARY_PATH = _load()
+lib, LIBRARY_PATH, LIBRARY_SOURCE = _load()
 
 # ---- status codes and errors ----------------------------------------------------------------------
 OK, ROUND, DONE = 0, 1, 2
 E_INVAL, E_NOMEM, E_STATE, E_CALLBACK, E_NUMERIC = -1, -2, -3, -4, -5
 E_BUDGET, E_VERSION, E_UNSUPPORTED, E_IO, E_FORMAT = -6, -7, -8, -9, -10
+E_CANCELED = -11
 
 
 class DpdoError(Exception):
@@ -71,15 +129,15 @@ class DpdoError(Exception):
 
 
 class InvalidArgument(DpdoError, ValueError):
-    pass
+    """A bad argument (DPDO_E_INVAL); also a ValueError."""
 
 
 class OutOfMemory(DpdoError, MemoryError):
-    pass
+    """The library could not allocate (DPDO_E_NOMEM); also a MemoryError."""
 
 
 class StateError(DpdoError):
-    pass
+    """The call is not allowed in the handle's state, or the handle is in use by another thread (DPDO_E_STATE)."""
 
 
 class CallbackError(DpdoError):
@@ -87,32 +145,36 @@ class CallbackError(DpdoError):
 
 
 class NumericError(DpdoError, ArithmeticError):
-    pass
+    """A non-finite value or a numerical failure (DPDO_E_NUMERIC)."""
 
 
 class BudgetError(DpdoError):
-    pass
+    """The privacy budget would be exceeded (DPDO_E_BUDGET)."""
 
 
 class VersionError(DpdoError):
-    pass
+    """A struct or file version the library does not know (DPDO_E_VERSION)."""
 
 
 class Unsupported(DpdoError):
-    pass
+    """The combination is not supported, e.g. an accountant that cannot account an event (DPDO_E_UNSUPPORTED)."""
 
 
 class IOFailure(DpdoError, OSError):
-    pass
+    """A file could not be read or written (DPDO_E_IO); also an OSError."""
 
 
 class FormatError(DpdoError, ValueError):
-    pass
+    """A malformed file or string (DPDO_E_FORMAT); also a ValueError."""
+
+
+class Canceled(DpdoError):
+    """A run stopped by its progress callback (DPDO_E_CANCELED); the algorithm can continue."""
 
 
 _CLASSES = {E_INVAL: InvalidArgument, E_NOMEM: OutOfMemory, E_STATE: StateError, E_CALLBACK: CallbackError,
             E_NUMERIC: NumericError, E_BUDGET: BudgetError, E_VERSION: VersionError, E_UNSUPPORTED: Unsupported,
-            E_IO: IOFailure, E_FORMAT: FormatError}
+            E_IO: IOFailure, E_FORMAT: FormatError, E_CANCELED: Canceled}
 
 
 def _status_name(status):
@@ -146,6 +208,8 @@ PROTOS = {
     "dpdo_dataset_features": (I64, [P]),
     "dpdo_dataset_nnz": (I64, [P]),
     "dpdo_dataset_get_labels": (INT, [P, PD, I64]),
+    "dpdo_dataset_get_row": (INT, [P, I64, PD, I64]),
+    "dpdo_dataset_layout": (INT, [P]),
     "dpdo_dataset_load_libsvm": (INT, [P, S, P]),
     "dpdo_dataset_load_idx": (INT, [P, S, S, P]),
     "dpdo_load_options_init": (INT, [P, SZ]),
@@ -154,8 +218,10 @@ PROTOS = {
     "dpdo_dataset_partition": (INT, [P, I32, PI64, U64, PP]),
     "dpdo_dataset_margins": (INT, [P, PD, I64, PD, I64]),
     "dpdo_shard_create_range": (INT, [PP, P, I64, I64]),
+    "dpdo_shard_create": (INT, [PP, P, PI64, I64]),
     "dpdo_shard_destroy": (None, [P]),
     "dpdo_shard_rows": (I64, [P]),
+    "dpdo_shard_get_rows": (INT, [P, PI64, I64]),
     "dpdo_shard_errmsg": (S, [P]),
     # losses, regularizers, nodes
     "dpdo_loss_type_find": (P, [S]),
@@ -211,6 +277,8 @@ PROTOS = {
     "dpdo_ledger_save": (INT, [P, C.c_char_p, I64, PI64]),
     "dpdo_ledger_load": (INT, [P, C.c_char_p, I64]),
     "dpdo_accountant_type_find": (P, [S]),
+    "dpdo_accountant_type_next": (P, [P]),
+    "dpdo_accountant_type_name": (S, [P]),
     "dpdo_accountant_options_init": (INT, [P, SZ]),
     "dpdo_accountant_create": (INT, [PP, P, P, P]),
     "dpdo_accountant_destroy": (None, [P]),
@@ -283,6 +351,7 @@ PROTOS = {
     "dpdo_algorithm_reset": (INT, [P]),
     "dpdo_algorithm_round": (I64, [P]),
     "dpdo_algorithm_stop_reason": (INT, [P]),
+    "dpdo_algorithm_set_progress": (INT, [P, P, P, I64, I32]),
     "dpdo_algorithm_get_iterate": (INT, [P, I64, PD, I64]),
     "dpdo_algorithm_get_output": (INT, [P, I64, PD, I64]),
     "dpdo_algorithm_get_state": (INT, [P, S, I64, PD, I64]),
@@ -296,7 +365,51 @@ PROTOS = {
     "dpdo_algorithm_comm": (INT, [P, I64, PI64, PI64, PI64]),
     "dpdo_algorithm_objective": (INT, [P, INT, I64, PD]),
     "dpdo_algorithm_objective_at": (INT, [P, PD, I64, PD]),
+    # model files
+    "dpdo_model_create": (INT, [PP]),
+    "dpdo_model_destroy": (None, [P]),
+    "dpdo_model_errmsg": (S, [P]),
+    "dpdo_model_from_algorithm": (INT, [P, P]),
+    "dpdo_model_set": (INT, [P, PD, I64, S, S]),
+    "dpdo_model_save": (INT, [P, S]),
+    "dpdo_model_load": (INT, [P, S]),
+    "dpdo_model_parse": (INT, [P, S, SZ, S]),
+    "dpdo_model_dim": (I64, [P]),
+    "dpdo_model_rounds": (I64, [P]),
+    "dpdo_model_get_x": (INT, [P, PD, I64]),
+    "dpdo_model_text": (S, [P, S]),
+    "dpdo_model_regularizer_params": (INT, [P, PD, PD]),
+    "dpdo_model_privacy": (INT, [P, PD, PD]),
+    "dpdo_model_predict": (INT, [P, P, INT, PD, I64]),
+    # reference solver
+    "dpdo_reference_options_init": (INT, [P, SZ]),
+    "dpdo_reference_create": (INT, [PP, PP, I32, P, P]),
+    "dpdo_reference_destroy": (None, [P]),
+    "dpdo_reference_errmsg": (S, [P]),
+    "dpdo_reference_solve": (INT, [P, PD, I64, PD]),
+    "dpdo_reference_objective": (INT, [P, PD, I64, PD]),
+    "dpdo_reference_certificate": (D, [P]),
+    "dpdo_reference_iterations": (I64, [P]),
+    "dpdo_reference_method": (S, [P]),
 }
+
+# functions of newer libraries (the package works without them; the wrappers say what is missing)
+OPTIONAL_PROTOS = {}
+
+
+def optional(name):
+    """The optional C function `name`, or raise Unsupported naming the library that lacks it."""
+    f = getattr(lib, name, None)
+    if f is None:
+        raise Unsupported(E_UNSUPPORTED, "%s has no %s (a newer libdpdo is needed)" % (LIBRARY_PATH, name))
+    return f
+
+
+for _name, (_res, _args) in OPTIONAL_PROTOS.items():
+    _f = getattr(lib, _name, None)
+    if _f is not None:
+        _f.restype = _res
+        _f.argtypes = _args
 
 for _name, (_res, _args) in PROTOS.items():
     try:
@@ -309,6 +422,7 @@ for _name, (_res, _args) in PROTOS.items():
 
 
 def text(b):
+    """A C string (bytes or None) as str."""
     return b.decode("utf-8", "replace") if b is not None else ""
 
 

@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* examples/common.h: the scaffolding the paper-reproduction examples share
+ * (issue 22): the TRY error macro, a monotonic clock, output directories and
+ * files, gnuplot, mean and standard error over seeds, the two-standard-error
+ * comparison every ordering check uses, the PASS / FAIL / NOT-REPRODUCED
+ * verdict counter, and the choice of the tightest sound accountant for the
+ * "rigorous" runs. Header-only (static inline), example code, not part of the
+ * library's API.
+ *
+ * Define EX_PROG (the program name, a string literal) before including it. */
+#ifndef DPDO_EXAMPLES_COMMON_H
+#define DPDO_EXAMPLES_COMMON_H
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <dpdo/dpdo.h>
+
+#ifndef EX_PROG
+#error "define EX_PROG before including examples/common.h"
+/* A real dense binary task from Fashion-MNIST (the training IDX files in
+ * `dir`): the rows of classes pos (+1) and neg (-1) only, pixels scaled to
+ * unit-norm rows (so that a per-sample gradient bound G = 1 holds for the
+ * logistic and hinge losses). Fills ds (empty); 0 or -1 (message on stderr). */
+static inline int ex_load_fashion_pair(dpdo_dataset *ds, const char *dir, int32_t pos, int32_t neg)
+{
+    char img[1024], lab[1024];
+    int status = -1;
+    dpdo_dataset *all = NULL;
+    double *X = NULL, *y = NULL;
+    int32_t *cls = NULL;
+    const char *suffix[2] = {"", ".gz"};
+    FILE *probe = NULL;
+    for (int s = 0; s < 2 && !probe; s++) {
+        snprintf(img, sizeof img, "%s/train-images-idx3-ubyte%s", dir, suffix[s]);
+        snprintf(lab, sizeof lab, "%s/train-labels-idx1-ubyte%s", dir, suffix[s]);
+        probe = fopen(img, "rb");
+    }
+    if (!probe) {
+        fprintf(stderr, "no Fashion-MNIST training images in %s\n", dir);
+        return -1;
+    }
+    fclose(probe);
+    dpdo_load_options lo;
+    dpdo_load_options_init(&lo, sizeof lo);
+    lo.scale = DPDO_IDX_ROW_NORMALIZE;
+    TRY(dpdo_dataset_create(&all), "out of memory");
+    TRY(dpdo_dataset_load_idx(all, img, lab, &lo), dpdo_dataset_errmsg(all));
+    int64_t n = dpdo_dataset_rows(all), d = dpdo_dataset_features(all), m = 0;
+    cls = malloc(sizeof(int32_t) * (size_t)n);
+    if (!cls) goto fail;
+    TRY(dpdo_dataset_get_classes(all, cls, n), dpdo_dataset_errmsg(all));
+    for (int64_t i = 0; i < n; i++) m += cls[i] == pos || cls[i] == neg;
+    X = malloc(sizeof(double) * (size_t)(m * d));
+    y = malloc(sizeof(double) * (size_t)(m ? m : 1));
+    if (!X || !y) goto fail;
+    m = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (cls[i] == pos || cls[i] == neg) {
+            TRY(dpdo_dataset_get_row(all, i, X + m * d, d), dpdo_dataset_errmsg(all));
+            y[m++] = cls[i] == pos ? 1.0 : -1.0;
+        }
+    TRY(dpdo_dataset_set_dense(ds, m, d, X, y, DPDO_COPY), dpdo_dataset_errmsg(ds));
+    status = 0;
+fail:
+    free(X);
+    free(y);
+    free(cls);
+    dpdo_dataset_destroy(all);
+    return status;
+}
+
+/* Fashion-MNIST classes of the binary task: pullover (+1) against coat (-1),
+ * two classes a linear model separates only in part. */
+#define EX_FASHION_DIR "/usr/share/datasets/fashion-mnist"
+#define EX_FASHION_POS 2
+#define EX_FASHION_NEG 4
+
+#endif
+
+/* On failure (status < 0): print the program, line, status and the message
+ * (evaluated after the failure, so it reads the handle's latest error), then
+ * jump to the enclosing function's `fail` label. */
+#define TRY(call, errmsg)                                                                  \
+    do {                                                                                   \
+        int rc_ = (call);                                                                  \
+        if (rc_ < 0) {                                                                     \
+            fprintf(stderr, EX_PROG ":%d: %s: %s\n", __LINE__, dpdo_strerror(rc_), (errmsg)); \
+            goto fail;                                                                     \
+        }                                                                                  \
+    } while (0)
+
+/* Seconds on a monotonic clock. */
+static inline double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* mkdir -p; 0 or -1 (message on stderr). */
+static inline int make_dirs(const char *path)
+{
+    char buf[1024];
+    if (!*path || strlen(path) >= sizeof buf) {
+        fprintf(stderr, "bad output directory '%s'\n", path);
+        return -1;
+    }
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *s = buf + 1;; s++) {
+        if (*s == '/' || *s == 0) {
+            char save = *s;
+            *s = 0;
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
+                fprintf(stderr, "cannot create directory %s: %s\n", buf, strerror(errno));
+                return -1;
+            }
+            *s = save;
+            if (!save) return 0;
+        }
+    }
+}
+
+/* dir/name opened for writing, or NULL (message on stderr). */
+static inline FILE *open_out(const char *dir, const char *name)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f) fprintf(stderr, "cannot write %s: %s\n", path, strerror(errno));
+    return f;
+}
+
+/* 1 if gnuplot is on the PATH. */
+static inline int have_gnuplot(void)
+{
+    return system("command -v gnuplot >/dev/null 2>&1") == 0;
+}
+
+/* Run gnuplot on dir/script (keeps the log on failure). 0 or -1. */
+static inline int run_gnuplot(const char *dir, const char *script)
+{
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd, "cd '%s' && gnuplot '%s' 2>'%s.log'", dir, script, script);
+    if (system(cmd) != 0) {
+        fprintf(stderr, "gnuplot failed on %s/%s (see %s/%s.log)\n", dir, script, dir, script);
+        return -1;
+    }
+    snprintf(cmd, sizeof cmd, "%s/%s.log", dir, script);
+    remove(cmd);
+    return 0;
+}
+
+/* Mean and standard error (sample s.d. / sqrt(n); 0 for n < 2) of v[n]. */
+static inline void mean_se(const double *v, int n, double *mean, double *se)
+{
+    double m = 0, ss = 0;
+    for (int i = 0; i < n; i++) m += v[i] / n;
+    for (int i = 0; i < n; i++) ss += (v[i] - m) * (v[i] - m);
+    *mean = m;
+    *se = n > 1 ? sqrt(ss / (n - 1) / n) : 0.0;
+}
+
+/* The margin every ordering check uses: two standard errors of the difference
+ * of two independent means. */
+#define EX_MARGIN_SE 2.0
+
+/* a < b with a margin: a + 2 sqrt(se_a^2 + se_b^2) < b. */
+static inline int clearly_less(double a, double se_a, double b, double se_b)
+{
+    return a + EX_MARGIN_SE * sqrt(se_a * se_a + se_b * se_b) < b;
+}
+
+/* Verdicts. PASS: the paper's claim holds with the margin. FAIL: it does not.
+ * NOT-REPRODUCED: it does not, and docs/reproductions.md explains why (the
+ * caller says so in `what`); counted apart so that no FAIL stays unexplained. */
+enum { EX_FAIL = 0, EX_PASS = 1, EX_NOT_REPRODUCED = 2 };
+typedef struct {
+    int pass, fail, not_reproduced;
+    int one_seed; /* set when every mean is over one seed: no standard error, so no verdict */
+} ex_tally;
+
+static inline void ex_verdict(ex_tally *t, int v, const char *where, const char *fmt, ...)
+{
+    va_list ap;
+    if (t->one_seed) v = -1;
+    printf("  %-14s %-6s ",
+           v == EX_PASS   ? "PASS"
+           : v == EX_FAIL ? "FAIL"
+           : v < 0        ? "INFO(1 seed)"
+                          : "NOT-REPRODUCED",
+           where);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    if (v == EX_PASS) t->pass++;
+    else if (v == EX_FAIL) t->fail++;
+    else if (v == EX_NOT_REPRODUCED) t->not_reproduced++;
+}
+
+static inline void ex_tally_print(const ex_tally *t)
+{
+    if (t->one_seed) {
+        printf("  one seed per point: no standard errors, so no verdicts (use more seeds)\n");
+        return;
+    }
+    printf("  %d PASS, %d FAIL, %d NOT-REPRODUCED (margin: %g standard errors over independent "
+           "seeds; see docs/reproductions.md)\n",
+           t->pass, t->fail, t->not_reproduced, EX_MARGIN_SE);
+}
+
+/* The tightest sound accountant this build has: "auto" when it exists, else
+ * "rdp". */
+static inline const char *ex_accountant_name(void)
+{
+    return dpdo_accountant_type_find("auto") ? "auto" : "rdp";
+}
+
+/* "k/n" progress on stderr, overwritten in place. */
+static inline void ex_progress(const char *what, long k, long n)
+{
+    fprintf(stderr, "\r%s %ld/%ld%s", what, k, n, k == n ? "\n" : "");
+}
+
+/* A real dense binary task from Fashion-MNIST (the training IDX files in
+ * `dir`): the rows of classes pos (+1) and neg (-1) only, pixels scaled to
+ * unit-norm rows (so that a per-sample gradient bound G = 1 holds for the
+ * logistic and hinge losses). Fills ds (empty); 0 or -1 (message on stderr). */
+static inline int ex_load_fashion_pair(dpdo_dataset *ds, const char *dir, int32_t pos, int32_t neg)
+{
+    char img[1024], lab[1024];
+    int status = -1;
+    dpdo_dataset *all = NULL;
+    double *X = NULL, *y = NULL;
+    int32_t *cls = NULL;
+    const char *suffix[2] = {"", ".gz"};
+    FILE *probe = NULL;
+    for (int s = 0; s < 2 && !probe; s++) {
+        snprintf(img, sizeof img, "%s/train-images-idx3-ubyte%s", dir, suffix[s]);
+        snprintf(lab, sizeof lab, "%s/train-labels-idx1-ubyte%s", dir, suffix[s]);
+        probe = fopen(img, "rb");
+    }
+    if (!probe) {
+        fprintf(stderr, "no Fashion-MNIST training images in %s\n", dir);
+        return -1;
+    }
+    fclose(probe);
+    dpdo_load_options lo;
+    dpdo_load_options_init(&lo, sizeof lo);
+    lo.scale = DPDO_IDX_ROW_NORMALIZE;
+    TRY(dpdo_dataset_create(&all), "out of memory");
+    TRY(dpdo_dataset_load_idx(all, img, lab, &lo), dpdo_dataset_errmsg(all));
+    int64_t n = dpdo_dataset_rows(all), d = dpdo_dataset_features(all), m = 0;
+    cls = malloc(sizeof(int32_t) * (size_t)n);
+    if (!cls) goto fail;
+    TRY(dpdo_dataset_get_classes(all, cls, n), dpdo_dataset_errmsg(all));
+    for (int64_t i = 0; i < n; i++) m += cls[i] == pos || cls[i] == neg;
+    X = malloc(sizeof(double) * (size_t)(m * d));
+    y = malloc(sizeof(double) * (size_t)(m ? m : 1));
+    if (!X || !y) goto fail;
+    m = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (cls[i] == pos || cls[i] == neg) {
+            TRY(dpdo_dataset_get_row(all, i, X + m * d, d), dpdo_dataset_errmsg(all));
+            y[m++] = cls[i] == pos ? 1.0 : -1.0;
+        }
+    TRY(dpdo_dataset_set_dense(ds, m, d, X, y, DPDO_COPY), dpdo_dataset_errmsg(ds));
+    status = 0;
+fail:
+    free(X);
+    free(y);
+    free(cls);
+    dpdo_dataset_destroy(all);
+    return status;
+}
+
+/* Fashion-MNIST classes of the binary task: pullover (+1) against coat (-1),
+ * two classes a linear model separates only in part. */
+#define EX_FASHION_DIR "/usr/share/datasets/fashion-mnist"
+#define EX_FASHION_POS 2
+#define EX_FASHION_NEG 4
+
+#endif

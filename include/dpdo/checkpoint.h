@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Checkpoint and resume of an algorithm run (docs/checkpoint.md). Since 0.2.
+ *
+ * dpdo_algorithm_save writes everything a run needs to continue (state arena, round, stop
+ * reason, counters, the algorithm's private state such as DP-WOR-SGD's passes and permutations
+ * and the DQN policy's weights and replay buffer, this run's ledger charges) into a versioned
+ * binary file with a BLAKE2b-256 checksum. dpdo_algorithm_load reads it into an algorithm the
+ * host has set up identically (same type, nodes and data, network, regularizer, accountant,
+ * options and parameters) and that has not run yet; the run then continues exactly where it was
+ * saved: in DPDO_RANDOMNESS_REPRODUCIBLE mode the resumed run is bit-identical to one that was
+ * never interrupted.
+ *
+ * Secret keys are never written in plain. With a host key (options.key, 32 bytes) the payload
+ * is encrypted and authenticated (XChaCha20-Poly1305, libsodium) and carries the nodes' keys
+ * (host-set or drawn from entropy); without one, nothing secret is written and the host sets the
+ * same nodes' keys (dpdo_algorithm_set_node_key) again before dpdo_algorithm_load. A run with
+ * options.randomness = DPDO_RANDOMNESS_SECURE can only be saved with a host key. */
+#ifndef DPDO_CHECKPOINT_H
+#define DPDO_CHECKPOINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "dpdo/export.h"
+#include "dpdo/algorithm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bytes of a host key. */
+#define DPDO_CHECKPOINT_KEY_BYTES 32
+/* The file format version written by this library (docs/checkpoint.md). */
+#define DPDO_CHECKPOINT_FORMAT 1
+
+typedef struct dpdo_checkpoint_options {
+    size_t struct_size;       /* sizeof(dpdo_checkpoint_options) as compiled by the caller  0.2 */
+    const unsigned char *key; /* DPDO_CHECKPOINT_KEY_BYTES-byte host key (borrowed, read during
+                                 the call only), or NULL (default): the file is not encrypted 0.2 */
+} dpdo_checkpoint_options;
+
+/* Fill *o with the defaults (no key). Returns DPDO_OK, DPDO_E_INVAL (o NULL) or DPDO_E_VERSION
+ * (struct_size too small). Thread-safe. Since 0.2. */
+DPDO_API int dpdo_checkpoint_options_init(dpdo_checkpoint_options *o, size_t struct_size);
+
+/* Write a checkpoint of alg's run to `path` (created or replaced; written to path + ".tmp" and
+ * renamed, so an interrupted save never leaves a half-written file under `path`). alg must be
+ * RUNNING or DONE (at least one round run); alg is not changed. opts may be NULL (defaults).
+ * Returns DPDO_OK; DPDO_E_INVAL (NULL alg or path, bad key); DPDO_E_STATE (EMPTY, READY or FAILED;
+ * a private run with DPDO_RANDOMNESS_SECURE and no host key); DPDO_E_UNSUPPORTED
+ * (a distributed run, or a user-defined policy whose state the library cannot see);
+ * DPDO_E_IO (cannot write); DPDO_E_NOMEM. Message in dpdo_algorithm_errmsg. Not thread-safe with
+ * other calls on the same alg. Since 0.2. */
+DPDO_API int dpdo_algorithm_save(dpdo_algorithm *alg, const char *path, const dpdo_checkpoint_options *opts);
+
+/* Resume the run saved in `path` on alg, which must be READY at round 0 (freshly set up, or
+ * reset) with the same configuration as the saved run: type, number of nodes, dimension, shard
+ * sizes, options, parameters (the live ones - max-rounds, max-epsilon, tol, check-every - are
+ * taken from the file, with the budget guard's allowances), state layout, library version; node keys set again with
+ * dpdo_algorithm_set_node_key on the same nodes when the file is not encrypted. The accountant
+ * must hold what it held when the saved run was prepared (typically a fresh one); load adds the
+ * saved run's charges to its ledger, so that the ledger, the budget guard and a later reset are as
+ * in the uninterrupted run. Everything is parsed and checked before anything is installed: on
+ * failure alg keeps its state (it may have been prepared, as dpdo_algorithm_prepare would).
+ * Returns DPDO_OK (alg is RUNNING, or DONE when the saved run was); DPDO_E_INVAL (NULL
+ * arguments, bad key); DPDO_E_STATE (alg not READY at round 0); DPDO_E_IO (cannot read);
+ * DPDO_E_FORMAT (not a checkpoint, truncated, checksum or authentication failure, another format
+ * or library version, another algorithm or configuration: the message names the mismatch);
+ * DPDO_E_UNSUPPORTED (a distributed run); DPDO_E_NOMEM; the codes of dpdo_algorithm_prepare.
+ * Not thread-safe with other calls on the same alg or its accountant. Since 0.2. */
+DPDO_API int dpdo_algorithm_load(dpdo_algorithm *alg, const char *path, const dpdo_checkpoint_options *opts);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DPDO_CHECKPOINT_H */

@@ -1,0 +1,732 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Checkpoint and resume (dpdo_algorithm_save / dpdo_algorithm_load; format in docs/checkpoint.md).
+ *
+ * File: header (48 bytes) | [nonce, 24 bytes, when encrypted] | payload | BLAKE2b-256 of all
+ * that precedes it (32 bytes). The payload (encrypted with XChaCha20-Poly1305 under the host key
+ * when flag 1 is set, header and nonce as associated data) is a sequence of items written by the
+ * serializer below: first the configuration fingerprint (named values compared one by one on
+ * load, so that a refusal names the field), then the run state. One description of the state
+ * (describe_state) serves the three passes: save, check, install. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sodium.h>
+#include "dpdo/checkpoint.h"
+#include "dpdo/version.h"
+#include "engine_impl.h"
+#include "../model/policy_impl.h"
+
+#define HDR_BYTES 48
+#define NONCE_BYTES crypto_aead_xchacha20poly1305_ietf_NPUBBYTES
+#define TAG_BYTES crypto_aead_xchacha20poly1305_ietf_ABYTES
+#define SUM_BYTES 32
+#define FLAG_ENCRYPTED 1u
+#define ENDIAN_MARK 0x01020304u
+static const char MAGIC[8] = {'D', 'P', 'D', 'O', 'C', 'K', 'P', 'T'};
+
+enum { SER_WRITE = 0, SER_CHECK = 1, SER_LOAD = 2 };
+enum { K_I64 = 1, K_I32 = 2, K_F64 = 3, K_BYTES = 4, K_CFG_I64 = 11, K_CFG_F64 = 12, K_CFG_STR = 13 };
+
+struct dpdo__ser {
+    int mode, rc;
+    unsigned char *buf;
+    size_t len, cap, pos;
+    char *err;
+};
+
+static void ser_fail(dpdo__ser *s, int rc, const char *fmt, const char *name, long long a, long long b)
+{
+    if (s->rc) return;
+    char tmp[DPDO__ERRMSG_LEN];
+    snprintf(tmp, sizeof tmp, fmt, name, a, b);
+    s->rc = dpdo__err(s->err, rc, "%s: %s", s->mode == SER_WRITE ? "save" : "load", tmp);
+}
+
+static void put(dpdo__ser *s, const void *p, size_t n)
+{
+    if (s->rc) return;
+    if (n > s->cap - s->len) {
+        size_t c = s->cap ? s->cap : 4096;
+        while (c - s->len < n) {
+            if (c > SIZE_MAX / 2) {
+                s->rc = dpdo__err(s->err, DPDO_E_NOMEM, "save: out of memory");
+                return;
+            }
+            c *= 2;
+        }
+        unsigned char *nb = dpdo__realloc(s->buf, c);
+        if (!nb) {
+            s->rc = dpdo__err(s->err, DPDO_E_NOMEM, "save: out of memory");
+            return;
+        }
+        s->buf = nb;
+        s->cap = c;
+    }
+    if (n) memcpy(s->buf + s->len, p, n);
+    s->len += n;
+}
+
+static const unsigned char *take(dpdo__ser *s, size_t n, const char *name)
+{
+    if (s->rc) return NULL;
+    if (n > s->len - s->pos) {
+        ser_fail(s, DPDO_E_FORMAT, "the payload ends inside item '%s' (%lld of %lld bytes)", name,
+                 (long long)(s->len - s->pos), (long long)n);
+        return NULL;
+    }
+    const unsigned char *p = s->buf + s->pos;
+    s->pos += n;
+    return p;
+}
+
+static uint64_t get_u64(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+/* item header: u32 kind, u32 name length, name, u64 count */
+static void put_head(dpdo__ser *s, uint32_t kind, const char *name, uint64_t count)
+{
+    uint32_t h[2] = {kind, (uint32_t)strlen(name)};
+    put(s, h, sizeof h);
+    put(s, name, h[1]);
+    put(s, &count, 8);
+}
+
+/* reads and checks an item header; returns the count (or -1 after an error) */
+static int64_t take_head(dpdo__ser *s, uint32_t kind, const char *name)
+{
+    const unsigned char *h = take(s, 8, name);
+    if (!h) return -1;
+    uint32_t k, nl;
+    memcpy(&k, h, 4);
+    memcpy(&nl, h + 4, 4);
+    const unsigned char *nm = take(s, nl, name);
+    if (!nm) return -1;
+    if (nl != strlen(name) || memcmp(nm, name, nl) != 0 || k != kind) {
+        char got[64];
+        size_t l = nl < sizeof got - 1 ? nl : sizeof got - 1;
+        memcpy(got, nm, l);
+        got[l] = 0;
+        if (!s->rc)
+            s->rc = dpdo__err(s->err, DPDO_E_FORMAT,
+                              "load: the file has item '%s' (kind %u) where this algorithm has '%s' (kind %u): "
+                              "another algorithm, configuration or library version",
+                              got, (unsigned)k, name, (unsigned)kind);
+        return -1;
+    }
+    const unsigned char *c = take(s, 8, name);
+    if (!c) return -1;
+    uint64_t cnt = get_u64(c);
+    return cnt > (uint64_t)INT64_MAX ? (ser_fail(s, DPDO_E_FORMAT, "item '%s': bad count", name, 0, 0), -1)
+                                     : (int64_t)cnt;
+}
+
+static void ser_raw(dpdo__ser *s, uint32_t kind, const char *name, void *p, int64_t count, size_t elem)
+{
+    if (s->rc) return;
+    if (s->mode == SER_WRITE) {
+        put_head(s, kind, name, (uint64_t)count);
+        put(s, p, (size_t)count * elem);
+        return;
+    }
+    int64_t c = take_head(s, kind, name);
+    if (c < 0) return;
+    if (c != count) {
+        ser_fail(s, DPDO_E_FORMAT, "item '%s' holds %lld values where this algorithm has %lld", name, (long long)c,
+                 (long long)count);
+        return;
+    }
+    const unsigned char *d = take(s, (size_t)count * elem, name);
+    if (d && s->mode == SER_LOAD && count) memcpy(p, d, (size_t)count * elem);
+}
+
+void dpdo__ser_i64(dpdo__ser *s, const char *name, int64_t *p, int64_t count)
+{
+    ser_raw(s, K_I64, name, p, count, 8);
+}
+void dpdo__ser_i32(dpdo__ser *s, const char *name, int32_t *p, int64_t count)
+{
+    ser_raw(s, K_I32, name, p, count, 4);
+}
+void dpdo__ser_f64(dpdo__ser *s, const char *name, double *p, int64_t count)
+{
+    ser_raw(s, K_F64, name, p, count, 8);
+}
+static void ser_bytes(dpdo__ser *s, const char *name, void *p, int64_t count)
+{
+    ser_raw(s, K_BYTES, name, p, count, 1);
+}
+
+void dpdo__ser_idx(dpdo__ser *s, const char *name, int64_t *p, int64_t count, int64_t lo, int64_t hi)
+{
+    ser_raw(s, K_I64, name, p, count, 8);
+    if (s->rc || s->mode != SER_CHECK) return;
+    const unsigned char *d = s->buf + s->pos - (size_t)count * 8;
+    for (int64_t k = 0; k < count; k++) {
+        int64_t v;
+        memcpy(&v, d + 8 * k, 8);
+        if (v < lo || v > hi) {
+            s->rc = dpdo__err(s->err, DPDO_E_FORMAT, "load: item '%s': value %lld at %lld is outside [%lld, %lld]",
+                              name, (long long)v, (long long)k, (long long)lo, (long long)hi);
+            return;
+        }
+    }
+}
+
+/* Configuration values: written on save, compared on check (a difference names the field),
+ * skipped on install. */
+static void cfg_i64(dpdo__ser *s, const char *name, int64_t v)
+{
+    if (s->rc) return;
+    if (s->mode == SER_WRITE) {
+        put_head(s, K_CFG_I64, name, 1);
+        put(s, &v, 8);
+        return;
+    }
+    if (take_head(s, K_CFG_I64, name) != 1) {
+        ser_fail(s, DPDO_E_FORMAT, "item '%s': bad count", name, 0, 0);
+        return;
+    }
+    const unsigned char *d = take(s, 8, name);
+    if (!d || s->mode != SER_CHECK) return;
+    int64_t f;
+    memcpy(&f, d, 8);
+    if (f != v)
+        ser_fail(s, DPDO_E_FORMAT, "%s differs: %lld in the file, %lld in this algorithm", name, (long long)f,
+                 (long long)v);
+}
+
+static void cfg_f64(dpdo__ser *s, const char *name, double v)
+{
+    if (s->rc) return;
+    if (s->mode == SER_WRITE) {
+        put_head(s, K_CFG_F64, name, 1);
+        put(s, &v, 8);
+        return;
+    }
+    if (take_head(s, K_CFG_F64, name) != 1) {
+        ser_fail(s, DPDO_E_FORMAT, "item '%s': bad count", name, 0, 0);
+        return;
+    }
+    const unsigned char *d = take(s, 8, name);
+    if (!d || s->mode != SER_CHECK) return;
+    double f;
+    memcpy(&f, d, 8);
+    if (memcmp(&f, &v, 8) != 0 && !(isnan(f) && isnan(v)) && !s->rc)
+        s->rc = dpdo__err(s->err, DPDO_E_FORMAT, "load: %s differs: %.17g in the file, %.17g in this algorithm", name,
+                          f, v);
+}
+
+static void cfg_str(dpdo__ser *s, const char *name, const char *v)
+{
+    if (s->rc) return;
+    size_t l = strlen(v);
+    if (s->mode == SER_WRITE) {
+        put_head(s, K_CFG_STR, name, l);
+        put(s, v, l);
+        return;
+    }
+    int64_t c = take_head(s, K_CFG_STR, name);
+    if (c < 0) return;
+    const unsigned char *d = take(s, (size_t)c, name);
+    if (!d || s->mode != SER_CHECK) return;
+    if ((size_t)c != l || memcmp(d, v, l) != 0) {
+        char got[64];
+        size_t k = (size_t)c < sizeof got - 1 ? (size_t)c : sizeof got - 1;
+        memcpy(got, d, k);
+        got[k] = 0;
+        if (!s->rc)
+            s->rc = dpdo__err(s->err, DPDO_E_FORMAT, "load: %s differs: '%s' in the file, '%s' in this algorithm", name,
+                              got, v);
+    }
+}
+
+/* ---- what is written ------------------------------------------------------------------ */
+
+/* The configuration fingerprint: compared before anything else on load. */
+static void describe_config(dpdo__eng *e, dpdo__ser *s)
+{
+    const dpdo_algorithm_options *o = &e->o;
+    cfg_str(s, "algorithm type", e->vt->name);
+    cfg_i64(s, "number of nodes", e->n);
+    cfg_i64(s, "dimension", e->d);
+    char nm[64];
+    for (int64_t i = 0; i < e->n; i++) {
+        snprintf(nm, sizeof nm, "shard size of node %lld", (long long)i);
+        cfg_i64(s, nm, e->q[i]);
+    }
+    cfg_i64(s, "option seed", (int64_t)o->seed);
+    cfg_i64(s, "option randomness", o->randomness);
+    cfg_i64(s, "option noise_mode", o->noise_mode);
+    cfg_i64(s, "option strict", o->strict);
+    cfg_f64(s, "option epsilon", o->epsilon);
+    cfg_f64(s, "option delta", o->delta);
+    cfg_f64(s, "option sigma", o->sigma);
+    cfg_f64(s, "option lipschitz", o->lipschitz);
+    cfg_f64(s, "option step_size", o->step_size);
+    cfg_f64(s, "option step_power", o->step_power);
+    cfg_i64(s, "option weighting", o->weighting);
+    for (int k = 0;; k++) {
+        int type, live;
+        const char *name = dpdo__param_slot_info(k, &type, &live);
+        if (!name) break;
+        if (live) continue; /* taken from the file, with the guard's allowances */
+        snprintf(nm, sizeof nm, "parameter %s", name);
+        if (type) cfg_f64(s, nm, e->pd[k]);
+        else cfg_i64(s, nm, e->pi[k]);
+    }
+    cfg_i64(s, "network edges", e->net ? e->net->m : -1);
+    cfg_i64(s, "per-node activation probabilities set", e->node_p != NULL);
+    for (int64_t i = 0; i < e->n && e->node_p; i++) {
+        snprintf(nm, sizeof nm, "activation probability of node %lld", (long long)i);
+        cfg_f64(s, nm, e->node_p[i]);
+    }
+    cfg_i64(s, "state blocks", e->nblk);
+    for (int b = 0; b < e->nblk; b++) {
+        snprintf(nm, sizeof nm, "block %d", b);
+        cfg_str(s, nm, e->blk[b].name ? e->blk[b].name : "(scratch)");
+        snprintf(nm, sizeof nm, "block %d rows", b);
+        cfg_i64(s, nm, e->blk[b].rows);
+        snprintf(nm, sizeof nm, "block %d cols", b);
+        cfg_i64(s, nm, e->blk[b].cols);
+    }
+    cfg_i64(s, "state arena bytes", (int64_t)e->arena_bytes);
+    cfg_i64(s, "policy kind", e->policy ? e->policy->kind : -2);
+}
+
+/* The node keys (e->key: 32 bytes per node; e->key_src: DPDO__KEY_NONE / _HOST / _ENTROPY); the
+ * one place that knows where the engine keeps secret keys. A plain file records only which nodes
+ * have a host key (compared on load: the host sets the same nodes' keys again with
+ * dpdo_algorithm_set_node_key / _secret before load); an encrypted file carries the sources and
+ * the keys (src, keys: scratch of n and 32 n bytes, filled on every pass). */
+static void describe_keys(dpdo__eng *e, dpdo__ser *s, int encrypted, unsigned char *src, unsigned char *keys)
+{
+    int64_t n = e->n;
+    if (!encrypted) {
+        for (int64_t i = 0; i < n; i++) {
+            char nm[80];
+            snprintf(nm, sizeof nm, "node %lld has a host key (dpdo_algorithm_set_node_key)", (long long)i);
+            cfg_i64(s, nm, e->key_src && e->key_src[i] == DPDO__KEY_HOST);
+        }
+        return;
+    }
+    if (s->mode == SER_WRITE) {
+        for (int64_t i = 0; i < n; i++) src[i] = e->key_src ? e->key_src[i] : DPDO__KEY_NONE;
+        if (e->key) memcpy(keys, e->key, 32 * (size_t)n);
+        else memset(keys, 0, 32 * (size_t)n);
+    }
+    int mode = s->mode;
+    if (mode == SER_CHECK) s->mode = SER_LOAD; /* scratch: read on the check pass too */
+    ser_bytes(s, "node key sources", src, n);
+    ser_bytes(s, "node keys", keys, 32 * n);
+    s->mode = mode;
+    for (int64_t i = 0; i < n && mode == SER_CHECK && !s->rc; i++)
+        if (src[i] > DPDO__KEY_ENTROPY)
+            ser_fail(s, DPDO_E_FORMAT, "item '%s': node %lld has key source %lld", "node key sources", (long long)i,
+                     (long long)src[i]);
+}
+
+/* The DQN agents (weights, target network, Adam moments, replay ring, pending decision). */
+static void describe_policy(dpdo__eng *e, dpdo__ser *s)
+{
+    struct dpdo_policy *p = e->policy;
+    if (!p || p->kind != DPDO__POLICY_DQN || !p->agents) return;
+    int64_t S = p->state_len, R = p->replay, P = p->nparam;
+    int64_t per = 4 * P + R * (2 * S + 3) + S;
+    dpdo__ser_f64(s, "dqn arena", p->arena, per * p->n_nodes);
+    for (int64_t i = 0; i < p->n_nodes; i++) {
+        struct dpdo__dqn_agent *ag = &p->agents[i];
+        dpdo__ser_idx(s, "dqn head", &ag->head, 1, 0, R > 0 ? R - 1 : 0);
+        dpdo__ser_idx(s, "dqn count", &ag->count, 1, 0, R);
+        dpdo__ser_idx(s, "dqn steps", &ag->steps, 1, 0, INT64_MAX);
+        dpdo__ser_idx(s, "dqn trains", &ag->trains, 1, 0, INT64_MAX);
+        int32_t f[4] = {ag->prev_a, ag->has_prev, ag->init, ag->bad};
+        dpdo__ser_i32(s, "dqn flags", f, 4);
+        if (s->mode == SER_CHECK && !s->rc && ((uint32_t)f[0] > 1 || (uint32_t)f[1] > 1))
+            ser_fail(s, DPDO_E_FORMAT, "item '%s': bad action or flag for agent %lld (%lld)", "dqn flags", (long long)i,
+                     (long long)f[0]);
+        if (s->mode == SER_LOAD) ag->prev_a = f[0], ag->has_prev = f[1], ag->init = f[2], ag->bad = f[3];
+    }
+}
+
+typedef struct run_scalars {
+    int64_t v[4]; /* round, state, stop, tol_met */
+} run_scalars;
+
+static void describe_state(dpdo__eng *e, dpdo__ser *s, run_scalars *rs, int encrypted, unsigned char *sflags,
+                           unsigned char *skeys, int64_t *ledger_pos)
+{
+    int64_t n = e->n;
+    dpdo__ser_idx(s, "round", &rs->v[0], 1, 1, (int64_t)1 << 48);
+    dpdo__ser_idx(s, "state", &rs->v[1], 1, DPDO_ALG_RUNNING, DPDO_ALG_DONE);
+    dpdo__ser_idx(s, "stop reason", &rs->v[2], 1, DPDO_STOP_NONE, DPDO_STOP_PASSES);
+    dpdo__ser_idx(s, "tolerance met", &rs->v[3], 1, 0, 1);
+    /* every parameter (the live ones may have changed during the run) */
+    dpdo__ser_i64(s, "parameters (integer)", e->pi, DPDO__NSLOTS);
+    dpdo__ser_f64(s, "parameters (double)", e->pd, DPDO__NSLOTS);
+    /* the privacy plan must come out of prepare as it did in the saved run */
+    cfg_f64(s, "sigma", e->pv.sigma);
+    cfg_i64(s, "private run", e->pv.private_run);
+    cfg_i64(s, "privacy events", e->pv.nev);
+    for (int32_t k = 0; k < e->pv.nev; k++) {
+        cfg_i64(s, "event mechanism", e->pv.ev[k].mech);
+        cfg_f64(s, "event sensitivity", e->pv.ev[k].sens);
+        cfg_f64(s, "event noise", e->pv.ev[k].noise);
+    }
+    dpdo__ser_f64(s, "tolerance reference", e->tol_prev, e->d);
+    dpdo__ser_idx(s, "communication counters", &e->comm[0][0], 3 * (n + 1), 0, INT64_MAX);
+    ser_bytes(s, "last active", e->last_active, n);
+    dpdo__ser_idx(s, "releases used", e->pv.used, n, 0, INT64_MAX);
+    /* the budget guard as it stands (max-epsilon may have been lowered during the run, and the
+     * allowances then depend on the ledger at that time) */
+    dpdo__ser_f64(s, "guard epsilon", &e->pv.guard_eps, 1);
+    dpdo__ser_idx(s, "guard allowances", e->pv.allow, n, 0, INT64_MAX);
+    if (e->pv.nev > 0 && e->pv.charged) {
+        dpdo__ser_idx(s, "ledger charges", e->pv.charged, (int64_t)e->pv.nev * n, 0, INT64_MAX);
+        dpdo__ser_idx(s, "ledger order", ledger_pos, e->pv.nev, -1, INT64_MAX);
+    }
+    ser_bytes(s, "state arena", e->arena, (int64_t)e->arena_bytes);
+    describe_keys(e, s, encrypted, sflags, skeys);
+    if (e->vt->ser_priv) e->vt->ser_priv(e, e->priv, s);
+    describe_policy(e, s);
+}
+
+/* ---- files ------------------------------------------------------------------------------ */
+
+static void make_header(unsigned char *h, uint32_t flags, uint64_t payload)
+{
+    memset(h, 0, HDR_BYTES);
+    memcpy(h, MAGIC, 8);
+    uint32_t w[4] = {DPDO_CHECKPOINT_FORMAT, ENDIAN_MARK, flags, 0};
+    memcpy(h + 8, w, 16);
+    strncpy((char *)h + 24, DPDO_VERSION_STRING, 15);
+    memcpy(h + 40, &payload, 8);
+}
+
+static int opts_of(const dpdo_checkpoint_options *in, dpdo_checkpoint_options *o, char *err)
+{
+    dpdo_checkpoint_options_init(o, sizeof *o);
+    if (!in) return DPDO_OK;
+    if (in->struct_size < sizeof(size_t) + sizeof(void *))
+        return dpdo__err(err, DPDO_E_VERSION, "checkpoint options: struct_size = %zu is too small", in->struct_size);
+    o->key = in->key;
+    return DPDO_OK;
+}
+
+DPDO_API int dpdo_checkpoint_options_init(dpdo_checkpoint_options *o, size_t struct_size)
+{
+    if (!o) return DPDO_E_INVAL;
+    if (struct_size < sizeof(size_t) + sizeof(void *)) return DPDO_E_VERSION;
+    size_t k = struct_size < sizeof *o ? struct_size : sizeof *o;
+    memset(o, 0, struct_size);
+    o->struct_size = k;
+    return DPDO_OK;
+}
+
+static void ledger_positions(const dpdo__eng *e, int64_t *pos)
+{
+    for (int32_t k = 0; k < e->pv.nev; k++) pos[k] = e->ledger ? dpdo__ledger_find(e->ledger, &e->pv.ev[k]) : -1;
+}
+
+int dpdo__ckpt_save(dpdo__eng *e, int state, int stop, const char *path, const dpdo_checkpoint_options *opts)
+{
+    dpdo_checkpoint_options o;
+    int rc = opts_of(opts, &o, e->err);
+    if (rc) return rc;
+    if (state != DPDO_ALG_RUNNING && state != DPDO_ALG_DONE)
+        return dpdo__err(e->err, DPDO_E_STATE, "save: nothing to save: the algorithm is %s",
+                         state == DPDO_ALG_FAILED ? "FAILED (a round failed)" : "READY (no round has run)");
+    if (e->xt)
+        return dpdo__err(e->err, DPDO_E_UNSUPPORTED, "save: checkpoints of distributed runs are not supported yet");
+    if (e->policy && e->policy->kind == DPDO__POLICY_USER)
+        return dpdo__err(e->err, DPDO_E_UNSUPPORTED,
+                         "save: the state of a user-defined policy is not visible to the library");
+    if (!o.key && e->o.randomness == DPDO_RANDOMNESS_SECURE && e->pv.private_run)
+        return dpdo__err(e->err, DPDO_E_STATE,
+                         "save: a private DPDO_RANDOMNESS_SECURE run can only be saved encrypted: set options.key (a "
+                         "%d-byte host key)", DPDO_CHECKPOINT_KEY_BYTES);
+    if (sodium_init() < 0) return dpdo__err(e->err, DPDO_E_UNSUPPORTED, "save: libsodium failed to initialise");
+    int encrypted = o.key != NULL;
+    dpdo__ser s = {.mode = SER_WRITE, .err = e->err};
+    run_scalars rs = {{(int64_t)e->round, state, stop, e->tol_met}};
+    unsigned char *sflags = dpdo__calloc((size_t)e->n, 1);
+    unsigned char *skeys = dpdo__calloc((size_t)e->n, 32);
+    int64_t *lpos = dpdo__calloc((size_t)e->pv.nev + 1, sizeof *lpos);
+    unsigned char *file = NULL;
+    FILE *f = NULL;
+    char *tmp = NULL;
+    if (!sflags || !skeys || !lpos) {
+        rc = dpdo__err(e->err, DPDO_E_NOMEM, "save: out of memory");
+        goto out;
+    }
+    ledger_positions(e, lpos);
+    describe_config(e, &s);
+    describe_state(e, &s, &rs, encrypted, sflags, skeys, lpos);
+    if ((rc = s.rc)) goto out;
+    size_t plen = s.len + (encrypted ? TAG_BYTES : 0), pre = HDR_BYTES + (encrypted ? NONCE_BYTES : 0);
+    size_t total = pre + plen + SUM_BYTES;
+    file = dpdo__alloc_array(total, 1);
+    if (!file) {
+        rc = dpdo__err(e->err, DPDO_E_NOMEM, "save: out of memory");
+        goto out;
+    }
+    make_header(file, encrypted ? FLAG_ENCRYPTED : 0, plen);
+    if (encrypted) {
+        randombytes_buf(file + HDR_BYTES, NONCE_BYTES);
+        unsigned long long clen = 0;
+        crypto_aead_xchacha20poly1305_ietf_encrypt(file + pre, &clen, s.buf, s.len, file, pre, NULL, file + HDR_BYTES,
+                                                   o.key);
+    } else {
+        memcpy(file + pre, s.buf, s.len);
+    }
+    crypto_generichash(file + pre + plen, SUM_BYTES, file, pre + plen, NULL, 0);
+    size_t pl = strlen(path);
+    tmp = dpdo__alloc_array(pl + 5, 1);
+    if (!tmp) {
+        rc = dpdo__err(e->err, DPDO_E_NOMEM, "save: out of memory");
+        goto out;
+    }
+    memcpy(tmp, path, pl);
+    memcpy(tmp + pl, ".tmp", 5);
+    f = fopen(tmp, "wb");
+    if (!f) {
+        rc = dpdo__err(e->err, DPDO_E_IO, "save: cannot create %s: %s", tmp, strerror(errno));
+        goto out;
+    }
+    int bad = fwrite(file, 1, total, f) != total;
+    bad |= fclose(f) != 0;
+    f = NULL;
+    if (bad || rename(tmp, path) != 0) {
+        rc = dpdo__err(e->err, DPDO_E_IO, "save: cannot write %s: %s", path, strerror(errno));
+        remove(tmp);
+        goto out;
+    }
+    rc = DPDO_OK;
+out:
+    if (s.buf) sodium_memzero(s.buf, s.cap);
+    dpdo__free(s.buf);
+    dpdo__free(file);
+    dpdo__free(tmp);
+    if (skeys) sodium_memzero(skeys, 32 * (size_t)e->n);
+    dpdo__free(skeys);
+    dpdo__free(sflags);
+    dpdo__free(lpos);
+    return rc;
+}
+
+/* Verify a whole file image (header, size, checksum, decryption); *payload (plain, owned by the
+ * caller) on success. name: for messages. */
+static int check_header(dpdo__eng *e, const char *name, const unsigned char *buf, size_t size, int *encrypted,
+                        uint64_t *payload_len)
+{
+    if (size < 8 || memcmp(buf, MAGIC, 8) != 0)
+        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s is not a libdpdo checkpoint (no DPDOCKPT magic)", name);
+    if (size < HDR_BYTES)
+        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s is truncated (%zu bytes: the header alone has %d)", name,
+                         size, HDR_BYTES);
+    uint32_t w[4];
+    memcpy(w, buf + 8, 16);
+    if (w[1] != ENDIAN_MARK)
+        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s was written on a machine of another byte order", name);
+    if (w[0] != DPDO_CHECKPOINT_FORMAT)
+        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s has checkpoint format %u; this library reads format %d",
+                         name, (unsigned)w[0], DPDO_CHECKPOINT_FORMAT);
+    char ver[17];
+    memcpy(ver, buf + 24, 16);
+    ver[16] = 0;
+    for (int k = 0; ver[k]; k++)
+        if (ver[k] < 32 || ver[k] > 126) ver[k] = '?';
+    if (strcmp(ver, DPDO_VERSION_STRING) != 0)
+        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s was written by libdpdo %s; this is libdpdo %s", name, ver,
+                         DPDO_VERSION_STRING);
+    if (w[2] & ~FLAG_ENCRYPTED)
+        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s: unknown flags %#x", name, (unsigned)w[2]);
+    *encrypted = (w[2] & FLAG_ENCRYPTED) != 0;
+    *payload_len = get_u64(buf + 40);
+    return DPDO_OK;
+}
+
+static int verify_image(dpdo__eng *e, const char *name, const unsigned char *buf, size_t size,
+                        const dpdo_checkpoint_options *o, unsigned char **payload, size_t *plen, int *encrypted)
+{
+    *payload = NULL;
+    uint64_t pl = 0;
+    int rc = check_header(e, name, buf, size, encrypted, &pl);
+    if (rc) return rc;
+    size_t pre = HDR_BYTES + (*encrypted ? NONCE_BYTES : 0);
+    if (pl > SIZE_MAX / 2 || size != pre + pl + SUM_BYTES)
+        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s is %s: %zu bytes where the header announces %llu", name,
+                         pl <= SIZE_MAX / 2 && size < pre + pl + SUM_BYTES ? "truncated" : "of the wrong size", size,
+                         pl > SIZE_MAX / 2 ? (unsigned long long)pl : (unsigned long long)(pre + pl + SUM_BYTES));
+    if (sodium_init() < 0) return dpdo__err(e->err, DPDO_E_UNSUPPORTED, "load: libsodium failed to initialise");
+    unsigned char sum[SUM_BYTES];
+    crypto_generichash(sum, SUM_BYTES, buf, size - SUM_BYTES, NULL, 0);
+    if (sodium_memcmp(sum, buf + size - SUM_BYTES, SUM_BYTES) != 0)
+        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s: checksum mismatch (the file was changed or damaged)", name);
+    if (*encrypted && !o->key)
+        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s is encrypted: set options.key to the host key", name);
+    if (!*encrypted && o->key)
+        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s is not encrypted but a host key was given", name);
+    if (*encrypted && pl < TAG_BYTES)
+        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s: payload too short", name);
+    unsigned char *plain = dpdo__alloc_array((size_t)pl + 1, 1);
+    if (!plain) return dpdo__err(e->err, DPDO_E_NOMEM, "load: out of memory");
+    if (*encrypted) {
+        unsigned long long ml = 0;
+        if (crypto_aead_xchacha20poly1305_ietf_decrypt(plain, &ml, NULL, buf + pre, pl, buf, pre, buf + HDR_BYTES,
+                                                       o->key) != 0) {
+            dpdo__free(plain);
+            return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s: authentication failed (wrong host key?)", name);
+        }
+        *plen = (size_t)ml;
+    } else {
+        memcpy(plain, buf + pre, (size_t)pl);
+        *plen = (size_t)pl;
+    }
+    *payload = plain;
+    return DPDO_OK;
+}
+
+/* Read the file (only as many bytes as its header announces) and verify it. */
+static int read_verified(dpdo__eng *e, const char *path, const dpdo_checkpoint_options *o, unsigned char **payload,
+                         size_t *plen, int *encrypted)
+{
+    *payload = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) return dpdo__err(e->err, DPDO_E_IO, "load: cannot open %s: %s", path, strerror(errno));
+    unsigned char h[HDR_BYTES];
+    unsigned char *buf = NULL;
+    int rc;
+    size_t got = fread(h, 1, HDR_BYTES, f);
+    uint64_t pl = 0;
+    if ((rc = check_header(e, path, h, got, encrypted, &pl))) {
+        fclose(f);
+        return rc;
+    }
+    if (pl > SIZE_MAX / 4) {
+        fclose(f);
+        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s: the header announces %llu payload bytes", path,
+                         (unsigned long long)pl);
+    }
+    /* the header is valid: the announced size bounds what is read */
+    size_t want = HDR_BYTES + (*encrypted ? NONCE_BYTES : 0) + (size_t)pl + SUM_BYTES;
+    long fsz = -1;
+    if (fseek(f, 0, SEEK_END) == 0) fsz = ftell(f);
+    if (fsz < 0) {
+        fclose(f);
+        return dpdo__err(e->err, DPDO_E_IO, "load: %s: cannot seek (not a regular file?)", path);
+    }
+    size_t have = (size_t)fsz < want ? (size_t)fsz : want;
+    if ((size_t)fsz > want) {
+        fclose(f);
+        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s is of the wrong size: %ld bytes where the header announces %zu",
+                         path, fsz, want);
+    }
+    buf = dpdo__alloc_array(have ? have : 1, 1);
+    if (!buf) {
+        fclose(f);
+        return dpdo__err(e->err, DPDO_E_NOMEM, "load: out of memory (%zu bytes)", have);
+    }
+    if (fseek(f, 0, SEEK_SET) != 0 || fread(buf, 1, have, f) != have)
+        rc = dpdo__err(e->err, DPDO_E_IO, "load: cannot read %s", path);
+    else
+        rc = verify_image(e, path, buf, have, o, payload, plen, encrypted);
+    dpdo__free(buf);
+    fclose(f);
+    return rc;
+}
+
+int dpdo__ckpt_load(dpdo__eng *e, int *state, int *stop, const char *path, const unsigned char *image,
+                    size_t image_size, const dpdo_checkpoint_options *opts, int (*prepare)(void *), void *prep_arg)
+{
+    dpdo_checkpoint_options o;
+    int rc = opts_of(opts, &o, e->err);
+    if (rc) return rc;
+    if (*state != DPDO_ALG_READY || e->round != 0)
+        return dpdo__err(e->err, DPDO_E_STATE,
+                         "load: the algorithm must be READY at round 0 (freshly set up, or reset)");
+    if (e->xt)
+        return dpdo__err(e->err, DPDO_E_UNSUPPORTED, "load: checkpoints of distributed runs are not supported yet");
+    unsigned char *payload = NULL;
+    size_t plen = 0;
+    int encrypted = 0;
+    rc = path ? read_verified(e, path, &o, &payload, &plen, &encrypted)
+              : verify_image(e, "the image", image, image_size, &o, &payload, &plen, &encrypted);
+    if (rc) return rc;
+    dpdo__ser s = {.mode = SER_CHECK, .err = e->err, .buf = payload, .len = plen, .cap = plen};
+    unsigned char *sflags = dpdo__calloc((size_t)e->n, 1);
+    unsigned char *skeys = dpdo__calloc((size_t)e->n, 32);
+    int64_t *lpos = NULL;
+    if (!sflags || !skeys) {
+        rc = dpdo__err(e->err, DPDO_E_NOMEM, "load: out of memory");
+        goto out;
+    }
+    describe_config(e, &s);
+    if ((rc = s.rc)) goto out;
+    size_t state_at = s.pos;
+    if ((rc = prepare(prep_arg))) goto out; /* sigma, events, private arrays as in the saved run */
+    lpos = dpdo__calloc((size_t)e->pv.nev + 1, sizeof *lpos);
+    if (!lpos) {
+        rc = dpdo__err(e->err, DPDO_E_NOMEM, "load: out of memory");
+        goto out;
+    }
+    run_scalars rs = {{0, 0, 0, 0}};
+    describe_state(e, &s, &rs, encrypted, sflags, skeys, lpos);
+    if (!s.rc && s.pos != s.len)
+        s.rc = dpdo__err(e->err, DPDO_E_FORMAT, "load: %zu unexpected bytes after the last item", s.len - s.pos);
+    if ((rc = s.rc)) goto out;
+    /* keys: without encryption the host has set the same nodes' keys (compared above); an encrypted
+     * file's keys need the engine's key table */
+    int any_key = 0;
+    for (int64_t i = 0; i < e->n && encrypted; i++) any_key |= sflags[i] != DPDO__KEY_NONE;
+    if (any_key && (rc = dpdo__eng_keys_alloc(e))) goto out;
+    if (e->ledger && e->pv.nev > 0) { /* prepare reserved this already; kept for hosts that prepared long ago */
+        if ((rc = dpdo__ledger_reserve(e->ledger, e->pv.nev))) {
+            rc = dpdo__err(e->err, rc, "load: ledger: %s", dpdo_ledger_errmsg(e->ledger));
+            goto out;
+        }
+    }
+    /* install: nothing below can fail */
+    s.mode = SER_LOAD;
+    s.pos = state_at;
+    describe_state(e, &s, &rs, encrypted, sflags, skeys, lpos);
+    if (encrypted && e->key) {
+        memcpy(e->key, skeys, 32 * (size_t)e->n);
+        memcpy(e->key_src, sflags, (size_t)e->n);
+        e->keyed = any_key;
+    }
+    e->round = (uint64_t)rs.v[0];
+    e->tol_met = (int)rs.v[3];
+    *state = (int)rs.v[1];
+    *stop = (int)rs.v[2];
+    /* this run's charges go back into the ledger, events in the order they first appeared there */
+    if (e->ledger && e->pv.nev > 0 && e->pv.charged) {
+        for (int32_t done = 0; done < e->pv.nev; done++) {
+            int32_t best = -1;
+            for (int32_t k = 0; k < e->pv.nev; k++) {
+                if (lpos[k] == INT64_MIN) continue;
+                if (best < 0 || (uint64_t)lpos[k] < (uint64_t)lpos[best]) best = k; /* -1 (never charged) last */
+            }
+            if (best < 0) break;
+            for (int64_t i = 0; i < e->n; i++) {
+                int64_t c = e->pv.charged[(size_t)best * (size_t)e->n + (size_t)i];
+                if (c > 0) dpdo__ledger_charge(e->ledger, &e->pv.ev[best], c, &i, 1);
+            }
+            lpos[best] = INT64_MIN;
+        }
+    }
+    rc = DPDO_OK;
+out:
+    if (payload) sodium_memzero(payload, plen);
+    dpdo__free(payload);
+    if (skeys) sodium_memzero(skeys, 32 * (size_t)e->n);
+    dpdo__free(skeys);
+    dpdo__free(sflags);
+    dpdo__free(lpos);
+    return rc;
+}

@@ -1,0 +1,636 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""scikit-learn estimators over libdpdo: one differentially private linear classifier per
+algorithm family.
+
+    from dpdo.sklearn import DPDDAClassifier, DOADPClassifier, DPWORSGDClassifier, FedPLTClassifier
+    clf = DOADPClassifier(epsilon=1.0, n_nodes=10, random_state=0).fit(X, y)
+    clf.score(X_test, y_test), clf.privacy_["epsilon"], clf.coef_
+
+fit(X, y) splits the rows of X (dense NumPy, or SciPy sparse, used as CSR) at random over
+`n_nodes` simulated nodes, or by `node_ids` (alias `groups`: one node per distinct value) for
+data that already lives on nodes, and runs the algorithm in libdpdo. Binary problems train one
+model; K > 2 classes train K one-vs-rest models, each with budget (epsilon / K, delta / K), so
+that the whole fit is (epsilon, delta)-DP by basic composition (privacy_ reports it).
+
+Privacy: the noise is calibrated by the library's accountant for the sampling that runs
+(noise_mode "rigorous"); per-sample gradients are clipped to norm `lipschitz` (an explicit clip,
+so the guarantee holds whatever the scale of X; scale rows to norm <= 1, e.g. with
+sklearn.preprocessing.Normalizer, so that clipping does not bias the model).
+epsilon=float("inf") runs the same algorithm without noise (the non-private baseline).
+
+random_state: None (default) draws the private randomness from the operating system (the
+library's SECURE mode, not reproducible); an int (or a RandomState, from which an int is
+drawn) selects REPRODUCIBLE mode with that seed: bit-identical refits, but the guarantee then
+holds only against parties who do not know the seed.
+
+The module imports without scikit-learn; the classes are then plain Python classes with the same
+methods (get_params/set_params/score included). With scikit-learn installed they derive from
+BaseEstimator and ClassifierMixin and pass sklearn.utils.estimator_checks.check_estimator.
+"""
+import inspect
+import math
+import numbers
+import warnings
+from typing import Any, Dict, List, Optional
+
+from . import _core
+from ._lib import require_numpy
+
+try:  # scikit-learn is optional
+    from sklearn.base import BaseEstimator as _Base, ClassifierMixin as _Mixin
+    from sklearn.utils.multiclass import check_classification_targets as _check_targets
+    from sklearn.utils.validation import check_is_fitted as _check_is_fitted, column_or_1d as _column_or_1d
+    HAVE_SKLEARN = True
+except ImportError:  # pragma: no cover - exercised by the no-sklearn test in a subprocess
+    HAVE_SKLEARN = False
+
+    class _Base:
+        """Minimal stand-in for sklearn.base.BaseEstimator (get_params/set_params/repr)."""
+
+        @classmethod
+        def _get_param_names(cls):
+            sig = inspect.signature(cls.__init__)
+            return sorted(p for p in sig.parameters if p != "self")
+
+        def get_params(self, deep=True):
+            """The constructor parameters as a dict."""
+            return {k: getattr(self, k) for k in self._get_param_names()}
+
+        def set_params(self, **params):
+            """Set constructor parameters; returns self."""
+            valid = self._get_param_names()
+            for k, v in params.items():
+                if k not in valid:
+                    raise ValueError("Invalid parameter %r for estimator %s. Valid parameters are: %s"
+                                     % (k, type(self).__name__, valid))
+                setattr(self, k, v)
+            return self
+
+        def __repr__(self):
+            return "%s(%s)" % (type(self).__name__, ", ".join("%s=%r" % kv for kv in self.get_params().items()))
+
+    class _Mixin:
+        """Minimal stand-in for sklearn.base.ClassifierMixin (score = accuracy)."""
+        _estimator_type = "classifier"
+
+        def score(self, X, y, sample_weight=None):
+            """Mean accuracy of predict(X) against y."""
+            np = require_numpy("score")
+            p = self.predict(X)
+            w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+            return float(np.average(p == np.asarray(y), weights=w))
+
+    class NotFittedError(ValueError, AttributeError):
+        """The estimator is used before fit."""
+
+    def _check_is_fitted(est, attributes=None):
+        if not hasattr(est, "coef_"):
+            raise NotFittedError("This %s instance is not fitted yet. Call 'fit' first." % type(est).__name__)
+
+    def _check_targets(y):
+        np = require_numpy("dpdo.sklearn")
+        if np.asarray(y).dtype.kind == "f" and not np.all(np.asarray(y) == np.round(np.asarray(y))):
+            raise ValueError("Unknown label type: continuous targets (a classifier needs class labels)")
+
+    def _column_or_1d(y, warn=False):
+        np = require_numpy("dpdo.sklearn")
+        y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            return y.ravel()
+        if y.ndim != 1:
+            raise ValueError("y should be a 1d array, got an array of shape %r instead." % (y.shape,))
+        return y
+
+
+class _ConditionalMethod:
+    """A method that exists only when check(instance) is true (like sklearn's available_if), so
+    hasattr(clf, "predict_proba") is False for losses without probabilities."""
+
+    def __init__(self, fn, check):
+        self.fn, self.check = fn, check
+        self.__doc__ = fn.__doc__
+        self.__name__ = fn.__name__
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        if not self.check(obj):
+            raise AttributeError("%s has no %s for loss=%r (only the logistic loss gives probabilities)"
+                                 % (type(obj).__name__, self.fn.__name__, getattr(obj, "loss", None)))
+        return self.fn.__get__(obj, owner)
+
+
+def _has_proba(est):
+    return est.loss == "logistic"
+
+
+class _Run:
+    """One binary problem being trained: the libdpdo objects of one one-vs-rest class."""
+
+    def __init__(self, alg, objs):
+        self.alg, self.objs = alg, objs
+
+    def close(self):
+        self.alg.close()
+        for o in self.objs:
+            o.close()
+
+
+class _DPClassifier(_Mixin, _Base):
+    """Shared implementation; see the subclasses (one per algorithm family)."""
+
+    _kind = None           # libdpdo algorithm type
+    _uses_network = True
+
+    # ---- parameters ------------------------------------------------------------------------------
+    def _common(self, epsilon, delta, n_nodes, network, loss, alpha, C, fit_intercept, random_state,
+                accountant, lipschitz, step_size, record_history, partial_rounds, verbose):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.n_nodes = n_nodes
+        if self._uses_network:
+            self.network = network
+        self.loss = loss
+        self.alpha = alpha
+        self.C = C
+        self.fit_intercept = fit_intercept
+        self.random_state = random_state
+        self.accountant = accountant
+        self.lipschitz = lipschitz
+        self.step_size = step_size
+        self.record_history = record_history
+        self.partial_rounds = partial_rounds
+        self.verbose = verbose
+
+    # ---- validation ------------------------------------------------------------------------------
+    def _validate(self, X, y=None, reset=True):
+        np = require_numpy("dpdo.sklearn estimators")
+        if HAVE_SKLEARN:
+            if reset:  # y None: sklearn raises "requires y to be passed"
+                return self._validate_data(X, y, accept_sparse="csr", dtype=np.float64, reset=True)
+            return self._validate_data(X, accept_sparse="csr", dtype=np.float64, reset=False), None
+        if y is None and reset:
+            raise ValueError("%s requires y to be passed, but the target y is None" % type(self).__name__)
+        if hasattr(X, "tocsr"):
+            X = X.tocsr().astype(np.float64)
+            data = X.data
+        else:
+            X = np.asarray(X, dtype=np.float64)
+            if X.ndim != 2:
+                raise ValueError("Expected 2D array, got %dD array instead" % X.ndim)
+            data = X
+        if X.shape[0] == 0 or X.shape[1] == 0:
+            raise ValueError("Found array with shape %r: need at least one sample and one feature" % (X.shape,))
+        if not np.all(np.isfinite(data)):
+            raise ValueError("Input X contains NaN or infinity.")
+        if reset:
+            self.n_features_in_ = X.shape[1]
+        elif X.shape[1] != self.n_features_in_:
+            raise ValueError("X has %d features, but %s is expecting %d features as input."
+                             % (X.shape[1], type(self).__name__, self.n_features_in_))
+        if y is not None:
+            y = np.asarray(y)
+            if y.shape[0] != X.shape[0]:
+                raise ValueError("X and y have different numbers of samples: %d, %d" % (X.shape[0], y.shape[0]))
+        return X, y
+
+    def _check_params(self, n_samples):
+        if not (isinstance(self.n_nodes, numbers.Integral) and self.n_nodes >= 1):
+            raise ValueError("n_nodes must be an int >= 1, got %r" % (self.n_nodes,))
+        if not (isinstance(self.epsilon, numbers.Real) and self.epsilon > 0):
+            raise ValueError("epsilon must be > 0 (float('inf') for a non-private run), got %r" % (self.epsilon,))
+        if not (isinstance(self.delta, numbers.Real) and 0 < self.delta < 1):
+            raise ValueError("delta must be in (0, 1), got %r" % (self.delta,))
+        if self.loss not in ("logistic", "hinge", "squared"):
+            raise ValueError("loss must be 'logistic', 'hinge' or 'squared', got %r" % (self.loss,))
+        if self.C is not None and not (isinstance(self.C, numbers.Real) and self.C > 0):
+            raise ValueError("C must be > 0 or None, got %r" % (self.C,))
+        if not (isinstance(self.alpha, numbers.Real) and self.alpha >= 0):
+            raise ValueError("alpha must be >= 0, got %r" % (self.alpha,))
+        if n_samples < self.n_nodes:
+            raise ValueError("n_samples=%d < n_nodes=%d: every node needs at least one sample"
+                             % (n_samples, self.n_nodes))
+
+    def _seed(self):
+        """(randomness mode, seed) from random_state."""
+        np = require_numpy("dpdo.sklearn")
+        rs = self.random_state
+        if rs is None:
+            return _core.RANDOMNESS_SECURE, 0
+        if isinstance(rs, numbers.Integral):
+            return _core.RANDOMNESS_REPRODUCIBLE, int(rs) & ((1 << 64) - 1)
+        if isinstance(rs, np.random.RandomState):
+            return _core.RANDOMNESS_REPRODUCIBLE, int(rs.randint(0, 2 ** 31 - 1))
+        raise ValueError("random_state must be None, an int or a numpy RandomState, got %r" % (rs,))
+
+    def _reg_strength(self, n_samples):
+        return 1.0 / (self.C * n_samples) if self.C is not None else float(self.alpha)
+
+    # ---- building one binary run -----------------------------------------------------------------
+    def _augment(self, X):
+        np = require_numpy("dpdo.sklearn")
+        if not self.fit_intercept:
+            return X
+        if hasattr(X, "tocsr"):
+            import scipy.sparse as sp
+            return sp.hstack([X, np.ones((X.shape[0], 1))], format="csr")
+        return np.hstack([X, np.ones((X.shape[0], 1))])
+
+    def _node_rows(self, n, node_ids, seed):
+        """Row indices of each node."""
+        np = require_numpy("dpdo.sklearn")
+        if node_ids is not None:
+            ids = np.asarray(node_ids)
+            if ids.shape[0] != n:
+                raise ValueError("node_ids/groups has %d entries for %d samples" % (ids.shape[0], n))
+            return [np.flatnonzero(ids == v) for v in np.unique(ids)]
+        perm = np.random.RandomState(seed % (2 ** 32)).permutation(n)
+        return [np.sort(part) for part in np.array_split(perm, self.n_nodes)]
+
+    def _budget(self, n_classes_trained):
+        if math.isinf(self.epsilon):
+            return math.inf, self.delta
+        return self.epsilon / n_classes_trained, self.delta / n_classes_trained
+
+    def _options(self, eps, delta, mode, seed, horizon):
+        o = dict(max_rounds=horizon, seed=seed, randomness=mode, lipschitz=float(self.lipschitz),
+                 clip=float(self.lipschitz), delta=delta)
+        if math.isinf(eps):
+            o["noise_mode"] = _core.NOISE_NONE
+        else:
+            o["noise_mode"] = _core.NOISE_RIGOROUS
+            o["epsilon"] = eps
+        if self.step_size is not None:
+            o["step_size"] = float(self.step_size)
+        return o
+
+    def _horizon(self, rows):
+        return int(self.max_rounds)
+
+    def _extra(self, d, rows, Xa):
+        """(params dict, solver, compressor, policy) of the family."""
+        return {}, None, None, None
+
+    def _build(self, Xa, yk, rows, eps, delta, mode, seed):
+        np = require_numpy("dpdo.sklearn")
+        d = Xa.shape[1]
+        if hasattr(Xa, "tocsr"):
+            ds = _core.Dataset.csr(Xa, yk)
+        else:
+            ds = _core.Dataset(Xa, yk)
+        loss = _core.Loss(self.loss, d)
+        shards = [ds.subset(r) for r in rows]
+        nodes = [_core.Node(s, loss) for s in shards]
+        k = len(nodes)
+        net = _core.Network.make(self.network, k) if (self._uses_network and k > 1) else (
+            _core.Network.complete(1) if self._uses_network else None)
+        reg = _core.Regularizer("l2", d, self._reg_strength(Xa.shape[0]))
+        acc = _core.Accountant(_core.Ledger(k), self.accountant or "rdp")
+        params, solver, comp, pol = self._extra(d, rows, Xa)
+        alg = _core.Algorithm(self._kind, nodes, net, reg, acc, params=params, solver=solver, compressor=comp,
+                              policy=pol, **self._options(eps, delta, mode, seed, self._horizon(rows)))
+        objs = [o for o in [acc, acc.ledger, reg, net, solver, comp, pol] + nodes + shards + [loss, ds]
+                if o is not None]
+        return _Run(alg, objs)
+
+    def _targets(self, y):
+        """The +-1 label vectors of the binary problems (one for 2 classes, K for K > 2)."""
+        np = require_numpy("dpdo.sklearn")
+        if len(self.classes_) == 2:
+            return [np.where(y == self.classes_[1], 1.0, -1.0)]
+        return [np.where(y == c, 1.0, -1.0) for c in self.classes_]
+
+    def _run_one(self, run, rounds, hist):
+        if run.alg.state == "DONE":  # the horizon is reached: the budget is spent, nothing more runs
+            return
+        history = [] if self.record_history else None
+        every = None
+        if self.record_history:
+            rh = self.record_history
+            every = int(rh) if (isinstance(rh, numbers.Integral) and not isinstance(rh, bool)) \
+                else max(1, self._horizon_estimate // 100)
+            if every < 1:
+                raise ValueError("record_history must be True or a number of rounds >= 1, got %r" % (rh,))
+        run.alg.run(max_steps=rounds, progress=True if self.verbose else None, every=every,
+                    epsilon=bool(self.record_history), objective=bool(self.record_history), history=history)
+        if history is not None:
+            hist.extend({"round": r, "epsilon": e, "objective": f} for r, e, f in history)
+
+    def _collect(self):
+        np = require_numpy("dpdo.sklearn")
+        W = np.array([np.asarray(r.alg.output(), dtype=np.float64) for r in self._runs])
+        if self.fit_intercept:
+            self.coef_, self.intercept_ = W[:, :-1].copy(), W[:, -1].copy()
+        else:
+            self.coef_, self.intercept_ = W, np.zeros(W.shape[0])
+        per = []
+        for r in self._runs:
+            e, dl, _ = r.alg.privacy(_core.PRIVACY_RIGOROUS)
+            try:
+                pe, pd, pv = r.alg.privacy(_core.PRIVACY_PAPER)
+            except _core.DpdoError:
+                pe, pd, pv = math.nan, math.nan, False
+            per.append({"epsilon": e, "delta": dl, "paper_epsilon": pe, "paper_delta": pd, "paper_valid": pv,
+                        "rounds": r.alg.round, "stop_reason": r.alg.stop_reason, "notes": r.alg.privacy_notes})
+        K = len(per)
+        notes = [p["notes"] for p in per if p["notes"]]
+        if K > 1:
+            notes.insert(0, "%d one-vs-rest models, each charged (epsilon/%d, delta/%d); totals by basic "
+                         "composition" % (K, K, K))
+        self.privacy_ = {
+            "epsilon": float(sum(p["epsilon"] for p in per)),
+            "delta": float(sum(p["delta"] for p in per)),
+            "target_epsilon": self.epsilon, "target_delta": self.delta,
+            "accountant": self._runs[0].alg.accountant.name,
+            "paper_epsilon": float(sum(p["paper_epsilon"] for p in per)),
+            "paper_delta": float(sum(p["paper_delta"] for p in per)),
+            "paper_valid": all(p["paper_valid"] for p in per),
+            "randomness": "reproducible" if self.random_state is not None else "secure",
+            "rounds": [p["rounds"] for p in per], "stop_reason": [p["stop_reason"] for p in per],
+            "notes": "; ".join(dict.fromkeys(notes)),
+            "per_model": per,
+        }
+
+    def _close_runs(self):
+        for r in getattr(self, "_runs", None) or []:
+            r.close()
+        self._runs = None
+
+    def _start(self, X, y, node_ids):
+        np = require_numpy("dpdo.sklearn")
+        _check_targets(y)
+        self.classes_ = np.unique(y)
+        if len(self.classes_) < 2:
+            raise ValueError("%s needs samples of at least two classes; got one class (%r)"
+                             % (type(self).__name__, self.classes_[0] if len(self.classes_) else None))
+        self._check_params(X.shape[0])
+        self._partial_lost = False
+        mode, seed = self._seed()
+        rows = self._node_rows(X.shape[0], node_ids, seed)
+        if any(len(r) == 0 for r in rows):
+            raise ValueError("a node has no samples")
+        Xa = self._augment(X)
+        targets = self._targets(y)
+        eps, delta = self._budget(len(targets))
+        self._close_runs()
+        self._horizon_estimate = self._horizon(rows)
+        self._runs = [self._build(Xa, yk, rows, eps, delta, mode, (seed + 7919 * k) & ((1 << 64) - 1))
+                      for k, yk in enumerate(targets)]
+        self.history_ = [[] for _ in targets] if self.record_history else None
+
+    # ---- public API ------------------------------------------------------------------------------
+    def fit(self, X, y, node_ids=None, groups=None):
+        """Train on X (n_samples x n_features, dense or sparse) and labels y. The rows are split at
+        random over n_nodes nodes, or by node_ids (alias groups): one node per distinct value.
+        Returns self."""
+        if node_ids is None:
+            node_ids = groups
+        X, y = self._validate(X, y, reset=True)
+        y = _column_or_1d(y, warn=True)
+        self._start(X, y, node_ids)
+        for k, run in enumerate(self._runs):
+            self._run_one(run, 0, self.history_[k] if self.history_ is not None else [])
+        self._collect()
+        return self
+
+    def partial_fit(self, X, y, classes=None, node_ids=None, groups=None):
+        """More rounds on the same budget. The first call sets the run up on (X, y) exactly as
+        fit() does (the noise is calibrated for the whole horizon, so the budget is the one of a
+        full fit) and runs `partial_rounds` rounds (default: a tenth of the horizon); each later
+        call runs the next `partial_rounds` rounds of that same run, on the data of the first call
+        (later X, y are only checked: same features, known classes). Once the horizon is reached
+        the model stops changing and privacy_ never exceeds the budget. Returns self."""
+        np = require_numpy("dpdo.sklearn")
+        if node_ids is None:
+            node_ids = groups
+        first = getattr(self, "_runs", None) is None
+        if first and getattr(self, "_partial_lost", False):
+            raise ValueError("partial_fit: this estimator was pickled in the middle of a partial_fit run, whose state "
+                             "does not pickle; call fit() to train anew (a new run spends a new budget)")
+        if first:
+            X, y = self._validate(X, y, reset=True)
+        else:
+            X, _ = self._validate(X, None, reset=False)
+            y = np.asarray(y)
+        y = _column_or_1d(y, warn=True)
+        if first:
+            self._start(X, y, node_ids)
+            if classes is not None and not np.array_equal(np.unique(classes), self.classes_):
+                self._close_runs()
+                raise ValueError("partial_fit: classes=%r, but the first batch has classes %r: a one-vs-rest run "
+                                 "needs every class in the first call" % (list(classes), list(self.classes_)))
+        else:
+            unknown = np.setdiff1d(np.unique(y), self.classes_)
+            if unknown.size:
+                raise ValueError("partial_fit: classes %r were not in the first call" % (list(unknown),))
+        step = self.partial_rounds or max(1, self._horizon_estimate // 10)
+        for k, run in enumerate(self._runs):
+            self._run_one(run, int(step), self.history_[k] if self.history_ is not None else [])
+        self._collect()
+        return self
+
+    def decision_function(self, X):
+        """Margins X w + b: shape (n,) for two classes, (n, K) for K > 2 (one-vs-rest)."""
+        _check_is_fitted(self)
+        X, _ = self._validate(X, None, reset=False)
+        s = X @ self.coef_.T + self.intercept_
+        s = require_numpy("dpdo.sklearn").asarray(s)
+        return s.ravel() if s.shape[1] == 1 else s
+
+    def predict(self, X):
+        """Class labels (from classes_)."""
+        np = require_numpy("dpdo.sklearn")
+        s = self.decision_function(X)
+        if s.ndim == 1:
+            return self.classes_[(s > 0).astype(int)]
+        return self.classes_[np.argmax(s, axis=1)]
+
+    def _predict_proba(self, X):
+        """Class probabilities (logistic loss only): the sigmoid of the margin for two classes;
+        for K > 2 the softmax of the one-vs-rest margins (it keeps their order, so the argmax is
+        predict's class even where the sigmoids saturate)."""
+        np = require_numpy("dpdo.sklearn")
+        s = self.decision_function(X)
+        if s.ndim == 1:
+            p = 1.0 / (1.0 + np.exp(-np.clip(s, -500, 500)))
+            return np.column_stack([1.0 - p, p])
+        e = np.exp(s - s.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
+    predict_proba = _ConditionalMethod(_predict_proba, _has_proba)
+
+    def _predict_log_proba(self, X):
+        """log of predict_proba (logistic loss only)."""
+        np = require_numpy("dpdo.sklearn")
+        with np.errstate(divide="ignore"):
+            return np.log(self._predict_proba(X))
+
+    predict_log_proba = _ConditionalMethod(_predict_log_proba, _has_proba)
+
+    def privacy_report(self) -> str:
+        """privacy_ as a few lines of text."""
+        _check_is_fitted(self)
+        p = self.privacy_
+        lines = ["%s: (epsilon, delta) = (%.4g, %.3g) by the %s accountant (target %.4g, %.3g); randomness %s"
+                 % (type(self).__name__, p["epsilon"], p["delta"], p["accountant"], p["target_epsilon"],
+                    p["target_delta"], p["randomness"]),
+                 "paper bound: (%.4g, %.3g)%s" % (p["paper_epsilon"], p["paper_delta"],
+                                                  "" if p["paper_valid"] else " (a precondition fails: see notes)"),
+                 "rounds %s, stopped by %s" % (p["rounds"], p["stop_reason"])]
+        if p["notes"]:
+            lines.append("notes: " + p["notes"])
+        return "\n".join(lines)
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        runs = state.pop("_runs", None)  # the live C run (for partial_fit) does not pickle; the model does
+        state["_partial_lost"] = bool(runs) and any(r.alg.state != "DONE" for r in runs)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._runs = None
+
+    def __del__(self):
+        try:
+            self._close_runs()
+        except Exception:  # noqa: BLE001
+            pass
+
+    def _more_tags(self):
+        return {"requires_y": True}
+
+
+_COMMON_DOC = """
+    Parameters (common to the four estimators)
+    ----------
+    epsilon, delta : the (epsilon, delta)-DP budget of the whole fit (float('inf'): no noise)
+    n_nodes : number of simulated nodes the rows are split over (ignored with node_ids/groups)
+    network : "ring", "complete", "star", "torus", "circulant-K", "erdos-renyi-P" (decentralised
+        families only)
+    loss : "logistic" (predict_proba available), "hinge" or "squared"
+    alpha : L2 regularisation strength lambda; C (if not None) overrides it: lambda = 1 / (C n)
+    fit_intercept : append a constant feature (its weight is intercept_; it is regularised too)
+    random_state : None = secure randomness; int = reproducible mode with that seed
+    accountant : libdpdo accountant name (default "rdp")
+    lipschitz : per-sample gradient bound L, also the clip norm
+    step_size : the algorithm's base step (None: the library's preset)
+    record_history : fill history_ with (round, epsilon, objective): True about 100 times per run,
+        an int k every k rounds (1: every round)
+    partial_rounds : rounds per partial_fit call (None: a tenth of the horizon)
+    verbose : a tqdm progress bar (when tqdm is installed)
+
+    Attributes
+    ----------
+    coef_ (n_models x n_features), intercept_ (n_models,), classes_, n_features_in_,
+    privacy_ (dict: epsilon, delta, accountant, paper_epsilon, paper_delta, paper_valid, notes,
+    rounds, stop_reason, per_model), history_ (list per model of dicts, when record_history)
+"""
+
+
+class DPDDAClassifier(_DPClassifier):
+    """Decentralised DP dual averaging (DP-DDA, "dp-dda"): nodes on a gossip network, a random
+    subset computing each round; max_rounds rounds."""
+    __doc__ += _COMMON_DOC
+    _kind = "dp-dda"
+
+    def __init__(self, epsilon=1.0, delta=1e-5, n_nodes=4, network="ring", loss="logistic", alpha=1e-3, C=None,
+                 fit_intercept=True, max_rounds=500, random_state=None, accountant=None, lipschitz=1.0,
+                 step_size=None, record_history=False, partial_rounds=None, verbose=False):
+        self._common(epsilon, delta, n_nodes, network, loss, alpha, C, fit_intercept, random_state, accountant,
+                     lipschitz, step_size, record_history, partial_rounds, verbose)
+        self.max_rounds = max_rounds
+
+
+class DOADPClassifier(_DPClassifier):
+    """Decentralised DP optimisation with adaptive participation (DO-ADP, "do-adp"): nodes on a
+    gossip network; max_rounds rounds."""
+    __doc__ += _COMMON_DOC
+    _kind = "do-adp"
+
+    def __init__(self, epsilon=1.0, delta=1e-5, n_nodes=4, network="ring", loss="logistic", alpha=1e-3, C=None,
+                 fit_intercept=True, max_rounds=500, random_state=None, accountant=None, lipschitz=1.0,
+                 step_size=None, record_history=False, partial_rounds=None, verbose=False):
+        self._common(epsilon, delta, n_nodes, network, loss, alpha, C, fit_intercept, random_state, accountant,
+                     lipschitz, step_size, record_history, partial_rounds, verbose)
+        self.max_rounds = max_rounds
+
+
+class DPWORSGDClassifier(_DPClassifier):
+    """DP SGD with mini-batches drawn without replacement (DP-WOR-SGD, "dp-wor-sgd"): each node
+    makes `epochs` passes over its data in mini-batches of batch_size (None: min(32, smallest
+    node)); the global model is shared, no gossip network."""
+    __doc__ += _COMMON_DOC
+    _kind = "dp-wor-sgd"
+    _uses_network = False
+
+    def __init__(self, epsilon=1.0, delta=1e-5, n_nodes=4, loss="logistic", alpha=1e-3, C=None,
+                 fit_intercept=True, epochs=1, batch_size=None, random_state=None, accountant=None, lipschitz=1.0,
+                 step_size=None, record_history=False, partial_rounds=None, verbose=False):
+        self._common(epsilon, delta, n_nodes, None, loss, alpha, C, fit_intercept, random_state, accountant,
+                     lipschitz, step_size, record_history, partial_rounds, verbose)
+        self.epochs = epochs
+        self.batch_size = batch_size
+
+    def _batch(self, rows):
+        smallest = min(len(r) for r in rows)
+        b = self.batch_size if self.batch_size is not None else 32
+        if not (isinstance(b, numbers.Integral) and b >= 1):
+            raise ValueError("batch_size must be an int >= 1 or None, got %r" % (b,))
+        return int(max(1, min(b, smallest)))
+
+    def _horizon(self, rows):
+        if not (isinstance(self.epochs, numbers.Integral) and self.epochs >= 1):
+            raise ValueError("epochs must be an int >= 1, got %r" % (self.epochs,))
+        b = self._batch(rows)
+        return int(self.epochs) * len(rows) * max(len(r) for r in rows) // b + 1
+
+    def _options(self, eps, delta, mode, seed, horizon):
+        o = _DPClassifier._options(self, eps, delta, mode, seed, 1 << 40)  # the passes end the run
+        o["batch"] = self._cur_batch
+        return o
+
+    def _extra(self, d, rows, Xa):
+        return {"wor-passes": int(self.epochs)}, None, None, None
+
+    def _build(self, Xa, yk, rows, eps, delta, mode, seed):
+        self._cur_batch = self._batch(rows)
+        return _DPClassifier._build(self, Xa, yk, rows, eps, delta, mode, seed)
+
+
+class FedPLTClassifier(_DPClassifier):
+    """Federated proximal local training (Fed-PLT, "fed-plt"): a coordinator and n_nodes clients
+    running a noisy local gradient solver; max_rounds rounds. Needs a smooth loss (logistic or
+    squared)."""
+    __doc__ += _COMMON_DOC
+    _kind = "fed-plt"
+    _uses_network = False
+
+    def __init__(self, epsilon=1.0, delta=1e-5, n_nodes=4, loss="logistic", alpha=1e-3, C=None,
+                 fit_intercept=True, max_rounds=50, random_state=None, accountant=None, lipschitz=1.0,
+                 step_size=None, record_history=False, partial_rounds=None, verbose=False):
+        self._common(epsilon, delta, n_nodes, None, loss, alpha, C, fit_intercept, random_state, accountant,
+                     lipschitz, step_size, record_history, partial_rounds, verbose)
+        self.max_rounds = max_rounds
+
+    def _extra(self, d, rows, Xa):
+        np = require_numpy("dpdo.sklearn")
+        if self.loss == "hinge":
+            raise ValueError("FedPLTClassifier needs a smooth loss ('logistic' or 'squared'), not 'hinge'")
+        if hasattr(Xa, "multiply"):
+            r2 = float(np.max(np.asarray(Xa.multiply(Xa).sum(axis=1)))) if Xa.shape[0] else 0.0
+        else:
+            r2 = float(np.max(np.einsum("ij,ij->i", Xa, Xa))) if Xa.shape[0] else 0.0
+        hi = (0.25 if self.loss == "logistic" else 1.0) * max(r2, 1e-12)
+        solver = _core.Solver("noisy-gd" if not math.isinf(self.epsilon) else "gd", d, lambda_hi=hi, lambda_lo=0.0)
+        return {}, solver, None, None
+
+    def _options(self, eps, delta, mode, seed, horizon):
+        o = _DPClassifier._options(self, eps, delta, mode, seed, horizon)
+        o.pop("step_size", None)
+        return o
+
+
+ESTIMATORS = [DPDDAClassifier, DOADPClassifier, DPWORSGDClassifier, FedPLTClassifier]
+__all__ = ["DPDDAClassifier", "DOADPClassifier", "DPWORSGDClassifier", "FedPLTClassifier", "ESTIMATORS",
+           "HAVE_SKLEARN"]

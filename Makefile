@@ -37,7 +37,10 @@ SODIUM_LIBS   ?= $(shell pkg-config --libs libsodium 2>/dev/null || echo -lsodiu
 # FFTW: composition of privacy loss distributions (lib/privacy/pld.c)
 FFTW_CFLAGS ?= $(shell pkg-config --cflags fftw3 2>/dev/null)
 FFTW_LIBS   ?= $(shell pkg-config --libs fftw3 2>/dev/null || echo -lfftw3)
-DEP_LIBS     = $(BLIS_LIBS) $(LAPACK_LIBS) $(ZLIB_LIBS) $(SODIUM_LIBS) $(FFTW_LIBS) -lm -lpthread
+# MPFR (+ GMP): the exact samplers' rare fallback brackets exp(-x) with correctly rounded
+# mpfr_exp when the double-precision band cannot decide a comparison (lib/rng/rng_discrete.c)
+MPFR_LIBS   ?= -lmpfr -lgmp
+DEP_LIBS     = $(BLIS_LIBS) $(LAPACK_LIBS) $(ZLIB_LIBS) $(SODIUM_LIBS) $(FFTW_LIBS) $(MPFR_LIBS) -lm -lpthread
 
 # ---- our flags
 WARN        = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter

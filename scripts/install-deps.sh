@@ -5,8 +5,8 @@
 # fails if anything required is missing. Installed packages are left alone,
 # so on a ready machine this is a quick no-op.
 set -eu
-# build + run
-REQUIRED="gcc make pkg-config libblis-dev liblapack-dev zlib1g-dev libsodium-dev libfftw3-dev"
+# build + run (libmpfr-dev: the exact noise samplers' MPFR fallback, lib/rng/rng_discrete.c)
+REQUIRED="gcc make pkg-config libblis-dev liblapack-dev zlib1g-dev libsodium-dev libfftw3-dev libmpfr-dev"
 # tests, plots, references: liblinear-tools (reference solver cross-check),
 # gnuplot-nox (example plots), python3-numpy (binding tests), valgrind
 # (make check-valgrind), dataset-fashion-mnist (real IDX data),

@@ -495,16 +495,32 @@ static void sampler_pmf_smoke(void)
         {0, 2, 12, 75.55}, /* df 26 */
         {0, 5, 30, 129.95}, /* df 62 */
     };
+    /* mode 0: the lazy-comparison sampler; 1: the same with the double band widened 2^44 times
+     * (test hook) so that MPFR decides most comparisons (fewer draws: it is slow); 2: the previous
+     * all-integer CKS sampler. All three against the same exact PMF. */
+    for (int mode = 0; mode < 3; mode++)
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         dpdo__stream st;
-        dpdo__stream_open(&st, rng, 0, c + 1, DPDO_PURPOSE_NOISE);
+        dpdo__stream_open(&st, rng, 0, c + 1 + 10 * (size_t)mode, DPDO_PURPOSE_NOISE);
         CHECK(dpdo__stream_keyed(&st));
-        int rc = cases[c].gauss ? dpdo__stream_dgauss(&st, cases[c].P, y, M) : dpdo__stream_dlaplace(&st, cases[c].P, y, M);
+        int64_t Mm = mode == 1 ? 20000 : M;
+        if (mode == 1) st.exact_widen = 44;
+        int rc = mode == 2 ? (cases[c].gauss ? dpdo__stream_dgauss_cks(&st, cases[c].P, y, (size_t)Mm)
+                                             : dpdo__stream_dlaplace_cks(&st, cases[c].P, y, (size_t)Mm))
+                           : (cases[c].gauss ? dpdo__stream_dgauss(&st, cases[c].P, y, (size_t)Mm)
+                                             : dpdo__stream_dlaplace(&st, cases[c].P, y, (size_t)Mm));
         CHECK_EQ(rc, DPDO_OK);
+        if (mode == 1) /* the fallback really decided many comparisons */
+            CHECK_MSG(st.exact_slow * 3 > st.exact_cmp && st.exact_slow >= (uint64_t)Mm / 2,
+                      "MPFR decided %llu of %llu", (unsigned long long)st.exact_slow, (unsigned long long)st.exact_cmp);
+        if (mode == 0) /* and normally (almost) never: its probability is about 2^-47 per comparison */
+            CHECK_MSG(st.exact_slow <= 1, "MPFR decided %llu", (unsigned long long)st.exact_slow);
         int df;
-        double x2 = chi2(y, M, cases[c].gauss ? w_gauss : w_lap, (double)cases[c].P, cases[c].R, &df);
-        printf("# %s(%llu): chi2 = %.1f, df %d, critical %.1f\n", cases[c].gauss ? "dgauss" : "dlaplace",
-               (unsigned long long)cases[c].P, x2, df, cases[c].crit);
+        double x2 = chi2(y, Mm, cases[c].gauss ? w_gauss : w_lap, (double)cases[c].P, cases[c].R, &df);
+        printf("# %s %s(%llu): chi2 = %.1f, df %d, critical %.1f (MPFR decided %llu of %llu comparisons)\n",
+               mode == 0 ? "lazy" : mode == 1 ? "lazy-widened" : "cks-integer", cases[c].gauss ? "dgauss" : "dlaplace",
+               (unsigned long long)cases[c].P, x2, df, cases[c].crit, (unsigned long long)st.exact_slow,
+               (unsigned long long)st.exact_cmp);
         CHECK_MSG(x2 < cases[c].crit, "chi2 %g >= %g", x2, cases[c].crit);
     }
     /* a large scale: mean and variance (sd of the variance estimate ~ sqrt(2/M) relative) */

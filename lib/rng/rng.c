@@ -143,6 +143,8 @@ void dpdo__stream_open(dpdo__stream *s, const struct dpdo_rng *rng, uint64_t nod
     s->cb_code = 0;
     s->cid = 0;
     s->ckey = NULL;
+    s->exact_cmp = s->exact_slow = 0;
+    s->exact_widen = 0;
     s->key[2] = s->key[3] = 0;
     uint64_t key = rng->seed;
     if (rng->keys && node < (uint64_t)rng->nkeys && rng->has_key[node] && dpdo__purpose_private(purpose))

@@ -1,27 +1,36 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Exact discrete Gaussian and discrete Laplace samplers and the power-of-two grid release
- * (docs/privacy.md "Floating-point-safe noise").
+ * (docs/privacy.md "Floating-point-safe noise", section 11).
  *
- * Every random decision is an exact comparison of fresh uniform bits with a rational number:
- *   - bern_ratio(N, D): Bernoulli(N/D) for 128-bit integers, decided by comparing the binary
- *     expansion of N/D with random bits one at a time (2 bits on average, exact);
- *   - bern_exp(N, D): Bernoulli(exp(-N/D)), Canonne-Kamath-Steinke 2020 (CKS) Algorithm 1:
- *     exp(-1) coins for the integer part, then for x = N/D in [0,1): K = 1; while
- *     Bernoulli(x/K) K++; return K odd, with Bernoulli(x/K) = Bernoulli(x) AND Bernoulli(1/K);
- *   - dlap(t): CKS Algorithm 2 (discrete Laplace, P(y) ~ exp(-|y|/t), t a positive integer);
- *   - dgauss(S): CKS Algorithm 3 (discrete Gaussian N_Z(0, S^2), S a positive integer,
- *     candidates from dlap(S + 1)); its acceptance probability exp(-(|Y| - S^2/(S+1))^2 / (2 S^2))
- *     is split as exp(-q^2/2) exp(-q r / M) exp(-r^2 / (2 M^2)) with A = ||Y|(S+1) - S^2|,
- *     M = S (S+1), q = A div M, r = A mod M (exact: (A/M)^2 / 2 = q^2/2 + q r/M + r^2/(2M^2)),
- *     three independent exact coins whose product has the required probability.
- * No floating point and no libm enters any decision, so the output distribution is exactly the
- * stated one (for a uniform bit source). A "fast path" that decides exp coins with a double
- * approximation of exp(-x) and a margin is NOT exact if the undecided case simply falls back to
- * a fresh exact coin (it then returns 1 with probability l + w p instead of p, where [l, l + w)
- * is the undecided band), which is why it is not used here (docs/privacy.md). */
+ * Every random decision is the exact event {U < p} for a uniform real U in [0,1) and a number
+ * p = exp(-x) with x rational (known exactly as integers), decided by LAZY COMPARISON:
+ *   - U's first 64 bits u are drawn (U in [u 2^-64, (u+1) 2^-64)); p is approximated in double
+ *     precision with a rigorous relative error bound eps (the rounding of x into double, glibc
+ *     exp's documented < 1 ulp, the products; eps = (x + 1) 2^-48 is several times the sum);
+ *     if U's interval lies below p (1 - eps) or above p (1 + eps) the event is decided, exactly;
+ *   - otherwise (probability about 2 eps, ~2^-47) U is refined with 64 more random bits at a
+ *     time and p is bracketed with MPFR (mpfr_exp is correctly rounded: with x bracketed by
+ *     directed rounding, exp(-x_hi) rounded down <= p <= exp(-x_lo) rounded up) at precision
+ *     64 bits above U's, until U's interval lies on one side of the bracket.
+ * So the fast path and the fallback decide the SAME event {U < p}; the fallback is not a fresh
+ * coin (that would be biased), it continues the comparison with more bits of the same U.
+ *   - geom(t): G = floor(-t log U), so P(G >= k) = P(U < exp(-k/t)) = exp(-k/t) exactly: G is
+ *     found from a double log with an error bound on -t log U; when an integer lies within the
+ *     bound, G is settled by lazy comparisons U < exp(-k/t) of the same U;
+ *   - dlap(t): G from geom(t), a sign bit, (-, 0) rejected: P(y) ~ exp(-|y|/t) (as CKS 2020
+ *     Algorithm 2);
+ *   - dgauss(S): Canonne-Kamath-Steinke 2020 Algorithm 3, N_Z(0, S^2): candidate Y = dlap(S+1),
+ *     accepted with probability exp(-(|Y| - S^2/(S+1))^2 / (2 S^2)) = exp(-(A/M)^2 / 2),
+ *     A = ||Y|(S+1) - S^2|, M = S (S+1), one lazy comparison with a fresh U.
+ * A test build (DPDO_FAULT_INJECTION) can widen the band (dpdo__stream.exact_widen) so that
+ * MPFR decides most comparisons, and keeps the previous all-integer CKS sampler (Algorithm 1
+ * coins from exact rational Bernoullis) as dpdo__stream_dgauss_cks/_dlaplace_cks for a
+ * cross-check. */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include <gmp.h>
+#include <mpfr.h>
 
 #include "rng_impl.h"
 
@@ -35,6 +44,8 @@ typedef struct {
     int nw;        /* unused 64-bit words left: w64(idx) for idx = 2 * SRC_BLOCKS - nw .. */
     uint64_t bits; /* bit reservoir */
     int nbits;
+    double widen;  /* band multiplier: 1, or 2^exact_widen in a test build */
+    uint64_t ncmp, nslow; /* lazy comparisons made / decided by MPFR (added to s at the end) */
 } src_t;
 
 static void src_init(src_t *r, dpdo__stream *s)
@@ -43,6 +54,17 @@ static void src_init(src_t *r, dpdo__stream *s)
     r->nw = 0;
     r->nbits = 0;
     r->bits = 0;
+    r->widen = 1.0;
+#ifdef DPDO_FAULT_INJECTION
+    if (s->exact_widen > 0) r->widen = ldexp(1.0, s->exact_widen > 47 ? 47 : s->exact_widen);
+#endif
+    r->ncmp = r->nslow = 0;
+}
+
+static void src_done(src_t *r)
+{
+    r->s->exact_cmp += r->ncmp;
+    r->s->exact_slow += r->nslow;
 }
 
 static inline uint64_t src_u64(src_t *r)
@@ -67,6 +89,289 @@ static inline unsigned src_bit(src_t *r)
     return b;
 }
 
+/* ---- lazy comparison --------------------------------------------------------------------- */
+
+enum { UW_MAX = 64 }; /* U known to at most 4096 bits; needing more has probability < 2^-4000 */
+
+typedef struct {
+    uint64_t w[UW_MAX]; /* U = 0.w[0] w[1] ... in binary, w[0] most significant */
+    int nw;             /* words drawn so far */
+} unif_t;
+
+/* The exponent x, exactly: x = n / d (sq = 0) or (n / d)^2 / 2 (sq = 1); d >= 1. */
+typedef struct {
+    u128 n, d;
+    int sq;
+} xq_t;
+
+static void mpz_set_u128(mpz_t z, u128 v)
+{
+    uint64_t w[2] = {(uint64_t)(v >> 64), (uint64_t)v};
+    mpz_import(z, 2, 1, sizeof w[0], 0, 0, w);
+}
+
+/* x rounded in direction rnd (MPFR_RNDD / MPFR_RNDU) at out's precision. */
+static void xq_mpfr(mpfr_t out, xq_t x, mpfr_rnd_t rnd)
+{
+    mpz_t z;
+    mpfr_t n, d;
+    mpz_init(z);
+    mpfr_inits2(130, n, d, (mpfr_ptr)0);
+    mpz_set_u128(z, x.n);
+    mpfr_set_z(n, z, MPFR_RNDN); /* exact: 128 bits fit */
+    mpz_set_u128(z, x.d);
+    mpfr_set_z(d, z, MPFR_RNDN);
+    mpfr_div(out, n, d, rnd);
+    if (x.sq) {                  /* n/d >= 0: squaring and halving keep the direction */
+        mpfr_sqr(out, out, rnd);
+        mpfr_div_2ui(out, out, 1, rnd);
+    }
+    mpfr_clears(n, d, (mpfr_ptr)0);
+    mpz_clear(z);
+}
+
+/* The fallback: U < exp(-x) decided with MPFR brackets of exp(-x), refining U. 1, 0, or -1 if
+ * U would need more than UW_MAX words. */
+static int cmp_slow(src_t *r, unif_t *U, xq_t x)
+{
+    r->nslow++;
+    mpz_t z;
+    mpfr_t xl, xh, pl, ph, ul, uh;
+    mpz_init(z);
+    mpfr_inits2(64, xl, xh, pl, ph, ul, uh, (mpfr_ptr)0);
+    int res = -1;
+    for (;;) {
+        mpfr_prec_t kb = (mpfr_prec_t)64 * U->nw, P = kb + 64;
+        mpfr_set_prec(xl, P), mpfr_set_prec(xh, P), mpfr_set_prec(pl, P), mpfr_set_prec(ph, P);
+        mpfr_set_prec(ul, kb + 2), mpfr_set_prec(uh, kb + 2);
+        xq_mpfr(xl, x, MPFR_RNDD); /* xl <= x <= xh */
+        xq_mpfr(xh, x, MPFR_RNDU);
+        mpfr_neg(xl, xl, MPFR_RNDN), mpfr_neg(xh, xh, MPFR_RNDN); /* exact */
+        mpfr_exp(pl, xh, MPFR_RNDD); /* pl <= exp(-x) <= ph */
+        mpfr_exp(ph, xl, MPFR_RNDU);
+        mpz_import(z, (size_t)U->nw, 1, sizeof U->w[0], 0, 0, U->w);
+        mpfr_set_z_2exp(ul, z, -kb, MPFR_RNDN); /* exact: U >= ul */
+        mpz_add_ui(z, z, 1);
+        mpfr_set_z_2exp(uh, z, -kb, MPFR_RNDN); /* exact: U < uh */
+        if (mpfr_cmp(uh, pl) <= 0) { res = 1; break; }
+        if (mpfr_cmp(ul, ph) >= 0) { res = 0; break; }
+        if (U->nw == UW_MAX) break;
+        U->w[U->nw++] = src_u64(r);
+    }
+    mpfr_clears(xl, xh, pl, ph, ul, uh, (mpfr_ptr)0);
+    mpz_clear(z);
+    mpfr_free_cache(); /* MPFR's constant caches: keep the library free of lasting state */
+    return res;
+}
+
+/* 1 iff U < exp(-x) (U as drawn so far, refined if needed), 0 if not, -1 as cmp_slow.
+ * xd: x in double with relative error below 2^-49 (the callers: n, d, a reciprocal or quotient,
+ * a product, a square: at most 9.1 roundings of 2^-53). The band: a = exp(-xd) has relative error
+ * below x 2^-49 (1.0001) + 2^-52 (glibc exp < 1 ulp), lo and hi two roundings of 2^-53 more:
+ * eps = (xd + 1) 2^-48 covers all of them (exp(-xd) for xd > 700 is replaced by [0, 2^-1000]). */
+/* The band for p = exp(-x) from xd (see cmp_exp): U < p is certain if u < *lt (then
+ * (u + 1) 2^-64 <= lo <= p), U >= p is certain if u > *ht (then u 2^-64 > hi >= p); *ht =
+ * UINT64_MAX when hi >= 1 (never certain). */
+static inline void band(double xd, double widen, uint64_t *lt, uint64_t *ht)
+{
+    double lo, hi;
+    if (xd > 700) { /* x > 699.9: p < 2^-1009 */
+        lo = 0;
+        hi = 0x1p-1000;
+    } else {
+        double a = exp(-xd), eps = (xd + 1) * 0x1p-48 * widen;
+        if (eps > 0.5) eps = 0.5;
+        lo = a * (1 - eps);
+        hi = a * (1 + eps);
+    }
+    double los = lo * 0x1p64, his = hi * 0x1p64; /* exact scalings; 0 <= lo < 1 */
+    *lt = (uint64_t)los;                         /* truncation = floor */
+    *ht = his < 0x1p64 ? (uint64_t)his : UINT64_MAX;
+}
+
+static inline int cmp_exp(src_t *r, unif_t *U, xq_t x, double xd)
+{
+    r->ncmp++;
+    if (x.n == 0) return 1; /* p = 1 > U */
+    uint64_t lt, ht;
+    band(xd, r->widen, &lt, &ht);
+    uint64_t u = U->w[0];
+    if (u < lt) return 1;
+    if (u > ht) return 0;
+    return cmp_slow(r, U, x);
+}
+
+static inline void unif_new(src_t *r, unif_t *U)
+{
+    U->w[0] = src_u64(r);
+    U->nw = 1;
+}
+
+#define V_CAP (UINT64_C(1) << 62)
+
+/* G = floor(-t log U): P(G >= k) = P(U < exp(-k/t)) = exp(-k/t), t >= 1, t <= 2^40. The slow
+ * part: an integer lies within the error bound of the double estimate L (or u = 0): settle G
+ * with exact lazy comparisons of the same U, starting from the estimate. 0, or -1 if G >= 2^62
+ * (probability exp(-2^62 / t) <= exp(-2^22)) or U ran out of words. */
+static int __attribute__((noinline)) geom_slow(src_t *r, uint64_t t, uint64_t u, double L, uint64_t *g)
+{
+    unif_t U;
+    U.w[0] = u;
+    U.nw = 1;
+    const double td = (double)t;
+    uint64_t k = !(L < (double)V_CAP) ? (uint64_t)(td * 44.37) : L > 0 ? (uint64_t)L : 0; /* 64 ln 2 */
+    if (k >= V_CAP - 1) k = V_CAP - 2;
+    for (; k > 0; k--) { /* want U < exp(-k/t), i.e. G >= k */
+        int c = cmp_exp(r, &U, (xq_t){k, t, 0}, (double)k / td);
+        if (c < 0) return -1;
+        if (c) break;
+    }
+    for (;;) { /* G >= k; is G >= k + 1? */
+        if (k + 1 >= V_CAP) return -1;
+        int c = cmp_exp(r, &U, (xq_t){k + 1, t, 0}, (double)(k + 1) / td);
+        if (c < 0) return -1;
+        if (!c) break;
+        k++;
+    }
+    *g = k;
+    return 0;
+}
+
+enum { NB = 64 }; /* candidates per batch: independent work the CPU overlaps */
+
+/* Up to NB discrete Laplace draws P(y) ~ exp(-|y|/t) into y (those not rejected as (-, 0), as
+ * CKS 2020 Algorithm 2): the count, or -1 (see geom_slow). Every candidate uses its own U. */
+static int lap_batch(src_t *r, uint64_t t, int64_t *y)
+{
+    uint64_t u[NB], G[NB];
+    double L[NB];
+    unsigned char slow[NB];
+    const double td = (double)t; /* exact: t <= 2^40 */
+    for (int j = 0; j < NB; j++) u[j] = src_u64(r);
+    for (int j = 0; j < NB; j++) {
+        /* U in [u 2^-64, (u+1) 2^-64): |log U - log(u 2^-64)| < 1/u; (double)u, log (< 1 ulp
+         * relative), the product: relative 2^-53, 2^-52, 2^-53: |L - (-t log U)| < e. */
+        double ud = (double)u[j];
+        double l = -td * log(ud * 0x1p-64);
+        double e = (td * (2.0 / ud) + (l + td) * 0x1p-48) * r->widen;
+        double a = l - e, b = l + e;
+        int ok = a >= 0 && b < (double)V_CAP; /* u = 0: l = +inf, not ok */
+        uint64_t ka = ok ? (uint64_t)a : 0, kb = ok ? (uint64_t)b : 1; /* truncation = floor */
+        G[j] = ka;
+        L[j] = l;
+        slow[j] = ka != kb;
+    }
+    uint64_t sign = src_u64(r);
+    int m = 0;
+    for (int j = 0; j < NB; j++) {
+        if (slow[j] && geom_slow(r, t, u[j], L[j], &G[j])) return -1;
+        unsigned B = (unsigned)(sign >> j) & 1u;
+        y[m] = B ? -(int64_t)G[j] : (int64_t)G[j];
+        m += !(B && G[j] == 0);
+    }
+    return m;
+}
+
+/* n discrete Laplace draws, 1 <= t <= 2^40. 0 or -1. */
+static int dlap_n(src_t *r, uint64_t t, int64_t *out, size_t n)
+{
+    int64_t y[NB];
+    size_t f = 0;
+    while (f < n) {
+        int m = lap_batch(r, t, y);
+        if (m < 0) return -1;
+        for (int j = 0; j < m && f < n; j++) out[f++] = y[j];
+    }
+    return 0;
+}
+
+/* n draws of N_Z(0, S^2), 1 <= S <= 2^31 (CKS Algorithm 3: candidate Y from the discrete
+ * Laplace with t = S + 1, accepted iff U < exp(-(A/M)^2 / 2), A = ||Y|(S+1) - S^2|, M = S (S+1),
+ * U fresh). Accepted candidates are kept in order, the surplus of the last batch dropped
+ * (independent of the kept ones). 0 or -1 (see geom_slow). */
+static int dgauss_n(src_t *r, uint64_t S, int64_t *out, size_t n)
+{
+    const u128 S2 = (u128)S * S, M = (u128)S * (S + 1);
+    const double invM = 1.0 / (double)M;
+    int64_t y[NB];
+    double xd[NB];
+    u128 A[NB];
+    uint64_t u[NB];
+    size_t f = 0;
+    while (f < n) {
+        int m = lap_batch(r, S + 1, y);
+        if (m < 0) return -1;
+        for (int j = 0; j < m; j++) {
+            u128 ay = (u128)(y[j] < 0 ? -(uint64_t)y[j] : (uint64_t)y[j]) * (S + 1); /* < 2^94 */
+            A[j] = ay >= S2 ? ay - S2 : S2 - ay;
+            /* A, M, 1/M, the product, the square: relative error below 9.1 2^-53 < 2^-49 */
+            double Ad = (A[j] >> 64) ? (double)A[j] : (double)(uint64_t)A[j];
+            double v = Ad * invM;
+            xd[j] = 0.5 * v * v;
+            u[j] = src_u64(r);
+        }
+        r->ncmp += (uint64_t)m;
+        const double margin = 0x1p-46 * r->widen;
+        for (int j = 0; j < m && f < n; j++) {
+            /* Most candidates have x <= 1, where 1 - x + x^2/2 - x^3/6 <= exp(-x) <= 1 - x + x^2/2
+             * (Taylor, alternating remainder): U's 53 leading bits against these bounds, widened
+             * by 2^-46 (the error of xd, below x 2^-49, moves them by at most that, |slope| <= 1;
+             * their evaluation: below 16 roundings of 2^-53), decide it without exp. */
+            double x = xd[j], ud = (double)(u[j] >> 11) * 0x1p-53; /* exact: U in [ud, ud + 2^-53) */
+            int c = -1;
+            if (x <= 1) {
+                double x2 = x * x, q = 1 - x + 0.5 * x2;
+                if (ud + 0x1p-53 <= q - x2 * x * (1.0 / 6) - margin) c = 1;
+                else if (ud >= q + margin) c = 0;
+            }
+            if (c >= 0) {
+                out[f] = y[j];
+                f += (size_t)c;
+                continue;
+            }
+            uint64_t lt, ht;
+            band(xd[j], r->widen, &lt, &ht);
+            c = u[j] < lt;
+            if (__builtin_expect(!c && u[j] <= ht, 0)) { /* undecided (A > 0 here: p < 1) */
+                unif_t U;
+                U.w[0] = u[j];
+                U.nw = 1;
+                c = cmp_slow(r, &U, (xq_t){A[j], M, 1});
+                if (c < 0) return -1;
+            }
+            out[f] = y[j];
+            f += (size_t)c;
+        }
+    }
+    return 0;
+}
+
+#define S_MIN (UINT64_C(1) << 10)
+#define S_MAX (UINT64_C(1) << 31)
+#define T_MAX (UINT64_C(1) << 40)
+
+int dpdo__stream_dgauss(dpdo__stream *s, uint64_t S, int64_t *out, size_t n)
+{
+    if (S < 1 || S > S_MAX) return DPDO_E_INVAL;
+    src_t r;
+    src_init(&r, s);
+    int rc = dgauss_n(&r, S, out, n) ? DPDO_E_NUMERIC : DPDO_OK;
+    src_done(&r);
+    return rc;
+}
+
+int dpdo__stream_dlaplace(dpdo__stream *s, uint64_t T, int64_t *out, size_t n)
+{
+    if (T < 1 || T > T_MAX) return DPDO_E_INVAL;
+    src_t r;
+    src_init(&r, s);
+    int rc = dlap_n(&r, T, out, n) ? DPDO_E_NUMERIC : DPDO_OK;
+    src_done(&r);
+    return rc;
+}
+
+/* ---- the previous all-integer CKS sampler (test build: cross-check) ------------------------ */
+#ifdef DPDO_FAULT_INJECTION
 /* Uniform on {0..n-1}, n >= 1 (Lemire's nearly divisionless method, exact). */
 static uint64_t src_below(src_t *r, uint64_t n)
 {
@@ -137,11 +442,10 @@ static int bern_exp(src_t *r, u128 N, u128 D)
     return (int)(K & 1);
 }
 
-#define V_CAP (UINT64_C(1) << 62)
 
 /* CKS Algorithm 2: P(y) proportional to exp(-|y|/t), t >= 1, t <= 2^40. Returns 0, or -1 in the
  * event |y| >= 2^62 (probability below exp(-2^22)), where no value is returned. */
-static int dlap(src_t *r, uint64_t t, int64_t *y)
+static int cks_dlap(src_t *r, uint64_t t, int64_t *y)
 {
     for (;;) {
         uint64_t U = src_below(r, t);
@@ -160,12 +464,12 @@ static int dlap(src_t *r, uint64_t t, int64_t *y)
 }
 
 /* CKS Algorithm 3: N_Z(0, S^2), 1 <= S <= 2^31. -1 as dlap. */
-static int dgauss(src_t *r, uint64_t S, int64_t *y)
+static int cks_dgauss(src_t *r, uint64_t S, int64_t *y)
 {
     const u128 S2 = (u128)S * S, M = (u128)S * (S + 1);
     for (;;) {
         int64_t Y;
-        if (dlap(r, S + 1, &Y)) return -1;
+        if (cks_dlap(r, S + 1, &Y)) return -1;
         u128 ay = (u128)(Y < 0 ? -(uint64_t)Y : (uint64_t)Y) * (S + 1);
         u128 A = ay >= S2 ? ay - S2 : S2 - ay;
         u128 q = A / M, rr = A % M;
@@ -188,29 +492,28 @@ static int dgauss(src_t *r, uint64_t S, int64_t *y)
     }
 }
 
-#define S_MIN (UINT64_C(1) << 10)
-#define S_MAX (UINT64_C(1) << 31)
-#define T_MAX (UINT64_C(1) << 40)
 
-int dpdo__stream_dgauss(dpdo__stream *s, uint64_t S, int64_t *out, size_t n)
+int dpdo__stream_dgauss_cks(dpdo__stream *s, uint64_t S, int64_t *out, size_t n)
 {
     if (S < 1 || S > S_MAX) return DPDO_E_INVAL;
     src_t r;
     src_init(&r, s);
     for (size_t i = 0; i < n; i++)
-        if (dgauss(&r, S, &out[i])) return DPDO_E_NUMERIC;
+        if (cks_dgauss(&r, S, &out[i])) return DPDO_E_NUMERIC;
     return DPDO_OK;
 }
 
-int dpdo__stream_dlaplace(dpdo__stream *s, uint64_t T, int64_t *out, size_t n)
+int dpdo__stream_dlaplace_cks(dpdo__stream *s, uint64_t T, int64_t *out, size_t n)
 {
     if (T < 1 || T > T_MAX) return DPDO_E_INVAL;
     src_t r;
     src_init(&r, s);
     for (size_t i = 0; i < n; i++)
-        if (dlap(&r, T, &out[i])) return DPDO_E_NUMERIC;
+        if (cks_dlap(&r, T, &out[i])) return DPDO_E_NUMERIC;
     return DPDO_OK;
 }
+
+#endif /* DPDO_FAULT_INJECTION */
 
 #define K_LIMIT 4503599627370496.0 /* 2^52 */
 
@@ -231,21 +534,26 @@ static int grid_add(dpdo__stream *s, uint64_t P, double gamma, double *x, size_t
         return dpdo__err(err, DPDO_E_INVAL, "noise %llu grid steps is out of range", (unsigned long long)P);
     src_t r;
     src_init(&r, s);
-    for (size_t i = 0; i < n; i++) {
-        double k = rint(x[i] / gamma); /* x / gamma is exact (power of two) unless it underflows */
-        if (!(fabs(k) < K_LIMIT))
-            return dpdo__err(err, DPDO_E_NUMERIC,
-                             "coordinate %zu: value %g is not finite or exceeds 2^52 grid steps of %g", i, x[i], gamma);
-        int64_t z;
-        if (gauss ? dgauss(&r, P, &z) : dlap(&r, P, &z))
-            return dpdo__err(err, DPDO_E_NUMERIC, "coordinate %zu: noise beyond 2^62 grid steps (an event of "
-                             "probability below exp(-2^22)); nothing released", i);
-        double v = k + (double)z; /* |z| < 2^62: exact when |k + z| < 2^52, checked below */
-        if (!(fabs(v) < K_LIMIT) || (int64_t)v - (int64_t)k != z)
-            return dpdo__err(err, DPDO_E_NUMERIC,
-                             "coordinate %zu: value + noise exceeds 2^52 grid steps of %g; nothing released", i, gamma);
-        x[i] = v * gamma; /* exact: an integer below 2^52 times a power of two */
+    int64_t zb[256];
+    for (size_t i0 = 0; i0 < n; i0 += 256) {
+        size_t m = n - i0 < 256 ? n - i0 : 256;
+        if (gauss ? dgauss_n(&r, P, zb, m) : dlap_n(&r, P, zb, m))
+            return src_done(&r), dpdo__err(err, DPDO_E_NUMERIC, "coordinates %zu..: noise beyond 2^62 grid steps "
+                             "(an event of probability below exp(-2^22)); nothing released", i0);
+        for (size_t i = i0; i < i0 + m; i++) {
+            double k = rint(x[i] / gamma); /* x / gamma is exact (power of two) unless it underflows */
+            if (!(fabs(k) < K_LIMIT))
+                return src_done(&r), dpdo__err(err, DPDO_E_NUMERIC,
+                                 "coordinate %zu: value %g is not finite or exceeds 2^52 grid steps of %g", i, x[i], gamma);
+            int64_t z = zb[i - i0];
+            double v = k + (double)z; /* |z| < 2^62: exact when |k + z| < 2^52, checked below */
+            if (!(fabs(v) < K_LIMIT) || (int64_t)v - (int64_t)k != z)
+                return src_done(&r), dpdo__err(err, DPDO_E_NUMERIC,
+                                 "coordinate %zu: value + noise exceeds 2^52 grid steps of %g; nothing released", i, gamma);
+            x[i] = v * gamma; /* exact: an integer below 2^52 times a power of two */
+        }
     }
+    src_done(&r);
     return DPDO_OK;
 }
 

@@ -49,6 +49,10 @@ typedef struct dpdo__stream {
     const unsigned char *ckey; /* keyed stream: the node's 32-byte ChaCha20 key, else NULL */
     uint32_t cid;     /* index + 1 of the ChaCha20 block cached in cblk (0 = none) */
     uint32_t cblk[16];
+    /* exact samplers (rng_discrete.c): lazy comparisons made, and how many of them the double
+     * band left undecided so that MPFR decided them (bench_secure reports the rate) */
+    uint64_t exact_cmp, exact_slow;
+    int exact_widen; /* test build only (DPDO_FAULT_INJECTION): widen the band by 2^exact_widen */
 } dpdo__stream;
 
 /* 1 if purpose is private (its streams are keyed by a node's key when it has one). */
@@ -86,8 +90,8 @@ void dpdo__stream_blocks(dpdo__stream *s, uint32_t *out, size_t nblocks);
 
 /* ---- exact discrete samplers on a power-of-two grid (rng_discrete.c, docs/privacy.md) -------
  * x[i] <- gamma * (rint(x[i] / gamma) + Z_i), Z_i i.i.d. exact discrete Gaussian N_Z(0, S^2)
- * (Canonne-Kamath-Steinke 2020, Algorithm 3 over their Algorithm 2 discrete Laplace, with
- * Bernoulli(exp(-x)) coins from their Algorithm 1 built only on exact rational coins) or exact
+ * (Canonne-Kamath-Steinke 2020, Algorithm 3 over a discrete Laplace by exact inversion; every
+ * coin an exact lazy comparison of a uniform with exp(-x): double band, MPFR fallback) or exact
  * discrete Laplace P(z) ~ exp(-|z| / T). gamma must be a power of two in [2^-1000, 2^900];
  * 2^10 <= S <= 2^31, 1 <= T <= 2^40. The released value is exactly gamma * (k + Z) (no rounding).
  * Returns DPDO_OK, DPDO_E_INVAL (bad gamma/S/T, written to err), DPDO_E_NUMERIC (x[i] not finite,
@@ -95,9 +99,15 @@ void dpdo__stream_blocks(dpdo__stream *s, uint32_t *out, size_t nblocks);
  * Draws whole blocks from s. */
 int dpdo__grid_add_dgauss(dpdo__stream *s, uint64_t S, double gamma, double *x, size_t n, char *err);
 int dpdo__grid_add_dlaplace(dpdo__stream *s, uint64_t T, double gamma, double *x, size_t n, char *err);
-/* n raw draws (no grid): out[i] = Z_i (tests and bench). */
+/* n raw draws (no grid): out[i] = Z_i (tests and bench). DPDO_OK, DPDO_E_INVAL (S or T out of
+ * range), DPDO_E_NUMERIC (an event of probability below exp(-2^22): no value for out[i]). */
 int dpdo__stream_dgauss(dpdo__stream *s, uint64_t S, int64_t *out, size_t n);
 int dpdo__stream_dlaplace(dpdo__stream *s, uint64_t T, int64_t *out, size_t n);
+#ifdef DPDO_FAULT_INJECTION
+/* The previous all-integer CKS 2020 samplers (Algorithm 1 coins), kept for a cross-check. */
+int dpdo__stream_dgauss_cks(dpdo__stream *s, uint64_t S, int64_t *out, size_t n);
+int dpdo__stream_dlaplace_cks(dpdo__stream *s, uint64_t T, int64_t *out, size_t n);
+#endif
 /* The grid for noise sigma on a release of n coordinates with L2 sensitivity sens (both in the
  * release's units) and slack eta: gamma = 2^floor(log2 min(eta sens / sqrt n, sigma / 2^16)) and
  * S = ceil(sigma (1 + eta) / gamma), so that the rounded release has sensitivity

@@ -218,8 +218,11 @@ static void runs_differ_and_repeat(void)
             int64_t same = 0, same_rep = 0;
             for (int64_t k = 0; k < ta.n && k < tb.n; k++) same += ta.v[k] == tb.v[k];
             for (int64_t k = 0; k < ta.n && k < tc.n; k++) same_rep += ta.v[k] == tc.v[k];
-            CHECK_MSG(same == 0, "%s: two secure runs release %lld equal values of %lld", name, (long long)same,
-                      (long long)ta.n);
+            /* two independent discrete Gaussians with s = sigma / grid agree with probability about
+             * 1 / (2 s sqrt(pi)) per value (s can be a few hundred when d is small): a handful of equal
+             * values is chance, a replayable run would agree in all of them */
+            CHECK_MSG(same * 50 <= ta.n, "%s: two secure runs release %lld equal values of %lld", name,
+                      (long long)same, (long long)ta.n);
             CHECK_MSG(same_rep == 0, "%s: secure and reproducible release %lld equal values", name, (long long)same_rep);
             CHECK_MSG(ta.bad_grid == 0 && tb.bad_grid == 0, "%s: %lld values off their grid", name, (long long)ta.bad_grid);
             for (int64_t k = 0; k < ta.n; k++) CHECK(ta.grid[k] > 0 && (k >= tc.n || tc.grid[k] == 0));

@@ -23,64 +23,6 @@
 
 #ifndef EX_PROG
 #error "define EX_PROG before including examples/common.h"
-/* A real dense binary task from Fashion-MNIST (the training IDX files in
- * `dir`): the rows of classes pos (+1) and neg (-1) only, pixels scaled to
- * unit-norm rows (so that a per-sample gradient bound G = 1 holds for the
- * logistic and hinge losses). Fills ds (empty); 0 or -1 (message on stderr). */
-static inline int ex_load_fashion_pair(dpdo_dataset *ds, const char *dir, int32_t pos, int32_t neg)
-{
-    char img[1024], lab[1024];
-    int status = -1;
-    dpdo_dataset *all = NULL;
-    double *X = NULL, *y = NULL;
-    int32_t *cls = NULL;
-    const char *suffix[2] = {"", ".gz"};
-    FILE *probe = NULL;
-    for (int s = 0; s < 2 && !probe; s++) {
-        snprintf(img, sizeof img, "%s/train-images-idx3-ubyte%s", dir, suffix[s]);
-        snprintf(lab, sizeof lab, "%s/train-labels-idx1-ubyte%s", dir, suffix[s]);
-        probe = fopen(img, "rb");
-    }
-    if (!probe) {
-        fprintf(stderr, "no Fashion-MNIST training images in %s\n", dir);
-        return -1;
-    }
-    fclose(probe);
-    dpdo_load_options lo;
-    dpdo_load_options_init(&lo, sizeof lo);
-    lo.scale = DPDO_IDX_ROW_NORMALIZE;
-    TRY(dpdo_dataset_create(&all), "out of memory");
-    TRY(dpdo_dataset_load_idx(all, img, lab, &lo), dpdo_dataset_errmsg(all));
-    int64_t n = dpdo_dataset_rows(all), d = dpdo_dataset_features(all), m = 0;
-    cls = malloc(sizeof(int32_t) * (size_t)n);
-    if (!cls) goto fail;
-    TRY(dpdo_dataset_get_classes(all, cls, n), dpdo_dataset_errmsg(all));
-    for (int64_t i = 0; i < n; i++) m += cls[i] == pos || cls[i] == neg;
-    X = malloc(sizeof(double) * (size_t)(m * d));
-    y = malloc(sizeof(double) * (size_t)(m ? m : 1));
-    if (!X || !y) goto fail;
-    m = 0;
-    for (int64_t i = 0; i < n; i++)
-        if (cls[i] == pos || cls[i] == neg) {
-            TRY(dpdo_dataset_get_row(all, i, X + m * d, d), dpdo_dataset_errmsg(all));
-            y[m++] = cls[i] == pos ? 1.0 : -1.0;
-        }
-    TRY(dpdo_dataset_set_dense(ds, m, d, X, y, DPDO_COPY), dpdo_dataset_errmsg(ds));
-    status = 0;
-fail:
-    free(X);
-    free(y);
-    free(cls);
-    dpdo_dataset_destroy(all);
-    return status;
-}
-
-/* Fashion-MNIST classes of the binary task: pullover (+1) against coat (-1),
- * two classes a linear model separates only in part. */
-#define EX_FASHION_DIR "/usr/share/datasets/fashion-mnist"
-#define EX_FASHION_POS 2
-#define EX_FASHION_NEG 4
-
 #endif
 
 /* On failure (status < 0): print the program, line, status and the message

@@ -366,6 +366,34 @@ static void test_getter(void)
     fx_free();
 }
 
+/* The binomial quantile that plans the releases starts its scan where Bernstein's bound makes the
+ * upper tail negligible: the same answers as the full scan from T down, in O(sqrt T) terms. */
+static double quantile_full(double T, double p, double beta)
+{
+    double lb = log(beta), lp = log(p), l1p = log1p(-p), lgT = lgamma(T + 1.0), tail = -INFINITY;
+    for (double N = T; N > 0; N--) {
+        double lpmf = lgT - lgamma(N + 1.0) - lgamma(T - N + 1.0) + N * lp + (T - N) * l1p;
+        double m = tail > lpmf ? tail : lpmf;
+        double nt = m == -INFINITY ? m : m + log(exp(tail - m) + exp(lpmf - m));
+        if (nt > lb) return N;
+        tail = nt;
+    }
+    return 0;
+}
+
+static void test_quantile_fast_scan(void)
+{
+    const double Ts[] = {1, 7, 100, 1000, 20000}, ps[] = {1e-4, 0.01, 0.2, 0.5, 0.97}, bs[] = {1e-9, 1e-6, 0.05};
+    int cases = 0;
+    for (int i = 0; i < 5; i++)
+        for (int j = 0; j < 5; j++)
+            for (int k = 0; k < 3; k++, cases++) {
+                double a = dpdo__binom_quantile(Ts[i], ps[j], bs[k]), b = quantile_full(Ts[i], ps[j], bs[k]);
+                CHECK_MSG(a == b, "T %g p %g beta %g: %g vs full scan %g", Ts[i], ps[j], bs[k], a, b);
+            }
+    CHECK_EQ(cases, 75);
+}
+
 int main(void)
 {
     RUN(test_ring_spends_the_budget);
@@ -374,5 +402,6 @@ int main(void)
     RUN(test_guard_on_overshoot);
     RUN(test_wor_floor_note);
     RUN(test_getter);
+    RUN(test_quantile_fast_scan);
     return h_finish();
 }

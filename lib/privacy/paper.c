@@ -156,7 +156,14 @@ double dpdo__binom_quantile(double T, double p, double beta)
     if (p >= 1.0) return T;
     double lb = log(beta), lp = log(p), l1p = log1p(-p), lgT = lgamma(T + 1.0);
     double tail = -INFINITY; /* P(X > N) for the current N */
-    for (double N = T; N > 0; N--) {
+    /* Start where the upper tail is negligible: by Bernstein's inequality
+     * P(X - pT >= t) <= exp(-t^2 / (2 (T p (1 - p) + t / 3))) <= beta e^-60 for the t below, so the
+     * terms above N0 cannot move the answer; the scan is then O(sqrt(T)) instead of O(T). */
+    double L = -lb + 60.0, v = T * p * (1.0 - p);
+    double t = L / 3.0 + sqrt(L * L / 9.0 + 2.0 * v * L);
+    double N0 = floor(T * p + t) + 1.0;
+    if (!(N0 < T)) N0 = T;
+    for (double N = N0; N > 0; N--) {
         double lpmf = lgT - lgamma(N + 1.0) - lgamma(T - N + 1.0) + N * lp + (T - N) * l1p;
         double nt = dpdo__log_add(tail, lpmf); /* = P(X > N - 1) */
         if (nt > lb) return N;

@@ -719,20 +719,26 @@ static int compute_guard(dpdo__eng *e)
 
 int dpdo__eng_grid_noise(const dpdo__eng *e) { return DPDO__SECURE(e) && !e->vt->uses_solver; }
 
-int dpdo__eng_noise_gauss(dpdo__eng *e, dpdo__stream *st, int64_t node, double sigma, double sens, double *out,
-                          size_t n)
+/* The one noise path of both mechanisms: reproducible runs add continuous draws from the seeded
+ * stream; secure runs add exact discrete draws on a grid (l1 = 1: discrete Laplace, rounding
+ * measured in L1). `scale` is sigma or the Laplace scale b. */
+static int add_noise(dpdo__eng *e, dpdo__stream *st, int64_t node, double scale, double sens, double *out, size_t n,
+                     int l1)
 {
-    double s = DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF) ? 0.5 * sigma : sigma;
+    double s = DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF) ? 0.5 * scale : scale;
     int rc;
     if (!dpdo__eng_grid_noise(e)) {
-        dpdo__stream_add_normals(st, s, out, n);
+        if (l1)
+            for (size_t k = 0; k < n; k++) out[k] += dpdo__stream_laplace(st, s);
+        else
+            dpdo__stream_add_normals(st, s, out, n);
         TAP(e, node, out, n, 0.0);
     } else if (n > 0) {
         char err[DPDO__ERRMSG_LEN];
         double g;
         uint64_t S;
-        if ((rc = dpdo__grid_choose(s, sens > 0 ? sens : s, n, DPDO__GRID_ETA, 0, &g, &S, err)) ||
-            (rc = dpdo__grid_add_dgauss(st, S, g, out, n, err)))
+        if ((rc = dpdo__grid_choose(s, sens > 0 ? sens : s, n, DPDO__GRID_ETA, l1, &g, &S, err)) ||
+            (rc = l1 ? dpdo__grid_add_dlaplace(st, S, g, out, n, err) : dpdo__grid_add_dgauss(st, S, g, out, n, err)))
             return dpdo__eng_err(e, rc, node, "secure noise: %s", err);
         TAP(e, node, out, n, g);
     }
@@ -741,26 +747,16 @@ int dpdo__eng_noise_gauss(dpdo__eng *e, dpdo__stream *st, int64_t node, double s
     return DPDO_OK;
 }
 
+int dpdo__eng_noise_gauss(dpdo__eng *e, dpdo__stream *st, int64_t node, double sigma, double sens, double *out,
+                          size_t n)
+{
+    return add_noise(e, st, node, sigma, sens, out, n, 0);
+}
+
 int dpdo__eng_noise_laplace(dpdo__eng *e, dpdo__stream *st, int64_t node, double b, double sens, double *out,
                             size_t n)
 {
-    double s = DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF) ? 0.5 * b : b;
-    int rc;
-    if (!dpdo__eng_grid_noise(e)) {
-        for (size_t k = 0; k < n; k++) out[k] += dpdo__stream_laplace(st, s);
-        TAP(e, node, out, n, 0.0);
-    } else if (n > 0) {
-        char err[DPDO__ERRMSG_LEN];
-        double g;
-        uint64_t T;
-        if ((rc = dpdo__grid_choose(s, sens > 0 ? sens : s, n, DPDO__GRID_ETA, 1, &g, &T, err)) ||
-            (rc = dpdo__grid_add_dlaplace(st, T, g, out, n, err)))
-            return dpdo__eng_err(e, rc, node, "secure noise: %s", err);
-        TAP(e, node, out, n, g);
-    }
-    if ((rc = dpdo__stream_status(st)))
-        return dpdo__eng_err(e, rc, node, "noise generator failed (code %d)", dpdo__stream_cb_code(st));
-    return DPDO_OK;
+    return add_noise(e, st, node, b, sens, out, n, 1);
 }
 
 /* Secure private runs whose noise is drawn by the grid samplers are charged as the discrete

@@ -79,18 +79,6 @@ struct dpdo_accountant {
     char errmsg[DPDO__ERRMSG_LEN];
 };
 
-static void row_to_desc(const double *r, dpdo__event_desc *d)
-{
-    memset(d, 0, sizeof *d);
-    d->mech = (int32_t)r[DPDO_EV_MECH];
-    d->samp.kind = (int32_t)r[DPDO_EV_SAMPLING];
-    d->samp.q = r[DPDO_EV_RATE];
-    d->samp.n = (int64_t)r[DPDO_EV_N];
-    d->samp.m = (int64_t)r[DPDO_EV_M];
-    d->sens = r[DPDO_EV_SENS];
-    d->noise = r[DPDO_EV_NOISE];
-}
-
 static void desc_to_row(const dpdo__event_desc *d, double *r)
 {
     r[DPDO_EV_MECH] = d->mech;
@@ -152,7 +140,7 @@ static const double *rdp_vec(builtin *b, int64_t k, const double *row)
         b->cache_cap = nc;
     }
     dpdo__event_desc d;
-    row_to_desc(row, &d);
+    dpdo__event_row_desc(row, &d);
     double *v = b->vals + k * b->n_orders;
     if (!same_desc(&b->keys[k], &d)) {
         /* values are computed lazily (NaN = not yet), on first use */
@@ -642,7 +630,7 @@ static int closed_total(builtin *b, int kind, const double *ev, int64_t n, doubl
                                  "pure-DP accountant: event %lld is Gaussian (no finite pure epsilon); use rdp, exact or zcdp",
                                  (long long)k);
             dpdo__event_desc d;
-            row_to_desc(r, &d);
+            dpdo__event_row_desc(r, &d);
             s += c * dpdo__pure_eps_event(&d);
             continue;
         }

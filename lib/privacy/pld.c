@@ -642,18 +642,6 @@ void dpdo__pld_acc_free(dpdo__pld_acc *a)
     dpdo__free(a);
 }
 
-static void row_desc(const double *r, dpdo__event_desc *d)
-{
-    memset(d, 0, sizeof *d);
-    d->mech = (int32_t)r[DPDO_EV_MECH];
-    d->samp.kind = (int32_t)r[DPDO_EV_SAMPLING];
-    d->samp.q = r[DPDO_EV_RATE];
-    d->samp.n = (int64_t)r[DPDO_EV_N];
-    d->samp.m = (int64_t)r[DPDO_EV_M];
-    d->sens = r[DPDO_EV_SENS];
-    d->noise = r[DPDO_EV_NOISE];
-}
-
 static int same_ev(const dpdo__event_desc *a, const dpdo__event_desc *b)
 {
     return a->mech == b->mech && a->samp.kind == b->samp.kind && a->samp.q == b->samp.q &&
@@ -742,7 +730,7 @@ static int acc_compose(dpdo__pld_acc *a, const double *rows, int64_t n, char *er
         const double *r = rows + i * DPDO_EV_FIELDS;
         if (!(r[DPDO_EV_COUNT] > 0)) continue;
         dpdo__event_desc d;
-        row_desc(r, &d);
+        dpdo__event_row_desc(r, &d);
         any_poisson |= is_poisson(&d);
         used++;
     }
@@ -753,7 +741,7 @@ static int acc_compose(dpdo__pld_acc *a, const double *rows, int64_t n, char *er
             const double *r = rows + i * DPDO_EV_FIELDS;
             if (!(r[DPDO_EV_COUNT] > 0)) continue;
             dpdo__event_desc d;
-            row_desc(r, &d);
+            dpdo__event_row_desc(r, &d);
             int rc = get_pmf(a, &d, dir, &a->pms[k], err);
             if (rc) return rc;
             a->cnt[k++] = r[DPDO_EV_COUNT];

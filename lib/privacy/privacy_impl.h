@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "dpdo/accountant.h"
 #include "../core/core_impl.h"
 
@@ -32,6 +33,20 @@ typedef struct dpdo__event_desc {
     dpdo__sampling_desc samp;
     double sens, noise;
 } dpdo__event_desc;
+
+/* An event row of a ledger (DPDO_EV_* fields, dpdo_ledger_events) as a description; shared by
+ * the accountants (accountant.c, pld.c). */
+static inline void dpdo__event_row_desc(const double *r, dpdo__event_desc *d)
+{
+    memset(d, 0, sizeof *d);
+    d->mech = (int32_t)r[DPDO_EV_MECH];
+    d->samp.kind = (int32_t)r[DPDO_EV_SAMPLING];
+    d->samp.q = r[DPDO_EV_RATE];
+    d->samp.n = (int64_t)r[DPDO_EV_N];
+    d->samp.m = (int64_t)r[DPDO_EV_M];
+    d->sens = r[DPDO_EV_SENS];
+    d->noise = r[DPDO_EV_NOISE];
+}
 
 struct dpdo_event {
     uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */

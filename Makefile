@@ -70,7 +70,7 @@ TOOLBIN    = $(patsubst tools/%.c,$(BUILD)/bin/%,$(TOOLSRC))
 BENCHSRC   = $(wildcard bench/*.c)
 BENCHBIN   = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCHSRC))
 
-.PHONY: all lib examples tools check check-asan check-valgrind check-exports check-abi \
+.PHONY: all lib examples tools check check-asan check-valgrind check-exports check-abi abi-baseline man check-man check-doc \
         check-install bench demo deps install uninstall clean map tests mpi check-mpi check-run \
         check-python-examples data-debian-text fuzz
 .DEFAULT_GOAL := all
@@ -214,7 +214,7 @@ check: deps
 
 # a sub-make, so that packages installed by `deps` (MPICH) are seen
 check-run:
-	@BUILD=$(BUILD) sh tests/run.sh $(TESTBIN) $(PYTESTS) -- check-exports check-install examples \
+	@BUILD=$(BUILD) sh tests/run.sh $(TESTBIN) $(PYTESTS) -- check-exports check-abi check-man check-doc check-install examples \
 	    $(if $(PYTHON),check-python-examples) $(if $(HAVE_MPI),check-mpi)
 
 # ---- Python binding (python/dpdo, ctypes): tests and examples with Debian's python3 -----------------
@@ -236,9 +236,43 @@ check-exports: $(SHLIB)
 check-install: lib $(BUILD)/dpdo.pc
 	@sh tests/install_test.sh
 
-check-abi: $(SHLIB)
-	@if [ -f abi/libdpdo.abi ]; then abidiff --headers-dir2 include/dpdo abi/libdpdo.abi $(SHLIB); \
-	 else echo "check-abi: no baseline abi/libdpdo.abi yet (written by abidw at the first release)"; fi
+# ---- ABI gate (docs/abi.md, "ABI policy") ---------------------------------------------------------
+# abi/*.abi are abidw dumps of the released libraries (public types only: --headers-dir and
+# --drop-private-types turn the opaque handles' internals into declarations), abi/constants.txt the
+# values of the public enumerators. `make abi-baseline` writes them (once per release, from a build
+# with -g); `make check-abi` (run by `make check`) fails on anything but additions and options
+# structs growing at their end (scripts/check-abi.py says what is accepted).
+ABIDW_FLAGS = --headers-dir include/dpdo --drop-private-types --no-corpus-path --no-show-locs --no-comp-dir-path
+ABI_LIBS    = $(SHLIB) $(if $(HAVE_MPI),$(MPI_SHLIB))
+abi-baseline: $(ABI_LIBS)
+	@for l in $(ABI_LIBS); do readelf -S $$l | grep -q '\.debug_info' || \
+	    { echo "abi-baseline: $$l has no debug information (build with CFLAGS containing -g)"; exit 1; }; done
+	@mkdir -p abi
+	abidw $(ABIDW_FLAGS) --out-file abi/libdpdo.abi $(SHLIB)
+	$(if $(HAVE_MPI),abidw $(ABIDW_FLAGS) --out-file abi/libdpdo_mpi.abi $(MPI_SHLIB))
+	python3 scripts/check-abi.py --constants-dump > abi/constants.txt
+	@echo "abi-baseline: abi/ written for $(VERSION) (commit it with the release)"
+
+check-abi: $(ABI_LIBS)
+	@command -v abidiff >/dev/null || { echo "check-abi: abidiff missing (apt-get install abigail-tools)"; exit 1; }
+	@python3 scripts/check-abi.py abi/libdpdo.abi $(SHLIB) "$(ABIDW_FLAGS)"
+	@$(if $(HAVE_MPI),python3 scripts/check-abi.py abi/libdpdo_mpi.abi $(MPI_SHLIB) "$(ABIDW_FLAGS)")
+	@python3 scripts/check-abi.py --constants abi/constants.txt
+
+# ---- manual pages: generated from the headers (scripts/gen-man.py), checked by check-man ----------
+MAN_DEPS = scripts/gen-man.py docs/libdpdo.3.in examples/train.c $(wildcard include/dpdo/*.h) \
+           $(wildcard docs/*.1) $(wildcard tools/*.c)
+man: $(BUILD)/man/.stamp
+$(BUILD)/man/.stamp: $(MAN_DEPS)
+	python3 scripts/gen-man.py --out $(BUILD)/man --version $(VERSION)
+	@touch $@
+
+check-man: man
+	@sh scripts/check-man.sh $(BUILD)/man
+
+# ---- documentation that is tested: every C, shell and Python block of README.md and docs/ -------
+check-doc: lib $(STLIB) tools
+	@BUILD=$(BUILD) python3 scripts/doctest.py
 
 check-asan:
 	@$(MAKE) --no-print-directory BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
@@ -262,26 +296,36 @@ demo: deps
 	@sh scripts/demo.sh $(BUILD)
 
 # ---- install -------------------------------------------------------------------
-install: lib $(BUILD)/dpdo.pc tools
+# Every file is built by a prerequisite, so the recipe only copies: `make -n install` prints
+# the commands and runs none of them. RPATH=1 writes -Wl,-rpath,$(LIBDIR) into the installed
+# dpdo.pc (and dpdo-mpi.pc), so programs built with pkg-config find libdpdo in a prefix the
+# loader does not search; without it the install ends with the LD_LIBRARY_PATH / ldconfig hint.
+RPATH ?=
+PC_RPATH = $(if $(filter 1 yes,$(RPATH)),-e 's|^Libs: \(.*\)|Libs: -Wl,-rpath,$${libdir} \1|')
+install: lib $(BUILD)/dpdo.pc tools man mpi
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/dpdo $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR)
 	install -m 644 include/dpdo/*.h $(DESTDIR)$(INCLUDEDIR)/dpdo/
 	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/$(SOFILE)
 	ln -sf $(SOFILE) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libdpdo.so
 	install -m 644 $(STLIB) $(DESTDIR)$(LIBDIR)/libdpdo.a
-	$(PC_SED) dpdo.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/dpdo.pc
+	$(PC_SED) $(PC_RPATH) dpdo.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/dpdo.pc
 	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/dpdo.pc
-	@for t in $(TOOLBIN); do install -m 755 $$t $(DESTDIR)$(BINDIR)/; done
-	install -d $(DESTDIR)$(MANDIR)/man1
-	install -m 644 docs/*.1 $(DESTDIR)$(MANDIR)/man1/
-	@if [ -n "$(HAVE_MPI)" ]; then \
-	    $(MAKE) --no-print-directory mpi && \
-	    install -m 755 $(MPI_SHLIB) $(DESTDIR)$(LIBDIR)/$(MPI_SOFILE) && \
-	    ln -sf $(MPI_SOFILE) $(DESTDIR)$(LIBDIR)/$(MPI_SONAME) && \
-	    ln -sf $(MPI_SONAME) $(DESTDIR)$(LIBDIR)/libdpdo_mpi.so && \
-	    install -m 644 $(MPI_STLIB) $(DESTDIR)$(LIBDIR)/libdpdo_mpi.a && \
-	    $(PC_SED) dpdo-mpi.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/dpdo-mpi.pc; \
-	else rm -f $(DESTDIR)$(INCLUDEDIR)/dpdo/mpi.h; fi
+	install -m 755 $(TOOLBIN) $(DESTDIR)$(BINDIR)/
+	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
+	install -m 644 $(BUILD)/man/man1/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 $(BUILD)/man/man3/*.3 $(DESTDIR)$(MANDIR)/man3/
+ifneq ($(HAVE_MPI),)
+	install -m 755 $(MPI_SHLIB) $(DESTDIR)$(LIBDIR)/$(MPI_SOFILE)
+	ln -sf $(MPI_SOFILE) $(DESTDIR)$(LIBDIR)/$(MPI_SONAME)
+	ln -sf $(MPI_SONAME) $(DESTDIR)$(LIBDIR)/libdpdo_mpi.so
+	install -m 644 $(MPI_STLIB) $(DESTDIR)$(LIBDIR)/libdpdo_mpi.a
+	$(PC_SED) $(PC_RPATH) dpdo-mpi.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/dpdo-mpi.pc
+	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/dpdo-mpi.pc
+else
+	rm -f $(DESTDIR)$(INCLUDEDIR)/dpdo/mpi.h $(DESTDIR)$(MANDIR)/man3/dpdo_mpi*.3
+endif
+	@sh scripts/install-hint.sh "$(DESTDIR)" "$(LIBDIR)" "$(PKGCONFIGDIR)" "$(RPATH)"
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/$(SOFILE) $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libdpdo.so \
@@ -290,7 +334,7 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/libdpdo_mpi.a $(DESTDIR)$(PKGCONFIGDIR)/dpdo-mpi.pc
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/dpdo
 	@for t in $(TOOLBIN); do rm -f $(DESTDIR)$(BINDIR)/$$(basename $$t); done
-	@for m in docs/*.1; do rm -f $(DESTDIR)$(MANDIR)/man1/$$(basename $$m); done
+	@for m in $$(python3 scripts/gen-man.py --list); do rm -f $(DESTDIR)$(MANDIR)/$$m; done
 
 # ---- fuzzing (tests/fuzz/fuzz_*.c, libFuzzer with clang) ------------------------------------------------
 # `make fuzz FUZZ_SECONDS=60` builds every harness with -fsanitize=fuzzer,address,undefined against a

@@ -12,7 +12,7 @@ extern "C" {
 #endif
 
 #define DPDO_VERSION_MAJOR 0
-#define DPDO_VERSION_MINOR 1
+#define DPDO_VERSION_MINOR 2
 #define DPDO_VERSION_PATCH 0
 #define DPDO_ABI_MAJOR 1
 
@@ -27,7 +27,7 @@ extern "C" {
 /* Runtime twins of the macros above, for bindings that check at load time
  * (a program compiled against one header may run with another library).
  * Thread-safe, never fail. Since 0.1. */
-DPDO_API int dpdo_version_number(void);        /* e.g. 100 for 0.1.0 */
+DPDO_API int dpdo_version_number(void);        /* e.g. 200 for 0.2.0 */
 DPDO_API const char *dpdo_version_string(void); /* static "M.m.p", never NULL */
 DPDO_API int dpdo_abi_major(void);             /* the N of libdpdo.so.N */
 

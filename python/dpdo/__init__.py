@@ -23,7 +23,7 @@ from ._lib import (DpdoError, InvalidArgument, OutOfMemory, StateError, Callback
 from ._core import *  # noqa: F401,F403
 from ._core import __all__ as _core_all
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 __all__ = list(_core_all) + ["DpdoError", "InvalidArgument", "OutOfMemory", "StateError", "CallbackError",
                              "NumericError", "BudgetError", "VersionError", "Unsupported", "IOFailure",
                              "FormatError", "Canceled", "has_numpy", "LIBRARY_PATH", "LIBRARY_SOURCE", "ABI_MAJOR"]

@@ -41,7 +41,7 @@ STOP_NAMES = {0: "none", 1: "max rounds", 2: "budget", 3: "tolerance", 4: "passe
 
 
 def version() -> str:
-    """The loaded library's version string ("0.1.0")."""
+    """The loaded library's version string ("0.2.0")."""
     return text(lib.dpdo_version_string())
 
 

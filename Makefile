@@ -301,7 +301,8 @@ demo: deps
 # dpdo.pc (and dpdo-mpi.pc), so programs built with pkg-config find libdpdo in a prefix the
 # loader does not search; without it the install ends with the LD_LIBRARY_PATH / ldconfig hint.
 RPATH ?=
-PC_RPATH = $(if $(filter 1 yes,$(RPATH)),-e 's|^Libs: \(.*\)|Libs: -Wl,-rpath,$${libdir} \1|')
+PC_RPATH_SED = -e 's|^Libs: \(.*\)|Libs: -Wl,-rpath,$${libdir} \1|'
+PC_RPATH = $(if $(filter 1 yes,$(RPATH)),$(PC_RPATH_SED))
 install: lib $(BUILD)/dpdo.pc tools man mpi
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/dpdo $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR)
 	install -m 644 include/dpdo/*.h $(DESTDIR)$(INCLUDEDIR)/dpdo/

@@ -56,6 +56,24 @@ EOF2
     grep -q "hosts \[0, 3) rc 0" "$tmp/outm" && grep -q "hosts \[3, 5) rc 0" "$tmp/outm"
 fi
 
+# 2c. man pages: libdpdo(3), one page per header, a name page per function, section 1 per tool
+test -f "$tmp/prefix/share/man/man3/libdpdo.3" && test -f "$tmp/prefix/share/man/man3/dpdo_algorithm.3"
+grep -q '^\.so man3/dpdo_algorithm\.3' "$tmp/prefix/share/man/man3/dpdo_algorithm_step.3"
+for t in "$top"/tools/*.c; do test -f "$tmp/prefix/share/man/man1/$(basename "$t" .c).1"; done
+
+# 2d. RPATH=1: a program built with pkg-config runs without LD_LIBRARY_PATH
+make --no-print-directory -s BUILD="$BUILD" install PREFIX="$tmp/rp" RPATH=1 >/dev/null
+flags=$(PKG_CONFIG_PATH="$tmp/rp/lib/pkgconfig" pkg-config --cflags --libs dpdo)
+cc -o "$tmp/qs4" "$top/examples/quickstart.c" $flags
+env -u LD_LIBRARY_PATH "$tmp/qs4" > "$tmp/out4"
+ldd "$tmp/qs4" | grep -q "$tmp/rp/lib/libdpdo.so.1"
+# without RPATH the install says what to do
+make --no-print-directory -s BUILD="$BUILD" install PREFIX="$tmp/hint" | grep -q 'LD_LIBRARY_PATH='
+
+# 2e. make -n install is a dry run: nothing is installed
+make --no-print-directory -s BUILD="$BUILD" -n install PREFIX="$tmp/dry" >/dev/null
+[ ! -e "$tmp/dry" ] || { echo "make -n install created files:"; find "$tmp/dry"; exit 1; }
+
 # 3. uninstall leaves nothing of ours
 make --no-print-directory -s BUILD="$BUILD" uninstall PREFIX="$tmp/prefix" >/dev/null
 left=$(find "$tmp/prefix" -type f | wc -l)

@@ -9,6 +9,7 @@ set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$top/build/deb}
 mkdir -p "$out"; out=$(cd "$out" && pwd)
+sh "$top/scripts/install-deps.sh" --packaging || true
 for t in dpkg-buildpackage dh lintian; do
     command -v $t >/dev/null || { echo "build-deb: $t missing (apt-get install debhelper dh-python lintian devscripts)"; exit 1; }
 done

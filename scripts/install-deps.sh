@@ -6,7 +6,8 @@
 # so on a ready machine this is a quick no-op.
 set -eu
 # build + run (libmpfr-dev: the exact noise samplers' MPFR fallback, lib/rng/rng_discrete.c)
-REQUIRED="gcc make pkg-config libblis-dev liblapack-dev zlib1g-dev libsodium-dev libfftw3-dev libmpfr-dev"
+# python3: the manual pages are generated from the headers (scripts/gen-man.py) for make install
+REQUIRED="gcc make pkg-config python3 libblis-dev liblapack-dev zlib1g-dev libsodium-dev libfftw3-dev libmpfr-dev"
 # tests, plots, references: liblinear-tools (reference solver cross-check),
 # gnuplot-nox (example plots), python3-numpy (binding tests), valgrind
 # (make check-valgrind), dataset-fashion-mnist (real IDX data),
@@ -14,7 +15,11 @@ REQUIRED="gcc make pkg-config libblis-dev liblapack-dev zlib1g-dev libsodium-dev
 # python3-scipy/-sklearn/-tqdm/-matplotlib (Python estimators, their checks, progress,
 # plots), clang (libFuzzer harnesses, make fuzz), python3-absl/-attr/-mpmath (what
 # google/differential-privacy's dp_accounting imports: bench/compare_dp_accounting.py)
-OPTIONAL="liblinear-tools gnuplot-nox python3 python3-numpy valgrind dataset-fashion-mnist abigail-tools mpich libmpich-dev python3-scipy python3-sklearn python3-tqdm python3-matplotlib clang python3-absl python3-attr python3-mpmath"
+# groff-base: make check-man renders every manual page.
+OPTIONAL="liblinear-tools gnuplot-nox groff-base python3-numpy valgrind dataset-fashion-mnist abigail-tools mpich libmpich-dev python3-scipy python3-sklearn python3-tqdm python3-matplotlib clang python3-absl python3-attr python3-mpmath"
+# Debian packaging (scripts/build-deb.sh, scripts/test-deb-install.sh), only with --packaging:
+PACKAGING="debhelper dh-python python3-all lintian devscripts fakeroot"
+[ "${1:-}" = "--packaging" ] && OPTIONAL="$OPTIONAL $PACKAGING"
 
 missing=""
 for p in $REQUIRED $OPTIONAL; do

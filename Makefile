@@ -70,7 +70,7 @@ TOOLBIN    = $(patsubst tools/%.c,$(BUILD)/bin/%,$(TOOLSRC))
 BENCHSRC   = $(wildcard bench/*.c)
 BENCHBIN   = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCHSRC))
 
-.PHONY: all lib examples tools check check-asan check-valgrind check-exports check-abi abi-baseline man check-man check-doc \
+.PHONY: all lib examples tools check check-asan check-valgrind check-exports check-abi abi-baseline check-version man check-man check-doc \
         check-install bench demo deps install uninstall clean map tests mpi check-mpi check-run \
         check-python-examples data-debian-text fuzz
 .DEFAULT_GOAL := all
@@ -214,7 +214,7 @@ check: deps
 
 # a sub-make, so that packages installed by `deps` (MPICH) are seen
 check-run:
-	@BUILD=$(BUILD) sh tests/run.sh $(TESTBIN) $(PYTESTS) -- check-exports check-abi check-man check-doc check-install examples \
+	@BUILD=$(BUILD) sh tests/run.sh $(TESTBIN) $(PYTESTS) -- check-exports check-abi check-version check-man check-doc check-install examples \
 	    $(if $(PYTHON),check-python-examples) $(if $(HAVE_MPI),check-mpi)
 
 # ---- Python binding (python/dpdo, ctypes): tests and examples with Debian's python3 -----------------
@@ -258,6 +258,9 @@ check-abi: $(ABI_LIBS)
 	@python3 scripts/check-abi.py abi/libdpdo.abi $(SHLIB) "$(ABIDW_FLAGS)"
 	@$(if $(HAVE_MPI),python3 scripts/check-abi.py abi/libdpdo_mpi.abi $(MPI_SHLIB) "$(ABIDW_FLAGS)")
 	@python3 scripts/check-abi.py --constants abi/constants.txt
+
+check-version:
+	@sh scripts/check-version.sh
 
 # ---- manual pages: generated from the headers (scripts/gen-man.py), checked by check-man ----------
 MAN_DEPS = scripts/gen-man.py docs/libdpdo.3.in examples/train.c $(wildcard include/dpdo/*.h) \

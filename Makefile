@@ -254,10 +254,10 @@ abi-baseline: $(ABI_LIBS)
 	@echo "abi-baseline: abi/ written for $(VERSION) (commit it with the release)"
 
 check-abi: $(ABI_LIBS)
-	@command -v abidiff >/dev/null || { echo "check-abi: abidiff missing (apt-get install abigail-tools)"; exit 1; }
-	@python3 scripts/check-abi.py abi/libdpdo.abi $(SHLIB) "$(ABIDW_FLAGS)"
-	@$(if $(HAVE_MPI),python3 scripts/check-abi.py abi/libdpdo_mpi.abi $(MPI_SHLIB) "$(ABIDW_FLAGS)")
-	@python3 scripts/check-abi.py --constants abi/constants.txt
+	@if ! command -v abidiff >/dev/null; then echo "check-abi: SKIPPED, abidiff missing (apt-get install abigail-tools)"; exit 0; fi; \
+	 python3 scripts/check-abi.py abi/libdpdo.abi $(SHLIB) "$(ABIDW_FLAGS)" && \
+	 $(if $(HAVE_MPI),python3 scripts/check-abi.py abi/libdpdo_mpi.abi $(MPI_SHLIB) "$(ABIDW_FLAGS)" &&) \
+	 python3 scripts/check-abi.py --constants abi/constants.txt
 
 check-version:
 	@sh scripts/check-version.sh

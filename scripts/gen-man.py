@@ -102,7 +102,7 @@ def render_text(lines):
 def render_code(code, funcs):
     out = [".PP", ".RS 4", ".nf"]
     for ln in code.split("\n"):
-        e = esc(ln)
+        e = esc(re.sub(r"\bDPDO_API\s+", "", ln))   # the visibility macro says nothing to a reader
         for f in funcs:
             e = re.sub(r"\b%s\b(?=\s*\()" % re.escape(f), "\\\\fB%s\\\\fR" % f, e)
         out.append(e if e else "")

@@ -51,7 +51,7 @@ TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(TOP, os.environ.get("BUILD", "build"))
 PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 CC = os.environ.get("CC", "cc")
-CFLAGS = ["-std=c11", "-D_DEFAULT_SOURCE", "-I" + os.path.join(TOP, "include"), "-w",
+CFLAGS = ["-std=c11", "-D_DEFAULT_SOURCE", "-I" + os.path.join(TOP, "include"),
           "-Werror=implicit-function-declaration", "-Werror=incompatible-pointer-types",
           "-Werror=int-conversion", "-Werror=implicit-int"]
 LIBS = ["-L" + os.path.join(BUILD, "lib"), "-ldpdo", "-lm"]
@@ -234,7 +234,7 @@ def run_objects(bs, tmp):
             res.append(("compiled", ""))
             continue
         d = os.path.join(tmp, "run%d" % k)
-        os.mkdir(d)
+        os.makedirs(d, exist_ok=True)
         rc, out = run([exe, str(k)], d, float(b["opts"].get("timeout", 60)), env_for(d))
         res.append(("ran", out) if rc == 0 else ("fail", "exit %d:\n%s" % (rc, out)))
     return res
@@ -245,9 +245,11 @@ def do_c(b, opts, tmp):
     code = c_code(b)
     mpi = False
     if ctx == "objects":
-        return run_objects([b], tmp)[0] if run_objects([b], tmp) is not None else \
-            ("fail", run([CC] + CFLAGS + [os.path.join(tmp, "objects.c"), "-o", os.path.join(tmp, "x")] + LIBS,
-                         tmp, 300)[1])
+        res = run_objects([b], tmp)
+        if res is not None:
+            return res[0]
+        return "fail", run([CC] + CFLAGS + [os.path.join(tmp, "objects.c"), "-o", os.path.join(tmp, "x")] + LIBS,
+                           tmp, 300)[1]
     if ctx:
         if ctx not in CONTEXTS:
             return "fail", "unknown context %r (known: %s)" % (ctx, ", ".join(CONTEXTS))

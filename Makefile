@@ -152,7 +152,7 @@ MPI_EXAMPLES = $(if $(HAVE_MPI),$(BUILD)/examples/mpi_run)
 MPI_BENCH  = $(if $(HAVE_MPI),$(BUILD)/bench/bench_mpi)
 MPI_RANKS ?= 1 2 4
 
-$(MPI_OBJ): lib/mpi/mpi.c include/dpdo/mpi.h include/dpdo/transport.h
+$(MPI_OBJ): lib/mpi/mpi.c include/dpdo/mpi.h include/dpdo/transport.h lib/core/options_impl.h
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CPPFLAGS) -std=c11 -D_DEFAULT_SOURCE $(WARN) -ffp-contract=off -Iinclude -fPIC \
 	    -fvisibility=hidden -DDPDO_BUILDING $(CFLAGS) -c $< -o $@

@@ -236,6 +236,7 @@ typedef struct dpdo_accountant_options {
      * in [1e-6, 1]; default DPDO_PLD_DEFAULT_INTERVAL. Smaller: tighter upper
      * bound and narrower [lower, upper] interval, more time and memory. */
     double pld_interval;
+    int64_t reserved[4];  /* must be 0 (set by _init): room for later fields, docs/abi.md. Since 0.2 */
 } dpdo_accountant_options;
 
 /* Default pld_interval (Since 0.2). */
@@ -243,8 +244,9 @@ typedef struct dpdo_accountant_options {
 
 /* Fill defaults: default orders (the 156-order grid 1.1,1.2,...,10.9, 11..63,
  * 128, 256, 512, 1024), improved conversion, pld_interval
- * DPDO_PLD_DEFAULT_INTERVAL. Returns DPDO_OK, DPDO_E_INVAL
- * (NULL), DPDO_E_VERSION (struct_size too small). */
+ * DPDO_PLD_DEFAULT_INTERVAL. Returns DPDO_OK, DPDO_E_INVAL (o NULL),
+ * DPDO_E_VERSION (struct_size < sizeof(size_t)); any older (smaller) or newer
+ * (larger) struct_size is accepted (docs/abi.md, "Options structs"). Since 0.1. */
 DPDO_API int dpdo_accountant_options_init(dpdo_accountant_options *o, size_t struct_size);
 
 /* The default order grid: writes min(cap, 156) orders into out and returns

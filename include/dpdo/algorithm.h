@@ -132,11 +132,13 @@ typedef struct dpdo_algorithm_options {
                             everything by `seed`: bit-identical reruns, but the guarantee then
                             holds only against parties who do not know the seed.
                             (0.1: reserved0, which had to be 0 = SECURE)                   0.2 */
+    int64_t reserved[4]; /* must be 0 (set by _init): room for later fields, docs/abi.md     0.2 */
 } dpdo_algorithm_options;
 
 /* Fill o with the defaults above and set o->struct_size = struct_size.
- * Returns DPDO_OK, DPDO_E_INVAL (NULL), DPDO_E_VERSION (struct_size smaller
- * than the 0.1 layout). Since 0.1. */
+ * Returns DPDO_OK, DPDO_E_INVAL (o NULL),
+ * DPDO_E_VERSION (struct_size < sizeof(size_t)); any older (smaller) or newer
+ * (larger) struct_size is accepted (docs/abi.md, "Options structs"). Since 0.1. */
 DPDO_API int dpdo_algorithm_options_init(dpdo_algorithm_options *o, size_t struct_size);
 
 /* ---- life cycle ----------------------------------------------------------- */

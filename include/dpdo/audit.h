@@ -101,10 +101,12 @@ typedef struct dpdo_audit_options {
                                the algorithm's own; an algorithm without a policy refuses it 0.2 */
     int64_t max_features;   /* RELEASE transcript: at most this many message coordinates per
                                run enter the score (the first ones); >= 1; default 64           0.2 */
+    int64_t reserved[4];    /* must be 0 (set by _init): room for later fields, docs/abi.md    0.2 */
 } dpdo_audit_options;
 
-/* Fill o with the defaults above; struct_size = struct_size. DPDO_OK, DPDO_E_INVAL (NULL),
- * DPDO_E_VERSION (struct_size too small). Since 0.2. */
+/* Fill o with the defaults above; struct_size = struct_size. Returns DPDO_OK, DPDO_E_INVAL (o NULL),
+ * DPDO_E_VERSION (struct_size < sizeof(size_t)); any older (smaller) or newer
+ * (larger) struct_size is accepted (docs/abi.md, "Options structs"). Since 0.2. */
 DPDO_API int dpdo_audit_options_init(dpdo_audit_options *o, size_t struct_size);
 
 typedef struct dpdo_audit_result {

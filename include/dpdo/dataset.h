@@ -170,12 +170,14 @@ typedef struct dpdo_load_options {
                                      * layout falls back to CSR above it, a forced dense layout fails */
     int64_t max_features;           /* d, from the data or n_features (default 2^26 = 67,108,864) */
     int64_t max_rows;               /* n (default 2^31) */
+    int64_t reserved[4];     /* must be 0 (set by _init): room for later fields, docs/abi.md  0.2 */
 } dpdo_load_options;
 
-/* Fill o with defaults; size must be sizeof *o as the caller compiled it.
- * Returns DPDO_OK, DPDO_E_INVAL (NULL), DPDO_E_VERSION (size too small or
- * larger than the library's struct). Since 0.1. */
-DPDO_API int dpdo_load_options_init(dpdo_load_options *o, size_t size);
+/* Fill o with defaults; struct_size must be sizeof *o as the caller compiled
+ * it. Returns DPDO_OK, DPDO_E_INVAL (o NULL),
+ * DPDO_E_VERSION (struct_size < sizeof(size_t)); any older (smaller) or newer
+ * (larger) struct_size is accepted (docs/abi.md, "Options structs"). Since 0.1. */
+DPDO_API int dpdo_load_options_init(dpdo_load_options *o, size_t struct_size);
 
 /* LIBSVM / SVMlight: one sample per line "label idx:value idx:value ...
  * [# comment]", indices 1-based and strictly increasing; blank lines and
@@ -233,10 +235,11 @@ typedef struct dpdo_generate_options {
     int32_t n_agents;        /* fedplt-logistic: agents for the feature shift (default 1) */
     double shift_scale;      /* fedplt-logistic: c_h, m_i ~ N(0, c_h^2 I) (default 0 = no shift) */
     int32_t normalize_rows;  /* -1 (default): the kind's default; 0 no; 1 unit-length rows */
+    int64_t reserved[4];     /* must be 0 (set by _init): room for later fields, docs/abi.md  0.2 */
 } dpdo_generate_options;
 
 /* Defaults as above. Returns as dpdo_load_options_init. Since 0.1. */
-DPDO_API int dpdo_generate_options_init(dpdo_generate_options *o, size_t size);
+DPDO_API int dpdo_generate_options_init(dpdo_generate_options *o, size_t struct_size);
 DPDO_API int dpdo_dataset_generate(dpdo_dataset *ds, const char *kind,
                                    const dpdo_generate_options *opts);
 /* Names of the generator kinds: index 0.. ; NULL past the end. Since 0.1. */

@@ -59,11 +59,14 @@ typedef struct dpdo_reference_options {
     int64_t max_iter;    /* iteration cap (default 200000; epochs for dual-cd and
                             dual-cd-ppa). Since 0.1 */
     int32_t lbfgs_memory;/* L-BFGS pairs (default 10). Since 0.1 */
+    int64_t reserved[4]; /* must be 0 (set by _init): room for later fields, docs/abi.md. Since 0.2 */
 } dpdo_reference_options;
 
-/* Fill defaults; size = sizeof *o. Returns DPDO_OK, DPDO_E_INVAL (NULL),
- * DPDO_E_VERSION (size too small). Since 0.1. */
-DPDO_API int dpdo_reference_options_init(dpdo_reference_options *o, size_t size);
+/* Fill defaults; struct_size = sizeof *o as the caller compiled it.
+ * Returns DPDO_OK, DPDO_E_INVAL (o NULL),
+ * DPDO_E_VERSION (struct_size < sizeof(size_t)); any older (smaller) or newer
+ * (larger) struct_size is accepted (docs/abi.md, "Options structs"). Since 0.1. */
+DPDO_API int dpdo_reference_options_init(dpdo_reference_options *o, size_t struct_size);
 
 /* Create a solver for n_nodes >= 1 nodes (the array is copied, the nodes and
  * reg are BORROWED; reg may be NULL = "none"). All nodes and reg must have the

@@ -49,13 +49,8 @@ int dpdo__fault_fired(void);   /* 1 if an allocation was failed since arming */
 int dpdo__err(char *buf, int status, const char *fmt, ...) DPDO__PRINTF(3, 4);
 void dpdo__err_clear(char *buf);
 
-/* ---- options structs --------------------------------------------------
- * Copy a caller's versioned options struct (first member size_t struct_size)
- * into dst, whose defaults are already filled and whose own size is dst_size.
- * Reads only what the caller's struct_size covers; bytes beyond dst_size must
- * be zero, else DPDO_E_VERSION. struct_size smaller than sizeof(size_t) is
- * DPDO_E_VERSION. src NULL leaves the defaults. */
-int dpdo__opts_copy(void *dst, size_t dst_size, const void *src, char *errbuf);
+/* ---- options structs: lib/core/options_impl.h (header-only, so that libdpdo_mpi shares it) */
+#include "options_impl.h"
 
 /* ---- checks -----------------------------------------------------------*/
 int dpdo__all_finite(const double *x, size_t n); /* 1 if no NaN/Inf */

@@ -54,10 +54,8 @@ struct dpdo_reference {
 /* work vectors: 0 x, 1 y, 2 g, 3 gy, 4 xn, 5 t1, 6 t2, then S (mem*dim), Y (mem*dim), rho/alpha (2*mem) */
 static double *wv(struct dpdo_reference *r, int k) { return r->work + (size_t)k * (size_t)r->dim; }
 
-DPDO_API int dpdo_reference_options_init(dpdo_reference_options *o, size_t size)
+DPDO_API int dpdo_reference_options_init(dpdo_reference_options *o, size_t struct_size)
 {
-    if (!o) return DPDO_E_INVAL;
-    if (size < sizeof(size_t) || size > sizeof *o) return DPDO_E_VERSION;
     dpdo_reference_options d;
     memset(&d, 0, sizeof d);
     d.struct_size = sizeof d;
@@ -65,9 +63,7 @@ DPDO_API int dpdo_reference_options_init(dpdo_reference_options *o, size_t size)
     d.tol = 0.0; /* the method's default, see below */
     d.max_iter = 200000;
     d.lbfgs_memory = 10;
-    memcpy(o, &d, size);
-    o->struct_size = size;
-    return DPDO_OK;
+    return dpdo__options_init(o, struct_size, &d, sizeof d);
 }
 
 static int is_builtin_phi(const struct dpdo_node *nd)
@@ -111,7 +107,8 @@ DPDO_API int dpdo_reference_create(dpdo_reference **out, dpdo_node *const *nodes
                          (long long)dim);
     dpdo_reference_options o;
     dpdo_reference_options_init(&o, sizeof o);
-    int rc = dpdo__opts_copy(&o, sizeof o, opts, NULL);
+    int rc = dpdo__options_accept(&o, sizeof o, offsetof(dpdo_reference_options, reserved), opts,
+                                  "dpdo_reference_options", NULL);
     if (rc) return rc;
     if (o.weighting < 0 || o.weighting > 2 || !(o.tol >= 0) || !isfinite(o.tol) || o.max_iter < 1 ||
         o.lbfgs_memory < 1 || o.lbfgs_memory > 1000)

@@ -1053,15 +1053,9 @@ static void opts_defaults(dpdo_accountant_options *o)
 
 int dpdo_accountant_options_init(dpdo_accountant_options *o, size_t struct_size)
 {
-    if (!o) return DPDO_E_INVAL;
-    if (struct_size < sizeof(size_t)) return DPDO_E_VERSION;
     dpdo_accountant_options d;
     opts_defaults(&d);
-    size_t n = struct_size < sizeof d ? struct_size : sizeof d;
-    if (struct_size > sizeof d) memset((char *)o + sizeof d, 0, struct_size - sizeof d);
-    memcpy(o, &d, n);
-    o->struct_size = struct_size;
-    return DPDO_OK;
+    return dpdo__options_init(o, struct_size, &d, sizeof d);
 }
 
 /* ---- handle --------------------------------------------------------------------- */
@@ -1202,7 +1196,8 @@ int dpdo_accountant_create(dpdo_accountant **out, const dpdo_accountant_type *ty
     dpdo_accountant_options o;
     opts_defaults(&o);
     char err[DPDO__ERRMSG_LEN];
-    int rc = dpdo__opts_copy(&o, sizeof o, opts, err);
+    int rc = dpdo__options_accept(&o, sizeof o, offsetof(dpdo_accountant_options, reserved), opts,
+                                  "dpdo_accountant_options", err);
     if (rc) return rc;
     builtin *b;
     rc = make_builtin(&b, kind, &o, err);

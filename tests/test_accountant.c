@@ -1048,7 +1048,7 @@ static void sampling_objects(void)
     CHECK_EQ(dpdo_sampling_set_poisson(NULL, 0.5), DPDO_E_INVAL);
     CHECK_EQ(dpdo_sampling_set_wor(NULL, 2, 1), DPDO_E_INVAL);
     CHECK_EQ(dpdo_sampling_create(NULL), DPDO_E_INVAL);
-    CHECK(strcmp(dpdo_sampling_errmsg(NULL), "(null handle)") == 0);
+    CHECK(strcmp(dpdo_sampling_errmsg(NULL), "dpdo_sampling_errmsg: s is NULL") == 0);
     dpdo_sampling_destroy(NULL);
 
     /* the draw: the same object the events record */
@@ -1585,7 +1585,7 @@ static void paper_bad_input(void)
     CHECK_EQ(dpdo_paper_evaluate(NULL), DPDO_E_INVAL);
     CHECK_EQ(dpdo_paper_valid(NULL), -1);
     CHECK(strcmp(dpdo_paper_violations(NULL), "") == 0);
-    CHECK(strcmp(dpdo_paper_errmsg(NULL), "(null handle)") == 0);
+    CHECK(strcmp(dpdo_paper_errmsg(NULL), "dpdo_paper_errmsg: p is NULL") == 0);
     CHECK(dpdo_paper_type_find(NULL) == NULL && dpdo_paper_type_find("x") == NULL);
     CHECK(strcmp(dpdo_paper_type_name(NULL), "") == 0 && dpdo_paper_type_param(NULL, 0) == NULL);
     CHECK(strcmp(dpdo_paper_type_title(NULL), "") == 0 && dpdo_paper_type_output(NULL, 0) == NULL);
@@ -1668,7 +1668,7 @@ static void bad_input(void)
     CHECK_EQ(dpdo_event_set_laplace(ev, NULL, 1, -2), DPDO_E_INVAL);
     CHECK_EQ(dpdo_event_set_gaussian(NULL, NULL, 1, 1), DPDO_E_INVAL);
     CHECK_EQ(dpdo_event_set_laplace(NULL, NULL, 1, 1), DPDO_E_INVAL);
-    CHECK(strcmp(dpdo_event_errmsg(NULL), "(null handle)") == 0);
+    CHECK(strcmp(dpdo_event_errmsg(NULL), "dpdo_event_errmsg: ev is NULL") == 0);
     dpdo_event_destroy(NULL);
     /* ledger */
     dpdo_ledger *l = NULL;
@@ -1696,7 +1696,7 @@ static void bad_input(void)
     CHECK_EQ(dpdo_ledger_nodes(NULL), 0);
     CHECK_EQ(dpdo_ledger_events(NULL), 0);
     CHECK_EQ(dpdo_ledger_reset(NULL), DPDO_E_INVAL);
-    CHECK(strcmp(dpdo_ledger_errmsg(NULL), "(null handle)") == 0);
+    CHECK(strcmp(dpdo_ledger_errmsg(NULL), "dpdo_ledger_errmsg: l is NULL") == 0);
     dpdo_ledger_reset(l);
     dpdo_ledger_destroy(NULL);
     /* accountant */
@@ -1746,7 +1746,7 @@ static void bad_input(void)
     CHECK_EQ(dpdo_accountant_calibrate_steps(a, NULL, 1, 1, -1, 1e-5, &v), DPDO_E_INVAL);
     CHECK_EQ(dpdo_accountant_calibrate_steps(a, NULL, 1, 1, 1, 1e-5, NULL), DPDO_E_INVAL);
     CHECK_EQ(dpdo_accountant_calibrate_steps(NULL, NULL, 1, 1, 1, 1e-5, &v), DPDO_E_INVAL);
-    CHECK(strcmp(dpdo_accountant_errmsg(NULL), "(null handle)") == 0);
+    CHECK(strcmp(dpdo_accountant_errmsg(NULL), "dpdo_accountant_errmsg: acc is NULL") == 0);
     CHECK(strcmp(dpdo_accountant_name(NULL), "") == 0);
     CHECK(strcmp(dpdo_accountant_name(a), "rdp") == 0);
     dpdo_accountant_destroy(a);

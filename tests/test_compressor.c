@@ -746,7 +746,7 @@ static void bad_create(void)
 
 static void bad_accessors(void)
 {
-    CHECK(strcmp(dpdo_compressor_errmsg(NULL), "(null compressor)") == 0);
+    CHECK(strcmp(dpdo_compressor_errmsg(NULL), "dpdo_compressor_errmsg: c is NULL") == 0);
     CHECK(strcmp(dpdo_compressor_name(NULL), "(null)") == 0);
     CHECK_EQ(dpdo_compressor_dim(NULL), 0);
     CHECK_EQ(dpdo_compressor_k(NULL), 0);

@@ -4,7 +4,7 @@
  * instead of corrupting the heap (glibc aborts with "double free detected"
  * without it), and dpdo_algorithm_run/step/errmsg on a destroyed algorithm
  * and the dataset calls on a destroyed dataset return DPDO_E_INVAL /
- * "(destroyed handle)". Also: a handle passed to the
+ * "<function>: <arg> is a destroyed handle". Also: a handle passed to the
  * destroy of another type is ignored (magics differ per type).
  *
  * The second destroy reads the freed block (see lib/core/core_impl.h for what
@@ -150,7 +150,7 @@ static void test_double_destroy_every_type(void)
     /* the destroyed (deferred) dataset refuses public calls; its shard still works */
     CHECK_EQ(dpdo_dataset_set_dense(ds, 2, 1, X, y, DPDO_COPY), DPDO_E_INVAL);
     CHECK_EQ(dpdo_dataset_load_libsvm(ds, "/nonexistent", NULL), DPDO_E_INVAL);
-    CHECK(strcmp(dpdo_dataset_errmsg(ds), "(destroyed handle)") == 0);
+    CHECK(strcmp(dpdo_dataset_errmsg(ds), "dpdo_dataset_errmsg: ds is a destroyed handle") == 0);
     double w = 2, mg[2];
     CHECK_EQ(dpdo_shard_margins(sh, &w, 1, mg, 2), DPDO_OK);
     CHECK(mg[0] == 2 && mg[1] == 4);

@@ -1006,7 +1006,7 @@ static void test_bad_input(void)
              DPDO_E_NOMEM); /* overflow of the sizes */
     CHECK(p == NULL);
     dpdo_policy_destroy(NULL);
-    CHECK(strcmp(dpdo_policy_errmsg(NULL), "(null policy)") == 0);
+    CHECK(strcmp(dpdo_policy_errmsg(NULL), "dpdo_policy_errmsg: p is NULL") == 0);
     CHECK(strcmp(dpdo_policy_name(NULL), "(null)") == 0);
     double v, q[2], st[3] = {0, 0, 0};
     int32_t a = -1;

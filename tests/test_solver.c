@@ -928,7 +928,7 @@ static void bad_input_types_create(void)
     double w[1] = {0}, v[1] = {0};
     CHECK(gd->run(NULL, NULL, v, 1, 1.0, 1, NULL, 0, 0, w) != 0);
     dpdo_solver_destroy(NULL);
-    CHECK(strcmp(dpdo_solver_errmsg(NULL), "(null solver)") == 0);
+    CHECK(strcmp(dpdo_solver_errmsg(NULL), "dpdo_solver_errmsg: s is NULL") == 0);
     CHECK(strcmp(dpdo_solver_name(NULL), "(null)") == 0);
     CHECK_EQ(dpdo_solver_dim(NULL), 0);
     CHECK_EQ(dpdo_solver_dp_accountable(NULL), 0);

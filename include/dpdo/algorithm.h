@@ -181,7 +181,8 @@ DPDO_API int dpdo_algorithm_prepare(dpdo_algorithm *alg);
 /* Free the algorithm and unlock the network. NULL is a no-op. The ledger
  * keeps the run's charges: that privacy was spent. Since 0.1. */
 DPDO_API void dpdo_algorithm_destroy(dpdo_algorithm *alg);
-/* Message about the last failure; "" if none; "(null)" for NULL. Since 0.1. */
+/* Message about the last failure; "" if none; "dpdo_algorithm_errmsg: alg is NULL"
+ * for NULL. Never NULL. Since 0.1. */
 DPDO_API const char *dpdo_algorithm_errmsg(const dpdo_algorithm *alg);
 /* The type's name; "(null)" for NULL. Since 0.1. */
 DPDO_API const char *dpdo_algorithm_name(const dpdo_algorithm *alg);
@@ -398,7 +399,7 @@ DPDO_API int dpdo_algorithm_set_node_probabilities(dpdo_algorithm *alg, const do
  * Since 0.2. */
 DPDO_API int dpdo_algorithm_set_node_key(dpdo_algorithm *alg, int64_t node, const unsigned char key[32]);
 
-/* Deprecated since 0.2 (kept for the ABI): the same as
+/* Deprecated in 0.2 (kept for the ABI): the same as
  * dpdo_algorithm_set_node_key with the key BLAKE2b-256("libdpdo node secret
  * v1" || secret as 8 little-endian bytes). Only 64 bits of secret: use
  * dpdo_algorithm_set_node_key. Returns as set_node_key, and
@@ -419,7 +420,7 @@ DPDO_API int dpdo_algorithm_step(dpdo_algorithm *alg);
 /* step() up to max_steps times (<= 0: until DONE or an error); *steps (may be
  * NULL) = rounds run. Returns the last status of step(), or DPDO_E_CANCELED
  * when the progress callback (dpdo_algorithm_set_progress) asked to stop: the
- * run is intact and continues with the next step/run. Since 0.1 (cancel 0.2). */
+ * run is intact and continues with the next step/run. Since 0.1. Cancel: Since 0.2. */
 DPDO_API int dpdo_algorithm_run(dpdo_algorithm *alg, int64_t max_steps, int64_t *steps);
 /* Back to round 0: initial iterates, zero counters, this run's ledger charges
  * removed, no stop reason, same RNG streams. Parameters and the prepared sigma
@@ -479,7 +480,7 @@ DPDO_API int dpdo_algorithm_get_iterate(const dpdo_algorithm *alg, int64_t node,
                                         int64_t dim);
 /* The algorithm's output for `node` (DP-DDA: the a_t-weighted average
  * x~_i = s_i / A_t; at round 0 the initial iterate), or DPDO_NODE_ALL: the
- * average over nodes (the point the paper plots). Returns as get_iterate. */
+ * average over nodes (the point the paper plots). Returns as get_iterate. Since 0.1. */
 DPDO_API int dpdo_algorithm_get_output(const dpdo_algorithm *alg, int64_t node, double *x,
                                        int64_t dim);
 /* A named state row (DP-DDA: "z", "x", "s"). Unknown name: DPDO_E_INVAL with
@@ -487,7 +488,7 @@ DPDO_API int dpdo_algorithm_get_output(const dpdo_algorithm *alg, int64_t node, 
 DPDO_API int dpdo_algorithm_get_state(const dpdo_algorithm *alg, const char *name, int64_t node,
                                       double *x, int64_t dim);
 /* Which nodes computed in the last completed round: flags[n] = 1/0 (all 0 at
- * round 0). Returns as get_iterate (n must equal the node count). */
+ * round 0). Returns as get_iterate (n must equal the node count). Since 0.1. */
 DPDO_API int dpdo_algorithm_get_active(const dpdo_algorithm *alg, int32_t *flags, int64_t n);
 
 /* ---- privacy --------------------------------------------------------------- */
@@ -524,7 +525,8 @@ DPDO_API int dpdo_algorithm_planned_releases(dpdo_algorithm *alg, int64_t node, 
  * ("rdp", "pld", "exact"; under the "auto" accountant the member that gave
  * the smallest epsilon, see dpdo_accountant_source; the accountant's own name
  * before any query) or the paper type ("dp-dda-thm1"); "" if none. Never
- * NULL; valid until the next privacy query. Since 0.1 (auto's member: 0.2). */
+ * NULL; valid until the next privacy query. Since 0.1. The auto
+ * accountant's member: Since 0.2. */
 DPDO_API const char *dpdo_algorithm_privacy_source(const dpdo_algorithm *alg, int kind);
 /* "; "-separated notes about the guarantee: violated paper preconditions,
  * "noise disabled: not private", "active set treated as public". "" if none,
@@ -557,10 +559,10 @@ DPDO_API int dpdo_algorithm_comm(const dpdo_algorithm *alg, int64_t node, int64_
  * Does not change the run. Returns DPDO_OK, DPDO_E_INVAL, DPDO_E_STATE
  * (EMPTY), DPDO_E_CALLBACK, DPDO_E_NUMERIC. Since 0.1. */
 DPDO_API int dpdo_algorithm_objective(dpdo_algorithm *alg, int point, int64_t node, double *F);
-/* F(point) - fstar, fstar finite (e.g. from dpdo_reference_solve). */
+/* F(point) - fstar, fstar finite (e.g. from dpdo_reference_solve). Since 0.1. */
 DPDO_API int dpdo_algorithm_suboptimality(dpdo_algorithm *alg, int point, int64_t node,
                                           double fstar, double *gap);
-/* F at any x[dim]. */
+/* F at any x[dim]. Since 0.1. */
 DPDO_API int dpdo_algorithm_objective_at(dpdo_algorithm *alg, const double *x, int64_t dim,
                                          double *F);
 

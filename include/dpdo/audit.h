@@ -26,7 +26,7 @@
  * row uses. The algorithm's options and parameters are the caller's.
  *
  * Threads: one audit handle is used by one thread at a time. The statistics functions are
- * pure and thread-safe. Since 0.2 for everything in this header. */
+ * pure and thread-safe. Everything in this header: Since 0.2. */
 #ifndef DPDO_AUDIT_H
 #define DPDO_AUDIT_H
 
@@ -144,7 +144,8 @@ typedef int (*dpdo_audit_progress_fn)(int64_t done, int64_t total, void *user);
 DPDO_API int dpdo_audit_create(dpdo_audit **out);
 /* Free; NULL is a no-op. Since 0.2. */
 DPDO_API void dpdo_audit_destroy(dpdo_audit *a);
-/* Message about the last failure; "" if none; "(null)" for NULL. Since 0.2. */
+/* Message about the last failure; "" if none; "dpdo_audit_errmsg: a is NULL" for NULL.
+ * Since 0.2. */
 DPDO_API const char *dpdo_audit_errmsg(const dpdo_audit *a);
 
 /* What to audit: `type` (static), the algorithm's options (copied; NULL = defaults; seed is the

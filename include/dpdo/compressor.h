@@ -101,8 +101,8 @@ DPDO_API int dpdo_compressor_create(dpdo_compressor **out, const dpdo_compressor
 /* Destroy; runs release(user) once for user types. NULL is a no-op.
  * Since 0.1. */
 DPDO_API void dpdo_compressor_destroy(dpdo_compressor *c);
-/* Message about the last failure ("" if none; "(null compressor)" for
- * NULL). Never NULL; owned by the handle, valid until the next call on it.
+/* Message about the last failure ("" if none; "dpdo_compressor_errmsg: c
+ * is NULL" for NULL). Never NULL; owned by the handle, valid until the next call on it.
  * Since 0.1. */
 DPDO_API const char *dpdo_compressor_errmsg(const dpdo_compressor *c);
 /* The type's name ("(null)" for NULL). Since 0.1. */

@@ -66,7 +66,7 @@ DPDO_API int dpdo_dataset_create(dpdo_dataset **out);
 DPDO_API void dpdo_dataset_destroy(dpdo_dataset *ds);
 
 /* Message about the last failure on this handle ("" if none, a static
- * "(null dataset)" for NULL). Never NULL; valid until the next call on ds.
+ * "dpdo_dataset_errmsg: ds is NULL" for NULL). Never NULL; valid until the next call on ds.
  * Since 0.1. */
 DPDO_API const char *dpdo_dataset_errmsg(const dpdo_dataset *ds);
 
@@ -80,7 +80,7 @@ DPDO_API const char *dpdo_dataset_errmsg(const dpdo_dataset *ds);
  * "row i, column j: value is NaN" / "label of row i is Inf"). Row norms are
  * computed once, without overflow (scaled when needed); a row whose norm
  * exceeds DBL_MAX is DPDO_E_INVAL ("row i: the Euclidean norm overflows";
- * Since 0.2). Returns DPDO_OK, DPDO_E_INVAL, DPDO_E_NOMEM, DPDO_E_STATE
+ * Since 0.2.). Returns DPDO_OK, DPDO_E_INVAL, DPDO_E_NOMEM, DPDO_E_STATE
  * (shards borrow ds). Since 0.1. */
 DPDO_API int dpdo_dataset_set_dense(dpdo_dataset *ds, int64_t n, int64_t d, const double *X,
                                     const double *y, int mode);
@@ -141,7 +141,7 @@ DPDO_API int dpdo_dataset_get_classes(dpdo_dataset *ds, int32_t *out, int64_t n)
  * file"), DPDO_E_FORMAT (malformed input; the message names the file, line
  * and column, e.g. "a.svm:17:3: feature index 0 is not allowed (indices
  * start at 1)"; also an input beyond one of the limit options, the message
- * naming the option; Since 0.2), DPDO_E_NOMEM, DPDO_E_STATE (shards borrow
+ * naming the option; Since 0.2.), DPDO_E_NOMEM, DPDO_E_STATE (shards borrow
  * ds), DPDO_E_VERSION (options struct). Options may be NULL (defaults).
  * Thread-safety: per dataset. Since 0.1. */
 
@@ -157,7 +157,7 @@ typedef struct dpdo_load_options {
     int32_t header;          /* CSV: 1 = skip the first line (default 0) */
     int32_t delimiter;       /* CSV: field separator character (default ',') */
     int32_t scale;           /* IDX: DPDO_IDX_UNIT (default: pixel/255), _ROW_NORMALIZE, _RAW */
-    /* Limits on untrusted input (Since 0.2). A file beyond a limit is refused
+    /* Limits on untrusted input (Since 0.2.). A file beyond a limit is refused
      * with DPDO_E_FORMAT and a message naming the limit and this option; the
      * check happens while reading, so refusing costs about the limit in time
      * and memory, never the size of the hostile input. 0 means "no limit"
@@ -279,7 +279,7 @@ DPDO_API int dpdo_shard_create_range(dpdo_shard **out, dpdo_dataset *ds, int64_t
 DPDO_API void dpdo_shard_destroy(dpdo_shard *s);
 DPDO_API const char *dpdo_shard_errmsg(const dpdo_shard *s); /* never NULL. Since 0.1. */
 DPDO_API int64_t dpdo_shard_rows(const dpdo_shard *s);      /* 0 for NULL. Since 0.1. */
-/* Parent row index of shard row k, or -1 if s is NULL or k out of range. */
+/* Parent row index of shard row k, or -1 if s is NULL or k out of range. Since 0.1. */
 DPDO_API int64_t dpdo_shard_row_index(const dpdo_shard *s, int64_t k);
 /* Copy the parent row indices into out[m] (m = shard rows). Since 0.1. */
 DPDO_API int dpdo_shard_get_rows(dpdo_shard *s, int64_t *out, int64_t m);

@@ -73,7 +73,8 @@ DPDO_API int dpdo_mpi_create(dpdo_mpi **out, MPI_Comm comm, int64_t n_nodes, con
 /* Free the handle and its communicators (collective: MPI_Comm_free). NULL
  * is a no-op. Detach it from algorithms first (or destroy them). Since 0.1. */
 DPDO_API void dpdo_mpi_destroy(dpdo_mpi *m);
-/* Message about the last failure; "" if none; "(null)" for NULL. Since 0.1. */
+/* Message about the last failure; "" if none; "dpdo_mpi_errmsg: m is NULL" for NULL.
+ * Since 0.1. */
 DPDO_API const char *dpdo_mpi_errmsg(const dpdo_mpi *m);
 /* This rank, the number of ranks (-1 for NULL). Since 0.1. */
 DPDO_API int dpdo_mpi_rank(const dpdo_mpi *m);

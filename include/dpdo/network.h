@@ -71,7 +71,7 @@ DPDO_API int dpdo_network_create(dpdo_network **out);
 DPDO_API void dpdo_network_destroy(dpdo_network *net);
 
 /* The message about the last failed call on this handle ("" if none; a
- * static text for NULL). Never NULL. Since 0.1. */
+ * "dpdo_network_errmsg: net is NULL" for NULL). Never NULL. Since 0.1. */
 DPDO_API const char *dpdo_network_errmsg(const dpdo_network *net);
 
 /* ---- topologies -------------------------------------------------------
@@ -79,19 +79,19 @@ DPDO_API const char *dpdo_network_errmsg(const dpdo_network *net);
  * DPDO_OK, DPDO_E_INVAL (NULL net, bad size, message says which),
  * DPDO_E_NOMEM, DPDO_E_STATE (network borrowed). Since 0.1. */
 
-/* Complete graph K_n, n >= 1 (n(n-1)/2 edges). */
+/* Complete graph K_n, n >= 1 (n(n-1)/2 edges). Since 0.1. */
 DPDO_API int dpdo_network_set_complete(dpdo_network *net, int64_t n);
-/* Ring (cycle) i ~ i+1 mod n, n >= 3 (n edges, 2-regular). */
+/* Ring (cycle) i ~ i+1 mod n, n >= 3 (n edges, 2-regular). Since 0.1. */
 DPDO_API int dpdo_network_set_ring(dpdo_network *net, int64_t n);
 /* Circulant graph: i ~ (i +- j) mod n for j = 1..k, with 1 <= k and 2k < n
- * (so the graph is 2k-regular with n*k edges; DO-ADP uses n = 20, k = 3). */
+ * (so the graph is 2k-regular with n*k edges; DO-ADP uses n = 20, k = 3). Since 0.1. */
 DPDO_API int dpdo_network_set_circulant(dpdo_network *net, int64_t n, int64_t k);
 /* 2-D torus of rows x cols nodes, node (r, c) = r*cols + c, neighbours
  * (r+-1 mod rows, c) and (r, c+-1 mod cols); rows, cols >= 3 (4-regular,
- * 2*rows*cols edges). */
+ * 2*rows*cols edges). Since 0.1. */
 DPDO_API int dpdo_network_set_torus(dpdo_network *net, int64_t rows, int64_t cols);
 /* Star: node 0 is the coordinator (federated server), joined to nodes
- * 1..n-1; n >= 2 (n-1 edges). */
+ * 1..n-1; n >= 2 (n-1 edges). Since 0.1. */
 DPDO_API int dpdo_network_set_star(dpdo_network *net, int64_t n);
 /* Connected Erdos-Renyi G(n, p): each of the n(n-1)/2 pairs i < j is an
  * edge independently with probability p, drawn in lexicographic pair order
@@ -100,7 +100,7 @@ DPDO_API int dpdo_network_set_star(dpdo_network *net, int64_t n);
  * uses). A disconnected draw is
  * discarded and the next attempt drawn, up to max_tries attempts (>= 1);
  * then DPDO_E_INVAL ("no connected graph in N tries"). n >= 1,
- * p in [0, 1] (p = 0 only for n = 1). Same arguments give the same graph. */
+ * p in [0, 1] (p = 0 only for n = 1). Same arguments give the same graph. Since 0.1. */
 DPDO_API int dpdo_network_set_erdos_renyi(dpdo_network *net, int64_t n, double p, uint64_t seed,
                                           int64_t max_tries);
 /* Graph from an edge list: edges[2e], edges[2e+1] are the endpoints of edge
@@ -108,7 +108,7 @@ DPDO_API int dpdo_network_set_erdos_renyi(dpdo_network *net, int64_t n, double p
  * outside [0, n), no self-loop, no duplicate (in either orientation), and
  * the graph must be connected; the errmsg names the offending edge or an
  * unreachable node and the size of node 0's component. n >= 1, m >= 0
- * (edges may be NULL when m = 0). */
+ * (edges may be NULL when m = 0). Since 0.1. */
 DPDO_API int dpdo_network_set_edges(dpdo_network *net, int64_t n, const int64_t *edges,
                                     int64_t m);
 
@@ -144,7 +144,7 @@ DPDO_API int64_t dpdo_network_edge_count(const dpdo_network *net); /* undirected
 DPDO_API int64_t dpdo_network_degree(const dpdo_network *net, int64_t node); /* -1 if bad */
 DPDO_API int64_t dpdo_network_max_degree(const dpdo_network *net);
 DPDO_API int dpdo_network_weight_rule(const dpdo_network *net); /* DPDO_WEIGHTS_*, -1 if empty */
-/* The gossip path gossip calls take now (DENSE or SPARSE; AUTO resolved). */
+/* The gossip path gossip calls take now (DENSE or SPARSE; AUTO resolved). Since 0.1. */
 DPDO_API int dpdo_network_gossip_path(const dpdo_network *net);
 
 /* Copy the neighbours of `node` (ascending, excluding node) into out[cap].
@@ -153,9 +153,9 @@ DPDO_API int dpdo_network_gossip_path(const dpdo_network *net);
 DPDO_API int dpdo_network_neighbors(dpdo_network *net, int64_t node, int64_t *out, int64_t cap,
                                     int64_t *count);
 /* Copy the edge list (pairs i < j in lexicographic order) into
- * out[len], len >= 2 * edge_count. Returns DPDO_OK or DPDO_E_INVAL. */
+ * out[len], len >= 2 * edge_count. Returns DPDO_OK or DPDO_E_INVAL. Since 0.1. */
 DPDO_API int dpdo_network_get_edges(dpdo_network *net, int64_t *out, int64_t len);
-/* Copy W as a dense n x n row-major matrix into out[len], len >= n*n. */
+/* Copy W as a dense n x n row-major matrix into out[len], len >= n*n. Since 0.1. */
 DPDO_API int dpdo_network_get_weights(dpdo_network *net, double *out, int64_t len);
 
 /* ---- spectral quantities -------------------------------------------------

@@ -50,14 +50,15 @@ DPDO_API int dpdo_node_create_remote(dpdo_node **out, dpdo_loss *loss, int64_t s
 DPDO_API int dpdo_node_is_remote(const dpdo_node *node);
 /* Destroy; NULL is a no-op. Does not touch the shard or the loss. Since 0.1. */
 DPDO_API void dpdo_node_destroy(dpdo_node *node);
-/* Last failure message; never NULL ("(null node)" for NULL). Since 0.1. */
+/* Last failure message; never NULL ("dpdo_node_errmsg: node is NULL"
+ * for NULL). Since 0.1. */
 DPDO_API const char *dpdo_node_errmsg(const dpdo_node *node);
 /* Sample count q_i (0 for NULL or shard-less nodes), dimension (0 for NULL),
  * weight (0 for NULL). Since 0.1. */
 DPDO_API int64_t dpdo_node_samples(const dpdo_node *node);
 DPDO_API int64_t dpdo_node_dim(const dpdo_node *node);
 DPDO_API double dpdo_node_weight(const dpdo_node *node);
-/* Borrowed pointers to the node's shard (may be NULL) and loss. */
+/* Borrowed pointers to the node's shard (may be NULL) and loss. Since 0.1. */
 DPDO_API dpdo_shard *dpdo_node_shard(const dpdo_node *node);
 DPDO_API dpdo_loss *dpdo_node_loss(const dpdo_node *node);
 

@@ -20,7 +20,7 @@
  *                   2008, the LIBLINEAR -s 3 method) on the exact dual;
  *   "dual-cd-ppa"   hinge loss + "elastic-net" with lambda2 > 0: proximal
  *                   point method, each step solved by dual coordinate ascent
- *                   (exact line search); exact dual certificate. Since 0.1;
+ *                   (exact line search); exact dual certificate. Since 0.1.;
  *   "smoothed-fista" hinge with any other h: FISTA on the Nesterov-smoothed
  *                   hinge with continuation (smoothing -> 0).
  * Certificate (dpdo_reference_certificate): a proven upper bound on
@@ -53,13 +53,13 @@ enum { DPDO_WEIGHT_SAMPLES = 0, DPDO_WEIGHT_NODES = 1, DPDO_WEIGHT_NODE_WEIGHTS 
 
 typedef struct dpdo_reference_options {
     size_t struct_size;  /* set by dpdo_reference_options_init */
-    int32_t weighting;   /* DPDO_WEIGHT_* (default SAMPLES). Since 0.1 */
+    int32_t weighting;   /* DPDO_WEIGHT_* (default SAMPLES). Since 0.1. */
     double tol;          /* stopping tolerance, see above; 0 (default) = the method's
-                            default: 1e-10, or 1e-6 for "smoothed-fista". Since 0.1 */
+                            default: 1e-10, or 1e-6 for "smoothed-fista". Since 0.1. */
     int64_t max_iter;    /* iteration cap (default 200000; epochs for dual-cd and
-                            dual-cd-ppa). Since 0.1 */
-    int32_t lbfgs_memory;/* L-BFGS pairs (default 10). Since 0.1 */
-    int64_t reserved[4]; /* must be 0 (set by _init): room for later fields, docs/abi.md. Since 0.2 */
+                            dual-cd-ppa). Since 0.1. */
+    int32_t lbfgs_memory;/* L-BFGS pairs (default 10). Since 0.1. */
+    int64_t reserved[4]; /* must be 0: room for later fields (docs/abi.md). Since 0.2. */
 } dpdo_reference_options;
 
 /* Fill defaults; struct_size = sizeof *o as the caller compiled it.

@@ -77,7 +77,8 @@ DPDO_API int dpdo_regularizer_create(dpdo_regularizer **out, const dpdo_regulari
                                      int64_t nparams);
 /* Destroy; runs release(user) for user types. NULL is a no-op. Since 0.1. */
 DPDO_API void dpdo_regularizer_destroy(dpdo_regularizer *reg);
-/* Message about the last failure ("" if none; "(null regularizer)" for NULL).
+/* Message about the last failure ("" if none; "dpdo_regularizer_errmsg: reg is NULL"
+ * for NULL).
  * Never NULL. Since 0.1. */
 DPDO_API const char *dpdo_regularizer_errmsg(const dpdo_regularizer *reg);
 /* Dimension (0 for NULL) and type name ("(null)" for NULL). Since 0.1. */

@@ -91,8 +91,8 @@ DPDO_API int dpdo_rng_create_custom(dpdo_rng **out, const dpdo_rng_type *type, v
 DPDO_API void dpdo_rng_destroy(dpdo_rng *rng);
 
 /* The message of the last failed call on this handle ("" if none), e.g.
- * "laplace: scale = -1 must be positive and finite". Never NULL (a fixed
- * text for rng NULL). Owned by the handle. Since 0.1. */
+ * "laplace: scale = -1 must be positive and finite". Never NULL ("dpdo_rng_errmsg: rng
+ * is NULL" for NULL). Owned by the handle. Since 0.1. */
 DPDO_API const char *dpdo_rng_errmsg(const dpdo_rng *rng);
 /* The seed given at creation (0 for NULL). Since 0.1. */
 DPDO_API uint64_t dpdo_rng_seed(const dpdo_rng *rng);
@@ -106,21 +106,21 @@ DPDO_API uint64_t dpdo_rng_seed(const dpdo_rng *rng);
  * Deterministic: the same arguments give the same bytes on every run and
  * machine. Thread-safety: a dpdo_rng holds no mutable draw state, so
  * concurrent draws on one handle are safe; errmsg is per handle. Since 0.1. */
-/* Uniform on (0,1): never 0 or 1, 53-bit grid (2k+1)/2^53. */
+/* Uniform on (0,1): never 0 or 1, 53-bit grid (2k+1)/2^53. Since 0.1. */
 DPDO_API int dpdo_rng_uniform(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
                               uint64_t offset, double *out, int64_t n);
 /* Standard normal N(0,1) by Box-Muller (values 2j, 2j+1 from block j);
- * the fast SIMD path. */
+ * the fast SIMD path. Since 0.1. */
 DPDO_API int dpdo_rng_normal(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
                              uint64_t offset, double *out, int64_t n);
-/* Laplace(0, scale), density exp(-|x|/scale) / (2 scale); scale finite > 0. */
+/* Laplace(0, scale), density exp(-|x|/scale) / (2 scale); scale finite > 0. Since 0.1. */
 DPDO_API int dpdo_rng_laplace(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
                               uint64_t offset, double scale, double *out, int64_t n);
-/* Bernoulli(p) as 0/1 ints, p in [0,1]. */
+/* Bernoulli(p) as 0/1 ints, p in [0,1]. Since 0.1. */
 DPDO_API int dpdo_rng_bernoulli(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
                                 uint64_t offset, double p, int32_t *out, int64_t n);
 /* Geometric: number of failures before the first success, p in (0,1]
- * (exactly 0 for p = 1; saturates at 2^63-1). */
+ * (exactly 0 for p = 1; saturates at 2^63-1). Since 0.1. */
 DPDO_API int dpdo_rng_geometric(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
                                 uint64_t offset, double p, int64_t *out, int64_t n);
 /* Uniform random b-subset of {0..n-1}, written sorted ascending into out[b]

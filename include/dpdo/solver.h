@@ -105,7 +105,7 @@ DPDO_API int dpdo_solver_create(dpdo_solver **out, const dpdo_solver_type *type,
 /* Destroy; runs release(user) once for user types. NULL is a no-op.
  * Since 0.1. */
 DPDO_API void dpdo_solver_destroy(dpdo_solver *s);
-/* Message about the last failure ("" if none; "(null solver)" for NULL).
+/* Message about the last failure ("" if none; "dpdo_solver_errmsg: s is NULL" for NULL).
  * Never NULL; valid until the next call on the handle. Since 0.1. */
 DPDO_API const char *dpdo_solver_errmsg(const dpdo_solver *s);
 /* The type's name ("(null)" for NULL). Since 0.1. */

@@ -103,7 +103,7 @@ DPDO_API void dpdo_audit_destroy(dpdo_audit *a)
 
 DPDO_API const char *dpdo_audit_errmsg(const dpdo_audit *a)
 {
-    return a ? a->err : "(null)";
+    return a ? a->err : DPDO__NULL_TEXT("dpdo_audit_errmsg", "a");
 }
 
 DPDO_API const char *dpdo_audit_verdict_name(int v)

@@ -47,6 +47,11 @@ int dpdo__fault_fired(void);   /* 1 if an allocation was failed since arming */
  * NULL) and returns status unchanged, so code can write
  *     return dpdo__err(h->errmsg, DPDO_E_INVAL, "row %lld: ...", r);   */
 int dpdo__err(char *buf, int status, const char *fmt, ...) DPDO__PRINTF(3, 4);
+/* The one text every dpdo_*_errmsg returns for a NULL handle, and for a handle
+ * that no longer carries its magic: "<function>: <arg> is NULL" with the
+ * parameter name of the header, e.g. "dpdo_rng_errmsg: rng is NULL". Static. */
+#define DPDO__NULL_TEXT(fn, arg) fn ": " arg " is NULL"
+#define DPDO__DEAD_TEXT(fn, arg) fn ": " arg " is a destroyed handle"
 void dpdo__err_clear(char *buf);
 
 /* ---- options structs: lib/core/options_impl.h (header-only, so that libdpdo_mpi shares it) */

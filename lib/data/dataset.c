@@ -52,7 +52,7 @@ void dpdo_dataset_destroy(dpdo_dataset *ds)
 
 const char *dpdo_dataset_errmsg(const dpdo_dataset *ds)
 {
-    return !ds ? "(null dataset)" : DPDO__LIVE(ds, DPDO__MAGIC_DATASET) ? ds->errmsg : "(destroyed handle)";
+    return !ds ? DPDO__NULL_TEXT("dpdo_dataset_errmsg", "ds") : DPDO__LIVE(ds, DPDO__MAGIC_DATASET) ? ds->errmsg : DPDO__DEAD_TEXT("dpdo_dataset_errmsg", "ds");
 }
 
 void dpdo__content_free(struct dpdo__ds_content *c)
@@ -525,7 +525,7 @@ void dpdo_shard_destroy(dpdo_shard *s)
     if (ds && --ds->refs == 0 && ds->destroyed) ds_free(ds);
 }
 
-const char *dpdo_shard_errmsg(const dpdo_shard *s) { return s ? s->errmsg : "(null shard)"; }
+const char *dpdo_shard_errmsg(const dpdo_shard *s) { return s ? s->errmsg : DPDO__NULL_TEXT("dpdo_shard_errmsg", "s"); }
 int64_t dpdo_shard_rows(const dpdo_shard *s) { return s ? s->n : 0; }
 
 int64_t dpdo_shard_row_index(const dpdo_shard *s, int64_t k)

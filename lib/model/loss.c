@@ -196,7 +196,7 @@ DPDO_API void dpdo_loss_destroy(dpdo_loss *loss)
 
 DPDO_API const char *dpdo_loss_errmsg(const dpdo_loss *loss)
 {
-    return loss ? loss->errmsg : "(null loss)";
+    return loss ? loss->errmsg : DPDO__NULL_TEXT("dpdo_loss_errmsg", "loss");
 }
 DPDO_API int64_t dpdo_loss_dim(const dpdo_loss *loss) { return loss ? loss->dim : 0; }
 DPDO_API const char *dpdo_loss_name(const dpdo_loss *loss)

@@ -63,7 +63,7 @@ DPDO_API void dpdo_node_destroy(dpdo_node *node)
 
 DPDO_API const char *dpdo_node_errmsg(const dpdo_node *node)
 {
-    return node ? node->errmsg : "(null node)";
+    return node ? node->errmsg : DPDO__NULL_TEXT("dpdo_node_errmsg", "node");
 }
 DPDO_API int64_t dpdo_node_samples(const dpdo_node *node)
 {

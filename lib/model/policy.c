@@ -307,7 +307,7 @@ DPDO_API void dpdo_policy_destroy(dpdo_policy *p)
 
 DPDO_API const char *dpdo_policy_errmsg(const dpdo_policy *p)
 {
-    return p ? p->errmsg : "(null policy)";
+    return p ? p->errmsg : DPDO__NULL_TEXT("dpdo_policy_errmsg", "p");
 }
 
 DPDO_API const char *dpdo_policy_name(const dpdo_policy *p)

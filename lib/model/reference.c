@@ -237,7 +237,7 @@ DPDO_API void dpdo_reference_destroy(dpdo_reference *ref)
 
 DPDO_API const char *dpdo_reference_errmsg(const dpdo_reference *ref)
 {
-    return ref ? ref->errmsg : "(null reference)";
+    return ref ? ref->errmsg : DPDO__NULL_TEXT("dpdo_reference_errmsg", "ref");
 }
 DPDO_API double dpdo_reference_certificate(const dpdo_reference *ref) { return ref ? ref->cert : NAN; }
 DPDO_API int64_t dpdo_reference_iterations(const dpdo_reference *ref) { return ref ? ref->iters : 0; }

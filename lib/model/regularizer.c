@@ -397,7 +397,7 @@ DPDO_API void dpdo_regularizer_destroy(dpdo_regularizer *reg)
 
 DPDO_API const char *dpdo_regularizer_errmsg(const dpdo_regularizer *reg)
 {
-    return reg ? reg->errmsg : "(null regularizer)";
+    return reg ? reg->errmsg : DPDO__NULL_TEXT("dpdo_regularizer_errmsg", "reg");
 }
 
 DPDO_API int64_t dpdo_regularizer_dim(const dpdo_regularizer *reg) { return reg ? reg->dim : 0; }

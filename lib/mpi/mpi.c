@@ -475,7 +475,7 @@ DPDO_API void dpdo_mpi_destroy(dpdo_mpi *m)
     free(m);
 }
 
-DPDO_API const char *dpdo_mpi_errmsg(const dpdo_mpi *m) { return m ? m->msg : "(null)"; }
+DPDO_API const char *dpdo_mpi_errmsg(const dpdo_mpi *m) { return m ? m->msg : "dpdo_mpi_errmsg: m is NULL"; }
 DPDO_API int dpdo_mpi_rank(const dpdo_mpi *m) { return m ? m->rank : -1; }
 DPDO_API int dpdo_mpi_size(const dpdo_mpi *m) { return m ? m->size : -1; }
 DPDO_API int64_t dpdo_mpi_first_node(const dpdo_mpi *m) { return m ? m->first[m->rank] : 0; }

@@ -111,7 +111,7 @@ DPDO_API void dpdo_compressor_destroy(dpdo_compressor *c)
 
 DPDO_API const char *dpdo_compressor_errmsg(const dpdo_compressor *c)
 {
-    return c ? c->errmsg : "(null compressor)";
+    return c ? c->errmsg : DPDO__NULL_TEXT("dpdo_compressor_errmsg", "c");
 }
 DPDO_API const char *dpdo_compressor_name(const dpdo_compressor *c)
 {

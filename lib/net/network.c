@@ -62,7 +62,7 @@ void dpdo__network_release(struct dpdo_network *net)
 
 const char *dpdo_network_errmsg(const dpdo_network *net)
 {
-    return net ? net->errmsg : "(null network)";
+    return net ? net->errmsg : DPDO__NULL_TEXT("dpdo_network_errmsg", "net");
 }
 
 static int check_mutable(struct dpdo_network *net)

@@ -1229,7 +1229,7 @@ void dpdo_accountant_destroy(dpdo_accountant *a)
     dpdo__free(a);
 }
 
-const char *dpdo_accountant_errmsg(const dpdo_accountant *a) { return a ? a->errmsg : "(null handle)"; }
+const char *dpdo_accountant_errmsg(const dpdo_accountant *a) { return a ? a->errmsg : DPDO__NULL_TEXT("dpdo_accountant_errmsg", "acc"); }
 const char *dpdo_accountant_name(const dpdo_accountant *a) { return a ? dpdo_accountant_type_name(a->type) : ""; }
 
 /* ---- queries -------------------------------------------------------------------- */

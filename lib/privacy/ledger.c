@@ -48,7 +48,7 @@ void dpdo_sampling_destroy(dpdo_sampling *s)
     dpdo__free(s);
 }
 
-const char *dpdo_sampling_errmsg(const dpdo_sampling *s) { return s ? s->errmsg : "(null handle)"; }
+const char *dpdo_sampling_errmsg(const dpdo_sampling *s) { return s ? s->errmsg : DPDO__NULL_TEXT("dpdo_sampling_errmsg", "s"); }
 
 int dpdo_sampling_set_none(dpdo_sampling *s)
 {
@@ -132,7 +132,7 @@ void dpdo_event_destroy(dpdo_event *ev)
     DPDO__KILL(ev);
     dpdo__free(ev);
 }
-const char *dpdo_event_errmsg(const dpdo_event *ev) { return ev ? ev->errmsg : "(null handle)"; }
+const char *dpdo_event_errmsg(const dpdo_event *ev) { return ev ? ev->errmsg : DPDO__NULL_TEXT("dpdo_event_errmsg", "ev"); }
 
 static int event_set(dpdo_event *ev, int mech, const dpdo_sampling *s, double sens, double noise)
 {
@@ -205,7 +205,7 @@ void dpdo_ledger_destroy(dpdo_ledger *l)
     dpdo__free(l);
 }
 
-const char *dpdo_ledger_errmsg(const dpdo_ledger *l) { return l ? l->errmsg : "(null handle)"; }
+const char *dpdo_ledger_errmsg(const dpdo_ledger *l) { return l ? l->errmsg : DPDO__NULL_TEXT("dpdo_ledger_errmsg", "l"); }
 int64_t dpdo_ledger_nodes(const dpdo_ledger *l) { return l ? l->n_nodes : 0; }
 int64_t dpdo_ledger_events(const dpdo_ledger *l) { return l ? l->n_events : 0; }
 

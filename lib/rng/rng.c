@@ -114,7 +114,7 @@ DPDO_API void dpdo_rng_destroy(dpdo_rng *rng)
 
 DPDO_API const char *dpdo_rng_errmsg(const dpdo_rng *rng)
 {
-    return rng ? rng->errmsg : "rng is NULL";
+    return rng ? rng->errmsg : DPDO__NULL_TEXT("dpdo_rng_errmsg", "rng");
 }
 
 DPDO_API uint64_t dpdo_rng_seed(const dpdo_rng *rng) { return rng ? rng->seed : 0; }

@@ -142,7 +142,7 @@ DPDO_API void dpdo_solver_destroy(dpdo_solver *s)
 
 DPDO_API const char *dpdo_solver_errmsg(const dpdo_solver *s)
 {
-    return s ? s->errmsg : "(null solver)";
+    return s ? s->errmsg : DPDO__NULL_TEXT("dpdo_solver_errmsg", "s");
 }
 DPDO_API const char *dpdo_solver_name(const dpdo_solver *s)
 {

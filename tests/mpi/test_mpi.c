@@ -453,7 +453,7 @@ int main(int argc, char **argv)
         ok &= dpdo_mpi_create(&m, MPI_COMM_WORLD, N, NULL, &mo) == DPDO_E_INVAL;
         mo.timeout = 1, mo.root = nranks;
         ok &= dpdo_mpi_create(&m, MPI_COMM_WORLD, N, NULL, &mo) == DPDO_E_INVAL;
-        ok &= dpdo_mpi_rank(NULL) == -1 && dpdo_mpi_size(NULL) == -1 && strcmp(dpdo_mpi_errmsg(NULL), "(null)") == 0;
+        ok &= dpdo_mpi_rank(NULL) == -1 && dpdo_mpi_size(NULL) == -1 && strcmp(dpdo_mpi_errmsg(NULL), "dpdo_mpi_errmsg: m is NULL") == 0;
         ok &= dpdo_mpi_traffic(NULL, NULL, NULL, NULL) == DPDO_E_INVAL && dpdo_mpi_attach(NULL, NULL, NULL) == DPDO_E_INVAL;
         dpdo_mpi_destroy(NULL);
         /* a handle for 2N nodes cannot carry a run of N */

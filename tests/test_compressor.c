@@ -623,7 +623,7 @@ static int u_randk(void *user, const double *x, int64_t dim, int64_t k, const dp
                    int64_t *count)
 {
     (void)user; (void)cap;
-    int rc = dpdo_rng_subset((dpdo_rng *)rng, node_id, round, DPDO_PURPOSE_COMPRESSION, dim, k, idx);
+    int rc = dpdo_rng_subset(rng, node_id, round, DPDO_PURPOSE_COMPRESSION, dim, k, idx);
     if (rc) return 100 - rc;
     for (int64_t j = 0; j < k; j++) val[j] = x[idx[j]];
     *count = k;

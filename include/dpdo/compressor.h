@@ -59,9 +59,9 @@ typedef struct dpdo_compressor_type {
      * dpdo_compressor_capacity = dim for user types). k is the handle's k
      * (dpdo_compressor_set_k, default dim). Randomness only from stream
      * (node_id, round, DPDO_PURPOSE_COMPRESSION) of rng, which may be NULL if
-     * the caller has none; to draw with the public functions cast the const
-     * away, e.g. dpdo_rng_subset((dpdo_rng *)rng, node_id, round,
-     * DPDO_PURPOSE_COMPRESSION, dim, k, idx). 0 = success, anything else ->
+     * the caller has none; the public draws take a const dpdo_rng *, e.g.
+     * dpdo_rng_subset(rng, node_id, round, DPDO_PURPOSE_COMPRESSION, dim, k,
+     * idx). 0 = success, anything else ->
      * DPDO_E_CALLBACK with the code in the message. Output that breaks these
      * rules is also reported as DPDO_E_CALLBACK. */
     int (*compress)(void *user, const double *x, int64_t dim, int64_t k, const dpdo_rng *rng,

@@ -104,36 +104,41 @@ DPDO_API uint64_t dpdo_rng_seed(const dpdo_rng *rng);
  * named in the errmsg), DPDO_E_CALLBACK (custom type failed; the code is in
  * the errmsg; out then holds deterministic but meaningless values).
  * Deterministic: the same arguments give the same bytes on every run and
- * machine. Thread-safety: a dpdo_rng holds no mutable draw state, so
- * concurrent draws on one handle are safe; errmsg is per handle. Since 0.1. */
+ * machine. The handle is const: a draw changes no state of the generator
+ * (only the message buffer behind dpdo_rng_errmsg, on failure), so code
+ * holding a const dpdo_rng * (callbacks of compressor, solver and policy
+ * types) draws without casts. Thread-safety: concurrent draws on one handle
+ * are safe; errmsg is per handle. Since 0.1. Const handle: Since 0.2. */
 /* Uniform on (0,1): never 0 or 1, 53-bit grid (2k+1)/2^53. Since 0.1. */
-DPDO_API int dpdo_rng_uniform(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
+DPDO_API int dpdo_rng_uniform(const dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
                               uint64_t offset, double *out, int64_t n);
 /* Standard normal N(0,1) by Box-Muller (values 2j, 2j+1 from block j);
  * the fast SIMD path. Since 0.1. */
-DPDO_API int dpdo_rng_normal(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
+DPDO_API int dpdo_rng_normal(const dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
                              uint64_t offset, double *out, int64_t n);
 /* Laplace(0, scale), density exp(-|x|/scale) / (2 scale); scale finite > 0. Since 0.1. */
-DPDO_API int dpdo_rng_laplace(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
+DPDO_API int dpdo_rng_laplace(const dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
                               uint64_t offset, double scale, double *out, int64_t n);
 /* Bernoulli(p) as 0/1 ints, p in [0,1]. Since 0.1. */
-DPDO_API int dpdo_rng_bernoulli(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
-                                uint64_t offset, double p, int32_t *out, int64_t n);
+DPDO_API int dpdo_rng_bernoulli(const dpdo_rng *rng, uint64_t node, uint64_t round,
+                                uint32_t purpose, uint64_t offset, double p, int32_t *out,
+                                int64_t n);
 /* Geometric: number of failures before the first success, p in (0,1]
  * (exactly 0 for p = 1; saturates at 2^63-1). Since 0.1. */
-DPDO_API int dpdo_rng_geometric(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
-                                uint64_t offset, double p, int64_t *out, int64_t n);
+DPDO_API int dpdo_rng_geometric(const dpdo_rng *rng, uint64_t node, uint64_t round,
+                                uint32_t purpose, uint64_t offset, double p, int64_t *out,
+                                int64_t n);
 /* Uniform random b-subset of {0..n-1}, written sorted ascending into out[b]
  * (0 <= b <= n; out may be NULL if b = 0). Each subset has probability
  * 1/C(n,b). Uses the stream from its start (no offset). No allocation; time
  * O(min(b^2, n)). Also serves "random k of d coordinates". Same return codes
  * and thread-safety as above. Since 0.1. */
-DPDO_API int dpdo_rng_subset(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
+DPDO_API int dpdo_rng_subset(const dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
                              int64_t n, int64_t b, int64_t *out);
 /* Uniform random permutation of {0..n-1} into out[n] (Fisher-Yates; out may
  * be NULL if n = 0). Uses the stream from its start. Since 0.1. */
-DPDO_API int dpdo_rng_permutation(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
-                                  int64_t n, int64_t *out);
+DPDO_API int dpdo_rng_permutation(const dpdo_rng *rng, uint64_t node, uint64_t round,
+                                  uint32_t purpose, int64_t n, int64_t *out);
 
 #ifdef __cplusplus
 }

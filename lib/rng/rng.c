@@ -586,9 +586,10 @@ static void open_at_u64(dpdo__stream *s, dpdo_rng *rng, uint64_t node, uint64_t 
         if (!(rng)) return DPDO_E_INVAL;                                \
     } while (0)
 
-DPDO_API int dpdo_rng_uniform(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
+DPDO_API int dpdo_rng_uniform(const dpdo_rng *crng, uint64_t node, uint64_t round, uint32_t purpose,
                               uint64_t offset, double *out, int64_t n)
 {
+    dpdo_rng *rng = (dpdo_rng *)crng; /* writes only the message buffer, not the logical state */
     NEED_RNG(rng);
     int rc = check_stream_args(rng, node, round, purpose, offset, out, n, "uniform");
     if (rc != DPDO_OK || n == 0) return rc;
@@ -598,9 +599,10 @@ DPDO_API int dpdo_rng_uniform(dpdo_rng *rng, uint64_t node, uint64_t round, uint
     return stream_done(rng, &s);
 }
 
-DPDO_API int dpdo_rng_normal(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
+DPDO_API int dpdo_rng_normal(const dpdo_rng *crng, uint64_t node, uint64_t round, uint32_t purpose,
                              uint64_t offset, double *out, int64_t n)
 {
+    dpdo_rng *rng = (dpdo_rng *)crng; /* writes only the message buffer, not the logical state */
     NEED_RNG(rng);
     int rc = check_stream_args(rng, node, round, purpose, offset, out, n, "normal");
     if (rc != DPDO_OK || n == 0) return rc;
@@ -612,9 +614,10 @@ DPDO_API int dpdo_rng_normal(dpdo_rng *rng, uint64_t node, uint64_t round, uint3
     return stream_done(rng, &s);
 }
 
-DPDO_API int dpdo_rng_laplace(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
+DPDO_API int dpdo_rng_laplace(const dpdo_rng *crng, uint64_t node, uint64_t round, uint32_t purpose,
                               uint64_t offset, double scale, double *out, int64_t n)
 {
+    dpdo_rng *rng = (dpdo_rng *)crng; /* writes only the message buffer, not the logical state */
     NEED_RNG(rng);
     int rc = check_stream_args(rng, node, round, purpose, offset, out, n, "laplace");
     if (rc != DPDO_OK) return rc;
@@ -629,9 +632,10 @@ DPDO_API int dpdo_rng_laplace(dpdo_rng *rng, uint64_t node, uint64_t round, uint
     return stream_done(rng, &s);
 }
 
-DPDO_API int dpdo_rng_bernoulli(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
-                                uint64_t offset, double p, int32_t *out, int64_t n)
+DPDO_API int dpdo_rng_bernoulli(const dpdo_rng *crng, uint64_t node, uint64_t round,
+                                uint32_t purpose, uint64_t offset, double p, int32_t *out, int64_t n)
 {
+    dpdo_rng *rng = (dpdo_rng *)crng; /* writes only the message buffer, not the logical state */
     NEED_RNG(rng);
     int rc = check_stream_args(rng, node, round, purpose, offset, out, n, "bernoulli");
     if (rc != DPDO_OK) return rc;
@@ -643,9 +647,10 @@ DPDO_API int dpdo_rng_bernoulli(dpdo_rng *rng, uint64_t node, uint64_t round, ui
     return stream_done(rng, &s);
 }
 
-DPDO_API int dpdo_rng_geometric(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
-                                uint64_t offset, double p, int64_t *out, int64_t n)
+DPDO_API int dpdo_rng_geometric(const dpdo_rng *crng, uint64_t node, uint64_t round,
+                                uint32_t purpose, uint64_t offset, double p, int64_t *out, int64_t n)
 {
+    dpdo_rng *rng = (dpdo_rng *)crng; /* writes only the message buffer, not the logical state */
     NEED_RNG(rng);
     int rc = check_stream_args(rng, node, round, purpose, offset, out, n, "geometric");
     if (rc != DPDO_OK) return rc;
@@ -657,9 +662,10 @@ DPDO_API int dpdo_rng_geometric(dpdo_rng *rng, uint64_t node, uint64_t round, ui
     return stream_done(rng, &s);
 }
 
-DPDO_API int dpdo_rng_subset(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
+DPDO_API int dpdo_rng_subset(const dpdo_rng *crng, uint64_t node, uint64_t round, uint32_t purpose,
                              int64_t n, int64_t b, int64_t *out)
 {
+    dpdo_rng *rng = (dpdo_rng *)crng; /* writes only the message buffer, not the logical state */
     NEED_RNG(rng);
     if (n < 0) return dpdo__err(rng->errmsg, DPDO_E_INVAL, "subset: n = %lld is negative", (long long)n);
     if (b < 0 || b > n)
@@ -674,9 +680,10 @@ DPDO_API int dpdo_rng_subset(dpdo_rng *rng, uint64_t node, uint64_t round, uint3
     return stream_done(rng, &s);
 }
 
-DPDO_API int dpdo_rng_permutation(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
-                                  int64_t n, int64_t *out)
+DPDO_API int dpdo_rng_permutation(const dpdo_rng *crng, uint64_t node, uint64_t round,
+                                  uint32_t purpose, int64_t n, int64_t *out)
 {
+    dpdo_rng *rng = (dpdo_rng *)crng; /* writes only the message buffer, not the logical state */
     NEED_RNG(rng);
     if (n < 0)
         return dpdo__err(rng->errmsg, DPDO_E_INVAL, "permutation: n = %lld is negative", (long long)n);

@@ -45,7 +45,7 @@ static double nrand(uint64_t *s)
 static dpdo_rng *mk_rng(uint64_t seed)
 {
     dpdo_rng *r = NULL;
-    CHECK_EQ(dpdo_rng_create(&r, NULL, seed), DPDO_OK);
+    CHECK_EQ(dpdo_rng_create(&r, NULL, NULL, seed), DPDO_OK);
     return r;
 }
 

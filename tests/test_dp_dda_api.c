@@ -144,7 +144,7 @@ static void ctx_make(ctx *c, int n)
     CHECK_EQ(dpdo_network_create(&c->net), DPDO_OK);
     CHECK_EQ(dpdo_network_set_complete(c->net, n), DPDO_OK);
     CHECK_EQ(dpdo_ledger_create(&c->led, n), DPDO_OK);
-    CHECK_EQ(dpdo_accountant_create(&c->acc, dpdo_accountant_type_find("rdp"), c->led, NULL),
+    CHECK_EQ(dpdo_accountant_create(&c->acc, dpdo_accountant_type_find("rdp"), NULL, c->led, NULL),
              DPDO_OK);
 }
 
@@ -433,7 +433,7 @@ static void setup_bad_input(void)
     dpdo_ledger *l5 = NULL;
     dpdo_accountant *a5 = NULL;
     CHECK_EQ(dpdo_ledger_create(&l5, 5), DPDO_OK);
-    CHECK_EQ(dpdo_accountant_create(&a5, dpdo_accountant_type_find("rdp"), l5, NULL), DPDO_OK);
+    CHECK_EQ(dpdo_accountant_create(&a5, dpdo_accountant_type_find("rdp"), NULL, l5, NULL), DPDO_OK);
     BAD(DPDO_E_INVAL, dpdo_algorithm_setup(a, p.nodes, 4, c.net, p.reg, a5, &o));
     /* options struct versions: too small; larger with a non-zero tail; zero tail is fine */
     struct {
@@ -1060,7 +1060,7 @@ static void comm_counters_matching(void)
     CHECK_EQ(dpdo_event_create(&ev), DPDO_OK);
     CHECK_EQ(dpdo_event_set_gaussian(ev, smp, 2.0, 0.3), DPDO_OK);
     CHECK_EQ(dpdo_ledger_create(&l2, 6), DPDO_OK);
-    CHECK_EQ(dpdo_accountant_create(&a2, dpdo_accountant_type_find("rdp"), l2, NULL), DPDO_OK);
+    CHECK_EQ(dpdo_accountant_create(&a2, dpdo_accountant_type_find("rdp"), NULL, l2, NULL), DPDO_OK);
     double worst = 0;
     for (int64_t i = 0; i < 6; i++) {
         CHECK_EQ(dpdo_ledger_charges(c.led, i), cnt[i]);

@@ -56,7 +56,7 @@ static void prob_make(prob *p)
     CHECK_EQ(dpdo_network_create(&p->net), DPDO_OK);
     CHECK_EQ(dpdo_network_set_complete(p->net, 2), DPDO_OK);
     CHECK_EQ(dpdo_ledger_create(&p->led, 2), DPDO_OK);
-    CHECK_EQ(dpdo_accountant_create(&p->acc, dpdo_accountant_type_find("rdp"), p->led, NULL),
+    CHECK_EQ(dpdo_accountant_create(&p->acc, dpdo_accountant_type_find("rdp"), NULL, p->led, NULL),
              DPDO_OK);
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
@@ -124,7 +124,7 @@ static void test_double_destroy_every_type(void)
     CHECK_EQ(dpdo_solver_create(&so, dpdo_solver_type_find("gd"), NULL, 3), DPDO_OK);
     CHECK_EQ(dpdo_compressor_create(&co, dpdo_compressor_type_find("top-k"), NULL, 3), DPDO_OK);
     CHECK_EQ(dpdo_policy_create(&po, dpdo_policy_type_find("dqn"), NULL, 3, 4), DPDO_OK);
-    CHECK_EQ(dpdo_rng_create(&r, dpdo_rng_type_find("philox4x32-10"), 7), DPDO_OK);
+    CHECK_EQ(dpdo_rng_create(&r, dpdo_rng_type_find("philox4x32-10"), NULL, 7), DPDO_OK);
     CHECK_EQ(dpdo_transform_create(&t), DPDO_OK);
     for (int k = 0; k < 2; k++) {
         dpdo_sampling_destroy(s);

@@ -59,7 +59,7 @@ static void run_make(run *r, const char *loss, uint64_t seed)
     CHECK_EQ(dpdo_network_create(&r->net), DPDO_OK);
     CHECK_EQ(dpdo_network_set_complete(r->net, NODES), DPDO_OK);
     CHECK_EQ(dpdo_ledger_create(&r->led, NODES), DPDO_OK);
-    CHECK_EQ(dpdo_accountant_create(&r->acc, dpdo_accountant_type_find("rdp"), r->led, NULL),
+    CHECK_EQ(dpdo_accountant_create(&r->acc, dpdo_accountant_type_find("rdp"), NULL, r->led, NULL),
              DPDO_OK);
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);

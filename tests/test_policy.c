@@ -33,7 +33,7 @@ static dpdo_policy *mk(const char *type, int64_t n, int64_t S)
 static dpdo_rng *mkrng(uint64_t seed)
 {
     dpdo_rng *r = NULL;
-    CHECK_EQ(dpdo_rng_create(&r, NULL, seed), DPDO_OK);
+    CHECK_EQ(dpdo_rng_create(&r, NULL, NULL, seed), DPDO_OK);
     return r;
 }
 

@@ -257,16 +257,22 @@ DPDO_API int64_t dpdo_accountant_default_orders(double *out, int64_t cap);
 
 typedef struct dpdo_accountant dpdo_accountant;
 
-/* Create an accountant of a built-in type reading `ledger` (borrowed: it must
- * outlive the accountant). opts NULL = defaults; copied. Returns DPDO_OK,
- * DPDO_E_INVAL (NULL, not a built-in type, bad orders), DPDO_E_VERSION,
- * DPDO_E_NOMEM; *out NULL on failure. Since 0.1. */
+/* Create an accountant reading `ledger` (borrowed: it must outlive the
+ * accountant) in *out (NULL on failure), the one create shape of every
+ * pluggable type: (out, type, user, ...). Built-in type: `user` must be NULL;
+ * opts NULL = defaults, copied. User type (borrowed, immutable): `user` is
+ * passed to its callbacks, and its ownership moves to the handle on success
+ * only (type->release runs at destroy, never on a failed create); opts is
+ * checked for its version and otherwise unused. Returns DPDO_OK, DPDO_E_INVAL
+ * (NULL out/type/ledger, user for a built-in, bad orders, a user type without
+ * name or epsilon), DPDO_E_VERSION (opts, or the user type's struct_size does
+ * not cover release), DPDO_E_NOMEM; the message of a failure is left in
+ * dpdo_ledger_errmsg(ledger). Since 0.1. `user` parameter: Since 0.2. */
 DPDO_API int dpdo_accountant_create(dpdo_accountant **out, const dpdo_accountant_type *type,
-                                    dpdo_ledger *ledger, const dpdo_accountant_options *opts);
-/* Create an accountant of a user type (borrowed, immutable); `user` is passed
- * to its callbacks and released through type->release at destroy (not on a
- * failed create). Returns DPDO_E_INVAL for a NULL/incomplete type,
- * DPDO_E_VERSION if struct_size is too small. Since 0.1. */
+                                    void *user, dpdo_ledger *ledger,
+                                    const dpdo_accountant_options *opts);
+/* Deprecated in 0.2 (kept for the ABI): dpdo_accountant_create(out, type,
+ * user, ledger, NULL) for a user type. Since 0.1. */
 DPDO_API int dpdo_accountant_create_custom(dpdo_accountant **out, const dpdo_accountant_type *type,
                                            void *user, dpdo_ledger *ledger);
 DPDO_API void dpdo_accountant_destroy(dpdo_accountant *acc); /* NULL is a no-op */

@@ -297,8 +297,8 @@ DPDO_API int dpdo_shard_margins(dpdo_shard *s, const double *w, int64_t d, doubl
  * DPDO_PURPOSE_PARTITION); shard k takes the next sizes[k] entries, stored
  * in ascending order. All or nothing: on failure every shards_out[k] is
  * NULL. Returns DPDO_OK, DPDO_E_INVAL, DPDO_E_STATE (empty), DPDO_E_NOMEM.
- * Since 0.1. */
-DPDO_API int dpdo_dataset_partition(dpdo_dataset *ds, int32_t nshards, const int64_t *sizes,
+ * Since 0.1. nshards is int64_t: Since 0.2. */
+DPDO_API int dpdo_dataset_partition(dpdo_dataset *ds, int64_t nshards, const int64_t *sizes,
                                     uint64_t seed, dpdo_shard **shards_out);
 
 #ifdef __cplusplus

@@ -68,13 +68,13 @@ typedef struct dpdo_reference_options {
  * (larger) struct_size is accepted (docs/abi.md, "Options structs"). Since 0.1. */
 DPDO_API int dpdo_reference_options_init(dpdo_reference_options *o, size_t struct_size);
 
-/* Create a solver for n_nodes >= 1 nodes (the array is copied, the nodes and
+/* Create a solver for n_nodes in [1, 2^31) nodes (the array is copied, the nodes and
  * reg are BORROWED; reg may be NULL = "none"). All nodes and reg must have the
  * same dimension. Allocates all work memory. Returns DPDO_OK, DPDO_E_INVAL
  * (NULL, dimension mismatch, bad option, all weights zero), DPDO_E_VERSION,
- * DPDO_E_NOMEM. *out NULL on failure. Since 0.1. */
+ * DPDO_E_NOMEM. *out NULL on failure. Since 0.1. n_nodes is int64_t: Since 0.2. */
 DPDO_API int dpdo_reference_create(dpdo_reference **out, dpdo_node *const *nodes,
-                                   int32_t n_nodes, dpdo_regularizer *reg,
+                                   int64_t n_nodes, dpdo_regularizer *reg,
                                    const dpdo_reference_options *opts);
 DPDO_API void dpdo_reference_destroy(dpdo_reference *ref); /* NULL no-op. Since 0.1. */
 DPDO_API const char *dpdo_reference_errmsg(const dpdo_reference *ref); /* never NULL */

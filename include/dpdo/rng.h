@@ -49,7 +49,7 @@ enum {
  * the 128-bit counter (ctr[0]+j, ctr[1], ctr[2], ctr[3]) under the 128-bit key
  * (the increment of ctr[0] does not carry into ctr[1]). It must be a pure
  * function of (key, counter); it returns 0 or a non-zero code (reported as
- * DPDO_E_CALLBACK). `user` is the pointer given at dpdo_rng_create_custom. */
+ * DPDO_E_CALLBACK). `user` is the pointer given at dpdo_rng_create. */
 typedef struct dpdo_rng_type {
     size_t struct_size; /* sizeof(dpdo_rng_type) as compiled by the caller */
     const char *name;   /* required, static */
@@ -67,21 +67,25 @@ DPDO_API const dpdo_rng_type *dpdo_rng_type_find(const char *name);
 DPDO_API const dpdo_rng_type *dpdo_rng_type_next(const dpdo_rng_type *prev);
 DPDO_API const char *dpdo_rng_type_name(const dpdo_rng_type *type);
 
-/* Create a generator of a built-in type (type NULL = Philox4x32-10) keyed by
- * the 64-bit `seed`. The type is a built-in object (static, nothing to free).
- * *out is NULL on failure. Returns DPDO_OK, DPDO_E_INVAL (out NULL or type not
- * built in: use dpdo_rng_create_custom), DPDO_E_NOMEM. Thread-safe.
- * Since 0.1. */
-DPDO_API int dpdo_rng_create(dpdo_rng **out, const dpdo_rng_type *type, uint64_t seed);
+/* Create a generator keyed by the 64-bit `seed` in *out (NULL on failure),
+ * the one create shape of every pluggable type: (out, type, user, ...).
+ * Built-in type (type NULL = Philox4x32-10; a static object, nothing to
+ * free): `user` must be NULL. User type (e.g. a CSPRNG in counter mode; see
+ * docs/rng.md): the type object is borrowed (must outlive the generator);
+ * `user` is passed untouched to its callbacks, and its ownership moves to the
+ * handle on success only: type->release (if struct_size covers it and it is
+ * non-NULL) runs once at dpdo_rng_destroy, never on a failed create. The
+ * callback receives key[4] = {seed lo, seed hi, 0, 0}. Returns DPDO_OK,
+ * DPDO_E_INVAL (out NULL; user not NULL for a built-in; user type without
+ * name or blocks), DPDO_E_VERSION (the user type's struct_size does not
+ * cover `blocks`), DPDO_E_NOMEM. Thread-safe. Since 0.1. `user` parameter
+ * (user types through create): Since 0.2. */
+DPDO_API int dpdo_rng_create(dpdo_rng **out, const dpdo_rng_type *type, void *user,
+                             uint64_t seed);
 
-/* Create a generator of a user type (e.g. a CSPRNG in counter mode; see
- * docs/rng.md). The type object is borrowed (must outlive the generator);
- * `user` is passed untouched to its callbacks and released through
- * type->release (if struct_size covers it and it is non-NULL) at
- * dpdo_rng_destroy; when creation fails nothing is released. The callback
- * receives key[4] = {seed lo, seed hi, 0, 0}. Returns DPDO_OK, DPDO_E_INVAL
- * (out NULL, type NULL, name or blocks NULL), DPDO_E_VERSION (struct_size
- * does not cover `blocks`), DPDO_E_NOMEM. *out is NULL on failure.
+/* Deprecated in 0.2 (kept for the ABI): dpdo_rng_create(out, type, user,
+ * seed) with a user type; a built-in type given here is run through its
+ * callback like a user type (same values). type NULL is DPDO_E_INVAL.
  * Since 0.1. */
 DPDO_API int dpdo_rng_create_custom(dpdo_rng **out, const dpdo_rng_type *type, void *user,
                                     uint64_t seed);

@@ -489,7 +489,7 @@ static int world_make(dpdo_audit *a, world *w, int64_t c, int which, const int8_
         goto fail;
     what = "accountant";
     if ((rc = dpdo_ledger_create(&w->led, n)) ||
-        (rc = dpdo_accountant_create(&w->acc, dpdo_accountant_type_find(o->accountant ? o->accountant : "rdp"), w->led,
+        (rc = dpdo_accountant_create(&w->acc, dpdo_accountant_type_find(o->accountant ? o->accountant : "rdp"), NULL, w->led,
                                            NULL)))
         goto fail;
     dpdo_algorithm_options ao = a->ao;

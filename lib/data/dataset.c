@@ -570,36 +570,36 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int dpdo_dataset_partition(dpdo_dataset *ds, int32_t nshards, const int64_t *sizes, uint64_t seed,
+int dpdo_dataset_partition(dpdo_dataset *ds, int64_t nshards, const int64_t *sizes, uint64_t seed,
                            dpdo_shard **shards_out)
 {
     if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     if (!shards_out) return dpdo__err(ds->errmsg, DPDO_E_INVAL, "shards_out is NULL");
     if (nshards < 1)
-        return dpdo__err(ds->errmsg, DPDO_E_INVAL, "nshards = %d: need at least one",
-                         (int)nshards);
-    for (int32_t k = 0; k < nshards; k++) shards_out[k] = NULL;
+        return dpdo__err(ds->errmsg, DPDO_E_INVAL, "nshards = %lld: need at least one",
+                         (long long)nshards);
+    for (int64_t k = 0; k < nshards; k++) shards_out[k] = NULL;
     int rc = need_filled(ds);
     if (rc) return rc;
     int64_t total = 0;
     if (sizes) {
-        for (int32_t k = 0; k < nshards; k++) {
+        for (int64_t k = 0; k < nshards; k++) {
             if (sizes[k] < 1)
-                return dpdo__err(ds->errmsg, DPDO_E_INVAL, "sizes[%d] = %lld: must be >= 1",
-                                 (int)k, (long long)sizes[k]);
+                return dpdo__err(ds->errmsg, DPDO_E_INVAL, "sizes[%lld] = %lld: must be >= 1",
+                                 (long long)k, (long long)sizes[k]);
             if (sizes[k] > ds->n - total)
                 return dpdo__err(ds->errmsg, DPDO_E_INVAL,
-                                 "sizes sum to more than the %lld rows (at shard %d)",
-                                 (long long)ds->n, (int)k);
+                                 "sizes sum to more than the %lld rows (at shard %lld)",
+                                 (long long)ds->n, (long long)k);
             total += sizes[k];
         }
     } else if (nshards > ds->n) {
-        return dpdo__err(ds->errmsg, DPDO_E_INVAL, "nshards = %d exceeds the %lld rows",
-                         (int)nshards, (long long)ds->n);
+        return dpdo__err(ds->errmsg, DPDO_E_INVAL, "nshards = %lld exceeds the %lld rows",
+                         (long long)nshards, (long long)ds->n);
     }
     int64_t *perm = dpdo__alloc_array((size_t)ds->n, sizeof(int64_t));
     dpdo_rng *rng = NULL;
-    if (!perm || dpdo_rng_create(&rng, NULL, seed) != DPDO_OK) {
+    if (!perm || dpdo_rng_create(&rng, NULL, NULL, seed) != DPDO_OK) {
         dpdo__free(perm);
         return dpdo__err(ds->errmsg, DPDO_E_NOMEM, "out of memory");
     }
@@ -608,12 +608,12 @@ int dpdo_dataset_partition(dpdo_dataset *ds, int32_t nshards, const int64_t *siz
     dpdo__stream_permutation(&st, ds->n, perm);
     dpdo_rng_destroy(rng);
     int64_t off = 0;
-    for (int32_t k = 0; k < nshards; k++) {
+    for (int64_t k = 0; k < nshards; k++) {
         int64_t m = sizes ? sizes[k] : ds->n / nshards + (k < ds->n % nshards ? 1 : 0);
         qsort(perm + off, (size_t)m, sizeof(int64_t), cmp_i64);
         rc = dpdo_shard_create(&shards_out[k], ds, perm + off, m);
         if (rc) {
-            for (int32_t j = 0; j < k; j++) {
+            for (int64_t j = 0; j < k; j++) {
                 dpdo_shard_destroy(shards_out[j]);
                 shards_out[j] = NULL;
             }

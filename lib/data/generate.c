@@ -440,7 +440,7 @@ int dpdo_dataset_generate(dpdo_dataset *ds, const char *kind, const dpdo_generat
                          "dataset is borrowed by %d shard(s); destroy them before refilling",
                          (int)ds->refs);
     dpdo_rng *rng = NULL;
-    if (dpdo_rng_create(&rng, NULL, o.seed) != DPDO_OK)
+    if (dpdo_rng_create(&rng, NULL, NULL, o.seed) != DPDO_OK)
         return dpdo__err(ds->errmsg, DPDO_E_NOMEM, "out of memory");
     struct dpdo__ds_content c;
     memset(&c, 0, sizeof c);

@@ -427,7 +427,7 @@ DPDO_API int dpdo_algorithm_setup(dpdo_algorithm *a, dpdo_node *const *nodes, in
     e->qmin = e->q[0];
     for (int64_t i = 1; i < e->n; i++) e->qmin = e->q[i] < e->qmin ? e->q[i] : e->qmin;
     if (e->vt->priv_size && !(e->priv = dpdo__calloc(1, e->vt->priv_size))) goto nomem;
-    if ((rc = dpdo_rng_create(&e->rng, dpdo_rng_type_find("philox4x32-10"), o.seed))) {
+    if ((rc = dpdo_rng_create(&e->rng, dpdo_rng_type_find("philox4x32-10"), NULL, o.seed))) {
         if (rc == DPDO_E_NOMEM) goto nomem;
         dpdo__err(err, rc, "setup: cannot create the RNG");
         goto fail;
@@ -631,7 +631,7 @@ static dpdo_accountant *calib_accountant(dpdo__eng *e, dpdo_accountant **tmp)
     int grid = e->o.randomness == DPDO_RANDOMNESS_SECURE && !e->vt->uses_solver;
     if (!grid || !e->ledger || (strcmp(name, "auto") != 0 && strcmp(name, "pld") != 0))
         return e->acc;
-    if (dpdo_accountant_create(tmp, dpdo_accountant_type_find("rdp"), e->ledger, NULL) != DPDO_OK) {
+    if (dpdo_accountant_create(tmp, dpdo_accountant_type_find("rdp"), NULL, e->ledger, NULL) != DPDO_OK) {
         *tmp = NULL;
         return e->acc;
     }

@@ -87,12 +87,13 @@ static int h_smooth(const struct dpdo_regularizer *g)
 }
 
 DPDO_API int dpdo_reference_create(dpdo_reference **out, dpdo_node *const *nodes,
-                                   int32_t n_nodes, dpdo_regularizer *reg,
+                                   int64_t n_nodes_in, dpdo_regularizer *reg,
                                    const dpdo_reference_options *opts)
 {
     if (!out) return DPDO_E_INVAL;
     *out = NULL;
-    if (!nodes || n_nodes < 1) return DPDO_E_INVAL;
+    if (!nodes || n_nodes_in < 1 || n_nodes_in >= ((int64_t)1 << 31)) return DPDO_E_INVAL;
+    int32_t n_nodes = (int32_t)n_nodes_in;
     for (int32_t i = 0; i < n_nodes; i++)
         if (!nodes[i]) return DPDO_E_INVAL;
     int64_t dim = nodes[0]->dim;

@@ -561,7 +561,7 @@ int dpdo_network_set_erdos_renyi(dpdo_network *net, int64_t n, double p, uint64_
                          "Erdos-Renyi graph: p = 0 gives no edges, never connected for n = %lld",
                          (long long)n);
     dpdo_rng *rng = NULL;
-    if ((rc = dpdo_rng_create(&rng, NULL, seed)) != DPDO_OK)
+    if ((rc = dpdo_rng_create(&rng, NULL, NULL, seed)) != DPDO_OK)
         return dpdo__err(net->errmsg, rc, "Erdos-Renyi graph: cannot create the generator (%s)",
                          dpdo_strerror(rc));
     int64_t pairs = n * (n - 1) / 2;

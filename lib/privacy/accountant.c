@@ -1186,21 +1186,37 @@ static int acc_new(dpdo_accountant **out, const dpdo_accountant_type *type, void
     return DPDO_OK;
 }
 
-int dpdo_accountant_create(dpdo_accountant **out, const dpdo_accountant_type *type, dpdo_ledger *ledger,
-                           const dpdo_accountant_options *opts)
+static int create_custom(dpdo_accountant **out, const dpdo_accountant_type *type, void *user,
+                         dpdo_ledger *ledger)
+{
+    if (type->struct_size < offsetof(dpdo_accountant_type, release) + sizeof(type->release))
+        return dpdo__err(ledger->errmsg, DPDO_E_VERSION,
+                         "accountant type: struct_size = %zu does not cover the release field (%zu)",
+                         type->struct_size, offsetof(dpdo_accountant_type, release) + sizeof(type->release));
+    if (!type->name || !type->epsilon)
+        return dpdo__err(ledger->errmsg, DPDO_E_INVAL, "accountant type: name or epsilon is NULL");
+    return acc_new(out, type, user, 0, ledger);
+}
+
+/* Failures of create leave their message on the borrowed ledger (no accountant exists). */
+int dpdo_accountant_create(dpdo_accountant **out, const dpdo_accountant_type *type, void *user,
+                           dpdo_ledger *ledger, const dpdo_accountant_options *opts)
 {
     if (!out) return DPDO_E_INVAL;
     *out = NULL;
-    int kind = type ? builtin_kind(type) : 0;
-    if (!kind || !ledger) return DPDO_E_INVAL;
+    if (!type || !ledger) return DPDO_E_INVAL;
     dpdo_accountant_options o;
     opts_defaults(&o);
-    char err[DPDO__ERRMSG_LEN];
     int rc = dpdo__options_accept(&o, sizeof o, offsetof(dpdo_accountant_options, reserved), opts,
-                                  "dpdo_accountant_options", err);
+                                  "dpdo_accountant_options", ledger->errmsg);
     if (rc) return rc;
+    int kind = builtin_kind(type);
+    if (!kind) return create_custom(out, type, user, ledger);
+    if (user)
+        return dpdo__err(ledger->errmsg, DPDO_E_INVAL,
+                         "accountant '%s' is built in: user must be NULL", type->name);
     builtin *b;
-    rc = make_builtin(&b, kind, &o, err);
+    rc = make_builtin(&b, kind, &o, ledger->errmsg);
     if (rc) return rc;
     rc = acc_new(out, type, b, 1, ledger);
     if (rc) b_release(b);
@@ -1213,10 +1229,7 @@ int dpdo_accountant_create_custom(dpdo_accountant **out, const dpdo_accountant_t
     if (!out) return DPDO_E_INVAL;
     *out = NULL;
     if (!type || !ledger) return DPDO_E_INVAL;
-    if (type->struct_size < offsetof(dpdo_accountant_type, release) + sizeof(type->release))
-        return DPDO_E_VERSION;
-    if (!type->name || !type->epsilon) return DPDO_E_INVAL;
-    return acc_new(out, type, user, 0, ledger);
+    return create_custom(out, type, user, ledger);
 }
 
 void dpdo_accountant_destroy(dpdo_accountant *a)

@@ -73,7 +73,19 @@ static int rng_new(dpdo_rng **out, const dpdo_rng_type *type, void *user, int bu
     return DPDO_OK;
 }
 
-DPDO_API int dpdo_rng_create(dpdo_rng **out, const dpdo_rng_type *type, uint64_t seed)
+/* Smallest struct_size that covers the required fields (name, blocks). */
+#define TYPE_MIN_SIZE (offsetof(dpdo_rng_type, blocks) + sizeof(void (*)(void)))
+
+static int create_custom(dpdo_rng **out, const dpdo_rng_type *type, void *user, uint64_t seed)
+{
+    if (type->struct_size < TYPE_MIN_SIZE) return DPDO_E_VERSION;
+    if (!type->name || !type->blocks) return DPDO_E_INVAL;
+    /* A custom generator always goes through the callback, even when it
+     * wraps the built-in Philox (the output is the same). */
+    return rng_new(out, type, user, 0, seed);
+}
+
+DPDO_API int dpdo_rng_create(dpdo_rng **out, const dpdo_rng_type *type, void *user, uint64_t seed)
 {
     if (!out) return DPDO_E_INVAL;
     *out = NULL;
@@ -81,12 +93,10 @@ DPDO_API int dpdo_rng_create(dpdo_rng **out, const dpdo_rng_type *type, uint64_t
     int builtin = 0;
     for (size_t i = 0; i < N_BUILTIN; i++)
         if (builtin_types[i] == type) builtin = 1;
-    if (!builtin) return DPDO_E_INVAL; /* user types go through create_custom */
+    if (!builtin) return create_custom(out, type, user, seed);
+    if (user) return DPDO_E_INVAL; /* built-in types take no user pointer */
     return rng_new(out, type, NULL, type == &philox_type, seed);
 }
-
-/* Smallest struct_size that covers the required fields (name, blocks). */
-#define TYPE_MIN_SIZE (offsetof(dpdo_rng_type, blocks) + sizeof(void (*)(void)))
 
 DPDO_API int dpdo_rng_create_custom(dpdo_rng **out, const dpdo_rng_type *type, void *user,
                                     uint64_t seed)
@@ -94,11 +104,7 @@ DPDO_API int dpdo_rng_create_custom(dpdo_rng **out, const dpdo_rng_type *type, v
     if (!out) return DPDO_E_INVAL;
     *out = NULL;
     if (!type) return DPDO_E_INVAL;
-    if (type->struct_size < TYPE_MIN_SIZE) return DPDO_E_VERSION;
-    if (!type->name || !type->blocks) return DPDO_E_INVAL;
-    /* A custom generator always goes through the callback, even when it
-     * wraps the built-in Philox (the output is the same). */
-    return rng_new(out, type, user, 0, seed);
+    return create_custom(out, type, user, seed);
 }
 
 DPDO_API void dpdo_rng_destroy(dpdo_rng *rng)

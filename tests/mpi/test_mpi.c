@@ -116,7 +116,7 @@ static int run_case(const problem *p, const kase *c, int distributed, result *r,
             goto done;
         }
     }
-    if (dpdo_ledger_create(&ledger, N) || dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), ledger, NULL))
+    if (dpdo_ledger_create(&ledger, N) || dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), NULL, ledger, NULL))
         goto done;
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
@@ -342,7 +342,7 @@ static int failure(const problem *p, int kind, char *why)
             dpdo_ledger *led = NULL;
             dpdo_accountant *acc = NULL;
             dpdo_ledger_create(&led, N);
-            dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), led, NULL);
+            dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), NULL, led, NULL);
             int rc = dpdo_algorithm_setup(alg, node, N, p->net, p->reg, acc, &o);
             int arc = rc ? rc : dpdo_mpi_attach(m, alg, p->net);
             ok = arc == DPDO_E_INVAL && strstr(dpdo_algorithm_errmsg(alg), "per-sample gradients") != NULL;

@@ -70,7 +70,7 @@ DPDO_API int dpdo_sampling_kind(const dpdo_sampling *s);
 DPDO_API double dpdo_sampling_rate(const dpdo_sampling *s);
 /* Draw the participants of one round from stream (node, round, purpose) of
  * rng: writes the chosen indices of {0..n-1}, ascending, into out[] (capacity
- * n) and their number into *count. NONE writes 0..n-1; POISSON keeps each
+ * n) and their number into *len. NONE writes 0..n-1; POISSON keeps each
  * index with probability q (dpdo__stream_bernoulli); WOR requires n equal to
  * the object's n and draws a uniform m-subset (dpdo__stream_subset). This is
  * the very function the algorithms use, so an event built from this object
@@ -79,7 +79,7 @@ DPDO_API double dpdo_sampling_rate(const dpdo_sampling *s);
  * (custom RNG failed). Thread-safety: concurrent draws are safe. Since 0.1. */
 DPDO_API int dpdo_sampling_draw(const dpdo_sampling *s, const dpdo_rng *rng, uint64_t node,
                                 uint64_t round, uint32_t purpose, int64_t n, int64_t *out,
-                                int64_t *count);
+                                int64_t *len);
 
 /* ---- events --------------------------------------------------------------- */
 

@@ -347,12 +347,12 @@ DPDO_API int dpdo_algorithm_set_policy(dpdo_algorithm *alg, dpdo_policy *policy)
  * dpdo_solver_contraction: chi^N_e for GD). paper_c = 1 uses the paper's
  * coupling 1/(lambda_lo + 1/rho), 0 (recommended) the corrected
  * 1/(1 + rho lambda_lo) (they agree at rho = 1). p_lo in (0, 1]: the
- * smallest participation probability. out[len >= 8]: S (row-major, 4
+ * smallest participation probability. out[cap >= 8]: S (row-major, 4
  * values), ||S|| (the paper's guaranteed rate, Prop. 1), sr(S) (< 1:
  * stable), zeta (PRS contraction), sigma = sqrt(1 - p_lo + p_lo ||S||^2)
  * (Prop. 2). Returns DPDO_OK or DPDO_E_INVAL. Since 0.1. */
 DPDO_API int dpdo_fedplt_rate(double lambda_lo, double lambda_hi, double rho, double contraction,
-                              int32_t paper_c, double p_lo, double *out, int64_t len);
+                              int32_t paper_c, double p_lo, double *out, int64_t cap);
 /* The additive error bound of noisy GD (Corollary 1, spec §5.5):
  * nu = tau sqrt(10 n N gamma) (1 - chi^epochs) / (1 - chi), for dimension n,
  * N agents, step gamma, per-step contraction chi in [0, 1). The asymptotic

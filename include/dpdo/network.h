@@ -148,27 +148,29 @@ DPDO_API int dpdo_network_weight_rule(const dpdo_network *net); /* DPDO_WEIGHTS_
 DPDO_API int dpdo_network_gossip_path(const dpdo_network *net);
 
 /* Copy the neighbours of `node` (ascending, excluding node) into out[cap].
- * *count receives the degree even when cap is too small (then
- * DPDO_E_INVAL). Returns DPDO_OK or DPDO_E_INVAL. Since 0.1. */
+ * *len (may be NULL) receives the degree, the number of entries written or
+ * needed, even when cap is too small (then DPDO_E_INVAL). Here as everywhere
+ * in the API, `cap` is the capacity of an output buffer and `len` a number of
+ * elements (of an input array, or written/needed through a pointer). Returns DPDO_OK or DPDO_E_INVAL. Since 0.1. */
 DPDO_API int dpdo_network_neighbors(dpdo_network *net, int64_t node, int64_t *out, int64_t cap,
-                                    int64_t *count);
+                                    int64_t *len);
 /* Copy the edge list (pairs i < j in lexicographic order) into
- * out[len], len >= 2 * edge_count. Returns DPDO_OK or DPDO_E_INVAL. Since 0.1. */
-DPDO_API int dpdo_network_get_edges(dpdo_network *net, int64_t *out, int64_t len);
-/* Copy W as a dense n x n row-major matrix into out[len], len >= n*n. Since 0.1. */
-DPDO_API int dpdo_network_get_weights(dpdo_network *net, double *out, int64_t len);
+ * out[cap], cap >= 2 * edge_count. Returns DPDO_OK or DPDO_E_INVAL. Since 0.1. */
+DPDO_API int dpdo_network_get_edges(dpdo_network *net, int64_t *out, int64_t cap);
+/* Copy W as a dense n x n row-major matrix into out[cap], cap >= n*n. Since 0.1. */
+DPDO_API int dpdo_network_get_weights(dpdo_network *net, double *out, int64_t cap);
 
 /* ---- spectral quantities -------------------------------------------------
  * Computed once per W (cached until W changes) from all eigenvalues of the
  * dense symmetric W with LAPACK dsyevd; O(n^3) time, O(n^2) memory.
  * slem = max(|lambda_2|, |lambda_n|), the second-largest eigenvalue modulus;
  * gap = 1 - slem; eigenvalues are written in descending order into
- * out[len], len >= n. For n = 1: slem = 0, gap = 1. Returns DPDO_OK,
- * DPDO_E_INVAL (NULL, empty, len too small), DPDO_E_NOMEM, DPDO_E_NUMERIC
+ * out[cap], cap >= n. For n = 1: slem = 0, gap = 1. Returns DPDO_OK,
+ * DPDO_E_INVAL (NULL, empty, cap too small), DPDO_E_NOMEM, DPDO_E_NUMERIC
  * (LAPACK failed). Since 0.1. */
 DPDO_API int dpdo_network_slem(dpdo_network *net, double *slem);
 DPDO_API int dpdo_network_spectral_gap(dpdo_network *net, double *gap);
-DPDO_API int dpdo_network_eigenvalues(dpdo_network *net, double *out, int64_t len);
+DPDO_API int dpdo_network_eigenvalues(dpdo_network *net, double *out, int64_t cap);
 
 /* ---- gossip ------------------------------------------------------------
  * y = W x for an n x d row-major block x (n = node count, d >= 1), written
@@ -184,12 +186,12 @@ DPDO_API int dpdo_network_gossip(dpdo_network *net, const double *x, double *y, 
  * (docs/network.md lists the streams). `count` is k for EDGES and b for
  * MATCHING/AVERAGE/INDUCED (ignored otherwise); p is read by BERNOULLI.
  * Writes active[n] (1 = active, 0 = inactive; may be NULL) and the dense
- * n x n matrix into w[wlen] (may be NULL; else wlen >= n*n). Allocates
+ * n x n matrix into w[wcap] (may be NULL; else wcap >= n*n). Allocates
  * scratch (not a hot-path call). Returns DPDO_OK, DPDO_E_INVAL, DPDO_E_NOMEM,
  * DPDO_E_CALLBACK (custom generator failed). Since 0.1. */
 DPDO_API int dpdo_network_round_matrix(dpdo_network *net, dpdo_rng *rng, uint64_t round,
                                        int scheme, int64_t count, double p, int32_t *active,
-                                       double *w, int64_t wlen);
+                                       double *w, int64_t wcap);
 
 #ifdef __cplusplus
 }

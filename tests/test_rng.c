@@ -178,7 +178,8 @@ static void create_bad_input(void)
 {
     dpdo_rng *r = (dpdo_rng *)&r;
     CHECK_EQ(dpdo_rng_create(NULL, NULL, NULL, 1), DPDO_E_INVAL);
-    CHECK_EQ(dpdo_rng_create(&r, &hash_type, NULL, 1), DPDO_E_INVAL); /* not built in */
+    /* a built-in type takes no user pointer */
+    CHECK_EQ(dpdo_rng_create(&r, dpdo_rng_type_find("philox4x32-10"), &r, 1), DPDO_E_INVAL);
     CHECK(r == NULL);
     r = (dpdo_rng *)&r;
     CHECK_EQ(dpdo_rng_create_custom(&r, NULL, NULL, 1), DPDO_E_INVAL);

@@ -136,9 +136,10 @@ typedef struct dpdo_ledger dpdo_ledger;
  * Returns DPDO_OK, DPDO_E_INVAL (out NULL, n_nodes < 1 or > 2^31),
  * DPDO_E_NOMEM; *out NULL on failure. Since 0.1. */
 DPDO_API int dpdo_ledger_create(dpdo_ledger **out, int64_t n_nodes);
-/* Destroy; NULL is a no-op. Accountants borrowing it must be destroyed first:
- * destroying a borrowed ledger is a caller bug, and the call then does
- * nothing (the ledger stays alive) and sets its errmsg. Since 0.1. */
+/* Destroy; NULL is a no-op. If accountants still borrow the ledger the free
+ * is deferred: they keep reading it, and it is freed when the last of them is
+ * destroyed (the caller must not use `l` any more; docs/abi.md, "Destroying a
+ * borrowed handle"). Since 0.1. Deferred (was: refused): Since 0.2. */
 DPDO_API void dpdo_ledger_destroy(dpdo_ledger *l);
 DPDO_API const char *dpdo_ledger_errmsg(const dpdo_ledger *l);
 DPDO_API int64_t dpdo_ledger_nodes(const dpdo_ledger *l);  /* 0 for NULL */

@@ -275,7 +275,9 @@ DPDO_API int dpdo_shard_create(dpdo_shard **out, dpdo_dataset *ds, const int64_t
 /* Shard of the contiguous rows [first, first+m). Errors as above. Since 0.1. */
 DPDO_API int dpdo_shard_create_range(dpdo_shard **out, dpdo_dataset *ds, int64_t first, int64_t m);
 /* Destroy; NULL is a no-op. Frees the parent if it was destroyed and this
- * was its last shard. Since 0.1. */
+ * was its last shard. If nodes still borrow the shard, the free is deferred
+ * until the last of them is destroyed (docs/abi.md, "Destroying a borrowed
+ * handle"). Since 0.1. Deferred: Since 0.2. */
 DPDO_API void dpdo_shard_destroy(dpdo_shard *s);
 DPDO_API const char *dpdo_shard_errmsg(const dpdo_shard *s); /* never NULL. Since 0.1. */
 DPDO_API int64_t dpdo_shard_rows(const dpdo_shard *s);      /* 0 for NULL. Since 0.1. */

@@ -86,8 +86,10 @@ DPDO_API const char *dpdo_loss_type_name(const dpdo_loss_type *type);
  * (struct_size too small), DPDO_E_NOMEM. Since 0.1. */
 DPDO_API int dpdo_loss_create(dpdo_loss **out, const dpdo_loss_type *type, void *user,
                               int64_t dim);
-/* Destroy; runs release(user) once. NULL is a no-op. Nodes borrowing the
- * loss must be destroyed first. Since 0.1. */
+/* Destroy; runs release(user) once. NULL is a no-op. If nodes still borrow
+ * the loss, the free (and release) is deferred until the last of them is
+ * destroyed; the caller must not use `loss` any more (docs/abi.md,
+ * "Destroying a borrowed handle"). Since 0.1. Deferred: Since 0.2. */
 DPDO_API void dpdo_loss_destroy(dpdo_loss *loss);
 /* Last failure message; never NULL ("dpdo_loss_errmsg: loss is NULL"
  * for NULL). Since 0.1. */

@@ -71,6 +71,15 @@ int dpdo__table_index(const void *table, size_t size, int n, const void *t);
 const void *dpdo__table_find(const void *table, size_t size, int n, const char *name);
 const void *dpdo__table_next(const void *table, size_t size, int n, const void *prev);
 
+/* ---- borrowed handles ---------------------------------------------------
+ * The one destroy rule (docs/abi.md, "Destroying a borrowed handle"): a
+ * handle that other handles borrow counts them (`borrowers`); destroying it
+ * while borrowed is DEFERRED: the handle is dead for the caller at once (its
+ * magic is cleared), and its memory (and a user type's release callback) goes
+ * when the last borrower lets go (`doomed` marks this). Applied to datasets
+ * (shards), shards and losses (nodes), networks (algorithms), ledgers
+ * (accountants), nodes and regularizers (reference solvers). */
+
 /* ---- handle magic ------------------------------------------------------
  * Every public handle struct starts with `uint32_t magic`, set to its type's
  * DPDO__MAGIC_* value right after allocation and cleared by *_destroy just

@@ -515,14 +515,30 @@ int dpdo_shard_create_range(dpdo_shard **out, dpdo_dataset *ds, int64_t first, i
     return DPDO_OK;
 }
 
-void dpdo_shard_destroy(dpdo_shard *s)
+static void shard_free(struct dpdo_shard *s)
 {
-    if (!s || !DPDO__LIVE(s, DPDO__MAGIC_SHARD)) return; /* NULL or destroyed */
-    DPDO__KILL(s);
     struct dpdo_dataset *ds = s->parent;
     dpdo__free(s->rows);
     dpdo__free(s);
     if (ds && --ds->refs == 0 && ds->destroyed) ds_free(ds);
+}
+
+void dpdo_shard_destroy(dpdo_shard *s)
+{
+    if (!s || !DPDO__LIVE(s, DPDO__MAGIC_SHARD)) return; /* NULL or destroyed */
+    DPDO__KILL(s);
+    if (s->borrowers > 0) {
+        s->doomed = 1; /* freed by the last borrowing node */
+        return;
+    }
+    shard_free(s);
+}
+
+void dpdo__shard_retain(struct dpdo_shard *s) { s->borrowers++; }
+
+void dpdo__shard_release(struct dpdo_shard *s)
+{
+    if (s && --s->borrowers == 0 && s->doomed) shard_free(s);
 }
 
 const char *dpdo_shard_errmsg(const dpdo_shard *s) { return s ? s->errmsg : DPDO__NULL_TEXT("dpdo_shard_errmsg", "s"); }

@@ -48,6 +48,7 @@ struct dpdo_reference {
     /* results */
     double cert;
     int64_t iters;
+    int retained; /* the nodes and reg are retained (borrowed handles, core_impl.h) */
     char errmsg[DPDO__ERRMSG_LEN];
 };
 
@@ -213,6 +214,9 @@ DPDO_API int dpdo_reference_create(dpdo_reference **out, dpdo_node *const *nodes
                 r->s_node[s] = i;
             }
     }
+    for (int32_t i = 0; i < n_nodes; i++) dpdo__node_retain(nodes[i]);
+    if (reg) dpdo__reg_retain(reg);
+    r->retained = 1;
     *out = r;
     return DPDO_OK;
 nomem:
@@ -224,6 +228,10 @@ DPDO_API void dpdo_reference_destroy(dpdo_reference *ref)
 {
     if (!ref || !DPDO__LIVE(ref, DPDO__MAGIC_REFERENCE)) return; /* NULL or destroyed */
     DPDO__KILL(ref);
+    if (ref->retained) {
+        for (int32_t i = 0; i < ref->n; i++) dpdo__node_release(ref->nodes[i]);
+        if (ref->reg != &ref->none_reg) dpdo__reg_release(ref->reg);
+    }
     dpdo__free(ref->nodes);
     dpdo__free(ref->omega);
     dpdo__free(ref->work);

@@ -1237,7 +1237,7 @@ void dpdo_accountant_destroy(dpdo_accountant *a)
     if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ACCOUNTANT)) return; /* NULL or destroyed */
     DPDO__KILL(a);
     if (a->type->release) a->type->release(a->user);
-    if (a->ledger) a->ledger->borrowers--;
+    if (a->ledger) dpdo__ledger_release(a->ledger);
     dpdo__free(a->rows);
     dpdo__free(a);
 }

@@ -191,18 +191,27 @@ int dpdo_ledger_create(dpdo_ledger **out, int64_t n_nodes)
     return DPDO_OK;
 }
 
-void dpdo_ledger_destroy(dpdo_ledger *l)
+static void ledger_free(dpdo_ledger *l)
 {
-    if (!l || !DPDO__LIVE(l, DPDO__MAGIC_LEDGER)) return; /* NULL or destroyed */
-    if (l->borrowers > 0) { /* a caller bug: keep it alive rather than leave dangling accountants */
-        dpdo__err(l->errmsg, DPDO_E_STATE, "ledger destroyed while %lld accountant(s) borrow it: ignored",
-                  (long long)l->borrowers);
-        return;
-    }
-    DPDO__KILL(l);
     dpdo__free(l->ev);
     dpdo__free(l->counts);
     dpdo__free(l);
+}
+
+void dpdo_ledger_destroy(dpdo_ledger *l)
+{
+    if (!l || !DPDO__LIVE(l, DPDO__MAGIC_LEDGER)) return; /* NULL or destroyed */
+    DPDO__KILL(l);
+    if (l->borrowers > 0) {
+        l->doomed = 1; /* freed by the last accountant (dpdo__ledger_release) */
+        return;
+    }
+    ledger_free(l);
+}
+
+void dpdo__ledger_release(dpdo_ledger *l)
+{
+    if (l && --l->borrowers == 0 && l->doomed) ledger_free(l);
 }
 
 const char *dpdo_ledger_errmsg(const dpdo_ledger *l) { return l ? l->errmsg : DPDO__NULL_TEXT("dpdo_ledger_errmsg", "l"); }

@@ -110,7 +110,7 @@ DPDO_API int dpdo_reference_create(dpdo_reference **out, dpdo_node *const *nodes
     dpdo_reference_options o;
     dpdo_reference_options_init(&o, sizeof o);
     int rc = dpdo__options_accept(&o, sizeof o, offsetof(dpdo_reference_options, reserved), opts,
-                                  "dpdo_reference_options", NULL);
+                                  "dpdo_reference_options", nodes[0]->errmsg);
     if (rc) return rc;
     if (o.weighting < 0 || o.weighting > 2 || !(o.tol >= 0) || !isfinite(o.tol) || o.max_iter < 1 ||
         o.lbfgs_memory < 1 || o.lbfgs_memory > 1000)

@@ -446,7 +446,25 @@ int main(int argc, char **argv)
         int ok = dpdo_mpi_options_init(NULL, sizeof mo) == DPDO_E_INVAL &&
                  dpdo_mpi_options_init(&mo, 4) == DPDO_E_VERSION && dpdo_mpi_options_init(&mo, sizeof mo) == DPDO_OK &&
                  mo.timeout == 60 && mo.root == 0;
-        ok &= dpdo_mpi_create(NULL, MPI_COMM_WORLD, N, NULL, NULL) == DPDO_E_INVAL;
+        { /* the options rule (docs/abi.md): newer structs with a zero tail, older ones */
+            struct {
+                dpdo_mpi_options o;
+                int64_t tail[2];
+            } big;
+            memset(&big, 0x55, sizeof big);
+            ok &= dpdo_mpi_options_init(&big.o, sizeof big) == DPDO_OK && big.tail[0] == 0 && big.tail[1] == 0 &&
+                  big.o.timeout == 60 && big.o.reserved[3] == 0;
+            big.tail[1] = 7; /* a field of a newer release this library does not know */
+            ok &= dpdo_mpi_create(&m, MPI_COMM_WORLD, N, NULL, &big.o) == DPDO_E_VERSION && m == NULL;
+            big.tail[1] = 0;
+            big.o.reserved[2] = 1;
+            ok &= dpdo_mpi_create(&m, MPI_COMM_WORLD, N, NULL, &big.o) == DPDO_E_VERSION && m == NULL;
+            big.o.reserved[2] = 0;
+            big.o.struct_size = sizeof(size_t); /* the oldest layout: all defaults (collective create) */
+            ok &= dpdo_mpi_create(&m, MPI_COMM_WORLD, N, NULL, &big.o) == DPDO_OK;
+            dpdo_mpi_destroy(m);
+            m = NULL;
+        }
         ok &= dpdo_mpi_create(&m, MPI_COMM_WORLD, 0, NULL, NULL) == DPDO_E_INVAL && m == NULL;
         ok &= dpdo_mpi_create(&m, MPI_COMM_WORLD, N, first_bad, NULL) == DPDO_E_INVAL && m == NULL;
         mo.timeout = 0;

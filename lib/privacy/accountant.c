@@ -76,6 +76,8 @@ struct dpdo_accountant {
     const char *last_src; /* accountant behind the last answer */
     double *rows; /* [(rows_cap) * DPDO_EV_FIELDS] */
     int64_t rows_cap;
+    int64_t borrowers; /* algorithms borrowing this accountant (core_impl.h, borrowed handles) */
+    int doomed;        /* destroy requested while borrowed */
     char errmsg[DPDO__ERRMSG_LEN];
 };
 
@@ -1232,10 +1234,28 @@ int dpdo_accountant_create_custom(dpdo_accountant **out, const dpdo_accountant_t
     return create_custom(out, type, user, ledger);
 }
 
+static void acc_free(dpdo_accountant *a);
+
 void dpdo_accountant_destroy(dpdo_accountant *a)
 {
     if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ACCOUNTANT)) return; /* NULL or destroyed */
     DPDO__KILL(a);
+    if (a->borrowers > 0) {
+        a->doomed = 1; /* freed by the last borrowing algorithm */
+        return;
+    }
+    acc_free(a);
+}
+
+void dpdo__accountant_retain(dpdo_accountant *a) { a->borrowers++; }
+
+void dpdo__accountant_release(dpdo_accountant *a)
+{
+    if (a && --a->borrowers == 0 && a->doomed) acc_free(a);
+}
+
+static void acc_free(dpdo_accountant *a)
+{
     if (a->type->release) a->type->release(a->user);
     if (a->ledger) dpdo__ledger_release(a->ledger);
     dpdo__free(a->rows);

@@ -107,6 +107,10 @@ int64_t dpdo__ledger_find(const dpdo_ledger *l, const dpdo__event_desc *ev);
 void dpdo__ledger_release(dpdo_ledger *l);
 /* The ledger an accountant reads. */
 dpdo_ledger *dpdo__accountant_ledger(const dpdo_accountant *a);
+/* Borrowing (core_impl.h, borrowed handles): an algorithm retains its accountant at setup and
+ * releases it when it lets go; release frees an accountant destroyed while borrowed. */
+void dpdo__accountant_retain(dpdo_accountant *a);
+void dpdo__accountant_release(dpdo_accountant *a);
 /* Smallest N with P(Binomial(T, p) > N) <= beta (exact tail; O(T) lgamma). */
 double dpdo__binom_quantile(double T, double p, double beta);
 /* Worst epsilon over the selected nodes (NULL/-1: all) at delta, optionally

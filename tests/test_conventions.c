@@ -429,6 +429,28 @@ static void borrowed_destroy_is_deferred(void)
     CHECK(e1 == e2 && e1 > 0);
     dpdo_accountant_destroy(acc);
     dpdo_event_destroy(ev);
+
+    /* an algorithm borrows nodes, regularizer, accountant (and through it the ledger) and the
+     * network: the caller destroys them all, the run goes on, destroying the algorithm frees */
+    problem p;
+    problem_make(&p);
+    dpdo_algorithm *alg = NULL;
+    CHECK_EQ(dpdo_algorithm_create(&alg, dpdo_algorithm_type_find("dp-dda")), DPDO_OK);
+    dpdo_algorithm_options o;
+    dpdo_algorithm_options_init(&o, sizeof o);
+    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE;
+    o.max_rounds = 4;
+    CHECK_EQ(dpdo_algorithm_setup(alg, p.nodes, 2, p.net, p.reg, p.acc, &o), DPDO_OK);
+    CHECK_EQ(dpdo_algorithm_step(alg), DPDO_ROUND);
+    problem_free(&p); /* every handle of the problem, while the algorithm borrows them */
+    CHECK_EQ(dpdo_algorithm_step(alg), DPDO_ROUND);
+    double eps = NAN;
+    CHECK_EQ(dpdo_algorithm_privacy(alg, DPDO_PRIVACY_RIGOROUS, DPDO_NODE_ALL, &eps, NULL, NULL), DPDO_OK);
+    CHECK(eps > 0 && eps < 1.0 + 1e-9);
+    double Fa = NAN;
+    CHECK_EQ(dpdo_algorithm_objective(alg, DPDO_POINT_OUTPUT, DPDO_NODE_ALL, &Fa), DPDO_OK);
+    CHECK(isfinite(Fa) && Fa > 0);
+    dpdo_algorithm_destroy(alg); /* frees them (ASan/valgrind: no leak, no use after free) */
 }
 
 int main(void)

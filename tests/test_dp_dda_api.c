@@ -337,7 +337,7 @@ static void empty_handle_and_nulls(void)
     CHECK(a == NULL);
     CHECK_EQ(dpdo_algorithm_create(NULL, dpdo_algorithm_type_find("dp-dda")), DPDO_E_INVAL);
     dpdo_algorithm_destroy(NULL);
-    CHECK(strcmp(dpdo_algorithm_errmsg(NULL), "(null)") == 0);
+    CHECK(strcmp(dpdo_algorithm_errmsg(NULL), "dpdo_algorithm_errmsg: alg is NULL") == 0);
     CHECK(strcmp(dpdo_algorithm_name(NULL), "(null)") == 0);
     CHECK_EQ(dpdo_algorithm_state(NULL), -1);
     CHECK_EQ(dpdo_algorithm_nodes(NULL), 0);

@@ -106,7 +106,7 @@ static void test_double_destroy_every_type(void)
     /* calls on the destroyed algorithm are refused, not run */
     CHECK_EQ(dpdo_algorithm_step(alg), DPDO_E_INVAL);
     CHECK_EQ(dpdo_algorithm_run(alg, 1, NULL), DPDO_E_INVAL);
-    CHECK(strcmp(dpdo_algorithm_errmsg(alg), "(destroyed handle)") == 0);
+    CHECK(strcmp(dpdo_algorithm_errmsg(alg), "dpdo_algorithm_errmsg: alg is a destroyed handle") == 0);
     prob_free(&p, 1); /* destroys the algorithm a second and third time, the rest twice */
 
     /* the remaining types, each destroyed twice */

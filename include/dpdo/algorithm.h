@@ -162,9 +162,13 @@ DPDO_API int dpdo_algorithm_create(dpdo_algorithm **out, const dpdo_algorithm_ty
  * On success the algorithm is READY at round 0. On failure a previous setup
  * (if any) is left intact and dpdo_algorithm_errmsg() names the problem
  * ("setup: node 3: dimension 2000 differs from the regularizer's 2001").
+ * The nodes, reg and acc are retained: destroying one of them while the
+ * algorithm exists is deferred until the algorithm lets go (destroy or a
+ * later setup; docs/abi.md, "Destroying a borrowed handle").
  * Returns DPDO_OK, DPDO_E_INVAL, DPDO_E_VERSION, DPDO_E_NOMEM,
- * DPDO_E_STATE (RUNNING: reset first). Since 0.1. */
-DPDO_API int dpdo_algorithm_setup(dpdo_algorithm *alg, dpdo_node *const *nodes, int32_t n_nodes,
+ * DPDO_E_STATE (RUNNING: reset first). Since 0.1. n_nodes is int64_t:
+ * Since 0.2. */
+DPDO_API int dpdo_algorithm_setup(dpdo_algorithm *alg, dpdo_node *const *nodes, int64_t n_nodes,
                                   dpdo_network *net, dpdo_regularizer *reg, dpdo_accountant *acc,
                                   const dpdo_algorithm_options *opts);
 

@@ -326,7 +326,7 @@ PROTOS = {
     "dpdo_algorithm_type_title": (S, [P]),
     "dpdo_algorithm_options_init": (INT, [P, SZ]),
     "dpdo_algorithm_create": (INT, [PP, P]),
-    "dpdo_algorithm_setup": (INT, [P, PP, I32, P, P, P, P]),
+    "dpdo_algorithm_setup": (INT, [P, PP, I64, P, P, P, P]),
     "dpdo_algorithm_prepare": (INT, [P]),
     "dpdo_algorithm_destroy": (None, [P]),
     "dpdo_algorithm_errmsg": (S, [P]),

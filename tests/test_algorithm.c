@@ -138,7 +138,8 @@ static void test_options(void)
 {
     dpdo_algorithm_options o;
     CHECK_EQ(dpdo_algorithm_options_init(NULL, sizeof o), DPDO_E_INVAL);
-    CHECK_EQ(dpdo_algorithm_options_init(&o, 8), DPDO_E_VERSION);
+    CHECK_EQ(dpdo_algorithm_options_init(&o, 4), DPDO_E_VERSION); /* smaller than struct_size itself */
+    CHECK_EQ(dpdo_algorithm_options_init(&o, sizeof(size_t)), DPDO_OK); /* any older layout (docs/abi.md) */
     CHECK_EQ(dpdo_algorithm_options_init(&o, sizeof o), DPDO_OK);
     CHECK_EQ(o.max_rounds, 1000);
     CHECK_EQ(o.noise_mode, DPDO_NOISE_RIGOROUS);

@@ -451,6 +451,39 @@ static void borrowed_destroy_is_deferred(void)
     CHECK_EQ(dpdo_algorithm_objective(alg, DPDO_POINT_OUTPUT, DPDO_NODE_ALL, &Fa), DPDO_OK);
     CHECK(isfinite(Fa) && Fa > 0);
     dpdo_algorithm_destroy(alg); /* frees them (ASan/valgrind: no leak, no use after free) */
+
+    /* the host's plug-ins (solver, compressor, policy) are borrowed the same way */
+    static const struct {
+        const char *alg;
+        int kind;
+    } plug[] = {{"do-adp", 1}, {"fed-plt", 0}, {"dp-wor-sgd", 2}};
+    for (int k = 0; k < 3; k++) {
+        problem_make(&p);
+        CHECK_EQ(dpdo_algorithm_create(&alg, dpdo_algorithm_type_find(plug[k].alg)), DPDO_OK);
+        CHECK_EQ(dpdo_algorithm_setup(alg, p.nodes, 2, p.net, p.reg, p.acc, &o), DPDO_OK);
+        if (plug[k].kind == 0) {
+            dpdo_solver *s = NULL;
+            CHECK_EQ(dpdo_solver_create(&s, dpdo_solver_type_find("gd"), NULL, D), DPDO_OK);
+            CHECK_EQ(dpdo_algorithm_set_solver(alg, s), DPDO_OK);
+            dpdo_solver_destroy(s);
+        } else if (plug[k].kind == 1) {
+            dpdo_compressor *c = NULL;
+            CHECK_EQ(dpdo_compressor_create(&c, dpdo_compressor_type_find("top-k"), NULL, D), DPDO_OK);
+            CHECK_EQ(dpdo_compressor_set_k(c, 2), DPDO_OK);
+            CHECK_EQ(dpdo_algorithm_set_compressor(alg, c), DPDO_OK);
+            dpdo_compressor_destroy(c);
+            CHECK_EQ(dpdo_algorithm_step(alg), DPDO_ROUND); /* messages go through it */
+            CHECK_EQ(dpdo_algorithm_step(alg), DPDO_ROUND);
+        } else {
+            dpdo_policy *pol = NULL;
+            CHECK_EQ(dpdo_policy_create(&pol, dpdo_policy_type_find("periodic"), NULL, 2, D + 2), DPDO_OK);
+            CHECK_EQ(dpdo_algorithm_set_policy(alg, pol), DPDO_OK);
+            dpdo_policy_destroy(pol);
+            CHECK_EQ(dpdo_algorithm_step(alg), DPDO_ROUND);
+        }
+        problem_free(&p);
+        dpdo_algorithm_destroy(alg);
+    }
 }
 
 int main(void)

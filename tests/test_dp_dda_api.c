@@ -312,7 +312,7 @@ static void types_and_options(void)
     CHECK_EQ(o.weighting, -1);
     CHECK_EQ(o.randomness, DPDO_RANDOMNESS_SECURE);
     CHECK_EQ(dpdo_algorithm_options_init(NULL, sizeof o), DPDO_E_INVAL);
-    CHECK_EQ(dpdo_algorithm_options_init(&o, 8), DPDO_E_VERSION);
+    CHECK_EQ(dpdo_algorithm_options_init(&o, 4), DPDO_E_VERSION); /* any size >= sizeof(size_t) is a layout */
 
     /* parameter metadata */
     CHECK_EQ(dpdo_param_type(DPDO_PARAM_DDA_ACTIVE), 0);
@@ -435,14 +435,14 @@ static void setup_bad_input(void)
     CHECK_EQ(dpdo_ledger_create(&l5, 5), DPDO_OK);
     CHECK_EQ(dpdo_accountant_create(&a5, dpdo_accountant_type_find("rdp"), NULL, l5, NULL), DPDO_OK);
     BAD(DPDO_E_INVAL, dpdo_algorithm_setup(a, p.nodes, 4, c.net, p.reg, a5, &o));
-    /* options struct versions: too small; larger with a non-zero tail; zero tail is fine */
+    /* options struct versions (docs/abi.md): too small; larger with a non-zero tail; zero tail is fine */
     struct {
         dpdo_algorithm_options o;
         char tail[16];
     } big;
     memset(&big, 0, sizeof big);
     big.o = o;
-    big.o.struct_size = 8;
+    big.o.struct_size = 4; /* smaller than struct_size itself: _init was not called */
     BAD(DPDO_E_VERSION, dpdo_algorithm_setup(a, p.nodes, 4, c.net, p.reg, c.acc, &big.o));
     big.o.struct_size = sizeof big;
     big.tail[3] = 1;

@@ -321,7 +321,8 @@ DPDO_API int dpdo_param_bounds(int key, double *lo, double *hi);
 
 /* ---- local solver ---------------------------------------------------------------- */
 
-/* Use `solver` (BORROWED; it must outlive the algorithm; dimension d) as the
+/* Use `solver` (BORROWED and retained: destroying it while installed is
+ * deferred until the algorithm lets go, docs/abi.md; dimension d) as the
  * local solver of every agent (Fed-PLT and its baselines). NULL restores the
  * default, a "gd" solver owned by the algorithm. In noisy modes prepare()
  * writes the solver's "tau" (and "clip" when options.clip is not +inf).
@@ -330,12 +331,14 @@ DPDO_API int dpdo_param_bounds(int key, double *lo, double *hi);
  * Since 0.1. */
 DPDO_API int dpdo_algorithm_set_solver(dpdo_algorithm *alg, dpdo_solver *solver);
 
-/* Use `comp` (BORROWED; dimension d) to compress every message (DO-ADP and
+/* Use `comp` (BORROWED and retained as the solver above; dimension d) to
+ * compress every message (DO-ADP and
  * its compressed baselines). NULL restores the default "identity" (k = d).
  * Only in READY. Returns as dpdo_algorithm_set_solver. Since 0.1. */
 DPDO_API int dpdo_algorithm_set_compressor(dpdo_algorithm *alg, dpdo_compressor *comp);
 
-/* Use `policy` (BORROWED; created for at least n nodes and states of d + 2
+/* Use `policy` (BORROWED and retained as the solver above; created for at
+ * least n nodes and states of d + 2
  * values: [w_L, mini-batch loss, previous action]) for the Local/Global
  * decisions of DP-WOR-SGD. NULL restores the default "always-global" (owned).
  * The policy is reset by dpdo_algorithm_reset and by prepare. Only in READY.

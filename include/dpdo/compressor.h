@@ -98,8 +98,10 @@ DPDO_API const char *dpdo_compressor_type_name(const dpdo_compressor_type *t);
  * Since 0.1. */
 DPDO_API int dpdo_compressor_create(dpdo_compressor **out, const dpdo_compressor_type *type,
                                     void *user, int64_t dim);
-/* Destroy; runs release(user) once for user types. NULL is a no-op.
- * Since 0.1. */
+/* Destroy; runs release(user) once for user types. NULL is a no-op. If an
+ * algorithm still borrows it (dpdo_algorithm_set_*), the free (and release)
+ * is deferred until the algorithm lets go (docs/abi.md). Since 0.1.
+ * Deferred: Since 0.2. */
 DPDO_API void dpdo_compressor_destroy(dpdo_compressor *c);
 /* Message about the last failure ("" if none; "dpdo_compressor_errmsg: c
  * is NULL" for NULL). Never NULL; owned by the handle, valid until the next call on it.

@@ -77,8 +77,8 @@ const void *dpdo__table_next(const void *table, size_t size, int n, const void *
  * while borrowed is DEFERRED: the handle is dead for the caller at once (its
  * magic is cleared), and its memory (and a user type's release callback) goes
  * when the last borrower lets go (`doomed` marks this). Applied to datasets
- * (shards), shards and losses (nodes), networks and accountants
- * (algorithms), ledgers (accountants), nodes and regularizers (reference
+ * (shards), shards and losses (nodes), networks, accountants, solvers,
+ * compressors and policies (algorithms), ledgers (accountants), nodes and regularizers (reference
  * solvers, algorithms). */
 
 /* ---- handle magic ------------------------------------------------------

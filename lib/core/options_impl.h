@@ -65,8 +65,8 @@ static inline int dpdo__options_accept(void *dst, size_t lib_size, size_t known,
             if (err)
                 snprintf(err, 256,
                          "%s: byte %zu of the caller's %zu-byte struct is not zero, but this "
-                         "library (%zu bytes) knows only the first %zu (a field of a newer "
-                         "libdpdo, or a non-zero reserved word)",
+                         "library (%zu bytes) knows only the first %zu (the unknown tail holds a "
+                         "field of a newer libdpdo, or a reserved word is set)",
                          type, i, caller_size, lib_size, known);
             return DPDO_E_VERSION;
         }

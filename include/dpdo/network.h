@@ -151,7 +151,8 @@ DPDO_API int dpdo_network_gossip_path(const dpdo_network *net);
  * *len (may be NULL) receives the degree, the number of entries written or
  * needed, even when cap is too small (then DPDO_E_INVAL). Here as everywhere
  * in the API, `cap` is the capacity of an output buffer and `len` a number of
- * elements (of an input array, or written/needed through a pointer). Returns DPDO_OK or DPDO_E_INVAL. Since 0.1. */
+ * elements (of an input array, or written/needed through a pointer).
+ * Returns DPDO_OK or DPDO_E_INVAL. Since 0.1. */
 DPDO_API int dpdo_network_neighbors(dpdo_network *net, int64_t node, int64_t *out, int64_t cap,
                                     int64_t *len);
 /* Copy the edge list (pairs i < j in lexicographic order) into

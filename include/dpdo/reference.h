@@ -73,7 +73,8 @@ DPDO_API int dpdo_reference_options_init(dpdo_reference_options *o, size_t struc
  * same dimension. Allocates all work memory. Returns DPDO_OK, DPDO_E_INVAL
  * (NULL, dimension mismatch, bad option, all weights zero), DPDO_E_VERSION,
  * DPDO_E_NOMEM. *out NULL on failure; the message of an options or
- * dimension failure is left in dpdo_node_errmsg(nodes[0]) (or of the node named). Since 0.1. n_nodes is int64_t: Since 0.2. */
+ * dimension failure is left in dpdo_node_errmsg(nodes[0]) (or of the node
+ * named). Since 0.1. n_nodes is int64_t: Since 0.2. */
 DPDO_API int dpdo_reference_create(dpdo_reference **out, dpdo_node *const *nodes,
                                    int64_t n_nodes, dpdo_regularizer *reg,
                                    const dpdo_reference_options *opts);

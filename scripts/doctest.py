@@ -120,8 +120,8 @@ int main(int argc, char **argv)
     MUST(dpdo_regularizer_create(&reg_l2_1_over_q, dpdo_regularizer_type_find("l2"), NULL, 20, &lam_q, 1));
     MUST(dpdo_network_create(&net)); MUST(dpdo_network_set_ring(net, 20));
     MUST(dpdo_ledger_create(&ledger, 20));
-    MUST(dpdo_accountant_create(&acc, dpdo_accountant_type_find("auto"), ledger, NULL));
-    MUST(dpdo_rng_create(&rng, dpdo_rng_type_find("philox4x32-10"), 1));
+    MUST(dpdo_accountant_create(&acc, dpdo_accountant_type_find("auto"), NULL, ledger, NULL));
+    MUST(dpdo_rng_create(&rng, dpdo_rng_type_find("philox4x32-10"), NULL, 1));
     dpdo_algorithm_options_init(&o, sizeof o);
     o.max_rounds = 50; o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE;
     dpdo_algorithm_options_init(&alg_opts, sizeof alg_opts);

@@ -628,7 +628,7 @@ static dpdo_accountant *calib_accountant(dpdo__eng *e, dpdo_accountant **tmp)
     *tmp = NULL;
     const char *name = dpdo_accountant_name(e->acc);
     /* at calibration time pv.private_run is not yet known: test the grid-noise condition without it */
-    int grid = e->o.randomness == DPDO_RANDOMNESS_SECURE && !e->vt->uses_solver;
+    int grid = e->o.randomness == DPDO_RANDOMNESS_SECURE;
     if (!grid || !e->ledger || (strcmp(name, "auto") != 0 && strcmp(name, "pld") != 0))
         return e->acc;
     if (dpdo_accountant_create(tmp, dpdo_accountant_type_find("rdp"), e->ledger, NULL) != DPDO_OK) {
@@ -717,7 +717,9 @@ static int compute_guard(dpdo__eng *e)
 #define TAP(e, node, out, n, g) ((void)0)
 #endif
 
-int dpdo__eng_grid_noise(const dpdo__eng *e) { return DPDO__SECURE(e) && !e->vt->uses_solver; }
+/* Fed-PLT's noise is drawn inside the local solver, on the grid too (dpdo__solver_run_grid); the
+ * other solver-using algorithms are not private. */
+int dpdo__eng_grid_noise(const dpdo__eng *e) { return DPDO__SECURE(e); }
 
 /* The one noise path of both mechanisms: reproducible runs add continuous draws from the seeded
  * stream; secure runs add exact discrete draws on a grid (l1 = 1: discrete Laplace, rounding
@@ -839,9 +841,6 @@ static int do_prepare(dpdo_algorithm *a)
     }
     if (!rc) rc = compute_guard(e);
     if (!rc) rc = draw_keys(e, err);
-    if (!rc && DPDO__SECURE(e) && e->vt->uses_solver)
-        dpdo__eng_note(e, "secure mode: private streams keyed per node, but the noise is drawn inside the local solver "
-                          "as continuous double-precision normals (not floating-point safe; charged as Gaussian)");
     if (!rc && e->pv.private_run && e->o.randomness == DPDO_RANDOMNESS_REPRODUCIBLE) {
         int64_t open_nodes = 0;
         for (int64_t i = 0; i < e->n; i++)
@@ -1885,10 +1884,6 @@ DPDO_API const char *dpdo_algorithm_randomness_source(const dpdo_algorithm *a)
             return e->keyed ? "secure (not a private run): private streams under the host's node keys (chacha20-ietf)"
                             : "secure (not a private run): nothing secret to draw; streams keyed by options.seed "
                               "(philox4x32-10)";
-        if (e->vt->uses_solver)
-            return "secure: private streams chacha20-ietf under per-node 256-bit keys (OS entropy or the host's); "
-                   "noise drawn inside the local solver as continuous doubles (not floating-point safe); public "
-                   "streams philox4x32-10 under options.seed";
         return "secure: private streams chacha20-ietf under per-node 256-bit keys (OS entropy or the host's); "
                "noise exact discrete on a power-of-two grid; public streams philox4x32-10 under options.seed";
     }

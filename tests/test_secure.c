@@ -361,7 +361,7 @@ static void grid_ledger(void)
     fx_make(&f);
     /* secure DP-DDA and the DPDO baseline are charged as discrete mechanisms, reproducible as before */
     const char *types[] = {"dp-dda", "dpdo"};
-    const char *want[2][2] = {{"event 3 ", "event 1 "}, {"event 4 ", "event 2 "}};
+    const char *want[2][2] = {{"event 5 ", "event 1 "}, {"event 4 ", "event 2 "}};
     double epsv[2][2];
     for (int t = 0; t < 2; t++)
         for (int mode = 0; mode < 2; mode++) {

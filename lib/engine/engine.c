@@ -626,16 +626,16 @@ double dpdo__eng_node_pmax(const dpdo__eng *e, double p)
 static dpdo_accountant *calib_accountant(dpdo__eng *e, dpdo_accountant **tmp)
 {
     *tmp = NULL;
-    const char *name = dpdo_accountant_name(e->acc);
-    /* at calibration time pv.private_run is not yet known: test the grid-noise condition without it */
-    int grid = e->o.randomness == DPDO_RANDOMNESS_SECURE;
-    if (!grid || !e->ledger || (strcmp(name, "auto") != 0 && strcmp(name, "pld") != 0))
-        return e->acc;
-    if (dpdo_accountant_create(tmp, dpdo_accountant_type_find("rdp"), e->ledger, NULL) != DPDO_OK) {
-        *tmp = NULL;
-        return e->acc;
-    }
-    return *tmp;
+    /* secure runs are charged as the fine lattice Gaussian (secure_events), which every built-in
+     * accountant charges (pld/auto through the continuous PLD plus a proven shift): plan for it.
+     * At calibration time pv.private_run is not yet known: test the grid-noise condition without it */
+    if (e->o.randomness == DPDO_RANDOMNESS_SECURE && e->acc) dpdo__accountant_calib_mech(e->acc, DPDO_MECH_DISCRETE_GAUSSIAN_FINE);
+    return e->acc;
+}
+
+static void calib_done(dpdo__eng *e)
+{
+    if (e->acc) dpdo__accountant_calib_mech(e->acc, DPDO_MECH_GAUSSIAN);
 }
 
 int dpdo__eng_calibrate_sigma(dpdo__eng *e, const dpdo__sampling_desc *sd, double sens, double releases,
@@ -646,6 +646,7 @@ int dpdo__eng_calibrate_sigma(dpdo__eng *e, const dpdo__sampling_desc *sd, doubl
     if (rc) return dpdo__err(e->err, rc, "prepare: cannot build the sampling for the calibration");
     dpdo_accountant *tmp = NULL, *acc = calib_accountant(e, &tmp);
     rc = dpdo_accountant_calibrate_sigma(acc, s, sens, releases, e->o.epsilon, e->o.delta, sigma);
+    calib_done(e);
     dpdo_sampling_destroy(s);
     if (rc) rc = dpdo__err(e->err, rc, "prepare: calibrating the noise for %g releases per node: %s", releases,
                            dpdo_accountant_errmsg(acc));
@@ -686,7 +687,9 @@ static int compute_guard(dpdo__eng *e)
     for (int32_t k = 0; k < pv->nev; k++) {
         /* the step calibration is Gaussian; algorithms with Laplace events (dpdo, cpgt) guard
          * the summed pure epsilon themselves in plan() against pv->guard_eps */
-        if (pv->ev[k].mech != DPDO_MECH_GAUSSIAN && pv->ev[k].mech != DPDO_MECH_DISCRETE_GAUSSIAN) continue;
+        if (pv->ev[k].mech != DPDO_MECH_GAUSSIAN && pv->ev[k].mech != DPDO_MECH_DISCRETE_GAUSSIAN &&
+            pv->ev[k].mech != DPDO_MECH_DISCRETE_GAUSSIAN_FINE)
+            continue;
         dpdo_sampling *s = NULL;
         /* the discrete Gaussian is charged without Poisson amplification (math.c): plan the same */
         dpdo__sampling_desc none = {DPDO_SAMPLING_NONE, 1.0, 0, 0};
@@ -694,9 +697,11 @@ static int compute_guard(dpdo__eng *e)
         int rc = sampling_of(disc_poisson ? &none : &pv->ev[k].samp, &s);
         if (rc) return dpdo__err(e->err, rc, "prepare: budget guard: cannot build the sampling");
         double steps = 0;
-        dpdo_accountant *tmp = NULL, *acc = pv->ev[k].mech == DPDO_MECH_DISCRETE_GAUSSIAN ? calib_accountant(e, &tmp) : e->acc;
+        dpdo_accountant *tmp = NULL, *acc = e->acc;
+        int old = dpdo__accountant_calib_mech(acc, pv->ev[k].mech); /* plan for the charged mechanism */
         rc = dpdo_accountant_calibrate_steps(acc, s, pv->ev[k].sens, pv->ev[k].noise, pv->guard_eps,
                                                  e->o.delta, &steps);
+        dpdo__accountant_calib_mech(acc, old);
         dpdo_sampling_destroy(s);
         if (rc) rc = dpdo__err(e->err, rc, "prepare: budget guard: %s", dpdo_accountant_errmsg(acc));
         dpdo_accountant_destroy(tmp);
@@ -771,7 +776,8 @@ static void secure_events(dpdo__eng *e)
     for (int32_t k = 0; k < e->pv.nev; k++) {
         dpdo__event_desc *ev = &e->pv.ev[k];
         if (ev->mech != DPDO_MECH_GAUSSIAN && ev->mech != DPDO_MECH_LAPLACE) continue;
-        ev->mech = ev->mech == DPDO_MECH_GAUSSIAN ? DPDO_MECH_DISCRETE_GAUSSIAN : DPDO_MECH_DISCRETE_LAPLACE;
+        /* the grid has S^2 >= 2^24 d (dpdo__grid_choose): the fine lattice Gaussian */
+        ev->mech = ev->mech == DPDO_MECH_GAUSSIAN ? DPDO_MECH_DISCRETE_GAUSSIAN_FINE : DPDO_MECH_DISCRETE_LAPLACE;
         ev->sens *= 1.0 + DPDO__GRID_ETA;
         ev->noise *= 1.0 + DPDO__GRID_ETA;
     }

@@ -652,7 +652,10 @@ int dpdo__grid_choose(double sigma, double sens, size_t n, double eta, int l1, d
         return dpdo__err(err, DPDO_E_INVAL, "grid: sigma %g, sensitivity %g, %zu coordinates: need finite > 0",
                          sigma, sens, n);
     double spread = l1 ? (double)n : sqrt((double)n);
-    double g1 = eta * sens / spread, g2 = l1 ? INFINITY : sigma / (double)S_MIN;
+    /* Gaussian: at least 2^12 sqrt(n) grid steps of noise (S^2 >= 2^24 n: the fine lattice Gaussian
+     * the PLD accountant charges, DPDO_MECH_DISCRETE_GAUSSIAN_FINE), and at least S_MIN */
+    double fine = 4096.0 * spread;
+    double g1 = eta * sens / spread, g2 = l1 ? INFINITY : sigma / (fine > (double)S_MIN ? fine : (double)S_MIN);
     double g = g1 < g2 ? g1 : g2;
     int ex;
     frexp(g, &ex);             /* g = m 2^ex, m in [0.5, 1) */

@@ -397,9 +397,11 @@ static int dgauss_n(src_t *r, uint64_t S, int64_t *out, size_t n)
              * 2^-53, values <= 1) by less than 2^-48. code: 1 accept, 0 reject, 2 undecided. */
             double x = xd[j], ud = (double)u[j] * 0x1p-32; /* exact */
             double x2 = x * x, q = 1 - x + 0.5 * x2;
+            double rq = 1.0 / (1 + x * (1 + x * (0.5 + x * (1.0 / 6 + x * (1.0 / 24))))); /* both, branch-free */
             double lo = x <= 1 ? q - x2 * x * (1.0 / 6) - margin : -1.0;
-            double hi = x <= 1 ? q + margin : 1.0 / (1 + x * (1 + x * (0.5 + x * (1.0 / 6 + x * (1.0 / 24))))) + margin;
-            code[j] = ud + 0x1p-32 <= lo ? 1 : ud >= hi ? 0 : 2;
+            double hi = (x <= 1 ? q : rq) + margin;
+            unsigned acc = ud + 0x1p-32 <= lo, rej = ud >= hi;
+            code[j] = (unsigned char)(acc | (~(acc | rej) & 1u) << 1);
         }
         for (int j = 0; j < m && f < n; j++) {
             int c = code[j];

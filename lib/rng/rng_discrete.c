@@ -329,9 +329,9 @@ static int lap_batch(src_t *r, uint64_t t, int64_t *y)
             }
             if (slow[j] && geom_slow(r, t, u[j], L[j], &G[j])) return -1;
         }
-        unsigned B = (unsigned)(sign >> j) & 1u;
-        y[m] = B ? -(int64_t)G[j] : (int64_t)G[j];
-        m += !(B && G[j] == 0);
+        uint64_t B = (sign >> j) & 1u; /* branch-free: the sign is a fair coin, a branch mispredicts half */
+        y[m] = (int64_t)((G[j] ^ (0 - B)) + B); /* -G if B (two's complement), G < 2^62 */
+        m += (int)!(B & (G[j] == 0));
     }
     return m;
 }

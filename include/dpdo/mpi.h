@@ -50,10 +50,17 @@ typedef struct dpdo_mpi_options {
     int32_t root;       /* rank of the coordinator (federated algorithms); default 0 0.1 */
     int32_t reserved0;  /* must be 0                                                 0.1 */
     double timeout;     /* seconds to wait for any peer, > 0; default 60             0.1 */
+    double spin;        /* seconds a wait polls MPI without pausing before it sleeps
+                           between polls (~20 us naps), >= 0; default 5e-5. Sleeping
+                           leaves the core to a peer that shares it (more ranks than
+                           cores, or other processes: see docs/distributed.md); with
+                           one rank per dedicated core a large value (e.g. 1) gives the
+                           lowest latency                                        0.2 */
 } dpdo_mpi_options;
 
-/* Defaults above; struct_size = size. Returns DPDO_OK, DPDO_E_INVAL (NULL),
- * DPDO_E_VERSION (size too small). Since 0.1. */
+/* Defaults above; struct_size = min(size, sizeof(dpdo_mpi_options)). size may be that of a
+ * 0.1 caller (without `spin`). Returns DPDO_OK, DPDO_E_INVAL (NULL), DPDO_E_VERSION (size too
+ * small). Thread-safe. Since 0.1 (spin since 0.2). */
 DPDO_API int dpdo_mpi_options_init(dpdo_mpi_options *o, size_t size);
 
 /* Create a handle for a run of n_nodes nodes over the ranks of comm
@@ -62,7 +69,7 @@ DPDO_API int dpdo_mpi_options_init(dpdo_mpi_options *o, size_t size);
  * first[size] = n_nodes (a rank may host none); NULL = balanced blocks (the
  * first n mod size ranks get one more). Collective over comm (MPI_Comm_dup).
  * Returns DPDO_OK, DPDO_E_INVAL (NULL out, n_nodes outside [1, 2^31), bad
- * first, timeout <= 0, root outside the ranks, reserved0 != 0),
+ * first, timeout <= 0, spin < 0 or NaN, root outside the ranks, reserved0 != 0),
  * DPDO_E_VERSION (opts->struct_size too small), DPDO_E_NOMEM, DPDO_E_IO (MPI
  * failed). *out is NULL on failure. Since 0.1. */
 DPDO_API int dpdo_mpi_create(dpdo_mpi **out, MPI_Comm comm, int64_t n_nodes, const int64_t *first,

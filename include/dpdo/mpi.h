@@ -50,12 +50,13 @@ typedef struct dpdo_mpi_options {
     int32_t root;       /* rank of the coordinator (federated algorithms); default 0 0.1 */
     int32_t reserved0;  /* must be 0                                                 0.1 */
     double timeout;     /* seconds to wait for any peer, > 0; default 60             0.1 */
-    double spin;        /* seconds a wait polls MPI without pausing before it sleeps
-                           between polls (~20 us naps), >= 0; default 5e-5. Sleeping
-                           leaves the core to a peer that shares it (more ranks than
-                           cores, or other processes: see docs/distributed.md); with
-                           one rank per dedicated core a large value (e.g. 1) gives the
-                           lowest latency                                        0.2 */
+    double spin;        /* seconds a wait polls MPI without pausing, >= 0; default
+                           5e-5. Then it yields the core between polls for 200 us,
+                           then sleeps (~20 us naps) between polls, which leaves the
+                           core to a peer that shares it (more ranks than cores, or
+                           other processes: docs/distributed.md). With one rank per
+                           dedicated core a large value (e.g. 1: never pause) gives
+                           the lowest latency                                    0.2 */
 } dpdo_mpi_options;
 
 /* Defaults above; struct_size = min(size, sizeof(dpdo_mpi_options)). size may be that of a

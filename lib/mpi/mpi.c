@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <time.h>
 #include "dpdo/mpi.h"
 #include "dpdo/status.h"
@@ -54,12 +55,13 @@ static int fail(dpdo_mpi *m, int status, const char *fmt, ...)
 /* Wait for requests with the deadline; a failure or a timeout breaks the handle.
  *
  * Polls without pausing for m->spin seconds (a peer on a core of its own answers within
- * microseconds), then sleeps between polls. Sleeping rather than yielding matters when the ranks
- * share cores with each other or with other processes (issue 19): a rank that spins or calls
- * sched_yield while its peer computes burns the CPU time the peer needs and, under the kernel's
- * fair scheduler, is charged for it, so that both ranks end up waiting for time slices (measured:
- * 2-rank DP-DDA at 0.2-0.35x of one process with the old spin-then-yield loop, docs/performance.md).
- * A sleeping rank leaves the core to the peer and is woken with priority. */
+ * microseconds), then for 200 us more yields the core between polls (a peer that shares this
+ * core gets to answer a short wait), then sleeps between polls. Sleeping matters when the ranks
+ * share cores with each other or with other processes (issue 19): a rank that keeps spinning or
+ * yielding while its peer computes takes the CPU time the peer needs, so that both ranks end up
+ * waiting for time slices; a sleeping rank leaves the core (docs/performance.md, MPI section:
+ * the old loop, which yielded from 5 us and slept only after 20 ms, kept 2-rank DP-DDA at
+ * 0.03-0.6x of one process on the shared machine). */
 static int wait_all(dpdo_mpi *m, int nreq, MPI_Request *req, const char *what)
 {
     double t0 = MPI_Wtime();
@@ -81,10 +83,13 @@ static int wait_all(dpdo_mpi *m, int nreq, MPI_Request *req, const char *what)
                         m->rank, what, m->timeout);
         }
         double waited = MPI_Wtime() - t0;
-        if (waited >= m->spin) {
-            /* 20 us asked (the timer slack makes it ~60-70 us); 0.5 ms once the wait is long */
+        if (waited >= m->spin + 2e-4) {
+            /* 20 us asked (the timer slack makes it ~60-70 us on a quiet machine); 0.5 ms once
+             * the wait is long */
             struct timespec ts = {0, waited > 2e-2 ? 500000 : 20000};
             nanosleep(&ts, NULL);
+        } else if (waited >= m->spin) {
+            sched_yield();
         }
     }
 }

@@ -11,6 +11,7 @@
  * (DPDO_MPI_TEST_VANISH=1). Rank 0 prints TAP lines and
  * "# summary: N passed, M failed". */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -702,7 +703,20 @@ int main(int argc, char **argv)
         for (int r = 0; r <= nranks && r < 64; r++) first_bad[r] = r == nranks ? N - 1 : 0;
         int ok = dpdo_mpi_options_init(NULL, sizeof mo) == DPDO_E_INVAL &&
                  dpdo_mpi_options_init(&mo, 4) == DPDO_E_VERSION && dpdo_mpi_options_init(&mo, sizeof mo) == DPDO_OK &&
-                 mo.timeout == 60 && mo.root == 0;
+                 mo.timeout == 60 && mo.root == 0 && mo.spin == 5e-5;
+        mo.spin = -1;
+        ok &= dpdo_mpi_create(&m, MPI_COMM_WORLD, N, NULL, &mo) == DPDO_E_INVAL && m == NULL;
+        mo.spin = NAN;
+        ok &= dpdo_mpi_create(&m, MPI_COMM_WORLD, N, NULL, &mo) == DPDO_E_INVAL && m == NULL;
+        { /* a 0.1 caller's options (no spin) are still accepted */
+            dpdo_mpi_options old;
+            size_t sz01 = offsetof(dpdo_mpi_options, spin);
+            ok &= dpdo_mpi_options_init(&old, sz01) == DPDO_OK && old.struct_size == sz01;
+            ok &= dpdo_mpi_create(&m, MPI_COMM_WORLD, N, NULL, &old) == DPDO_OK && m != NULL;
+            dpdo_mpi_destroy(m);
+            m = NULL;
+        }
+        dpdo_mpi_options_init(&mo, sizeof mo);
         ok &= dpdo_mpi_create(NULL, MPI_COMM_WORLD, N, NULL, NULL) == DPDO_E_INVAL;
         ok &= dpdo_mpi_create(&m, MPI_COMM_WORLD, 0, NULL, NULL) == DPDO_E_INVAL && m == NULL;
         ok &= dpdo_mpi_create(&m, MPI_COMM_WORLD, N, first_bad, NULL) == DPDO_E_INVAL && m == NULL;

@@ -16,6 +16,7 @@
 #include "dpdo/checkpoint.h"
 #include "dpdo/version.h"
 #include "engine_impl.h"
+#include "dist_impl.h"
 #include "../model/policy_impl.h"
 
 #define HDR_BYTES 48
@@ -438,50 +439,21 @@ static void ledger_positions(const dpdo__eng *e, int64_t *pos)
 
 /* ---- distributed runs: one part per process and a manifest (docs/checkpoint.md) ---------- */
 
-/* A transport failure during a checkpoint: the processes are out of step (as in dist.c). */
-static int xport_fail(dpdo__eng *e, int rc, const char *what)
-{
-    const char *m = e->xt->errmsg ? e->xt->errmsg(e->xu) : NULL;
-    rc = rc < 0 ? rc : DPDO_E_CALLBACK;
-    e->xbroken = rc;
-    return dpdo__err(e->err, rc, "checkpoint: transport '%s': %s: %s", e->xt->name, what, m && *m ? m : "failed");
-}
-
-/* The number of processes (collective). */
-static int dist_count(dpdo__eng *e, int64_t *P)
-{
-    int64_t v = 1;
-    int xr = e->xt->sum(e->xu, &v, 1);
-    if (xr) return xport_fail(e, xr, "sum");
-    *P = v;
-    return DPDO_OK;
-}
-
-/* Collective agreement: every process passes its status (message in e->err, prefixed here with
- * the process); all return the status and message of the lowest failing process, 0 if none. */
+/* Collective agreement on a checkpoint's outcome: every process passes its status (message in
+ * e->err, prefixed here with the process); all return the status and message of the lowest
+ * failing process, 0 if none (dist.c). */
 static int dist_agree(dpdo__eng *e, int rc, int64_t P)
 {
-    if (e->xbroken) return e->xbroken;
-    char msg[DPDO__ERRMSG_LEN];
+    int64_t self = dpdo__dist_self(e);
     if (rc) {
         char tmp[DPDO__ERRMSG_LEN];
         memcpy(tmp, e->err, sizeof tmp);
         tmp[sizeof tmp - 1] = 0;
         size_t k = strncmp(tmp, "save: ", 6) == 0 || strncmp(tmp, "load: ", 6) == 0 ? 6 : 0;
-        snprintf(msg, sizeof msg, "%.*sprocess %lld of %lld: %.200s", (int)k, tmp, (long long)e->self, (long long)P,
-                 tmp + k);
-    } else {
-        msg[0] = 0;
+        snprintf(e->err, DPDO__ERRMSG_LEN, "%.*sprocess %lld of %lld: %.200s", (int)k, tmp, (long long)self,
+                 (long long)P, tmp + k);
     }
-    int st = rc;
-    int64_t who = rc ? e->self : -1;
-    int xr = e->xt->agree(e->xu, &st, &who, msg, sizeof msg);
-    if (xr) return xport_fail(e, xr, "agree");
-    if (st) {
-        msg[sizeof msg - 1] = 0;
-        memcpy(e->err, msg, sizeof msg);
-    }
-    return st;
+    return dpdo__dist_agree(e, rc, self);
 }
 
 /* The part of process p: path + ".p<p>" (allocated; NULL when out of memory). */
@@ -499,11 +471,11 @@ static void describe_part(dpdo__eng *e, dpdo__ser *s, int64_t P)
 {
     char nm[64];
     cfg_i64(s, "process count", P);
-    cfg_i64(s, "process", e->self);
+    cfg_i64(s, "process", dpdo__dist_self(e));
     for (int64_t i = 0; i <= e->n; i++) {
         if (i < e->n) snprintf(nm, sizeof nm, "process of node %lld", (long long)i);
         else snprintf(nm, sizeof nm, "process of the coordinator");
-        cfg_i64(s, nm, e->proc[i]);
+        cfg_i64(s, nm, dpdo__dist_proc(e, i));
     }
 }
 
@@ -626,12 +598,13 @@ static void describe_manifest(dpdo__eng *e, dpdo__ser *s, int64_t *P, int64_t *r
 static int dist_save(dpdo__eng *e, int state, int stop, const char *path, const dpdo_checkpoint_options *o, int rc0)
 {
     int64_t P = 0;
-    int rc = dist_count(e, &P);
+    int rc = dpdo__dist_count(e, &P);
     if (rc) return rc;
+    int64_t self = dpdo__dist_self(e);
     dpdo__ser s = {.mode = SER_WRITE, .err = e->err};
     unsigned char *file = NULL, sum[SUM_BYTES] = {0};
     size_t total = 0;
-    char *part = part_path(path, e->self, ""), *ptmp = part_path(path, e->self, ".tmp");
+    char *part = part_path(path, self, ""), *ptmp = part_path(path, self, ".tmp");
     int64_t *sums = dpdo__calloc((size_t)P, SUM_BYTES);
     /* 1. every process writes its part to <part>.tmp */
     rc = rc0 ? rc0 : save_checks(e, state, o);
@@ -643,17 +616,13 @@ static int dist_save(dpdo__eng *e, int state, int stop, const char *path, const 
     int written = !rc;
     if ((rc = dist_agree(e, rc, P))) goto out;
     /* 2. the parts' checksums to process 0; every part takes its name */
-    memcpy((unsigned char *)sums + SUM_BYTES * (size_t)e->self, sum, SUM_BYTES);
-    int xr = e->xt->sum(e->xu, sums, P * (SUM_BYTES / 8));
-    if (xr) {
-        rc = xport_fail(e, xr, "sum");
-        goto out;
-    }
+    memcpy((unsigned char *)sums + SUM_BYTES * (size_t)self, sum, SUM_BYTES);
+    if ((rc = dpdo__dist_sum(e, sums, P * (SUM_BYTES / 8)))) goto out;
     if (rename(ptmp, part) != 0) rc = dpdo__err(e->err, DPDO_E_IO, "save: cannot write %s: %s", part, strerror(errno));
     else written = 0;
     if ((rc = dist_agree(e, rc, P))) goto out;
     /* 3. the manifest, last: it names the parts, so a set is complete once it is in place */
-    if (e->self == 0) {
+    if (self == 0) {
         ser_free(&s);
         s = (dpdo__ser){.mode = SER_WRITE, .err = e->err};
         int64_t round = (int64_t)e->round;
@@ -679,7 +648,7 @@ int dpdo__ckpt_save(dpdo__eng *e, int state, int stop, const char *path, const d
 {
     dpdo_checkpoint_options o;
     int rc = opts_of(opts, &o, e->err);
-    if (e->xt) return dist_save(e, state, stop, path, &o, rc); /* collective: bad options agreed on too */
+    if (e->dist) return dist_save(e, state, stop, path, &o, rc); /* collective: bad options agreed on too */
     if (rc) return rc;
     if ((rc = save_checks(e, state, &o))) return rc;
     dpdo__ser s = {.mode = SER_WRITE, .err = e->err};
@@ -826,22 +795,22 @@ int dpdo__ckpt_load(dpdo__eng *e, int *state, int *stop, const char *path, const
     int64_t P = 0;
     /* distributed: collective from here on; local failures are agreed on before anything is
      * installed, so that every process refuses (with the lowest failing process's message) */
-    if (e->xt && (rc = dist_count(e, &P))) return rc;
-    if (!e->xt && rc) return rc;
+    if (e->dist && (rc = dpdo__dist_count(e, &P))) return rc;
+    if (!e->dist && rc) return rc;
     if (!rc && (*state != DPDO_ALG_READY || e->round != 0))
         rc = dpdo__err(e->err, DPDO_E_STATE, "load: the algorithm must be READY at round 0 (freshly set up, or reset)");
-    if (!rc && e->xt && !path)
+    if (!rc && e->dist && !path)
         rc = dpdo__err(e->err, DPDO_E_UNSUPPORTED, "load: a distributed run loads from files only");
-    if (rc && !e->xt) return rc;
+    if (rc && !e->dist) return rc;
     unsigned char *payload = NULL, *mpay = NULL, psum[SUM_BYTES];
     size_t plen = 0, mlen = 0;
     int encrypted = 0, menc = 0;
     uint32_t kind = 0;
     unsigned char *sums = NULL;
     char *part = NULL;
-    if (!rc && e->xt) { /* the manifest, then this process's part */
+    if (!rc && e->dist) { /* the manifest, then this process's part */
         sums = dpdo__calloc((size_t)P, SUM_BYTES);
-        part = part_path(path, e->self, "");
+        part = part_path(path, dpdo__dist_self(e), "");
         if (!sums || !part) rc = dpdo__err(e->err, DPDO_E_NOMEM, "load: out of memory");
         if (!rc) rc = read_verified(e, path, &o, &mpay, &mlen, &menc, &kind, NULL);
         if (!rc && kind != FLAG_MANIFEST)
@@ -863,7 +832,7 @@ int dpdo__ckpt_load(dpdo__eng *e, int *state, int *stop, const char *path, const
         if (!rc) rc = read_verified(e, part, &o, &payload, &plen, &encrypted, &kind, psum);
         if (!rc && kind != FLAG_PART)
             rc = dpdo__err(e->err, DPDO_E_FORMAT, "load: %s is not a part of a checkpoint set", part);
-        if (!rc && sodium_memcmp(psum, sums + SUM_BYTES * (size_t)e->self, SUM_BYTES) != 0)
+        if (!rc && sodium_memcmp(psum, sums + SUM_BYTES * (size_t)dpdo__dist_self(e), SUM_BYTES) != 0)
             rc = dpdo__err(e->err, DPDO_E_FORMAT,
                            "load: %s is not the part the manifest %s names (its checksum differs: a file from "
                            "another save, or a replaced one)",
@@ -895,7 +864,7 @@ int dpdo__ckpt_load(dpdo__eng *e, int *state, int *stop, const char *path, const
     if (!rc && (!sflags || !skeys)) rc = dpdo__err(e->err, DPDO_E_NOMEM, "load: out of memory");
     if (!rc) {
         describe_config(e, &s);
-        if (e->xt) describe_part(e, &s, P);
+        if (e->dist) describe_part(e, &s, P);
         rc = s.rc;
     }
     if (!rc) {
@@ -920,7 +889,7 @@ int dpdo__ckpt_load(dpdo__eng *e, int *state, int *stop, const char *path, const
         if ((rc = dpdo__ledger_reserve(e->ledger, e->pv.nev)))
             rc = dpdo__err(e->err, rc, "load: ledger: %s", dpdo_ledger_errmsg(e->ledger));
     }
-    if (e->xt) rc = dist_agree(e, rc, P);
+    if (e->dist) rc = dist_agree(e, rc, P);
     if (rc) goto out;
     /* install: nothing below can fail */
     s.mode = SER_LOAD;

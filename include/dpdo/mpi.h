@@ -51,12 +51,11 @@ typedef struct dpdo_mpi_options {
     int32_t reserved0;  /* must be 0                                                 0.1 */
     double timeout;     /* seconds to wait for any peer, > 0; default 60             0.1 */
     double spin;        /* seconds a wait polls MPI without pausing, >= 0; default
-                           5e-5. Then it yields the core between polls for 200 us,
-                           then sleeps (~20 us naps) between polls, which leaves the
-                           core to a peer that shares it (more ranks than cores, or
-                           other processes: docs/distributed.md). With one rank per
-                           dedicated core a large value (e.g. 1: never pause) gives
-                           the lowest latency                                    0.2 */
+                           5e-5. Then it sleeps between polls (naps of the kernel's
+                           timer slack, ~50 us), which leaves the core to a peer that
+                           shares it (more ranks than cores, or other processes:
+                           docs/distributed.md). With one rank per dedicated core a
+                           large value (e.g. 1: never pause) gives the lowest latency 0.2 */
 } dpdo_mpi_options;
 
 /* Defaults above; struct_size = min(size, sizeof(dpdo_mpi_options)). size may be that of a

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sched.h>
 #include <time.h>
 #include "dpdo/mpi.h"
 #include "dpdo/status.h"
@@ -55,13 +54,12 @@ static int fail(dpdo_mpi *m, int status, const char *fmt, ...)
 /* Wait for requests with the deadline; a failure or a timeout breaks the handle.
  *
  * Polls without pausing for m->spin seconds (a peer on a core of its own answers within
- * microseconds), then for 200 us more yields the core between polls (a peer that shares this
- * core gets to answer a short wait), then sleeps between polls. Sleeping matters when the ranks
- * share cores with each other or with other processes (issue 19): a rank that keeps spinning or
- * yielding while its peer computes takes the CPU time the peer needs, so that both ranks end up
- * waiting for time slices; a sleeping rank leaves the core (docs/performance.md, MPI section:
- * the old loop, which yielded from 5 us and slept only after 20 ms, kept 2-rank DP-DDA at
- * 0.03-0.6x of one process on the shared machine). */
+ * microseconds), then sleeps between polls. When the ranks share cores with each other or with
+ * other processes (issue 19), a rank that keeps spinning or yielding while its peer computes
+ * takes CPU time the peer needs, and both end up waiting for time slices; a sleeping rank leaves
+ * the core. Measured in one run on the shared 2-core machine (docs/performance.md, MPI section):
+ * 2-rank DP-DDA kept 0.25x of one process with the old loop (yield from 5 us, sleep after 20 ms),
+ * 0.4x when yielding for 200 us before sleeping, 0.77x sleeping right after the spin. */
 static int wait_all(dpdo_mpi *m, int nreq, MPI_Request *req, const char *what)
 {
     double t0 = MPI_Wtime();
@@ -83,13 +81,11 @@ static int wait_all(dpdo_mpi *m, int nreq, MPI_Request *req, const char *what)
                         m->rank, what, m->timeout);
         }
         double waited = MPI_Wtime() - t0;
-        if (waited >= m->spin + 2e-4) {
-            /* 20 us asked (the timer slack makes it ~60-70 us on a quiet machine); 0.5 ms once
+        if (waited >= m->spin) {
+            /* 1 us asked: the kernel's timer slack (50 us by default) sets the nap; 0.5 ms once
              * the wait is long */
-            struct timespec ts = {0, waited > 2e-2 ? 500000 : 20000};
+            struct timespec ts = {0, waited > 2e-2 ? 500000 : 1000};
             nanosleep(&ts, NULL);
-        } else if (waited >= m->spin) {
-            sched_yield();
         }
     }
 }

@@ -121,11 +121,13 @@ static void teardown(run_ctx *x)
 
 /* Set up case c (over the ranks of comm when distributed) up to and including attach; seed:
  * options.seed. Returns 0, or -1 with why. */
+static const int64_t *build_first; /* the layout of the next build (NULL: balanced blocks) */
+
 static int build(const problem *p, const kase *c, int distributed, MPI_Comm comm, uint64_t seed, run_ctx *x, char *why)
 {
     memset(x, 0, sizeof *x);
     int rc = -1;
-    if (distributed && dpdo_mpi_create(&x->m, comm, N, NULL, NULL)) {
+    if (distributed && dpdo_mpi_create(&x->m, comm, N, build_first, NULL)) {
         snprintf(why, 200, "dpdo_mpi_create failed");
         goto done;
     }
@@ -466,6 +468,18 @@ static void ck_refusals(const problem *p, const char *dir)
     why[0] = 0;
     ok = nranks < 2 || ck_refused(p, c, MPI_COMM_SELF, 99, a, DPDO_E_FORMAT, "written by a run over", why);
     report(ok, "checkpoint refused on another rank count (names both counts) on every rank, handle unchanged", why);
+    /* another layout, the same rank count: node 0 on rank 0, every other node on the last rank */
+    why[0] = 0;
+    if (nranks >= 2) {
+        int64_t first[65];
+        for (int r = 0; r <= nranks && r <= 64; r++) first[r] = r == 0 ? 0 : r == nranks ? N : 1;
+        build_first = nranks <= 64 ? first : NULL;
+        ok = ck_refused(p, c, MPI_COMM_WORLD, 99, a, DPDO_E_FORMAT, "process of node 1 differs", why);
+        build_first = NULL;
+    } else {
+        ok = 1;
+    }
+    report(ok, "checkpoint refused on another layout of the nodes over the ranks (names the node) on every rank", why);
     /* another configuration (seed) */
     why[0] = 0;
     ok = ck_refused(p, c, MPI_COMM_WORLD, 100, a, DPDO_E_FORMAT, "option seed differs", why);

@@ -208,7 +208,7 @@ static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
                                       .payload = dense ? DPDO__PAY_DENSE : DPDO__PAY_SPARSE,
                                       .kvar = dense ? NULL : (const int64_t *)e->scr[P->scnt],
                                       .buf = P->mval, .ibuf = P->midx, .kbuf = e->scr[P->scnt], .ld = P->kcap};
-    dpdo__plan_charge_computing(e, p, 1);
+    if (dpdo__plan_charge_computing(e, p, 1)) return e->plan.charge_err;
     return DPDO_OK;
 }
 

@@ -455,7 +455,7 @@ static int plan_all_transmit(dpdo__eng *e, dda *P, dpdo__plan *p)
     p->stage[0].npat = 1;
     p->stage[0].pat[0] = (dpdo__xpat){.kind = DPDO__PAT_COUNTS, .cmsg = e->scr[P->scm], .cval = e->scr[P->scv],
                                       .buf = e->scr[P->smsg], .ld = e->d, .route = DPDO__ROUTE_NET_ALL};
-    dpdo__plan_charge_computing(e, p, 1);
+    if (dpdo__plan_charge_computing(e, p, 1)) return e->plan.charge_err;
     return DPDO_OK;
 }
 
@@ -499,7 +499,7 @@ static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
     p->stage[0].npat = 1;
     p->stage[0].pat[0] = (dpdo__xpat){.kind = DPDO__PAT_ROUND, .payload = DPDO__PAY_DENSE, .r = r,
                                       .buf = e->scr[P->smsg], .ld = e->d};
-    dpdo__plan_charge_computing(e, p, 1);
+    if (dpdo__plan_charge_computing(e, p, 1)) return e->plan.charge_err;
     return DPDO_OK;
 }
 

@@ -439,7 +439,7 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
             /* one charge per node per pass: at its first Global step of the pass */
             if (P->charged_pass_n[i] != P->pass_n[i]) {
                 P->charged_pass_n[i] = P->pass_n[i];
-                dpdo__plan_add_charge(e, 0, i, 1);
+                if ((rc = dpdo__plan_add_charge(e, 0, i, 1))) return rc;
             }
         }
         for (size_t c = 0; c < d; c++) wg[c] = 0.5 * (wg[c] + wl[c]) - eta * g[c];
@@ -768,7 +768,7 @@ static int wr_local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage
         int64_t mx = P->maxuse[i];
         for (int64_t r = 0; r < P->b; r++)
             if (P->uses[P->off[i] + P->batch[r]] + 1 > mx) mx = P->uses[P->off[i] + P->batch[r]] + 1;
-        if (mx > P->maxuse[i]) dpdo__plan_add_charge(e, 0, i, mx - P->maxuse[i]);
+        if (mx > P->maxuse[i] && (rc = dpdo__plan_add_charge(e, 0, i, mx - P->maxuse[i]))) return rc;
     }
     for (size_t c = 0; c < d; c++) w[c] -= eta * g[c];
     int64_t retire = 0; /* rows that reach WR_USES uses leave the eligible list at commit */

@@ -190,6 +190,10 @@ static int add_noise(dpdo__eng *e, dpdo__stream *st, int64_t node, double scale,
 {
     double s = DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF) ? 0.5 * scale : scale;
     int rc;
+    if (e->pv.private_run && sens > 0) { /* a release of this node's data */
+        if ((rc = DPDO__ENG_ASSERT(e, node, scale > 0 && scale < INFINITY && sens < INFINITY))) return rc;
+        if (node >= 0 && node < e->n) e->pv.released[node]++;
+    }
     if (!dpdo__eng_grid_noise(e)) {
         if (l1)
             for (size_t k = 0; k < n; k++) out[k] += dpdo__stream_laplace(st, s);

@@ -111,18 +111,29 @@ static double eta_at(const wor *P, int64_t s)
 }
 
 /* Without clipping the data must satisfy the per-sample gradient bound L (the sensitivity of
- * every release rests on it): refuse at prepare when a node's rows exceed it. Shared by
- * DP-WOR-SGD and DP-SGD-WR. */
-static int check_data_bound(dpdo__eng *e, double L)
+ * every release rests on it). When a node's rows exceed it: with may_clip (clip left unset) a
+ * privacy note says that the run clips at L and the result is 1; otherwise the refusal (an error
+ * code < 0 with its message). DPDO_OK when the bound holds. Shared by DP-WOR-SGD and DP-SGD-WR. */
+static int check_data_bound(dpdo__eng *e, double L, int may_clip)
 {
     for (int64_t i = 0; i < e->n; i++) {
         double Li = 0;
         if (e->nodes[i]->loss->kind == DPDO_LOSS_KIND_PHI &&
-            dpdo_node_lipschitz(e->nodes[i], INFINITY, &Li) == DPDO_OK && Li > L * (1 + 1e-12))
+            dpdo_node_lipschitz(e->nodes[i], INFINITY, &Li) == DPDO_OK && Li > L * (1 + 1e-12)) {
+            if (may_clip) {
+                char buf[300];
+                snprintf(buf, sizeof buf,
+                         "clip = lipschitz = %g chosen: node %lld's per-sample gradients reach %g without clipping "
+                         "(set clip, or normalise the rows, to choose otherwise)",
+                         L, (long long)i, Li);
+                dpdo__eng_note(e, buf);
+                return 1;
+            }
             return dpdo__err(e->err, DPDO_E_INVAL,
                              "prepare: node %lld: per-sample gradients reach %g > L = %g (normalise the rows to "
                              "norm <= 1, raise lipschitz, or set clip)",
                              (long long)i, Li, L);
+        }
     }
     return DPDO_OK;
 }
@@ -154,7 +165,10 @@ static int prepare(dpdo__eng *e, void *priv)
     P->cap = DPDO__PI(e, DPDO_PARAM_WOR_ETA_CAP) ? 1.0 / (2.0 * P->mu) : 0.0;
     P->L = e->o.lipschitz;
     double clip = DPDO__PD(e, DPDO_PARAM_CLIP);
-    P->clip = isnan(clip) || clip == INFINITY ? 0.0 : clip; /* default: no clipping, the data must satisfy L */
+    int rc0;
+    /* default (NaN): no clipping when the data satisfy L, else clipping at L (identical releases
+     * whenever the bound holds, so the choice reveals nothing); +inf: no clipping, the data must */
+    P->clip = isnan(clip) || clip == INFINITY ? 0.0 : clip;
     int mode = e->o.noise_mode;
     int private_mode = mode != DPDO_NOISE_NONE;
     double eta1 = eta_at(P, 1);
@@ -163,9 +177,9 @@ static int prepare(dpdo__eng *e, void *priv)
                          "prepare: eta = %g exceeds 1/(2 mu) = %g, which Lemma 4 needs with DP on (set "
                          "wor-eta-cap = 1 or a smaller step_size)",
                          eta1, 1.0 / (2.0 * P->mu));
-    if (private_mode && P->clip == 0) {
-        int rc = check_data_bound(e, P->L);
-        if (rc) return rc;
+    if (private_mode && P->clip == 0 && (rc0 = check_data_bound(e, P->L, isnan(clip)))) {
+        if (rc0 < 0) return rc0;
+        P->clip = P->L; /* clip unset and the data exceed L: clip at L */
     }
     dpdo_paper_destroy(e->pv.paper);
     e->pv.paper = NULL;
@@ -630,9 +644,10 @@ static int wr_prepare(dpdo__eng *e, void *priv)
     double clip = DPDO__PD(e, DPDO_PARAM_CLIP);
     P->clip = isnan(clip) || clip == INFINITY ? 0.0 : clip;
     int mode = e->o.noise_mode;
-    if (mode != DPDO_NOISE_NONE && P->clip == 0) { /* found by the auditor: 0.1 trusted the data */
-        int rc = check_data_bound(e, P->L);
-        if (rc) return rc;
+    int rc0;
+    if (mode != DPDO_NOISE_NONE && P->clip == 0 && (rc0 = check_data_bound(e, P->L, isnan(clip)))) {
+        if (rc0 < 0) return rc0; /* found by the auditor: 0.1 trusted the data */
+        P->clip = P->L;          /* clip unset and the data exceed L: clip at L */
     }
     double z = 0;
     e->pv.nev = 0;

@@ -238,7 +238,8 @@ int dpdo__eng_prepare(dpdo_algorithm *a)
     e->plan.t = 0;
     e->pv.notes[0] = 0;
     memset(e->pv.planned, 0, (size_t)e->n * sizeof *e->pv.planned);
-    int rc = e->vt->prepare(e, e->priv);
+    int rc = dpdo__eng_plugin_derive(e);
+    if (!rc) rc = e->vt->prepare(e, e->priv);
     if (!rc) dpdo__eng_secure_events(e);
     /* every event a private run can charge: positive finite sensitivity and noise; every node mapped */
     for (int32_t k = 0; !rc && e->pv.private_run && k < e->pv.nev; k++)

@@ -228,6 +228,7 @@ struct dpdo__eng {
     dpdo_reference *ref;          /* objective helper */
     struct dpdo_solver *solver;   /* local solver (borrowed, or owned when own_solver) */
     int own_solver;
+    double auto_lambda_hi;        /* > 0: the lambda_hi the engine derived for its own solver */
     struct dpdo_compressor *comp; /* message compressor (borrowed, or owned when own_comp) */
     int own_comp;
     struct dpdo_policy *policy;   /* decision policy (borrowed, or owned when own_policy) */

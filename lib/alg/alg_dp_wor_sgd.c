@@ -138,6 +138,47 @@ static int check_data_bound(dpdo__eng *e, double L, int may_clip)
     return DPDO_OK;
 }
 
+/* The noise skeleton's callbacks (dpdo__eng_noise_plan). */
+static int wor_paper_set(dpdo__eng *e, void *priv, dpdo_paper *pp)
+{
+    wor *P = priv;
+    int rc;
+    if ((rc = dpdo_paper_set(pp, "eps", e->o.epsilon)) || (rc = dpdo_paper_set(pp, "delta", e->o.delta)) ||
+        (rc = dpdo_paper_set(pp, "L", P->L)) || (rc = dpdo_paper_set(pp, "b", (double)P->b)) ||
+        (rc = dpdo_paper_set(pp, "eta", eta_at(P, 1))) || (rc = dpdo_paper_set(pp, "mu", P->mu)) ||
+        (rc = dpdo_paper_set(pp, "passes", (double)P->passes)) ||
+        (rc = dpdo_paper_set(pp, "allow_eps_gt1", e->o.strict ? 0.0 : 1.0)))
+        return rc;
+    return DPDO_OK;
+}
+
+static int wor_paper_sigma(dpdo__eng *e, void *priv, dpdo_paper *pp, double *z)
+{
+    double c = 0;
+    dpdo_paper_get(pp, "c", &c);
+    *z = c / e->o.epsilon; /* Theorem 2: sigma_model = c Delta / eps */
+    return DPDO_OK;
+}
+
+/* RIGOROUS: one Gaussian release per sample per pass (Lemma 4), composed over passes */
+static int wor_rigorous(dpdo__eng *e, void *priv, double *z)
+{
+    wor *P = priv;
+    dpdo__sampling_desc none = {DPDO_SAMPLING_NONE, 1.0, 0, 0};
+    int rc = dpdo__eng_calibrate_sigma(e, &none, 1.0, (double)P->passes, z);
+    if (rc) return rc;
+    dpdo__eng_set_planned(e, (double)P->passes); /* at most one charge per node per pass */
+    return DPDO_OK;
+}
+
+static void wor_notes(dpdo__eng *e, void *priv)
+{
+    dpdo__eng_note(e, "the timing of Global steps (which node updates wG, when) is public and chosen by a policy that reads "
+                      "private losses; not covered (spec dp-wor-sgd §3.8)");
+    dpdo__eng_note(e, "one-vs-all: each binary model trained on the same samples is a separate release; share one "
+                      "ledger across the models to compose them");
+}
+
 static int prepare(dpdo__eng *e, void *priv)
 {
     wor *P = priv;
@@ -181,49 +222,16 @@ static int prepare(dpdo__eng *e, void *priv)
         if (rc0 < 0) return rc0;
         P->clip = P->L; /* clip unset and the data exceed L: clip at L */
     }
-    dpdo_paper_destroy(e->pv.paper);
-    e->pv.paper = NULL;
     e->pv.nev = 0;
-    double z = 0;
-    if (private_mode) {
-        int rc = dpdo_paper_create(&e->pv.paper, dpdo_paper_type_find("dp-wor-sgd-thm2"));
-        if (rc) return dpdo__err(e->err, rc, "prepare: out of memory");
-        dpdo_paper *pp = e->pv.paper;
-        if ((rc = dpdo_paper_set(pp, "eps", e->o.epsilon)) || (rc = dpdo_paper_set(pp, "delta", e->o.delta)) ||
-            (rc = dpdo_paper_set(pp, "L", P->L)) || (rc = dpdo_paper_set(pp, "b", (double)P->b)) ||
-            (rc = dpdo_paper_set(pp, "eta", eta1)) || (rc = dpdo_paper_set(pp, "mu", P->mu)) ||
-            (rc = dpdo_paper_set(pp, "passes", (double)P->passes)) ||
-            (rc = dpdo_paper_set(pp, "allow_eps_gt1", e->o.strict ? 0.0 : 1.0)) || (rc = dpdo_paper_evaluate(pp)))
-            return dpdo__err(e->err, rc, "prepare: paper bound: %s", dpdo_paper_errmsg(pp));
-        double c = 0;
-        dpdo_paper_get(pp, "c", &c);
-        if (mode == DPDO_NOISE_PAPER) {
-            z = c / e->o.epsilon; /* Theorem 2: sigma_model = c Delta / eps */
-        } else if (mode == DPDO_NOISE_FIXED) {
-            z = DPDO__PD(e, DPDO_PARAM_SIGMA); /* DP-WOR-SGD: sigma is the multiplier sigma_model / Delta */
-        } else { /* RIGOROUS: one Gaussian release per sample per pass (Lemma 4), composed over passes */
-            dpdo__sampling_desc none = {DPDO_SAMPLING_NONE, 1.0, 0, 0};
-            if ((rc = dpdo__eng_calibrate_sigma(e, &none, 1.0, (double)P->passes, &z))) return rc;
-            dpdo__eng_set_planned(e, (double)P->passes); /* at most one charge per node per pass */
-        }
-        if (!dpdo_paper_valid(pp)) {
-            if (e->o.strict)
-                return dpdo__err(e->err, DPDO_E_INVAL, "prepare: Theorem 2 does not apply (strict): %s",
-                                 dpdo_paper_violations(pp));
-            char buf[400];
-            snprintf(buf, sizeof buf, "paper bound: %s", dpdo_paper_violations(pp));
-            dpdo__eng_note(e, buf);
-        }
-        dpdo__eng_note(e, "the timing of Global steps (which node updates wG, when) is public and chosen by a policy that reads "
-                "private losses; not covered (spec dp-wor-sgd §3.8)");
-        dpdo__eng_note(e, "one-vs-all: each binary model trained on the same samples is a separate release; share one "
-                "ledger across the models to compose them");
-    }
+    static const dpdo__noise_plan NP = {.paper = "dp-wor-sgd-thm2", .theorem = "Theorem 2",
+                                        .invalid_note = "paper bound", .paper_sigma_key = NULL,
+                                        .paper_set = wor_paper_set, .paper_sigma = wor_paper_sigma,
+                                        .rigorous = wor_rigorous, .notes = wor_notes};
+    double z = 0; /* DP-WOR-SGD's sigma is the multiplier sigma_model / Delta */
+    int rc1 = dpdo__eng_noise_plan(e, P, &NP, &z);
+    if (rc1) return rc1;
     P->z = z;
-    e->pv.sigma = z;
     e->pv.sens = 1.0;
-    e->pv.private_run = private_mode && z > 0;
-    if (!e->pv.private_run) dpdo__eng_note(e, "noise disabled: not private");
     if (e->pv.private_run) {
         dpdo__sampling_desc sd = {DPDO_SAMPLING_NONE, 1.0, 0, 0};
         char err[DPDO__ERRMSG_LEN];

@@ -357,6 +357,24 @@ int dpdo__eng_grid_noise(const dpdo__eng *e);
 
 int dpdo__eng_calibrate_sigma(dpdo__eng *e, const dpdo__sampling_desc *sd, double sens, double releases,
                               double *sigma);
+/* The noise skeleton shared by the paper algorithms' prepare() (DP-DDA, DO-ADP, DP-WOR-SGD):
+ * drop the previous paper bound; unless noise_mode is NONE, create the bound `paper` (NULL: none),
+ * set its inputs (paper_set) and evaluate it, choose sigma by the mode (PAPER: paper_sigma;
+ * FIXED: the sigma parameter; RIGOROUS: rigorous, the algorithm's calibration), give the bound
+ * the chosen sigma under paper_sigma_key (NULL: not), refuse a bound that does not apply under
+ * options.strict ("prepare: <theorem> does not apply (strict): ...") or note it ("<invalid_note>:
+ * ..."), then the algorithm's own caveats (notes, may be NULL). Always: pv.sigma, pv.private_run
+ * (noise on and sigma > 0) and, when not private, the note "noise disabled: not private".
+ * Callbacks return DPDO_OK or an error with its message in e->err. */
+typedef struct dpdo__noise_plan {
+    const char *paper, *theorem, *invalid_note, *paper_sigma_key;
+    int (*paper_set)(dpdo__eng *e, void *priv, dpdo_paper *pp);
+    int (*paper_sigma)(dpdo__eng *e, void *priv, dpdo_paper *pp, double *sigma);
+    int (*rigorous)(dpdo__eng *e, void *priv, double *sigma);
+    void (*notes)(dpdo__eng *e, void *priv);
+} dpdo__noise_plan;
+int dpdo__eng_noise_plan(dpdo__eng *e, void *priv, const dpdo__noise_plan *np, double *sigma);
+
 /* One Gaussian event per distinct shard size: WOR(B of q_i), sensitivity sens, noise sigma;
  * fills e->pv.ev/nev/node_ev, and samp[i] (may be NULL) with each node's sampler. */
 int dpdo__eng_events_wor(dpdo__eng *e, int64_t B, double sens, double sigma, dpdo__sampling_desc *samp);

@@ -83,7 +83,7 @@ static int run_one(fx *f, const dpdo_algorithm_type *t, int none)
     dpdo_accountant *acc = NULL;
     dpdo_algorithm *a = NULL;
     CHECK_EQ(dpdo_ledger_create(&led, N), DPDO_OK);
-    CHECK_EQ(dpdo_accountant_create(&acc, dpdo_accountant_type_find("auto"), led, NULL), DPDO_OK);
+    CHECK_EQ(dpdo_accountant_create(&acc, dpdo_accountant_type_find("auto"), NULL, led, NULL), DPDO_OK);
     CHECK_EQ(dpdo_algorithm_create(&a, t), DPDO_OK);
     dpdo_algorithm_options o, *op = NULL;
     if (none) {

@@ -269,9 +269,6 @@ int dpdo__eng_prepare(dpdo_algorithm *a)
     }
     if (!rc) rc = dpdo__eng_compute_guard(e);
     if (!rc) rc = dpdo__eng_draw_keys(e, err);
-    if (!rc && DPDO__SECURE(e) && e->vt->uses_solver)
-        dpdo__eng_note(e, "secure mode: private streams keyed per node, but the noise is drawn inside the local solver "
-                          "as continuous double-precision normals (not floating-point safe; charged as Gaussian)");
     if (!rc && e->pv.private_run && e->o.randomness == DPDO_RANDOMNESS_REPRODUCIBLE) {
         int64_t open_nodes = 0;
         for (int64_t i = 0; i < e->n; i++)

@@ -325,7 +325,7 @@ DPDO_API int dpdo_param_bounds(int key, double *lo, double *hi);
  * deferred until the algorithm lets go, docs/abi.md; dimension d) as the
  * local solver of every agent (Fed-PLT and its baselines). NULL restores the
  * default, a solver owned by the algorithm: "noisy-gd" when options.noise_mode
- * is not DPDO_NOISE_NONE, else "gd" (since 0.2; 0.1 always made "gd"). At
+ * is not DPDO_NOISE_NONE, else "gd" (version 0.1 always made "gd"). At
  * prepare the default solver's unknown "lambda_hi" is derived from the data
  * (the largest per-sample smoothness constant of the nodes' losses, e.g. max
  * row norm^2 / 4 for logistic; not for non-smooth losses or remote nodes) and

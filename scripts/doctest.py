@@ -19,7 +19,9 @@ Every ```c, ```sh and ```python block is compiled or run, unless the line just b
                          ref, pol, w, v, r, idx, val, ...). Declarations of the fragment shadow
                          them.
         context=file     (C) file-scope definitions: compiled into a program with an empty main.
-        context=mpi      (C) a fragment of main(argc, argv) of an MPI program (mpicc, -ldpdo_mpi).
+        context=mpi      (C) a fragment of main(argc, argv) of an MPI program (mpicc, -ldpdo_mpi);
+                         globals m (dpdo_mpi), node[8], my_shard[8], rows[8], loss, alg, net,
+                         reg, acc, opts; locals i, n = 8. Compiled, not run.
         compile-only     compile (C), `python3 -m py_compile` (Python) or `bash -n` (sh); do not run.
         dry-run          (sh) `bash -n`, then each `make ...` line as `make -n ...` in the source
                          tree (targets and variables exist; nothing is built).
@@ -140,7 +142,7 @@ int main(int argc, char **argv)
 CONTEXTS = {
     "file": (PRELUDE, "\nint main(void) { return 0; }\n", False),
     "mpi": (PRELUDE + "#include <dpdo/mpi.h>\n"
-            "static dpdo_node *node[8];\nstatic dpdo_shard *my_shard[8];\nstatic int64_t rows[8];\n"
+            "static dpdo_mpi *m;\nstatic dpdo_node *node[8];\nstatic dpdo_shard *my_shard[8];\nstatic int64_t rows[8];\n"
             "static dpdo_loss *loss;\nstatic dpdo_algorithm *alg;\nstatic dpdo_network *net;\n"
             "static dpdo_regularizer *reg;\nstatic dpdo_accountant *acc;\nstatic dpdo_algorithm_options opts;\n"
             "int main(int argc, char **argv)\n{\n    int64_t i, n = 8;\n",

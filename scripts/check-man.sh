@@ -3,9 +3,10 @@
 # Check the generated manual pages (scripts/gen-man.py) in MANDIR_BUILD (build/man):
 # 1. every page renders with `groff -ww -man -Tutf8` without a single warning;
 # 2. every `.so` link page points at a page that exists;
-# 3. every exported symbol (the version script lib/libdpdo.map, and the DPDO_API functions of
-#    include/dpdo/mpi.h, libdpdo_mpi's exports) appears in the rendered text of a page and has
-#    its own name page (so `man SYMBOL` works);
+# 3. every exported symbol (the version script lib/libdpdo.map, the DPDO_API functions of
+#    include/dpdo/mpi.h, libdpdo_mpi's exports, and what the built libraries in $BUILD/lib
+#    actually export, `nm -D`) appears in the rendered text of a page and has its own name page
+#    (so `man SYMBOL` works);
 # 4. every installed tool (tools/*.c) has a section-1 page.
 set -eu
 dir=${1:-build/man}
@@ -27,7 +28,11 @@ done
 cat "$tmp"/*.txt > "$tmp/all"
 { sed -n 's/^ *\(dpdo_[a-z0-9_]*\);$/\1/p' lib/libdpdo.map
   tr '\n' ' ' < include/dpdo/mpi.h | sed 's/;/;\n/g' | grep 'DPDO_API' |
-      sed -n 's/.*[ *]\(dpdo_[a-z0-9_]*\)[ ]*(.*/\1/p'; } | sort -u > "$tmp/syms"
+      sed -n 's/.*[ *]\(dpdo_[a-z0-9_]*\)[ ]*(.*/\1/p'
+  for l in "${BUILD:-build}"/lib/libdpdo.so "${BUILD:-build}"/lib/libdpdo_mpi.so; do
+      [ -f "$l" ] && nm -D --defined-only "$l" | awk '$2 == "T" || $2 == "D" || $2 == "R" {print $3}' |
+          sed 's/@.*//'
+  done; } | sort -u > "$tmp/syms"
 nsyms=0
 while read -r s; do
     nsyms=$((nsyms + 1))

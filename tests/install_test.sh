@@ -60,6 +60,8 @@ fi
 test -f "$tmp/prefix/share/man/man3/libdpdo.3" && test -f "$tmp/prefix/share/man/man3/dpdo_algorithm.3"
 grep -q '^\.so man3/dpdo_algorithm\.3' "$tmp/prefix/share/man/man3/dpdo_algorithm_step.3"
 for t in "$top"/tools/*.c; do test -f "$tmp/prefix/share/man/man1/$(basename "$t" .c).1"; done
+# every exported symbol in an installed page (the pages as installed, not build/man)
+BUILD="$BUILD" sh "$top/scripts/check-man.sh" "$tmp/prefix/share/man" >/dev/null
 
 # 2d. RPATH=1: a program built with pkg-config runs without LD_LIBRARY_PATH
 make --no-print-directory -s BUILD="$BUILD" install PREFIX="$tmp/rp" RPATH=1 >/dev/null

@@ -255,13 +255,15 @@ check-install: lib $(BUILD)/dpdo.pc
 ABIDW_FLAGS = --headers-dir include/dpdo --drop-private-types --no-corpus-path --no-show-locs --no-comp-dir-path
 ABI_LIBS    = $(SHLIB) $(if $(HAVE_MPI),$(MPI_SHLIB))
 abi-baseline: $(ABI_LIBS)
+	@command -v abidw >/dev/null || { echo "abi-baseline: abidw missing (apt-get install abigail-tools)"; exit 1; }
 	@for l in $(ABI_LIBS); do readelf -S $$l | grep -q '\.debug_info' || \
 	    { echo "abi-baseline: $$l has no debug information (build with CFLAGS containing -g)"; exit 1; }; done
 	@mkdir -p abi
 	abidw $(ABIDW_FLAGS) --out-file abi/libdpdo.abi $(SHLIB)
 	$(if $(HAVE_MPI),abidw $(ABIDW_FLAGS) --out-file abi/libdpdo_mpi.abi $(MPI_SHLIB))
 	python3 scripts/check-abi.py --constants-dump > abi/constants.txt
-	@echo "abi-baseline: abi/ written for $(VERSION) (commit it with the release)"
+	@$(MAKE) --no-print-directory check-abi
+	@echo "abi-baseline: abi/ written for $(VERSION) and checked (commit it with the release)"
 
 check-abi: $(ABI_LIBS)
 	@if ! command -v abidiff >/dev/null; then echo "check-abi: SKIPPED, abidiff missing (apt-get install abigail-tools)"; exit 0; fi; \

@@ -22,20 +22,22 @@ import signal
 import threading
 import time
 import weakref
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
-from . import _lib
+from . import _capi, _lib
 from ._lib import (lib, np, P, PD, PI64, PI32, I64, D, DpdoError, StateError, InvalidArgument, CallbackError,
                    error, text, as_doubles, as_int64, as_int32, empty_doubles, result)
 
-NODE_ALL = -1
-NODE_COORDINATOR = -2
-NOISE_NONE, NOISE_PAPER, NOISE_RIGOROUS, NOISE_FIXED = 0, 1, 2, 3
-RANDOMNESS_SECURE, RANDOMNESS_REPRODUCIBLE = 0, 1
-PRIVACY_RIGOROUS, PRIVACY_PAPER = 0, 1
-POINT_ITERATE, POINT_OUTPUT = 0, 1
-WEIGHT_SAMPLES, WEIGHT_NODES, WEIGHT_NODE_WEIGHTS = 0, 1, 2
-PROGRESS_EPSILON, PROGRESS_OBJECTIVE = 1, 2
+# the C constants (generated from the headers, python/dpdo/_capi.py) without their DPDO_ prefix
+NODE_ALL, NODE_COORDINATOR = _capi.DPDO_NODE_ALL, _capi.DPDO_NODE_COORDINATOR
+NOISE_NONE, NOISE_PAPER, NOISE_RIGOROUS, NOISE_FIXED = (_capi.DPDO_NOISE_NONE, _capi.DPDO_NOISE_PAPER,
+                                                      _capi.DPDO_NOISE_RIGOROUS, _capi.DPDO_NOISE_FIXED)
+RANDOMNESS_SECURE, RANDOMNESS_REPRODUCIBLE = _capi.DPDO_RANDOMNESS_SECURE, _capi.DPDO_RANDOMNESS_REPRODUCIBLE
+PRIVACY_RIGOROUS, PRIVACY_PAPER = _capi.DPDO_PRIVACY_RIGOROUS, _capi.DPDO_PRIVACY_PAPER
+POINT_ITERATE, POINT_OUTPUT = _capi.DPDO_POINT_ITERATE, _capi.DPDO_POINT_OUTPUT
+WEIGHT_SAMPLES, WEIGHT_NODES, WEIGHT_NODE_WEIGHTS = (_capi.DPDO_WEIGHT_SAMPLES, _capi.DPDO_WEIGHT_NODES,
+                                                     _capi.DPDO_WEIGHT_NODE_WEIGHTS)
+PROGRESS_EPSILON, PROGRESS_OBJECTIVE = _capi.DPDO_PROGRESS_EPSILON, _capi.DPDO_PROGRESS_OBJECTIVE
 STATE_NAMES = {0: "EMPTY", 1: "READY", 2: "RUNNING", 3: "DONE", 4: "FAILED"}
 STOP_NAMES = {0: "none", 1: "max rounds", 2: "budget", 3: "tolerance", 4: "passes complete"}
 
@@ -234,33 +236,17 @@ def _new(fn, what, *args):
     return h
 
 
-# ---- options structs (layouts of the C headers) --------------------------------------------------
-class _GenerateOptions(C.Structure):
-    _fields_ = [("struct_size", C.c_size_t), ("seed", C.c_uint64), ("n", C.c_int64), ("d", C.c_int64),
-                ("density", C.c_double), ("label_noise", C.c_double), ("separation", C.c_double),
-                ("zipf_exponent", C.c_double), ("scale", C.c_double), ("independent_labels", C.c_int32),
-                ("n_agents", C.c_int32), ("shift_scale", C.c_double), ("normalize_rows", C.c_int32)]
+# ---- options structs (layouts generated from the C headers) --------------------------------------
+_GenerateOptions = _capi.dpdo_generate_options
+_LoadOptions = _capi.dpdo_load_options
+_AlgorithmOptions = _capi.dpdo_algorithm_options
+_AccountantOptions = _capi.dpdo_accountant_options
+_CheckpointOptions = _capi.dpdo_checkpoint_options
 
 
-class _LoadOptions(C.Structure):
-    _fields_ = [("struct_size", C.c_size_t), ("n_features", C.c_int64), ("layout", C.c_int32),
-                ("dense_threshold", C.c_double), ("label_map", C.c_int32), ("positive_label", C.c_double),
-                ("reject_qid", C.c_int32), ("label_column", C.c_int32), ("header", C.c_int32),
-                ("delimiter", C.c_int32), ("scale", C.c_int32)]
-
-
-class _AlgorithmOptions(C.Structure):
-    _fields_ = [("struct_size", C.c_size_t), ("seed", C.c_uint64), ("max_rounds", C.c_int64),
-                ("step_size", C.c_double), ("step_power", C.c_double), ("noise_mode", C.c_int32),
-                ("strict", C.c_int32), ("epsilon", C.c_double), ("delta", C.c_double),
-                ("max_epsilon", C.c_double), ("sigma", C.c_double), ("lipschitz", C.c_double),
-                ("clip", C.c_double), ("batch", C.c_int64), ("tol", C.c_double), ("check_every", C.c_int64),
-                ("weighting", C.c_int32), ("randomness", C.c_int32)]
-
-
-class _AccountantOptions(C.Structure):
-    _fields_ = [("struct_size", C.c_size_t), ("orders", PD), ("n_orders", C.c_int64),
-                ("conversion", C.c_int32), ("reserved0", C.c_int32)]
+def _field_type(struct_cls, name):
+    """The ctypes type of a field of a generated struct (the callback types of the C headers)."""
+    return dict(struct_cls._fields_)[name]
 
 
 def _fill(struct_cls, init, kwargs, what):
@@ -534,17 +520,13 @@ class Shard(_Handle):
 
 
 # ---- losses, regularizers, nodes -----------------------------------------------------------------
-_PHI = C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_double, C.c_double, PD, PD)
-_BATCH = C.CFUNCTYPE(C.c_int, C.c_void_p, PD, C.c_int64, PI64, C.c_int64, PD, PD)
-_MODEL = C.CFUNCTYPE(C.c_int, C.c_void_p, PD, C.c_int64, PD, PD)
-_BOUNDS = C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_double, C.c_double, PD, PD)
-_CONST = C.CFUNCTYPE(C.c_int, C.c_void_p, PD, PD)
-_RELEASE = C.CFUNCTYPE(None, C.c_void_p)
-
-
-class _LossType(C.Structure):
-    _fields_ = [("struct_size", C.c_size_t), ("name", C.c_char_p), ("phi", _PHI), ("batch", _BATCH),
-                ("model", _MODEL), ("phi_bounds", _BOUNDS), ("constants", _CONST), ("release", _RELEASE)]
+_LossType = _capi.dpdo_loss_type
+_PHI = _field_type(_LossType, "phi")
+_BATCH = _field_type(_LossType, "batch")
+_MODEL = _field_type(_LossType, "model")
+_BOUNDS = _field_type(_LossType, "phi_bounds")
+_CONST = _field_type(_LossType, "constants")
+_RELEASE = _field_type(_LossType, "release")
 
 
 class _Callbacks:
@@ -1229,14 +1211,9 @@ class PaperBound(_Handle):
 
 
 # ---- local solvers, compressors, policies --------------------------------------------------------
-_RUN = C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_void_p, PD, C.c_int64, C.c_double, C.c_int64, C.c_void_p,
-                   C.c_uint64, C.c_uint64, PD)
-_CONTR = C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_double, C.c_int64, C.c_double, C.c_double, PD)
-
-
-class _SolverType(C.Structure):
-    _fields_ = [("struct_size", C.c_size_t), ("name", C.c_char_p), ("run", _RUN), ("contraction", _CONTR),
-                ("release", _RELEASE)]
+_SolverType = _capi.dpdo_solver_type
+_RUN = _field_type(_SolverType, "run")
+_CONTR = _field_type(_SolverType, "contraction")
 
 
 def _restore_solver(name, dim, params):
@@ -1384,29 +1361,58 @@ def algorithm_types() -> "List[str]":
     return out
 
 
+class ParamInfo(NamedTuple):
+    """One typed parameter of an algorithm type (dpdo_algorithm_type_param_next and dpdo_param_*)."""
+    name: str
+    key: int
+    type: type  # int or float
+    live: bool  # settable while running
+    lo: float
+    hi: float
+    doc: str
+
+
+def _param_info(k):
+    lo, hi = C.c_double(), C.c_double()
+    lib.dpdo_param_bounds(k, C.byref(lo), C.byref(hi))
+    return ParamInfo(text(lib.dpdo_param_name(k)), k, int if lib.dpdo_param_type(k) == 0 else float,
+                     lib.dpdo_param_live(k) == 1, lo.value, hi.value, text(lib.dpdo_param_doc(k)))
+
+
+def parameters(kind) -> "List[ParamInfo]":
+    """The typed parameters an algorithm type takes, in the C listing's order (common ones first),
+    with name, key, type, live flag, bounds and a one-line doc; no instance is needed."""
+    t = lib.dpdo_algorithm_type_find(kind.encode())
+    if not t:
+        raise InvalidArgument(_lib.E_INVAL, "unknown algorithm %r; built in: %s" % (kind, ", ".join(algorithm_types())))
+    out, k = [], lib.dpdo_algorithm_type_param_next(t, 0)
+    while k > 0:
+        out.append(_param_info(k))
+        k = lib.dpdo_algorithm_type_param_next(t, k)
+    if k < 0:
+        raise error(k, "dpdo_algorithm_type_param_next(%s) failed" % kind)
+    return out
+
+
 _PARAM_KEYS = {}
 
 
 def param_key(name) -> int:
     """The integer key of a parameter name ("dda-active" or "dda_active")."""
     if not _PARAM_KEYS:
-        for k in range(1, 1000):
-            n = lib.dpdo_param_name(k)
-            if n:
-                _PARAM_KEYS[text(n)] = k
+        for kind in algorithm_types():
+            for p in parameters(kind):
+                _PARAM_KEYS[p.name] = p.key
     key = _PARAM_KEYS.get(name.replace("_", "-"))
     if key is None:
         raise InvalidArgument(_lib.E_INVAL, "unknown parameter %r; known: %s" % (name, ", ".join(sorted(_PARAM_KEYS))))
     return key
 
 
-class _ProgressStruct(C.Structure):
-    _fields_ = [("struct_size", C.c_size_t), ("round", C.c_int64), ("max_rounds", C.c_int64),
-                ("steps", C.c_int64), ("status", C.c_int32), ("stop_reason", C.c_int32),
-                ("epsilon", C.c_double), ("delta", C.c_double), ("objective", C.c_double)]
+_ProgressStruct = _capi.dpdo_progress
 
 
-_PROGRESS_FN = C.CFUNCTYPE(C.c_int, C.POINTER(_ProgressStruct), C.c_void_p)
+_PROGRESS_FN = _capi.dpdo_progress_fn
 
 
 class Progress:
@@ -1543,6 +1549,21 @@ class Algorithm(_Handle):
             v = C.c_double()
             self._check(lib.dpdo_algorithm_get_double(self._ptr(), k, C.byref(v)))
         return v.value
+
+    @_guarded(mutating=False)
+    def parameters(self) -> "Dict[str, Any]":
+        """Every typed parameter of this algorithm's type with its current value (the default until
+        set), by name, in the C listing's order (dpdo.parameters(kind) gives types, bounds, docs)."""
+        out = {}
+        for p in parameters(self.kind):
+            if p.type is int:
+                v = C.c_int64()
+                self._check(lib.dpdo_algorithm_get_int(self._ptr(), p.key, C.byref(v)))
+            else:
+                v = C.c_double()
+                self._check(lib.dpdo_algorithm_get_double(self._ptr(), p.key, C.byref(v)))
+            out[p.name] = v.value
+        return out
 
     @_guarded()
     def set_node_secret(self, node, secret) -> None:
@@ -1974,9 +1995,7 @@ class Model(_Handle):
             self.field("algorithm"), self.field("loss"), self.dim, self.rounds, e, d, self.field("accountant"))
 
 
-class _ReferenceOptions(C.Structure):
-    _fields_ = [("struct_size", C.c_size_t), ("weighting", C.c_int32), ("tol", C.c_double),
-                ("max_iter", C.c_int64), ("lbfgs_memory", C.c_int32)]
+_ReferenceOptions = _capi.dpdo_reference_options
 
 
 class Reference(_Handle):
@@ -2059,6 +2078,6 @@ class Reference(_Handle):
 
 __all__ = ["Model", "Reference", "Progress", "accountant_types", "RANDOMNESS_SECURE", "RANDOMNESS_REPRODUCIBLE",
            "WEIGHT_SAMPLES", "WEIGHT_NODES", "WEIGHT_NODE_WEIGHTS", "Dataset", "Shard", "Loss", "Regularizer", "Node", "Network", "Sampling", "Event", "Ledger",
-           "Accountant", "PaperBound", "Solver", "Compressor", "Policy", "Algorithm", "algorithm_types", "param_key", "version",
+           "Accountant", "PaperBound", "Solver", "Compressor", "Policy", "Algorithm", "algorithm_types", "param_key", "parameters", "ParamInfo", "version",
            "NODE_ALL", "NODE_COORDINATOR", "NOISE_NONE", "NOISE_PAPER", "NOISE_RIGOROUS", "NOISE_FIXED",
            "PRIVACY_RIGOROUS", "PRIVACY_PAPER", "POINT_ITERATE", "POINT_OUTPUT"]

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Generate python/dpdo/_capi.py (the ctypes view of the C API) from include/dpdo/*.h.
 
-Usage: scripts/gen-python.py [OUT]     (OUT defaults to standard output; `make python-capi`
+Usage: scripts/gen-python.py [--include DIR] [OUT]   (DIR: the directory holding dpdo/*.h, default
+the tree's include/; OUT defaults to standard output; `make python-capi`
 writes python/dpdo/_capi.py, `make check-python-capi` regenerates into a temporary file and
 diffs, like scripts/gen-map.sh / check-exports.sh do for the export map).
 
@@ -335,6 +336,11 @@ def generate():
 
 
 def main(argv):
+    global INCLUDE
+    argv = list(argv)
+    if len(argv) > 2 and argv[1] == "--include":
+        INCLUDE = os.path.abspath(argv[2])
+        del argv[1:3]
     try:
         out, nf, ns, nc = generate()
     except GenError as e:

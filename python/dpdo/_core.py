@@ -18,6 +18,7 @@ separate threads run in parallel.
 import ctypes as C
 import functools
 import math
+import os
 import signal
 import threading
 import time
@@ -1343,9 +1344,11 @@ class Policy(_Handle):
         for k, v in params.items():
             self._check(lib.dpdo_policy_set(self._ptr(), k.encode(), float(v)))
         self._args = (name, nodes, state_len)
+        self._params = {k: float(v) for k, v in params.items()}
 
     def _why_not_picklable(self):
-        return ": a policy's learned state (DQN weights, replay buffer) has no file format yet; rebuild it"
+        return (": a policy's learned state (DQN weights, replay buffer) is saved only as part of its "
+                "algorithm's checkpoint (pickle the Algorithm, or Algorithm.save)")
 
     def _describe(self):
         return "%s, %d nodes, state length %d" % self._args
@@ -1462,6 +1465,60 @@ class _SigintFlag:
             self._old = None
 
 
+class _hybridmethod:
+    """A method that receives the class when called on the class and the instance otherwise."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        functools.update_wrapper(self, fn)
+
+    def __get__(self, obj, cls):
+        return functools.partial(self.fn, cls if obj is None else obj)
+
+
+def _checkpoint_options(key):
+    """A dpdo_checkpoint_options with the host key (32 bytes), or None for no key."""
+    if key is None:
+        return None
+    key = bytes(key)
+    if len(key) != _capi.DPDO_CHECKPOINT_KEY_BYTES:
+        raise InvalidArgument(_lib.E_INVAL, "key must be %d bytes, got %d" % (_capi.DPDO_CHECKPOINT_KEY_BYTES,
+                                                                              len(key)))
+    o = _fill(_CheckpointOptions, lib.dpdo_checkpoint_options_init, {}, "checkpoint options")
+    o.key = key  # ctypes keeps the bytes alive with o
+    return o
+
+
+def _restore_algorithm(spec, ckpt):
+    acc = None
+    if spec["accountant"] is not None:
+        nodes, led_text, (kind, orders, conversion) = spec["accountant"]
+        acc = Accountant(_restore_ledger(nodes, led_text), kind, orders, conversion)
+    pol = None
+    if spec["policy"] is not None:
+        args, params = spec["policy"]
+        pol = Policy(*args, **params)
+    alg = Algorithm(spec["kind"], spec["nodes"], spec["network"], spec["regularizer"], acc, solver=spec["solver"],
+                    compressor=spec["compressor"], policy=pol, **spec["options"])
+    for k, v in spec["params"]:
+        alg.set(k, v)
+    if spec["node_probabilities"] is not None:
+        alg.set_node_probabilities(spec["node_probabilities"])
+    if ckpt is not None:
+        import tempfile
+        d = tempfile.mkdtemp(prefix="dpdo-unpickle-")
+        try:
+            p = os.path.join(d, "alg.ckpt")
+            with open(p, "wb") as f:
+                f.write(ckpt)
+            alg._load_into(p)
+        finally:
+            for x in os.listdir(d):
+                os.unlink(os.path.join(d, x))
+            os.rmdir(d)
+    return alg
+
+
 class Algorithm(_Handle):
     """An algorithm run over nodes.
 
@@ -1481,8 +1538,15 @@ class Algorithm(_Handle):
 
     One thread at a time: a second thread calling into the same Algorithm while a call runs
     gets StateError; close() from another thread stops a run at the next round and waits.
-    An Algorithm cannot be pickled (its random streams and internal state have no file format
-    here); pickle the estimator (dpdo.sklearn) or the output vector instead."""
+
+    Checkpoints (docs/checkpoint.md): alg.save(path, key=None) writes the run; alg.load(path)
+    resumes it on an algorithm set up the same way that has not started, and
+    Algorithm.load(path, kind, nodes, ...) does both (same arguments as the constructor). With
+    REPRODUCIBLE randomness the resumed run is bit-identical to the uninterrupted one. pickle
+    goes through the same checkpoint: the configuration, the accountant's ledger as it was when
+    this run started, and the run's state; a private SECURE run (whose keys exist only in this
+    process) and a run with host keys (set_node_key) refuse to pickle: save them with a host
+    key (key=32 bytes: the file is encrypted and carries the node keys) instead."""
 
     _destroy = lib.dpdo_algorithm_destroy
     _errmsg = lib.dpdo_algorithm_errmsg
@@ -1507,6 +1571,10 @@ class Algorithm(_Handle):
         self.nodes, self.network, self.regularizer, self.accountant = nodes, network, regularizer, accountant
         self._dim = lib.dpdo_algorithm_dim(self._h)
         self._n = len(nodes)
+        self._set_params = []        # (name or key, value) in the order set: pickling replays them
+        self._host_keys = False      # set_node_key/_secret was called: not picklable
+        self._node_probs = None      # set_node_probabilities (part of the configuration)
+        self._start_ledger = None    # the ledger's text when this run started (pickling)
         for k, v in (params or {}).items():
             self.set(k, v)
         self.solver = self.compressor = self.policy = None
@@ -1537,6 +1605,7 @@ class Algorithm(_Handle):
             self._check(lib.dpdo_algorithm_set_int(self._ptr(), k, int(value)))
         else:
             self._check(lib.dpdo_algorithm_set_double(self._ptr(), k, float(value)))
+        self._set_params.append((k, value))
 
     @_guarded(mutating=False)
     def get(self, key):
@@ -1569,6 +1638,7 @@ class Algorithm(_Handle):
     def set_node_secret(self, node, secret) -> None:
         """Deprecated (64 bits): use set_node_key. Give a node its secret key (docs/distributed.md)."""
         self._check(lib.dpdo_algorithm_set_node_secret(self._ptr(), node, secret))
+        self._host_keys = True
 
     @_guarded()
     def set_node_key(self, node, key) -> None:
@@ -1577,6 +1647,7 @@ class Algorithm(_Handle):
         if len(key) != 32:
             raise ValueError("key must be 32 bytes, got %d" % len(key))
         self._check(lib.dpdo_algorithm_set_node_key(self._ptr(), node, key))
+        self._host_keys = True
 
     @property
     def randomness_source(self) -> str:
@@ -1586,7 +1657,15 @@ class Algorithm(_Handle):
     @_guarded()
     def prepare(self) -> None:
         """Calibrate the noise and check the preconditions now (step() does it otherwise)."""
+        self._note_start()
         self._check(lib.dpdo_algorithm_prepare(self._ptr()))
+
+    def _note_start(self):
+        """Before a run starts (READY at round 0): keep the ledger's text, which a pickled run's
+        accountant must hold again when the checkpoint is loaded (docs/checkpoint.md)."""
+        if self._start_ledger is None and lib.dpdo_algorithm_round(self._h) == 0 and \
+                lib.dpdo_algorithm_state(self._h) == _capi.DPDO_ALG_READY and self.accountant is not None:
+            self._start_ledger = self.accountant.ledger.save()
 
     @_guarded()
     def set_next_active(self, flags) -> None:
@@ -1602,9 +1681,11 @@ class Algorithm(_Handle):
         """Per-node activation probabilities (a sequence of n values in (0, 1]); None = the key's."""
         if p is None:
             self._check(lib.dpdo_algorithm_set_node_probabilities(self._ptr(), None, self._n))
+            self._node_probs = None
             return
         k, pp, n = as_doubles(p)
         self._check(lib.dpdo_algorithm_set_node_probabilities(self._ptr(), pp, n))
+        self._node_probs = [float(v) for v in (p.tolist() if hasattr(p, "tolist") else p)]
 
     # stepping
     def _callbacks(self):
@@ -1628,6 +1709,7 @@ class Algorithm(_Handle):
         took = self._enter("step")
         try:
             h = self._ptr()
+            self._note_start()
             self._in_c = True
             try:
                 rc = lib.dpdo_algorithm_step(h)
@@ -1657,6 +1739,8 @@ class Algorithm(_Handle):
         continue it to the same result as an uninterrupted run (REPRODUCIBLE randomness)."""
         took = self._enter("run")
         try:
+            self._ptr()
+            self._note_start()
             return self._run(max_steps, progress, every, epsilon, objective, history)
         finally:
             self._leave(took)
@@ -1749,6 +1833,100 @@ class Algorithm(_Handle):
     def reset(self) -> None:
         """Back to round 0 with the same random streams (this run's ledger charges removed)."""
         self._check(lib.dpdo_algorithm_reset(self._ptr()))
+        self._start_ledger = None
+
+    # checkpoints and pickling
+    @_guarded(mutating=False)
+    def save(self, path, key=None) -> None:
+        """Write a checkpoint of this run to `path` (dpdo_algorithm_save; the algorithm must have run
+        at least one round). key: None (a plain file; nothing secret is written, so a private SECURE
+        run refuses) or 32 bytes (the file is encrypted and authenticated and carries the nodes'
+        keys; keep the key, load needs it)."""
+        o = _checkpoint_options(key)
+        self._check(lib.dpdo_algorithm_save(self._ptr(), os.fsencode(path), C.byref(o) if o is not None else None))
+
+    def _load_into(self, path, key=None):
+        took = self._enter("load")
+        try:
+            o = _checkpoint_options(key)
+            self._note_start()
+            self._check(lib.dpdo_algorithm_load(self._ptr(), os.fsencode(path),
+                                                C.byref(o) if o is not None else None))
+        finally:
+            self._leave(took)
+
+    @_hybridmethod
+    def load(cls_or_self, path, *args, key=None, **kwargs):
+        """alg.load(path, key=None): resume the run saved in `path` on this algorithm, which must be
+        set up as the saved one was and not have started (READY at round 0; a fresh accountant,
+        or one holding what the saved run's held when it started). The file's configuration is
+        compared and the first difference named (FormatError); on failure nothing changes.
+        Algorithm.load(path, kind, nodes, network, ..., key=None, **options): build the algorithm
+        with the constructor's arguments, then load. Returns the algorithm."""
+        if isinstance(cls_or_self, type):
+            alg = cls_or_self(*args, **kwargs)
+            try:
+                alg._load_into(path, key)
+            except BaseException:
+                alg.close()
+                raise
+            return alg
+        if args or kwargs:
+            raise TypeError("alg.load(path, key=None) takes no other arguments (Algorithm.load(path, kind, "
+                            "nodes, ...) builds one)")
+        cls_or_self._load_into(path, key)
+        return cls_or_self
+
+    def __reduce__(self):
+        took = self._enter("pickle", False)
+        try:
+            return self._reduce()
+        finally:
+            self._leave(took)
+
+    def _reduce(self):
+        h = self._ptr()
+        if self._host_keys:
+            raise TypeError("dpdo.Algorithm with host keys (set_node_key) cannot be pickled: the keys are secret "
+                            "and a pickle is not; alg.save(path, key=...) writes an encrypted checkpoint, or save "
+                            "without a key and set the same keys again before alg.load(path)")
+        st = lib.dpdo_algorithm_state(h)
+        if st == _capi.DPDO_ALG_FAILED:
+            raise TypeError("dpdo.Algorithm in state FAILED cannot be pickled (reset() it first)")
+        ckpt = None
+        if st in (_capi.DPDO_ALG_RUNNING, _capi.DPDO_ALG_DONE):
+            if self.options["randomness"] == RANDOMNESS_SECURE and self.options["noise_mode"] != NOISE_NONE:
+                raise TypeError("dpdo.Algorithm: a private run with SECURE randomness cannot be pickled: its noise "
+                                "keys come from the operating system and exist only in this process. Save it "
+                                "encrypted with alg.save(path, key=<32 bytes>) and resume with alg.load(path, "
+                                "key=...), or use randomness=dpdo.RANDOMNESS_REPRODUCIBLE")
+            import tempfile
+            d = tempfile.mkdtemp(prefix="dpdo-pickle-")
+            try:
+                p = os.path.join(d, "alg.ckpt")
+                self._check(lib.dpdo_algorithm_save(h, os.fsencode(p), None))
+                with open(p, "rb") as f:
+                    ckpt = f.read()
+            finally:
+                for x in os.listdir(d):
+                    os.unlink(os.path.join(d, x))
+                os.rmdir(d)
+        acc = None
+        if self.accountant is not None:
+            ledger = self.accountant.ledger
+            led_text = self._start_ledger if ckpt is not None else ledger.save()
+            if led_text is None:
+                raise TypeError("dpdo.Algorithm cannot be pickled: the ledger as it was when this run started is "
+                                "unknown (the run was started outside this object)")
+            acc = (ledger.nodes, led_text, self.accountant._args[1:])
+        pol = None
+        if self.policy is not None:
+            pol = (self.policy._args, self.policy._params)
+        spec = {"kind": self.kind, "nodes": self.nodes, "network": self.network, "regularizer": self.regularizer,
+                "accountant": acc, "params": list(self._set_params), "solver": self.solver,
+                "compressor": self.compressor, "policy": pol, "node_probabilities": self._node_probs,
+                "options": dict(self.options)}
+        return (_restore_algorithm, (spec, ckpt))
 
     # properties and getters
     @property
@@ -1851,9 +2029,6 @@ class Algorithm(_Handle):
         saves to a model file and pickles."""
         return Model.from_algorithm(self)
 
-    def _why_not_picklable(self):
-        return (": its random streams and internal state have no file format in this version; pickle "
-                "alg.model() (the trained model with its privacy figures) or a dpdo.sklearn estimator")
 
     def _describe(self):
         return "%s, %d nodes, dim %d, round %d/%d, %s" % (self.kind, self._n, self._dim, self.round,

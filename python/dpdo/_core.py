@@ -39,8 +39,10 @@ POINT_ITERATE, POINT_OUTPUT = _capi.DPDO_POINT_ITERATE, _capi.DPDO_POINT_OUTPUT
 WEIGHT_SAMPLES, WEIGHT_NODES, WEIGHT_NODE_WEIGHTS = (_capi.DPDO_WEIGHT_SAMPLES, _capi.DPDO_WEIGHT_NODES,
                                                      _capi.DPDO_WEIGHT_NODE_WEIGHTS)
 PROGRESS_EPSILON, PROGRESS_OBJECTIVE = _capi.DPDO_PROGRESS_EPSILON, _capi.DPDO_PROGRESS_OBJECTIVE
-STATE_NAMES = {0: "EMPTY", 1: "READY", 2: "RUNNING", 3: "DONE", 4: "FAILED"}
-STOP_NAMES = {0: "none", 1: "max rounds", 2: "budget", 3: "tolerance", 4: "passes complete"}
+STATE_NAMES = {_capi.DPDO_ALG_EMPTY: "EMPTY", _capi.DPDO_ALG_READY: "READY", _capi.DPDO_ALG_RUNNING: "RUNNING",
+               _capi.DPDO_ALG_DONE: "DONE", _capi.DPDO_ALG_FAILED: "FAILED"}
+STOP_NAMES = {_capi.DPDO_STOP_NONE: "none", _capi.DPDO_STOP_MAX_ROUNDS: "max rounds", _capi.DPDO_STOP_BUDGET: "budget",
+              _capi.DPDO_STOP_TOLERANCE: "tolerance", _capi.DPDO_STOP_PASSES: "passes complete"}
 
 
 def version() -> str:
@@ -326,7 +328,7 @@ class Dataset(_Handle):
             raise InvalidArgument(_lib.E_INVAL, "y (one label per row) is required")
         keep, px, nx = as_doubles(Xa, n * d, "X")
         keepy, py, ny = as_doubles(y, n, "y")
-        self._check(lib.dpdo_dataset_set_dense(self._ptr(), n, d, px, py, 0))
+        self._check(lib.dpdo_dataset_set_dense(self._ptr(), n, d, px, py, _capi.DPDO_COPY))
         return self
 
     @_guarded()
@@ -335,7 +337,7 @@ class Dataset(_Handle):
         k2, pc, _ = as_int32(indices)
         k3, pv, _ = as_doubles(data)
         k4, py, _ = as_doubles(y, n, "y")
-        self._check(lib.dpdo_dataset_set_csr(self._ptr(), n, d, pr, pc, pv, py, 0))
+        self._check(lib.dpdo_dataset_set_csr(self._ptr(), n, d, pr, pc, pv, py, _capi.DPDO_COPY))
 
     @classmethod
     def csr(cls, matrix=None, y=None, indptr=None, indices=None, data=None, n_features=None) -> "Dataset":
@@ -392,7 +394,8 @@ class Dataset(_Handle):
     @property
     def layout(self) -> str:
         """"dense", "csr" or "empty"."""
-        return {0: "empty", 1: "dense", 2: "csr"}.get(lib.dpdo_dataset_layout(self._ptr()), "?")
+        return {_capi.DPDO_LAYOUT_EMPTY: "empty", _capi.DPDO_LAYOUT_DENSE: "dense",
+                _capi.DPDO_LAYOUT_CSR: "csr"}.get(lib.dpdo_dataset_layout(self._ptr()), "?")
 
     @_guarded(mutating=False)
     def labels(self):
@@ -1067,7 +1070,7 @@ class Accountant(_Handle):
             if orders is not None:
                 self._orders, po, no = as_doubles(orders)
                 o.orders, o.n_orders = po, no
-            o.conversion = 1 if conversion == "classic" else 0
+            o.conversion = _capi.DPDO_CONVERSION_CLASSIC if conversion == "classic" else _capi.DPDO_CONVERSION_IMPROVED
             opts = C.byref(o)
         self._h = _new(lib.dpdo_accountant_create, "accountant: invalid options", t, ledger._ptr(), opts)
         self._own()
@@ -1428,7 +1431,7 @@ class Progress:
     def __init__(self, p):
         self.round, self.max_rounds, self.steps = p.round, p.max_rounds, p.steps
         self.epsilon, self.delta, self.objective = p.epsilon, p.delta, p.objective
-        self.done = p.status == 2
+        self.done = p.status == _lib.DONE
 
     def __repr__(self):
         return ("<dpdo.Progress round %d/%d, epsilon %g, objective %g%s>"
@@ -1715,9 +1718,9 @@ class Algorithm(_Handle):
                 rc = lib.dpdo_algorithm_step(h)
             finally:
                 self._in_c = False
-            if rc == 1:
+            if rc == _lib.ROUND:
                 return True
-            if rc == 2:
+            if rc == _lib.DONE:
                 return False
             self._fail(rc)
         finally:
@@ -2039,7 +2042,8 @@ def _restore_model(text_):
     return Model.parse(text_)
 
 
-_PREDICT_KINDS = {"margin": 0, "label": 1, "probability": 2}
+_PREDICT_KINDS = {"margin": _capi.DPDO_PREDICT_MARGIN, "label": _capi.DPDO_PREDICT_LABEL,
+                  "probability": _capi.DPDO_PREDICT_PROBABILITY}
 
 
 class Model(_Handle):

@@ -3,7 +3,10 @@
  * dpdo_param_doc; issue 22): for every algorithm type the listed keys are exactly the keys
  * 1..999 that a set-up algorithm of that type accepts (dpdo_algorithm_get_*), each listed once,
  * common keys first, with a name, a type, a live flag and a doc line that agree with the other
- * dpdo_param_* facts; the error cases (NULL type, a key not of the type, unknown keys). */
+ * dpdo_param_* facts, and a type-level default (dpdo_algorithm_type_param_default) equal to the
+ * value the set-up algorithm starts with; the error cases (NULL type, a key not of the type,
+ * unknown keys). */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -108,6 +111,20 @@ static int check_type(fx *f, const dpdo_algorithm_type *t, int *n_own)
         if (!ok) CHECK_MSG(g == DPDO_E_UNSUPPORTED || dpdo_param_type(k) < 0, "%s: key %d: %d", tn, k, g);
     }
     CHECK_EQ(accepted, n);
+    /* the type-level default of every listed key is the value a fresh algorithm starts with */
+    for (int k = dpdo_algorithm_type_param_next(t, 0); k > 0; k = dpdo_algorithm_type_param_next(t, k)) {
+        double def = -7, cur;
+        int64_t iv = 0;
+        CHECK_EQ(dpdo_algorithm_type_param_default(t, k, N, &def), DPDO_OK);
+        if (dpdo_param_type(k) == 0) {
+            CHECK_EQ(dpdo_algorithm_get_int(a, k, &iv), DPDO_OK);
+            cur = (double)iv;
+        } else {
+            CHECK_EQ(dpdo_algorithm_get_double(a, k, &cur), DPDO_OK);
+        }
+        CHECK_MSG(def == cur || (isnan(def) && isnan(cur)), "%s: %s: type-level default %.17g, instance %.17g", tn,
+                  dpdo_param_name(k), def, cur);
+    }
     /* a key of the listing that is not the type's: refused */
     for (int k = 100; k < 1000; k++)
         if (!listed[k] && dpdo_param_name(k)) {
@@ -161,6 +178,23 @@ static void test_known_facts_and_errors(void)
     CHECK(dpdo_param_doc(0) == NULL);
     CHECK(dpdo_param_doc(104) == NULL); /* a gap in DP-DDA's range */
     CHECK(strstr(dpdo_param_doc(DPDO_PARAM_ADP_BETA), "0.15") != NULL);
+    /* defaults without an instance: some depend on the number of nodes */
+    double v = 0;
+    const dpdo_algorithm_type *base = dpdo_algorithm_type_find("dp-dda-baseline");
+    CHECK_EQ(dpdo_algorithm_type_param_default(dda, DPDO_PARAM_DDA_ACTIVE, 1, &v), DPDO_OK);
+    CHECK(v == 1);
+    CHECK_EQ(dpdo_algorithm_type_param_default(dda, DPDO_PARAM_DDA_ACTIVE, 10, &v), DPDO_OK);
+    CHECK(v == 2);
+    CHECK_EQ(dpdo_algorithm_type_param_default(base, DPDO_PARAM_DDA_ACTIVE, 10, &v), DPDO_OK);
+    CHECK(v == 10);
+    CHECK_EQ(dpdo_algorithm_type_param_default(dda, DPDO_PARAM_MAX_ROUNDS, 10, &v), DPDO_OK);
+    CHECK(v == 1000);
+    CHECK_EQ(dpdo_algorithm_type_param_default(dda, DPDO_PARAM_STEP_SIZE, 10, &v), DPDO_OK);
+    CHECK(isnan(v));
+    CHECK_EQ(dpdo_algorithm_type_param_default(dda, DPDO_PARAM_ADP_P, 10, &v), DPDO_E_UNSUPPORTED);
+    CHECK_EQ(dpdo_algorithm_type_param_default(dda, DPDO_PARAM_DDA_ACTIVE, 0, &v), DPDO_E_INVAL);
+    CHECK_EQ(dpdo_algorithm_type_param_default(NULL, DPDO_PARAM_DDA_ACTIVE, 4, &v), DPDO_E_INVAL);
+    CHECK_EQ(dpdo_algorithm_type_param_default(dda, DPDO_PARAM_DDA_ACTIVE, 4, NULL), DPDO_E_INVAL);
     /* DO-ADP lists its three own keys */
     const dpdo_algorithm_type *adp = dpdo_algorithm_type_find("do-adp");
     int own[3], n = 0;

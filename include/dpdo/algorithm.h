@@ -330,6 +330,16 @@ DPDO_API int dpdo_algorithm_type_param_next(const dpdo_algorithm_type *t, int pr
 DPDO_API int dpdo_param_live(int key);
 DPDO_API const char *dpdo_param_doc(int key);
 
+/* The value parameter `key` starts with on an algorithm of type t set up with n_nodes nodes and
+ * default options (dpdo_algorithm_options_init), without an instance: *value is the double (an
+ * int key's value converted exactly). NaN means "derived at prepare" (the doc line says from
+ * what). The common keys take the options' defaults; an algorithm set up with other options
+ * starts from those. Returns DPDO_OK; DPDO_E_INVAL (t or value NULL, n_nodes outside
+ * [1, 2^31-1]); DPDO_E_UNSUPPORTED (key is not one of t's); DPDO_E_NOMEM. Allocates a scratch
+ * engine and frees it. Thread-safe. Since 0.2. */
+DPDO_API int dpdo_algorithm_type_param_default(const dpdo_algorithm_type *t, int key, int64_t n_nodes,
+                                               double *value);
+
 /* ---- local solver ---------------------------------------------------------------- */
 
 /* Use `solver` (BORROWED; it must outlive the algorithm; dimension d) as the

@@ -982,6 +982,7 @@ FUNCTIONS = {
     "dpdo_algorithm_type_param_next": (C.c_int, [C.c_void_p, C.c_int]),
     "dpdo_param_live": (C.c_int, [C.c_int]),
     "dpdo_param_doc": (C.c_char_p, [C.c_int]),
+    "dpdo_algorithm_type_param_default": (C.c_int, [C.c_void_p, C.c_int, C.c_int64, C.POINTER(C.c_double)]),
     "dpdo_algorithm_set_solver": (C.c_int, [C.c_void_p, C.c_void_p]),
     "dpdo_algorithm_set_compressor": (C.c_int, [C.c_void_p, C.c_void_p]),
     "dpdo_algorithm_set_policy": (C.c_int, [C.c_void_p, C.c_void_p]),

@@ -1376,24 +1376,36 @@ class ParamInfo(NamedTuple):
     lo: float
     hi: float
     doc: str
+    default: Any = None  # for n_nodes nodes and default options (NaN: derived at prepare)
 
 
-def _param_info(k):
+def _param_info(t, k, n_nodes):
     lo, hi = C.c_double(), C.c_double()
     lib.dpdo_param_bounds(k, C.byref(lo), C.byref(hi))
-    return ParamInfo(text(lib.dpdo_param_name(k)), k, int if lib.dpdo_param_type(k) == 0 else float,
-                     lib.dpdo_param_live(k) == 1, lo.value, hi.value, text(lib.dpdo_param_doc(k)))
+    typ = int if lib.dpdo_param_type(k) == 0 else float
+    default = None
+    if n_nodes is not None:
+        v = C.c_double()
+        rc = lib.dpdo_algorithm_type_param_default(t, k, int(n_nodes), C.byref(v))
+        if rc < 0:
+            raise error(rc, "dpdo_algorithm_type_param_default(%s, %d nodes) failed" % (text(lib.dpdo_param_name(k)),
+                                                                                        n_nodes))
+        default = int(v.value) if typ is int else v.value
+    return ParamInfo(text(lib.dpdo_param_name(k)), k, typ, lib.dpdo_param_live(k) == 1, lo.value, hi.value,
+                     text(lib.dpdo_param_doc(k)), default)
 
 
-def parameters(kind) -> "List[ParamInfo]":
+def parameters(kind, n_nodes=None) -> "List[ParamInfo]":
     """The typed parameters an algorithm type takes, in the C listing's order (common ones first),
-    with name, key, type, live flag, bounds and a one-line doc; no instance is needed."""
+    with name, key, type, live flag, bounds and a one-line doc; no instance is needed. With
+    n_nodes, .default is the value an algorithm of that many nodes and default options starts
+    with (some defaults depend on the number of nodes; NaN = derived at prepare)."""
     t = lib.dpdo_algorithm_type_find(kind.encode())
     if not t:
         raise InvalidArgument(_lib.E_INVAL, "unknown algorithm %r; built in: %s" % (kind, ", ".join(algorithm_types())))
     out, k = [], lib.dpdo_algorithm_type_param_next(t, 0)
     while k > 0:
-        out.append(_param_info(k))
+        out.append(_param_info(t, k, n_nodes))
         k = lib.dpdo_algorithm_type_param_next(t, k)
     if k < 0:
         raise error(k, "dpdo_algorithm_type_param_next(%s) failed" % kind)

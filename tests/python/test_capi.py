@@ -116,6 +116,8 @@ def every_api_function_has_its_generated_prototype():
     assert _capi.FUNCTIONS["dpdo_algorithm_save"] == (C.c_int, [C.c_void_p, C.c_char_p,
                                                                 C.POINTER(_capi.dpdo_checkpoint_options)])
     assert _capi.FUNCTIONS["dpdo_algorithm_type_param_next"] == (C.c_int, [C.c_void_p, C.c_int])
+    assert _capi.FUNCTIONS["dpdo_algorithm_type_param_default"] == (C.c_int, [C.c_void_p, C.c_int, C.c_int64,
+                                                                             C.POINTER(C.c_double)])
     assert _capi.FUNCTIONS["dpdo_dataset_create"] == (C.c_int, [C.POINTER(C.c_void_p)])
     print("# %d functions" % len(_capi.FUNCTIONS))
 
@@ -200,6 +202,16 @@ def python_parameters_come_from_the_c_listing():
     v = alg.parameters()
     assert list(v) == [p.name for p in dpdo.parameters("do-adp")]
     assert v["max-rounds"] == 7 and v["adp-beta"] == 0.15 and v["adp-gamma"] == 0.05, v
+    # type-level defaults (dpdo_algorithm_type_param_default) equal a fresh algorithm's values
+    defaults = {p.name: p.default for p in dpdo.parameters("do-adp", n_nodes=3)}
+    fresh = dpdo.Algorithm("do-adp", nodes, dpdo.Network.ring(3), None, dpdo.Accountant(dpdo.Ledger(3)))
+    cur = fresh.parameters()
+    assert set(defaults) == set(cur)
+    for k, v in cur.items():
+        assert v == defaults[k] or (v != v and defaults[k] != defaults[k]), (k, v, defaults[k])
+    assert [p.default for p in dpdo.parameters("dp-dda", 8) if p.name == "dda-active"] == [2]
+    assert [p.default for p in dpdo.parameters("dp-dda-baseline", 8) if p.name == "dda-active"] == [8]
+    assert all(p.default is None for p in dpdo.parameters("dp-dda"))
     alg.set("adp_beta", 0.3)
     assert alg.parameters()["adp-beta"] == 0.3
 

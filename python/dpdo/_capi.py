@@ -504,6 +504,7 @@ dpdo_accountant_options._fields_ = [
     ("conversion", C.c_int32),  # int32_t
     ("reserved0", C.c_int32),  # int32_t
     ("pld_interval", C.c_double),  # double
+    ("reserved", (C.c_int64 * 4)),  # int64_t[4]
 ]
 dpdo_load_options._fields_ = [
     ("struct_size", C.c_size_t),  # size_t
@@ -523,6 +524,7 @@ dpdo_load_options._fields_ = [
     ("max_dense_cells", C.c_int64),  # int64_t
     ("max_features", C.c_int64),  # int64_t
     ("max_rows", C.c_int64),  # int64_t
+    ("reserved", (C.c_int64 * 4)),  # int64_t[4]
 ]
 dpdo_generate_options._fields_ = [
     ("struct_size", C.c_size_t),  # size_t
@@ -538,6 +540,7 @@ dpdo_generate_options._fields_ = [
     ("n_agents", C.c_int32),  # int32_t
     ("shift_scale", C.c_double),  # double
     ("normalize_rows", C.c_int32),  # int32_t
+    ("reserved", (C.c_int64 * 4)),  # int64_t[4]
 ]
 dpdo_loss_type._fields_ = [
     ("struct_size", C.c_size_t),  # size_t
@@ -599,6 +602,7 @@ dpdo_algorithm_options._fields_ = [
     ("check_every", C.c_int64),  # int64_t
     ("weighting", C.c_int32),  # int32_t
     ("randomness", C.c_int32),  # int32_t
+    ("reserved", (C.c_int64 * 4)),  # int64_t[4]
 ]
 dpdo_progress._fields_ = [
     ("struct_size", C.c_size_t),  # size_t
@@ -633,6 +637,7 @@ dpdo_audit_options._fields_ = [
     ("accountant", C.c_char_p),  # const char *
     ("policy", C.c_char_p),  # const char *
     ("max_features", C.c_int64),  # int64_t
+    ("reserved", (C.c_int64 * 4)),  # int64_t[4]
 ]
 dpdo_audit_result._fields_ = [
     ("struct_size", C.c_size_t),  # size_t
@@ -663,6 +668,7 @@ dpdo_audit_result._fields_ = [
 dpdo_checkpoint_options._fields_ = [
     ("struct_size", C.c_size_t),  # size_t
     ("key", C.c_char_p),  # const unsigned char *
+    ("reserved", (C.c_int64 * 4)),  # int64_t[4]
 ]
 dpdo_reference_options._fields_ = [
     ("struct_size", C.c_size_t),  # size_t
@@ -670,6 +676,7 @@ dpdo_reference_options._fields_ = [
     ("tol", C.c_double),  # double
     ("max_iter", C.c_int64),  # int64_t
     ("lbfgs_memory", C.c_int32),  # int32_t
+    ("reserved", (C.c_int64 * 4)),  # int64_t[4]
 ]
 dpdo_segment._fields_ = [
     ("data", C.c_void_p),  # void *
@@ -725,7 +732,7 @@ FUNCTIONS = {
     "dpdo_rng_type_find": (C.POINTER(dpdo_rng_type), [C.c_char_p]),
     "dpdo_rng_type_next": (C.POINTER(dpdo_rng_type), [C.POINTER(dpdo_rng_type)]),
     "dpdo_rng_type_name": (C.c_char_p, [C.POINTER(dpdo_rng_type)]),
-    "dpdo_rng_create": (C.c_int, [C.POINTER(C.c_void_p), C.POINTER(dpdo_rng_type), C.c_uint64]),
+    "dpdo_rng_create": (C.c_int, [C.POINTER(C.c_void_p), C.POINTER(dpdo_rng_type), C.c_void_p, C.c_uint64]),
     "dpdo_rng_create_custom": (C.c_int, [C.POINTER(C.c_void_p), C.POINTER(dpdo_rng_type), C.c_void_p, C.c_uint64]),
     "dpdo_rng_destroy": (None, [C.c_void_p]),
     "dpdo_rng_errmsg": (C.c_char_p, [C.c_void_p]),
@@ -770,7 +777,7 @@ FUNCTIONS = {
     "dpdo_accountant_type_name": (C.c_char_p, [C.POINTER(dpdo_accountant_type)]),
     "dpdo_accountant_options_init": (C.c_int, [C.POINTER(dpdo_accountant_options), C.c_size_t]),
     "dpdo_accountant_default_orders": (C.c_int64, [C.POINTER(C.c_double), C.c_int64]),
-    "dpdo_accountant_create": (C.c_int, [C.POINTER(C.c_void_p), C.POINTER(dpdo_accountant_type), C.c_void_p, C.POINTER(dpdo_accountant_options)]),
+    "dpdo_accountant_create": (C.c_int, [C.POINTER(C.c_void_p), C.POINTER(dpdo_accountant_type), C.c_void_p, C.c_void_p, C.POINTER(dpdo_accountant_options)]),
     "dpdo_accountant_create_custom": (C.c_int, [C.POINTER(C.c_void_p), C.POINTER(dpdo_accountant_type), C.c_void_p, C.c_void_p]),
     "dpdo_accountant_destroy": (None, [C.c_void_p]),
     "dpdo_accountant_errmsg": (C.c_char_p, [C.c_void_p]),
@@ -871,7 +878,7 @@ FUNCTIONS = {
     "dpdo_shard_row_index": (C.c_int64, [C.c_void_p, C.c_int64]),
     "dpdo_shard_get_rows": (C.c_int, [C.c_void_p, C.POINTER(C.c_int64), C.c_int64]),
     "dpdo_shard_margins": (C.c_int, [C.c_void_p, C.POINTER(C.c_double), C.c_int64, C.POINTER(C.c_double), C.c_int64]),
-    "dpdo_dataset_partition": (C.c_int, [C.c_void_p, C.c_int32, C.POINTER(C.c_int64), C.c_uint64, C.POINTER(C.c_void_p)]),
+    "dpdo_dataset_partition": (C.c_int, [C.c_void_p, C.c_int64, C.POINTER(C.c_int64), C.c_uint64, C.POINTER(C.c_void_p)]),
     # loss.h
     "dpdo_loss_type_find": (C.POINTER(dpdo_loss_type), [C.c_char_p]),
     "dpdo_loss_type_next": (C.POINTER(dpdo_loss_type), [C.POINTER(dpdo_loss_type)]),
@@ -964,7 +971,7 @@ FUNCTIONS = {
     "dpdo_algorithm_type_title": (C.c_char_p, [C.c_void_p]),
     "dpdo_algorithm_options_init": (C.c_int, [C.POINTER(dpdo_algorithm_options), C.c_size_t]),
     "dpdo_algorithm_create": (C.c_int, [C.POINTER(C.c_void_p), C.c_void_p]),
-    "dpdo_algorithm_setup": (C.c_int, [C.c_void_p, C.POINTER(C.c_void_p), C.c_int32, C.c_void_p, C.c_void_p, C.c_void_p, C.POINTER(dpdo_algorithm_options)]),
+    "dpdo_algorithm_setup": (C.c_int, [C.c_void_p, C.POINTER(C.c_void_p), C.c_int64, C.c_void_p, C.c_void_p, C.c_void_p, C.POINTER(dpdo_algorithm_options)]),
     "dpdo_algorithm_prepare": (C.c_int, [C.c_void_p]),
     "dpdo_algorithm_destroy": (None, [C.c_void_p]),
     "dpdo_algorithm_errmsg": (C.c_char_p, [C.c_void_p]),
@@ -1061,7 +1068,7 @@ FUNCTIONS = {
     "dpdo_transform_apply": (C.c_int, [C.c_void_p, C.c_void_p, C.c_void_p]),
     # reference.h
     "dpdo_reference_options_init": (C.c_int, [C.POINTER(dpdo_reference_options), C.c_size_t]),
-    "dpdo_reference_create": (C.c_int, [C.POINTER(C.c_void_p), C.POINTER(C.c_void_p), C.c_int32, C.c_void_p, C.POINTER(dpdo_reference_options)]),
+    "dpdo_reference_create": (C.c_int, [C.POINTER(C.c_void_p), C.POINTER(C.c_void_p), C.c_int64, C.c_void_p, C.POINTER(dpdo_reference_options)]),
     "dpdo_reference_destroy": (None, [C.c_void_p]),
     "dpdo_reference_errmsg": (C.c_char_p, [C.c_void_p]),
     "dpdo_reference_solve": (C.c_int, [C.c_void_p, C.POINTER(C.c_double), C.c_int64, C.POINTER(C.c_double)]),

@@ -1072,7 +1072,7 @@ class Accountant(_Handle):
                 o.orders, o.n_orders = po, no
             o.conversion = _capi.DPDO_CONVERSION_CLASSIC if conversion == "classic" else _capi.DPDO_CONVERSION_IMPROVED
             opts = C.byref(o)
-        self._h = _new(lib.dpdo_accountant_create, "accountant: invalid options", t, ledger._ptr(), opts)
+        self._h = _new(lib.dpdo_accountant_create, "accountant: invalid options", t, None, ledger._ptr(), opts)
         self._own()
         self._borrow(ledger)
         self.ledger = ledger

@@ -43,7 +43,7 @@ static void fx_make(fx *f)
     CHECK_EQ(dpdo_network_create(&f->net), DPDO_OK);
     CHECK_EQ(dpdo_network_set_complete(f->net, N), DPDO_OK);
     CHECK_EQ(dpdo_ledger_create(&f->led, N), DPDO_OK);
-    CHECK_EQ(dpdo_accountant_create(&f->acc, dpdo_accountant_type_find("rdp"), f->led, NULL), DPDO_OK);
+    CHECK_EQ(dpdo_accountant_create(&f->acc, dpdo_accountant_type_find("rdp"), NULL, f->led, NULL), DPDO_OK);
 }
 
 static void fx_free(fx *f)

@@ -252,13 +252,19 @@ def _field_type(struct_cls, name):
     return dict(struct_cls._fields_)[name]
 
 
+def _option_names(struct_cls):
+    """The settable fields of a generated options struct (not struct_size, not reserved space)."""
+    return [k for k, _ in struct_cls._fields_ if k != "struct_size" and not k.startswith("reserved")]
+
+
 def _fill(struct_cls, init, kwargs, what):
     o = struct_cls()
     rc = init(C.byref(o), C.sizeof(o))
     if rc < 0:
         raise error(rc, "%s: this package's struct does not match the library (%s)" % (what, _lib._status_name(rc)))
+    names = _option_names(struct_cls)
     for k, v in kwargs.items():
-        if k == "struct_size" or k not in dict(struct_cls._fields_):
+        if k not in names:
             raise InvalidArgument(_lib.E_INVAL, "%s: unknown option %r" % (what, k))
         setattr(o, k, v)
     return o
@@ -1578,7 +1584,7 @@ class Algorithm(_Handle):
         nodes = list(nodes)
         arr = (C.c_void_p * max(len(nodes), 1))(*[n.handle for n in nodes])
         o = _fill(_AlgorithmOptions, lib.dpdo_algorithm_options_init, options, "algorithm options")
-        self.options = {k: getattr(o, k) for k, _ in _AlgorithmOptions._fields_ if k != "struct_size"}
+        self.options = {k: getattr(o, k) for k in _option_names(_AlgorithmOptions)}
         self._check(lib.dpdo_algorithm_setup(self._ptr(), arr, len(nodes), network._ptr() if network else None,
                                              regularizer._ptr() if regularizer else None,
                                              accountant._ptr() if accountant else None, C.byref(o)))

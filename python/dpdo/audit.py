@@ -15,7 +15,7 @@ import ctypes as C
 from typing import Any, Callable, Dict, Optional, Tuple
 
 from . import _capi, _lib
-from ._core import _Callbacks, _fill, _guarded, _Handle, _new, param_key
+from ._core import _Callbacks, _fill, _guarded, _Handle, _new, _option_names, param_key
 from ._lib import InvalidArgument, as_doubles, error, lib, text
 
 __all__ = ["Audit", "AuditResult", "clopper_pearson", "epsilon_from_counts", "one_run_epsilon", "verdict_name"]
@@ -91,7 +91,7 @@ class Audit(_Handle):
         o = _fill(_capi.dpdo_audit_options, lib.dpdo_audit_options_init, opts, "audit options")
         o.accountant, o.policy = self._names  # copied by setup
         self._check(lib.dpdo_audit_setup(self._ptr(), t, C.byref(ao), C.byref(o)))
-        self.options = {k: getattr(o, k) for k, _ in _capi.dpdo_audit_options._fields_ if k != "struct_size"}
+        self.options = {k: getattr(o, k) for k in _option_names(_capi.dpdo_audit_options)}
         for k, v in (params or {}).items():
             key = param_key(k) if isinstance(k, str) else int(k)
             self._check(lib.dpdo_audit_set_param(self._ptr(), key, float(v)))

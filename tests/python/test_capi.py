@@ -151,12 +151,12 @@ def the_generator_follows_header_changes():
         r = gen(edited_copy(d, "checkpoint.h", "} dpdo_checkpoint_options;",
                             "    int64_t added_field;\n} dpdo_checkpoint_options;"))
         assert r.returncode == 0 and '("added_field", C.c_int64)' in r.stdout and r.stdout != base.stdout
-        # a count that becomes int64_t (as the conventions issue does to int32_t counts)
-        r = gen(edited_copy(d, "algorithm.h", "dpdo_node *const *nodes, int32_t n_nodes,",
-                            "dpdo_node *const *nodes, int64_t n_nodes,"))
+        # a count whose type changes (as the conventions issue made int32_t counts int64_t)
+        r = gen(edited_copy(d, "algorithm.h", "dpdo_node *const *nodes, int64_t n_nodes,",
+                            "dpdo_node *const *nodes, int32_t n_nodes,"))
         assert r.returncode == 0
         line = [x for x in r.stdout.splitlines() if '"dpdo_algorithm_setup"' in x][0]
-        assert "C.POINTER(C.c_void_p), C.c_int64" in line, line
+        assert "C.POINTER(C.c_void_p), C.c_int32" in line, line
         # a new function
         r = gen(edited_copy(d, "checkpoint.h", "#ifdef __cplusplus\n}",
                             "DPDO_API int dpdo_checkpoint_new_thing(const double *x, size_t n);\n"

@@ -1864,7 +1864,12 @@ class Algorithm(_Handle):
         run refuses) or 32 bytes (the file is encrypted and authenticated and carries the nodes'
         keys; keep the key, load needs it)."""
         o = _checkpoint_options(key)
-        self._check(lib.dpdo_algorithm_save(self._ptr(), os.fsencode(path), C.byref(o) if o is not None else None))
+        rc = lib.dpdo_algorithm_save(self._ptr(), os.fsencode(path), C.byref(o) if o is not None else None)
+        if rc == _lib.E_STATE and key is None and self.options["randomness"] == RANDOMNESS_SECURE:
+            # the C message speaks of options.key; say it in this method's terms too
+            raise StateError(rc, "%s; in Python: alg.save(path, key=<%d bytes>) and alg.load(path, key=...)"
+                             % (self.message(), _capi.DPDO_CHECKPOINT_KEY_BYTES))
+        self._check(rc)
 
     def _load_into(self, path, key=None):
         took = self._enter("load")

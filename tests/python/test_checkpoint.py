@@ -5,7 +5,7 @@
 * every algorithm type (13): a REPRODUCIBLE run pickled at a random round, unpickled and run to the
   end is bit-identical to the uninterrupted run (every node's output and iterate, the round, the
   ledger text, epsilon); DP-WOR-SGD with a DQN policy (its learned state travels in the pickle);
-  a pickle resumed in another Python process;
+  pickles and checkpoint files of every type resumed in another Python process (same bytes);
 * alg.save / alg.load / Algorithm.load(path, kind, nodes, ...): the same bit-identity; refusals
   (another seed, a truncated file, an algorithm that has started) raise with the mismatch named
   and leave the algorithm usable at round 0;
@@ -77,6 +77,32 @@ def roundtrip(a):
     return pickle.loads(pickle.dumps(a))
 
 
+def child(d):
+    """In another process (test_checkpoint.py --child DIR): for each (kind, noise, reg, k) of
+    DIR/plan.pickle, unpickle DIR/<kind>.pickle and run it to the end; build the same algorithm
+    afresh, alg.load(DIR/<kind>.ckpt) and run it to the end; write both snapshots to
+    DIR/result.pickle."""
+    with open(os.path.join(d, "plan.pickle"), "rb") as f:
+        plan = pickle.load(f)
+    out = {}
+    for kind, noise, reg, k in plan:
+        with open(os.path.join(d, kind + ".pickle"), "rb") as f:
+            a = pickle.load(f)
+        assert a.round == k, (kind, a.round, k)
+        a.run()
+        b = build(kind, noise, reg, rounds=30).load(os.path.join(d, kind + ".ckpt"))
+        assert b.round == k, (kind, b.round, k)
+        b.run()
+        out[kind] = (snapshot(a), snapshot(b), os.getpid())
+    with open(os.path.join(d, "result.pickle"), "wb") as f:
+        pickle.dump(out, f)
+
+
+if len(sys.argv) == 3 and sys.argv[1] == "--child":
+    child(sys.argv[2])
+    sys.exit(0)
+
+
 @case
 def pickle_resumes_every_type_bit_identically():
     kinds = dpdo.algorithm_types()
@@ -128,22 +154,37 @@ def pickle_carries_a_dqn_policy():
 
 
 @case
-def a_pickle_resumes_in_another_process():
-    full = build("dp-dda")
-    full.run()
-    part = build("dp-dda")
-    part.run(7)
-    p = os.path.join(TMP, "alg.pickle")
-    with open(p, "wb") as f:
-        pickle.dump(part, f)
-    code = ("import pickle, sys; sys.path.insert(0, %r); import dpdo; a = pickle.load(open(%r, 'rb')); a.run(); "
-            "sys.stdout.write(a.output().tobytes().hex() + ' ' + a.accountant.ledger.save().replace(chr(10), '|'))"
-            % (os.path.join(_tap.REPO, "python"), p))
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ)
-    assert r.returncode == 0, r.stderr
-    out, led = r.stdout.split(" ", 1)
-    assert out == full.output().tobytes().hex()
-    assert led == full.accountant.ledger.save().replace("\n", "|")
+def pickles_and_checkpoint_files_resume_in_another_process_for_every_type():
+    d = tempfile.mkdtemp(prefix="child-", dir=TMP)
+    plan, refs = [], {}
+    for kind in dpdo.algorithm_types():
+        noise, reg = config_for(kind)
+        full = build(kind, noise, reg, rounds=30)
+        full.run()
+        refs[kind] = snapshot(full)
+        k = RNG.randrange(1, full.round)
+        part = build(kind, noise, reg, rounds=30)
+        part.run(k)
+        with open(os.path.join(d, kind + ".pickle"), "wb") as f:
+            pickle.dump(part, f)
+        part.save(os.path.join(d, kind + ".ckpt"))
+        plan.append((kind, noise, reg, k))
+        full.close()
+        part.close()
+    assert len(plan) == 13
+    with open(os.path.join(d, "plan.pickle"), "wb") as f:
+        pickle.dump(plan, f)
+    r = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", d], capture_output=True, text=True,
+                       env=os.environ, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    with open(os.path.join(d, "result.pickle"), "rb") as f:
+        got = pickle.load(f)
+    assert sorted(got) == sorted(refs), sorted(got)
+    for kind, noise, reg, k in plan:
+        by_pickle, by_file, pid = got[kind]
+        assert pid != os.getpid()
+        assert by_pickle == refs[kind], "%s: the pickle resumed at %d in another process differs" % (kind, k)
+        assert by_file == refs[kind], "%s: the file loaded at %d in another process differs" % (kind, k)
 
 
 @case
@@ -217,7 +258,9 @@ def secure_runs_need_a_host_key():
     a.run(6)
     raises(TypeError, pickle.dumps, a, contains="key")
     p = os.path.join(TMP, "secure.ckpt")
-    raises(dpdo.StateError, a.save, p)
+    raises(TypeError, pickle.dumps, a, contains="alg.save(path, key=<32 bytes>)")
+    raises(dpdo.StateError, a.save, p, contains="key=<32 bytes>")
+    assert not os.path.exists(p)
     key = bytes(range(32))
     a.save(p, key=key)
     assert open(p, "rb").read(8) == b"DPDOCKPT"

@@ -22,7 +22,7 @@ import warnings
 
 from . import _capi
 
-ABI_MAJOR = 1
+ABI_MAJOR = _capi.DPDO_ABI_MAJOR  # include/dpdo/version.h, through the generated module
 SONAME = "libdpdo.so.%d" % ABI_MAJOR
 
 # ---- NumPy (optional) ----------------------------------------------------------------------------

@@ -9,6 +9,9 @@
 * the constants equal the C values (the same C program prints the enumerators and #defines);
 * the generator notices header changes: a new field, a changed argument type, a new function
   and an unknown type (checked on a modified copy of include/) change the output or stop it;
+* check-python-capi.sh (make check) fails on drift: run in a copy of the tree with one header
+  edited (an enum value, a struct field, an argument type, a new function) or the generated file
+  hand-edited, it exits non-zero and shows the difference;
 * the Python parameter listing equals the C listing, and no key is probed.
 Prints TAP and the summary line."""
 import ctypes as C
@@ -98,6 +101,11 @@ def constants_match_the_c_values():
             assert int(FACTS[k]) == v, (k, FACTS[k], v)
     assert _capi.DPDO_E_CANCELED == _lib.E_CANCELED == -11
     assert dpdo.RANDOMNESS_REPRODUCIBLE == _capi.DPDO_RANDOMNESS_REPRODUCIBLE
+    # the package's version and ABI come from version.h through the generated module, and the
+    # loaded library (built from the same headers) says the same at run time
+    assert dpdo.ABI_MAJOR == int(FACTS["DPDO_ABI_MAJOR"]) == _lib.lib.dpdo_abi_major()
+    assert dpdo.__version__ == dpdo.version(), (dpdo.__version__, dpdo.version())
+    assert _lib.SONAME == "libdpdo.so.%s" % FACTS["DPDO_ABI_MAJOR"]
     print("# %d constants" % len(_capi.CONSTANTS))
 
 
@@ -170,6 +178,64 @@ def the_generator_follows_header_changes():
         r = subprocess.run(["sh", os.path.join(REPO, "scripts", "check-python-capi.sh")], capture_output=True,
                            text=True, env=dict(os.environ, PYTHON=sys.executable))
         assert r.returncode == 0 and "current" in r.stdout, r.stdout + r.stderr
+    finally:
+        shutil.rmtree(d)
+
+
+def check_in_copy(d, header=None, old=None, new=None, capi_edit=None):
+    """scripts/check-python-capi.sh (what make check runs) in a copy of the tree's scripts/, include/
+    and python/dpdo/_capi.py, with one header edit or one edit of the committed _capi.py."""
+    root = os.path.join(d, "tree")
+    if os.path.exists(root):
+        shutil.rmtree(root)
+    os.makedirs(os.path.join(root, "scripts"))
+    os.makedirs(os.path.join(root, "python", "dpdo"))
+    for f in ("check-python-capi.sh", "gen-python.py"):
+        shutil.copy(os.path.join(REPO, "scripts", f), os.path.join(root, "scripts", f))
+    shutil.copytree(os.path.join(REPO, "include"), os.path.join(root, "include"))
+    capi = open(os.path.join(REPO, "python", "dpdo", "_capi.py")).read()
+    if capi_edit is not None:
+        assert capi_edit[0] in capi, capi_edit[0]
+        capi = capi.replace(capi_edit[0], capi_edit[1], 1)
+    with open(os.path.join(root, "python", "dpdo", "_capi.py"), "w") as f:
+        f.write(capi)
+    if header is not None:
+        p = os.path.join(root, "include", "dpdo", header)
+        text = open(p).read()
+        assert old in text, (header, old)
+        with open(p, "w") as f:
+            f.write(text.replace(old, new, 1))
+    return subprocess.run(["sh", os.path.join(root, "scripts", "check-python-capi.sh")], capture_output=True,
+                          text=True, env=dict(os.environ, PYTHON=sys.executable))
+
+
+@case
+def check_python_capi_fails_on_drift():
+    d = tempfile.mkdtemp()
+    try:
+        r = check_in_copy(d)  # the copy unchanged: current
+        assert r.returncode == 0 and r.stdout.endswith("current\n"), r.stdout + r.stderr
+        drift = [  # (header, old, new, a line the diff must show)
+            ("accountant.h", "DPDO_MECH_DISCRETE_GAUSSIAN_FINE = 5", "DPDO_MECH_DISCRETE_GAUSSIAN_FINE = 6",
+             "+DPDO_MECH_DISCRETE_GAUSSIAN_FINE = 6"),
+            ("checkpoint.h", "} dpdo_checkpoint_options;", "    int64_t added_field;\n} dpdo_checkpoint_options;",
+             '+    ("added_field", C.c_int64),'),
+            ("algorithm.h", "dpdo_node *const *nodes, int64_t n_nodes,", "dpdo_node *const *nodes, int32_t n_nodes,",
+             "C.c_int32"),
+            ("checkpoint.h", "#ifdef __cplusplus\n}", "DPDO_API int dpdo_checkpoint_new_thing(void);\n#ifdef __cplusplus\n}",
+             '+    "dpdo_checkpoint_new_thing": (C.c_int, []),'),
+        ]
+        for header, old, new, shown in drift:
+            r = check_in_copy(d, header, old, new)
+            assert r.returncode != 0, (header, new, r.stdout)
+            assert "differs from the headers" in r.stdout and shown in r.stdout, (shown, r.stdout)
+        # a hand edit of the generated file is drift too
+        r = check_in_copy(d, capi_edit=("DPDO_MECH_DISCRETE_GAUSSIAN_FINE = 5", "DPDO_MECH_DISCRETE_GAUSSIAN_FINE = 7"))
+        assert r.returncode != 0 and "-DPDO_MECH_DISCRETE_GAUSSIAN_FINE = 7" in r.stdout, r.stdout
+        # a header the generator cannot read fails the check too (not silently "current")
+        r = check_in_copy(d, "checkpoint.h", "#ifdef __cplusplus\n}",
+                          "DPDO_API int dpdo_checkpoint_odd(long double x);\n#ifdef __cplusplus\n}")
+        assert r.returncode != 0 and "long double" in r.stdout + r.stderr, r.stdout + r.stderr
     finally:
         shutil.rmtree(d)
 

@@ -78,22 +78,22 @@ def roundtrip(a):
 
 
 def child(d):
-    """In another process (test_checkpoint.py --child DIR): for each (kind, noise, reg, k) of
-    DIR/plan.pickle, unpickle DIR/<kind>.pickle and run it to the end; build the same algorithm
-    afresh, alg.load(DIR/<kind>.ckpt) and run it to the end; write both snapshots to
+    """In another process (test_checkpoint.py --child DIR): for each (name, kind, noise, reg, dqn, k)
+    of DIR/plan.pickle, unpickle DIR/<name>.pickle and run it to the end; build the same algorithm
+    afresh, alg.load(DIR/<name>.ckpt) and run it to the end; write both snapshots to
     DIR/result.pickle."""
     with open(os.path.join(d, "plan.pickle"), "rb") as f:
         plan = pickle.load(f)
     out = {}
-    for kind, noise, reg, k in plan:
-        with open(os.path.join(d, kind + ".pickle"), "rb") as f:
+    for name, kind, noise, reg, dqn, k in plan:
+        with open(os.path.join(d, name + ".pickle"), "rb") as f:
             a = pickle.load(f)
-        assert a.round == k, (kind, a.round, k)
+        assert a.round == k, (name, a.round, k)
         a.run()
-        b = build(kind, noise, reg, rounds=30).load(os.path.join(d, kind + ".ckpt"))
-        assert b.round == k, (kind, b.round, k)
+        b = build(kind, noise, reg, dqn=dqn, rounds=30).load(os.path.join(d, name + ".ckpt"))
+        assert b.round == k, (name, b.round, k)
         b.run()
-        out[kind] = (snapshot(a), snapshot(b), os.getpid())
+        out[name] = (snapshot(a), snapshot(b), os.getpid())
     with open(os.path.join(d, "result.pickle"), "wb") as f:
         pickle.dump(out, f)
 
@@ -157,21 +157,23 @@ def pickle_carries_a_dqn_policy():
 def pickles_and_checkpoint_files_resume_in_another_process_for_every_type():
     d = tempfile.mkdtemp(prefix="child-", dir=TMP)
     plan, refs = [], {}
-    for kind in dpdo.algorithm_types():
+    # every type, and DP-WOR-SGD with a DQN policy (its weights and replay buffer travel)
+    runs = [(kind, kind, False) for kind in dpdo.algorithm_types()] + [("dp-wor-sgd+dqn", "dp-wor-sgd", True)]
+    for name, kind, dqn in runs:
         noise, reg = config_for(kind)
-        full = build(kind, noise, reg, rounds=30)
+        full = build(kind, noise, reg, dqn=dqn, rounds=30)
         full.run()
-        refs[kind] = snapshot(full)
+        refs[name] = snapshot(full)
         k = RNG.randrange(1, full.round)
-        part = build(kind, noise, reg, rounds=30)
+        part = build(kind, noise, reg, dqn=dqn, rounds=30)
         part.run(k)
-        with open(os.path.join(d, kind + ".pickle"), "wb") as f:
+        with open(os.path.join(d, name + ".pickle"), "wb") as f:
             pickle.dump(part, f)
-        part.save(os.path.join(d, kind + ".ckpt"))
-        plan.append((kind, noise, reg, k))
+        part.save(os.path.join(d, name + ".ckpt"))
+        plan.append((name, kind, noise, reg, dqn, k))
         full.close()
         part.close()
-    assert len(plan) == 13
+    assert len(plan) == 14
     with open(os.path.join(d, "plan.pickle"), "wb") as f:
         pickle.dump(plan, f)
     r = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", d], capture_output=True, text=True,
@@ -180,11 +182,11 @@ def pickles_and_checkpoint_files_resume_in_another_process_for_every_type():
     with open(os.path.join(d, "result.pickle"), "rb") as f:
         got = pickle.load(f)
     assert sorted(got) == sorted(refs), sorted(got)
-    for kind, noise, reg, k in plan:
-        by_pickle, by_file, pid = got[kind]
+    for name, kind, noise, reg, dqn, k in plan:
+        by_pickle, by_file, pid = got[name]
         assert pid != os.getpid()
-        assert by_pickle == refs[kind], "%s: the pickle resumed at %d in another process differs" % (kind, k)
-        assert by_file == refs[kind], "%s: the file loaded at %d in another process differs" % (kind, k)
+        assert by_pickle == refs[name], "%s: the pickle resumed at %d in another process differs" % (name, k)
+        assert by_file == refs[name], "%s: the file loaded at %d in another process differs" % (name, k)
 
 
 @case

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* examples/common.h: the scaffolding the paper-reproduction examples share
- * (issue 22): the TRY error macro, a monotonic clock, output directories and
- * files, gnuplot, mean and standard error over seeds, the two-standard-error
- * comparison every ordering check uses, the PASS / FAIL / NOT-REPRODUCED
- * verdict counter, and the choice of the tightest sound accountant for the
- * "rigorous" runs. Header-only (static inline), example code, not part of the
- * library's API.
+/* examples/common.h: the scaffolding the examples share (issue 22): the TRY
+ * error macro, a monotonic clock, output directories and files, gnuplot,
+ * mean and standard error over seeds, the two-standard-error comparison every
+ * ordering check uses, the PASS / FAIL / NOT-REPRODUCED verdict counter, the
+ * choice of the tightest sound accountant for the "rigorous" runs, the
+ * randomness line and parameter keys by name. Header-only (static inline),
+ * example code, not part of the library's API; copy it with an example.
  *
  * Define EX_PROG (the program name, a string literal) before including it. */
 #ifndef DPDO_EXAMPLES_COMMON_H
@@ -162,6 +162,26 @@ static inline void ex_tally_print(const ex_tally *t)
 static inline const char *ex_accountant_name(void)
 {
     return dpdo_accountant_type_find("auto") ? "auto" : "rdp";
+}
+
+/* The randomness line every example prints: what --reproducible (seed-keyed
+ * Philox) and the default (secure) mode mean for the numbers that follow. */
+static inline const char *ex_randomness(int reproducible)
+{
+    return reproducible ? "reproducible (Philox keyed by the seed: bit-identical reruns; epsilon "
+                          "holds only against parties who do not know the seed)"
+                        : "secure (per-node keys from OS entropy, exact discrete grid noise; "
+                          "--reproducible for bit-identical reruns)";
+}
+
+/* An algorithm parameter's key by its name ("dda-active"), or 0 if this build
+ * does not know the name. Keys are small positive integers, so probing them
+ * in order finds every name dpdo_param_name knows. */
+static inline int ex_param_key(const char *name)
+{
+    for (int k = 1; k < 1000; k++)
+        if (dpdo_param_name(k) && strcmp(dpdo_param_name(k), name) == 0) return k;
+    return 0;
 }
 
 /* "k/n" progress on stderr, overwritten in place. */

@@ -84,6 +84,26 @@ static inline int have_gnuplot(void)
     return system("command -v gnuplot >/dev/null 2>&1") == 0;
 }
 
+/* dir/stem.gp opened for writing and begun with the preamble every figure
+ * script shares: where it came from, a width x height PNG terminal (pngcairo
+ * where gnuplot has it), output stem.png, comma-separated data, a grid. The
+ * caller writes the plot commands and closes it. NULL on failure (message on
+ * stderr). */
+static inline FILE *open_gnuplot(const char *dir, const char *stem, int width, int height)
+{
+    char name[64];
+    snprintf(name, sizeof name, "%s.gp", stem);
+    FILE *f = open_out(dir, name);
+    if (!f) return NULL;
+    fprintf(f, "# gnuplot script written by " EX_PROG "; run: cd %s && gnuplot %s\n", dir, name);
+    fprintf(f, "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
+               "  set terminal pngcairo size %d,%d noenhanced\n"
+               "} else {\n  set terminal png size %d,%d noenhanced\n}\n",
+            width, height, width, height);
+    fprintf(f, "set output '%s.png'\nset datafile separator ','\nset grid\n", stem);
+    return f;
+}
+
 /* Run gnuplot on dir/script (keeps the log on failure). 0 or -1. */
 static inline int run_gnuplot(const char *dir, const char *script)
 {

@@ -1548,8 +1548,8 @@ int dpdo_accountant_calibrate_sigma(dpdo_accountant *a, const dpdo_sampling *s, 
         if (rc) return rc;
         for (;;) {
             lo = hi / 1.5;
-            if (lo < smin) {
-                *sigma = hi < smin ? hi : smin;
+            if (lo < smin) { /* at the floor: hi is the smallest sigma checked to meet the target */
+                *sigma = hi;
                 dpdo__err_clear(a->errmsg);
                 return DPDO_OK;
             }
@@ -1584,8 +1584,8 @@ int dpdo_accountant_calibrate_sigma(dpdo_accountant *a, const dpdo_sampling *s, 
         ehi = e;
         for (;;) {
             lo = hi / 4.0;
-            if (lo < smin) {
-                *sigma = smin; /* any sigma >= 1e-6 * sensitivity meets the target */
+            if (lo < smin) { /* at the floor: hi is the smallest sigma checked to meet the target */
+                *sigma = hi;
                 dpdo__err_clear(a->errmsg);
                 return DPDO_OK;
             }

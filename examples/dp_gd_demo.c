@@ -134,7 +134,7 @@ int main(int argc, char **argv)
     status = 0;
 
 fail: /* TRY jumps here on an error; a finished run arrives with status 0 */
-    free(margins), free(y), free(x), free(avg), free(gi), free(noise), free(xstar);
+    free(margins); free(y); free(x); free(avg); free(gi); free(noise); free(xstar);
     dpdo_rng_destroy(rng);
     dpdo_event_destroy(ev);
     dpdo_accountant_destroy(acc);

@@ -194,13 +194,12 @@ static inline const char *ex_randomness(int reproducible)
                           "--reproducible for bit-identical reruns)";
 }
 
-/* An algorithm parameter's key by its name ("dda-active"), or 0 if this build
- * does not know the name. Keys are small positive integers, so probing them
- * in order finds every name dpdo_param_name knows. */
-static inline int ex_param_key(const char *name)
+/* The key of the parameter `name` ("dda-active") among those algorithm type t
+ * accepts, or 0 if t has none of that name. */
+static inline int ex_param_key(const dpdo_algorithm_type *t, const char *name)
 {
-    for (int k = 1; k < 1000; k++)
-        if (dpdo_param_name(k) && strcmp(dpdo_param_name(k), name) == 0) return k;
+    for (int k = dpdo_algorithm_type_param_next(t, 0); k > 0; k = dpdo_algorithm_type_param_next(t, k))
+        if (strcmp(dpdo_param_name(k), name) == 0) return k;
     return 0;
 }
 

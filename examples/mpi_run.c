@@ -181,10 +181,13 @@ int main(int argc, char **argv)
         if (eq && eq - sets[k] < 63) {
             memcpy(name, sets[k], (size_t)(eq - sets[k]));
             name[eq - sets[k]] = 0;
-            key = ex_param_key(name);
+            key = ex_param_key(type, name);
         }
         if (!key) {
-            SAY("--set %s: not NAME=VALUE with a known parameter name\n", sets[k]);
+            SAY("--set %s: not NAME=VALUE with a parameter of %s; its parameters:", sets[k], algo);
+            for (int p = dpdo_algorithm_type_param_next(type, 0); p > 0; p = dpdo_algorithm_type_param_next(type, p))
+                SAY(" %s", dpdo_param_name(p));
+            SAY("\n");
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
         int rc = dpdo_param_type(key) == 0 ? dpdo_algorithm_set_int(alg, key, atoll(eq + 1))

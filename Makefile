@@ -187,7 +187,7 @@ $(MPI_TEST): tests/mpi/test_mpi.c $(MPI_STLIB) $(STLIB)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CPPFLAGS) $(DPDO_CFLAGS) -DDPDO_STATIC $(CFLAGS) $< -o $@ $(MPI_STLIB) $(STLIB) $(DEP_LIBS) $(LDFLAGS)
 
-$(BUILD)/examples/mpi_run: examples/mpi_run.c $(MPI_STLIB) $(STLIB)
+$(BUILD)/examples/mpi_run: examples/mpi_run.c examples/common.h $(MPI_STLIB) $(STLIB)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CPPFLAGS) $(DPDO_CFLAGS) -DDPDO_STATIC $(CFLAGS) $< -o $@ $(MPI_STLIB) $(STLIB) $(DEP_LIBS) $(LDFLAGS)
 

@@ -121,6 +121,7 @@ $(BUILD)/dpdo.pc: dpdo.pc.in include/dpdo/version.h
 # the same headers; check-python-capi proves that file current (scripts/gen-python.py, clang).
 map:
 	sh scripts/gen-map.sh > $(MAP)
+	sh scripts/gen-map.sh mpi > $(MPI_MAP)
 	$(or $(PYTHON),python3) scripts/gen-python.py python/dpdo/_capi.py
 
 python-capi:
@@ -158,6 +159,7 @@ MPI_SOFILE = libdpdo_mpi.so.$(ABI).$(VMINOR).$(VPATCH)
 MPI_SHLIB  = $(BUILD)/lib/$(MPI_SOFILE)
 MPI_STLIB  = $(BUILD)/lib/libdpdo_mpi.a
 MPI_OBJ    = $(BUILD)/mpi/mpi.o
+MPI_MAP    = lib/mpi/libdpdo_mpi.map
 MPI_TEST   = $(BUILD)/tests/mpi/test_mpi
 MPI_EXAMPLES = $(if $(HAVE_MPI),$(BUILD)/examples/mpi_run)
 MPI_BENCH  = $(if $(HAVE_MPI),$(BUILD)/bench/bench_mpi)
@@ -168,8 +170,9 @@ $(MPI_OBJ): lib/mpi/mpi.c include/dpdo/mpi.h include/dpdo/transport.h lib/core/o
 	$(MPICC) $(CPPFLAGS) -std=c11 -D_DEFAULT_SOURCE $(WARN) -ffp-contract=off -Iinclude -fPIC \
 	    -fvisibility=hidden -DDPDO_BUILDING $(CFLAGS) -c $< -o $@
 
-$(MPI_SHLIB): $(MPI_OBJ) $(SHLIB)
-	$(MPICC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(MPI_SONAME) -o $@ $(MPI_OBJ) -L$(BUILD)/lib -ldpdo
+$(MPI_SHLIB): $(MPI_OBJ) $(SHLIB) $(MPI_MAP)
+	$(MPICC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(MPI_SONAME) -Wl,--version-script=$(MPI_MAP) \
+	    -o $@ $(MPI_OBJ) -L$(BUILD)/lib -ldpdo
 	ln -sf $(MPI_SOFILE) $(BUILD)/lib/$(MPI_SONAME)
 	ln -sf $(MPI_SONAME) $(BUILD)/lib/libdpdo_mpi.so
 
@@ -242,8 +245,9 @@ check-python-examples: lib
 	@DPDO_LIBRARY=$(CURDIR)/$(BUILD)/lib/$(SONAME) $(PYTHON) examples/python/dp_sklearn_fashion.py --quick \
 	    --out $(BUILD)/test-logs/dp_fashion_curve.png
 
-check-exports: $(SHLIB)
+check-exports: $(SHLIB) $(if $(HAVE_MPI),$(MPI_SHLIB))
 	@sh scripts/check-exports.sh $(SHLIB) $(MAP)
+	$(if $(HAVE_MPI),@sh scripts/check-exports.sh $(MPI_SHLIB) $(MPI_MAP) mpi)
 
 # every public declaration says "Since M.m." (scripts/check-since.py)
 check-since:

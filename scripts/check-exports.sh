@@ -2,13 +2,14 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Prove that libdpdo.so exports exactly the dpdo_* functions that the public
 # headers declare with DPDO_API and the version script lists: no internal
-# dpdo__ helper, no BLIS or libc symbol, nothing missing.
+# dpdo__ helper, no BLIS or libc symbol, nothing missing, every symbol versioned.
+# Usage: check-exports.sh LIB.so MAP [mpi]   (mpi: libdpdo_mpi and include/dpdo/mpi.h)
 set -eu
-so=$1; map=$2
+so=$1; map=$2; which=${3:-}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 nm -D --defined-only "$so" | awk '$2 ~ /^[TDBRVWi]$/ {print $3}' | sed 's/@.*//' | grep -v '^DPDO_' | sort -u > "$tmp/exported"
 sed -n 's/^ *\(dpdo_[a-z0-9_]*\);$/\1/p' "$map" | sort -u > "$tmp/map"
-sh "$(dirname "$0")/gen-map.sh" | sed -n 's/^ *\(dpdo_[a-z0-9_]*\);$/\1/p' | sort -u > "$tmp/headers"
+sh "$(dirname "$0")/gen-map.sh" $which | sed -n 's/^ *\(dpdo_[a-z0-9_]*\);$/\1/p' | sort -u > "$tmp/headers"
 fail=0
 if grep -v '^dpdo_[a-z0-9]' "$tmp/exported" > "$tmp/bad"; then
     echo "check-exports: symbols outside dpdo_ exported:"; cat "$tmp/bad"; fail=1
@@ -22,6 +23,9 @@ fi
 if ! cmp -s "$tmp/exported" "$tmp/map"; then
     echo "check-exports: exported symbols differ from $map (< exported, > map):"; diff "$tmp/exported" "$tmp/map" || true; fail=1
 fi
+if nm -D --defined-only "$so" | awk '$2 ~ /^[TDBRVWi]$/ {print $3}' | grep -v '^DPDO_' | grep -v '@' > "$tmp/bad"; then
+    echo "check-exports: unversioned symbols in $so:"; cat "$tmp/bad"; fail=1
+fi
 n=$(wc -l < "$tmp/exported")
-if [ $fail -eq 0 ]; then echo "check-exports: $n dpdo_* symbols, all declared and versioned"; fi
+if [ $fail -eq 0 ]; then echo "check-exports: $(basename "$so"): $n dpdo_* symbols, all declared and versioned"; fi
 exit $fail

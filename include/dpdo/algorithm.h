@@ -132,6 +132,14 @@ typedef struct dpdo_algorithm_options {
                             everything by `seed`: bit-identical reruns, but the guarantee then
                             holds only against parties who do not know the seed.
                             (0.1: reserved0, which had to be 0 = SECURE)                   0.2 */
+    int32_t num_threads; /* threads for the independent per-node work of a round (local and
+                            combine of the computing nodes, Fed-PLT's local training), 0..256.
+                            0 (default) = the environment variable DPDO_NUM_THREADS if set,
+                            else 1; and 1 whenever a user callback (user loss, user solver)
+                            is involved, since those need not be thread-safe. >= 1: exactly
+                            that many (the caller vouches for its callbacks). Results are
+                            bit-identical for every value. dpdo_algorithm_set_pool hands in
+                            the host's own pool instead                                     0.2 */
 } dpdo_algorithm_options;
 
 /* Fill o with the defaults above and set o->struct_size = struct_size.

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sodium.h>
 #include "engine_impl.h"
+#include "../core/pool_impl.h"
 #include "../rng/rng_impl.h"
 #include "../model/model_impl.h"
 #include "dpdo/solver.h"
@@ -92,6 +93,7 @@ DPDO_API int dpdo_algorithm_options_init(dpdo_algorithm_options *o, size_t struc
     d.check_every = 1;
     d.weighting = -1;
     d.randomness = DPDO_RANDOMNESS_SECURE;
+    d.num_threads = 0;
     if (struct_size > sizeof d) memset((char *)o + sizeof d, 0, struct_size - sizeof d);
     memcpy(o, &d, sizeof d < struct_size ? sizeof d : struct_size);
     o->struct_size = struct_size;
@@ -128,6 +130,9 @@ static int check_options(const dpdo_algorithm_options *o, char *err)
     if (o->randomness != DPDO_RANDOMNESS_SECURE && o->randomness != DPDO_RANDOMNESS_REPRODUCIBLE)
         BAD("options.randomness = %d: must be DPDO_RANDOMNESS_SECURE (0) or DPDO_RANDOMNESS_REPRODUCIBLE (1)",
             (int)o->randomness);
+    if (o->num_threads < 0 || o->num_threads > DPDO__MAX_THREADS)
+        BAD("options.num_threads = %d: must be in [0, %d] (0 = DPDO_NUM_THREADS or 1)", (int)o->num_threads,
+            DPDO__MAX_THREADS);
     return DPDO_OK;
 #undef BAD
 }

@@ -215,6 +215,15 @@ DPDO_API int dpdo_solver_set(dpdo_solver *s, const char *param, double value)
         s->clip = value;
         return DPDO_OK;
     }
+    if (strcmp(param, "l2") == 0) {
+        if (!is_gd_family(s->kind) && s->kind != DPDO__SOLVER_AGD)
+            return dpdo__err(s->errmsg, DPDO_E_UNSUPPORTED,
+                             "solver '%s' has no \"l2\" parameter (gd, agd, sgd, noisy-gd only)", tn);
+        if (!(isfinite(value) && value >= 0.0))
+            return dpdo__err(s->errmsg, DPDO_E_INVAL, "l2 = %g must be finite and >= 0", value);
+        s->l2 = value;
+        return DPDO_OK;
+    }
     if (strcmp(param, "batch") == 0) {
         if (s->kind != DPDO__SOLVER_SGD)
             return dpdo__err(s->errmsg, DPDO_E_UNSUPPORTED,
@@ -235,7 +244,7 @@ DPDO_API int dpdo_solver_set(dpdo_solver *s, const char *param, double value)
         return DPDO_OK;
     }
     return dpdo__err(s->errmsg, DPDO_E_INVAL,
-                     "unknown parameter \"%s\" (step, lambda_lo, lambda_hi, tau, clip, batch)",
+                     "unknown parameter \"%s\" (step, lambda_lo, lambda_hi, tau, clip, batch, l2)",
                      param);
 }
 
@@ -248,6 +257,7 @@ DPDO_API int dpdo_solver_get(const dpdo_solver *s, const char *param, double *va
     else if (strcmp(param, "tau") == 0) *value = s->tau;
     else if (strcmp(param, "clip") == 0) *value = s->clip;
     else if (strcmp(param, "batch") == 0) *value = (double)s->batch;
+    else if (strcmp(param, "l2") == 0) *value = s->l2;
     else return DPDO_E_INVAL;
     return DPDO_OK;
 }
@@ -377,6 +387,8 @@ static int run_gd(struct dpdo_solver *s, struct dpdo_node *nd, const double *v, 
             rc = grad_f(s, nd, w, NULL, 0, g, err);
         }
         if (rc) return rc;
+        if (s->l2 > 0.0) /* the ridge term's gradient joins f's (0: the very same operations as before) */
+            for (int64_t j = 0; j < n; j++) g[j] += s->l2 * w[j];
         for (int64_t j = 0; j < n; j++) w[j] = w[j] - gamma * (g[j] + (w[j] - v[j]) * irho);
         if (noisy) {
             dpdo__stream_add_normals(&st, scale, w, (size_t)n);
@@ -402,6 +414,8 @@ static int run_agd(struct dpdo_solver *s, struct dpdo_node *nd, const double *v,
     for (int64_t l = 0; l < epochs; l++) {
         int rc = grad_f(s, nd, w, NULL, 0, g, err);
         if (rc) return rc;
+        if (s->l2 > 0.0)
+            for (int64_t j = 0; j < n; j++) g[j] += s->l2 * w[j];
         for (int64_t j = 0; j < n; j++) {
             double un = w[j] - step * (g[j] + (w[j] - v[j]) * irho);
             w[j] = un + beta * (un - u[j]);

@@ -31,6 +31,7 @@ struct dpdo_solver {
     int64_t dim;
     /* parameters (NaN = auto / unknown) */
     double step, lambda_lo, lambda_hi, tau, clip;
+    double l2;         /* ridge term (l2/2)|w|^2 added to f in gd/agd/sgd/noisy-gd; 0 = none (Since 0.2) */
     int64_t batch;
     /* scratch, allocated at create / set("batch") */
     double *buf;       /* 3*dim: gradient, auxiliary (AGD u^{l-1}), backup of w */

@@ -41,6 +41,13 @@ static double now(void)
 
 static int quick;
 
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 /* ---- machine limits ---------------------------------------------------------------------- */
 static double triad_bw(void)
 {
@@ -104,6 +111,8 @@ typedef struct problem {
     dpdo_network *net;
     dpdo_solver *solver;
     dpdo_compressor *comp;
+    dpdo_ledger *led;
+    dpdo_accountant *acc;
     dpdo_shard **sh;
     dpdo_node **nodes;
     int32_t n;
@@ -113,6 +122,8 @@ static void problem_free(problem *p)
 {
     for (int32_t i = 0; i < p->n; i++) dpdo_node_destroy(p->nodes[i]), dpdo_shard_destroy(p->sh[i]);
     free(p->nodes), free(p->sh);
+    dpdo_accountant_destroy(p->acc);
+    dpdo_ledger_destroy(p->led);
     dpdo_loss_destroy(p->loss);
     dpdo_regularizer_destroy(p->reg);
     dpdo_network_destroy(p->net);
@@ -137,6 +148,8 @@ static void nodes_make(problem *p, int32_t n, int64_t q)
         if (dpdo_shard_create_range(&p->sh[i], p->ds, (int64_t)i * q, q) ||
             dpdo_node_create(&p->nodes[i], p->sh[i], p->loss, 1.0))
             die("node", "create failed");
+    if (dpdo_ledger_create(&p->led, n) || dpdo_accountant_create(&p->acc, dpdo_accountant_type_find("rdp"), p->led, NULL))
+        die("ledger", "create failed");
 }
 
 static void gen(problem *p, const char *kind, int64_t rows, int64_t d, uint64_t seed, int normalize)
@@ -201,7 +214,7 @@ static dpdo_algorithm *build(int c, kase *k, int secure, int threads)
     o.randomness = secure ? DPDO_RANDOMNESS_SECURE : DPDO_RANDOMNESS_REPRODUCIBLE;
     o.noise_mode = k->sigma > 0 ? DPDO_NOISE_FIXED : DPDO_NOISE_NONE;
     o.sigma = k->sigma > 0 ? k->sigma : NAN;
-    o.max_rounds = (int64_t)1 << 40;
+    o.max_rounds = 1000000;
     o.max_epsilon = INFINITY;
     o.num_threads = threads;
     const char *type = c <= C_RCV1 ? "dp-dda" : c == C_ADP ? "do-adp" : c == C_WOR ? "dp-wor-sgd" : "fed-plt";
@@ -210,7 +223,7 @@ static dpdo_algorithm *build(int c, kase *k, int secure, int threads)
     dpdo_algorithm *a = NULL;
     dpdo_policy *pol = NULL;
     int rc = dpdo_algorithm_create(&a, dpdo_algorithm_type_find(type));
-    if (!rc) rc = dpdo_algorithm_setup(a, p->nodes, p->n, p->net, p->reg, NULL, &o);
+    if (!rc) rc = dpdo_algorithm_setup(a, p->nodes, p->n, p->net, p->reg, p->acc, &o);
     if (!rc && c <= C_RCV1) {
         rc = dpdo_algorithm_set_int(a, DPDO_PARAM_DDA_ACTIVE, c == C_DDA2 ? 2 : c == C_DDA20 ? 20 : 4);
         if (!rc)
@@ -253,6 +266,7 @@ static double time_case(int c, kase *k, int secure, int threads)
         best = fmin(best, (now() - t0) / (double)per);
     }
     dpdo_algorithm_destroy(a);
+    dpdo_ledger_reset(k->pb->led);
     return best * 1e6;
 }
 
@@ -411,6 +425,19 @@ int main(void)
                    10 * 8.0 * 50 * 51, 10 * 50},
     };
     for (int c = 0; c < NCASE; c++) K[c].ours[0] = K[c].ours[1] = K[c].sec[0] = INFINITY;
+    const char *prof = getenv("DPDO_BENCH_PROFILE"); /* <label>: run that round for 6 s (for perf -p) */
+    for (int c = 0; prof && c < NCASE; c++)
+        if (!strcmp(prof, K[c].label)) {
+            dpdo_algorithm *a = build(c, &K[c], getenv("DPDO_BENCH_SECURE") != NULL, 1);
+            fprintf(stderr, "profiling %s\n", prof);
+            double t0 = now(), c0 = cpu_now();
+            int64_t nrun = 0;
+            while (now() - t0 < 6) dpdo_algorithm_run(a, 20, NULL), nrun += 20;
+            fprintf(stderr, "%.1f us/round wall, %.1f CPU\n", (now() - t0) / (double)nrun * 1e6,
+                    (cpu_now() - c0) / (double)nrun * 1e6);
+            dpdo_algorithm_destroy(a);
+            return 0;
+        }
 
     for (int pass = 0; pass < 2; pass++) {
         for (int c = 0; c < NCASE; c++) {

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "../engine/engine_impl.h"
+#include "../engine/par_impl.h"
 #include "../model/model_impl.h"
 #include "../net/compress_impl.h"
 #include "../rng/rng_impl.h"
@@ -33,6 +34,7 @@ typedef struct adp {
     int64_t *midx;                 /* n x kcap message indices */
     double *mval;                  /* n x kcap message values */
     dpdo__sampling_desc *samp;     /* n */
+    double *ws;                    /* per task of the thread pool: res, g, hg (3d doubles) + d keys */
 } adp;
 
 #define ROW(e, b, i) ((e)->blk[(b)].cur + (size_t)(i) * (size_t)(e)->d)
@@ -55,7 +57,8 @@ static void release(dpdo__eng *e, void *priv)
     dpdo__free(P->midx);
     dpdo__free(P->mval);
     dpdo__free(P->samp);
-    P->sidx = NULL, P->midx = NULL, P->mval = NULL, P->samp = NULL;
+    dpdo__free(P->ws);
+    P->sidx = NULL, P->midx = NULL, P->mval = NULL, P->samp = NULL, P->ws = NULL;
     P->idx_B = 0, P->kcap = 0;
 }
 
@@ -72,9 +75,12 @@ static int configure(dpdo__eng *e, void *priv)
     P->sres = dpdo__eng_scratch(e, (size_t)d * sizeof(double));
     P->sg = dpdo__eng_scratch(e, (size_t)d * sizeof(double));
     P->scnt = dpdo__eng_scratch(e, (size_t)n * sizeof(int64_t));
-    P->shg = dpdo__eng_scratch(e, (size_t)d * sizeof(double));
+    P->shg = dpdo__eng_scratch(e, (size_t)d * sizeof(double)); /* sres, sg, shg: kept for the arena
+                                                                   * layout of checkpoints; the rows
+                                                                   * in use are P->ws's */
     P->samp = dpdo__calloc((size_t)n, sizeof *P->samp);
-    return P->samp ? DPDO_OK : DPDO_E_NOMEM;
+    P->ws = dpdo__alloc_array((size_t)dpdo__par_slots(e) * 4, (size_t)d * sizeof(double));
+    return P->samp && P->ws ? DPDO_OK : DPDO_E_NOMEM;
 }
 
 static int prepare(dpdo__eng *e, void *priv)
@@ -247,7 +253,8 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
     int rc = dpdo__sampling_draw(&P->samp[i], &st, e->q[i], idx, &got);
     if (rc) return dpdo__eng_err(e, rc, i, "drawing the sample failed (generator code %d)", dpdo__stream_cb_code(&st));
     char err[DPDO__ERRMSG_LEN] = "";
-    double *g = e->scr[P->sg], *hg = e->scr[P->shg];
+    double *ws = P->ws + (size_t)dpdo__par_slot(e, i) * 4 * d; /* this task's workspace */
+    double *g = ws + d, *hg = ws + 2 * d;
     if (e->reg && (rc = dpdo__reg_grad(e->reg, x, hg, err))) return dpdo__eng_err(e, rc, i, "regularizer: %s", err);
     memset(mn, 0, d * sizeof(double)); /* mn accumulates the mean gradient */
     if (P->coord_clamp) { /* per-sample gradient (loss + h) clamped coordinate-wise */
@@ -256,7 +263,12 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
             if (rc) return dpdo__eng_err(e, rc, i, "%s", err);
             if (e->reg)
                 for (size_t k = 0; k < d; k++) g[k] += hg[k];
-            for (size_t k = 0; k < d; k++) mn[k] += fmin(fmax(g[k], -P->cl), P->cl);
+            /* inline clamp: the values of fmin(fmax(g, -cl), cl) (NaN -> -cl included), no call */
+            const double cl = P->cl;
+            for (size_t k = 0; k < d; k++) {
+                double t = g[k] > -cl ? g[k] : -cl;
+                mn[k] += t < cl ? t : cl;
+            }
         }
         if (got > 1)
             for (size_t k = 0; k < d; k++) mn[k] /= (double)got;
@@ -280,10 +292,10 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
         xn[k] = x[k] - P->alpha * mn[k] + xn[k];
     }
     /* A9: s_i = C(x_i' - xhat_i) */
-    double *res = e->scr[P->sres];
+    double *res = ws;
     for (size_t k = 0; k < d; k++) res[k] = xn[k] - hi[k];
-    rc = dpdo__compressor_apply(e->comp, res, e->rng, (uint64_t)i, p->t, P->midx + (size_t)i * (size_t)P->kcap,
-                                P->mval + (size_t)i * (size_t)P->kcap, &cnt[i], err);
+    rc = dpdo__compressor_apply_ws(e->comp, res, e->rng, (uint64_t)i, p->t, P->midx + (size_t)i * (size_t)P->kcap,
+                                   P->mval + (size_t)i * (size_t)P->kcap, &cnt[i], (uint64_t *)(ws + 3 * d), err);
     if (rc) return dpdo__eng_err(e, rc, i, "compressor: %s", err);
     dpdo__eng_probe(e, DPDO__PH_PRIMAL);
     return DPDO_OK;

@@ -18,6 +18,7 @@
 #include <string.h>
 #include "../engine/engine_impl.h"
 #include "../model/model_impl.h"
+#include "../engine/par_impl.h"
 #include "../rng/rng_impl.h"
 #include "../solver/solver_impl.h"
 #include "dpdo/solver.h"
@@ -30,6 +31,7 @@ typedef struct fed {
     int sampler;
     double p;
     int dp_init;
+    double *ws; /* per task of the thread pool: v (d) and the solver's workspace (3d) */
 } fed;
 
 #define ROW(e, b, i) ((e)->blk[(b)].cur + (size_t)(i) * (size_t)(e)->d)
@@ -60,8 +62,18 @@ static int configure(dpdo__eng *e, void *priv)
     P->sznew = dpdo__eng_scratch(e, nd);
     P->synew = dpdo__eng_scratch(e, (size_t)d * sizeof(double));
     P->sv = dpdo__eng_scratch(e, (size_t)d * sizeof(double));
-    P->szbar = dpdo__eng_scratch(e, (size_t)d * sizeof(double));
-    return DPDO_OK;
+    P->szbar = dpdo__eng_scratch(e, (size_t)d * sizeof(double)); /* sv: kept for the checkpoint arena
+                                                                    * layout; v lives in P->ws */
+    P->ws = dpdo__alloc_array((size_t)dpdo__par_slots(e) * 4, (size_t)d * sizeof(double));
+    return P->ws ? DPDO_OK : DPDO_E_NOMEM;
+}
+
+static void release(dpdo__eng *e, void *priv)
+{
+    (void)e;
+    fed *P = priv;
+    dpdo__free(P->ws);
+    P->ws = NULL;
 }
 
 static int prepare(dpdo__eng *e, void *priv)
@@ -286,11 +298,11 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
     }
     /* agent i: A2-A6 */
     const double *z = ROW(e, P->bz, i);
-    double *v = e->scr[P->sv], *w = SROW(e, P->sxnew, i), *zn = SROW(e, P->sznew, i);
+    double *v = P->ws + (size_t)dpdo__par_slot(e, i) * 4 * d, *w = SROW(e, P->sxnew, i), *zn = SROW(e, P->sznew, i);
     for (size_t k = 0; k < d; k++) v[k] = 2.0 * ynew[k] - z[k];
     memcpy(w, ROW(e, P->bx, i), d * sizeof(double)); /* warm start (mandatory, spec §2.8) */
     char err[DPDO__ERRMSG_LEN] = "";
-    rc = dpdo__solver_run(e->solver, e->nodes[i], v, P->rho, P->ne, e->rng, (uint64_t)i, p->t, w, err);
+    rc = dpdo__solver_run_ws(e->solver, e->nodes[i], v, P->rho, P->ne, e->rng, (uint64_t)i, p->t, w, v + d, err);
     if (rc) return dpdo__eng_err(e, rc, i, "local solver: %s", err);
     for (size_t k = 0; k < d; k++) zn[k] = z[k] + 2.0 * (w[k] - ynew[k]);
     return DPDO_OK;
@@ -364,5 +376,5 @@ const dpdo__alg_vt dpdo__vt_fed_plt = {
     .check = check,
     .commit = commit,
     .output = output,
-    .release = NULL,
+    .release = release,
 };

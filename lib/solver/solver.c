@@ -160,6 +160,11 @@ int dpdo__solver_is_noisy_gd(const struct dpdo_solver *s)
     return s && s->kind == DPDO__SOLVER_NOISY_GD;
 }
 
+int dpdo__solver_concurrent(const struct dpdo_solver *s)
+{
+    return s && (s->kind == DPDO__SOLVER_GD || s->kind == DPDO__SOLVER_AGD || s->kind == DPDO__SOLVER_NOISY_GD);
+}
+
 /* ---- parameters ---------------------------------------------------------- */
 
 static int is_gd_family(int kind)
@@ -365,11 +370,11 @@ static int stream_failed(const dpdo__stream *st, const char *tn, char *err)
  * very same floating-point operations as gd (no draw at all). */
 static int run_gd(struct dpdo_solver *s, struct dpdo_node *nd, const double *v, double rho,
                   int64_t epochs, const struct dpdo_rng *rng, uint64_t node_id, uint64_t round,
-                  double *w, char *err)
+                  double *w, double *buf, char *err)
 {
     const int64_t n = s->dim;
     const double gamma = dpdo__solver_step(s, rho), irho = 1.0 / rho;
-    double *g = s->buf;
+    double *g = buf;
     const int sgd = s->kind == DPDO__SOLVER_SGD;
     const int noisy = s->kind == DPDO__SOLVER_NOISY_GD && s->tau > 0.0;
     const double scale = noisy ? sqrt(2.0 * gamma) * s->tau : 0.0;
@@ -401,7 +406,7 @@ static int run_gd(struct dpdo_solver *s, struct dpdo_node *nd, const double *v, 
 /* Nesterov, spec §3.2: u^{l+1} = w^l - grad d(w^l)/L_d,
  * w^{l+1} = u^{l+1} + beta (u^{l+1} - u^l), u^0 = w^0; output w^{N_e}. */
 static int run_agd(struct dpdo_solver *s, struct dpdo_node *nd, const double *v, double rho,
-                   int64_t epochs, double *w, char *err)
+                   int64_t epochs, double *w, double *buf, char *err)
 {
     const int64_t n = s->dim;
     const double irho = 1.0 / rho;
@@ -409,7 +414,7 @@ static int run_agd(struct dpdo_solver *s, struct dpdo_node *nd, const double *v,
     const double step = 1.0 / Ld;
     const double sL = sqrt(Ld), sm = sqrt(mud);
     const double beta = (sL - sm) / (sL + sm);
-    double *g = s->buf, *u = s->buf + n;
+    double *g = buf, *u = buf + n;
     memcpy(u, w, (size_t)n * sizeof *u);
     for (int64_t l = 0; l < epochs; l++) {
         int rc = grad_f(s, nd, w, NULL, 0, g, err);
@@ -470,6 +475,14 @@ int dpdo__solver_run(struct dpdo_solver *s, struct dpdo_node *node, const double
                      int64_t epochs, const struct dpdo_rng *rng, uint64_t node_id,
                      uint64_t round, double *w, char *err)
 {
+    return dpdo__solver_run_ws(s, node, v, rho, epochs, rng, node_id, round, w, NULL, err);
+}
+
+int dpdo__solver_run_ws(struct dpdo_solver *s, struct dpdo_node *node, const double *v, double rho,
+                        int64_t epochs, const struct dpdo_rng *rng, uint64_t node_id,
+                        uint64_t round, double *w, double *ws, char *err)
+{
+    double *buf = ws ? ws : s->buf;
     int rc = dpdo__solver_check(s, node, rho, err);
     if (rc) return rc;
     const int64_t n = s->dim;
@@ -486,7 +499,7 @@ int dpdo__solver_run(struct dpdo_solver *s, struct dpdo_node *node, const double
                                     err);
         if (rc) return rc;
     }
-    double *backup = s->buf + 2 * n;
+    double *backup = buf + 2 * n;
     memcpy(backup, w, (size_t)n * sizeof *w);
     switch (s->kind) {
     case DPDO__SOLVER_USER: {
@@ -496,13 +509,13 @@ int dpdo__solver_run(struct dpdo_solver *s, struct dpdo_node *node, const double
         break;
     }
     case DPDO__SOLVER_AGD:
-        rc = run_agd(s, node, v, rho, epochs, w, err);
+        rc = run_agd(s, node, v, rho, epochs, w, buf, err);
         break;
     case DPDO__SOLVER_EXACT_QUAD:
         rc = run_exact(s, node, v, rho, w, err);
         break;
     default:
-        rc = run_gd(s, node, v, rho, epochs, rng, node_id, round, w, err);
+        rc = run_gd(s, node, v, rho, epochs, rng, node_id, round, w, buf, err);
         break;
     }
     if (rc == DPDO_OK) {

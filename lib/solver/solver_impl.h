@@ -56,6 +56,17 @@ int dpdo__solver_run(struct dpdo_solver *s, struct dpdo_node *node, const double
                      int64_t epochs, const struct dpdo_rng *rng, uint64_t node_id,
                      uint64_t round, double *w, char *err);
 
+/* The same with the workspace ws (3*s->dim doubles) in place of the handle's own scratch, so
+ * that several nodes can run one built-in gd/agd/noisy-gd solver at once (the engine's
+ * thread pool, one workspace per task). ws NULL: the handle's scratch. sgd still uses the
+ * handle's index buffer and exact-quadratic its matrix: one node at a time for those. */
+int dpdo__solver_run_ws(struct dpdo_solver *s, struct dpdo_node *node, const double *v, double rho,
+                        int64_t epochs, const struct dpdo_rng *rng, uint64_t node_id,
+                        uint64_t round, double *w, double *ws, char *err);
+/* 1 if dpdo__solver_run_ws with distinct workspaces may run for distinct nodes concurrently
+ * (built-in gd, agd, noisy-gd) */
+int dpdo__solver_concurrent(const struct dpdo_solver *s);
+
 /* The step gamma in use at penalty rho (auto resolved): the "step"
  * parameter if set, else gd/sgd 2/(lambda_hi + lambda_lo + 2/rho) (lambda_lo
  * unknown counts as 0), noisy-gd 1/(lambda_hi + 1/rho), agd 1/(lambda_hi +

@@ -515,6 +515,36 @@ enum { LOGIT_DMAX = 16, LOGIT_BLK = 64 };
         for (int64_t j = 0; j < d; j++) grad[j] += (G[j][0] + G[j][1]) + (G[j][2] + G[j][3]);                \
     }
 
+/* Coefficients c_k = -y_k sigma(s_k) of margins s_k = -y_k <x_k, w> (and, if loss_acc, the loss
+ * values added in order), four at a time with the same operations as LOGIT_SMALL's phase 2. */
+#define LOGIT_COEFS(NAME, ATTR)                                                                               \
+    ATTR static void NAME(const double *s, const double *y, int64_t m, double *c, double *loss_acc)          \
+    {                                                                                                         \
+        const v4d ONE = {1, 1, 1, 1}, VZ = {0, 0, 0, 0};                                                     \
+        for (int64_t k = 0; k < m; k += 4) {                                                                  \
+            v4d S = VZ, Y = ONE;                                                                              \
+            for (int t = 0; t < 4 && k + t < m; t++) S[t] = s[k + t], Y[t] = y[k + t];                        \
+            v4d NA = VSEL(S < 0, S, -S);                                                                      \
+            v4d T = NA * DPDO__INV_LN2 + DPDO__EXP_SHIFT;                                                     \
+            v4d KD = T - DPDO__EXP_SHIFT;                                                                     \
+            v4d R = (NA - KD * DPDO__LN2_HI) - KD * DPDO__LN2_LO;                                             \
+            v4di KI = (v4di)T - (v4di)(VZ + DPDO__EXP_SHIFT);                                                 \
+            v4d R2 = R * R, R4 = R2 * R2, R8 = R4 * R4;                                                       \
+            v4d E = DPDO__EXP_POLY(R, R2, R4, R8) * (v4d)((KI + 1023) << 52);                                 \
+            E = VSEL(NA < DPDO__EXP_MIN, VZ, E);                                                              \
+            if (loss_acc) {                                                                                   \
+                v4d BIG = VSEL(E > 0x1.a827999fcef34p-2, ONE, VZ);                                            \
+                v4d NU = E - BIG, DE = (ONE + ONE) + (E + BIG);                                               \
+                v4d SS = NU / DE, Z = SS * SS;                                                                \
+                v4d L = BIG * DPDO__LN2_HI + ((SS + SS) + (SS * DPDO__ATANH_POLY(Z) + BIG * DPDO__LN2_LO));   \
+                L = VSEL(S > 0, S, VZ) + L;                                                                   \
+                for (int t = 0; t < 4 && k + t < m; t++) *loss_acc += L[t];                                   \
+            }                                                                                                 \
+            v4d C = -Y * (VSEL(S >= 0, ONE, E) / (ONE + E));                                                  \
+            for (int t = 0; t < 4 && k + t < m; t++) c[k + t] = C[t];                                         \
+        }                                                                                                     \
+    }
+
 #ifdef DPDO__VEC
 /* one instance per d = 1 .. 8 (registers for G, unrolled loops) and one for d = 9 .. 16 */
 #define LOGIT_SET(SUF, ATTR)                                                                                  \
@@ -531,8 +561,10 @@ enum { LOGIT_DMAX = 16, LOGIT_BLK = 64 };
         return f[d <= 8 ? d : 0];                                                                             \
     }
 LOGIT_SET(base, )
+LOGIT_COEFS(coefs_base, )
 #ifdef DPDO__X86
 LOGIT_SET(avx2, AVX2)
+LOGIT_COEFS(coefs_avx2, AVX2)
 #endif
 #endif
 
@@ -567,11 +599,50 @@ void dpdo__margins(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m
     }
 }
 
+/* the coefficients of dpdo__lin_grad_logistic's long-row path, handed to dpdo__lin_grad in row order */
+typedef struct pre_coef {
+    const double *c;
+    int64_t k;
+} pre_coef;
+static double phi_pre(const void *ctx, double m, double y, double *loss)
+{
+    (void)m, (void)y;
+    pre_coef *p = (pre_coef *)ctx;
+    *loss = 0.0;
+    return p->c[p->k++];
+}
+
 int dpdo__lin_grad_logistic(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m, const double *w,
                             double clip, double scale, double *grad, double *loss_sum, int64_t *nclipped)
 {
 #ifdef DPDO__VEC
-    if (ds->layout != DPDO__DS_DENSE || ds->d > LOGIT_DMAX) return 0;
+    if ((ds->layout == DPDO__DS_DENSE && ds->d > LOGIT_DMAX) || ds->layout == DPDO__DS_CSR) {
+        /* long or sparse rows: margins by the row kernels, the coefficients vectorised, then the
+         * row kernel's own gradient loop (same dot, same order) with those coefficients */
+        if (!rows) return 0;
+        enum { CH = 256 };
+        double mg[CH], c[CH], y[CH], lacc = 0.0;
+        int64_t ncl = 0;
+        for (int64_t off = 0; off < m; off += CH) {
+            int64_t k = m - off < CH ? m - off : CH;
+            dpdo__margins(ds, rows + off, k, w, mg);
+            for (int64_t j = 0; j < k; j++) y[j] = ds->y[rows[off + j]], mg[j] = -y[j] * mg[j];
+#ifdef DPDO__X86
+            if (have_avx2()) coefs_avx2(mg, y, k, c, loss_sum ? &lacc : NULL);
+            else
+#endif
+                coefs_base(mg, y, k, c, loss_sum ? &lacc : NULL);
+            pre_coef pc = {c, 0};
+            double dummy = 0.0;
+            int64_t nc = 0;
+            dpdo__lin_grad(ds, rows + off, k, w, phi_pre, &pc, clip, scale, grad, &dummy, &nc);
+            ncl += nc;
+        }
+        if (loss_sum) *loss_sum = lacc;
+        if (nclipped) *nclipped = ncl;
+        return 1;
+    }
+    if (ds->layout != DPDO__DS_DENSE) return 0;
     double loss_acc = 0.0;
     int64_t ncl = 0;
 #ifdef DPDO__X86

@@ -259,7 +259,7 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
     memset(mn, 0, d * sizeof(double)); /* mn accumulates the mean gradient */
     if (P->coord_clamp) { /* per-sample gradient (loss + h) clamped coordinate-wise */
         for (int64_t b = 0; b < got; b++) {
-            rc = dpdo__loss_eval(nd->loss, nd->shard, x, idx + b, 1, 0.0, NULL, g, NULL, nd->scratch, err);
+            rc = dpdo__loss_eval_into(nd->loss, nd->shard, x, idx + b, 1, 0.0, NULL, g, NULL, nd->scratch, err);
             if (rc) return dpdo__eng_err(e, rc, i, "%s", err);
             if (e->reg)
                 for (size_t k = 0; k < d; k++) g[k] += hg[k];
@@ -273,7 +273,7 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
         if (got > 1)
             for (size_t k = 0; k < d; k++) mn[k] /= (double)got;
     } else { /* l2 clipping of the loss part; h is the same on neighbouring data */
-        rc = dpdo__loss_eval(nd->loss, nd->shard, x, idx, got, P->clip, NULL, mn, NULL, nd->scratch, err);
+        rc = dpdo__loss_eval_into(nd->loss, nd->shard, x, idx, got, P->clip, NULL, mn, NULL, nd->scratch, err);
         if (rc) return dpdo__eng_err(e, rc, i, "%s", err);
         if (e->reg)
             for (size_t k = 0; k < d; k++) mn[k] += hg[k];

@@ -529,7 +529,7 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
     char err[DPDO__ERRMSG_LEN] = "";
     int64_t ncl = 0;
     /* g is built in the message row, then turned into the message in place */
-    rc = dpdo__loss_eval(nd->loss, nd->shard, X(e, P, i), idx, cnt, P->clip, NULL, msg, &ncl, nd->scratch, err);
+    rc = dpdo__loss_eval_into(nd->loss, nd->shard, X(e, P, i), idx, cnt, P->clip, NULL, msg, &ncl, nd->scratch, err);
     if (rc) return dpdo__eng_err(e, rc, i, "%s", err);
     if (DPDO__WEAKENED(e, DPDO__WEAKEN_SENS_DOUBLE)) /* test build: twice the charged sensitivity */
         for (size_t k = 0; k < d; k++) msg[k] *= 2;

@@ -308,12 +308,12 @@ int dpdo__loss_check_x(const struct dpdo_loss *loss, const struct dpdo_shard *sh
 
 enum { CHUNK = 256 };
 
-int dpdo__loss_eval(const struct dpdo_loss *loss, const struct dpdo_shard *sh, const double *x,
-                    const int64_t *idx, int64_t m, double clip, double *value, double *grad,
-                    int64_t *nclipped, double *scratch, char *err)
+static int eval_core(const struct dpdo_loss *loss, const struct dpdo_shard *sh, const double *x,
+                     const int64_t *idx, int64_t m, double clip, double *value, double *grad,
+                     int64_t *nclipped, double *scratch, char *err, int direct)
 {
     const int64_t dim = loss->dim;
-    double *acc = scratch, *tmp = scratch + dim;
+    double *acc = direct && grad ? grad : scratch, *tmp = scratch + dim;
     double lsum = 0.0;
     int64_t ncl = 0;
     const char *name = loss->type->name;
@@ -328,7 +328,7 @@ int dpdo__loss_eval(const struct dpdo_loss *loss, const struct dpdo_shard *sh, c
         if (!isfinite(v) || (grad && !dpdo__all_finite(acc, (size_t)dim)))
             return dpdo__err(err, DPDO_E_NUMERIC, "loss '%s': non-finite value or gradient", name);
         if (value) *value = v;
-        if (grad) memcpy(grad, acc, (size_t)dim * sizeof *grad);
+        if (grad && grad != acc) memcpy(grad, acc, (size_t)dim * sizeof *grad);
         if (nclipped) *nclipped = 0;
         return DPDO_OK;
     }
@@ -427,9 +427,23 @@ int dpdo__loss_eval(const struct dpdo_loss *loss, const struct dpdo_shard *sh, c
     if (grad && !dpdo__all_finite(acc, (size_t)dim))
         return dpdo__err(err, DPDO_E_NUMERIC, "loss '%s': gradient is not finite", name);
     if (value) *value = v;
-    if (grad) memcpy(grad, acc, (size_t)dim * sizeof *grad);
+    if (grad && grad != acc) memcpy(grad, acc, (size_t)dim * sizeof *grad);
     if (nclipped) *nclipped = ncl;
     return DPDO_OK;
+}
+
+int dpdo__loss_eval(const struct dpdo_loss *loss, const struct dpdo_shard *sh, const double *x,
+                    const int64_t *idx, int64_t m, double clip, double *value, double *grad,
+                    int64_t *nclipped, double *scratch, char *err)
+{
+    return eval_core(loss, sh, x, idx, m, clip, value, grad, nclipped, scratch, err, 0);
+}
+
+int dpdo__loss_eval_into(const struct dpdo_loss *loss, const struct dpdo_shard *sh, const double *x,
+                         const int64_t *idx, int64_t m, double clip, double *value, double *grad,
+                         int64_t *nclipped, double *scratch, char *err)
+{
+    return eval_core(loss, sh, x, idx, m, clip, value, grad, nclipped, scratch, err, 1);
 }
 
 DPDO_API int dpdo_loss_eval(dpdo_loss *loss, dpdo_shard *shard, const double *x, int64_t dim,

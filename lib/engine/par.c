@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "engine_impl.h"
+#include "eng_handle.h"
 #include "par_impl.h"
 #include "../core/pool_impl.h"
 #include "../model/model_impl.h"
@@ -24,7 +24,7 @@ struct dpdo__par {
     dpdo__eng *e;
     dpdo__plan *p;
     int32_t s, who, phase, ntasks;
-    int64_t cnt;
+    int64_t cnt, *fail_node;
     int rc[DPDO__MAX_THREADS];
     int64_t fail[DPDO__MAX_THREADS]; /* first failing position of each task, or cnt */
 };
@@ -98,7 +98,7 @@ int dpdo__par_prepare(dpdo__eng *e, char *err)
     struct dpdo__par *P = e->par;
     if (!P) return DPDO_OK;
     int32_t w = P->width;
-    if (w > 1 && (e->xt || !checked_algorithm(e) || (!P->vouched && user_callbacks(e)))) w = 1;
+    if (w > 1 && (e->dist || !checked_algorithm(e) || (!P->vouched && user_callbacks(e)))) w = 1;
     P->active = w;
     if (w > 1 && !P->host_run && (!P->pool || dpdo__pool_width(P->pool) != w)) {
         dpdo__pool_destroy(P->pool);
@@ -114,7 +114,6 @@ int dpdo__par_prepare(dpdo__eng *e, char *err)
 
 int32_t dpdo__par_slots(const dpdo__eng *e) { return e && e->par ? e->par->width : 1; }
 int32_t dpdo__par_width(const dpdo__eng *e) { return e && e->par ? e->par->active : 1; }
-int dpdo__par_muted(const dpdo__eng *e) { return e && e->par && e->par->running; }
 
 int32_t dpdo__par_slot(const dpdo__eng *e, int64_t node)
 {
@@ -150,16 +149,17 @@ static int run_phase(struct dpdo__par *P, int phase)
     dpdo__eng *e = P->e;
     P->phase = phase;
     P->running = 1;
+    e->par_mute = 1;
     if (P->host_run) P->host_run(P->host, P->ntasks, host_task, P);
     else dpdo__pool_run(P->pool, P->ntasks, task, P);
     int64_t first = P->cnt;
     for (int32_t k = 0; k < P->ntasks; k++)
         if (P->fail[k] < first) first = P->fail[k];
-    if (first == P->cnt) {
-        P->running = 0;
-        return DPDO_OK;
-    }
-    P->running = 0; /* the rerun writes the message; its workspace is slot 0 */
+    P->running = 0;
+    e->par_mute = 0;
+    if (first == P->cnt) return DPDO_OK;
+    /* the rerun writes the message (its workspace is slot 0) */
+    *P->fail_node = WHO(P, first);
     int rc = phase == 0 ? e->vt->local(e, e->priv, P->p, P->s, WHO(P, first))
                         : e->vt->combine(e, e->priv, P->p, P->s, WHO(P, first));
     if (!rc) { /* not reproducible on a rerun: report the status the task saw */
@@ -171,25 +171,28 @@ static int run_phase(struct dpdo__par *P, int phase)
     return rc;
 }
 
-int dpdo__par_stage(dpdo__eng *e, dpdo__plan *p, int32_t s)
+int dpdo__par_stage(dpdo__eng *e, dpdo__plan *p, int32_t s, int64_t *fail_node)
 {
     struct dpdo__par *P = e->par;
     int who = p->stage[s].who;
     int64_t cnt = who == DPDO__RUN_COORD ? 1 : who == DPDO__RUN_ALL ? e->n : p->ncomp;
     int rc = DPDO_OK;
-    if (!P || P->active < 2 || who == DPDO__RUN_COORD || cnt < 2 || e->probe
+    if (!P || P->active < 2 || who == DPDO__RUN_COORD || cnt < 2 || e->probe || p->stage[s].seq
 #ifdef DPDO_FAULT_INJECTION
         || e->tap
 #endif
     ) {
 #define SWHO(c) (who == DPDO__RUN_COORD ? DPDO_NODE_COORDINATOR : who == DPDO__RUN_ALL ? (c) : p->comp[c])
-        for (int64_t c = 0; c < cnt && !rc; c++) rc = e->vt->local(e, e->priv, p, s, SWHO(c));
+        for (int64_t c = 0; c < cnt && !rc; c++)
+            if ((rc = e->vt->local(e, e->priv, p, s, SWHO(c)))) *fail_node = SWHO(c);
         dpdo__eng_probe(e, DPDO__PH_EXCHANGE);
-        for (int64_t c = 0; c < cnt && !rc; c++) rc = e->vt->combine(e, e->priv, p, s, SWHO(c));
+        for (int64_t c = 0; c < cnt && !rc; c++)
+            if ((rc = e->vt->combine(e, e->priv, p, s, SWHO(c)))) *fail_node = SWHO(c);
 #undef SWHO
         return rc;
     }
     P->e = e;
+    P->fail_node = fail_node;
     P->p = p;
     P->s = s;
     P->who = who;
@@ -200,4 +203,26 @@ int dpdo__par_stage(dpdo__eng *e, dpdo__plan *p, int32_t s)
     if ((rc = run_phase(P, 0))) return rc;
     if ((rc = run_phase(P, 1))) return rc;
     return DPDO_OK;
+}
+
+/* ---- public: the host's pool, the width in use ------------------------------------------ */
+
+DPDO_API int dpdo_algorithm_set_pool(dpdo_algorithm *a, dpdo_parallel_fn run, void *host, int32_t width)
+{
+    if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM)) return DPDO_E_INVAL;
+    if (run && (width < 1 || width > DPDO__MAX_THREADS))
+        return dpdo__err(a->errmsg, DPDO_E_INVAL, "set_pool: width = %d: must be in [1, %d]", (int)width,
+                         DPDO__MAX_THREADS);
+    if (a->state == DPDO_ALG_RUNNING)
+        return dpdo__err(a->errmsg, DPDO_E_STATE, "set_pool: the algorithm is running; call it before setup");
+    a->pool_run = run;
+    a->pool_host = run ? host : NULL;
+    a->pool_width = run ? width : 0;
+    return DPDO_OK;
+}
+
+DPDO_API int32_t dpdo_algorithm_threads(const dpdo_algorithm *a)
+{
+    if (!a) return 0;
+    return a->e ? dpdo__par_width(a->e) : 1;
 }

@@ -22,7 +22,7 @@
  * the round (user loss, regularizer, compressor): those need not be thread-safe. An explicit
  * options.num_threads >= 1 or a host pool means the host vouches for its callbacks.
  *
- * Errors: while tasks run, dpdo__eng_err writes no message (dpdo__par_muted); if some node
+ * Errors: while tasks run, dpdo__eng_err writes no message (e->par_mute); if some node
  * failed, the first failing node in the stage's order runs again alone, which writes exactly
  * the message (and returns the status) of a serial run. Failed rounds change no state, so the
  * extra work of the other tasks is invisible. */
@@ -48,10 +48,8 @@ int32_t dpdo__par_slots(const struct dpdo__eng *e);
 int32_t dpdo__par_slot(const struct dpdo__eng *e, int64_t node);
 /* Threads rounds actually use (1 before prepare or when serial). */
 int32_t dpdo__par_width(const struct dpdo__eng *e);
-/* 1 while tasks run: messages are suppressed (see above). */
-int dpdo__par_muted(const struct dpdo__eng *e);
 /* One in-process stage: local() for the stage's nodes, then combine(), exactly as the serial
  * loop (status of the first failing node in order, or DPDO_OK). */
-int dpdo__par_stage(struct dpdo__eng *e, struct dpdo__plan *p, int32_t s);
+int dpdo__par_stage(struct dpdo__eng *e, struct dpdo__plan *p, int32_t s, int64_t *fail_node);
 
 #endif /* DPDO_PAR_IMPL_H */

@@ -34,7 +34,7 @@ typedef struct adp {
     int64_t *midx;                 /* n x kcap message indices */
     double *mval;                  /* n x kcap message values */
     dpdo__sampling_desc *samp;     /* n */
-    double *ws;                    /* per task of the thread pool: res, g, hg (3d doubles) + d keys */
+    double *ws;                    /* tasks 1.. of the thread pool: res, g, hg (3d doubles) + d keys */
 } adp;
 
 #define ROW(e, b, i) ((e)->blk[(b)].cur + (size_t)(i) * (size_t)(e)->d)
@@ -75,12 +75,13 @@ static int configure(dpdo__eng *e, void *priv)
     P->sres = dpdo__eng_scratch(e, (size_t)d * sizeof(double));
     P->sg = dpdo__eng_scratch(e, (size_t)d * sizeof(double));
     P->scnt = dpdo__eng_scratch(e, (size_t)n * sizeof(int64_t));
-    P->shg = dpdo__eng_scratch(e, (size_t)d * sizeof(double)); /* sres, sg, shg: kept for the arena
-                                                                   * layout of checkpoints; the rows
-                                                                   * in use are P->ws's */
+    P->shg = dpdo__eng_scratch(e, (size_t)d * sizeof(double));
     P->samp = dpdo__calloc((size_t)n, sizeof *P->samp);
-    P->ws = dpdo__alloc_array((size_t)dpdo__par_slots(e) * 4, (size_t)d * sizeof(double));
-    return P->samp && P->ws ? DPDO_OK : DPDO_E_NOMEM;
+    /* tasks 1.. of the thread pool get their own res, g, hg and top-k keys; task 0 (and a serial
+     * run) uses the arena's rows and the compressor's keys, exactly as before threads */
+    int32_t extra = dpdo__par_slots(e) - 1;
+    P->ws = extra > 0 ? dpdo__alloc_array((size_t)extra * 4, (size_t)d * sizeof(double)) : NULL;
+    return P->samp && (extra == 0 || P->ws) ? DPDO_OK : DPDO_E_NOMEM;
 }
 
 static int prepare(dpdo__eng *e, void *priv)
@@ -253,8 +254,9 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
     int rc = dpdo__sampling_draw(&P->samp[i], &st, e->q[i], idx, &got);
     if (rc) return dpdo__eng_err(e, rc, i, "drawing the sample failed (generator code %d)", dpdo__stream_cb_code(&st));
     char err[DPDO__ERRMSG_LEN] = "";
-    double *ws = P->ws + (size_t)dpdo__par_slot(e, i) * 4 * d; /* this task's workspace */
-    double *g = ws + d, *hg = ws + 2 * d;
+    int32_t slot = dpdo__par_slot(e, i); /* this task's workspace */
+    double *ws = slot ? P->ws + (size_t)(slot - 1) * 4 * d : NULL;
+    double *g = ws ? ws + d : e->scr[P->sg], *hg = ws ? ws + 2 * d : e->scr[P->shg];
     if (e->reg && (rc = dpdo__reg_grad(e->reg, x, hg, err))) return dpdo__eng_err(e, rc, i, "regularizer: %s", err);
     memset(mn, 0, d * sizeof(double)); /* mn accumulates the mean gradient */
     if (P->coord_clamp) { /* per-sample gradient (loss + h) clamped coordinate-wise */
@@ -292,10 +294,11 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
         xn[k] = x[k] - P->alpha * mn[k] + xn[k];
     }
     /* A9: s_i = C(x_i' - xhat_i) */
-    double *res = ws;
+    double *res = ws ? ws : e->scr[P->sres];
     for (size_t k = 0; k < d; k++) res[k] = xn[k] - hi[k];
     rc = dpdo__compressor_apply_ws(e->comp, res, e->rng, (uint64_t)i, p->t, P->midx + (size_t)i * (size_t)P->kcap,
-                                   P->mval + (size_t)i * (size_t)P->kcap, &cnt[i], (uint64_t *)(ws + 3 * d), err);
+                                   P->mval + (size_t)i * (size_t)P->kcap, &cnt[i],
+                                   ws ? (uint64_t *)(ws + 3 * d) : NULL, err);
     if (rc) return dpdo__eng_err(e, rc, i, "compressor: %s", err);
     dpdo__eng_probe(e, DPDO__PH_PRIMAL);
     return DPDO_OK;

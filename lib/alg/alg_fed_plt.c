@@ -31,7 +31,7 @@ typedef struct fed {
     int sampler;
     double p;
     int dp_init;
-    double *ws; /* per task of the thread pool: v (d) and the solver's workspace (3d) */
+    double *ws; /* tasks 1.. of the thread pool: v (d) and the solver's workspace (3d) */
 } fed;
 
 #define ROW(e, b, i) ((e)->blk[(b)].cur + (size_t)(i) * (size_t)(e)->d)
@@ -62,10 +62,12 @@ static int configure(dpdo__eng *e, void *priv)
     P->sznew = dpdo__eng_scratch(e, nd);
     P->synew = dpdo__eng_scratch(e, (size_t)d * sizeof(double));
     P->sv = dpdo__eng_scratch(e, (size_t)d * sizeof(double));
-    P->szbar = dpdo__eng_scratch(e, (size_t)d * sizeof(double)); /* sv: kept for the checkpoint arena
-                                                                    * layout; v lives in P->ws */
-    P->ws = dpdo__alloc_array((size_t)dpdo__par_slots(e) * 4, (size_t)d * sizeof(double));
-    return P->ws ? DPDO_OK : DPDO_E_NOMEM;
+    P->szbar = dpdo__eng_scratch(e, (size_t)d * sizeof(double));
+    /* tasks 1.. of the thread pool get their own v and solver workspace; task 0 (and a serial run)
+     * uses the arena's row and the solver's buffer, exactly as before threads */
+    int32_t extra = dpdo__par_slots(e) - 1;
+    P->ws = extra > 0 ? dpdo__alloc_array((size_t)extra * 4, (size_t)d * sizeof(double)) : NULL;
+    return extra == 0 || P->ws ? DPDO_OK : DPDO_E_NOMEM;
 }
 
 static void release(dpdo__eng *e, void *priv)
@@ -298,11 +300,13 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
     }
     /* agent i: A2-A6 */
     const double *z = ROW(e, P->bz, i);
-    double *v = P->ws + (size_t)dpdo__par_slot(e, i) * 4 * d, *w = SROW(e, P->sxnew, i), *zn = SROW(e, P->sznew, i);
+    int32_t slot = dpdo__par_slot(e, i);
+    double *ws = slot ? P->ws + (size_t)(slot - 1) * 4 * d : NULL;
+    double *v = ws ? ws : e->scr[P->sv], *w = SROW(e, P->sxnew, i), *zn = SROW(e, P->sznew, i);
     for (size_t k = 0; k < d; k++) v[k] = 2.0 * ynew[k] - z[k];
     memcpy(w, ROW(e, P->bx, i), d * sizeof(double)); /* warm start (mandatory, spec §2.8) */
     char err[DPDO__ERRMSG_LEN] = "";
-    rc = dpdo__solver_run_ws(e->solver, e->nodes[i], v, P->rho, P->ne, e->rng, (uint64_t)i, p->t, w, v + d, err);
+    rc = dpdo__solver_run_ws(e->solver, e->nodes[i], v, P->rho, P->ne, e->rng, (uint64_t)i, p->t, w, ws ? ws + d : NULL, err);
     if (rc) return dpdo__eng_err(e, rc, i, "local solver: %s", err);
     for (size_t k = 0; k < d; k++) zn[k] = z[k] + 2.0 * (w[k] - ynew[k]);
     return DPDO_OK;

@@ -113,6 +113,7 @@ typedef struct problem {
     dpdo_compressor *comp;
     dpdo_ledger *led;
     dpdo_accountant *acc;
+    dpdo_policy *pol; /* borrowed by the algorithms built on it */
     dpdo_shard **sh;
     dpdo_node **nodes;
     int32_t n;
@@ -123,6 +124,7 @@ static void problem_free(problem *p)
     for (int32_t i = 0; i < p->n; i++) dpdo_node_destroy(p->nodes[i]), dpdo_shard_destroy(p->sh[i]);
     free(p->nodes), free(p->sh);
     dpdo_accountant_destroy(p->acc);
+    dpdo_policy_destroy(p->pol);
     dpdo_ledger_destroy(p->led);
     dpdo_loss_destroy(p->loss);
     dpdo_regularizer_destroy(p->reg);
@@ -221,7 +223,6 @@ static dpdo_algorithm *build(int c, kase *k, int secure, int threads)
     if (c == C_ADP) o.step_size = 0.001;
     if (c == C_WOR) o.batch = 50, o.step_size = 0.1, o.lipschitz = 1.0;
     dpdo_algorithm *a = NULL;
-    dpdo_policy *pol = NULL;
     int rc = dpdo_algorithm_create(&a, dpdo_algorithm_type_find(type));
     if (!rc) rc = dpdo_algorithm_setup(a, p->nodes, p->n, p->net, p->reg, p->acc, &o);
     if (!rc && c <= C_RCV1) {
@@ -241,12 +242,11 @@ static dpdo_algorithm *build(int c, kase *k, int secure, int threads)
     }
     if (!rc && c == C_WOR) {
         rc = dpdo_algorithm_set_int(a, DPDO_PARAM_WOR_PASSES, 1 << 20);
-        if (!rc) rc = dpdo_policy_create(&pol, dpdo_policy_type_find("always-global"), NULL, p->n, 52);
-        if (!rc) rc = dpdo_algorithm_set_policy(a, pol);
+        if (!rc && !p->pol) rc = dpdo_policy_create(&p->pol, dpdo_policy_type_find("always-global"), NULL, p->n, 52);
+        if (!rc) rc = dpdo_algorithm_set_policy(a, p->pol);
     }
     if (!rc) rc = dpdo_algorithm_prepare(a);
     if (rc) die(k->label, dpdo_algorithm_errmsg(a));
-    dpdo_policy_destroy(pol); /* the algorithm keeps what it needs (checked by its own tests) */
     return a;
 }
 

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "dpdo/dpdo.h"
 #include "dpdo/solver.h"
@@ -275,10 +276,23 @@ static void run_numpy(kase *K)
 {
     const char *e = getenv("DPDO_BENCH_NUMPY");
     if (e && !strcmp(e, "0")) return;
-    const char *dir = getenv("DPDO_BENCH_REF");
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s/run_numpy_ref.py --skip-checks --reps 7 2>&1",
-             dir ? dir : "../shared/bench-ref");
+    /* DPDO_BENCH_REF, else ../shared/bench-ref (a checkout beside shared/), else ../../shared/bench-ref
+     * (a worktree one level deeper) */
+    const char *env = getenv("DPDO_BENCH_REF"), *cand[] = {env, "../shared/bench-ref", "../../shared/bench-ref"};
+    const char *dir = NULL;
+    char path[1024], cmd[1200];
+    for (int k = 0; k < 3 && !dir; k++) {
+        if (!cand[k]) continue;
+        snprintf(path, sizeof path, "%s/run_numpy_ref.py", cand[k]);
+        if (access(path, R_OK) == 0 && access("/usr/bin/python3", X_OK) == 0) dir = cand[k];
+    }
+    if (!dir) {
+        printf("numpy_reference not found (set DPDO_BENCH_REF to shared/bench-ref): ratios skipped\n");
+        return;
+    }
+    printf("numpy_reference %s/run_numpy_ref.py --skip-checks --reps 7 (between the two libdpdo passes)\n", dir);
+    fflush(stdout);
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s/run_numpy_ref.py --skip-checks --reps 7 2>&1", dir);
     FILE *f = popen(cmd, "r");
     if (!f) return;
     char line[2048];

@@ -11,17 +11,19 @@
  *                        exact discrete Gaussian on a grid): the price of the privacy default
  *   <case> floor         max(bytes the round must touch once / read bandwidth,
  *                            normals it must draw / Gaussian rate)
- *   <case> numpy         the NumPy reference's best repetition (its min over reps of 200 rounds)
- *   ratio                numpy / ours (reproducible), both best-of, measured in this run
- *   threads              1 vs 2 threads (options.num_threads) on the cases the issue names
+ *   <case> numpy         the NumPy reference's round (shared/bench-ref's step(), driven by
+ *                        bench/numpy_side.py on the same sizes): best repetition of 200 rounds
+ *   ratio                numpy / ours (libdpdo on one thread, reproducible), wall and CPU time
+ *   threads              1 vs 2 threads (options.num_threads), wall time
  *   dda scaling          DP-DDA per-round cost for n in {20,100,1000} x d in {100,2000,20000}
  *
- * Order: libdpdo pass, NumPy reference run, libdpdo pass (alternated; the best of the libdpdo
- * passes is reported, as the NumPy side reports its best repetition). The machine is shared
- * with other jobs, so every figure is a best-of.
- * Data sizes: DP-DDA/DO-ADP use q = 2000 rows per node here (the reference: 20000); a round
- * reads b random rows either way, from DRAM in both (640 MB vs 6.4 GB), see docs/performance.md.
- * Environment: DPDO_BENCH_NUMPY=0 skips the reference; DPDO_BENCH_QUICK=1 shortens windows. */
+ * Order: libdpdo pass, NumPy, libdpdo pass, NumPy, libdpdo pass (alternated; every figure is the
+ * best over the passes: the machine is shared with other jobs).
+ * Data sizes: DP-DDA/DO-ADP use q = 2000 rows per node on both sides (the reference runner: 20000);
+ * a round reads b random rows either way, from DRAM (640 MB here), see docs/performance.md.
+ * Environment: DPDO_BENCH_NUMPY=0 skips the reference; DPDO_BENCH_QUICK=1 shortens windows;
+ * DPDO_BENCH_PASSES=k libdpdo passes (default 3); DPDO_BENCH_PROFILE=<case> runs one round type
+ * for 6 s (for perf -p). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -204,7 +206,7 @@ typedef struct kase {
     double sigma;      /* the reference's sigma (the round's cost does not depend on it) */
     double bytes;      /* bytes the round must touch at least once */
     double normals;    /* Gaussians the round must draw */
-    double ours[2], sec[2], np_best, np_med; /* best us/round: [threads 1, 2] */
+    double ours[2], sec[2], cpu, np_best, np_cpu; /* best us/round: wall [threads 1, 2], secure, CPU */
 } kase;
 
 static problem P_EPS, P_RCV, P_ADP, P_FED, P_FEDCB, P_WOR;
@@ -251,8 +253,11 @@ static dpdo_algorithm *build(int c, kase *k, int secure, int threads)
     return a;
 }
 
-/* best us/round over 7 windows of `per` rounds after 50 warm-up rounds */
-static double time_case(int c, kase *k, int secure, int threads)
+/* best us/round (wall) over 7 windows of `per` rounds after 50 warm-up rounds; *cpu_best: the
+ * best window in process CPU time (meaningful for one thread) */
+static double time_case_cpu(int c, kase *k, int secure, int threads, double *cpu_best);
+static double time_case(int c, kase *k, int secure, int threads) { return time_case_cpu(c, k, secure, threads, NULL); }
+static double time_case_cpu(int c, kase *k, int secure, int threads, double *cpu_best)
 {
     dpdo_algorithm *a = build(c, k, secure, threads);
     if (dpdo_algorithm_run(a, 50, NULL) < 0) die(k->label, dpdo_algorithm_errmsg(a));
@@ -260,12 +265,15 @@ static double time_case(int c, kase *k, int secure, int threads)
     if (dpdo_algorithm_run(a, 10, NULL) < 0) die(k->label, dpdo_algorithm_errmsg(a));
     double one = (now() - t0) / 10;
     int64_t per = (int64_t)((quick ? 0.01 : 0.05) / fmax(one, 1e-7)) + 1;
-    double best = INFINITY;
+    double best = INFINITY, cbest = INFINITY;
     for (int r = 0; r < 7; r++) {
         t0 = now();
+        double c0 = cpu_now();
         if (dpdo_algorithm_run(a, per, NULL) < 0) die(k->label, dpdo_algorithm_errmsg(a));
         best = fmin(best, (now() - t0) / (double)per);
+        cbest = fmin(cbest, (cpu_now() - c0) / (double)per);
     }
+    if (cpu_best) *cpu_best = cbest * 1e6;
     dpdo_algorithm_destroy(a);
     dpdo_ledger_reset(k->pb->led);
     return best * 1e6;
@@ -280,34 +288,35 @@ static void run_numpy(kase *K)
      * (a worktree one level deeper) */
     const char *env = getenv("DPDO_BENCH_REF"), *cand[] = {env, "../shared/bench-ref", "../../shared/bench-ref"};
     const char *dir = NULL;
-    char path[1024], cmd[1200];
+    char path[1024], cmd[2400];
     for (int k = 0; k < 3 && !dir; k++) {
         if (!cand[k]) continue;
         snprintf(path, sizeof path, "%s/run_numpy_ref.py", cand[k]);
         if (access(path, R_OK) == 0 && access("/usr/bin/python3", X_OK) == 0) dir = cand[k];
     }
-    if (!dir) {
-        printf("numpy_reference not found (set DPDO_BENCH_REF to shared/bench-ref): ratios skipped\n");
+    if (!dir || access("bench/numpy_side.py", R_OK) != 0) {
+        printf("numpy_reference not found (run from the source tree; DPDO_BENCH_REF = shared/bench-ref): "
+               "ratios skipped\n");
         return;
     }
-    printf("numpy_reference %s/run_numpy_ref.py --skip-checks --reps 7 (between the two libdpdo passes)\n", dir);
+    printf("numpy_reference %s (bench/numpy_side.py: the references' step() on the same sizes)\n", dir);
     fflush(stdout);
-    snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s/run_numpy_ref.py --skip-checks --reps 7 2>&1", dir);
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 bench/numpy_side.py %s 7 2>&1", dir);
     FILE *f = popen(cmd, "r");
     if (!f) return;
     char line[2048];
     while (fgets(line, sizeof line, f)) {
-        if (line[0] == '#') continue;
-        for (int c = 0; c < NCASE; c++) {
-            size_t L = strlen(K[c].numpy_key);
-            if (strncmp(line, K[c].numpy_key, L) != 0 || line[L] != ' ') continue;
-            double rps, med, lo, hi;
-            char *br = strchr(line, '[');
-            if (sscanf(line + L, "%lf %lf", &rps, &med) == 2 && br && sscanf(br, "[%lf-%lf", &lo, &hi) == 2) {
-                K[c].np_med = med;
-                K[c].np_best = K[c].np_best > 0 ? fmin(K[c].np_best, lo) : lo;
-            }
+        char name[128];
+        double w, c;
+        if (sscanf(line, "%127s %lf %lf", name, &w, &c) != 3) {
+            fputs(line, stdout);
+            continue;
         }
+        for (int q = 0; q < NCASE; q++)
+            if (!strcmp(name, K[q].label)) {
+                K[q].np_best = K[q].np_best > 0 ? fmin(K[q].np_best, w) : w;
+                K[q].np_cpu = K[q].np_cpu > 0 ? fmin(K[q].np_cpu, c) : c;
+            }
     }
     pclose(f);
 }
@@ -438,7 +447,7 @@ int main(void)
         [C_WOR] = {"wor_always_global", "5 DP-WOR-SGD always-Global M=10 d=50", &P_WOR, 0.2667,
                    10 * 8.0 * 50 * 51, 10 * 50},
     };
-    for (int c = 0; c < NCASE; c++) K[c].ours[0] = K[c].ours[1] = K[c].sec[0] = INFINITY;
+    for (int c = 0; c < NCASE; c++) K[c].ours[0] = K[c].ours[1] = K[c].sec[0] = K[c].cpu = INFINITY;
     const char *prof = getenv("DPDO_BENCH_PROFILE"); /* <label>: run that round for 6 s (for perf -p) */
     for (int c = 0; prof && c < NCASE; c++)
         if (!strcmp(prof, K[c].label)) {
@@ -453,25 +462,34 @@ int main(void)
             return 0;
         }
 
-    for (int pass = 0; pass < 2; pass++) {
+    /* libdpdo, NumPy, libdpdo, NumPy, libdpdo (DPDO_BENCH_PASSES libdpdo passes, default 3) */
+    const char *ps = getenv("DPDO_BENCH_PASSES");
+    int passes = ps ? atoi(ps) : 3;
+    if (passes < 1) passes = 1;
+    for (int pass = 0; pass < passes; pass++) {
         for (int c = 0; c < NCASE; c++) {
-            K[c].ours[0] = fmin(K[c].ours[0], time_case(c, &K[c], 0, 1));
+            double cb;
+            K[c].ours[0] = fmin(K[c].ours[0], time_case_cpu(c, &K[c], 0, 1, &cb));
+            K[c].cpu = fmin(K[c].cpu, cb);
             K[c].ours[1] = fmin(K[c].ours[1], time_case(c, &K[c], 0, 2));
-            if (pass == 0) K[c].sec[0] = time_case(c, &K[c], 1, 1);
+            K[c].sec[0] = fmin(K[c].sec[0], time_case(c, &K[c], 1, 1));
         }
-        if (pass == 0) run_numpy(K);
+        if (pass + 1 < passes) run_numpy(K);
     }
-    printf("\n%-22s %10s %10s %8s %10s %7s %10s %8s %10s\n", "round (us)", "ours", "numpy", "ratio",
-           "floor", "x floor", "2 threads", "1->2", "secure");
+    printf("\n%-22s %9s %9s %7s | %9s %9s %7s | %8s %6s | %9s %6s | %9s\n", "round (us)", "ours", "numpy",
+           "ratio", "ours cpu", "np cpu", "ratio", "floor", "xfloor", "2 threads", "1->2", "secure");
     for (int c = 0; c < NCASE; c++) {
         kase *k = &K[c];
         double fl = fmax(k->bytes / rd, k->normals / nr) * 1e6;
-        printf("%-22s %10.1f %10.1f %7.2fx %10.1f %7.2f %10.1f %7.2fx %10.1f\n", k->label, k->ours[0], k->np_best,
-               k->np_best > 0 ? k->np_best / k->ours[0] : NAN, fl, k->ours[0] / fl, k->ours[1],
-               k->ours[0] / k->ours[1], k->sec[0]);
+        printf("%-22s %9.1f %9.1f %6.2fx | %9.1f %9.1f %6.2fx | %8.1f %6.2f | %9.1f %5.2fx | %9.1f\n", k->label,
+               k->ours[0], k->np_best, k->np_best > 0 ? k->np_best / k->ours[0] : NAN, k->cpu, k->np_cpu,
+               k->np_cpu > 0 ? k->np_cpu / k->cpu : NAN, fl, k->ours[0] / fl, k->ours[1], k->ours[0] / k->ours[1],
+               k->sec[0]);
     }
-    printf("(ratio = NumPy best / libdpdo best, both single-threaded libdpdo, REPRODUCIBLE randomness;\n"
-           " secure = the default SECURE randomness: exact discrete Gaussian noise, slower per draw)\n\n");
+    printf("(best of the windows of every pass; ratio = NumPy / libdpdo, libdpdo on one thread with REPRODUCIBLE\n"
+           " randomness (the fast continuous sampler, like NumPy's generator); cpu = process CPU time, the\n"
+           " steadier figure on a shared machine (NumPy's BLIS may use both cores there); secure = the same\n"
+           " round with the default SECURE randomness: exact discrete Gaussian noise on a grid, slower per draw)\n\n");
     dda_scaling();
     problem_free(&P_EPS);
     P_ADP.ds = NULL;

@@ -326,8 +326,9 @@ static void dda_scaling(void)
 {
     static const int32_t NS[] = {20, 100, 1000};
     static const int64_t DS[] = {100, 2000, 20000};
-    printf("dda_scaling (us/round, b = 2, hinge + L2, complete graph, q = 50 rows per node, REPRODUCIBLE)\n");
-    printf("%-8s %12s %12s %12s\n", "n \\ d", "100", "2000", "20000");
+    printf("dda_scaling (us/round wall / CPU, b = 2, hinge + L2, complete graph, q = 50 rows per node, "
+           "REPRODUCIBLE)\n");
+    printf("%-8s %19s %19s %19s\n", "n \\ d", "100", "2000", "20000");
     for (int a = 0; a < 3; a++) {
         printf("%-8d", (int)NS[a]);
         for (int b = 0; b < 3; b++) {
@@ -340,7 +341,8 @@ static void dda_scaling(void)
             dpdo_network_set_complete(p.net, NS[a]);
             nodes_make(&p, NS[a], 50);
             kase k = {.label = "scaling", .pb = &p, .sigma = 0.063};
-            printf(" %12.2f", time_case(C_DDA2, &k, 0, 1));
+            double cb, w = time_case_cpu(C_DDA2, &k, 0, 1, &cb);
+            printf(" %9.2f / %7.2f", w, cb);
             fflush(stdout);
             problem_free(&p);
         }

@@ -17,16 +17,16 @@ struct dpdo__pool {
     int32_t width, started;
     pthread_t *th;
     pthread_mutex_t mu;
-    pthread_cond_t go, done;
+    pthread_cond_t go, cv_done;
     atomic_uint_fast64_t gen; /* bumped by run(); workers wait for a change */
-    atomic_int pending;       /* workers still running the current generation */
+    atomic_uint_fast64_t claim; /* (ntasks << 32) | next task index to claim, one word so that a
+                                 * claim and the run it belongs to cannot be torn apart */
+    atomic_int done;          /* tasks finished in the current run */
     atomic_int stop;
-    int32_t ntasks;
     dpdo__task_fn fn;
     void *arg;
     struct worker {
         dpdo__pool *p;
-        int32_t task;
     } *w;
 };
 
@@ -35,6 +35,30 @@ static inline void cpu_relax(void)
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #endif
+}
+
+/* Claim and run tasks until none is left. Any thread may run any task (a descheduled worker
+ * leaves its share to the others, so an oversubscribed machine costs no more than a serial run);
+ * what a task computes depends only on its index. The thread finishing the last task wakes the
+ * caller if it went to sleep. */
+static void run_tasks(dpdo__pool *p)
+{
+    for (;;) {
+        uint_fast64_t w = atomic_load_explicit(&p->claim, memory_order_acquire);
+        uint32_t nt = (uint32_t)(w >> 32), k = (uint32_t)w;
+        if (k >= nt) return;
+        /* a stale word (an earlier run) cannot match: its index or count differs, or it is the very
+         * same claim of the same shape, which is then a valid claim of this run (fn/arg are read
+         * after the exchange, which acquires the run's publication) */
+        if (!atomic_compare_exchange_weak_explicit(&p->claim, &w, w + 1, memory_order_acq_rel, memory_order_acquire))
+            continue;
+        p->fn(p->arg, (int32_t)k);
+        if (atomic_fetch_add_explicit(&p->done, 1, memory_order_acq_rel) + 1 == (int)nt) {
+            pthread_mutex_lock(&p->mu);
+            pthread_cond_signal(&p->cv_done);
+            pthread_mutex_unlock(&p->mu);
+        }
+    }
 }
 
 static void *worker_main(void *v)
@@ -59,12 +83,7 @@ static void *worker_main(void *v)
         }
         if (atomic_load_explicit(&p->stop, memory_order_acquire)) return NULL;
         seen = g;
-        if (w->task < p->ntasks) p->fn(p->arg, w->task);
-        if (atomic_fetch_sub_explicit(&p->pending, 1, memory_order_acq_rel) == 1) {
-            pthread_mutex_lock(&p->mu);
-            pthread_cond_signal(&p->done);
-            pthread_mutex_unlock(&p->mu);
-        }
+        run_tasks(p);
     }
 }
 
@@ -79,7 +98,7 @@ void dpdo__pool_destroy(dpdo__pool *p)
         for (int32_t k = 0; k < p->started; k++) pthread_join(p->th[k], NULL);
     }
     pthread_cond_destroy(&p->go);
-    pthread_cond_destroy(&p->done);
+    pthread_cond_destroy(&p->cv_done);
     pthread_mutex_destroy(&p->mu);
     dpdo__free(p->th);
     dpdo__free(p->w);
@@ -96,9 +115,10 @@ int dpdo__pool_create(dpdo__pool **out, int32_t width)
     p->width = width;
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->go, NULL);
-    pthread_cond_init(&p->done, NULL);
+    pthread_cond_init(&p->cv_done, NULL);
     atomic_init(&p->gen, 0);
-    atomic_init(&p->pending, 0);
+    atomic_init(&p->claim, 0);
+    atomic_init(&p->done, 0);
     atomic_init(&p->stop, 0);
     if (width > 1) {
         p->th = dpdo__calloc((size_t)width - 1, sizeof *p->th);
@@ -109,7 +129,6 @@ int dpdo__pool_create(dpdo__pool **out, int32_t width)
         }
         for (int32_t k = 0; k < width - 1; k++) {
             p->w[k].p = p;
-            p->w[k].task = k + 1;
             if (pthread_create(&p->th[k], NULL, worker_main, &p->w[k]) != 0) {
                 dpdo__pool_destroy(p);
                 return DPDO_E_NOMEM;
@@ -130,24 +149,23 @@ void dpdo__pool_run(dpdo__pool *p, int32_t ntasks, dpdo__task_fn fn, void *arg)
         for (int32_t k = 0; k < ntasks; k++) fn(arg, k);
         return;
     }
-    p->ntasks = ntasks;
     p->fn = fn;
     p->arg = arg;
-    /* every worker passes through the generation (idle ones just count down) */
-    atomic_store_explicit(&p->pending, p->width - 1, memory_order_relaxed);
+    atomic_store_explicit(&p->done, 0, memory_order_relaxed);
+    atomic_store_explicit(&p->claim, (uint_fast64_t)ntasks << 32, memory_order_release); /* publishes fn, arg */
     pthread_mutex_lock(&p->mu);
     atomic_fetch_add_explicit(&p->gen, 1, memory_order_release);
     pthread_cond_broadcast(&p->go);
     pthread_mutex_unlock(&p->mu);
-    fn(arg, 0);
+    run_tasks(p); /* the caller works too, and takes over what no worker has claimed */
     int spins = 0;
-    while (atomic_load_explicit(&p->pending, memory_order_acquire) != 0) {
+    while (atomic_load_explicit(&p->done, memory_order_acquire) != ntasks) {
         if (++spins < SPIN) {
             cpu_relax();
             continue;
         }
         pthread_mutex_lock(&p->mu);
-        while (atomic_load_explicit(&p->pending, memory_order_acquire) != 0) pthread_cond_wait(&p->done, &p->mu);
+        while (atomic_load_explicit(&p->done, memory_order_acquire) != ntasks) pthread_cond_wait(&p->cv_done, &p->mu);
         pthread_mutex_unlock(&p->mu);
     }
 }

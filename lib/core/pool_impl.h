@@ -4,10 +4,12 @@
  * library keeps no global state and step() allocates nothing. Never installed.
  *
  * dpdo__pool_run(p, ntasks, fn, arg) calls fn(arg, k) once for every k in
- * [0, ntasks) and returns when all calls have returned: task 0 on the calling
- * thread, task k >= 1 on worker k-1. Which task runs where is fixed, so a
- * caller that splits its work by task index gets the same split every time.
- * Workers spin briefly on the round's generation counter (a round of a few
+ * [0, ntasks) and returns when all calls have returned. The calling thread and
+ * the workers claim task indices from one atomic word, so a worker that the
+ * operating system has not scheduled yet leaves its task to the others (an
+ * oversubscribed machine costs about a serial run, not a time slice per
+ * round). What a task computes must depend only on its index, never on the
+ * thread. Workers spin briefly on the round's generation counter (a round of a few
  * tens of microseconds should not pay a futex wake-up), then sleep on a
  * condition variable. Not reentrant: one run at a time per pool. */
 #ifndef DPDO_POOL_IMPL_H

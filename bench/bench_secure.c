@@ -207,7 +207,7 @@ static double dda_rounds(int randomness, int rounds)
     dpdo_ledger *led = NULL;
     dpdo_ledger_create(&led, n);
     dpdo_accountant *acc = NULL;
-    dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), led, NULL);
+    dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), NULL, led, NULL);
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
     o.randomness = randomness;
@@ -252,7 +252,7 @@ int main(void)
     int quick = getenv("DPDO_BENCH_QUICK") != NULL;
     if (sodium_init() < 0) return 1;
     dpdo_rng *rng = NULL;
-    dpdo_rng_create(&rng, NULL, 1);
+    dpdo_rng_create(&rng, NULL, NULL, 1);
     keyed(rng);
     size_t n = quick ? 1000000 : 10000000;
     double bpd_g, bpd_l;

@@ -67,7 +67,7 @@ static void fx_make(fx *f, int n, int q, int d, const char *loss, dpdo_loss_type
     CHECK_EQ(dpdo_network_set_complete(f->net, n), DPDO_OK);
     if (reg) CHECK_EQ(dpdo_regularizer_create(&f->reg, dpdo_regularizer_type_find(reg), NULL, d, &lam, 1), DPDO_OK);
     CHECK_EQ(dpdo_ledger_create(&f->led, n), DPDO_OK);
-    CHECK_EQ(dpdo_accountant_create(&f->acc, dpdo_accountant_type_find("rdp"), f->led, NULL), DPDO_OK);
+    CHECK_EQ(dpdo_accountant_create(&f->acc, dpdo_accountant_type_find("rdp"), NULL, f->led, NULL), DPDO_OK);
 }
 
 static void fx_free(fx *f)
@@ -138,7 +138,8 @@ static void test_options(void)
 {
     dpdo_algorithm_options o;
     CHECK_EQ(dpdo_algorithm_options_init(NULL, sizeof o), DPDO_E_INVAL);
-    CHECK_EQ(dpdo_algorithm_options_init(&o, 8), DPDO_E_VERSION);
+    CHECK_EQ(dpdo_algorithm_options_init(&o, 4), DPDO_E_VERSION); /* smaller than struct_size itself */
+    CHECK_EQ(dpdo_algorithm_options_init(&o, sizeof(size_t)), DPDO_OK); /* any older layout (docs/abi.md) */
     CHECK_EQ(dpdo_algorithm_options_init(&o, sizeof o), DPDO_OK);
     CHECK_EQ(o.max_rounds, 1000);
     CHECK_EQ(o.noise_mode, DPDO_NOISE_RIGOROUS);
@@ -586,7 +587,7 @@ static void test_auto_source(void)
     fx f;
     fx_make(&f, 4, 200, 3, "logistic", NULL, NULL, "l2", 0.5);
     dpdo_accountant *au = NULL;
-    CHECK_EQ(dpdo_accountant_create(&au, dpdo_accountant_type_find("auto"), f.led, NULL), DPDO_OK);
+    CHECK_EQ(dpdo_accountant_create(&au, dpdo_accountant_type_find("auto"), NULL, f.led, NULL), DPDO_OK);
     dpdo_algorithm_options o;
     opts(&o, DPDO_NOISE_RIGOROUS, 20000); /* default randomness: SECURE, discrete grid noise */
     o.delta = 1e-2; /* where PLD and RDP differ most, as in the DP-DDA demo */
@@ -610,7 +611,7 @@ static void test_auto_source(void)
     CHECK_MSG(strcmp(src, "pld") == 0 || strcmp(src, "rdp") == 0 || strcmp(src, "exact") == 0, "source '%s'", src);
     /* the figure is that member's own answer over the same ledger */
     dpdo_accountant *m = NULL;
-    CHECK_EQ(dpdo_accountant_create(&m, dpdo_accountant_type_find(src), f.led, NULL), DPDO_OK);
+    CHECK_EQ(dpdo_accountant_create(&m, dpdo_accountant_type_find(src), NULL, f.led, NULL), DPDO_OK);
     double em = NAN;
     CHECK_EQ(dpdo_accountant_epsilon(m, DPDO_NODE_ALL, o.delta, &em, NULL), DPDO_OK);
     CHECK_NEAR(em, eps, 1e-12 * eps);

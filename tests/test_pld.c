@@ -39,7 +39,7 @@ static void run_open(run *r, const char *type, int kind, double q, int64_t n, in
     dpdo_accountant_options o;
     dpdo_accountant_options_init(&o, sizeof o);
     if (h > 0) o.pld_interval = h;
-    CHECK_EQ(dpdo_accountant_create(&r->a, dpdo_accountant_type_find(type), r->l, &o), DPDO_OK);
+    CHECK_EQ(dpdo_accountant_create(&r->a, dpdo_accountant_type_find(type), NULL, r->l, &o), DPDO_OK);
 }
 
 static void run_close(run *r)
@@ -399,7 +399,7 @@ static void calibration_and_guard(void)
     const char *ty[] = {"rdp", "pld", "auto"};
     for (int i = 0; i < 3; i++) {
         dpdo_accountant *a;
-        CHECK_EQ(dpdo_accountant_create(&a, dpdo_accountant_type_find(ty[i]), l, NULL), DPDO_OK);
+        CHECK_EQ(dpdo_accountant_create(&a, dpdo_accountant_type_find(ty[i]), NULL, l, NULL), DPDO_OK);
         CHECK_EQ(dpdo_accountant_calibrate_sigma(a, s, 1.0, 1000, 1.0, 1e-5, &sig[i]), DPDO_OK);
         dpdo_accountant_destroy(a);
     }
@@ -412,7 +412,7 @@ static void calibration_and_guard(void)
     dpdo_event_set_gaussian(ev, s, 1.0, sig[1]);
     dpdo_ledger_charge(l, ev, 1000, NULL, -1);
     dpdo_accountant *a;
-    dpdo_accountant_create(&a, dpdo_accountant_type_find("pld"), l, NULL);
+    dpdo_accountant_create(&a, dpdo_accountant_type_find("pld"), NULL, l, NULL);
     double e;
     CHECK_EQ(dpdo_accountant_epsilon(a, -1, 1e-5, &e, NULL), DPDO_OK);
     CHECK(e <= 1.0 && e > 1.0 - 1e-6);
@@ -421,7 +421,7 @@ static void calibration_and_guard(void)
     /* guard under auto (Poisson, 3 nodes, node 1 charged every other round) */
     dpdo_sampling_set_poisson(s, 0.02);
     dpdo_event_set_gaussian(ev, s, 1.0, 1.5);
-    CHECK_EQ(dpdo_accountant_create(&a, dpdo_accountant_type_find("auto"), l, NULL), DPDO_OK);
+    CHECK_EQ(dpdo_accountant_create(&a, dpdo_accountant_type_find("auto"), NULL, l, NULL), DPDO_OK);
     double steps;
     CHECK_EQ(dpdo_accountant_calibrate_steps(a, s, 1.0, 1.5, 0.8, 1e-5, &steps), DPDO_OK);
     CHECK_EQ(dpdo_accountant_set_budget(a, 0.8, 1e-5), DPDO_OK);
@@ -459,8 +459,8 @@ static void guard_matches_full_evaluation(void)
     dpdo_ledger *l;
     dpdo_ledger_create(&l, 3);
     dpdo_accountant *g, *f;
-    dpdo_accountant_create(&g, dpdo_accountant_type_find("auto"), l, NULL);
-    dpdo_accountant_create(&f, dpdo_accountant_type_find("auto"), l, NULL);
+    dpdo_accountant_create(&g, dpdo_accountant_type_find("auto"), NULL, l, NULL);
+    dpdo_accountant_create(&f, dpdo_accountant_type_find("auto"), NULL, l, NULL);
     const double budget = 2.0;
     dpdo_accountant_set_budget(g, budget, 1e-5);
     int stops = 0, used_pld = 0;
@@ -517,7 +517,7 @@ static void per_node_and_heterogeneous(void)
     dpdo_ledger_charge(l, e1, 500, NULL, -1);
     dpdo_ledger_charge(l, e2, 10, &n0, 1);
     dpdo_accountant *a;
-    CHECK_EQ(dpdo_accountant_create(&a, dpdo_accountant_type_find("pld"), l, NULL), DPDO_OK);
+    CHECK_EQ(dpdo_accountant_create(&a, dpdo_accountant_type_find("pld"), NULL, l, NULL), DPDO_OK);
     double w, x0, x1, lo, hi;
     CHECK_EQ(dpdo_accountant_epsilon(a, -1, 1e-5, &w, NULL), DPDO_OK);
     CHECK_EQ(dpdo_accountant_epsilon(a, 0, 1e-5, &x0, NULL), DPDO_OK);
@@ -565,7 +565,7 @@ static void wor_rdp_reference(void)
     dpdo_ledger *l;
     dpdo_ledger_create(&l, 1);
     dpdo_accountant *a;
-    dpdo_accountant_create(&a, dpdo_accountant_type_find("rdp"), l, NULL);
+    dpdo_accountant_create(&a, dpdo_accountant_type_find("rdp"), NULL, l, NULL);
     double sig;
     CHECK_EQ(dpdo_accountant_calibrate_sigma(a, s, 1.0, 1000, 0.1, 1e-5, &sig), DPDO_OK);
     CHECK_REL(sig, 21.84, 0.02);
@@ -617,15 +617,15 @@ static void bad_input(void)
     CHECK_EQ(o.pld_interval, DPDO_PLD_DEFAULT_INTERVAL);
     dpdo_accountant *a = NULL;
     o.pld_interval = 0;
-    CHECK_EQ(dpdo_accountant_create(&a, dpdo_accountant_type_find("pld"), l, &o), DPDO_E_INVAL);
+    CHECK_EQ(dpdo_accountant_create(&a, dpdo_accountant_type_find("pld"), NULL, l, &o), DPDO_E_INVAL);
     o.pld_interval = 2;
-    CHECK_EQ(dpdo_accountant_create(&a, dpdo_accountant_type_find("pld"), l, &o), DPDO_E_INVAL);
+    CHECK_EQ(dpdo_accountant_create(&a, dpdo_accountant_type_find("pld"), NULL, l, &o), DPDO_E_INVAL);
     o.pld_interval = NAN;
-    CHECK_EQ(dpdo_accountant_create(&a, dpdo_accountant_type_find("auto"), l, &o), DPDO_E_INVAL);
+    CHECK_EQ(dpdo_accountant_create(&a, dpdo_accountant_type_find("auto"), NULL, l, &o), DPDO_E_INVAL);
     /* an options struct of the 0.1 size (no pld_interval) gets the default */
     dpdo_accountant_options o1;
     dpdo_accountant_options_init(&o1, offsetof(dpdo_accountant_options, pld_interval));
-    CHECK_EQ(dpdo_accountant_create(&a, dpdo_accountant_type_find("pld"), l, &o1), DPDO_OK);
+    CHECK_EQ(dpdo_accountant_create(&a, dpdo_accountant_type_find("pld"), NULL, l, &o1), DPDO_OK);
     double e, lo, hi;
     CHECK_EQ(dpdo_accountant_epsilon(a, -1, 1e-5, &e, NULL), DPDO_OK);
     CHECK_EQ(e, 0.0); /* empty ledger */
@@ -640,18 +640,18 @@ static void bad_input(void)
     CHECK_EQ(dpdo_accountant_epsilon(a, -1, 1e-20, &e, NULL), DPDO_E_UNSUPPORTED);
     CHECK_STR_CONTAINS(dpdo_accountant_errmsg(a), "use rdp");
     dpdo_accountant_destroy(a);
-    CHECK_EQ(dpdo_accountant_create(&a, dpdo_accountant_type_find("auto"), l, NULL), DPDO_OK);
+    CHECK_EQ(dpdo_accountant_create(&a, dpdo_accountant_type_find("auto"), NULL, l, NULL), DPDO_OK);
     CHECK_EQ(dpdo_accountant_epsilon(a, -1, 1e-20, &e, NULL), DPDO_OK);
     CHECK(isfinite(e) && e > 0);
     dpdo_accountant_destroy(a);
     /* a release too wide for the grid: pld declines with a message, auto uses rdp */
     dpdo_event_set_gaussian(ev, NULL, 1.0, 1e-4);
     dpdo_ledger_charge(l, ev, 1, NULL, -1);
-    CHECK_EQ(dpdo_accountant_create(&a, dpdo_accountant_type_find("pld"), l, NULL), DPDO_OK);
+    CHECK_EQ(dpdo_accountant_create(&a, dpdo_accountant_type_find("pld"), NULL, l, NULL), DPDO_OK);
     CHECK_EQ(dpdo_accountant_epsilon(a, -1, 1e-5, &e, NULL), DPDO_E_UNSUPPORTED);
     CHECK_STR_CONTAINS(dpdo_accountant_errmsg(a), "bins");
     dpdo_accountant_destroy(a);
-    CHECK_EQ(dpdo_accountant_create(&a, dpdo_accountant_type_find("auto"), l, NULL), DPDO_OK);
+    CHECK_EQ(dpdo_accountant_create(&a, dpdo_accountant_type_find("auto"), NULL, l, NULL), DPDO_OK);
     CHECK_EQ(dpdo_accountant_epsilon(a, -1, 1e-5, &e, NULL), DPDO_OK);
     CHECK_STR_CONTAINS(dpdo_accountant_source(a), "exact"); /* unsampled Gaussians only */
     CHECK_EQ(dpdo_accountant_source(NULL)[0], '\0');
@@ -675,7 +675,7 @@ static void oom(void)
         for (int k = 0; k < 30; k++) {
             dpdo_accountant *a = NULL;
             dpdo__fault_arm(k);
-            int rc = dpdo_accountant_create(&a, dpdo_accountant_type_find(ty[t]), l, NULL);
+            int rc = dpdo_accountant_create(&a, dpdo_accountant_type_find(ty[t]), NULL, l, NULL);
             dpdo__fault_arm(-1);
             if (rc) {
                 CHECK_EQ(rc, DPDO_E_NOMEM);

@@ -122,7 +122,7 @@ static int run(fx *f, const char *type, const run_cfg *c, double *x, taps *tp)
     dpdo_ledger *led = NULL;
     dpdo_accountant *acc = NULL;
     CHECK_EQ(dpdo_ledger_create(&led, N), DPDO_OK);
-    CHECK_EQ(dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), led, NULL), DPDO_OK);
+    CHECK_EQ(dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), NULL, led, NULL), DPDO_OK);
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
     o.randomness = c->randomness;
@@ -348,7 +348,7 @@ static void grid_ledger(void)
             dpdo_ledger *led = NULL;
             dpdo_accountant *acc = NULL;
             CHECK_EQ(dpdo_ledger_create(&led, N), DPDO_OK);
-            CHECK_EQ(dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), led, NULL), DPDO_OK);
+            CHECK_EQ(dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), NULL, led, NULL), DPDO_OK);
             dpdo_algorithm_options o;
             dpdo_algorithm_options_init(&o, sizeof o);
             o.randomness = mode ? DPDO_RANDOMNESS_REPRODUCIBLE : DPDO_RANDOMNESS_SECURE;
@@ -418,7 +418,7 @@ static void old_attack(void)
         dpdo_ledger *led = NULL;
         dpdo_accountant *acc = NULL;
         CHECK_EQ(dpdo_ledger_create(&led, N), DPDO_OK);
-        CHECK_EQ(dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), led, NULL), DPDO_OK);
+        CHECK_EQ(dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), NULL, led, NULL), DPDO_OK);
         dpdo_algorithm_options o;
         dpdo_algorithm_options_init(&o, sizeof o);
         o.seed = 99;
@@ -441,7 +441,7 @@ static void old_attack(void)
     CHECK_EQ(cap[1].n, cap[0].n);
     CHECK_EQ(cap[2].n, cap[0].n);
     dpdo_rng *rng = NULL;
-    CHECK_EQ(dpdo_rng_create(&rng, NULL, 99), DPDO_OK);
+    CHECK_EQ(dpdo_rng_create(&rng, NULL, NULL, 99), DPDO_OK);
     double rep = attack_residual(&cap[0], &cap[1], rng, sigma);
     double sec = attack_residual(&cap[0], &cap[2], rng, sigma);
     printf("# attack residual / signal: reproducible %.3g, secure %.3g\n", rep, sec);
@@ -485,7 +485,7 @@ static double w_lap(double v, double t) { return exp(-fabs(v) / t); }
 static void sampler_pmf_smoke(void)
 {
     dpdo_rng *rng = NULL;
-    CHECK_EQ(dpdo_rng_create(&rng, NULL, 5), DPDO_OK);
+    CHECK_EQ(dpdo_rng_create(&rng, NULL, NULL, 5), DPDO_OK);
     unsigned char key[32];
     for (int b = 0; b < 32; b++) key[b] = (unsigned char)(b * 7 + 1);
     unsigned char has = 1;
@@ -578,7 +578,7 @@ static void keys_hosted_only(void)
     dpdo_ledger *led = NULL;
     dpdo_accountant *acc = NULL;
     CHECK_EQ(dpdo_ledger_create(&led, N), DPDO_OK);
-    CHECK_EQ(dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), led, NULL), DPDO_OK);
+    CHECK_EQ(dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), NULL, led, NULL), DPDO_OK);
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
     o.max_rounds = 3;

@@ -43,7 +43,7 @@ static double run(int distributed, int64_t rounds, int64_t *msgs, int64_t *bytes
         dpdo_dataset_partition(ds, N, sizes, 1, sh) || dpdo_loss_create(&loss, dpdo_loss_type_find("hinge"), NULL, D) ||
         dpdo_regularizer_create(&reg, dpdo_regularizer_type_find("l2"), NULL, D, &lam, 1) ||
         dpdo_network_create(&net) || dpdo_network_set_circulant(net, N, 2) || dpdo_ledger_create(&led, N) ||
-        dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), led, NULL))
+        dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), NULL, led, NULL))
         goto done;
     if (distributed && dpdo_mpi_create(&m, MPI_COMM_WORLD, N, NULL, NULL)) goto done;
     for (int i = 0; i < N; i++) {

@@ -36,10 +36,12 @@ typedef struct dpdo_checkpoint_options {
     size_t struct_size;       /* sizeof(dpdo_checkpoint_options) as compiled by the caller  0.2 */
     const unsigned char *key; /* DPDO_CHECKPOINT_KEY_BYTES-byte host key (borrowed, read during
                                  the call only), or NULL (default): the file is not encrypted 0.2 */
+    int64_t reserved[4];      /* must be 0 (set by _init): room for later fields, docs/abi.md 0.2 */
 } dpdo_checkpoint_options;
 
-/* Fill *o with the defaults (no key). Returns DPDO_OK, DPDO_E_INVAL (o NULL) or DPDO_E_VERSION
- * (struct_size too small). Thread-safe. Since 0.2. */
+/* Fill *o with the defaults (no key). Returns DPDO_OK, DPDO_E_INVAL (o NULL),
+ * DPDO_E_VERSION (struct_size < sizeof(size_t)); any older (smaller) or newer
+ * (larger) struct_size is accepted (docs/abi.md, "Options structs"). Thread-safe. Since 0.2. */
 DPDO_API int dpdo_checkpoint_options_init(dpdo_checkpoint_options *o, size_t struct_size);
 
 /* Write a checkpoint of alg's run to `path` (created or replaced; written to path + ".tmp" and

@@ -411,21 +411,16 @@ static void make_header(unsigned char *h, uint32_t flags, uint64_t payload)
 static int opts_of(const dpdo_checkpoint_options *in, dpdo_checkpoint_options *o, char *err)
 {
     dpdo_checkpoint_options_init(o, sizeof *o);
-    if (!in) return DPDO_OK;
-    if (in->struct_size < sizeof(size_t) + sizeof(void *))
-        return dpdo__err(err, DPDO_E_VERSION, "checkpoint options: struct_size = %zu is too small", in->struct_size);
-    o->key = in->key;
-    return DPDO_OK;
+    return dpdo__options_accept(o, sizeof *o, offsetof(dpdo_checkpoint_options, reserved), in,
+                                "dpdo_checkpoint_options", err);
 }
 
 DPDO_API int dpdo_checkpoint_options_init(dpdo_checkpoint_options *o, size_t struct_size)
 {
-    if (!o) return DPDO_E_INVAL;
-    if (struct_size < sizeof(size_t) + sizeof(void *)) return DPDO_E_VERSION;
-    size_t k = struct_size < sizeof *o ? struct_size : sizeof *o;
-    memset(o, 0, struct_size);
-    o->struct_size = k;
-    return DPDO_OK;
+    dpdo_checkpoint_options d;
+    memset(&d, 0, sizeof d);
+    d.struct_size = sizeof d;
+    return dpdo__options_init(o, struct_size, &d, sizeof d);
 }
 
 static void ledger_positions(const dpdo__eng *e, int64_t *pos)

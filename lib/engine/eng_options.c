@@ -9,11 +9,9 @@
 
 DPDO_API int dpdo_algorithm_options_init(dpdo_algorithm_options *o, size_t struct_size)
 {
-    if (!o) return DPDO_E_INVAL;
-    if (struct_size < DPDO__OPTS_V01) return DPDO_E_VERSION;
     dpdo_algorithm_options d;
     memset(&d, 0, sizeof d);
-    d.struct_size = struct_size < sizeof d ? struct_size : sizeof d;
+    d.struct_size = sizeof d;
     d.seed = 0;
     d.max_rounds = 1000;
     d.step_size = NAN;
@@ -32,10 +30,7 @@ DPDO_API int dpdo_algorithm_options_init(dpdo_algorithm_options *o, size_t struc
     d.weighting = -1;
     d.randomness = DPDO_RANDOMNESS_SECURE;
     d.num_threads = 0;
-    if (struct_size > sizeof d) memset((char *)o + sizeof d, 0, struct_size - sizeof d);
-    memcpy(o, &d, sizeof d < struct_size ? sizeof d : struct_size);
-    o->struct_size = struct_size;
-    return DPDO_OK;
+    return dpdo__options_init(o, struct_size, &d, sizeof d);
 }
 
 int dpdo__eng_check_options(const dpdo_algorithm_options *o, char *err)
@@ -71,6 +66,7 @@ int dpdo__eng_check_options(const dpdo_algorithm_options *o, char *err)
     if (o->num_threads < 0 || o->num_threads > DPDO__MAX_THREADS)
         BAD("options.num_threads = %d: must be in [0, %d] (0 = DPDO_NUM_THREADS or 1)", (int)o->num_threads,
             DPDO__MAX_THREADS);
+    if (o->reserved32 != 0) BAD("options.reserved32 = %d: must be 0", (int)o->reserved32);
     return DPDO_OK;
 #undef BAD
 }

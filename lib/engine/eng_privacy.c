@@ -94,7 +94,7 @@ static dpdo_accountant *calib_accountant(dpdo__eng *e, dpdo_accountant **tmp)
     int grid = e->o.randomness == DPDO_RANDOMNESS_SECURE && !e->vt->uses_solver;
     if (!grid || !e->ledger || (strcmp(name, "auto") != 0 && strcmp(name, "pld") != 0))
         return e->acc;
-    if (dpdo_accountant_create(tmp, dpdo_accountant_type_find("rdp"), e->ledger, NULL) != DPDO_OK) {
+    if (dpdo_accountant_create(tmp, dpdo_accountant_type_find("rdp"), NULL, e->ledger, NULL) != DPDO_OK) {
         *tmp = NULL;
         return e->acc;
     }

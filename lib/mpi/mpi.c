@@ -11,6 +11,7 @@
 #include <time.h>
 #include "dpdo/mpi.h"
 #include "dpdo/status.h"
+#include "../core/options_impl.h"
 
 #define MSG_LEN 256
 #define TAG_BATON 4711
@@ -396,15 +397,14 @@ static const dpdo_transport_type mpi_type = {
 
 /* ---- the handle ------------------------------------------------------------------------------ */
 
-DPDO_API int dpdo_mpi_options_init(dpdo_mpi_options *o, size_t size)
+DPDO_API int dpdo_mpi_options_init(dpdo_mpi_options *o, size_t struct_size)
 {
-    if (!o) return DPDO_E_INVAL;
-    if (size < sizeof(dpdo_mpi_options)) return DPDO_E_VERSION;
-    memset(o, 0, size);
-    o->struct_size = size;
-    o->root = 0;
-    o->timeout = 60;
-    return DPDO_OK;
+    dpdo_mpi_options d;
+    memset(&d, 0, sizeof d);
+    d.struct_size = sizeof d;
+    d.root = 0;
+    d.timeout = 60;
+    return dpdo__options_init(o, struct_size, &d, sizeof d);
 }
 
 DPDO_API int dpdo_mpi_create(dpdo_mpi **out, MPI_Comm comm, int64_t n, const int64_t *first,
@@ -414,12 +414,10 @@ DPDO_API int dpdo_mpi_create(dpdo_mpi **out, MPI_Comm comm, int64_t n, const int
     *out = NULL;
     dpdo_mpi_options o;
     dpdo_mpi_options_init(&o, sizeof o);
-    if (opts) {
-        if (opts->struct_size < sizeof o) return DPDO_E_VERSION;
-        o.root = opts->root;
-        o.timeout = opts->timeout;
-        if (opts->reserved0) return DPDO_E_INVAL;
-    }
+    int rc = dpdo__options_accept(&o, sizeof o, offsetof(dpdo_mpi_options, reserved), opts, "dpdo_mpi_options",
+                                  NULL);
+    if (rc) return rc;
+    if (o.reserved0) return DPDO_E_INVAL;
     int size, rank;
     if (MPI_Comm_size(comm, &size) != MPI_SUCCESS || MPI_Comm_rank(comm, &rank) != MPI_SUCCESS) return DPDO_E_IO;
     if (n < 1 || n >= (INT64_C(1) << 31) || !(o.timeout > 0) || o.root < 0 || o.root >= size) return DPDO_E_INVAL;
@@ -477,7 +475,7 @@ DPDO_API void dpdo_mpi_destroy(dpdo_mpi *m)
     free(m);
 }
 
-DPDO_API const char *dpdo_mpi_errmsg(const dpdo_mpi *m) { return m ? m->msg : "(null)"; }
+DPDO_API const char *dpdo_mpi_errmsg(const dpdo_mpi *m) { return m ? m->msg : "dpdo_mpi_errmsg: m is NULL"; }
 DPDO_API int dpdo_mpi_rank(const dpdo_mpi *m) { return m ? m->rank : -1; }
 DPDO_API int dpdo_mpi_size(const dpdo_mpi *m) { return m ? m->size : -1; }
 DPDO_API int64_t dpdo_mpi_first_node(const dpdo_mpi *m) { return m ? m->first[m->rank] : 0; }

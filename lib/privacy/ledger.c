@@ -48,7 +48,7 @@ void dpdo_sampling_destroy(dpdo_sampling *s)
     dpdo__free(s);
 }
 
-const char *dpdo_sampling_errmsg(const dpdo_sampling *s) { return s ? s->errmsg : "(null handle)"; }
+const char *dpdo_sampling_errmsg(const dpdo_sampling *s) { return s ? s->errmsg : DPDO__NULL_TEXT("dpdo_sampling_errmsg", "s"); }
 
 int dpdo_sampling_set_none(dpdo_sampling *s)
 {
@@ -132,7 +132,7 @@ void dpdo_event_destroy(dpdo_event *ev)
     DPDO__KILL(ev);
     dpdo__free(ev);
 }
-const char *dpdo_event_errmsg(const dpdo_event *ev) { return ev ? ev->errmsg : "(null handle)"; }
+const char *dpdo_event_errmsg(const dpdo_event *ev) { return ev ? ev->errmsg : DPDO__NULL_TEXT("dpdo_event_errmsg", "ev"); }
 
 static int event_set(dpdo_event *ev, int mech, const dpdo_sampling *s, double sens, double noise)
 {
@@ -191,21 +191,30 @@ int dpdo_ledger_create(dpdo_ledger **out, int64_t n_nodes)
     return DPDO_OK;
 }
 
-void dpdo_ledger_destroy(dpdo_ledger *l)
+static void ledger_free(dpdo_ledger *l)
 {
-    if (!l || !DPDO__LIVE(l, DPDO__MAGIC_LEDGER)) return; /* NULL or destroyed */
-    if (l->borrowers > 0) { /* a caller bug: keep it alive rather than leave dangling accountants */
-        dpdo__err(l->errmsg, DPDO_E_STATE, "ledger destroyed while %lld accountant(s) borrow it: ignored",
-                  (long long)l->borrowers);
-        return;
-    }
-    DPDO__KILL(l);
     dpdo__free(l->ev);
     dpdo__free(l->counts);
     dpdo__free(l);
 }
 
-const char *dpdo_ledger_errmsg(const dpdo_ledger *l) { return l ? l->errmsg : "(null handle)"; }
+void dpdo_ledger_destroy(dpdo_ledger *l)
+{
+    if (!l || !DPDO__LIVE(l, DPDO__MAGIC_LEDGER)) return; /* NULL or destroyed */
+    DPDO__KILL(l);
+    if (l->borrowers > 0) {
+        l->doomed = 1; /* freed by the last accountant (dpdo__ledger_release) */
+        return;
+    }
+    ledger_free(l);
+}
+
+void dpdo__ledger_release(dpdo_ledger *l)
+{
+    if (l && --l->borrowers == 0 && l->doomed) ledger_free(l);
+}
+
+const char *dpdo_ledger_errmsg(const dpdo_ledger *l) { return l ? l->errmsg : DPDO__NULL_TEXT("dpdo_ledger_errmsg", "l"); }
 int64_t dpdo_ledger_nodes(const dpdo_ledger *l) { return l ? l->n_nodes : 0; }
 int64_t dpdo_ledger_events(const dpdo_ledger *l) { return l ? l->n_events : 0; }
 

@@ -65,6 +65,7 @@ struct dpdo_ledger {
     dpdo__event_desc *ev; /* [cap] distinct events, in order of first charge */
     int64_t *counts;      /* [cap * n_nodes]: counts[k * n_nodes + node] */
     int64_t borrowers;    /* accountants alive that read this ledger */
+    int doomed;           /* destroyed while borrowed: freed by the last accountant */
     unsigned char key[64];   /* MAC key (dpdo_ledger_set_key), key_len bytes; 0 = none */
     size_t key_len;
     unsigned char run[16];   /* run identifier of an authenticated ledger (random at set_key, or
@@ -102,8 +103,14 @@ int dpdo__ledger_discharge(dpdo_ledger *l, const dpdo__event_desc *ev, int64_t c
 int64_t dpdo__ledger_count(const dpdo_ledger *l, const dpdo__event_desc *ev, int64_t node);
 /* Index of the event in the ledger (order of first charge), or -1. */
 int64_t dpdo__ledger_find(const dpdo_ledger *l, const dpdo__event_desc *ev);
+/* An accountant lets go of its ledger; frees a ledger destroyed while borrowed. */
+void dpdo__ledger_release(dpdo_ledger *l);
 /* The ledger an accountant reads. */
 dpdo_ledger *dpdo__accountant_ledger(const dpdo_accountant *a);
+/* Borrowing (core_impl.h, borrowed handles): an algorithm retains its accountant at setup and
+ * releases it when it lets go; release frees an accountant destroyed while borrowed. */
+void dpdo__accountant_retain(dpdo_accountant *a);
+void dpdo__accountant_release(dpdo_accountant *a);
 /* Smallest N with P(Binomial(T, p) > N) <= beta (exact tail; O(T) lgamma). */
 double dpdo__binom_quantile(double T, double p, double beta);
 /* Worst epsilon over the selected nodes (NULL/-1: all) at delta, optionally

@@ -129,10 +129,28 @@ nomem:
     return DPDO_E_NOMEM;
 }
 
+static void solver_free(dpdo_solver *s);
+
 DPDO_API void dpdo_solver_destroy(dpdo_solver *s)
 {
     if (!s || !DPDO__LIVE(s, DPDO__MAGIC_SOLVER)) return; /* NULL or destroyed */
     DPDO__KILL(s);
+    if (s->borrowers > 0) {
+        s->doomed = 1; /* freed by the last borrowing algorithm */
+        return;
+    }
+    solver_free(s);
+}
+
+void dpdo__solver_retain(struct dpdo_solver *s) { s->borrowers++; }
+
+void dpdo__solver_release(struct dpdo_solver *s)
+{
+    if (s && --s->borrowers == 0 && s->doomed) solver_free(s);
+}
+
+static void solver_free(dpdo_solver *s)
+{
     if (s->kind == DPDO__SOLVER_USER && HAS(s, release)) s->type->release(s->user);
     dpdo__free(s->idx);
     dpdo__free(s->mat);
@@ -142,7 +160,7 @@ DPDO_API void dpdo_solver_destroy(dpdo_solver *s)
 
 DPDO_API const char *dpdo_solver_errmsg(const dpdo_solver *s)
 {
-    return s ? s->errmsg : "(null solver)";
+    return s ? s->errmsg : DPDO__NULL_TEXT("dpdo_solver_errmsg", "s");
 }
 DPDO_API const char *dpdo_solver_name(const dpdo_solver *s)
 {

@@ -37,8 +37,12 @@ struct dpdo_solver {
     double *buf;       /* 3*dim: gradient, auxiliary (AGD u^{l-1}), backup of w */
     double *mat;       /* exact-quadratic: dim*dim (I + rho A, column-major) */
     int64_t *idx;      /* sgd: batch indices */
+    int64_t borrowers; /* algorithms borrowing it (core_impl.h, borrowed handles) */
+    int doomed;        /* destroy requested while borrowed */
     char errmsg[DPDO__ERRMSG_LEN];
 };
+void dpdo__solver_retain(struct dpdo_solver *s);
+void dpdo__solver_release(struct dpdo_solver *s);
 
 /* O(1) compatibility checks of (solver, node, rho): kinds, the step bound,
  * the lambdas, sgd batch vs the node's sample count. Message into err.

@@ -116,7 +116,7 @@ static int run_case(const problem *p, const kase *c, int distributed, result *r,
             goto done;
         }
     }
-    if (dpdo_ledger_create(&ledger, N) || dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), ledger, NULL))
+    if (dpdo_ledger_create(&ledger, N) || dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), NULL, ledger, NULL))
         goto done;
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
@@ -342,7 +342,7 @@ static int failure(const problem *p, int kind, char *why)
             dpdo_ledger *led = NULL;
             dpdo_accountant *acc = NULL;
             dpdo_ledger_create(&led, N);
-            dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), led, NULL);
+            dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), NULL, led, NULL);
             int rc = dpdo_algorithm_setup(alg, node, N, p->net, p->reg, acc, &o);
             int arc = rc ? rc : dpdo_mpi_attach(m, alg, p->net);
             ok = arc == DPDO_E_INVAL && strstr(dpdo_algorithm_errmsg(alg), "per-sample gradients") != NULL;
@@ -446,14 +446,32 @@ int main(int argc, char **argv)
         int ok = dpdo_mpi_options_init(NULL, sizeof mo) == DPDO_E_INVAL &&
                  dpdo_mpi_options_init(&mo, 4) == DPDO_E_VERSION && dpdo_mpi_options_init(&mo, sizeof mo) == DPDO_OK &&
                  mo.timeout == 60 && mo.root == 0;
-        ok &= dpdo_mpi_create(NULL, MPI_COMM_WORLD, N, NULL, NULL) == DPDO_E_INVAL;
+        { /* the options rule (docs/abi.md): newer structs with a zero tail, older ones */
+            struct {
+                dpdo_mpi_options o;
+                int64_t tail[2];
+            } big;
+            memset(&big, 0x55, sizeof big);
+            ok &= dpdo_mpi_options_init(&big.o, sizeof big) == DPDO_OK && big.tail[0] == 0 && big.tail[1] == 0 &&
+                  big.o.timeout == 60 && big.o.reserved[3] == 0;
+            big.tail[1] = 7; /* a field of a newer release this library does not know */
+            ok &= dpdo_mpi_create(&m, MPI_COMM_WORLD, N, NULL, &big.o) == DPDO_E_VERSION && m == NULL;
+            big.tail[1] = 0;
+            big.o.reserved[2] = 1;
+            ok &= dpdo_mpi_create(&m, MPI_COMM_WORLD, N, NULL, &big.o) == DPDO_E_VERSION && m == NULL;
+            big.o.reserved[2] = 0;
+            big.o.struct_size = sizeof(size_t); /* the oldest layout: all defaults (collective create) */
+            ok &= dpdo_mpi_create(&m, MPI_COMM_WORLD, N, NULL, &big.o) == DPDO_OK;
+            dpdo_mpi_destroy(m);
+            m = NULL;
+        }
         ok &= dpdo_mpi_create(&m, MPI_COMM_WORLD, 0, NULL, NULL) == DPDO_E_INVAL && m == NULL;
         ok &= dpdo_mpi_create(&m, MPI_COMM_WORLD, N, first_bad, NULL) == DPDO_E_INVAL && m == NULL;
         mo.timeout = 0;
         ok &= dpdo_mpi_create(&m, MPI_COMM_WORLD, N, NULL, &mo) == DPDO_E_INVAL;
         mo.timeout = 1, mo.root = nranks;
         ok &= dpdo_mpi_create(&m, MPI_COMM_WORLD, N, NULL, &mo) == DPDO_E_INVAL;
-        ok &= dpdo_mpi_rank(NULL) == -1 && dpdo_mpi_size(NULL) == -1 && strcmp(dpdo_mpi_errmsg(NULL), "(null)") == 0;
+        ok &= dpdo_mpi_rank(NULL) == -1 && dpdo_mpi_size(NULL) == -1 && strcmp(dpdo_mpi_errmsg(NULL), "dpdo_mpi_errmsg: m is NULL") == 0;
         ok &= dpdo_mpi_traffic(NULL, NULL, NULL, NULL) == DPDO_E_INVAL && dpdo_mpi_attach(NULL, NULL, NULL) == DPDO_E_INVAL;
         dpdo_mpi_destroy(NULL);
         /* a handle for 2N nodes cannot carry a run of N */

@@ -88,7 +88,7 @@ static double read_bw(void)
 static double normal_rate(void)
 {
     dpdo_rng *rng;
-    dpdo_rng_create(&rng, NULL, 1);
+    dpdo_rng_create(&rng, NULL, NULL, 1);
     size_t n = 1 << 14;
     double *buf = calloc(n, 8), best = 0;
     for (int r = 0; r < 5; r++) {
@@ -153,7 +153,7 @@ static void nodes_make(problem *p, int32_t n, int64_t q)
         if (dpdo_shard_create_range(&p->sh[i], p->ds, (int64_t)i * q, q) ||
             dpdo_node_create(&p->nodes[i], p->sh[i], p->loss, 1.0))
             die("node", "create failed");
-    if (dpdo_ledger_create(&p->led, n) || dpdo_accountant_create(&p->acc, dpdo_accountant_type_find("rdp"), p->led, NULL))
+    if (dpdo_ledger_create(&p->led, n) || dpdo_accountant_create(&p->acc, dpdo_accountant_type_find("rdp"), NULL, p->led, NULL))
         die("ledger", "create failed");
 }
 

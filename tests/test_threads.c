@@ -112,7 +112,7 @@ static void prob_make(prob *p, int alg, int user_loss)
         CHECK(dpdo_solver_set(p->solver, "l2", 0.5) == DPDO_OK);
     }
     CHECK(dpdo_ledger_create(&p->led, N) == DPDO_OK);
-    CHECK(dpdo_accountant_create(&p->acc, dpdo_accountant_type_find("rdp"), p->led, NULL) == DPDO_OK);
+    CHECK(dpdo_accountant_create(&p->acc, dpdo_accountant_type_find("rdp"), NULL, p->led, NULL) == DPDO_OK);
 }
 
 static void prob_free(prob *p)

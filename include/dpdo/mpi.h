@@ -50,12 +50,19 @@ typedef struct dpdo_mpi_options {
     int32_t root;       /* rank of the coordinator (federated algorithms); default 0 0.1 */
     int32_t reserved0;  /* must be 0                                                 0.1 */
     double timeout;     /* seconds to wait for any peer, > 0; default 60             0.1 */
-    int64_t reserved[4]; /* must be 0 (set by _init): room for later fields, docs/abi.md 0.2 */
+    double spin;        /* seconds a wait polls MPI without pausing, >= 0; default
+                           5e-5. Then it sleeps between polls (naps of the kernel's
+                           timer slack, ~50 us), which leaves the core to a peer that
+                           shares it (more ranks than cores, or other processes:
+                           docs/distributed.md). With one rank per dedicated core a
+                           large value (e.g. 1: never pause) gives the lowest latency 0.2 */
+    int64_t reserved[3]; /* must be 0 (set by _init): room for later fields, docs/abi.md 0.2 */
 } dpdo_mpi_options;
 
 /* Defaults above; o->struct_size = struct_size. Returns DPDO_OK, DPDO_E_INVAL (o NULL),
- * DPDO_E_VERSION (struct_size < sizeof(size_t)); any older (smaller) or newer
- * (larger) struct_size is accepted (docs/abi.md, "Options structs"). Since 0.1. */
+ * DPDO_E_VERSION (struct_size < sizeof(size_t)); any older (smaller, e.g. a 0.1 caller's
+ * without `spin`) or newer (larger) struct_size is accepted (docs/abi.md, "Options structs").
+ * Thread-safe. Since 0.1. The spin field: since version 0.2. */
 DPDO_API int dpdo_mpi_options_init(dpdo_mpi_options *o, size_t struct_size);
 
 /* Create a handle for a run of n_nodes nodes over the ranks of comm
@@ -64,7 +71,7 @@ DPDO_API int dpdo_mpi_options_init(dpdo_mpi_options *o, size_t struct_size);
  * first[size] = n_nodes (a rank may host none); NULL = balanced blocks (the
  * first n mod size ranks get one more). Collective over comm (MPI_Comm_dup).
  * Returns DPDO_OK, DPDO_E_INVAL (NULL out, n_nodes outside [1, 2^31), bad
- * first, timeout <= 0, root outside the ranks, reserved0 != 0),
+ * first, timeout <= 0, spin < 0 or NaN, root outside the ranks, reserved0 != 0),
  * DPDO_E_VERSION (opts: struct_size < sizeof(size_t), or a non-zero byte beyond the
  * fields this library knows, docs/abi.md), DPDO_E_NOMEM, DPDO_E_IO (MPI
  * failed). *out is NULL on failure. Since 0.1. */

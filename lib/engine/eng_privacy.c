@@ -80,25 +80,23 @@ double dpdo__eng_node_pmax(const dpdo__eng *e, double p)
     return m;
 }
 
-/* The accountant that calibrates sigma and the guard. Secure runs whose noise comes from the grid
- * samplers are charged as discrete mechanisms (secure_events), which the PLD accountant declines
- * and "auto" therefore answers with RDP: calibrating them with a PLD figure of the continuous
- * Gaussian would plan less noise than the charged events allow and end above the target. They are
- * calibrated with RDP on the same ledger instead (the RDP of the lattice-aligned discrete Gaussian
- * equals the continuous one's, docs/privacy.md section 11). *tmp is set when one was made (destroy it). */
+/* The accountant that calibrates sigma and the guard: the run's own. Secure runs are charged as
+ * the fine lattice Gaussian (dpdo__eng_secure_events), which every built-in accountant charges
+ * (pld/auto through the continuous PLD plus a proven shift, docs/privacy.md section 11): the
+ * calibration plans for that mechanism (dpdo__accountant_calib_mech), so the planned sigma and the
+ * charged events agree. At calibration time pv.private_run is not yet known: the grid-noise
+ * condition is tested without it. *tmp stays NULL (kept for the callers' shape). */
 static dpdo_accountant *calib_accountant(dpdo__eng *e, dpdo_accountant **tmp)
 {
     *tmp = NULL;
-    const char *name = dpdo_accountant_name(e->acc);
-    /* at calibration time pv.private_run is not yet known: test the grid-noise condition without it */
-    int grid = e->o.randomness == DPDO_RANDOMNESS_SECURE && !e->vt->uses_solver;
-    if (!grid || !e->ledger || (strcmp(name, "auto") != 0 && strcmp(name, "pld") != 0))
-        return e->acc;
-    if (dpdo_accountant_create(tmp, dpdo_accountant_type_find("rdp"), NULL, e->ledger, NULL) != DPDO_OK) {
-        *tmp = NULL;
-        return e->acc;
-    }
-    return *tmp;
+    if (e->o.randomness == DPDO_RANDOMNESS_SECURE && e->acc)
+        dpdo__accountant_calib_mech(e->acc, DPDO_MECH_DISCRETE_GAUSSIAN_FINE);
+    return e->acc;
+}
+
+static void calib_done(dpdo__eng *e)
+{
+    if (e->acc) dpdo__accountant_calib_mech(e->acc, DPDO_MECH_GAUSSIAN);
 }
 
 int dpdo__eng_calibrate_sigma(dpdo__eng *e, const dpdo__sampling_desc *sd, double sens, double releases,
@@ -109,6 +107,7 @@ int dpdo__eng_calibrate_sigma(dpdo__eng *e, const dpdo__sampling_desc *sd, doubl
     if (rc) return dpdo__err(e->err, rc, "prepare: cannot build the sampling for the calibration");
     dpdo_accountant *tmp = NULL, *acc = calib_accountant(e, &tmp);
     rc = dpdo_accountant_calibrate_sigma(acc, s, sens, releases, e->o.epsilon, e->o.delta, sigma);
+    calib_done(e);
     dpdo_sampling_destroy(s);
     if (rc) rc = dpdo__err(e->err, rc, "prepare: calibrating the noise for %g releases per node: %s", releases,
                            dpdo_accountant_errmsg(acc));
@@ -149,7 +148,9 @@ int dpdo__eng_compute_guard(dpdo__eng *e)
     for (int32_t k = 0; k < pv->nev; k++) {
         /* the step calibration is Gaussian; algorithms with Laplace events (dpdo, cpgt) guard
          * the summed pure epsilon themselves in plan() against pv->guard_eps */
-        if (pv->ev[k].mech != DPDO_MECH_GAUSSIAN && pv->ev[k].mech != DPDO_MECH_DISCRETE_GAUSSIAN) continue;
+        if (pv->ev[k].mech != DPDO_MECH_GAUSSIAN && pv->ev[k].mech != DPDO_MECH_DISCRETE_GAUSSIAN &&
+            pv->ev[k].mech != DPDO_MECH_DISCRETE_GAUSSIAN_FINE)
+            continue;
         dpdo_sampling *s = NULL;
         /* the discrete Gaussian is charged without Poisson amplification (math.c): plan the same */
         dpdo__sampling_desc none = {DPDO_SAMPLING_NONE, 1.0, 0, 0};
@@ -157,9 +158,11 @@ int dpdo__eng_compute_guard(dpdo__eng *e)
         int rc = sampling_of(disc_poisson ? &none : &pv->ev[k].samp, &s);
         if (rc) return dpdo__err(e->err, rc, "prepare: budget guard: cannot build the sampling");
         double steps = 0;
-        dpdo_accountant *tmp = NULL, *acc = pv->ev[k].mech == DPDO_MECH_DISCRETE_GAUSSIAN ? calib_accountant(e, &tmp) : e->acc;
+        dpdo_accountant *tmp = NULL, *acc = e->acc;
+        int old = dpdo__accountant_calib_mech(acc, pv->ev[k].mech); /* plan for the charged mechanism */
         rc = dpdo_accountant_calibrate_steps(acc, s, pv->ev[k].sens, pv->ev[k].noise, pv->guard_eps,
                                                  e->o.delta, &steps);
+        dpdo__accountant_calib_mech(acc, old);
         dpdo_sampling_destroy(s);
         if (rc) rc = dpdo__err(e->err, rc, "prepare: budget guard: %s", dpdo_accountant_errmsg(acc));
         dpdo_accountant_destroy(tmp);
@@ -180,7 +183,9 @@ int dpdo__eng_compute_guard(dpdo__eng *e)
 #define TAP(e, node, out, n, g) ((void)0)
 #endif
 
-int dpdo__eng_grid_noise(const dpdo__eng *e) { return DPDO__SECURE(e) && !e->vt->uses_solver; }
+/* Fed-PLT's noise is drawn inside the local solver, on the grid too (dpdo__solver_run_grid); the
+ * other solver-using algorithms are not private. */
+int dpdo__eng_grid_noise(const dpdo__eng *e) { return DPDO__SECURE(e); }
 
 /* The one noise path of both mechanisms: reproducible runs add continuous draws from the seeded
  * stream; secure runs add exact discrete draws on a grid (l1 = 1: discrete Laplace, rounding
@@ -190,6 +195,10 @@ static int add_noise(dpdo__eng *e, dpdo__stream *st, int64_t node, double scale,
 {
     double s = DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF) ? 0.5 * scale : scale;
     int rc;
+    if (e->pv.private_run && sens > 0) { /* a release of this node's data */
+        if ((rc = DPDO__ENG_ASSERT(e, node, scale > 0 && scale < INFINITY && sens < INFINITY))) return rc;
+        if (node >= 0 && node < e->n) e->pv.released[node]++;
+    }
     if (!dpdo__eng_grid_noise(e)) {
         if (l1)
             for (size_t k = 0; k < n; k++) out[k] += dpdo__stream_laplace(st, s);
@@ -232,7 +241,8 @@ void dpdo__eng_secure_events(dpdo__eng *e)
     for (int32_t k = 0; k < e->pv.nev; k++) {
         dpdo__event_desc *ev = &e->pv.ev[k];
         if (ev->mech != DPDO_MECH_GAUSSIAN && ev->mech != DPDO_MECH_LAPLACE) continue;
-        ev->mech = ev->mech == DPDO_MECH_GAUSSIAN ? DPDO_MECH_DISCRETE_GAUSSIAN : DPDO_MECH_DISCRETE_LAPLACE;
+        /* the grid has S^2 >= 2^24 d (dpdo__grid_choose): the fine lattice Gaussian */
+        ev->mech = ev->mech == DPDO_MECH_GAUSSIAN ? DPDO_MECH_DISCRETE_GAUSSIAN_FINE : DPDO_MECH_DISCRETE_LAPLACE;
         ev->sens *= 1.0 + DPDO__GRID_ETA;
         ev->noise *= 1.0 + DPDO__GRID_ETA;
     }
@@ -319,4 +329,49 @@ DPDO_API const char *dpdo_algorithm_privacy_source(const dpdo_algorithm *a, int 
 DPDO_API const char *dpdo_algorithm_privacy_notes(const dpdo_algorithm *a)
 {
     return a && a->e ? a->e->pv.notes : "";
+}
+
+/* ---- the noise skeleton of the paper algorithms' prepare() ---------------------------------- */
+
+int dpdo__eng_noise_plan(dpdo__eng *e, void *priv, const dpdo__noise_plan *np, double *sigma_out)
+{
+    int mode = e->o.noise_mode, rc = DPDO_OK;
+    double sigma = 0;
+    dpdo_paper_destroy(e->pv.paper);
+    e->pv.paper = NULL;
+    if (mode != DPDO_NOISE_NONE) {
+        dpdo_paper *pp = NULL;
+        if (np->paper) {
+            if ((rc = dpdo_paper_create(&e->pv.paper, dpdo_paper_type_find(np->paper))))
+                return dpdo__err(e->err, rc, "prepare: out of memory");
+            pp = e->pv.paper;
+            if ((rc = np->paper_set(e, priv, pp)) || (rc = dpdo_paper_evaluate(pp)))
+                return dpdo__err(e->err, rc, "prepare: paper bound: %s", dpdo_paper_errmsg(pp));
+        }
+        if (mode == DPDO_NOISE_PAPER) {
+            if ((rc = np->paper_sigma(e, priv, pp, &sigma))) return rc;
+        } else if (mode == DPDO_NOISE_FIXED) {
+            sigma = DPDO__PD(e, DPDO_PARAM_SIGMA);
+            if (isnan(sigma)) return dpdo__err(e->err, DPDO_E_INVAL, "prepare: DPDO_NOISE_FIXED but sigma is not set");
+        } else if ((rc = np->rigorous(e, priv, &sigma))) {
+            return rc;
+        }
+        if (pp && np->paper_sigma_key && sigma > 0 &&
+            ((rc = dpdo_paper_set(pp, np->paper_sigma_key, sigma)) || (rc = dpdo_paper_evaluate(pp))))
+            return dpdo__err(e->err, rc, "prepare: paper bound: %s", dpdo_paper_errmsg(pp));
+        if (pp && !dpdo_paper_valid(pp)) {
+            if (e->o.strict)
+                return dpdo__err(e->err, DPDO_E_INVAL, "prepare: %s does not apply (strict): %s", np->theorem,
+                                 dpdo_paper_violations(pp));
+            char buf[400];
+            snprintf(buf, sizeof buf, "%s: %s", np->invalid_note, dpdo_paper_violations(pp));
+            dpdo__eng_note(e, buf);
+        }
+        if (np->notes) np->notes(e, priv);
+    }
+    e->pv.sigma = sigma;
+    e->pv.private_run = mode != DPDO_NOISE_NONE && sigma > 0;
+    if (!e->pv.private_run) dpdo__eng_note(e, "noise disabled: not private");
+    *sigma_out = sigma;
+    return DPDO_OK;
 }

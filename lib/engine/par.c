@@ -79,6 +79,7 @@ void dpdo__par_free(dpdo__eng *e)
 static int checked_algorithm(const dpdo__eng *e)
 {
     const char *nm = e->vt->name;
+    if (e->vt->local_charges) return 0; /* charges decided inside local() go to one shared plan */
     if (!strcmp(nm, "dp-dda") || !strcmp(nm, "dp-dda-baseline") || !strcmp(nm, "do-adp")) return 1;
     if (!strcmp(nm, "fed-plt")) return dpdo__solver_concurrent(e->solver);
     return 0;
@@ -184,7 +185,7 @@ int dpdo__par_stage(dpdo__eng *e, dpdo__plan *p, int32_t s, int64_t *fail_node)
     ) {
 #define SWHO(c) (who == DPDO__RUN_COORD ? DPDO_NODE_COORDINATOR : who == DPDO__RUN_ALL ? (c) : p->comp[c])
         for (int64_t c = 0; c < cnt && !rc; c++)
-            if ((rc = e->vt->local(e, e->priv, p, s, SWHO(c)))) *fail_node = SWHO(c);
+            if ((rc = e->vt->local(e, e->priv, p, s, SWHO(c))) || (rc = p->charge_err)) *fail_node = SWHO(c);
         dpdo__eng_probe(e, DPDO__PH_EXCHANGE);
         for (int64_t c = 0; c < cnt && !rc; c++)
             if ((rc = e->vt->combine(e, e->priv, p, s, SWHO(c)))) *fail_node = SWHO(c);

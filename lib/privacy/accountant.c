@@ -78,8 +78,17 @@ struct dpdo_accountant {
     int64_t rows_cap;
     int64_t borrowers; /* algorithms borrowing this accountant (core_impl.h, borrowed handles) */
     int doomed;        /* destroy requested while borrowed */
+    int calib_mech; /* the Gaussian mechanism calibrate_sigma/_steps plan for (dpdo__accountant_calib_mech) */
     char errmsg[DPDO__ERRMSG_LEN];
 };
+
+int dpdo__accountant_calib_mech(dpdo_accountant *a, int mech)
+{
+    if (!a) return DPDO_MECH_GAUSSIAN;
+    int old = a->calib_mech ? a->calib_mech : DPDO_MECH_GAUSSIAN;
+    a->calib_mech = mech;
+    return old;
+}
 
 static void desc_to_row(const dpdo__event_desc *d, double *r)
 {
@@ -608,7 +617,8 @@ static int rdp_epsilon(builtin *b, const double *ev, int64_t n, double delta, do
 static const char *mech_name(double m)
 {
     return m == DPDO_MECH_GAUSSIAN ? "Gaussian" : m == DPDO_MECH_LAPLACE ? "Laplace"
-         : m == DPDO_MECH_DISCRETE_GAUSSIAN ? "discrete Gaussian" : "discrete Laplace";
+         : m == DPDO_MECH_DISCRETE_GAUSSIAN || m == DPDO_MECH_DISCRETE_GAUSSIAN_FINE ? "discrete Gaussian"
+         : "discrete Laplace";
 }
 static const char *samp_name(double s)
 {
@@ -623,7 +633,8 @@ static int closed_total(builtin *b, int kind, const double *ev, int64_t n, doubl
         const double *r = ev + k * DPDO_EV_FIELDS;
         double c = r[DPDO_EV_COUNT];
         if (!(c > 0)) continue;
-        int gauss = r[DPDO_EV_MECH] == DPDO_MECH_GAUSSIAN || r[DPDO_EV_MECH] == DPDO_MECH_DISCRETE_GAUSSIAN;
+        int gauss = r[DPDO_EV_MECH] == DPDO_MECH_GAUSSIAN || r[DPDO_EV_MECH] == DPDO_MECH_DISCRETE_GAUSSIAN ||
+                    r[DPDO_EV_MECH] == DPDO_MECH_DISCRETE_GAUSSIAN_FINE;
         int sampled = r[DPDO_EV_SAMPLING] != DPDO_SAMPLING_NONE && r[DPDO_EV_RATE] < 1.0;
         double x = r[DPDO_EV_SENS] / r[DPDO_EV_NOISE];
         if (kind == K_PURE) {
@@ -1502,7 +1513,8 @@ static int eps_with(dpdo_accountant *a, const dpdo_sampling *s, double sens, dou
                     double delta, double *e)
 {
     dpdo__event_desc d;
-    int rc = dpdo__event_make(&d, DPDO_MECH_GAUSSIAN, s ? &s->d : NULL, sens, sigma, a->errmsg);
+    int rc = dpdo__event_make(&d, a->calib_mech ? a->calib_mech : DPDO_MECH_GAUSSIAN, s ? &s->d : NULL, sens, sigma,
+                              a->errmsg);
     if (rc) return rc;
     return query_sel(a, 0, NULL, -1, &d, steps, delta, e, NULL);
 }

@@ -91,8 +91,11 @@ double dpdo_sampling_rate(const dpdo_sampling *s) { return s ? s->d.q : NAN; }
 int dpdo__event_make(dpdo__event_desc *out, int mech, const dpdo__sampling_desc *samp, double sens,
                      double noise, char *err)
 {
-    const char *what = mech == DPDO_MECH_GAUSSIAN || mech == DPDO_MECH_DISCRETE_GAUSSIAN ? "sigma" : "Laplace scale";
-    if (mech < DPDO_MECH_GAUSSIAN || mech > DPDO_MECH_DISCRETE_LAPLACE)
+    const char *what = mech == DPDO_MECH_GAUSSIAN || mech == DPDO_MECH_DISCRETE_GAUSSIAN ||
+                               mech == DPDO_MECH_DISCRETE_GAUSSIAN_FINE
+                           ? "sigma"
+                           : "Laplace scale";
+    if (mech < DPDO_MECH_GAUSSIAN || mech > DPDO_MECH_DISCRETE_GAUSSIAN_FINE)
         return dpdo__err(err, DPDO_E_INVAL, "mechanism %d is not a DPDO_MECH_* value", mech);
     if (!(sens > 0) || !isfinite(sens))
         return dpdo__err(err, DPDO_E_INVAL, "sensitivity = %g must be finite and > 0", sens);
@@ -276,7 +279,7 @@ static int grow(dpdo_ledger *l, int64_t need)
 int dpdo__ledger_charge(dpdo_ledger *l, const dpdo__event_desc *ev, int64_t count,
                         const int64_t *nodes, int64_t n_sel)
 {
-    if (ev->mech < DPDO_MECH_GAUSSIAN || ev->mech > DPDO_MECH_DISCRETE_LAPLACE)
+    if (ev->mech < DPDO_MECH_GAUSSIAN || ev->mech > DPDO_MECH_DISCRETE_GAUSSIAN_FINE)
         return dpdo__err(l->errmsg, DPDO_E_INVAL, "event is not set");
     if (count < 1) return dpdo__err(l->errmsg, DPDO_E_INVAL, "count = %lld must be >= 1", (long long)count);
     int all = (nodes == NULL);
@@ -646,7 +649,7 @@ int dpdo_ledger_load(dpdo_ledger *l, const char *buf, int64_t len)
         }
         dpdo__sampling_desc sd = {(int32_t)kind, q, n, m};
         char err[DPDO__ERRMSG_LEN] = "";
-        if (mech < DPDO_MECH_GAUSSIAN || mech > DPDO_MECH_DISCRETE_LAPLACE) {
+        if (mech < DPDO_MECH_GAUSSIAN || mech > DPDO_MECH_DISCRETE_GAUSSIAN_FINE) {
             rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: unknown mechanism %lld", (long long)r.line,
                            (long long)mech);
             goto fail;

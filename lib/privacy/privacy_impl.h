@@ -105,6 +105,11 @@ int64_t dpdo__ledger_count(const dpdo_ledger *l, const dpdo__event_desc *ev, int
 int64_t dpdo__ledger_find(const dpdo_ledger *l, const dpdo__event_desc *ev);
 /* An accountant lets go of its ledger; frees a ledger destroyed while borrowed. */
 void dpdo__ledger_release(dpdo_ledger *l);
+/* The Gaussian mechanism (DPDO_MECH_GAUSSIAN, _DISCRETE_GAUSSIAN, _DISCRETE_GAUSSIAN_FINE; 0 =
+ * GAUSSIAN) that dpdo_accountant_calibrate_sigma / _steps plan for, so that a secure run is
+ * calibrated for the events it is charged with. Returns the previous one. Not thread-safe. */
+int dpdo__accountant_calib_mech(dpdo_accountant *a, int mech);
+
 /* The ledger an accountant reads. */
 dpdo_ledger *dpdo__accountant_ledger(const dpdo_accountant *a);
 /* Borrowing (core_impl.h, borrowed handles): an algorithm retains its accountant at setup and
@@ -237,6 +242,10 @@ void dpdo__pld_dist_free(dpdo__pld_dist *d);
 void dpdo__pld_work_free(dpdo__pld_work *wk);
 /* Upper bound (pessimistic) and lower bound of epsilon at delta; upper delta at eps. */
 double dpdo__pld_eps_upper(const dpdo__pld_dist *d, double delta);
+/* The epsilon shift of n fine lattice Gaussian releases (pld.c, docs/privacy.md "A PLD for the
+ * lattice Gaussian"): d/S^2 <= u, 1/S^2 <= s2, d log(1 + theta_S) <= dtheta, tail e^-L per
+ * release; h1 = the e^h1 factor on delta, h1 + h2 the added epsilon. */
+void dpdo__pld_fine_shift(double n, double u, double s2, double dtheta, double L, double *h1, double *h2);
 double dpdo__pld_eps_lower(const dpdo__pld_dist *d, double delta);
 double dpdo__pld_delta_upper(const dpdo__pld_dist *d, double eps);
 

@@ -388,7 +388,7 @@ static int stream_failed(const dpdo__stream *st, const char *tn, char *err)
  * very same floating-point operations as gd (no draw at all). */
 static int run_gd(struct dpdo_solver *s, struct dpdo_node *nd, const double *v, double rho,
                   int64_t epochs, const struct dpdo_rng *rng, uint64_t node_id, uint64_t round,
-                  double *w, double *buf, char *err)
+                  double grid_sens, double grid_eta, double *w, double *buf, char *err)
 {
     const int64_t n = s->dim;
     const double gamma = dpdo__solver_step(s, rho), irho = 1.0 / rho;
@@ -400,6 +400,14 @@ static int run_gd(struct dpdo_solver *s, struct dpdo_node *nd, const double *v, 
     dpdo__stream st;
     if (sgd) dpdo__stream_open(&st, rng, node_id, round, DPDO_PURPOSE_SAMPLE);
     else if (noisy) dpdo__stream_open(&st, rng, node_id, round, DPDO_PURPOSE_NOISE);
+    /* secure runs (grid_sens > 0): every step's iterate is rounded to a power-of-two grid and
+     * gets exact discrete Gaussian noise, as the engine's releases (docs/privacy.md section 11) */
+    double gg = 0;
+    uint64_t gS = 0;
+    if (noisy && grid_sens > 0) {
+        int rc = dpdo__grid_choose(scale, grid_sens, (size_t)n, grid_eta, 0, &gg, &gS, err);
+        if (rc) return rc;
+    }
     for (int64_t l = 0; l < epochs; l++) {
         int rc;
         if (sgd) {
@@ -413,7 +421,9 @@ static int run_gd(struct dpdo_solver *s, struct dpdo_node *nd, const double *v, 
         if (s->l2 > 0.0) /* the ridge term's gradient joins f's (0: the very same operations as before) */
             for (int64_t j = 0; j < n; j++) g[j] += s->l2 * w[j];
         for (int64_t j = 0; j < n; j++) w[j] = w[j] - gamma * (g[j] + (w[j] - v[j]) * irho);
-        if (noisy) {
+        if (noisy && gS > 0) {
+            if ((rc = dpdo__grid_add_dgauss(&st, gS, gg, w, (size_t)n, err))) return rc;
+        } else if (noisy) {
             dpdo__stream_add_normals(&st, scale, w, (size_t)n);
             if (stream_failed(&st, s->type->name, err)) return DPDO_E_CALLBACK;
         }
@@ -493,13 +503,22 @@ int dpdo__solver_run(struct dpdo_solver *s, struct dpdo_node *node, const double
                      int64_t epochs, const struct dpdo_rng *rng, uint64_t node_id,
                      uint64_t round, double *w, char *err)
 {
-    return dpdo__solver_run_ws(s, node, v, rho, epochs, rng, node_id, round, w, NULL, err);
+    return dpdo__solver_run_ws(s, node, v, rho, epochs, rng, node_id, round, 0.0, 0.0, w, NULL, err);
+}
+
+int dpdo__solver_run_grid(struct dpdo_solver *s, struct dpdo_node *node, const double *v, double rho,
+                          int64_t epochs, const struct dpdo_rng *rng, uint64_t node_id, uint64_t round,
+                          double grid_sens, double grid_eta, double *w, char *err)
+{
+    return dpdo__solver_run_ws(s, node, v, rho, epochs, rng, node_id, round, grid_sens, grid_eta, w, NULL, err);
 }
 
 int dpdo__solver_run_ws(struct dpdo_solver *s, struct dpdo_node *node, const double *v, double rho,
-                        int64_t epochs, const struct dpdo_rng *rng, uint64_t node_id,
-                        uint64_t round, double *w, double *ws, char *err)
+                        int64_t epochs, const struct dpdo_rng *rng, uint64_t node_id, uint64_t round,
+                        double grid_sens, double grid_eta, double *w, double *ws, char *err)
 {
+    if (grid_sens > 0 && !(isfinite(grid_sens) && grid_eta > 0 && grid_eta < 1))
+        return dpdo__err(err, DPDO_E_INVAL, "solver: grid sensitivity %g / eta %g", grid_sens, grid_eta);
     double *buf = ws ? ws : s->buf;
     int rc = dpdo__solver_check(s, node, rho, err);
     if (rc) return rc;
@@ -533,7 +552,7 @@ int dpdo__solver_run_ws(struct dpdo_solver *s, struct dpdo_node *node, const dou
         rc = run_exact(s, node, v, rho, w, err);
         break;
     default:
-        rc = run_gd(s, node, v, rho, epochs, rng, node_id, round, w, buf, err);
+        rc = run_gd(s, node, v, rho, epochs, rng, node_id, round, grid_sens, grid_eta, w, buf, err);
         break;
     }
     if (rc == DPDO_OK) {

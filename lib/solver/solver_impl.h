@@ -60,13 +60,22 @@ int dpdo__solver_run(struct dpdo_solver *s, struct dpdo_node *node, const double
                      int64_t epochs, const struct dpdo_rng *rng, uint64_t node_id,
                      uint64_t round, double *w, char *err);
 
-/* The same with the workspace ws (3*s->dim doubles) in place of the handle's own scratch, so
+/* The same for secure private runs: noisy-gd rounds every step's iterate to a power-of-two grid
+ * and adds exact discrete Gaussian noise of at least (1 + grid_eta) sqrt(2 gamma) tau
+ * (dpdo__grid_choose with the L2 sensitivity grid_sens of one step; the grid is at most
+ * grid_eta grid_sens / sqrt(dim)), so that one step is a DPDO_MECH_DISCRETE_GAUSSIAN release of
+ * sensitivity (1 + grid_eta) grid_sens and noise (1 + grid_eta) sqrt(2 gamma) tau. grid_sens 0:
+ * exactly dpdo__solver_run (continuous normals). Other kinds ignore the grid. */
+int dpdo__solver_run_grid(struct dpdo_solver *s, struct dpdo_node *node, const double *v, double rho,
+                          int64_t epochs, const struct dpdo_rng *rng, uint64_t node_id, uint64_t round,
+                          double grid_sens, double grid_eta, double *w, char *err);
+/* dpdo__solver_run_grid with the workspace ws (3*s->dim doubles) in place of the handle's own scratch, so
  * that several nodes can run one built-in gd/agd/noisy-gd solver at once (the engine's
  * thread pool, one workspace per task). ws NULL: the handle's scratch. sgd still uses the
  * handle's index buffer and exact-quadratic its matrix: one node at a time for those. */
 int dpdo__solver_run_ws(struct dpdo_solver *s, struct dpdo_node *node, const double *v, double rho,
-                        int64_t epochs, const struct dpdo_rng *rng, uint64_t node_id,
-                        uint64_t round, double *w, double *ws, char *err);
+                        int64_t epochs, const struct dpdo_rng *rng, uint64_t node_id, uint64_t round,
+                        double grid_sens, double grid_eta, double *w, double *ws, char *err);
 /* 1 if dpdo__solver_run_ws with distinct workspaces may run for distinct nodes concurrently
  * (built-in gd, agd, noisy-gd) */
 int dpdo__solver_concurrent(const struct dpdo_solver *s);

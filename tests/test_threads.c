@@ -349,6 +349,44 @@ static void test_failure_message(void)
     prob_free(&p);
 }
 
+/* DO-ADP's finiteness test runs inside local() (fused into the loop that writes x' and m'): a
+ * diverging run fails at the same round, with the same status and message, on 1 and 2 threads */
+static void test_nonfinite_detected(void)
+{
+    prob p;
+    prob_make(&p, ALG_ADP, 0);
+    char msg[2][160];
+    int st[2];
+    int64_t at[2];
+    for (int v = 0; v < 2; v++) {
+        dpdo_algorithm_options o;
+        dpdo_algorithm_options_init(&o, sizeof o);
+        o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE;
+        o.noise_mode = DPDO_NOISE_FIXED, o.sigma = 1e300, o.max_epsilon = INFINITY;
+        o.step_size = 1e10; /* alpha m overflows to Inf in the first active round */
+        o.num_threads = v + 1;
+        dpdo_algorithm *a = NULL;
+        CHECK(dpdo_algorithm_create(&a, dpdo_algorithm_type_find("do-adp")) == DPDO_OK);
+        int rc = dpdo_algorithm_setup(a, p.nodes, p.n, p.net, p.reg, p.acc, &o);
+        CHECK_MSG(rc == DPDO_OK, "setup: %s", dpdo_algorithm_errmsg(a));
+        CHECK(dpdo_algorithm_set_compressor(a, p.comp) == DPDO_OK);
+        CHECK(dpdo_algorithm_prepare(a) == DPDO_OK);
+        CHECK_EQ(dpdo_algorithm_threads(a), v + 1);
+        while ((st[v] = dpdo_algorithm_step(a)) == DPDO_ROUND && dpdo_algorithm_round(a) < 50) {
+        }
+        at[v] = dpdo_algorithm_round(a);
+        snprintf(msg[v], sizeof msg[v], "%s", dpdo_algorithm_errmsg(a));
+        dpdo_algorithm_destroy(a);
+        dpdo_ledger_reset(p.led);
+    }
+    CHECK_EQ(st[0], DPDO_E_NUMERIC);
+    CHECK_MSG(strstr(msg[0], "after the update") != NULL, "%s", msg[0]);
+    CHECK_EQ(st[1], st[0]);
+    CHECK_EQ(at[1], at[0]);
+    CHECK_MSG(strcmp(msg[0], msg[1]) == 0, "\"%s\" vs \"%s\"", msg[0], msg[1]);
+    prob_free(&p);
+}
+
 /* the default (num_threads = 0) takes DPDO_NUM_THREADS, but stays serial with a user loss;
  * a malformed value is an error that names the variable */
 static void test_default_and_env(void)
@@ -404,6 +442,7 @@ int main(void)
     RUN(test_fed_plt_n100);
     RUN(test_fed_plt_agd);
     RUN(test_failure_message);
+    RUN(test_nonfinite_detected);
     RUN(test_default_and_env);
     return h_finish();
 }

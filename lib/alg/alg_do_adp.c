@@ -35,10 +35,18 @@ typedef struct adp {
     double *mval;                  /* n x kcap message values */
     dpdo__sampling_desc *samp;     /* n */
     double *ws;                    /* tasks 1.. of the thread pool: res, g, hg (3d doubles) + d keys */
+    unsigned char *bad;            /* n: local() wrote a non-finite x' or m' (outside the arena) */
 } adp;
 
 #define ROW(e, b, i) ((e)->blk[(b)].cur + (size_t)(i) * (size_t)(e)->d)
 #define SROW(e, k, i) ((double *)(e)->scr[(k)] + (size_t)(i) * (size_t)(e)->d)
+
+/* the finiteness test of x' and m', run by local() while the rows are in L1 (so it runs on the
+ * node's thread, not in the serial check()) */
+static unsigned char nonfinite_rows(const double *xn, const double *mn, size_t d)
+{
+    return dpdo__first_nonfinite(xn, d) < d || dpdo__first_nonfinite(mn, d) < d;
+}
 
 static const int32_t KEYS[] = {DPDO_PARAM_ADP_P, DPDO_PARAM_ADP_BETA, DPDO_PARAM_ADP_GAMMA, 0};
 
@@ -58,7 +66,8 @@ static void release(dpdo__eng *e, void *priv)
     dpdo__free(P->mval);
     dpdo__free(P->samp);
     dpdo__free(P->ws);
-    P->sidx = NULL, P->midx = NULL, P->mval = NULL, P->samp = NULL, P->ws = NULL;
+    dpdo__free(P->bad);
+    P->sidx = NULL, P->midx = NULL, P->mval = NULL, P->samp = NULL, P->ws = NULL, P->bad = NULL;
     P->idx_B = 0, P->kcap = 0;
 }
 
@@ -81,7 +90,8 @@ static int configure(dpdo__eng *e, void *priv)
      * run) uses the arena's rows and the compressor's keys, exactly as before threads */
     int32_t extra = dpdo__par_slots(e) - 1;
     P->ws = extra > 0 ? dpdo__alloc_array((size_t)extra * 4, (size_t)d * sizeof(double)) : NULL;
-    return P->samp && (extra == 0 || P->ws) ? DPDO_OK : DPDO_E_NOMEM;
+    P->bad = dpdo__calloc((size_t)n, 1);
+    return P->samp && P->bad && (extra == 0 || P->ws) ? DPDO_OK : DPDO_E_NOMEM;
 }
 
 /* The noise skeleton's callbacks (dpdo__eng_noise_plan). */
@@ -235,6 +245,7 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
     const double *x = ROW(e, P->bx, i), *m = ROW(e, P->bm, i), *hi = ROW(e, P->bh, i);
     double *xn = SROW(e, P->sxnew, i), *mn = SROW(e, P->smnew, i);
     int64_t *cnt = e->scr[P->scnt];
+    unsigned char *bad = P->bad;
     /* A2: cons_i = gamma sum_j w_ij (xhat_j - xhat_i), written into xn (the j = i term is 0) */
     memset(xn, 0, d * sizeof(double));
     for (int64_t q = net->rowptr[i]; q < net->rowptr[i + 1]; q++) {
@@ -250,6 +261,7 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
             mn[k] = P->beta * m[k];
             xn[k] += x[k];
         }
+        bad[i] = nonfinite_rows(xn, mn, d);
         cnt[i] = 0;
         return DPDO_OK;
     }
@@ -300,6 +312,7 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
         mn[k] = mn[k] + P->beta * m[k];
         xn[k] = x[k] - P->alpha * mn[k] + xn[k];
     }
+    bad[i] = nonfinite_rows(xn, mn, d);
     /* A9: s_i = C(x_i' - xhat_i) */
     double *res = ws ? ws : e->scr[P->sres];
     for (size_t k = 0; k < d; k++) res[k] = xn[k] - hi[k];
@@ -322,7 +335,10 @@ static int check(dpdo__eng *e, void *priv, const dpdo__plan *p)
     (void)p;
     adp *P = priv;
     size_t d = (size_t)e->d;
+    const unsigned char *bad = P->bad;
     for (int64_t i = 0; i < e->n; i++) {
+        /* local() found x' and m' finite (the same test, on its thread); rows of nodes hosted elsewhere are scanned */
+        if (!bad[i] && dpdo__eng_hosted(e, i)) continue;
         const double *x = SROW(e, P->sxnew, i), *m = SROW(e, P->smnew, i);
         size_t k;
         if ((k = dpdo__first_nonfinite(x, d)) < d)

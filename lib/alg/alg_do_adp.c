@@ -349,26 +349,40 @@ static int check(dpdo__eng *e, void *priv, const dpdo__plan *p)
     return DPDO_OK;
 }
 
-static void commit(dpdo__eng *e, void *priv, const dpdo__plan *p)
+/* commit per node j (dpdo__par_for: on the round's threads when the run is parallel): x_j, m_j
+ * installed; B1 for an active j: its own replica row xhat_j += s_j (only j's message touches it) */
+typedef struct commit_arg {
+    dpdo__eng *e;
+    adp *P;
+    const dpdo__plan *p;
+} commit_arg;
+
+static void commit_node(void *arg, int64_t j)
 {
-    adp *P = priv;
-    size_t nd = (size_t)e->n * (size_t)e->d * sizeof(double);
-    memcpy(e->blk[P->bx].cur, e->scr[P->sxnew], nd);
-    memcpy(e->blk[P->bm].cur, e->scr[P->smnew], nd);
+    const commit_arg *a = arg;
+    dpdo__eng *e = a->e;
+    adp *P = a->P;
+    size_t d = (size_t)e->d;
+    memcpy(ROW(e, P->bx, j), SROW(e, P->sxnew, j), d * sizeof(double));
+    memcpy(ROW(e, P->bm, j), SROW(e, P->smnew, j), d * sizeof(double));
+    if (!a->p->is_comp[j]) return;
     const int64_t *cnt = e->scr[P->scnt];
     const struct dpdo_network *net = e->net;
-    for (int64_t c = 0; c < p->ncomp; c++) { /* B1 */
-        int64_t j = p->comp[c];
-        if (e->dist && !dpdo__eng_hosted(e, j)) { /* distributed: only replicas this process reads */
-            int64_t q = net->rowptr[j];
-            while (q < net->rowptr[j + 1] && !dpdo__eng_hosted(e, net->col[q])) q++;
-            if (q == net->rowptr[j + 1]) continue;
-        }
-        double *h = ROW(e, P->bh, j);
-        const int64_t *ix = P->midx + (size_t)j * (size_t)P->kcap;
-        const double *v = P->mval + (size_t)j * (size_t)P->kcap;
-        for (int64_t q = 0; q < cnt[j]; q++) h[ix[q]] += v[q];
+    if (e->dist && !dpdo__eng_hosted(e, j)) { /* distributed: only replicas this process reads */
+        int64_t q = net->rowptr[j];
+        while (q < net->rowptr[j + 1] && !dpdo__eng_hosted(e, net->col[q])) q++;
+        if (q == net->rowptr[j + 1]) return;
     }
+    double *h = ROW(e, P->bh, j);
+    const int64_t *ix = P->midx + (size_t)j * (size_t)P->kcap;
+    const double *v = P->mval + (size_t)j * (size_t)P->kcap;
+    for (int64_t q = 0; q < cnt[j]; q++) h[ix[q]] += v[q];
+}
+
+static void commit(dpdo__eng *e, void *priv, const dpdo__plan *p)
+{
+    commit_arg a = {e, priv, p};
+    dpdo__par_for(e, e->n, commit_node, &a);
 }
 
 static void output(const dpdo__eng *e, const void *priv, int64_t i, double *out)

@@ -25,6 +25,10 @@ struct dpdo__par {
     dpdo__plan *p;
     int32_t s, who, phase, ntasks;
     int64_t cnt, *fail_node;
+    void (*for_fn)(void *, int64_t); /* dpdo__par_for */
+    void *for_arg;
+    int64_t for_cnt;
+    int32_t for_tasks;
     int rc[DPDO__MAX_THREADS];
     int64_t fail[DPDO__MAX_THREADS]; /* first failing position of each task, or cnt */
 };
@@ -204,6 +208,28 @@ int dpdo__par_stage(dpdo__eng *e, dpdo__plan *p, int32_t s, int64_t *fail_node)
     if ((rc = run_phase(P, 0))) return rc;
     if ((rc = run_phase(P, 1))) return rc;
     return DPDO_OK;
+}
+
+static void for_task(void *arg, int32_t k)
+{
+    struct dpdo__par *P = arg;
+    for (int64_t c = P->for_cnt * k / P->for_tasks, end = P->for_cnt * (k + 1) / P->for_tasks; c < end; c++)
+        P->for_fn(P->for_arg, c);
+}
+
+void dpdo__par_for(dpdo__eng *e, int64_t cnt, void (*fn)(void *arg, int64_t c), void *arg)
+{
+    struct dpdo__par *P = e->par;
+    if (!P || P->active < 2 || P->running || cnt < 2) {
+        for (int64_t c = 0; c < cnt; c++) fn(arg, c);
+        return;
+    }
+    P->for_fn = fn;
+    P->for_arg = arg;
+    P->for_cnt = cnt;
+    P->for_tasks = cnt < P->active ? (int32_t)cnt : P->active;
+    if (P->host_run) P->host_run(P->host, P->for_tasks, for_task, P);
+    else dpdo__pool_run(P->pool, P->for_tasks, for_task, P);
 }
 
 /* ---- public: the host's pool, the width in use ------------------------------------------ */

@@ -51,5 +51,10 @@ int32_t dpdo__par_width(const struct dpdo__eng *e);
 /* One in-process stage: local() for the stage's nodes, then combine(), exactly as the serial
  * loop (status of the first failing node in order, or DPDO_OK). */
 int dpdo__par_stage(struct dpdo__eng *e, struct dpdo__plan *p, int32_t s, int64_t *fail_node);
+/* fn(arg, c) for c = 0 .. cnt-1: on the round's threads when the run is parallel (contiguous
+ * chunks, as a stage), else in order on the caller. For the per-node parts of check() and
+ * commit() that touch only node c's rows (no reduction, no message, no allocation): the result
+ * is the same bits either way. */
+void dpdo__par_for(struct dpdo__eng *e, int64_t cnt, void (*fn)(void *arg, int64_t c), void *arg);
 
 #endif /* DPDO_PAR_IMPL_H */

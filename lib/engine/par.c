@@ -29,6 +29,7 @@ struct dpdo__par {
     void *for_arg;
     int64_t for_cnt;
     int32_t for_tasks;
+    int64_t bnd[DPDO__MAX_THREADS + 1]; /* task k runs positions bnd[k] .. bnd[k+1]-1 of the stage */
     int rc[DPDO__MAX_THREADS];
     int64_t fail[DPDO__MAX_THREADS]; /* first failing position of each task, or cnt */
 };
@@ -131,7 +132,7 @@ static void task(void *arg, int32_t k)
 {
     struct dpdo__par *P = arg;
     dpdo__eng *e = P->e;
-    int64_t b = P->cnt * k / P->ntasks, end = P->cnt * (k + 1) / P->ntasks;
+    int64_t b = P->bnd[k], end = P->bnd[k + 1];
     P->rc[k] = DPDO_OK;
     P->fail[k] = P->cnt;
     for (int64_t c = b; c < end; c++) {
@@ -203,8 +204,24 @@ int dpdo__par_stage(dpdo__eng *e, dpdo__plan *p, int32_t s, int64_t *fail_node)
     P->who = who;
     P->cnt = cnt;
     P->ntasks = cnt < P->active ? (int32_t)cnt : P->active;
+    /* contiguous chunks of about equal work: a stage over all nodes weighs a computing node 4 and
+     * another 1 (DO-ADP's inactive agents only mix their neighbours' copies), so that a random
+     * active set does not load one thread with most of the computing nodes; the split changes no
+     * bit (each node's work depends only on the node) */
+    P->bnd[0] = 0;
+    if (who == DPDO__RUN_ALL) {
+        int64_t tot = 0, acc = 0, c = 0;
+        for (int64_t i = 0; i < cnt; i++) tot += p->is_comp[i] ? 4 : 1;
+        for (int32_t k = 1; k < P->ntasks; k++) {
+            while (c < cnt && acc * P->ntasks < tot * k) acc += p->is_comp[c++] ? 4 : 1;
+            P->bnd[k] = c;
+        }
+    } else {
+        for (int32_t k = 1; k < P->ntasks; k++) P->bnd[k] = cnt * k / P->ntasks;
+    }
+    P->bnd[P->ntasks] = cnt;
     for (int32_t k = 0; k < P->ntasks; k++)
-        for (int64_t c = cnt * k / P->ntasks; c < cnt * (k + 1) / P->ntasks; c++) P->slot_of[WHO(P, c)] = k;
+        for (int64_t c = P->bnd[k]; c < P->bnd[k + 1]; c++) P->slot_of[WHO(P, c)] = k;
     if ((rc = run_phase(P, 0))) return rc;
     if ((rc = run_phase(P, 1))) return rc;
     return DPDO_OK;

@@ -521,7 +521,7 @@ typedef int (*dpdo_progress_fn)(const dpdo_progress *p, void *user);
 DPDO_API int dpdo_algorithm_set_progress(dpdo_algorithm *alg, dpdo_progress_fn fn, void *user,
                                          int64_t every, int32_t flags);
 
-/* ---- threads: the host's own pool (Since 0.2) ----------------------------------
+/* ---- threads: the host's own pool ----------------------------------------------
  * By default the library runs the independent per-node work of a round on its own
  * POSIX threads (options.num_threads; docs/architecture.md "Threads"). A host with a
  * pool of its own (OpenMP team, TBB arena, a job system) can run that work instead:
@@ -530,7 +530,7 @@ DPDO_API int dpdo_algorithm_set_progress(dpdo_algorithm *alg, dpdo_progress_fn f
  *   [0, ntasks), on any threads, concurrently or not, and return only after all of
  *   them have returned. 1 <= ntasks <= width. It is called from inside
  *   dpdo_algorithm_step/run on the calling thread; a task never calls back into the
- *   host or into libdpdo's public API, and never blocks on other tasks. */
+ *   host or into libdpdo's public API, and never blocks on other tasks. Since 0.2. */
 typedef void (*dpdo_task_fn)(void *arg, int32_t task);
 typedef void (*dpdo_parallel_fn)(void *host, int32_t ntasks, dpdo_task_fn task, void *arg);
 

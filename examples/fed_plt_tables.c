@@ -701,6 +701,7 @@ static const int T9_NE[6] = {1, 2, 5, 8, 10, 20};
 static const int T9_IT[6] = {29, 15, 9, 8, 8, 8};
 
 static int g_pass = 0, g_fail = 0, g_skip = 0, g_nr = 0;
+static int g_runs = 100; /* Monte Carlo runs per cell */
 /* "Fed-PLT is fastest" failures: the baselines, tuned on the same grid budget,
  * converge in 3-7x fewer rounds than the paper's counts (docs/reproductions.md) */
 #define WHY_TUNED "tuned baselines need fewer rounds than the paper's: docs/reproductions.md"
@@ -720,6 +721,19 @@ static void check(int ok, const char *fmt, const char *detail)
     printf("%s  %s%s%s\n", ok ? "PASS" : "FAIL", fmt, detail && *detail ? ": " : "", detail ? detail : "");
     if (ok) g_pass++;
     else g_fail++;
+}
+/* An ordering check: PASS when it holds by two standard errors (clear), else
+ * NOT-REPRODUCED when the means go the paper's way (right) but the margin is
+ * not reached at this number of runs, else FAIL (the data contradict it). */
+static void check_se(int clear, int right, const char *what, const char *detail)
+{
+    if (clear || !right) {
+        check(clear, what, detail);
+        return;
+    }
+    printf("NOT-REPRODUCED  %s%s%s (right direction, not by two standard errors at %d runs: more --runs)\n", what,
+           detail && *detail ? ": " : "", detail ? detail : "", g_runs);
+    g_nr++;
 }
 static void skip(const char *what)
 {
@@ -776,7 +790,6 @@ typedef struct cell {
 
 static context g_ctx;
 static const char *g_out = "build/fed_plt_tables";
-static int g_runs = 100;
 
 /* tableN.gp + tableN.png: ours (points and lines) against the paper's value
  * (dashed), one colour per group (method) when gcol > 0, y on a log scale;
@@ -1193,20 +1206,22 @@ static void table4(void)
     const stats *full_st = &g_t2c[M_FEDPLT].st, *pp_st = &g_t4[2][1].st;
     snprintf(det, sizeof det, "rounds %.2f±%.2f (full) vs %.2f±%.2f (N/2)", full_st->rounds, full_st->rounds_se,
              pp_st->rounds, pp_st->rounds_se);
-    check(g_t4[2][1].ok && pp_st->nconv == pp_st->n &&
-              clearly_less(full_st->rounds, full_st->rounds_se, pp_st->rounds, pp_st->rounds_se),
+    check_se(g_t4[2][1].ok && pp_st->nconv == pp_st->n &&
+                 clearly_less(full_st->rounds, full_st->rounds_se, pp_st->rounds, pp_st->rounds_se),
+             full_st->rounds < pp_st->rounds,
           "Table IV: partial participation slows Fed-PLT (more rounds, by 2 s.e.)", det);
     double ta, sa, tb, sb;
     mc_time_se(&FEDPLT, full_st, N_EPOCHS, 1, 10, &ta, &sa);
     mc_time_se(&FEDPLT, pp_st, N_EPOCHS, 1, 10, &tb, &sb);
     snprintf(det, sizeof det, "time %.4gk±%.2gk (full) vs %.4gk±%.2gk (N/2)", ta / 1e3, sa / 1e3, tb / 1e3, sb / 1e3);
-    check(clearly_less(ta, sa, tb, sb), "Table IV: ... and costs Fed-PLT more time (paper 13.5k -> 21.75k)", det);
+    check_se(clearly_less(ta, sa, tb, sb), ta < tb, "Table IV: ... and costs Fed-PLT more time (paper 13.5k -> 21.75k)",
+             det);
     if (g_t4[1][1].ok && g_t2c[M_5GCS].ok) {
         mc_time_se(method_of(M_5GCS), &g_t2c[M_5GCS].st, N_EPOCHS, 1, 10, &ta, &sa);
         mc_time_se(method_of(M_5GCS), &g_t4[1][1].st, N_EPOCHS, 1, 10, &tb, &sb);
         snprintf(det, sizeof det, "time %.4gk±%.2gk (full) vs %.4gk±%.2gk (N/2)", ta / 1e3, sa / 1e3, tb / 1e3,
                  sb / 1e3);
-        check(clearly_less(tb, sb, ta, sa), "Table IV: partial participation speeds 5GCS up (paper 57k -> 22.5k)",
+        check_se(clearly_less(tb, sb, ta, sa), tb < ta, "Table IV: partial participation speeds 5GCS up (paper 57k -> 22.5k)",
               det);
     } else {
         skip("Table IV: partial participation speeds 5GCS up (5GCS not available)");
@@ -1311,8 +1326,9 @@ static void table6(void)
     char det[256];
     snprintf(det, sizeof det, "rounds %.2f±%.2f > %.2f±%.2f > %.2f±%.2f", st[0].rounds, st[0].rounds_se,
              st[3].rounds, st[3].rounds_se, st[6].rounds, st[6].rounds_se);
-    check(clearly_less(st[3].rounds, st[3].rounds_se, st[0].rounds, st[0].rounds_se) &&
-              clearly_less(st[6].rounds, st[6].rounds_se, st[3].rounds, st[3].rounds_se),
+    check_se(clearly_less(st[3].rounds, st[3].rounds_se, st[0].rounds, st[0].rounds_se) &&
+                 clearly_less(st[6].rounds, st[6].rounds_se, st[3].rounds, st[3].rounds_se),
+             st[3].rounds < st[0].rounds && st[6].rounds < st[3].rounds,
           "Table VI: rounds decrease for 40% > 70% > 100% participation (by 2 s.e.)", det);
     int mono = 1, bad = 0;
     for (int j = 1; j < 7; j++)
@@ -1330,7 +1346,7 @@ static void table6(void)
     }
     snprintf(det, sizeof det, "cheapest at %d%%: %.4gk±%.2gk; next %.4gk±%.2gk at 90%%", T6_PCT[tbest],
              tm[tbest] / 1e3, ts[tbest] / 1e3, tm[5] / 1e3, ts[5] / 1e3);
-    check(cheapest, "Table VI: full participation has the smallest computation time, by 2 s.e. (paper: 13.5k)",
+    check_se(cheapest, tbest == 6, "Table VI: full participation has the smallest computation time, by 2 s.e. (paper: 13.5k)",
           det);
     (void)tt;
     for (int j = 0; j < 7; j++) free(st[j].all);
@@ -1364,7 +1380,7 @@ static void table7(int quick)
     FILE *f = csv_open(g_out, "table7.csv",
                        "tau2,error_mean,error_sd,paper_error,ratio,eps_rigorous,eps_paper,delta,paper_valid");
     double lx[8], ly[8], worst = 1;
-    int inc = 1;
+    int inc = 1, inc_mean = 1;
     for (int q = 0; q < nt; q++) {
         int j = idx[q];
         const run_result *r = &st[q].first;
@@ -1372,6 +1388,7 @@ static void table7(int quick)
         worst = fmax(worst, fmax(ratio, 1 / ratio));
         lx[q] = log(T7_TAU2[j]), ly[q] = log(st[q].late);
         if (q && !clearly_less(st[q - 1].late, st[q - 1].late_se, st[q].late, st[q].late_se)) inc = 0;
+        if (q && !(st[q - 1].late < st[q].late)) inc_mean = 0;
         printf("%-8.0e %-11.4g %-9.2g %-10.4g %-6.2f | %-12.4g %-12.4g %s\n", T7_TAU2[j], st[q].late, st[q].late_sd,
                T7[j], ratio, r->eps_rig, r->eps_paper, r->paper_valid ? "valid" : "preconditions fail");
         fprintf(f, "%g,%.6g,%.6g,%.6g,%.4f,%.6g,%.6g,1e-5,%d\n", T7_TAU2[j], st[q].late, st[q].late_sd, T7[j], ratio,
@@ -1393,7 +1410,7 @@ static void table7(int quick)
     check_why(worst <= 1.5, "Table VII: every error within a factor 1.5 of the paper's", det,
               "the paper's data are unpublished; with s = 1 the factors stay within 1.06, with the "
               "s = 3 of every other table they reach 1.6 at tau^2 = 1");
-    check(inc, "Table VII: the asymptotic error grows with the noise (each step by 2 s.e.; paper)", "");
+    check_se(inc, inc_mean, "Table VII: the asymptotic error grows with the noise (each step by 2 s.e.; paper)", "");
     if (nt) printf("library notes on the guarantee (tau^2 = %g): %s\n", T7_TAU2[idx[nt - 1]], st[nt - 1].first.notes);
     printf("note: the rigorous figure composes N_e = 5 Gaussian releases per round over all 40 rounds (every "
            "message; spec §4.7); Prop. 4 is the paper's final-model claim, whose proof has gaps (spec §4.8)\n");
@@ -1433,8 +1450,9 @@ static void table8(void)
     char det[128];
     snprintf(det, sizeof det, "R(0.1) = %.2f±%.2f, R(1) = %.2f±%.2f, R(10) = %.2f±%.2f", st[0].rounds,
              st[0].rounds_se, st[1].rounds, st[1].rounds_se, st[2].rounds, st[2].rounds_se);
-    check(clearly_less(st[1].rounds, st[1].rounds_se, st[0].rounds, st[0].rounds_se) &&
-              clearly_less(st[1].rounds, st[1].rounds_se, st[2].rounds, st[2].rounds_se),
+    check_se(clearly_less(st[1].rounds, st[1].rounds_se, st[0].rounds, st[0].rounds_se) &&
+                 clearly_less(st[1].rounds, st[1].rounds_se, st[2].rounds, st[2].rounds_se),
+             st[1].rounds < st[0].rounds && st[1].rounds < st[2].rounds,
           "Table VIII: U-shape in rho (rho = 1 below both ends by 2 s.e.)", det);
     printf("note: the paper's rho = 1 entry (39 rounds) contradicts its own Table II (9 rounds at the tuned rho "
            "\"around 1\"); spec A19\n");
@@ -1487,8 +1505,9 @@ static void table9(void)
     char det[240];
     snprintf(det, sizeof det, "R(1) = %.2f±%.2f, R(2) = %.2f±%.2f, R(5) = %.2f±%.2f", st[0].rounds,
              st[0].rounds_se, st[1].rounds, st[1].rounds_se, st[2].rounds, st[2].rounds_se);
-    check(clearly_less(st[1].rounds, st[1].rounds_se, st[0].rounds, st[0].rounds_se) &&
-              clearly_less(st[2].rounds, st[2].rounds_se, st[1].rounds, st[1].rounds_se),
+    check_se(clearly_less(st[1].rounds, st[1].rounds_se, st[0].rounds, st[0].rounds_se) &&
+                 clearly_less(st[2].rounds, st[2].rounds_se, st[1].rounds, st[1].rounds_se),
+             st[1].rounds < st[0].rounds && st[2].rounds < st[1].rounds,
           "Table IX: R(1) > R(2) > R(5), each by 2 s.e. (paper 29 > 15 > 9)", det);
     snprintf(det, sizeof det, "R(5) = %.2f, R(20) = %.2f", st[2].rounds, st[5].rounds);
     check(st[5].rounds >= st[2].rounds - 1,
@@ -1503,7 +1522,7 @@ static void table9(void)
     double tb3 = st[b].rounds * (T9_NE[b] + tcs[3]), sb3 = st[b].rounds_se * (T9_NE[b] + tcs[3]);
     snprintf(det, sizeof det, "N_e = %d vs %d: %.3g vs %.3g at t_C = 0.1, %.4g vs %.4g at t_C = 100", T9_NE[a],
              T9_NE[b], ta0, tb0, ta3, tb3);
-    check(a < b && clearly_less(ta0, sa0, tb0, sb0) && clearly_less(tb3, sb3, ta3, sa3),
+    check_se(a < b && clearly_less(ta0, sa0, tb0, sb0) && clearly_less(tb3, sb3, ta3, sa3), a < b,
           "Table IX: the time-optimal N_e grows with t_C (each optimum beats the other by 2 s.e.)", det);
     for (int j = 0; j < 6; j++) free(st[j].all);
     printf("(Table IX wall time: %.1f s)\n", now() - t0);

@@ -276,6 +276,7 @@ static int run_once(const problem *p, int r, const method *m, int mode, double e
         if (dpdo_algorithm_state(alg) != DPDO_ALG_DONE)
             TRY(dpdo_algorithm_run(alg, grid[k] - dpdo_algorithm_round(alg), NULL),
                 dpdo_algorithm_errmsg(alg));
+        if (T >= 100000) ex_progress("    rounds", (long)grid[k], (long)T); /* long runs: how far */
         if (isnan(fstar))
             TRY(dpdo_algorithm_objective(alg, DPDO_POINT_OUTPUT, DPDO_NODE_ALL, &val[k]),
                 dpdo_algorithm_errmsg(alg));

@@ -731,12 +731,16 @@ static const char *near_chance(const result *const *b, int neps, int K)
 static double se_of(const result *r) { return r->nseeds > 1 ? r->sd / sqrt((double)r->nseeds) : 0.0; }
 
 /* a > b by two standard errors at every eps. A failure is NOT-REPRODUCED when
- * `why` names the reason docs/reproductions.md gives, else a FAIL. */
+ * `why` names the reason docs/reproductions.md gives, or when the curves go
+ * the wrong way only where both are within 5 points of chance (100/K %, where
+ * one-vs-all argmax accuracies are erratic) and the right way elsewhere; else
+ * a FAIL. */
 static void check_fig_pair(const char *where, const char *la, const char *lb, const result *const *a,
-                           const result *const *b, const double *eps, int neps, const char *why)
+                           const result *const *b, const double *eps, int neps, int K, const char *why)
 {
     char what[640];
-    int ok = 1, wrong_way = 0, len = snprintf(what, sizeof what, "%s > %s (2 s.e.) at every eps:", la, lb);
+    int ok = 1, wrong_way = 0, wrong_off_chance = 0,
+        len = snprintf(what, sizeof what, "%s > %s (2 s.e.) at every eps:", la, lb);
     for (int ie = 0; ie < neps; ie++) {
         if (isnan(a[ie]->mean) || isnan(b[ie]->mean)) { /* not run: unreachable epsilon */
             len += snprintf(what + len, sizeof what - (size_t)len, " %g:n/a", eps[ie]);
@@ -745,11 +749,15 @@ static void check_fig_pair(const char *where, const char *la, const char *lb, co
         int good = clearly_less(b[ie]->mean, se_of(b[ie]), a[ie]->mean, se_of(a[ie]));
         ok &= good;
         wrong_way |= !(a[ie]->mean > b[ie]->mean);
+        if (!(a[ie]->mean > b[ie]->mean) && fmax(a[ie]->mean, b[ie]->mean) > 100.0 / K + 5.0) wrong_off_chance = 1;
         len += snprintf(what + len, sizeof what - (size_t)len, " %g:%.2f/%.2f%s", eps[ie], a[ie]->mean,
                         b[ie]->mean, good ? "" : "!");
     }
     if (!ok && !why && !wrong_way)
         why = "right direction at every eps, but not by two standard errors at these seeds";
+    if (!ok && !why && !wrong_off_chance)
+        why = "the wrong way only where both curves are within 5 points of chance (1/K); elsewhere the "
+              "right direction, not always by two standard errors";
     if (!ok && !why && g_noise == DPDO_NOISE_RIGOROUS) why = "the data contradict the claim";
     if (!ok && why)
         snprintf(what + len, sizeof what - (size_t)len, " (%s%s)",
@@ -926,10 +934,11 @@ int main(int argc, char **argv)
                 c[ie] = &fig[pi][s][WR][ie];
             }
             printf("  -- %s: %s, %s\n", where, probs[pi].name, SETTING_NAME[s]);
-            check_fig_pair(where, "Noiseless", "Deep-Q", nl, a, eps, neps, NULL);
-            check_fig_pair(where, "Deep-Q", "Fully", a, b, eps, neps,
+            int K = probs[pi].K;
+            check_fig_pair(where, "Noiseless", "Deep-Q", nl, a, eps, neps, K, NULL);
+            check_fig_pair(where, "Deep-Q", "Fully", a, b, eps, neps, K,
                            "the DQN learns no preference: its reward is the same for both actions");
-            check_fig_pair(where, "Fully", "WR", b, c, eps, neps, NEAR_CHANCE(c, neps, probs[pi].K));
+            check_fig_pair(where, "Fully", "WR", b, c, eps, neps, K, NEAR_CHANCE(c, neps, K));
             printf("  INFO           %-6s Deep-Q vs a coin-flip controller (Global w.p. 1/2, not in the "
                    "paper):", where);
             for (int ie = 0; ie < neps; ie++)
@@ -977,9 +986,21 @@ int main(int argc, char **argv)
                 if (first < 0) continue;
                 int up = clearly_less(t[m][first].mean, se_of(&t[m][first]), t[m][last].mean,
                                       se_of(&t[m][last]));
-                int v = down ? EX_FAIL : (up || m == 0) ? EX_PASS : EX_NOT_REPRODUCED;
+                /* the noiseless row at the data's ceiling: every M within 2 points, so
+                 * "rises with M" cannot show; a small step down is then reported with
+                 * that reason (docs/reproductions.md), not as a contradiction */
+                double lo = INFINITY, hi = -INFINITY;
+                for (int j = 0; j < nM; j++)
+                    if (t[m][j].nseeds) lo = fmin(lo, t[m][j].mean), hi = fmax(hi, t[m][j].mean);
+                int flat = m == 0 && hi - lo < 2.0;
+                int v = down ? (flat ? EX_NOT_REPRODUCED : EX_FAIL)
+                        : (up || m == 0) ? EX_PASS : EX_NOT_REPRODUCED;
+                char why[160] = "";
+                if (down && flat)
+                    snprintf(why, sizeof why, " (a step clearly down, but every M is within %.2f points: the "
+                             "noiseless model is at the data's ceiling from M = %d on)", hi - lo, Ms[first]);
                 ex_verdict(&tally, v, where, "%s%s", what,
-                           down ? " (a step clearly down)"
+                           down ? (flat ? why : " (a step clearly down)")
                            : v == EX_NOT_REPRODUCED ? " (largest M not above smallest by 2 s.e.)"
                            : m == 0 ? " (noiseless: no step clearly down)" : "");
             }

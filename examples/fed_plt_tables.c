@@ -703,7 +703,7 @@ static const int T9_IT[6] = {29, 15, 9, 8, 8, 8};
 static int g_pass = 0, g_fail = 0, g_skip = 0, g_nr = 0;
 static int g_runs = 100; /* Monte Carlo runs per cell */
 /* "Fed-PLT is fastest" failures: the baselines, tuned on the same grid budget,
- * converge in 3-7x fewer rounds than the paper's counts (docs/reproductions.md) */
+ * converge in 1.5-6x fewer rounds than the paper's counts (docs/reproductions.md) */
 #define WHY_TUNED "tuned baselines need fewer rounds than the paper's: docs/reproductions.md"
 static void check_why(int ok, const char *what, const char *detail, const char *why)
 {

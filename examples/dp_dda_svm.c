@@ -700,7 +700,7 @@ static void explain(const problem *probs, int nprob, const int *fig_on,
                "privacy actually spent at eps = %.3g%s (the baseline's: %.3g).\n",
                probs[pi].name, pa->final_mean, pb->final_mean,
                clearly_less(pa->final_mean, pa->final_se, pb->final_mean, pb->final_se)
-                   ? " -- the paper's ordering --" : " -- not the paper's ordering --",
+                   ? " (the paper's ordering)" : " (not the paper's ordering)",
                pa->paper_valid ? "while the paper's theorem claims eps = 0.8," :
                                  "the paper's privacy theorem does not apply to a run this short, and",
                pa->source_rigorous, pa->eps_rigorous,

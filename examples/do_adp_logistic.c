@@ -24,7 +24,7 @@
  * round; T = 6 epochs = 6q rounds for every configuration (spec §7 item 10).
  * Noise: Theorem 1's sigma (DPDO_NOISE_PAPER) with G = 1 (coordinate clip to
  * G/sqrt(d)) and delta_0 = 0.01; --noise rigorous calibrates sigma with the
- * RDP accountant instead (no k/d saving, no amplification by p: activation is
+ * tightest sound accountant ("auto") instead (no k/d saving, no amplification by p: activation is
  * observable, spec §7 items 1 and 19).
  * Metric: f(xbar_t) - f*, xbar_t the average of the agents' models (DO-ADP:
  * DPDO_POINT_ITERATE; for the baselines their defined output point, DP-DDA's
@@ -121,7 +121,7 @@ typedef struct {
 } settings;
 static settings S = {DPDO_NOISE_PAPER, 0.001, 3};
 #define NOISE_NAME() \
-    (S.noise_mode == DPDO_NOISE_PAPER ? "Theorem 1 (paper)" : "rigorous (RDP-calibrated)")
+    (S.noise_mode == DPDO_NOISE_PAPER ? "Theorem 1 (paper)" : "rigorous (calibrated by the sound accountant)")
 
 /* The data split over the agents, the regulariser and f*. */
 typedef struct {
@@ -512,7 +512,7 @@ static int write_sweep(const char *dir, const problem *p, curve (*res)[N_EPS])
             NOISE_NAME(), DELTA0, GBOUND, S.alpha, BETA, GAMMA, S.seeds);
     fprintf(f, "# columns: method, p, kd, epsilon, rounds, gap_mean, gap_se (over seeds), sigma "
                "(noise std per coordinate), util (measured), eps_paper, delta_paper (Theorem 1's "
-               "accountant, Lemma-4 delta), paper_valid, eps_rigorous (RDP, worst agent and seed, "
+               "accountant, Lemma-4 delta), paper_valid, eps_rigorous (the sound accountant, worst agent and seed, "
                "delta = delta_0), eps_rigorous_1e-5 (the same at delta = 1e-5)\n");
     fprintf(f, "method,p,kd,epsilon,rounds,gap_mean,gap_se,sigma,util,eps_paper,delta_paper,"
                "paper_valid,eps_rigorous,eps_rigorous_1e-5\n");
@@ -706,7 +706,7 @@ static void usage(void)
             "  --out DIR       output directory (default build/do_adp_logistic)\n"
             "  --epsilon FILE  the LIBSVM epsilon file instead of the synthetic epsilon-like set\n"
             "  --noise MODE    paper (default: Theorem 1, delta_0 = 0.01, G = 1) or rigorous\n"
-            "                  (sigma calibrated by the RDP accountant to (eps, 0.01) per sample)\n"
+            "                  (sigma calibrated by the sound accountant to (eps, 0.01) per sample)\n"
             "  --alpha A       SGD step (default 0.001, the paper's; see the header)\n"
             "  --q Q, --d D    samples per agent and features of the synthetic set\n"
             "                  (default 3000 and 50: q/sqrt(d) near the paper's 447)\n"
@@ -859,9 +859,9 @@ int main(int argc, char **argv)
 
     printf("== per curve: final gap, sigma, measured utilisation (values sent / every agent sending\n"
            "   d values to each neighbour every round) against p k/d, and privacy spent: Theorem 1's\n"
-           "   accountant (eps~ at the Lemma-4 delta~; INVALID = a precondition fails) and the RDP\n"
-           "   accountant (worst agent and seed, at delta = %g and %g; activation public, no k/d saving)\n",
-           DELTA0, DELTA_SMALL);
+           "   accountant (eps~ at the Lemma-4 delta~; INVALID = a precondition fails) and the sound\n"
+           "   accountant \"%s\" (worst agent and seed, at delta = %g and %g; activation public, no k/d saving)\n",
+           ex_accountant_name(), DELTA0, DELTA_SMALL);
     const char *notes = "";
     for (int j = 0; j < N_CONF; j++)
         for (int e = 0; e < N_EPS; e++) {

@@ -42,7 +42,7 @@
  *
  * Privacy, printed both ways for every DP curve: the paper's figure (Theorem 2:
  * (eps, delta) per binary model and pass; the paper stops there) composed by us
- * over the K models (K eps, K delta), and the rigorous RDP accountant over ONE
+ * over the K models (K eps, K delta), and the sound accountant over ONE
  * ledger shared by the K models of a run, i.e. composed over the K models
  * (each node: one Gaussian release per model and pass). Neither covers the
  * Local/Global timing chosen by the DQN from private losses, nor the
@@ -636,7 +636,7 @@ static int write_fig(const char *dir, int fig, const problem *p, int setting, co
     fprintf(f, "# columns: method, epsilon, acc_mean, acc_sd (%%, over seeds), seeds, sigma_model (model-"
                "level noise std of a Global step / WR step at eta = 1), eps_paper_model and delta_model "
                "(Theorem 2 per binary model and pass; WR: the paper's basic composition), eps_paper_K = K "
-               "eps (basic composition over the K = %d models, ours), eps_rigorous_K (RDP accountant over "
+               "eps (basic composition over the K = %d models, ours), eps_rigorous_K (the sound accountant over "
                "the ledger shared by the K models, at delta_model), eps_rigorous_K_Kdelta (the same at "
                "K delta_model), global_frac (DP-Deep-Q: fraction of node steps that chose Global)\n",
             p->K);
@@ -1013,10 +1013,10 @@ int main(int argc, char **argv)
     printf("== privacy per DP curve (Figures, M = %d): sigma_model = Theorem 2's model-level noise std of\n"
            "   a Global step (WR: per step at eta = 1); paper = Theorem 2, (eps, delta) per binary model and\n"
            "   pass (WR: (eps/5, delta/5) per iteration, <= 5 uses, basic composition); x K = basic\n"
-           "   composition over the K one-vs-all models (ignored by the paper); rigorous = RDP accountant\n"
-           "   over the ledger shared by the K models of a run (composed over them), worst node, at delta\n"
-           "   and at K delta\n",
-           M_FIG);
+           "   composition over the K one-vs-all models (ignored by the paper); rigorous = the sound accountant\n"
+           "   \"%s\" over the ledger shared by the K models of a run (composed over them), worst node, at\n"
+           "   delta and at K delta\n",
+           M_FIG, ex_accountant_name());
     const char *notes[N_METHODS] = {0};
     for (int pi = 0; pi < 2 && do_figs; pi++)
         for (int m = DQN; m < N_METHODS; m++)

@@ -70,7 +70,7 @@ TOOLBIN    = $(patsubst tools/%.c,$(BUILD)/bin/%,$(TOOLSRC))
 BENCHSRC   = $(wildcard bench/*.c)
 BENCHBIN   = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCHSRC))
 
-.PHONY: all lib examples tools check check-asan check-valgrind check-exports check-abi \
+.PHONY: all lib examples tools check check-asan check-valgrind check-exports check-cycles check-abi \
         check-install bench demo deps install uninstall clean map tests mpi check-mpi check-run \
         check-python-examples data-debian-text fuzz
 .DEFAULT_GOAL := all
@@ -214,7 +214,7 @@ check: deps
 
 # a sub-make, so that packages installed by `deps` (MPICH) are seen
 check-run:
-	@BUILD=$(BUILD) sh tests/run.sh $(TESTBIN) $(PYTESTS) -- check-exports check-install examples \
+	@BUILD=$(BUILD) sh tests/run.sh $(TESTBIN) $(PYTESTS) -- check-exports check-cycles check-install examples \
 	    $(if $(PYTHON),check-python-examples) $(if $(HAVE_MPI),check-mpi)
 
 # ---- Python binding (python/dpdo, ctypes): tests and examples with Debian's python3 -----------------
@@ -232,6 +232,10 @@ check-python-examples: lib
 
 check-exports: $(SHLIB)
 	@sh scripts/check-exports.sh $(SHLIB) $(MAP)
+
+# no two files of lib/ call or include each other in a cycle (scripts/check-cycles.py lists them)
+check-cycles: lib $(if $(HAVE_MPI),$(MPI_OBJ))
+	@python3 scripts/check-cycles.py $(BUILD)
 
 check-install: lib $(BUILD)/dpdo.pc
 	@sh tests/install_test.sh

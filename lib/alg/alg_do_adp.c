@@ -321,7 +321,7 @@ static void commit(dpdo__eng *e, void *priv, const dpdo__plan *p)
     const struct dpdo_network *net = e->net;
     for (int64_t c = 0; c < p->ncomp; c++) { /* B1 */
         int64_t j = p->comp[c];
-        if (e->xt && !dpdo__eng_hosted(e, j)) { /* distributed: only replicas this process reads */
+        if (e->dist && !dpdo__eng_hosted(e, j)) { /* distributed: only replicas this process reads */
             int64_t q = net->rowptr[j];
             while (q < net->rowptr[j + 1] && !dpdo__eng_hosted(e, net->col[q])) q++;
             if (q == net->rowptr[j + 1]) continue;

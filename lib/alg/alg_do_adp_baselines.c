@@ -680,7 +680,7 @@ static int cpgt_combine(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t s
     cpgt_st *P = priv;
     if (stage != 0) return DPDO_OK;
     cpgt_copy_row(e, P, i); /* own row */
-    if (e->xt) { /* distributed: also the copies of neighbours hosted elsewhere (their messages arrived) */
+    if (e->dist) { /* distributed: also the copies of neighbours hosted elsewhere (their messages arrived) */
         const struct dpdo_network *net = e->net;
         for (int64_t q = net->rowptr[i]; q < net->rowptr[i + 1]; q++)
             if (!dpdo__eng_hosted(e, net->col[q])) cpgt_copy_row(e, P, net->col[q]);

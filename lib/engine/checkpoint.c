@@ -441,7 +441,7 @@ int dpdo__ckpt_save(dpdo__eng *e, int state, int stop, const char *path, const d
     if (state != DPDO_ALG_RUNNING && state != DPDO_ALG_DONE)
         return dpdo__err(e->err, DPDO_E_STATE, "save: nothing to save: the algorithm is %s",
                          state == DPDO_ALG_FAILED ? "FAILED (a round failed)" : "READY (no round has run)");
-    if (e->xt)
+    if (e->dist)
         return dpdo__err(e->err, DPDO_E_UNSUPPORTED, "save: checkpoints of distributed runs are not supported yet");
     if (e->policy && e->policy->kind == DPDO__POLICY_USER)
         return dpdo__err(e->err, DPDO_E_UNSUPPORTED,
@@ -650,7 +650,7 @@ int dpdo__ckpt_load(dpdo__eng *e, int *state, int *stop, const char *path, const
     if (*state != DPDO_ALG_READY || e->round != 0)
         return dpdo__err(e->err, DPDO_E_STATE,
                          "load: the algorithm must be READY at round 0 (freshly set up, or reset)");
-    if (e->xt)
+    if (e->dist)
         return dpdo__err(e->err, DPDO_E_UNSUPPORTED, "load: checkpoints of distributed runs are not supported yet");
     unsigned char *payload = NULL;
     size_t plen = 0;

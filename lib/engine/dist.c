@@ -16,24 +16,53 @@
  * dpdo__dist_share_state(). See docs/distributed.md. */
 #include <string.h>
 #include "engine_impl.h"
+#include "dist_impl.h"
+
+/* The state of a distributed run (e->dist). */
+struct dpdo__dist {
+    const dpdo_transport_type *xt;
+    void *xu;
+    int64_t n;                  /* nodes */
+    int64_t *proc;              /* n + 1: process of each node, then of the coordinator */
+    int64_t self;
+    dpdo_message *msg;          /* message list of a stage (2n + 2) */
+    unsigned char *baton;       /* baton buffer */
+    int64_t baton_cap;
+    int64_t *lc;                /* 2n: local charges (event + 1, count) per node */
+    int broken;                 /* the transport failed: its status (processes out of step) */
+};
+
+int dpdo__dist_hosts(const dpdo__dist *x, int64_t i) { return x->proc[i >= 0 ? i : x->n] == x->self; }
 
 static int xfail(dpdo__eng *e, int rc, const char *what)
 {
-    const char *m = e->xt->errmsg ? e->xt->errmsg(e->xu) : NULL;
+    dpdo__dist *x = e->dist;
+    const char *m = x->xt->errmsg ? x->xt->errmsg(x->xu) : NULL;
     rc = rc < 0 ? rc : DPDO_E_CALLBACK; /* a transport must return DPDO_E_* codes */
-    e->xbroken = rc;
+    x->broken = rc;
     return dpdo__err(e->err, rc, "round %llu: transport '%s': %s: %s",
-                     (unsigned long long)(e->plan.t), e->xt->name, what, m && *m ? m : "failed");
+                     (unsigned long long)(e->plan.t), x->xt->name, what, m && *m ? m : "failed");
+}
+
+static void dist_free(dpdo__dist *x)
+{
+    if (!x) return;
+    dpdo__free(x->proc);
+    dpdo__free(x->msg);
+    dpdo__free(x->lc);
+    dpdo__free(x->baton);
+    dpdo__free(x);
 }
 
 int dpdo__dist_attach(dpdo__eng *e, const dpdo_transport_type *t, void *user)
 {
     int64_t n = e->n, self = -1;
-    int64_t *proc = dpdo__alloc_array((size_t)n + 1, sizeof *proc);
-    dpdo_message *msg = dpdo__alloc_array(2 * (size_t)n + 2, sizeof *msg);
-    int64_t *lc = dpdo__calloc(2 * (size_t)n, sizeof *lc);
+    dpdo__dist *x = dpdo__calloc(1, sizeof *x);
+    int64_t *proc = x ? (x->proc = dpdo__alloc_array((size_t)n + 1, sizeof *proc)) : NULL;
+    if (x) x->msg = dpdo__alloc_array(2 * (size_t)n + 2, sizeof *x->msg);
+    if (x && x->msg) x->lc = dpdo__calloc(2 * (size_t)n, sizeof *x->lc);
     int rc;
-    if (!proc || !msg || !lc) {
+    if (!x || !proc || !x->msg || !x->lc) {
         rc = dpdo__err(e->err, DPDO_E_NOMEM, "set_transport: out of memory");
         goto fail;
     }
@@ -66,37 +95,29 @@ int dpdo__dist_attach(dpdo__eng *e, const dpdo_transport_type *t, void *user)
                     goto fail;
                 }
     dpdo__dist_detach(e);
-    e->xt = t;
-    e->xu = user;
-    e->proc = proc;
-    e->self = self;
-    e->xmsg = msg;
-    e->xlc = lc;
+    x->xt = t;
+    x->xu = user;
+    x->n = n;
+    x->self = self;
+    e->dist = x;
     return DPDO_OK;
 fail:
-    dpdo__free(proc), dpdo__free(msg), dpdo__free(lc);
+    dist_free(x);
     return rc;
 }
 
 void dpdo__dist_detach(dpdo__eng *e)
 {
-    dpdo__free(e->proc);
-    dpdo__free(e->xmsg);
-    dpdo__free(e->xlc);
-    dpdo__free(e->xbaton);
-    e->proc = NULL, e->xmsg = NULL, e->xlc = NULL, e->xbaton = NULL;
-    e->xbaton_cap = 0;
-    e->xt = NULL;
-    e->xu = NULL;
-    e->xbroken = 0;
+    dist_free(e->dist);
+    e->dist = NULL;
 }
 
 static const int64_t coord_dst = DPDO_NODE_COORDINATOR;
 
-/* The messages of one pattern, appended to e->xmsg; returns the new count. */
+/* The messages of one pattern, appended to x->msg; returns the new count. */
 static int64_t pattern_messages(dpdo__eng *e, const dpdo__plan *p, const dpdo__xpat *pt, int64_t nm)
 {
-    dpdo_message *m = e->xmsg;
+    dpdo_message *m = e->dist->msg;
     size_t d = (size_t)e->d, d8 = d * sizeof(double);
     if (!pt->buf) return nm;
     if (pt->kind == DPDO__PAT_BCAST) {
@@ -153,9 +174,9 @@ static int64_t baton_bytes(const dpdo__stage *st)
     return b;
 }
 
-static void baton_pack(dpdo__eng *e, const dpdo__stage *st, int64_t status, int64_t node)
+static void baton_pack(dpdo__dist *x, const dpdo__stage *st, int64_t status, int64_t node)
 {
-    unsigned char *b = e->xbaton;
+    unsigned char *b = x->baton;
     memcpy(b, &status, 8), memcpy(b + 8, &node, 8);
     b += 16;
     for (int32_t k = 0; k < st->nbaton; k++) {
@@ -164,9 +185,9 @@ static void baton_pack(dpdo__eng *e, const dpdo__stage *st, int64_t status, int6
     }
 }
 
-static int64_t baton_unpack(dpdo__eng *e, const dpdo__stage *st)
+static int64_t baton_unpack(dpdo__dist *x, const dpdo__stage *st)
 {
-    const unsigned char *b = e->xbaton;
+    const unsigned char *b = x->baton;
     int64_t status;
     memcpy(&status, b, 8);
     b += 16;
@@ -179,116 +200,104 @@ static int64_t baton_unpack(dpdo__eng *e, const dpdo__stage *st)
 
 /* local() of a sequential stage: runs of consecutive computing nodes on one process, the baton
  * passed between runs, the last holder's baton to all. */
-static int seq_local(dpdo__eng *e, dpdo__plan *p, int32_t s, int *rc, int64_t *fail_node)
+int dpdo__dist_seq_local(dpdo__eng *e, dpdo__plan *p, int32_t s, int *rc, int64_t *fail_node)
 {
+    dpdo__dist *x = e->dist;
     const dpdo__stage *st = &p->stage[s];
     int64_t need = baton_bytes(st);
-    if (need > e->xbaton_cap) { /* first round of the run (the baton's size is fixed per algorithm) */
-        unsigned char *nb = dpdo__realloc(e->xbaton, (size_t)need);
+    if (need > x->baton_cap) { /* first round of the run (the baton's size is fixed per algorithm) */
+        unsigned char *nb = dpdo__realloc(x->baton, (size_t)need);
         if (!nb) return dpdo__err(e->err, DPDO_E_NOMEM, "round %llu: out of memory", (unsigned long long)p->t);
-        e->xbaton = nb;
-        e->xbaton_cap = need;
+        x->baton = nb;
+        x->baton_cap = need;
     }
     int64_t prev = -1;
     int xr;
     for (int64_t c = 0; c < p->ncomp; c++) {
-        int64_t i = p->comp[c], P = e->proc[i];
+        int64_t i = p->comp[c], P = x->proc[i];
         if (P != prev) {
-            if (prev >= 0 && e->self == prev) {
-                baton_pack(e, st, *rc, *fail_node);
-                if ((xr = e->xt->send(e->xu, P, e->xbaton, need))) return xfail(e, xr, "send");
+            if (prev >= 0 && x->self == prev) {
+                baton_pack(x, st, *rc, *fail_node);
+                if ((xr = x->xt->send(x->xu, P, x->baton, need))) return xfail(e, xr, "send");
             }
-            if (prev >= 0 && e->self == P) {
-                if ((xr = e->xt->recv(e->xu, prev, e->xbaton, need))) return xfail(e, xr, "recv");
-                if (baton_unpack(e, st) && !*rc) *rc = DPDO__REMOTE_FAIL;
+            if (prev >= 0 && x->self == P) {
+                if ((xr = x->xt->recv(x->xu, prev, x->baton, need))) return xfail(e, xr, "recv");
+                if (baton_unpack(x, st) && !*rc) *rc = DPDO__REMOTE_FAIL;
             }
             prev = P;
         }
-        if (e->self == P && !*rc && (*rc = e->vt->local(e, e->priv, p, s, i))) *fail_node = i;
+        if (x->self == P && !*rc && (*rc = e->vt->local(e, e->priv, p, s, i))) *fail_node = i;
     }
     if (prev >= 0) {
-        if (e->self == prev) baton_pack(e, st, *rc, *fail_node);
-        if ((xr = e->xt->bcast(e->xu, prev, e->xbaton, need))) return xfail(e, xr, "bcast");
-        if (e->self != prev && baton_unpack(e, st) && !*rc) *rc = DPDO__REMOTE_FAIL;
+        if (x->self == prev) baton_pack(x, st, *rc, *fail_node);
+        if ((xr = x->xt->bcast(x->xu, prev, x->baton, need))) return xfail(e, xr, "bcast");
+        if (x->self != prev && baton_unpack(x, st) && !*rc) *rc = DPDO__REMOTE_FAIL;
     }
     return DPDO_OK;
 }
 
-int dpdo__dist_stages(dpdo__eng *e, dpdo__plan *p, int64_t *fail_node)
+int dpdo__dist_exchange(dpdo__eng *e, dpdo__plan *p, int32_t s, int rc, int *stop)
 {
-    int rc = 0, xr;
-    int64_t nplan = p->ncharges;
-    *fail_node = -1;
-    for (int32_t s = 0; s < p->nstages; s++) {
-        dpdo__stage *st = &p->stage[s];
-        int who = st->who;
-        int64_t cnt = who == DPDO__RUN_COORD ? 1 : who == DPDO__RUN_ALL ? e->n : p->ncomp;
-#define WHO(c) (who == DPDO__RUN_COORD ? DPDO_NODE_COORDINATOR : who == DPDO__RUN_ALL ? (c) : p->comp[c])
-        if (st->seq) {
-            if ((xr = seq_local(e, p, s, &rc, fail_node))) return xr;
-        } else {
-            for (int64_t c = 0; c < cnt && !rc; c++) {
-                int64_t i = WHO(c);
-                if (!dpdo__eng_hosted(e, i)) continue;
-                if ((rc = e->vt->local(e, e->priv, p, s, i))) *fail_node = i;
-            }
-        }
-        dpdo__eng_probe(e, DPDO__PH_EXCHANGE);
-        int64_t nm = 0;
-        for (int32_t k = 0; k < st->npat; k++) nm = pattern_messages(e, p, &st->pat[k], nm);
-        int32_t anyf = 0;
-        if ((xr = e->xt->exchange(e->xu, rc, e->xmsg, nm, &anyf))) return xfail(e, xr, "exchange");
-        if (anyf) return rc ? rc : DPDO__REMOTE_FAIL;
-        for (int32_t k = 0; k < st->npat; k++) {
-            dpdo__xpat *pt = &st->pat[k];
-            if (pt->kvar && (xr = e->xt->share(e->xu, (void *)pt->kvar, 8, e->n))) return xfail(e, xr, "share");
-            if (pt->kind == DPDO__PAT_COUNTS && pt->local_counts) {
-                if ((xr = e->xt->sum(e->xu, (int64_t *)pt->cmsg, e->n + 1))) return xfail(e, xr, "sum");
-                if ((xr = e->xt->sum(e->xu, (int64_t *)pt->cval, e->n + 1))) return xfail(e, xr, "sum");
-            }
-        }
-        for (int32_t k = 0; k < st->nshare; k++)
-            if ((xr = e->xt->share(e->xu, st->share[k].p, st->share[k].bytes, e->n))) return xfail(e, xr, "share");
-        for (int64_t c = 0; c < cnt && !rc; c++) {
-            int64_t i = WHO(c);
-            if (who != DPDO__RUN_COORD && !dpdo__eng_hosted(e, i)) continue;
-            if ((rc = e->vt->combine(e, e->priv, p, s, i))) *fail_node = i;
-        }
-#undef WHO
-        /* a failed combine() is told to the others by the next exchange or the agreement */
+    dpdo__dist *x = e->dist;
+    const dpdo__stage *st = &p->stage[s];
+    int xr;
+    int64_t nm = 0;
+    *stop = 0;
+    for (int32_t k = 0; k < st->npat; k++) nm = pattern_messages(e, p, &st->pat[k], nm);
+    int32_t anyf = 0;
+    if ((xr = x->xt->exchange(x->xu, rc, x->msg, nm, &anyf))) return xfail(e, xr, "exchange");
+    if (anyf) {
+        *stop = 1;
+        return DPDO_OK;
     }
-    /* charges decided inside local(): one per node and round, summed over processes (node order);
-     * collective, so a process whose combine() failed takes part too */
-    if (e->vt->local_charges) {
-        int64_t n = e->n;
-        memset(e->xlc, 0, 2 * (size_t)n * sizeof *e->xlc);
-        for (int64_t c = nplan; c < p->ncharges && !rc; c++) {
-            const dpdo__charge *ch = &p->charge[c];
-            if (e->xlc[2 * ch->node]) {
-                rc = dpdo__eng_err(e, DPDO_E_STATE, ch->node, "two charges decided in one round (internal)");
-                *fail_node = ch->node;
-                break;
-            }
-            e->xlc[2 * ch->node] = ch->ev + 1;
-            e->xlc[2 * ch->node + 1] = ch->count;
+    for (int32_t k = 0; k < st->npat; k++) {
+        const dpdo__xpat *pt = &st->pat[k];
+        if (pt->kvar && (xr = x->xt->share(x->xu, (void *)pt->kvar, 8, e->n))) return xfail(e, xr, "share");
+        if (pt->kind == DPDO__PAT_COUNTS && pt->local_counts) {
+            if ((xr = x->xt->sum(x->xu, (int64_t *)pt->cmsg, e->n + 1))) return xfail(e, xr, "sum");
+            if ((xr = x->xt->sum(x->xu, (int64_t *)pt->cval, e->n + 1))) return xfail(e, xr, "sum");
         }
-        if (rc) memset(e->xlc, 0, 2 * (size_t)n * sizeof *e->xlc);
-        if ((xr = e->xt->sum(e->xu, e->xlc, 2 * n))) return xfail(e, xr, "sum");
-        p->ncharges = nplan;
-        for (int64_t i = 0; i < n; i++)
-            if (e->xlc[2 * i]) p->charge[p->ncharges++] = (dpdo__charge){(int32_t)(e->xlc[2 * i] - 1), i, e->xlc[2 * i + 1]};
     }
-    return rc;
+    for (int32_t k = 0; k < st->nshare; k++)
+        if ((xr = x->xt->share(x->xu, st->share[k].p, st->share[k].bytes, e->n))) return xfail(e, xr, "share");
+    return DPDO_OK;
+}
+
+/* charges decided inside local(): one per node and round, summed over processes (node order);
+ * collective, so a process whose combine() failed takes part too */
+int dpdo__dist_local_charges(dpdo__eng *e, dpdo__plan *p, int64_t nplan, int *rc, int64_t *fail_node)
+{
+    dpdo__dist *x = e->dist;
+    int64_t n = e->n;
+    int xr;
+    memset(x->lc, 0, 2 * (size_t)n * sizeof *x->lc);
+    for (int64_t c = nplan; c < p->ncharges && !*rc; c++) {
+        const dpdo__charge *ch = &p->charge[c];
+        if (x->lc[2 * ch->node]) {
+            *rc = dpdo__eng_err(e, DPDO_E_STATE, ch->node, "two charges decided in one round (internal)");
+            *fail_node = ch->node;
+            break;
+        }
+        x->lc[2 * ch->node] = ch->ev + 1;
+        x->lc[2 * ch->node + 1] = ch->count;
+    }
+    if (*rc) memset(x->lc, 0, 2 * (size_t)n * sizeof *x->lc);
+    if ((xr = x->xt->sum(x->xu, x->lc, 2 * n))) return xfail(e, xr, "sum");
+    p->ncharges = nplan;
+    for (int64_t i = 0; i < n; i++)
+        if (x->lc[2 * i]) p->charge[p->ncharges++] = (dpdo__charge){(int32_t)(x->lc[2 * i] - 1), i, x->lc[2 * i + 1]};
+    return DPDO_OK;
 }
 
 int dpdo__dist_agree(dpdo__eng *e, int rc, int64_t fail_node)
 {
-    if (e->xbroken) return e->xbroken; /* the message names the transport's failure */
+    dpdo__dist *x = e->dist;
+    if (x->broken) return x->broken; /* the message names the transport's failure */
     int st = rc == DPDO__REMOTE_FAIL ? 0 : rc;
     int64_t node = st ? fail_node : -1;
     char msg[DPDO__ERRMSG_LEN];
     memcpy(msg, e->err, sizeof msg);
-    int xr = e->xt->agree(e->xu, &st, &node, msg, sizeof msg);
+    int xr = x->xt->agree(x->xu, &st, &node, msg, sizeof msg);
     if (xr) return xfail(e, xr, "agree");
     if (st) {
         msg[sizeof msg - 1] = 0;
@@ -302,29 +311,29 @@ int dpdo__dist_agree(dpdo__eng *e, int rc, int64_t fail_node)
 
 int dpdo__dist_init_gather(dpdo__eng *e)
 {
-    const dpdo__block *b = NULL;
-    for (int32_t k = 0; k < e->nblk; k++)
-        if (e->blk[k].name && strcmp(e->blk[k].name, e->vt->init_gather) == 0) b = &e->blk[k];
+    dpdo__dist *x = e->dist;
+    const dpdo__block *b = dpdo__eng_find_block(e, e->vt->init_gather);
     if (!b || b->rows != e->n) return dpdo__eng_err(e, DPDO_E_STATE, -1, "init_gather: no block '%s'", e->vt->init_gather);
     int64_t row = b->cols * (int64_t)sizeof(double);
     for (int64_t i = 0; i < e->n; i++)
-        e->xmsg[i] = (dpdo_message){.src = i, .ndst = 1, .dst = &coord_dst, .nseg = 1,
-                                    .seg = {{b->cur + (size_t)i * (size_t)b->cols, row, row}}};
+        x->msg[i] = (dpdo_message){.src = i, .ndst = 1, .dst = &coord_dst, .nseg = 1,
+                                   .seg = {{b->cur + (size_t)i * (size_t)b->cols, row, row}}};
     int32_t anyf = 0;
-    int xr = e->xt->exchange(e->xu, 0, e->xmsg, e->n, &anyf);
+    int xr = x->xt->exchange(x->xu, 0, x->msg, e->n, &anyf);
     if (xr) return xfail(e, xr, "exchange");
     return DPDO_OK;
 }
 
 int dpdo__dist_share_state(dpdo__eng *e)
 {
+    dpdo__dist *x = e->dist;
     int xr;
     for (int32_t b = 0; b < e->nblk; b++) {
         dpdo__block *bk = &e->blk[b];
         int64_t row = bk->cols * (int64_t)sizeof(double);
         if (bk->rows == e->n) {
-            if ((xr = e->xt->share(e->xu, bk->cur, row, e->n))) return xfail(e, xr, "share");
-        } else if ((xr = e->xt->bcast(e->xu, e->proc[e->n], bk->cur, row * bk->rows))) {
+            if ((xr = x->xt->share(x->xu, bk->cur, row, e->n))) return xfail(e, xr, "share");
+        } else if ((xr = x->xt->bcast(x->xu, x->proc[e->n], bk->cur, row * bk->rows))) {
             return xfail(e, xr, "bcast");
         }
     }

@@ -251,16 +251,8 @@ struct dpdo__eng {
     const double *inj_zeta;       /* n x d, used instead of the gradient + noise, or NULL */
     dpdo__probe_fn probe;
     void *probe_user;
-    /* distributed runs (lib/engine/dist.c); xt NULL in one process */
-    const dpdo_transport_type *xt;
-    void *xu;
-    int64_t *proc;                /* n + 1: process of each node, then of the coordinator */
-    int64_t self;
-    dpdo_message *xmsg;           /* message list of a stage (2n + 2) */
-    unsigned char *xbaton;        /* baton buffer */
-    int64_t xbaton_cap;
-    int64_t *xlc;                 /* 2n: local charges (event + 1, count) per node */
-    int xbroken;                  /* the transport failed: its status (processes out of step) */
+    /* distributed runs: dist.c's state (dist_impl.h), NULL in one process */
+    struct dpdo__dist *dist;
     unsigned char *key;           /* 32 n bytes: per-node 256-bit keys of the private streams, or NULL */
     unsigned char *key_src;       /* n: DPDO__KEY_NONE / _HOST (set_node_key/secret) / _ENTROPY */
     int keyed;                    /* some node has a key (its secret initial rows are gathered) */
@@ -303,20 +295,15 @@ int dpdo__algorithm_set_noise_tap(struct dpdo_algorithm *a,
 #define DPDO__WEAKENED(e, bit) 0
 #endif
 
-/* 1 when this process computes for node i (always in one process). */
+/* 1 when this process computes for node i (always in one process; i < 0: the coordinator). */
+typedef struct dpdo__dist dpdo__dist;
+int dpdo__dist_hosts(const dpdo__dist *d, int64_t i);
 static inline int dpdo__eng_hosted(const dpdo__eng *e, int64_t i)
 {
-    return !e->xt || e->proc[i >= 0 ? i : e->n] == e->self;
+    return !e->dist || dpdo__dist_hosts(e->dist, i);
 }
 /* Internal status of a process whose computation stopped because another process failed. */
 #define DPDO__REMOTE_FAIL 1001
-/* Distributed parts of a round (dist.c): the stages, and the agreement on the outcome. */
-int dpdo__dist_stages(dpdo__eng *e, dpdo__plan *p, int64_t *fail_node);
-int dpdo__dist_agree(dpdo__eng *e, int rc, int64_t fail_node);
-int dpdo__dist_share_state(dpdo__eng *e);
-int dpdo__dist_init_gather(dpdo__eng *e);
-int dpdo__dist_attach(dpdo__eng *e, const dpdo_transport_type *t, void *user);
-void dpdo__dist_detach(dpdo__eng *e);
 
 /* Append "; s" to the privacy notes (silently truncated at the buffer's end). */
 void dpdo__eng_note(dpdo__eng *e, const char *s);
@@ -391,6 +378,8 @@ const char *dpdo__param_slot_info(int slot, int *type, int *live);
 #define DPDO__PI(e, key) ((e)->pi[dpdo__param_slot(key)])
 #define DPDO__PD(e, key) ((e)->pd[dpdo__param_slot(key)])
 
+/* The state block called name, or NULL. */
+const dpdo__block *dpdo__eng_find_block(const dpdo__eng *e, const char *name);
 /* Declare a state block or scratch during configure; returns its index (or
  * -1 with a message when the table is full). */
 int dpdo__eng_block(dpdo__eng *e, const char *name, int64_t rows, int64_t cols);

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Plug-ins: the local solver, the message compressor and the decision policy; the engine's
+ * defaults and the host's own objects. */
+#include <stdio.h>
+#include <string.h>
+#include "eng_handle.h"
+#include "dpdo/solver.h"
+#include "dpdo/compressor.h"
+#include "../model/policy_impl.h"
+
+/* The three plug-in slots differ only in their type, default, dimension check and whether the
+ * algorithm's round-0 state depends on the plug-in (the policy's does). */
+enum { PLUG_SOLVER = 0, PLUG_COMPRESSOR = 1, PLUG_POLICY = 2, PLUG_COUNT };
+static const struct {
+    const char *setter, *noun, *lacks;
+} PLUG[PLUG_COUNT] = {
+    {"set_solver", "local solver", "has no local solver"},
+    {"set_compressor", "compressor", "does not compress messages"},
+    {"set_policy", "policy", "takes no decision policy"},
+};
+
+static int plug_used(const dpdo__eng *e, int k)
+{
+    return k == PLUG_SOLVER ? e->vt->uses_solver : k == PLUG_COMPRESSOR ? e->vt->uses_compressor : e->vt->uses_policy;
+}
+
+static int *plug_own(dpdo__eng *e, int k)
+{
+    return k == PLUG_SOLVER ? &e->own_solver : k == PLUG_COMPRESSOR ? &e->own_comp : &e->own_policy;
+}
+
+/* Destroy the slot's object if the engine owns it (the slot is left dangling: refill it). */
+static void plug_drop(dpdo__eng *e, int k)
+{
+    if (!*plug_own(e, k)) return;
+    if (k == PLUG_SOLVER) dpdo_solver_destroy(e->solver);
+    else if (k == PLUG_COMPRESSOR) dpdo_compressor_destroy(e->comp);
+    else dpdo_policy_destroy(e->policy);
+}
+
+/* Install obj (not owned), or a new default (owned) when obj is NULL. */
+static int plug_install(dpdo__eng *e, int k, void *obj)
+{
+    int own = obj == NULL, rc = DPDO_OK;
+    if (k == PLUG_SOLVER) {
+        dpdo_solver *s = obj;
+        if (!s) rc = dpdo_solver_create(&s, dpdo_solver_type_find("gd"), NULL, e->d);
+        if (!rc) plug_drop(e, k), e->solver = s;
+    } else if (k == PLUG_COMPRESSOR) {
+        dpdo_compressor *c = obj;
+        if (!c) rc = dpdo_compressor_create(&c, dpdo_compressor_type_find("identity"), NULL, e->d);
+        if (!rc) plug_drop(e, k), e->comp = c;
+    } else {
+        dpdo_policy *p = obj;
+        if (!p) rc = dpdo_policy_create(&p, dpdo_policy_type_find("always-global"), NULL, e->n, e->d + 2);
+        if (!rc) plug_drop(e, k), e->policy = p;
+    }
+    if (!rc) *plug_own(e, k) = own;
+    return rc;
+}
+
+int dpdo__eng_plugin_defaults(dpdo__eng *e, char *err)
+{
+    static const char *const what[PLUG_COUNT] = {"default local solver", "default compressor", "default policy"};
+    for (int k = 0; k < PLUG_COUNT; k++) {
+        if (!plug_used(e, k)) continue;
+        int rc = plug_install(e, k, NULL);
+        if (rc == DPDO_E_NOMEM) return rc;
+        if (rc) return dpdo__err(err, rc, "setup: cannot create the %s", what[k]);
+    }
+    return DPDO_OK;
+}
+
+void dpdo__eng_plugin_release(dpdo__eng *e)
+{
+    for (int k = 0; k < PLUG_COUNT; k++) plug_drop(e, k);
+    e->own_solver = e->own_comp = e->own_policy = 0;
+}
+
+/* The one setter: a handle, set up, of a type that uses the plug-in, at round 0, an object of
+ * the right shape (dim_err: its message, or NULL); NULL obj = the engine's default again. */
+static int set_plugin(dpdo_algorithm *a, int k, void *obj, const char *dim_err)
+{
+    const char *what = PLUG[k].setter;
+    if (!a) return DPDO_E_INVAL;
+    dpdo__eng *e = a->e;
+    if (!e) return dpdo__err(a->errmsg, DPDO_E_STATE, "%s: the algorithm is EMPTY", what);
+    if (!plug_used(e, k)) return dpdo__err(a->errmsg, DPDO_E_UNSUPPORTED, "%s: %s %s", what, a->vt->name, PLUG[k].lacks);
+    if (a->state != DPDO_ALG_READY)
+        return dpdo__err(a->errmsg, DPDO_E_STATE, "%s: only at round 0 (READY); call dpdo_algorithm_reset", what);
+    if (obj && dim_err) return dpdo__err(a->errmsg, DPDO_E_INVAL, "%s: %s", what, dim_err);
+    if (!obj && *plug_own(e, k)) return DPDO_OK; /* the default is already in place */
+    int rc = plug_install(e, k, obj);
+    if (rc)
+        return dpdo__err(a->errmsg, rc, "%s: cannot create the default %s", what,
+                         k == PLUG_SOLVER ? "solver" : PLUG[k].noun);
+    e->prepared = 0;
+    if (k == PLUG_POLICY) e->vt->init(e, e->priv);
+    return DPDO_OK;
+}
+
+DPDO_API int dpdo_algorithm_set_solver(dpdo_algorithm *a, dpdo_solver *solver)
+{
+    char m[160] = "";
+    if (a && a->e && solver && dpdo_solver_dim(solver) != a->e->d)
+        snprintf(m, sizeof m, "the solver's dimension %lld differs from %lld", (long long)dpdo_solver_dim(solver),
+                 (long long)a->e->d);
+    return set_plugin(a, PLUG_SOLVER, solver, m[0] ? m : NULL);
+}
+
+DPDO_API int dpdo_algorithm_set_compressor(dpdo_algorithm *a, dpdo_compressor *comp)
+{
+    char m[160] = "";
+    if (a && a->e && comp && dpdo_compressor_dim(comp) != a->e->d)
+        snprintf(m, sizeof m, "the compressor's dimension %lld differs from %lld",
+                 (long long)dpdo_compressor_dim(comp), (long long)a->e->d);
+    return set_plugin(a, PLUG_COMPRESSOR, comp, m[0] ? m : NULL);
+}
+
+DPDO_API int dpdo_algorithm_set_policy(dpdo_algorithm *a, dpdo_policy *policy)
+{
+    char m[200] = "";
+    if (a && a->e && policy && (policy->n_nodes < a->e->n || policy->state_len != a->e->d + 2))
+        snprintf(m, sizeof m,
+                 "the policy was created for %lld nodes and states of %lld values; need >= %lld nodes and d + 2 = "
+                 "%lld",
+                 (long long)policy->n_nodes, (long long)policy->state_len, (long long)a->e->n,
+                 (long long)(a->e->d + 2));
+    return set_plugin(a, PLUG_POLICY, policy, m[0] ? m : NULL);
+}

@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The round driver: one round (dpdo_algorithm_step), the stage runner, the message counters,
+ * the tolerance test, dpdo_algorithm_run and its progress reports. */
+#include <math.h>
+#include <string.h>
+#include "eng_handle.h"
+#include "dist_impl.h"
+
+/* Per-sender counts of the round from its message patterns. */
+static void count_round(dpdo__eng *e, const dpdo__plan *p)
+{
+    memset(e->rcomm, 0, (size_t)(e->n + 1) * sizeof *e->rcomm);
+    for (int32_t s = 0; s < p->nstages; s++) {
+        const dpdo__stage *st = &p->stage[s];
+        for (int32_t k = 0; k < st->npat; k++) {
+            const dpdo__xpat *pt = &st->pat[k];
+            int64_t ib = e->d < 2147483648LL ? 4 : 8;
+            for (int64_t c = 0; c < p->ncomp; c++) {
+                int64_t j = p->comp[c], msgs = 0;
+                int64_t kk = pt->kvar ? pt->kvar[j] : pt->k;
+                int64_t vals = pt->payload == DPDO__PAY_SPARSE ? kk : e->d;
+                int64_t bytes = 8 * vals + (pt->payload == DPDO__PAY_SPARSE ? ib * kk : 0);
+                if (pt->kind == DPDO__PAT_ROUND) {
+                    const dpdo__round *r = pt->r;
+                    if (r->is_active[j]) {
+                        if (r->full_average) msgs = r->nactive - 1;
+                        else msgs = r->wptr[r->pos[j] + 1] - r->wptr[r->pos[j]] - 1;
+                    }
+                } else if (pt->kind == DPDO__PAT_NET) {
+                    msgs = e->net->rowptr[j + 1] - e->net->rowptr[j] - 1;
+                } else if (pt->kind == DPDO__PAT_GATHER) {
+                    msgs = 1;
+                } else if (pt->kind == DPDO__PAT_COUNTS) {
+                    continue; /* counted below, per sender */
+                } else if (pt->kind == DPDO__PAT_BCAST) { /* sent by the coordinator (row n) */
+                    e->rcomm[e->n][0] += 1;
+                    e->rcomm[e->n][1] += vals;
+                    e->rcomm[e->n][2] += bytes;
+                    continue;
+                }
+                e->rcomm[j][0] += msgs;
+                e->rcomm[j][1] += msgs * vals;
+                e->rcomm[j][2] += msgs * bytes;
+            }
+            if (pt->kind == DPDO__PAT_COUNTS)
+                for (int64_t j = 0; j <= e->n; j++) {
+                    e->rcomm[j][0] += pt->cmsg[j];
+                    e->rcomm[j][1] += pt->cval[j];
+                    e->rcomm[j][2] += 8 * pt->cval[j];
+                }
+        }
+    }
+}
+
+static int tolerance_test(dpdo_algorithm *a)
+{
+    dpdo__eng *e = a->e;
+    double tol = DPDO__PD(e, DPDO_PARAM_TOL);
+    int64_t c = DPDO__PI(e, DPDO_PARAM_CHECK_EVERY);
+    if (!(tol > 0) || e->round % (uint64_t)c != 0) return DPDO_OK;
+    int rc;
+    if (e->dist && (rc = dpdo__dist_share_state(e))) return rc; /* the average needs every node's row */
+    dpdo__eng_output_all(e, e->tmp_b);
+    if (e->round != (uint64_t)c) {
+        double dn = 0, xn = 0;
+        for (int64_t k = 0; k < e->d; k++) {
+            double t = e->tmp_b[k] - e->tol_prev[k];
+            dn += t * t;
+            xn += e->tmp_b[k] * e->tmp_b[k];
+        }
+        if (sqrt(dn) <= tol * fmax(1.0, sqrt(xn))) e->tol_met = 1;
+    }
+    memcpy(e->tol_prev, e->tmp_b, (size_t)e->d * sizeof(double));
+    return DPDO_OK;
+}
+
+/* The stages of a round. Per stage: local() on the stage's nodes this process hosts, then (in a
+ * distributed run) the transport moves what the stage's patterns describe (dist.c), then
+ * combine() on the hosted nodes. In one process every node is hosted and nothing moves, so this
+ * is the plain loop; it stops at the first failure. Distributed, a failure is carried to the
+ * next exchange (every process takes part in every collective), and the charges decided inside
+ * local() are summed over the processes at the end. *fail_node: the node whose callback failed. */
+static int run_stages(dpdo__eng *e, dpdo__plan *p, int64_t *fail_node)
+{
+    int rc = DPDO_OK, xr;
+    int64_t nplan = p->ncharges;
+    *fail_node = -1;
+    for (int32_t s = 0; s < p->nstages; s++) {
+        if (rc && !e->dist) break;
+        const dpdo__stage *st = &p->stage[s];
+        int who = st->who;
+        int64_t cnt = who == DPDO__RUN_COORD ? 1 : who == DPDO__RUN_ALL ? e->n : p->ncomp;
+#define WHO(c) (who == DPDO__RUN_COORD ? DPDO_NODE_COORDINATOR : who == DPDO__RUN_ALL ? (c) : p->comp[c])
+        if (st->seq && e->dist) { /* the baton goes from process to process */
+            if ((xr = dpdo__dist_seq_local(e, p, s, &rc, fail_node))) return xr;
+        } else {
+            for (int64_t c = 0; c < cnt && !rc; c++) {
+                int64_t i = WHO(c);
+                if (dpdo__eng_hosted(e, i) && (rc = e->vt->local(e, e->priv, p, s, i))) *fail_node = i;
+            }
+        }
+        dpdo__eng_probe(e, DPDO__PH_EXCHANGE);
+        if (e->dist) {
+            int stop = 0;
+            if ((xr = dpdo__dist_exchange(e, p, s, rc, &stop))) return xr;
+            if (stop) return rc ? rc : DPDO__REMOTE_FAIL;
+        }
+        /* receivers read the senders' rows where they were written (one process) or where the
+         * transport put them; a coordinator stage's combine() runs on every process */
+        for (int64_t c = 0; c < cnt && !rc; c++) {
+            int64_t i = WHO(c);
+            if ((who == DPDO__RUN_COORD || dpdo__eng_hosted(e, i)) && (rc = e->vt->combine(e, e->priv, p, s, i)))
+                *fail_node = i;
+        }
+#undef WHO
+    }
+    if (e->dist && e->vt->local_charges && (xr = dpdo__dist_local_charges(e, p, nplan, &rc, fail_node))) return xr;
+    return rc;
+}
+
+DPDO_API int dpdo_algorithm_step(dpdo_algorithm *a)
+{
+    if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM)) return DPDO_E_INVAL; /* NULL or destroyed */
+    if (!a->e) return dpdo__err(a->errmsg, DPDO_E_STATE, "step: the algorithm is EMPTY; call dpdo_algorithm_setup");
+    if (a->state == DPDO_ALG_DONE || a->state == DPDO_ALG_FAILED) {
+        static const char *const why[] = {"none", "max rounds", "budget", "tolerance", "passes complete"};
+        if (a->state == DPDO_ALG_DONE)
+            return dpdo__err(a->errmsg, DPDO_E_STATE, "step: the run is done (stop reason: %s); call dpdo_algorithm_reset",
+                             why[a->stop]);
+        return dpdo__err(a->errmsg, DPDO_E_STATE, "step: a round failed; call dpdo_algorithm_reset");
+    }
+    dpdo__eng *e = a->e;
+    int rc;
+    if (a->state == DPDO_ALG_READY) {
+        if (!e->prepared && (rc = dpdo__eng_prepare(a))) return rc;
+        a->state = DPDO_ALG_RUNNING;
+    }
+    if (e->round >= (uint64_t)DPDO__PI(e, DPDO_PARAM_MAX_ROUNDS)) {
+        a->state = DPDO_ALG_DONE;
+        a->stop = DPDO_STOP_MAX_ROUNDS;
+        return DPDO_DONE;
+    }
+    if (e->tol_met) {
+        a->state = DPDO_ALG_DONE;
+        a->stop = DPDO_STOP_TOLERANCE;
+        return DPDO_DONE;
+    }
+    if (e->vt->finished && e->vt->finished(e, e->priv)) {
+        a->state = DPDO_ALG_DONE;
+        a->stop = DPDO_STOP_PASSES;
+        return DPDO_DONE;
+    }
+    /* distributed with node secrets: the coordinator cannot compute the nodes' secret initial
+     * rows, so they are uploaded before round 1 */
+    if (e->dist && e->round == 0 && e->keyed && e->vt->init_gather && (rc = dpdo__dist_init_gather(e)))
+        goto failed;
+    dpdo__plan *p = &e->plan;
+    p->t = e->round + 1;
+    p->ncomp = 0;
+    p->nstages = 0;
+    memset(p->stage, 0, sizeof p->stage);
+    p->ncharges = 0;
+    dpdo__eng_probe(e, DPDO__PH_PLAN);
+    if ((rc = e->vt->plan(e, e->priv, p)) == DPDO__PLAN_BUDGET) {
+        a->state = DPDO_ALG_DONE;
+        a->stop = DPDO_STOP_BUDGET;
+        e->inj_active = NULL;
+        e->inj_zeta = NULL;
+        return DPDO_DONE;
+    }
+    if (rc) goto failed;
+    /* guard: nothing has been computed or released yet */
+    for (int64_t c = 0; c < p->ncharges; c++) {
+        const dpdo__charge *ch = &p->charge[c];
+        if (e->pv.used[ch->node] > e->pv.allow[ch->node] - ch->count) {
+            a->state = DPDO_ALG_DONE;
+            a->stop = DPDO_STOP_BUDGET;
+            e->inj_active = NULL;
+            e->inj_zeta = NULL;
+            return DPDO_DONE;
+        }
+    }
+    int64_t fail_node = -1;
+    rc = run_stages(e, p, &fail_node);
+    if (!rc) rc = e->vt->check(e, e->priv, p);
+    if (!rc) count_round(e, p); /* after local(): sparse messages may have data-independent varying sizes */
+    if (e->dist) rc = dpdo__dist_agree(e, rc, fail_node); /* every process ends the round the same way */
+    if (rc) goto failed;
+    dpdo__eng_probe(e, DPDO__PH_COMMIT);
+    e->vt->commit(e, e->priv, p);
+    /* privacy: capacity was reserved at prepare, so the charges cannot fail */
+    for (int64_t c = 0; c < p->ncharges; c++) {
+        const dpdo__charge *ch = &p->charge[c];
+        if (dpdo__ledger_charge(e->ledger, &e->pv.ev[ch->ev], ch->count, &ch->node, 1) == DPDO_OK) {
+            e->pv.used[ch->node] += ch->count;
+            e->pv.charged[(size_t)ch->ev * (size_t)e->n + (size_t)ch->node] += ch->count;
+        }
+    }
+    for (int64_t i = 0; i <= e->n; i++)
+        for (int k = 0; k < 3; k++) e->comm[i][k] += e->rcomm[i][k];
+    memcpy(e->last_active, p->is_comp, (size_t)e->n);
+    e->round = p->t;
+    if ((rc = tolerance_test(a))) goto failed;
+    e->inj_active = NULL;
+    e->inj_zeta = NULL;
+    return DPDO_ROUND;
+failed:
+    a->state = DPDO_ALG_FAILED;
+    e->inj_active = NULL;
+    e->inj_zeta = NULL;
+    return rc;
+}
+
+DPDO_API int dpdo_algorithm_set_progress(dpdo_algorithm *a, dpdo_progress_fn fn, void *user, int64_t every,
+                                         int32_t flags)
+{
+    if (!a) return DPDO_E_INVAL;
+    if (every < 1) return dpdo__err(a->errmsg, DPDO_E_INVAL, "set_progress: every = %lld: must be >= 1", (long long)every);
+    if (flags & ~(int32_t)(DPDO_PROGRESS_EPSILON | DPDO_PROGRESS_OBJECTIVE))
+        return dpdo__err(a->errmsg, DPDO_E_INVAL, "set_progress: flags = %d: unknown DPDO_PROGRESS_* bits", (int)flags);
+    a->progress = fn;
+    a->progress_user = user;
+    a->progress_every = every;
+    a->progress_flags = flags;
+    return DPDO_OK;
+}
+
+/* Fill a progress report and call the host; returns the callback's answer (0 = go on). */
+static int report_progress(dpdo_algorithm *a, int64_t steps, int status)
+{
+    dpdo_progress p;
+    memset(&p, 0, sizeof p);
+    p.struct_size = sizeof p;
+    p.round = dpdo_algorithm_round(a);
+    p.max_rounds = a->e ? a->e->o.max_rounds : 0;
+    p.steps = steps;
+    p.status = status;
+    p.stop_reason = a->stop;
+    p.epsilon = NAN;
+    p.delta = a->e ? a->e->o.delta : NAN;
+    p.objective = NAN;
+    if (status >= 0 && a->e) {
+        /* getters may fail (e.g. a non-private run has no accountant): the field stays NaN */
+        if ((a->progress_flags & DPDO_PROGRESS_EPSILON) && a->e->pv.private_run) {
+            double eps = NAN, del = NAN;
+            if (dpdo_algorithm_privacy(a, DPDO_PRIVACY_RIGOROUS, DPDO_NODE_ALL, &eps, &del, NULL) == DPDO_OK) {
+                p.epsilon = eps;
+                p.delta = del;
+            }
+        }
+        if (a->progress_flags & DPDO_PROGRESS_OBJECTIVE) {
+            double F = NAN;
+            if (dpdo_algorithm_objective(a, DPDO_POINT_OUTPUT, DPDO_NODE_ALL, &F) == DPDO_OK) p.objective = F;
+        }
+    }
+    return a->progress(&p, a->progress_user);
+}
+
+DPDO_API int dpdo_algorithm_run(dpdo_algorithm *a, int64_t max_steps, int64_t *steps)
+{
+    int64_t k = 0;
+    int rc = DPDO_E_INVAL;
+    if (steps) *steps = 0;
+    if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM)) return rc; /* NULL or destroyed */
+    for (;;) {
+        if (max_steps > 0 && k >= max_steps) break;
+        rc = dpdo_algorithm_step(a);
+        if (rc != DPDO_ROUND) break;
+        k++;
+        int last = max_steps > 0 && k >= max_steps;
+        if (a->progress && !last && k % a->progress_every == 0 && report_progress(a, k, rc)) {
+            rc = dpdo__err(a->errmsg, DPDO_E_CANCELED, "run: stopped by the progress callback after round %lld",
+                           (long long)dpdo_algorithm_round(a));
+            if (steps) *steps = k;
+            return rc;
+        }
+    }
+    if (steps) *steps = k;
+    /* the final report: after DONE, after max_steps, after a failure; its answer is ignored
+     * (nothing more would run anyway) */
+    if (a->progress && (k > 0 || rc != DPDO_ROUND)) (void)report_progress(a, k, rc);
+    return rc;
+}

@@ -366,9 +366,10 @@ static int run_once(const problem *p, const method *m, int mode, double eps, int
         if (dpdo_algorithm_state(alg) != DPDO_ALG_DONE && grid[k] > dpdo_algorithm_round(alg))
             TRY(dpdo_algorithm_run(alg, grid[k] - dpdo_algorithm_round(alg), NULL),
                 dpdo_algorithm_errmsg(alg));
-        if (T >= 100000) ex_progress("    rounds", (long)grid[k], (long)T); /* long runs: how far */
         TRY(dpdo_algorithm_suboptimality(alg, point, DPDO_NODE_ALL, p->fstar, &gap[k]),
             dpdo_algorithm_errmsg(alg));
+        if (T >= 100000) /* long runs (paper scale): how far, and the gap so far */
+            fprintf(stderr, "    round %lld/%lld: gap %.4e\n", (long long)grid[k], (long long)T, gap[k]);
     }
 
     /* the agents' own models at T: mean over agents of f(x_i) - f* */

@@ -632,7 +632,9 @@ static void check_fig2b(curve (*res)[N_EPS])
         int ok = clearly_less(a->final_mean, a->final_se, b->final_mean, b->final_se);
         ex_verdict(&tally, V(ok, a), "fig2b", "%s (eps %g vs %g by 2 s.e.)%s", what,
                    EPS_SWEEP[N_EPS - 1], EPS_SWEEP[0],
-                   ok ? "" : S.noise_mode == DPDO_NOISE_RIGOROUS ? " (under honest accounting)"
+                   ok ? "" : S.noise_mode == DPDO_NOISE_RIGOROUS
+                                 ? " (under honest accounting: flat, every eps near the noiseless floor: the "
+                                   "calibrated noise barely matters at this step)"
                              : " (noise-dominated: see do_adp_budget)");
     }
     double lo[2] = {INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY};

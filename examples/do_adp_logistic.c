@@ -363,9 +363,16 @@ static int run_once(const problem *p, const method *m, int mode, double eps, int
     for (int k = 0; k < NGRID; k++) {
         /* RIGOROUS mode: the budget guard may stop a run early (DONE, BUDGET);
          * the model then stays where it is. */
-        if (dpdo_algorithm_state(alg) != DPDO_ALG_DONE && grid[k] > dpdo_algorithm_round(alg))
-            TRY(dpdo_algorithm_run(alg, grid[k] - dpdo_algorithm_round(alg), NULL),
-                dpdo_algorithm_errmsg(alg));
+        if (dpdo_algorithm_state(alg) != DPDO_ALG_DONE && grid[k] > dpdo_algorithm_round(alg)) {
+            rc = dpdo_algorithm_run(alg, grid[k] - dpdo_algorithm_round(alg), NULL);
+            if (rc == DPDO_E_UNSUPPORTED && baseline) { /* e.g. more noise than the exact secure */
+                snprintf(c->skip_why, sizeof c->skip_why, /* sampler's grid can hold */
+                         "%s (--reproducible draws it)", dpdo_algorithm_errmsg(alg));
+                status = 1;
+                goto fail;
+            }
+            TRY(rc, dpdo_algorithm_errmsg(alg));
+        }
         TRY(dpdo_algorithm_suboptimality(alg, point, DPDO_NODE_ALL, p->fstar, &gap[k]),
             dpdo_algorithm_errmsg(alg));
         if (T >= 100000) /* long runs (paper scale): how far, and the gap so far */

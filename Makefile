@@ -70,7 +70,7 @@ TOOLBIN    = $(patsubst tools/%.c,$(BUILD)/bin/%,$(TOOLSRC))
 BENCHSRC   = $(wildcard bench/*.c)
 BENCHBIN   = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCHSRC))
 
-.PHONY: all lib examples tools check check-asan check-valgrind check-exports check-cycles check-abi \
+.PHONY: all lib examples tools check check-asan check-valgrind check-exports check-since check-cycles check-abi \
         check-install bench demo deps install uninstall clean map tests mpi check-mpi check-run \
         check-python-examples data-debian-text fuzz
 .DEFAULT_GOAL := all
@@ -152,7 +152,7 @@ MPI_EXAMPLES = $(if $(HAVE_MPI),$(BUILD)/examples/mpi_run)
 MPI_BENCH  = $(if $(HAVE_MPI),$(BUILD)/bench/bench_mpi)
 MPI_RANKS ?= 1 2 4
 
-$(MPI_OBJ): lib/mpi/mpi.c include/dpdo/mpi.h include/dpdo/transport.h
+$(MPI_OBJ): lib/mpi/mpi.c include/dpdo/mpi.h include/dpdo/transport.h lib/core/options_impl.h
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CPPFLAGS) -std=c11 -D_DEFAULT_SOURCE $(WARN) -ffp-contract=off -Iinclude -fPIC \
 	    -fvisibility=hidden -DDPDO_BUILDING $(CFLAGS) -c $< -o $@
@@ -214,7 +214,7 @@ check: deps
 
 # a sub-make, so that packages installed by `deps` (MPICH) are seen
 check-run:
-	@BUILD=$(BUILD) sh tests/run.sh $(TESTBIN) $(PYTESTS) -- check-exports check-cycles check-install examples \
+	@BUILD=$(BUILD) sh tests/run.sh $(TESTBIN) $(PYTESTS) -- check-exports check-since check-cycles check-install examples \
 	    $(if $(PYTHON),check-python-examples) $(if $(HAVE_MPI),check-mpi)
 
 # ---- Python binding (python/dpdo, ctypes): tests and examples with Debian's python3 -----------------
@@ -232,6 +232,10 @@ check-python-examples: lib
 
 check-exports: $(SHLIB)
 	@sh scripts/check-exports.sh $(SHLIB) $(MAP)
+
+# every public declaration says "Since M.m." (scripts/check-since.py)
+check-since:
+	@python3 scripts/check-since.py
 
 # no two files of lib/ call or include each other in a cycle (scripts/check-cycles.py lists them)
 check-cycles: lib $(if $(HAVE_MPI),$(MPI_OBJ))

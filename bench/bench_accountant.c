@@ -42,7 +42,7 @@ static double cold_query(double q, double sigma, int64_t T, double *order)
     dpdo_event_set_gaussian(ev, s, 1.0, sigma);
     dpdo_ledger_create(&l, 1);
     dpdo_ledger_charge(l, ev, T, NULL, -1);
-    dpdo_accountant_create(&a, dpdo_accountant_type_find("rdp"), l, NULL);
+    dpdo_accountant_create(&a, dpdo_accountant_type_find("rdp"), NULL, l, NULL);
     dpdo_accountant_epsilon(a, -1, 1e-5, &eps, order);
     dpdo_accountant_destroy(a);
     dpdo_ledger_destroy(l);
@@ -109,7 +109,7 @@ int main(void)
     dpdo_event_set_gaussian(ev, s, 1.0, 1.1);
     dpdo_ledger_create(&l, 1);
     dpdo_ledger_charge(l, ev, 10000, NULL, -1);
-    dpdo_accountant_create(&a, dpdo_accountant_type_find("rdp"), l, NULL);
+    dpdo_accountant_create(&a, dpdo_accountant_type_find("rdp"), NULL, l, NULL);
     double t0 = now(), el;
     long n = 0;
     do {

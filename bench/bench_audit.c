@@ -136,7 +136,7 @@ static double plain_us_per_run(int64_t runs)
         dpdo_shard_create_range(&sh[1], ds, 1, 1) || dpdo_node_create(&nd[0], sh[0], loss, 1) ||
         dpdo_node_create(&nd[1], sh[1], loss, 1) || dpdo_network_create(&net) || dpdo_network_set_complete(net, 2) ||
         dpdo_regularizer_create(&reg, dpdo_regularizer_type_find("l2"), NULL, 4, &lam, 1) ||
-        dpdo_ledger_create(&led, 2) || dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), led, NULL) ||
+        dpdo_ledger_create(&led, 2) || dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), NULL, led, NULL) ||
         dpdo_algorithm_create(&alg, dpdo_algorithm_type_find("dp-dda")) ||
         dpdo_algorithm_setup(alg, nd, 2, net, reg, acc, &ao) || dpdo_algorithm_prepare(alg))
         goto out;
@@ -232,7 +232,7 @@ int main(void)
     int64_t nmax = 1000000;
     double *s1 = malloc((size_t)nmax * sizeof *s1), *s0 = malloc((size_t)nmax * sizeof *s0);
     dpdo_rng *rng = NULL;
-    if (!s1 || !s0 || dpdo_rng_create(&rng, NULL, 20261124) != DPDO_OK) return 1;
+    if (!s1 || !s0 || dpdo_rng_create(&rng, NULL, NULL, 20261124) != DPDO_OK) return 1;
     for (int i = 0; i < 4; i++) {
         /* mu with exactly this (eps, delta): the analytic Gaussian mechanism, inverted by bisection */
         double lo = 1e-3, hi = 50;

@@ -58,7 +58,7 @@ static res run(dpdo_node **nodes, dpdo_regularizer *reg, double fstar, uint64_t 
     TRY(dpdo_network_create(&net), "network");
     TRY(dpdo_network_set_ring(net, N), "ring");
     TRY(dpdo_ledger_create(&led, N), "ledger");
-    TRY(dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), led, NULL), "accountant");
+    TRY(dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), NULL, led, NULL), "accountant");
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
     o.seed = seed;

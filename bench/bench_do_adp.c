@@ -51,7 +51,7 @@ static int run_case(const char *label, dpdo_node **nodes, dpdo_regularizer *reg,
     int rc;
     if ((rc = dpdo_network_create(&net)) || (rc = dpdo_network_set_circulant(net, N, 3)) ||
         (rc = dpdo_ledger_create(&led, N)) ||
-        (rc = dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), led, NULL)) ||
+        (rc = dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), NULL, led, NULL)) ||
         (rc = dpdo_compressor_create(&comp, dpdo_compressor_type_find("top-k"), NULL, D)) ||
         (rc = dpdo_compressor_set_k(comp, k)) || (rc = dpdo_algorithm_options_init(&o, sizeof o))) {
         fprintf(stderr, "%s: %s: %s\n", label, what, dpdo_strerror(rc));

@@ -65,7 +65,7 @@ static int setup_init(setup *s)
     double lam = 1e-4;
     if (dpdo_regularizer_create(&s->reg, dpdo_regularizer_type_find("l2"), NULL, D, &lam, 1)) return 1;
     if (dpdo_ledger_create(&s->led, M) ||
-        dpdo_accountant_create(&s->acc, dpdo_accountant_type_find("rdp"), s->led, NULL))
+        dpdo_accountant_create(&s->acc, dpdo_accountant_type_find("rdp"), NULL, s->led, NULL))
         return 1;
     return 0;
 }

@@ -62,7 +62,7 @@ static double triad_bw(void)
 static double normal_rate(void)
 {
     dpdo_rng *rng;
-    dpdo_rng_create(&rng, NULL, 1);
+    dpdo_rng_create(&rng, NULL, NULL, 1);
     size_t n = 1 << 14;
     double *buf = malloc(n * 8), best = 0;
     for (int r = 0; r < 3; r++) {
@@ -109,7 +109,7 @@ static int run_case(const char *label, const char *kind, int64_t d, int32_t n, i
     dpdo_ledger *led = NULL;
     dpdo_ledger_create(&led, n);
     dpdo_accountant *acc = NULL;
-    dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), led, NULL);
+    dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), NULL, led, NULL);
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
     o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */

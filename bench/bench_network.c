@@ -76,7 +76,7 @@ int main(void)
 
     /* one DP-DDA round on K_20: random matching of b = 2 (and 4) nodes */
     dpdo_rng *rng = NULL;
-    if ((rc = dpdo_rng_create(&rng, NULL, 1))) die("rng", rc, NULL);
+    if ((rc = dpdo_rng_create(&rng, NULL, NULL, 1))) die("rng", rc, NULL);
     dpdo__round r;
     char err[DPDO__ERRMSG_LEN];
     if ((rc = dpdo__round_init(&r, net, -1))) die("round_init", rc, NULL);

@@ -41,7 +41,7 @@ static double pld_query(const char *type, double h, double *lo, double *eps)
     dpdo_accountant_options o;
     dpdo_accountant_options_init(&o, sizeof o);
     o.pld_interval = h;
-    dpdo_accountant_create(&a, dpdo_accountant_type_find(type), l, &o);
+    dpdo_accountant_create(&a, dpdo_accountant_type_find(type), NULL, l, &o);
     if (dpdo_accountant_epsilon_bounds(a, -1, 1e-5, lo, eps) != DPDO_OK) *eps = *lo = NAN;
     dpdo_accountant_destroy(a);
     dpdo_ledger_destroy(l);
@@ -165,7 +165,7 @@ int main(void)
     dpdo_event_create(&ev);
     dpdo_event_set_gaussian(ev, s, 1.0, 1.0);
     dpdo_ledger_create(&l, 1);
-    dpdo_accountant_create(&a, dpdo_accountant_type_find("auto"), l, NULL);
+    dpdo_accountant_create(&a, dpdo_accountant_type_find("auto"), NULL, l, NULL);
     dpdo_accountant_set_budget(a, 8.0, 1e-5);
     double t0 = now();
     int64_t rounds = 0;

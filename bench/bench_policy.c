@@ -32,7 +32,7 @@ static int fail(const char *what, const dpdo_policy *p)
 int main(void)
 {
     dpdo_rng *rng = NULL;
-    if (dpdo_rng_create(&rng, NULL, 1)) return fail("rng", NULL);
+    if (dpdo_rng_create(&rng, NULL, NULL, 1)) return fail("rng", NULL);
     const int64_t sizes[2] = {52, 56};
     printf("%-28s %6s %14s %12s\n", "case", "S", "decisions/s", "us/decision");
     for (int si = 0; si < 2; si++) {

@@ -56,7 +56,7 @@ static double rate(const dpdo_rng *rng, kfn f, int kernel, double *buf, double m
 int main(void)
 {
     dpdo_rng *rng = NULL;
-    if (dpdo_rng_create(&rng, NULL, 2024) != DPDO_OK) return 1;
+    if (dpdo_rng_create(&rng, NULL, NULL, 2024) != DPDO_OK) return 1;
     double *buf = calloc(N, sizeof *buf);
     if (!buf) return 1;
     int used;

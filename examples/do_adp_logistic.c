@@ -302,7 +302,7 @@ static int run_once(const problem *p, const method *m, int mode, double eps, int
         TRY(dpdo_accountant_options_init(&ao, sizeof ao), "accountant options");
         ao.orders = orders;
         ao.n_orders = no;
-        TRY(dpdo_accountant_create(&acc, dpdo_accountant_type_find(ex_accountant_name()), ledger,
+        TRY(dpdo_accountant_create(&acc, dpdo_accountant_type_find(ex_accountant_name()), NULL, ledger,
                                    strcmp(ex_accountant_name(), "rdp") ? NULL : &ao),
             "accountant");
     }

@@ -243,7 +243,7 @@ static int run_once(const problem *p, int r, const method *m, int mode, double e
     TRY(dpdo_network_set_complete(net, NODES), dpdo_network_errmsg(net));
     if (mode != DPDO_NOISE_NONE) {
         TRY(dpdo_ledger_create(&ledger, NODES), "out of memory");
-        TRY(dpdo_accountant_create(&acc, dpdo_accountant_type_find(ex_accountant_name()), ledger,
+        TRY(dpdo_accountant_create(&acc, dpdo_accountant_type_find(ex_accountant_name()), NULL, ledger,
                                    NULL),
             "accountant");
     }

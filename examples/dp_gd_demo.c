@@ -78,7 +78,7 @@ int main(int argc, char **argv)
     dpdo_accountant *acc = NULL;
     dpdo_event *ev = NULL;
     TRY(dpdo_ledger_create(&ledger, NODES), "ledger");
-    TRY(dpdo_accountant_create(&acc, dpdo_accountant_type_find("exact"), ledger, NULL), "acc");
+    TRY(dpdo_accountant_create(&acc, dpdo_accountant_type_find("exact"), NULL, ledger, NULL), "acc");
     TRY(dpdo_event_create(&ev), "event");
     int64_t qmin = n;
     for (int i = 0; i < NODES; i++)
@@ -93,7 +93,7 @@ int main(int argc, char **argv)
     /* 5. Train twice from x = 0: without noise (the best this budget of rounds
      *    can do) and privately (the ledger is charged only in the private run). */
     dpdo_rng *rng = NULL;
-    TRY(dpdo_rng_create(&rng, NULL, 2024), "rng");
+    TRY(dpdo_rng_create(&rng, NULL, NULL, 2024), "rng");
     double *x = malloc(sizeof(double) * d), *avg = malloc(sizeof(double) * d);
     double *gi = malloc(sizeof(double) * d), *noise = malloc(sizeof(double) * d);
     double F = 0, F_nonprivate = 0, eps = 0;

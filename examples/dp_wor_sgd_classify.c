@@ -451,7 +451,7 @@ static int run_one(const problem *p, int setting, int method, int M, int64_t nm,
     int noisy = method != NOISELESS;
     if (noisy) { /* one ledger for the K models: the rigorous epsilon composes over them */
         TRY(dpdo_ledger_create(&led, M), "out of memory");
-        TRY(dpdo_accountant_create(&acc, dpdo_accountant_type_find(ex_accountant_name()), led, NULL), "accountant");
+        TRY(dpdo_accountant_create(&acc, dpdo_accountant_type_find(ex_accountant_name()), NULL, led, NULL), "accountant");
     }
     double n_total = (double)M * (double)nm, delta = 1.0 / (n_total * n_total);
     counting counter = {NULL, 0, 0};
@@ -464,7 +464,7 @@ static int run_one(const problem *p, int setting, int method, int M, int64_t nm,
             dpdo_ledger_destroy(led);
             led = NULL;
             TRY(dpdo_ledger_create(&led, M), "out of memory");
-            TRY(dpdo_accountant_create(&acc, dpdo_accountant_type_find(ex_accountant_name()), led, NULL),
+            TRY(dpdo_accountant_create(&acc, dpdo_accountant_type_find(ex_accountant_name()), NULL, led, NULL),
                 "accountant");
         }
         dpdo_algorithm_options o;

@@ -1593,7 +1593,7 @@ int main(int argc, char **argv)
     TRY(dpdo_solver_create(&g_ctx.agd, dpdo_solver_type_find("agd"), NULL, 5), "solver_create", "agd");
     TRY(dpdo_solver_create(&g_ctx.noisy, dpdo_solver_type_find("noisy-gd"), NULL, 5), "solver_create", "noisy-gd");
     TRY(dpdo_ledger_create(&g_ctx.led, N_AGENTS), "ledger_create", "");
-    TRY(dpdo_accountant_create(&g_ctx.acc, dpdo_accountant_type_find(ex_accountant_name()), g_ctx.led, NULL), "accountant_create", "");
+    TRY(dpdo_accountant_create(&g_ctx.acc, dpdo_accountant_type_find(ex_accountant_name()), NULL, g_ctx.led, NULL), "accountant_create", "");
 
     problem_init(&g_convex5, 5, S_TABLES, 0, 0);
     problem_init(&g_nonconvex5, 5, S_TABLES, 1, 0);

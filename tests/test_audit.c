@@ -228,7 +228,7 @@ static void test_api_errors(void)
     CHECK(strstr(dpdo_audit_errmsg(a), "fed-epochs") != NULL);
     dpdo_audit_destroy(a);
     dpdo_audit_destroy(NULL);
-    CHECK(strcmp(dpdo_audit_errmsg(NULL), "(null)") == 0);
+    CHECK(strcmp(dpdo_audit_errmsg(NULL), "dpdo_audit_errmsg: a is NULL") == 0);
     CHECK(strcmp(dpdo_audit_verdict_name(DPDO_AUDIT_VIOLATION), "VIOLATION") == 0);
 }
 

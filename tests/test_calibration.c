@@ -89,7 +89,7 @@ static void dda_make(run *r, int graph, uint64_t seed, int64_t T, int64_t B, int
     if (graph == GRAPH_RING) CHECK_EQ(dpdo_network_set_ring(r->net, F.n), DPDO_OK);
     else CHECK_EQ(dpdo_network_set_star(r->net, F.n), DPDO_OK);
     CHECK_EQ(dpdo_ledger_create(&r->led, F.n), DPDO_OK);
-    CHECK_EQ(dpdo_accountant_create(&r->acc, dpdo_accountant_type_find("rdp"), r->led, NULL), DPDO_OK);
+    CHECK_EQ(dpdo_accountant_create(&r->acc, dpdo_accountant_type_find("rdp"), NULL, r->led, NULL), DPDO_OK);
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
     o.seed = seed;
@@ -306,7 +306,7 @@ static void test_getter(void)
     CHECK_EQ(dpdo_network_create(&net), DPDO_OK);
     CHECK_EQ(dpdo_network_set_ring(net, 4), DPDO_OK);
     CHECK_EQ(dpdo_ledger_create(&led, 4), DPDO_OK);
-    CHECK_EQ(dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), led, NULL), DPDO_OK);
+    CHECK_EQ(dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), NULL, led, NULL), DPDO_OK);
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
     o.max_rounds = 300;
@@ -325,7 +325,7 @@ static void test_getter(void)
     dpdo_network_destroy(net);
     /* Fed-PLT: uniform m of n active agents, N_e noisy steps each */
     CHECK_EQ(dpdo_ledger_create(&led, 4), DPDO_OK);
-    CHECK_EQ(dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), led, NULL), DPDO_OK);
+    CHECK_EQ(dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), NULL, led, NULL), DPDO_OK);
     dpdo_algorithm_options_init(&o, sizeof o);
     o.max_rounds = 120;
     CHECK_EQ(dpdo_algorithm_create(&a, dpdo_algorithm_type_find("fed-plt")), DPDO_OK);
@@ -350,7 +350,7 @@ static void test_getter(void)
     dpdo_ledger_destroy(led);
     /* DP-WOR-SGD: one charge per node per pass */
     CHECK_EQ(dpdo_ledger_create(&led, 4), DPDO_OK);
-    CHECK_EQ(dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), led, NULL), DPDO_OK);
+    CHECK_EQ(dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), NULL, led, NULL), DPDO_OK);
     dpdo_algorithm_options_init(&o, sizeof o);
     o.batch = 2;
     o.step_size = 0.1;

@@ -116,7 +116,7 @@ static void dda_run(fixture *f, int secrets, double *x, int32_t *act, int rounds
     dpdo_ledger *led = NULL;
     dpdo_accountant *acc = NULL;
     CHECK_EQ(dpdo_ledger_create(&led, N), DPDO_OK);
-    CHECK_EQ(dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), led, NULL), DPDO_OK);
+    CHECK_EQ(dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), NULL, led, NULL), DPDO_OK);
     dpdo_algorithm *a = NULL;
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
@@ -412,7 +412,7 @@ static void transport_sim(void)
                      DPDO_OK);
         }
         CHECK_EQ(dpdo_ledger_create(&led[r], N), DPDO_OK);
-        CHECK_EQ(dpdo_accountant_create(&acc[r], dpdo_accountant_type_find("rdp"), led[r], NULL), DPDO_OK);
+        CHECK_EQ(dpdo_accountant_create(&acc[r], dpdo_accountant_type_find("rdp"), NULL, led[r], NULL), DPDO_OK);
         CHECK_EQ(dpdo_algorithm_create(&a[r], dpdo_algorithm_type_find("dp-dda")), DPDO_OK);
         CHECK_EQ(dpdo_algorithm_setup(a[r], nodes[r], N, f.net, f.reg, acc[r], &o), DPDO_OK);
         CHECK_EQ(dpdo_algorithm_set_int(a[r], DPDO_PARAM_DDA_ACTIVE, 4), DPDO_OK);

@@ -67,7 +67,7 @@ static void fx_make(fx *f, int n, int q, int d, int circ)
         CHECK_EQ(dpdo_network_set_circulant(f->net, n, 3), DPDO_OK);
     } else CHECK_EQ(dpdo_network_set_ring(f->net, n), DPDO_OK);
     CHECK_EQ(dpdo_ledger_create(&f->led, n), DPDO_OK);
-    CHECK_EQ(dpdo_accountant_create(&f->acc, dpdo_accountant_type_find("rdp"), f->led, NULL), DPDO_OK);
+    CHECK_EQ(dpdo_accountant_create(&f->acc, dpdo_accountant_type_find("rdp"), NULL, f->led, NULL), DPDO_OK);
 }
 
 static void fx_free(fx *f)
@@ -377,7 +377,7 @@ static void test_privacy_and_misuse(void)
         dpdo_sampling *s2;
         dpdo_event *e2;
         dpdo_ledger_create(&l2, 1);
-        dpdo_accountant_create(&a2, dpdo_accountant_type_find("rdp"), l2, NULL);
+        dpdo_accountant_create(&a2, dpdo_accountant_type_find("rdp"), NULL, l2, NULL);
         dpdo_sampling_create(&s2);
         dpdo_sampling_set_wor(s2, 50, 1);
         dpdo_event_create(&e2);

@@ -75,7 +75,7 @@ static void fx_make(fx *f, int n, int q, int d, const char *acc, double lam)
     CHECK_EQ(dpdo_network_get_weights(f->net, f->W, (int64_t)n * n), DPDO_OK);
     if (lam > 0) CHECK_EQ(dpdo_regularizer_create(&f->reg, dpdo_regularizer_type_find("l2"), NULL, d, &lam, 1), DPDO_OK);
     CHECK_EQ(dpdo_ledger_create(&f->led, n), DPDO_OK);
-    CHECK_EQ(dpdo_accountant_create(&f->acc, dpdo_accountant_type_find(acc), f->led, NULL), DPDO_OK);
+    CHECK_EQ(dpdo_accountant_create(&f->acc, dpdo_accountant_type_find(acc), NULL, f->led, NULL), DPDO_OK);
 }
 
 static void fx_free(fx *f)

@@ -144,7 +144,7 @@ static void prob_build(const dpdo_loss_type *lt, const char *reg, const double *
                                          rparam, nrp),
                  DPDO_OK);
     CHECK_EQ(dpdo_ledger_create(&p->led, p->n), DPDO_OK);
-    CHECK_EQ(dpdo_accountant_create(&p->acc, dpdo_accountant_type_find("rdp"), p->led, NULL),
+    CHECK_EQ(dpdo_accountant_create(&p->acc, dpdo_accountant_type_find("rdp"), NULL, p->led, NULL),
              DPDO_OK);
 }
 

@@ -82,7 +82,7 @@ static void fx_data(fx *f, int n, int q, int d, const double *X, const double *Y
     }
     if (lam > 0) CHECK_EQ(dpdo_regularizer_create(&f->reg, dpdo_regularizer_type_find("l2"), NULL, d, &lam, 1), DPDO_OK);
     CHECK_EQ(dpdo_ledger_create(&f->led, n), DPDO_OK);
-    CHECK_EQ(dpdo_accountant_create(&f->acc, dpdo_accountant_type_find("rdp"), f->led, NULL), DPDO_OK);
+    CHECK_EQ(dpdo_accountant_create(&f->acc, dpdo_accountant_type_find("rdp"), NULL, f->led, NULL), DPDO_OK);
 }
 
 static void fx_free(fx *f)

@@ -65,7 +65,7 @@ static void fx_make(fx *f, int n, int q, int d)
         CHECK_EQ(dpdo_node_create(&f->nodes[i], f->sh[i], f->loss, 1.0), DPDO_OK);
     }
     CHECK_EQ(dpdo_ledger_create(&f->led, n), DPDO_OK);
-    CHECK_EQ(dpdo_accountant_create(&f->acc, dpdo_accountant_type_find("rdp"), f->led, NULL), DPDO_OK);
+    CHECK_EQ(dpdo_accountant_create(&f->acc, dpdo_accountant_type_find("rdp"), NULL, f->led, NULL), DPDO_OK);
     double S[DMAX * DMAX] = {0}, cs[DMAX] = {0};
     f->lo = INFINITY, f->hi = 0;
     for (int i = 0; i < n; i++) {
@@ -495,7 +495,7 @@ static void test_reference(void)
     /* the L_r law: Geom(1/N_e) on {1, 2, ...} has mean N_e */
     {
         dpdo_rng *rng = NULL;
-        CHECK_EQ(dpdo_rng_create(&rng, dpdo_rng_type_find("philox4x32-10"), 5), DPDO_OK);
+        CHECK_EQ(dpdo_rng_create(&rng, dpdo_rng_type_find("philox4x32-10"), NULL, 5), DPDO_OK);
         double sum = 0;
         int K = 20000;
         for (int t = 1; t <= K; t++) {

@@ -64,7 +64,7 @@ static void fx_make(fx *f, int n, int q, int d, const char *loss)
         CHECK_EQ(dpdo_node_create(&f->nodes[i], f->sh[i], f->loss, 1.0), DPDO_OK);
     }
     CHECK_EQ(dpdo_ledger_create(&f->led, n), DPDO_OK);
-    CHECK_EQ(dpdo_accountant_create(&f->acc, dpdo_accountant_type_find("rdp"), f->led, NULL), DPDO_OK);
+    CHECK_EQ(dpdo_accountant_create(&f->acc, dpdo_accountant_type_find("rdp"), NULL, f->led, NULL), DPDO_OK);
     /* Hessian spectra and x* */
     double S[DMAX * DMAX] = {0}, c[DMAX] = {0};
     f->lo = INFINITY, f->hi = 0;
@@ -383,7 +383,7 @@ static void test_privacy(void)
         CHECK_EQ(dpdo_node_create(&f.nodes[i], f.sh[i], f.loss, 1.0), DPDO_OK);
     }
     CHECK_EQ(dpdo_ledger_create(&f.led, N), DPDO_OK);
-    CHECK_EQ(dpdo_accountant_create(&f.acc, dpdo_accountant_type_find("rdp"), f.led, NULL), DPDO_OK);
+    CHECK_EQ(dpdo_accountant_create(&f.acc, dpdo_accountant_type_find("rdp"), NULL, f.led, NULL), DPDO_OK);
     /* T15/T19 through PAPER calibration: L = 2, lambda_lo = 0.5, q = 250, gamma = 0.5,
      * K = 10, N_e = 5, target eps* = 0.07683002502 at delta = 1e-5 -> tau^2 = 1 */
     dpdo_algorithm_options o;

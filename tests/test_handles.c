@@ -4,7 +4,7 @@
  * instead of corrupting the heap (glibc aborts with "double free detected"
  * without it), and dpdo_algorithm_run/step/errmsg on a destroyed algorithm
  * and the dataset calls on a destroyed dataset return DPDO_E_INVAL /
- * "(destroyed handle)". Also: a handle passed to the
+ * "<function>: <arg> is a destroyed handle". Also: a handle passed to the
  * destroy of another type is ignored (magics differ per type).
  *
  * The second destroy reads the freed block (see lib/core/core_impl.h for what
@@ -56,7 +56,7 @@ static void prob_make(prob *p)
     CHECK_EQ(dpdo_network_create(&p->net), DPDO_OK);
     CHECK_EQ(dpdo_network_set_complete(p->net, 2), DPDO_OK);
     CHECK_EQ(dpdo_ledger_create(&p->led, 2), DPDO_OK);
-    CHECK_EQ(dpdo_accountant_create(&p->acc, dpdo_accountant_type_find("rdp"), p->led, NULL),
+    CHECK_EQ(dpdo_accountant_create(&p->acc, dpdo_accountant_type_find("rdp"), NULL, p->led, NULL),
              DPDO_OK);
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
@@ -106,7 +106,7 @@ static void test_double_destroy_every_type(void)
     /* calls on the destroyed algorithm are refused, not run */
     CHECK_EQ(dpdo_algorithm_step(alg), DPDO_E_INVAL);
     CHECK_EQ(dpdo_algorithm_run(alg, 1, NULL), DPDO_E_INVAL);
-    CHECK(strcmp(dpdo_algorithm_errmsg(alg), "(destroyed handle)") == 0);
+    CHECK(strcmp(dpdo_algorithm_errmsg(alg), "dpdo_algorithm_errmsg: alg is a destroyed handle") == 0);
     prob_free(&p, 1); /* destroys the algorithm a second and third time, the rest twice */
 
     /* the remaining types, each destroyed twice */
@@ -124,7 +124,7 @@ static void test_double_destroy_every_type(void)
     CHECK_EQ(dpdo_solver_create(&so, dpdo_solver_type_find("gd"), NULL, 3), DPDO_OK);
     CHECK_EQ(dpdo_compressor_create(&co, dpdo_compressor_type_find("top-k"), NULL, 3), DPDO_OK);
     CHECK_EQ(dpdo_policy_create(&po, dpdo_policy_type_find("dqn"), NULL, 3, 4), DPDO_OK);
-    CHECK_EQ(dpdo_rng_create(&r, dpdo_rng_type_find("philox4x32-10"), 7), DPDO_OK);
+    CHECK_EQ(dpdo_rng_create(&r, dpdo_rng_type_find("philox4x32-10"), NULL, 7), DPDO_OK);
     CHECK_EQ(dpdo_transform_create(&t), DPDO_OK);
     for (int k = 0; k < 2; k++) {
         dpdo_sampling_destroy(s);
@@ -150,7 +150,7 @@ static void test_double_destroy_every_type(void)
     /* the destroyed (deferred) dataset refuses public calls; its shard still works */
     CHECK_EQ(dpdo_dataset_set_dense(ds, 2, 1, X, y, DPDO_COPY), DPDO_E_INVAL);
     CHECK_EQ(dpdo_dataset_load_libsvm(ds, "/nonexistent", NULL), DPDO_E_INVAL);
-    CHECK(strcmp(dpdo_dataset_errmsg(ds), "(destroyed handle)") == 0);
+    CHECK(strcmp(dpdo_dataset_errmsg(ds), "dpdo_dataset_errmsg: ds is a destroyed handle") == 0);
     double w = 2, mg[2];
     CHECK_EQ(dpdo_shard_margins(sh, &w, 1, mg, 2), DPDO_OK);
     CHECK(mg[0] == 2 && mg[1] == 4);

@@ -59,7 +59,7 @@ static void run_make(run *r, const char *loss, uint64_t seed)
     CHECK_EQ(dpdo_network_create(&r->net), DPDO_OK);
     CHECK_EQ(dpdo_network_set_complete(r->net, NODES), DPDO_OK);
     CHECK_EQ(dpdo_ledger_create(&r->led, NODES), DPDO_OK);
-    CHECK_EQ(dpdo_accountant_create(&r->acc, dpdo_accountant_type_find("rdp"), r->led, NULL),
+    CHECK_EQ(dpdo_accountant_create(&r->acc, dpdo_accountant_type_find("rdp"), NULL, r->led, NULL),
              DPDO_OK);
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
@@ -326,7 +326,7 @@ static void test_hostile_files(void)
     CHECK_EQ(dpdo_model_dim(m), 1);
     /* NULL handling */
     CHECK_EQ(dpdo_model_load(NULL, "x"), DPDO_E_INVAL);
-    CHECK(strcmp(dpdo_model_errmsg(NULL), "(null model)") == 0);
+    CHECK(strcmp(dpdo_model_errmsg(NULL), "dpdo_model_errmsg: m is NULL") == 0);
     CHECK_EQ(dpdo_model_dim(NULL), 0);
     dpdo_model_destroy(m);
 }

@@ -749,7 +749,7 @@ static void round_spec_example(void)
     dpdo__round_free(&r);
     /* a round structure sized for one edge refuses bigger plans */
     dpdo_rng *rng = NULL;
-    CHECK_EQ(dpdo_rng_create(&rng, NULL, 3), DPDO_OK);
+    CHECK_EQ(dpdo_rng_create(&rng, NULL, NULL, 3), DPDO_OK);
     CHECK_EQ(dpdo__round_init(&r, net, 1), DPDO_OK);
     CHECK_EQ(dpdo__round_draw(&r, net, rng, 0, DPDO_ROUND_ALL, 0, 0, err), DPDO_E_INVAL);
     CHECK_STR_CONTAINS(err, "capacity");
@@ -814,7 +814,7 @@ static void round_beta_enumeration(void)
 static void round_invariants(void)
 {
     dpdo_rng *rng = NULL;
-    CHECK_EQ(dpdo_rng_create(&rng, NULL, 2024), DPDO_OK);
+    CHECK_EQ(dpdo_rng_create(&rng, NULL, NULL, 2024), DPDO_OK);
     dpdo_network *k20 = mk(), *circ = mk();
     CHECK_EQ(dpdo_network_set_complete(k20, 20), DPDO_OK);
     CHECK_EQ(dpdo_network_set_circulant(circ, 20, 3), DPDO_OK);
@@ -895,8 +895,8 @@ static void round_invariants(void)
 static void round_determinism(void)
 {
     dpdo_rng *rng = NULL, *rng2 = NULL;
-    CHECK_EQ(dpdo_rng_create(&rng, NULL, 77), DPDO_OK);
-    CHECK_EQ(dpdo_rng_create(&rng2, NULL, 78), DPDO_OK);
+    CHECK_EQ(dpdo_rng_create(&rng, NULL, NULL, 77), DPDO_OK);
+    CHECK_EQ(dpdo_rng_create(&rng2, NULL, NULL, 78), DPDO_OK);
     dpdo_network *net = mk();
     CHECK_EQ(dpdo_network_set_circulant(net, 30, 4), DPDO_OK);
     int schemes[] = {DPDO_ROUND_EDGES, DPDO_ROUND_MATCHING, DPDO_ROUND_INDUCED, DPDO_ROUND_BERNOULLI,
@@ -940,7 +940,7 @@ static void round_determinism(void)
 static void round_gossip(void)
 {
     dpdo_rng *rng = NULL;
-    CHECK_EQ(dpdo_rng_create(&rng, NULL, 5), DPDO_OK);
+    CHECK_EQ(dpdo_rng_create(&rng, NULL, NULL, 5), DPDO_OK);
     dpdo_network *net = mk();
     CHECK_EQ(dpdo_network_set_torus(net, 4, 5), DPDO_OK);
     int64_t n = 20, d = 13;
@@ -1021,7 +1021,7 @@ static double chi2_stat(const long *c, int K, long R, double p, int fixed_total,
 static void sampler_chi_square(void)
 {
     dpdo_rng *rng = NULL;
-    CHECK_EQ(dpdo_rng_create(&rng, NULL, 31337), DPDO_OK);
+    CHECK_EQ(dpdo_rng_create(&rng, NULL, NULL, 31337), DPDO_OK);
     dpdo_network *k20 = mk(), *circ = mk();
     CHECK_EQ(dpdo_network_set_complete(k20, 20), DPDO_OK);
     CHECK_EQ(dpdo_network_set_circulant(circ, 20, 3), DPDO_OK);
@@ -1236,7 +1236,7 @@ static int f_slem(dpdo_network *n)
 static int f_round(dpdo_network *n)
 {
     dpdo_rng *rng = NULL;
-    int rc = dpdo_rng_create(&rng, NULL, 1);
+    int rc = dpdo_rng_create(&rng, NULL, NULL, 1);
     if (rc) return rc;
     double w[25];
     rc = dpdo_network_round_matrix(n, rng, 3, DPDO_ROUND_MATCHING, 2, 0, NULL, w, 25);
@@ -1309,7 +1309,7 @@ static void oom(void)
 static void no_alloc_in_round(void)
 {
     dpdo_rng *rng = NULL;
-    CHECK_EQ(dpdo_rng_create(&rng, NULL, 9), DPDO_OK);
+    CHECK_EQ(dpdo_rng_create(&rng, NULL, NULL, 9), DPDO_OK);
     dpdo_network *net = mk();
     CHECK_EQ(dpdo_network_set_circulant(net, 40, 3), DPDO_OK);
     dpdo__round r;

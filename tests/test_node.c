@@ -162,7 +162,7 @@ static void checks_and_errors(void)
     CHECK_EQ(dpdo_node_smoothness(NULL, 1.0, &L), DPDO_E_INVAL);
     CHECK_EQ(dpdo_node_smoothness(n, 0.0, &L), DPDO_E_INVAL);
     dpdo_node_destroy(n);
-    CHECK(strcmp(dpdo_node_errmsg(NULL), "(null node)") == 0);
+    CHECK(strcmp(dpdo_node_errmsg(NULL), "dpdo_node_errmsg: node is NULL") == 0);
     CHECK_EQ(dpdo_node_samples(NULL), 0);
     CHECK_EQ(dpdo_node_dim(NULL), 0);
     CHECK(dpdo_node_weight(NULL) == 0.0);

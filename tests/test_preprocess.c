@@ -201,7 +201,7 @@ static void test_create_destroy(void)
     dpdo_transform_destroy(t);
     dpdo_transform_destroy(NULL);
     CHECK_EQ(dpdo_transform_create(NULL), DPDO_E_INVAL);
-    CHECK(strcmp(dpdo_transform_errmsg(NULL), "(null transform)") == 0);
+    CHECK(strcmp(dpdo_transform_errmsg(NULL), "dpdo_transform_errmsg: t is NULL") == 0);
 }
 
 /* identity transform copies values, labels and classes */

@@ -26,7 +26,7 @@ static size_t big_n(void) { return h_quick() ? 100000 : 1000000; }
 static dpdo_rng *mk(uint64_t seed)
 {
     dpdo_rng *r = NULL;
-    CHECK_EQ(dpdo_rng_create(&r, NULL, seed), DPDO_OK);
+    CHECK_EQ(dpdo_rng_create(&r, NULL, NULL, seed), DPDO_OK);
     return r;
 }
 
@@ -141,7 +141,7 @@ static void create_oom(void)
     for (long k = 0; k < 10 && !ok; k++) {
         dpdo_rng *r = (dpdo_rng *)&r; /* poison: must become NULL */
         dpdo__fault_arm(k);
-        int rc = dpdo_rng_create(&r, NULL, 1);
+        int rc = dpdo_rng_create(&r, NULL, NULL, 1);
         dpdo__fault_arm(-1);
         if (rc == DPDO_OK) {
             ok = 1;
@@ -177,8 +177,9 @@ static void create_oom(void)
 static void create_bad_input(void)
 {
     dpdo_rng *r = (dpdo_rng *)&r;
-    CHECK_EQ(dpdo_rng_create(NULL, NULL, 1), DPDO_E_INVAL);
-    CHECK_EQ(dpdo_rng_create(&r, &hash_type, 1), DPDO_E_INVAL); /* not built in */
+    CHECK_EQ(dpdo_rng_create(NULL, NULL, NULL, 1), DPDO_E_INVAL);
+    /* a built-in type takes no user pointer */
+    CHECK_EQ(dpdo_rng_create(&r, dpdo_rng_type_find("philox4x32-10"), &r, 1), DPDO_E_INVAL);
     CHECK(r == NULL);
     r = (dpdo_rng *)&r;
     CHECK_EQ(dpdo_rng_create_custom(&r, NULL, NULL, 1), DPDO_E_INVAL);

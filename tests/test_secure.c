@@ -122,7 +122,7 @@ static int run(fx *f, const char *type, const run_cfg *c, double *x, taps *tp)
     dpdo_ledger *led = NULL;
     dpdo_accountant *acc = NULL;
     CHECK_EQ(dpdo_ledger_create(&led, N), DPDO_OK);
-    CHECK_EQ(dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), led, NULL), DPDO_OK);
+    CHECK_EQ(dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), NULL, led, NULL), DPDO_OK);
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
     o.randomness = c->randomness;
@@ -180,6 +180,16 @@ static int run(fx *f, const char *type, const run_cfg *c, double *x, taps *tp)
     return priv;
 }
 
+/* The largest power of two that divides x (inf for 0). */
+static double granule(double x)
+{
+    if (x == 0) return INFINITY;
+    int e;
+    double m = frexp(fabs(x), &e);
+    uint64_t M = (uint64_t)ldexp(m, 53); /* exact */
+    return ldexp(1.0, e - 53 + __builtin_ctzll(M));
+}
+
 static int is_fed_baseline(const char *t)
 {
     return !strcmp(t, "fedpd") || !strcmp(t, "fedlin") || !strcmp(t, "tamuna") || !strcmp(t, "led") ||
@@ -229,7 +239,17 @@ static void runs_differ_and_repeat(void)
         }
         int same = 0;
         for (int k = 0; k < N * D; k++) same += a[k] == b[k];
-        if (fedplt) CHECK_MSG(same == 0, "%s: two secure runs agree in %d of %d coordinates", name, same, N * D);
+        if (fedplt) {
+            CHECK_MSG(same == 0, "%s: two secure runs agree in %d of %d coordinates", name, same, N * D);
+            /* its noise is drawn in the local solver on a power-of-two grid too (the grid here is about
+             * 2^-10 gamma L_eff / (q sqrt(D)) ~ 2^-17): every coordinate of the final local models is a
+             * multiple of 2^-30 or coarser; continuous noise leaves 53-bit mantissas (finer than 2^-40) */
+            int coarse_sec = 0, coarse_rep = 0;
+            for (int k = 0; k < N * D; k++) coarse_sec += granule(a[k]) >= 0x1p-30, coarse_rep += granule(c[k]) >= 0x1p-40;
+            CHECK_MSG(coarse_sec == N * D, "%s: %d of %d secure coordinates off a grid", name, N * D - coarse_sec, N * D);
+            CHECK_MSG(coarse_rep * 10 < N * D, "%s: %d of %d reproducible coordinates on a coarse grid", name, coarse_rep,
+                      N * D);
+        }
         /* host keys on every node: a secure run that is replayable by whoever holds the keys */
         run_cfg keyed = sec;
         keyed.keys = 1;
@@ -341,14 +361,14 @@ static void grid_ledger(void)
     fx_make(&f);
     /* secure DP-DDA and the DPDO baseline are charged as discrete mechanisms, reproducible as before */
     const char *types[] = {"dp-dda", "dpdo"};
-    const char *want[2][2] = {{"event 3 ", "event 1 "}, {"event 4 ", "event 2 "}};
+    const char *want[2][2] = {{"event 5 ", "event 1 "}, {"event 4 ", "event 2 "}};
     double epsv[2][2];
     for (int t = 0; t < 2; t++)
         for (int mode = 0; mode < 2; mode++) {
             dpdo_ledger *led = NULL;
             dpdo_accountant *acc = NULL;
             CHECK_EQ(dpdo_ledger_create(&led, N), DPDO_OK);
-            CHECK_EQ(dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), led, NULL), DPDO_OK);
+            CHECK_EQ(dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), NULL, led, NULL), DPDO_OK);
             dpdo_algorithm_options o;
             dpdo_algorithm_options_init(&o, sizeof o);
             o.randomness = mode ? DPDO_RANDOMNESS_REPRODUCIBLE : DPDO_RANDOMNESS_SECURE;
@@ -418,7 +438,7 @@ static void old_attack(void)
         dpdo_ledger *led = NULL;
         dpdo_accountant *acc = NULL;
         CHECK_EQ(dpdo_ledger_create(&led, N), DPDO_OK);
-        CHECK_EQ(dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), led, NULL), DPDO_OK);
+        CHECK_EQ(dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), NULL, led, NULL), DPDO_OK);
         dpdo_algorithm_options o;
         dpdo_algorithm_options_init(&o, sizeof o);
         o.seed = 99;
@@ -441,7 +461,7 @@ static void old_attack(void)
     CHECK_EQ(cap[1].n, cap[0].n);
     CHECK_EQ(cap[2].n, cap[0].n);
     dpdo_rng *rng = NULL;
-    CHECK_EQ(dpdo_rng_create(&rng, NULL, 99), DPDO_OK);
+    CHECK_EQ(dpdo_rng_create(&rng, NULL, NULL, 99), DPDO_OK);
     double rep = attack_residual(&cap[0], &cap[1], rng, sigma);
     double sec = attack_residual(&cap[0], &cap[2], rng, sigma);
     printf("# attack residual / signal: reproducible %.3g, secure %.3g\n", rep, sec);
@@ -485,7 +505,7 @@ static double w_lap(double v, double t) { return exp(-fabs(v) / t); }
 static void sampler_pmf_smoke(void)
 {
     dpdo_rng *rng = NULL;
-    CHECK_EQ(dpdo_rng_create(&rng, NULL, 5), DPDO_OK);
+    CHECK_EQ(dpdo_rng_create(&rng, NULL, NULL, 5), DPDO_OK);
     unsigned char key[32];
     for (int b = 0; b < 32; b++) key[b] = (unsigned char)(b * 7 + 1);
     unsigned char has = 1;
@@ -578,7 +598,7 @@ static void keys_hosted_only(void)
     dpdo_ledger *led = NULL;
     dpdo_accountant *acc = NULL;
     CHECK_EQ(dpdo_ledger_create(&led, N), DPDO_OK);
-    CHECK_EQ(dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), led, NULL), DPDO_OK);
+    CHECK_EQ(dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), NULL, led, NULL), DPDO_OK);
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
     o.max_rounds = 3;

@@ -118,7 +118,7 @@ static int run_make(run *r, fx *f, const char *type, const dpdo_algorithm_option
                  DPDO_OK);
     }
     CHECK_EQ(dpdo_ledger_create(&r->led, N), DPDO_OK);
-    CHECK_EQ(dpdo_accountant_create(&r->acc, dpdo_accountant_type_find("rdp"), r->led, NULL), DPDO_OK);
+    CHECK_EQ(dpdo_accountant_create(&r->acc, dpdo_accountant_type_find("rdp"), NULL, r->led, NULL), DPDO_OK);
     CHECK_EQ(dpdo_algorithm_create(&r->a, dpdo_algorithm_type_find(type)), DPDO_OK);
     int rc = dpdo_algorithm_setup(r->a, r->nodes, N, f->net, use_reg ? f->reg : NULL, r->acc, o);
     if (rc) return rc;

@@ -379,7 +379,7 @@ int main(int argc, char **argv)
     }
     if (a.calibrate) {
         dpdo_accountant *acc = NULL;
-        if (dpdo_accountant_create(&acc, dpdo_accountant_type_find(a.method), l, &opt) != DPDO_OK) {
+        if (dpdo_accountant_create(&acc, dpdo_accountant_type_find(a.method), NULL, l, &opt) != DPDO_OK) {
             fprintf(stderr, "dpdo-privacy: cannot create the accountant\n");
             exit_code = 1;
             goto done;
@@ -423,7 +423,7 @@ int main(int argc, char **argv)
         dpdo_accountant_options o2 = opt;
         o2.conversion = convs[i];
         dpdo_accountant *acc = NULL;
-        if (dpdo_accountant_create(&acc, dpdo_accountant_type_find(list[i]), l, &o2) != DPDO_OK) {
+        if (dpdo_accountant_create(&acc, dpdo_accountant_type_find(list[i]), NULL, l, &o2) != DPDO_OK) {
             fprintf(stderr, "dpdo-privacy: cannot create accountant %s (bad --orders?)\n", list[i]);
             exit_code = 1;
             break;

@@ -20,7 +20,7 @@
  * (an accountant query writes the accountant's cache; a ledger charge writes
  * the ledger, so accountants reading it must not run concurrently with it).
  * Type objects, dpdo_*_type_* lookups and the pure formula functions are safe
- * from any thread. Since 0.1 for everything in this header. */
+ * from any thread. Every declaration says since which release it exists. */
 #ifndef DPDO_ACCOUNTANT_H
 #define DPDO_ACCOUNTANT_H
 
@@ -47,52 +47,61 @@ typedef struct dpdo_sampling dpdo_sampling;
 /* Create a sampling object of kind NONE. Change it with the set_* calls.
  * Returns DPDO_OK, DPDO_E_INVAL (out NULL), DPDO_E_NOMEM; *out is NULL on
  * failure. Thread-safety: a sampling object may be read (draw, events) from
- * many threads while nobody sets it (a failing draw writes its errmsg). */
+ * many threads while nobody sets it (a failing draw writes its errmsg). Since 0.1. */
 DPDO_API int dpdo_sampling_create(dpdo_sampling **out);
-/* Destroy; NULL is a no-op. Events built from it keep their own copy. */
+/* Destroy; NULL is a no-op. Events built from it keep their own copy. Since 0.1. */
 DPDO_API void dpdo_sampling_destroy(dpdo_sampling *s);
-/* Last error message on this handle ("" if none; "(null handle)" for NULL). */
+/* Last error message on this handle ("" if none; "dpdo_sampling_errmsg: s is NULL" for NULL).
+ * Since 0.1. */
 DPDO_API const char *dpdo_sampling_errmsg(const dpdo_sampling *s);
-/* Make it "no sampling". Returns DPDO_OK or DPDO_E_INVAL (NULL). */
+/* Make it "no sampling". Returns DPDO_OK or DPDO_E_INVAL (NULL). Since 0.1. */
 DPDO_API int dpdo_sampling_set_none(dpdo_sampling *s);
 /* Poisson sampling with rate q in (0, 1] (add/remove-one neighbours).
  * Returns DPDO_OK, DPDO_E_INVAL (NULL, q NaN or outside (0,1]); on failure the
- * object is unchanged. */
+ * object is unchanged. Since 0.1. */
 DPDO_API int dpdo_sampling_set_poisson(dpdo_sampling *s, double q);
 /* Uniform subset of m out of n items without replacement, 1 <= m <= n
  * (replace-one neighbours; sampling ratio m/n). Returns DPDO_OK or
- * DPDO_E_INVAL; on failure the object is unchanged. */
+ * DPDO_E_INVAL; on failure the object is unchanged. Since 0.1. */
 DPDO_API int dpdo_sampling_set_wor(dpdo_sampling *s, int64_t n, int64_t m);
-/* DPDO_SAMPLING_* kind, or -1 for NULL. */
+/* DPDO_SAMPLING_* kind, or -1 for NULL. Since 0.1. */
 DPDO_API int dpdo_sampling_kind(const dpdo_sampling *s);
-/* Sampling rate: q (Poisson), m/n (WOR), 1 (none); NaN for NULL. */
+/* Sampling rate: q (Poisson), m/n (WOR), 1 (none); NaN for NULL. Since 0.1. */
 DPDO_API double dpdo_sampling_rate(const dpdo_sampling *s);
 /* Draw the participants of one round from stream (node, round, purpose) of
  * rng: writes the chosen indices of {0..n-1}, ascending, into out[] (capacity
- * n) and their number into *count. NONE writes 0..n-1; POISSON keeps each
+ * n) and their number into *len. NONE writes 0..n-1; POISSON keeps each
  * index with probability q (dpdo__stream_bernoulli); WOR requires n equal to
  * the object's n and draws a uniform m-subset (dpdo__stream_subset). This is
  * the very function the algorithms use, so an event built from this object
  * describes exactly the scheme that ran. Returns DPDO_OK, DPDO_E_INVAL (NULL
  * pointers, n < 0, n differs from the WOR population), DPDO_E_CALLBACK
- * (custom RNG failed). Thread-safety: concurrent draws are safe. */
+ * (custom RNG failed). Thread-safety: concurrent draws are safe. Since 0.1. */
 DPDO_API int dpdo_sampling_draw(const dpdo_sampling *s, const dpdo_rng *rng, uint64_t node,
                                 uint64_t round, uint32_t purpose, int64_t n, int64_t *out,
-                                int64_t *count);
+                                int64_t *len);
 
 /* ---- events --------------------------------------------------------------- */
 
 /* Mechanisms (pinned values). The discrete ones add integer multiples of a
  * power-of-two grid to a value rounded to that grid (secure noise,
- * docs/privacy.md); their sensitivity includes the rounding. Since 0.1
- * (GAUSSIAN, LAPLACE), 0.2 (DISCRETE_*). */
+ * docs/privacy.md); their sensitivity includes the rounding. GAUSSIAN,
+ * LAPLACE: Since 0.1. DISCRETE_*: Since 0.2. */
 enum { DPDO_MECH_GAUSSIAN = 1, DPDO_MECH_LAPLACE = 2, DPDO_MECH_DISCRETE_GAUSSIAN = 3,
-       DPDO_MECH_DISCRETE_LAPLACE = 4 };
+       DPDO_MECH_DISCRETE_LAPLACE = 4, DPDO_MECH_DISCRETE_GAUSSIAN_FINE = 5 };
+/* DPDO_MECH_DISCRETE_GAUSSIAN_FINE (Since 0.2): a discrete Gaussian release as
+ * DPDO_MECH_DISCRETE_GAUSSIAN whose noise has at least 2^12 sqrt(d) grid steps
+ * per coordinate (S^2 >= 2^24 d for d coordinates): the engine's secure
+ * releases. rdp, zcdp and pure charge it as DPDO_MECH_DISCRETE_GAUSSIAN; the
+ * pld accountant (and auto) charge it through the continuous Gaussian's PLD
+ * with a proven per-release epsilon shift and a tiny extra delta
+ * (docs/privacy.md, "A PLD for the lattice Gaussian"). Events of this kind come
+ * from the engine (or from a ledger file); there is no public setter. */
 
 typedef struct dpdo_event dpdo_event;
 
 /* Create an unset event. Returns DPDO_OK, DPDO_E_INVAL (out NULL),
- * DPDO_E_NOMEM; *out NULL on failure. */
+ * DPDO_E_NOMEM; *out NULL on failure. Since 0.1. */
 DPDO_API int dpdo_event_create(dpdo_event **out);
 DPDO_API void dpdo_event_destroy(dpdo_event *ev); /* NULL is a no-op */
 DPDO_API const char *dpdo_event_errmsg(const dpdo_event *ev);
@@ -101,10 +110,10 @@ DPDO_API const char *dpdo_event_errmsg(const dpdo_event *ev);
  * participants chosen by `sampling` (NULL means no sampling). The sampling
  * object's current scheme is copied into the event. Returns DPDO_OK or
  * DPDO_E_INVAL (message names the argument); on failure the event is
- * unchanged. */
+ * unchanged. Since 0.1. */
 DPDO_API int dpdo_event_set_gaussian(dpdo_event *ev, const dpdo_sampling *sampling,
                                      double sensitivity, double sigma);
-/* Same for a Laplace mechanism with L1 sensitivity and scale b > 0. */
+/* Same for a Laplace mechanism with L1 sensitivity and scale b > 0. Since 0.1. */
 DPDO_API int dpdo_event_set_laplace(dpdo_event *ev, const dpdo_sampling *sampling,
                                     double sensitivity, double scale);
 /* A discrete Gaussian release (secure noise, docs/privacy.md): the value rounded
@@ -133,36 +142,38 @@ typedef struct dpdo_ledger dpdo_ledger;
  * distinct event was charged. Self-composition is stored as a count, so a
  * homogeneous run of T rounds costs O(1) memory and O(#orders) to query.
  * Returns DPDO_OK, DPDO_E_INVAL (out NULL, n_nodes < 1 or > 2^31),
- * DPDO_E_NOMEM; *out NULL on failure. */
+ * DPDO_E_NOMEM; *out NULL on failure. Since 0.1. */
 DPDO_API int dpdo_ledger_create(dpdo_ledger **out, int64_t n_nodes);
-/* Destroy; NULL is a no-op. Accountants borrowing it must be destroyed first:
- * destroying a borrowed ledger is a caller bug, and the call then does
- * nothing (the ledger stays alive) and sets its errmsg. */
+/* Destroy; NULL is a no-op. If accountants still borrow the ledger the free
+ * is deferred: they keep reading it, and it is freed when the last of them is
+ * destroyed (the caller must not use `l` any more; docs/abi.md, "Destroying a
+ * borrowed handle"). Since 0.1. Deferred (was: refused): Since 0.2. */
 DPDO_API void dpdo_ledger_destroy(dpdo_ledger *l);
 DPDO_API const char *dpdo_ledger_errmsg(const dpdo_ledger *l);
 DPDO_API int64_t dpdo_ledger_nodes(const dpdo_ledger *l);  /* 0 for NULL */
 DPDO_API int64_t dpdo_ledger_events(const dpdo_ledger *l); /* distinct events; 0 for NULL */
-/* Total charges of node `node` (sum of counts, saturating at INT64_MAX); -1 for bad arguments. */
+/* Total charges of node `node` (sum of counts, saturating at INT64_MAX); -1 for bad arguments.
+ * Since 0.1. */
 DPDO_API int64_t dpdo_ledger_charges(const dpdo_ledger *l, int64_t node);
 /* Charge `count` >= 1 repetitions of `ev` to each node in nodes[0..n_sel-1]
  * (nodes NULL and n_sel = -1: every node). Node indices must be distinct and
  * in [0, n_nodes). Charging an event already known only adds to a counter
  * (no allocation). Returns DPDO_OK, DPDO_E_INVAL (NULL, unset event, count
  * < 1, bad or repeated node, counter overflow), DPDO_E_NOMEM; on failure the
- * ledger is unchanged. */
+ * ledger is unchanged. Since 0.1. */
 DPDO_API int dpdo_ledger_charge(dpdo_ledger *l, const dpdo_event *ev, int64_t count,
                                 const int64_t *nodes, int64_t n_sel);
-/* Forget every charge. Returns DPDO_OK or DPDO_E_INVAL. */
+/* Forget every charge. Returns DPDO_OK or DPDO_E_INVAL. Since 0.1. */
 DPDO_API int dpdo_ledger_reset(dpdo_ledger *l);
 /* Serialise the ledger to text ("dpdo-ledger 1" header, exact hex-float
  * values, a checksum line). Sets *len to the full length (without the NUL).
  * With buf NULL nothing is written (size query, DPDO_OK). Otherwise the text
- * and a NUL are written if cap > *len, else DPDO_E_INVAL. */
+ * and a NUL are written if cap > *len, else DPDO_E_INVAL. Since 0.1. */
 DPDO_API int dpdo_ledger_save(const dpdo_ledger *l, char *buf, int64_t cap, int64_t *len);
 /* Replace the ledger's content by a serialised state (len bytes of text).
  * The node count must match. Corrupt, truncated, wrong-version or
  * inconsistent input gives DPDO_E_FORMAT (line named in the message) or
- * DPDO_E_VERSION (unknown version tag) and leaves the ledger unchanged. */
+ * DPDO_E_VERSION (unknown version tag) and leaves the ledger unchanged. Since 0.1. */
 DPDO_API int dpdo_ledger_load(dpdo_ledger *l, const char *buf, int64_t len);
 /* Authenticate the ledger's saved text with `key` (len in [16, 64] bytes,
  * copied; NULL with len 0 removes the key). While a key is set,
@@ -202,9 +213,9 @@ enum {
 
 /* An accountant type. Built-ins: "rdp", "exact" (analytic Gaussian, Balle &
  * Wang 2018), "zcdp", "pure", "pld" (privacy loss distributions: Gaussian and
- * Laplace releases, Poisson, without-replacement or no sampling; since 0.2)
+ * Laplace releases, Poisson, without-replacement or no sampling; Since 0.2.)
  * and "auto" (the smallest epsilon among rdp, exact and pld, each where it
- * applies; since 0.2; the recommended default). User types fill this struct.
+ * applies; Since 0.2.; the recommended default). User types fill this struct.
  * `epsilon` (required): for the composition of the events of one node
  * (events: n_events rows of DPDO_EV_FIELDS doubles), the smallest epsilon it
  * can certify at `delta`; *order gets the optimal order or NaN. Return 0 or a
@@ -221,7 +232,7 @@ typedef struct dpdo_accountant_type {
 } dpdo_accountant_type;
 
 /* Built-in types by name ("rdp", "exact", "zcdp", "pure", "pld", "auto"); NULL if unknown.
- * List with dpdo_accountant_type_next(NULL), ...(prev) until NULL. */
+ * List with dpdo_accountant_type_next(NULL), ...(prev) until NULL. Since 0.1. */
 DPDO_API const dpdo_accountant_type *dpdo_accountant_type_find(const char *name);
 DPDO_API const dpdo_accountant_type *dpdo_accountant_type_next(const dpdo_accountant_type *prev);
 DPDO_API const char *dpdo_accountant_type_name(const dpdo_accountant_type *type);
@@ -232,42 +243,50 @@ typedef struct dpdo_accountant_options {
     int64_t n_orders;     /* length of orders (1..100000) */
     int32_t conversion;   /* DPDO_CONVERSION_*; default IMPROVED (rdp and zcdp) */
     int32_t reserved0;    /* must be 0 */
-    /* Since 0.2: discretisation interval of the privacy loss (pld and auto),
+    /* Since 0.2. Discretisation interval of the privacy loss (pld and auto),
      * in [1e-6, 1]; default DPDO_PLD_DEFAULT_INTERVAL. Smaller: tighter upper
      * bound and narrower [lower, upper] interval, more time and memory. */
     double pld_interval;
+    int64_t reserved[4];  /* must be 0 (set by _init): room for later fields (docs/abi.md). 0.2 */
 } dpdo_accountant_options;
 
-/* Default pld_interval (Since 0.2). */
+/* Default pld_interval. Since 0.2. */
 #define DPDO_PLD_DEFAULT_INTERVAL 1e-3
 
 /* Fill defaults: default orders (the 156-order grid 1.1,1.2,...,10.9, 11..63,
  * 128, 256, 512, 1024), improved conversion, pld_interval
- * DPDO_PLD_DEFAULT_INTERVAL. Returns DPDO_OK, DPDO_E_INVAL
- * (NULL), DPDO_E_VERSION (struct_size too small). */
+ * DPDO_PLD_DEFAULT_INTERVAL. Returns DPDO_OK, DPDO_E_INVAL (o NULL),
+ * DPDO_E_VERSION (struct_size < sizeof(size_t)); any older (smaller) or newer
+ * (larger) struct_size is accepted (docs/abi.md, "Options structs"). Since 0.1. */
 DPDO_API int dpdo_accountant_options_init(dpdo_accountant_options *o, size_t struct_size);
 
 /* The default order grid: writes min(cap, 156) orders into out and returns
- * the grid length (156). out may be NULL. */
+ * the grid length (156). out may be NULL. Since 0.1. */
 DPDO_API int64_t dpdo_accountant_default_orders(double *out, int64_t cap);
 
 typedef struct dpdo_accountant dpdo_accountant;
 
-/* Create an accountant of a built-in type reading `ledger` (borrowed: it must
- * outlive the accountant). opts NULL = defaults; copied. Returns DPDO_OK,
- * DPDO_E_INVAL (NULL, not a built-in type, bad orders), DPDO_E_VERSION,
- * DPDO_E_NOMEM; *out NULL on failure. */
+/* Create an accountant reading `ledger` (borrowed: it must outlive the
+ * accountant) in *out (NULL on failure), the one create shape of every
+ * pluggable type: (out, type, user, ...). Built-in type: `user` must be NULL;
+ * opts NULL = defaults, copied. User type (borrowed, immutable): `user` is
+ * passed to its callbacks, and its ownership moves to the handle on success
+ * only (type->release runs at destroy, never on a failed create); opts is
+ * checked for its version and otherwise unused. Returns DPDO_OK, DPDO_E_INVAL
+ * (NULL out/type/ledger, user for a built-in, bad orders, a user type without
+ * name or epsilon), DPDO_E_VERSION (opts, or the user type's struct_size does
+ * not cover release), DPDO_E_NOMEM; the message of a failure is left in
+ * dpdo_ledger_errmsg(ledger). Since 0.1. `user` parameter: Since 0.2. */
 DPDO_API int dpdo_accountant_create(dpdo_accountant **out, const dpdo_accountant_type *type,
-                                    dpdo_ledger *ledger, const dpdo_accountant_options *opts);
-/* Create an accountant of a user type (borrowed, immutable); `user` is passed
- * to its callbacks and released through type->release at destroy (not on a
- * failed create). Returns DPDO_E_INVAL for a NULL/incomplete type,
- * DPDO_E_VERSION if struct_size is too small. */
+                                    void *user, dpdo_ledger *ledger,
+                                    const dpdo_accountant_options *opts);
+/* Deprecated in 0.2 (kept for the ABI): dpdo_accountant_create(out, type,
+ * user, ledger, NULL) for a user type. Since 0.1. */
 DPDO_API int dpdo_accountant_create_custom(dpdo_accountant **out, const dpdo_accountant_type *type,
                                            void *user, dpdo_ledger *ledger);
 DPDO_API void dpdo_accountant_destroy(dpdo_accountant *acc); /* NULL is a no-op */
 DPDO_API const char *dpdo_accountant_errmsg(const dpdo_accountant *acc);
-/* Name of the accountant's type ("" for NULL). */
+/* Name of the accountant's type ("" for NULL). Since 0.1. */
 DPDO_API const char *dpdo_accountant_name(const dpdo_accountant *acc);
 
 /* Smallest epsilon certified at delta in (0,1) for node `node` (node = -1:
@@ -275,10 +294,10 @@ DPDO_API const char *dpdo_accountant_name(const dpdo_accountant *acc);
  * (NaN for accountants without orders). Returns DPDO_OK, DPDO_E_INVAL (NULL,
  * delta outside (0,1), bad node), DPDO_E_UNSUPPORTED (this accountant cannot
  * account an event in the ledger, e.g. "exact" with a sampled event; the
- * message says which), DPDO_E_CALLBACK. *eps may be +inf (no finite bound). */
+ * message says which), DPDO_E_CALLBACK. *eps may be +inf (no finite bound). Since 0.1. */
 DPDO_API int dpdo_accountant_epsilon(dpdo_accountant *acc, int64_t node, double delta, double *eps,
                                      double *order);
-/* Smallest delta certified at epsilon >= 0 (node as above). Same codes. */
+/* Smallest delta certified at epsilon >= 0 (node as above). Same codes. Since 0.1. */
 DPDO_API int dpdo_accountant_delta(dpdo_accountant *acc, int64_t node, double eps, double *delta);
 
 /* The epsilon of dpdo_accountant_epsilon (*eps_hi, the certified upper
@@ -299,13 +318,13 @@ DPDO_API int dpdo_accountant_epsilon_bounds(dpdo_accountant *acc, int64_t node, 
 DPDO_API const char *dpdo_accountant_source(const dpdo_accountant *acc);
 
 /* Budget guard: refuse anything that would make some node's epsilon at
- * `delta` exceed max_epsilon > 0. Returns DPDO_OK or DPDO_E_INVAL. */
+ * `delta` exceed max_epsilon > 0. Returns DPDO_OK or DPDO_E_INVAL. Since 0.1. */
 DPDO_API int dpdo_accountant_set_budget(dpdo_accountant *acc, double max_epsilon, double delta);
 /* Would charging `count` repetitions of ev to the nodes in nodes[0..n_sel-1]
  * (NULL, -1: all nodes) push any of them above the budget? *exceed = 1 or 0;
  * *eps_after (may be NULL) = the worst epsilon of those nodes afterwards. The
  * ledger is not changed. Returns DPDO_OK, DPDO_E_STATE (no budget set),
- * DPDO_E_INVAL, DPDO_E_UNSUPPORTED, DPDO_E_CALLBACK. */
+ * DPDO_E_INVAL, DPDO_E_UNSUPPORTED, DPDO_E_CALLBACK. Since 0.1. */
 DPDO_API int dpdo_accountant_would_exceed(dpdo_accountant *acc, const dpdo_event *ev,
                                           int64_t count, const int64_t *nodes, int64_t n_sel,
                                           int32_t *exceed, double *eps_after);
@@ -314,8 +333,9 @@ DPDO_API int dpdo_accountant_would_exceed(dpdo_accountant *acc, const dpdo_event
  * `steps` more releases of a Gaussian mechanism (sensitivity, sampling) on
  * every node, so that epsilon at delta is <= target epsilon.
  * calibrate_sigma: the smallest sigma, to 1e-10 relative (bracketing, then
- * false position in log sigma with a bisection safeguard; since 0.2). calibrate_steps: the largest number of steps (0 if
- * even one step exceeds) given sigma, capped at 1e15.
+ * false position in log sigma with a bisection safeguard; Since 0.2.).
+ * calibrate_steps: the largest number of steps (0 if even one step exceeds)
+ * given sigma, capped at 1e15.
  * Return DPDO_OK, DPDO_E_INVAL, DPDO_E_NUMERIC (target unreachable: the
  * message gives the smallest epsilon reachable), DPDO_E_UNSUPPORTED. */
 DPDO_API int dpdo_accountant_calibrate_sigma(dpdo_accountant *acc, const dpdo_sampling *sampling,
@@ -331,11 +351,11 @@ DPDO_API int dpdo_accountant_calibrate_steps(dpdo_accountant *acc, const dpdo_sa
  * order alpha (> 1, may be +inf) under sampling kind/rate: Poisson(rate)
  * (exact: integer orders in closed form, fractional orders by the series of
  * Mironov-Talwar-Zhang 2019), WOR (rate = m/n; Wang-Balle-Kasiviswanathan
- * 2019 Thm 9 upper bound, replace-one) or none (alpha/(2 z^2)). */
+ * 2019 Thm 9 upper bound, replace-one) or none (alpha/(2 z^2)). Since 0.1. */
 DPDO_API int dpdo_rdp_gaussian(int sampling_kind, double rate, double z, double alpha, double *rdp);
-/* RDP of the Laplace mechanism with scale/sensitivity = lambda (Mironov 2017). */
+/* RDP of the Laplace mechanism with scale/sensitivity = lambda (Mironov 2017). Since 0.1. */
 DPDO_API int dpdo_rdp_laplace(double lambda, double alpha, double *rdp);
-/* RDP curve -> (eps, delta): minimum over the n orders; *order optional. */
+/* RDP curve -> (eps, delta): minimum over the n orders; *order optional. Since 0.1. */
 DPDO_API int dpdo_rdp_to_epsilon(const double *orders, const double *rdp, int64_t n, double delta,
                                  int conversion, double *eps, double *order);
 DPDO_API int dpdo_rdp_to_delta(const double *orders, const double *rdp, int64_t n, double eps,
@@ -343,21 +363,21 @@ DPDO_API int dpdo_rdp_to_delta(const double *orders, const double *rdp, int64_t 
 /* Analytic Gaussian mechanism (Balle & Wang 2018) with mu = sensitivity/sigma
  * (for k composed Gaussians mu = sqrt(sum (Delta_i/sigma_i)^2)):
  * delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu), and its inverse
- * eps(delta) by bisection (1e-12 relative). */
+ * eps(delta) by bisection (1e-12 relative). Since 0.1. */
 DPDO_API int dpdo_gaussian_delta(double mu, double eps, double *delta);
 DPDO_API int dpdo_gaussian_epsilon(double mu, double delta, double *eps);
 /* rho-zCDP -> (eps, delta). conversion CLASSIC: rho + 2 sqrt(rho log(1/delta))
  * (Bun-Steinke 2016); IMPROVED: the CKS 2020 conversion optimised over all
- * real orders (never larger than CLASSIC). */
+ * real orders (never larger than CLASSIC). Since 0.1. */
 DPDO_API int dpdo_zcdp_epsilon(double rho, double delta, int conversion, double *eps);
-/* Amplification by subsampling of an eps-DP mechanism: log(1 + g (e^eps - 1)). */
+/* Amplification by subsampling of an eps-DP mechanism: log(1 + g (e^eps - 1)). Since 0.1. */
 DPDO_API int dpdo_dp_amplify(double eps, double gamma, double *out);
 /* Classic Gaussian-mechanism noise multiplier sqrt(2 log(1.25/delta))/eps
  * (Dwork-Roth Thm A.1; needs eps < 1 for the guarantee: larger eps is
- * computed but returns DPDO_OK only for eps in (0,1), else DPDO_E_INVAL). */
+ * computed but returns DPDO_OK only for eps in (0,1), else DPDO_E_INVAL). Since 0.1. */
 DPDO_API int dpdo_dp_gaussian_sigma(double eps, double delta, double *sigma_over_sens);
 /* Advanced composition (Dwork-Rothblum-Vadhan) of k eps0-DP mechanisms:
- * sqrt(2 k log(1/delta')) eps0 + k eps0 (e^eps0 - 1). */
+ * sqrt(2 k log(1/delta')) eps0 + k eps0 (e^eps0 - 1). Since 0.1. */
 DPDO_API int dpdo_dp_advanced_composition(double k, double eps0, double delta_prime, double *eps);
 
 /* ---- the papers' own bounds ------------------------------------------------- */
@@ -372,32 +392,32 @@ DPDO_API int dpdo_dp_advanced_composition(double k, double eps0, double delta_pr
 typedef struct dpdo_paper_type dpdo_paper_type;
 typedef struct dpdo_paper dpdo_paper;
 
-DPDO_API const dpdo_paper_type *dpdo_paper_type_find(const char *name);
+DPDO_API const dpdo_paper_type *dpdo_paper_type_find(const char *name); /* Since 0.1. */
 DPDO_API const dpdo_paper_type *dpdo_paper_type_next(const dpdo_paper_type *prev);
 DPDO_API const char *dpdo_paper_type_name(const dpdo_paper_type *type);
-/* One-line description (theorem, paper). "" for NULL. */
+/* One-line description (theorem, paper). "" for NULL. Since 0.1. */
 DPDO_API const char *dpdo_paper_type_title(const dpdo_paper_type *type);
-/* Name of parameter i (0-based) or NULL past the end; same for outputs. */
+/* Name of parameter i (0-based) or NULL past the end; same for outputs. Since 0.1. */
 DPDO_API const char *dpdo_paper_type_param(const dpdo_paper_type *type, int i);
 DPDO_API const char *dpdo_paper_type_output(const dpdo_paper_type *type, int i);
 
 /* Create with every parameter at its default (NaN = unset/required).
- * Returns DPDO_OK, DPDO_E_INVAL, DPDO_E_NOMEM; *out NULL on failure. */
+ * Returns DPDO_OK, DPDO_E_INVAL, DPDO_E_NOMEM; *out NULL on failure. Since 0.1. */
 DPDO_API int dpdo_paper_create(dpdo_paper **out, const dpdo_paper_type *type);
 DPDO_API void dpdo_paper_destroy(dpdo_paper *p); /* NULL is a no-op */
 DPDO_API const char *dpdo_paper_errmsg(const dpdo_paper *p);
-/* Set a parameter. Returns DPDO_OK, DPDO_E_INVAL (unknown name, NaN/Inf). */
+/* Set a parameter. Returns DPDO_OK, DPDO_E_INVAL (unknown name, NaN/Inf). Since 0.1. */
 DPDO_API int dpdo_paper_set(dpdo_paper *p, const char *name, double value);
 /* Evaluate. Returns DPDO_OK (check dpdo_paper_valid), DPDO_E_INVAL (a
- * required parameter is missing or outside the formula's domain). */
+ * required parameter is missing or outside the formula's domain). Since 0.1. */
 DPDO_API int dpdo_paper_evaluate(dpdo_paper *p);
 /* 1 if every precondition of the theorem held at the last evaluate, 0 if
- * not, -1 if not evaluated / NULL. */
+ * not, -1 if not evaluated / NULL. Since 0.1. */
 DPDO_API int dpdo_paper_valid(const dpdo_paper *p);
-/* "; "-separated list of violated preconditions ("" if none). Never NULL. */
+/* "; "-separated list of violated preconditions ("" if none). Never NULL. Since 0.1. */
 DPDO_API const char *dpdo_paper_violations(const dpdo_paper *p);
 /* Read an output (or a parameter) after evaluate. Returns DPDO_OK,
- * DPDO_E_INVAL (unknown name), DPDO_E_STATE (not evaluated). */
+ * DPDO_E_INVAL (unknown name), DPDO_E_STATE (not evaluated). Since 0.1. */
 DPDO_API int dpdo_paper_get(const dpdo_paper *p, const char *name, double *value);
 
 #ifdef __cplusplus

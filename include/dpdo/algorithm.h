@@ -132,11 +132,13 @@ typedef struct dpdo_algorithm_options {
                             everything by `seed`: bit-identical reruns, but the guarantee then
                             holds only against parties who do not know the seed.
                             (0.1: reserved0, which had to be 0 = SECURE)                   0.2 */
+    int64_t reserved[4]; /* must be 0 (set by _init): room for later fields, docs/abi.md     0.2 */
 } dpdo_algorithm_options;
 
 /* Fill o with the defaults above and set o->struct_size = struct_size.
- * Returns DPDO_OK, DPDO_E_INVAL (NULL), DPDO_E_VERSION (struct_size smaller
- * than the 0.1 layout). Since 0.1. */
+ * Returns DPDO_OK, DPDO_E_INVAL (o NULL),
+ * DPDO_E_VERSION (struct_size < sizeof(size_t)); any older (smaller) or newer
+ * (larger) struct_size is accepted (docs/abi.md, "Options structs"). Since 0.1. */
 DPDO_API int dpdo_algorithm_options_init(dpdo_algorithm_options *o, size_t struct_size);
 
 /* ---- life cycle ----------------------------------------------------------- */
@@ -160,9 +162,13 @@ DPDO_API int dpdo_algorithm_create(dpdo_algorithm **out, const dpdo_algorithm_ty
  * On success the algorithm is READY at round 0. On failure a previous setup
  * (if any) is left intact and dpdo_algorithm_errmsg() names the problem
  * ("setup: node 3: dimension 2000 differs from the regularizer's 2001").
+ * The nodes, reg and acc are retained: destroying one of them while the
+ * algorithm exists is deferred until the algorithm lets go (destroy or a
+ * later setup; docs/abi.md, "Destroying a borrowed handle").
  * Returns DPDO_OK, DPDO_E_INVAL, DPDO_E_VERSION, DPDO_E_NOMEM,
- * DPDO_E_STATE (RUNNING: reset first). Since 0.1. */
-DPDO_API int dpdo_algorithm_setup(dpdo_algorithm *alg, dpdo_node *const *nodes, int32_t n_nodes,
+ * DPDO_E_STATE (RUNNING: reset first). Since 0.1. n_nodes is int64_t:
+ * Since 0.2. */
+DPDO_API int dpdo_algorithm_setup(dpdo_algorithm *alg, dpdo_node *const *nodes, int64_t n_nodes,
                                   dpdo_network *net, dpdo_regularizer *reg, dpdo_accountant *acc,
                                   const dpdo_algorithm_options *opts);
 
@@ -179,7 +185,8 @@ DPDO_API int dpdo_algorithm_prepare(dpdo_algorithm *alg);
 /* Free the algorithm and unlock the network. NULL is a no-op. The ledger
  * keeps the run's charges: that privacy was spent. Since 0.1. */
 DPDO_API void dpdo_algorithm_destroy(dpdo_algorithm *alg);
-/* Message about the last failure; "" if none; "(null)" for NULL. Since 0.1. */
+/* Message about the last failure; "" if none; "dpdo_algorithm_errmsg: alg is NULL"
+ * for NULL. Never NULL. Since 0.1. */
 DPDO_API const char *dpdo_algorithm_errmsg(const dpdo_algorithm *alg);
 /* The type's name; "(null)" for NULL. Since 0.1. */
 DPDO_API const char *dpdo_algorithm_name(const dpdo_algorithm *alg);
@@ -314,7 +321,8 @@ DPDO_API int dpdo_param_bounds(int key, double *lo, double *hi);
 
 /* ---- local solver ---------------------------------------------------------------- */
 
-/* Use `solver` (BORROWED; it must outlive the algorithm; dimension d) as the
+/* Use `solver` (BORROWED and retained: destroying it while installed is
+ * deferred until the algorithm lets go, docs/abi.md; dimension d) as the
  * local solver of every agent (Fed-PLT and its baselines). NULL restores the
  * default, a "gd" solver owned by the algorithm. In noisy modes prepare()
  * writes the solver's "tau" (and "clip" when options.clip is not +inf).
@@ -323,12 +331,14 @@ DPDO_API int dpdo_param_bounds(int key, double *lo, double *hi);
  * Since 0.1. */
 DPDO_API int dpdo_algorithm_set_solver(dpdo_algorithm *alg, dpdo_solver *solver);
 
-/* Use `comp` (BORROWED; dimension d) to compress every message (DO-ADP and
+/* Use `comp` (BORROWED and retained as the solver above; dimension d) to
+ * compress every message (DO-ADP and
  * its compressed baselines). NULL restores the default "identity" (k = d).
  * Only in READY. Returns as dpdo_algorithm_set_solver. Since 0.1. */
 DPDO_API int dpdo_algorithm_set_compressor(dpdo_algorithm *alg, dpdo_compressor *comp);
 
-/* Use `policy` (BORROWED; created for at least n nodes and states of d + 2
+/* Use `policy` (BORROWED and retained as the solver above; created for at
+ * least n nodes and states of d + 2
  * values: [w_L, mini-batch loss, previous action]) for the Local/Global
  * decisions of DP-WOR-SGD. NULL restores the default "always-global" (owned).
  * The policy is reset by dpdo_algorithm_reset and by prepare. Only in READY.
@@ -344,12 +354,12 @@ DPDO_API int dpdo_algorithm_set_policy(dpdo_algorithm *alg, dpdo_policy *policy)
  * dpdo_solver_contraction: chi^N_e for GD). paper_c = 1 uses the paper's
  * coupling 1/(lambda_lo + 1/rho), 0 (recommended) the corrected
  * 1/(1 + rho lambda_lo) (they agree at rho = 1). p_lo in (0, 1]: the
- * smallest participation probability. out[len >= 8]: S (row-major, 4
+ * smallest participation probability. out[cap >= 8]: S (row-major, 4
  * values), ||S|| (the paper's guaranteed rate, Prop. 1), sr(S) (< 1:
  * stable), zeta (PRS contraction), sigma = sqrt(1 - p_lo + p_lo ||S||^2)
  * (Prop. 2). Returns DPDO_OK or DPDO_E_INVAL. Since 0.1. */
 DPDO_API int dpdo_fedplt_rate(double lambda_lo, double lambda_hi, double rho, double contraction,
-                              int32_t paper_c, double p_lo, double *out, int64_t len);
+                              int32_t paper_c, double p_lo, double *out, int64_t cap);
 /* The additive error bound of noisy GD (Corollary 1, spec §5.5):
  * nu = tau sqrt(10 n N gamma) (1 - chi^epochs) / (1 - chi), for dimension n,
  * N agents, step gamma, per-step contraction chi in [0, 1). The asymptotic
@@ -396,7 +406,7 @@ DPDO_API int dpdo_algorithm_set_node_probabilities(dpdo_algorithm *alg, const do
  * Since 0.2. */
 DPDO_API int dpdo_algorithm_set_node_key(dpdo_algorithm *alg, int64_t node, const unsigned char key[32]);
 
-/* Deprecated since 0.2 (kept for the ABI): the same as
+/* Deprecated in 0.2 (kept for the ABI): the same as
  * dpdo_algorithm_set_node_key with the key BLAKE2b-256("libdpdo node secret
  * v1" || secret as 8 little-endian bytes). Only 64 bits of secret: use
  * dpdo_algorithm_set_node_key. Returns as set_node_key, and
@@ -417,7 +427,7 @@ DPDO_API int dpdo_algorithm_step(dpdo_algorithm *alg);
 /* step() up to max_steps times (<= 0: until DONE or an error); *steps (may be
  * NULL) = rounds run. Returns the last status of step(), or DPDO_E_CANCELED
  * when the progress callback (dpdo_algorithm_set_progress) asked to stop: the
- * run is intact and continues with the next step/run. Since 0.1 (cancel 0.2). */
+ * run is intact and continues with the next step/run. Since 0.1. Cancel: Since 0.2. */
 DPDO_API int dpdo_algorithm_run(dpdo_algorithm *alg, int64_t max_steps, int64_t *steps);
 /* Back to round 0: initial iterates, zero counters, this run's ledger charges
  * removed, no stop reason, same RNG streams. Parameters and the prepared sigma
@@ -477,7 +487,7 @@ DPDO_API int dpdo_algorithm_get_iterate(const dpdo_algorithm *alg, int64_t node,
                                         int64_t dim);
 /* The algorithm's output for `node` (DP-DDA: the a_t-weighted average
  * x~_i = s_i / A_t; at round 0 the initial iterate), or DPDO_NODE_ALL: the
- * average over nodes (the point the paper plots). Returns as get_iterate. */
+ * average over nodes (the point the paper plots). Returns as get_iterate. Since 0.1. */
 DPDO_API int dpdo_algorithm_get_output(const dpdo_algorithm *alg, int64_t node, double *x,
                                        int64_t dim);
 /* A named state row (DP-DDA: "z", "x", "s"). Unknown name: DPDO_E_INVAL with
@@ -485,7 +495,7 @@ DPDO_API int dpdo_algorithm_get_output(const dpdo_algorithm *alg, int64_t node, 
 DPDO_API int dpdo_algorithm_get_state(const dpdo_algorithm *alg, const char *name, int64_t node,
                                       double *x, int64_t dim);
 /* Which nodes computed in the last completed round: flags[n] = 1/0 (all 0 at
- * round 0). Returns as get_iterate (n must equal the node count). */
+ * round 0). Returns as get_iterate (n must equal the node count). Since 0.1. */
 DPDO_API int dpdo_algorithm_get_active(const dpdo_algorithm *alg, int32_t *flags, int64_t n);
 
 /* ---- privacy --------------------------------------------------------------- */
@@ -522,7 +532,8 @@ DPDO_API int dpdo_algorithm_planned_releases(dpdo_algorithm *alg, int64_t node, 
  * ("rdp", "pld", "exact"; under the "auto" accountant the member that gave
  * the smallest epsilon, see dpdo_accountant_source; the accountant's own name
  * before any query) or the paper type ("dp-dda-thm1"); "" if none. Never
- * NULL; valid until the next privacy query. Since 0.1 (auto's member: 0.2). */
+ * NULL; valid until the next privacy query. Since 0.1. The auto
+ * accountant's member: Since 0.2. */
 DPDO_API const char *dpdo_algorithm_privacy_source(const dpdo_algorithm *alg, int kind);
 /* "; "-separated notes about the guarantee: violated paper preconditions,
  * "noise disabled: not private", "active set treated as public". "" if none,
@@ -555,10 +566,10 @@ DPDO_API int dpdo_algorithm_comm(const dpdo_algorithm *alg, int64_t node, int64_
  * Does not change the run. Returns DPDO_OK, DPDO_E_INVAL, DPDO_E_STATE
  * (EMPTY), DPDO_E_CALLBACK, DPDO_E_NUMERIC. Since 0.1. */
 DPDO_API int dpdo_algorithm_objective(dpdo_algorithm *alg, int point, int64_t node, double *F);
-/* F(point) - fstar, fstar finite (e.g. from dpdo_reference_solve). */
+/* F(point) - fstar, fstar finite (e.g. from dpdo_reference_solve). Since 0.1. */
 DPDO_API int dpdo_algorithm_suboptimality(dpdo_algorithm *alg, int point, int64_t node,
                                           double fstar, double *gap);
-/* F at any x[dim]. */
+/* F at any x[dim]. Since 0.1. */
 DPDO_API int dpdo_algorithm_objective_at(dpdo_algorithm *alg, const double *x, int64_t dim,
                                          double *F);
 

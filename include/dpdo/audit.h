@@ -26,7 +26,7 @@
  * row uses. The algorithm's options and parameters are the caller's.
  *
  * Threads: one audit handle is used by one thread at a time. The statistics functions are
- * pure and thread-safe. Since 0.2 for everything in this header. */
+ * pure and thread-safe. Everything in this header: Since 0.2. */
 #ifndef DPDO_AUDIT_H
 #define DPDO_AUDIT_H
 
@@ -101,10 +101,12 @@ typedef struct dpdo_audit_options {
                                the algorithm's own; an algorithm without a policy refuses it 0.2 */
     int64_t max_features;   /* RELEASE transcript: at most this many message coordinates per
                                run enter the score (the first ones); >= 1; default 64           0.2 */
+    int64_t reserved[4];    /* must be 0 (set by _init): room for later fields, docs/abi.md    0.2 */
 } dpdo_audit_options;
 
-/* Fill o with the defaults above; struct_size = struct_size. DPDO_OK, DPDO_E_INVAL (NULL),
- * DPDO_E_VERSION (struct_size too small). Since 0.2. */
+/* Fill o with the defaults above; struct_size = struct_size. Returns DPDO_OK, DPDO_E_INVAL (o NULL),
+ * DPDO_E_VERSION (struct_size < sizeof(size_t)); any older (smaller) or newer
+ * (larger) struct_size is accepted (docs/abi.md, "Options structs"). Since 0.2. */
 DPDO_API int dpdo_audit_options_init(dpdo_audit_options *o, size_t struct_size);
 
 typedef struct dpdo_audit_result {
@@ -142,7 +144,8 @@ typedef int (*dpdo_audit_progress_fn)(int64_t done, int64_t total, void *user);
 DPDO_API int dpdo_audit_create(dpdo_audit **out);
 /* Free; NULL is a no-op. Since 0.2. */
 DPDO_API void dpdo_audit_destroy(dpdo_audit *a);
-/* Message about the last failure; "" if none; "(null)" for NULL. Since 0.2. */
+/* Message about the last failure; "" if none; "dpdo_audit_errmsg: a is NULL" for NULL.
+ * Since 0.2. */
 DPDO_API const char *dpdo_audit_errmsg(const dpdo_audit *a);
 
 /* What to audit: `type` (static), the algorithm's options (copied; NULL = defaults; seed is the

@@ -59,9 +59,9 @@ typedef struct dpdo_compressor_type {
      * dpdo_compressor_capacity = dim for user types). k is the handle's k
      * (dpdo_compressor_set_k, default dim). Randomness only from stream
      * (node_id, round, DPDO_PURPOSE_COMPRESSION) of rng, which may be NULL if
-     * the caller has none; to draw with the public functions cast the const
-     * away, e.g. dpdo_rng_subset((dpdo_rng *)rng, node_id, round,
-     * DPDO_PURPOSE_COMPRESSION, dim, k, idx). 0 = success, anything else ->
+     * the caller has none; the public draws take a const dpdo_rng *, e.g.
+     * dpdo_rng_subset(rng, node_id, round, DPDO_PURPOSE_COMPRESSION, dim, k,
+     * idx). 0 = success, anything else ->
      * DPDO_E_CALLBACK with the code in the message. Output that breaks these
      * rules is also reported as DPDO_E_CALLBACK. */
     int (*compress)(void *user, const double *x, int64_t dim, int64_t k, const dpdo_rng *rng,
@@ -98,11 +98,13 @@ DPDO_API const char *dpdo_compressor_type_name(const dpdo_compressor_type *t);
  * Since 0.1. */
 DPDO_API int dpdo_compressor_create(dpdo_compressor **out, const dpdo_compressor_type *type,
                                     void *user, int64_t dim);
-/* Destroy; runs release(user) once for user types. NULL is a no-op.
- * Since 0.1. */
+/* Destroy; runs release(user) once for user types. NULL is a no-op. If an
+ * algorithm still borrows it (dpdo_algorithm_set_*), the free (and release)
+ * is deferred until the algorithm lets go (docs/abi.md). Since 0.1.
+ * Deferred: Since 0.2. */
 DPDO_API void dpdo_compressor_destroy(dpdo_compressor *c);
-/* Message about the last failure ("" if none; "(null compressor)" for
- * NULL). Never NULL; owned by the handle, valid until the next call on it.
+/* Message about the last failure ("" if none; "dpdo_compressor_errmsg: c
+ * is NULL" for NULL). Never NULL; owned by the handle, valid until the next call on it.
  * Since 0.1. */
 DPDO_API const char *dpdo_compressor_errmsg(const dpdo_compressor *c);
 /* The type's name ("(null)" for NULL). Since 0.1. */

@@ -66,7 +66,7 @@ DPDO_API int dpdo_dataset_create(dpdo_dataset **out);
 DPDO_API void dpdo_dataset_destroy(dpdo_dataset *ds);
 
 /* Message about the last failure on this handle ("" if none, a static
- * "(null dataset)" for NULL). Never NULL; valid until the next call on ds.
+ * "dpdo_dataset_errmsg: ds is NULL" for NULL). Never NULL; valid until the next call on ds.
  * Since 0.1. */
 DPDO_API const char *dpdo_dataset_errmsg(const dpdo_dataset *ds);
 
@@ -80,7 +80,7 @@ DPDO_API const char *dpdo_dataset_errmsg(const dpdo_dataset *ds);
  * "row i, column j: value is NaN" / "label of row i is Inf"). Row norms are
  * computed once, without overflow (scaled when needed); a row whose norm
  * exceeds DBL_MAX is DPDO_E_INVAL ("row i: the Euclidean norm overflows";
- * Since 0.2). Returns DPDO_OK, DPDO_E_INVAL, DPDO_E_NOMEM, DPDO_E_STATE
+ * Since 0.2.). Returns DPDO_OK, DPDO_E_INVAL, DPDO_E_NOMEM, DPDO_E_STATE
  * (shards borrow ds). Since 0.1. */
 DPDO_API int dpdo_dataset_set_dense(dpdo_dataset *ds, int64_t n, int64_t d, const double *X,
                                     const double *y, int mode);
@@ -141,7 +141,7 @@ DPDO_API int dpdo_dataset_get_classes(dpdo_dataset *ds, int32_t *out, int64_t n)
  * file"), DPDO_E_FORMAT (malformed input; the message names the file, line
  * and column, e.g. "a.svm:17:3: feature index 0 is not allowed (indices
  * start at 1)"; also an input beyond one of the limit options, the message
- * naming the option; Since 0.2), DPDO_E_NOMEM, DPDO_E_STATE (shards borrow
+ * naming the option; Since 0.2.), DPDO_E_NOMEM, DPDO_E_STATE (shards borrow
  * ds), DPDO_E_VERSION (options struct). Options may be NULL (defaults).
  * Thread-safety: per dataset. Since 0.1. */
 
@@ -157,7 +157,7 @@ typedef struct dpdo_load_options {
     int32_t header;          /* CSV: 1 = skip the first line (default 0) */
     int32_t delimiter;       /* CSV: field separator character (default ',') */
     int32_t scale;           /* IDX: DPDO_IDX_UNIT (default: pixel/255), _ROW_NORMALIZE, _RAW */
-    /* Limits on untrusted input (Since 0.2). A file beyond a limit is refused
+    /* Limits on untrusted input (Since 0.2.). A file beyond a limit is refused
      * with DPDO_E_FORMAT and a message naming the limit and this option; the
      * check happens while reading, so refusing costs about the limit in time
      * and memory, never the size of the hostile input. 0 means "no limit"
@@ -170,12 +170,14 @@ typedef struct dpdo_load_options {
                                      * layout falls back to CSR above it, a forced dense layout fails */
     int64_t max_features;           /* d, from the data or n_features (default 2^26 = 67,108,864) */
     int64_t max_rows;               /* n (default 2^31) */
+    int64_t reserved[4];     /* must be 0 (set by _init): room for later fields, docs/abi.md  0.2 */
 } dpdo_load_options;
 
-/* Fill o with defaults; size must be sizeof *o as the caller compiled it.
- * Returns DPDO_OK, DPDO_E_INVAL (NULL), DPDO_E_VERSION (size too small or
- * larger than the library's struct). Since 0.1. */
-DPDO_API int dpdo_load_options_init(dpdo_load_options *o, size_t size);
+/* Fill o with defaults; struct_size must be sizeof *o as the caller compiled
+ * it. Returns DPDO_OK, DPDO_E_INVAL (o NULL),
+ * DPDO_E_VERSION (struct_size < sizeof(size_t)); any older (smaller) or newer
+ * (larger) struct_size is accepted (docs/abi.md, "Options structs"). Since 0.1. */
+DPDO_API int dpdo_load_options_init(dpdo_load_options *o, size_t struct_size);
 
 /* LIBSVM / SVMlight: one sample per line "label idx:value idx:value ...
  * [# comment]", indices 1-based and strictly increasing; blank lines and
@@ -233,10 +235,11 @@ typedef struct dpdo_generate_options {
     int32_t n_agents;        /* fedplt-logistic: agents for the feature shift (default 1) */
     double shift_scale;      /* fedplt-logistic: c_h, m_i ~ N(0, c_h^2 I) (default 0 = no shift) */
     int32_t normalize_rows;  /* -1 (default): the kind's default; 0 no; 1 unit-length rows */
+    int64_t reserved[4];     /* must be 0 (set by _init): room for later fields, docs/abi.md  0.2 */
 } dpdo_generate_options;
 
 /* Defaults as above. Returns as dpdo_load_options_init. Since 0.1. */
-DPDO_API int dpdo_generate_options_init(dpdo_generate_options *o, size_t size);
+DPDO_API int dpdo_generate_options_init(dpdo_generate_options *o, size_t struct_size);
 DPDO_API int dpdo_dataset_generate(dpdo_dataset *ds, const char *kind,
                                    const dpdo_generate_options *opts);
 /* Names of the generator kinds: index 0.. ; NULL past the end. Since 0.1. */
@@ -272,11 +275,13 @@ DPDO_API int dpdo_shard_create(dpdo_shard **out, dpdo_dataset *ds, const int64_t
 /* Shard of the contiguous rows [first, first+m). Errors as above. Since 0.1. */
 DPDO_API int dpdo_shard_create_range(dpdo_shard **out, dpdo_dataset *ds, int64_t first, int64_t m);
 /* Destroy; NULL is a no-op. Frees the parent if it was destroyed and this
- * was its last shard. Since 0.1. */
+ * was its last shard. If nodes still borrow the shard, the free is deferred
+ * until the last of them is destroyed (docs/abi.md, "Destroying a borrowed
+ * handle"). Since 0.1. Deferred: Since 0.2. */
 DPDO_API void dpdo_shard_destroy(dpdo_shard *s);
 DPDO_API const char *dpdo_shard_errmsg(const dpdo_shard *s); /* never NULL. Since 0.1. */
 DPDO_API int64_t dpdo_shard_rows(const dpdo_shard *s);      /* 0 for NULL. Since 0.1. */
-/* Parent row index of shard row k, or -1 if s is NULL or k out of range. */
+/* Parent row index of shard row k, or -1 if s is NULL or k out of range. Since 0.1. */
 DPDO_API int64_t dpdo_shard_row_index(const dpdo_shard *s, int64_t k);
 /* Copy the parent row indices into out[m] (m = shard rows). Since 0.1. */
 DPDO_API int dpdo_shard_get_rows(dpdo_shard *s, int64_t *out, int64_t m);
@@ -294,8 +299,8 @@ DPDO_API int dpdo_shard_margins(dpdo_shard *s, const double *w, int64_t d, doubl
  * DPDO_PURPOSE_PARTITION); shard k takes the next sizes[k] entries, stored
  * in ascending order. All or nothing: on failure every shards_out[k] is
  * NULL. Returns DPDO_OK, DPDO_E_INVAL, DPDO_E_STATE (empty), DPDO_E_NOMEM.
- * Since 0.1. */
-DPDO_API int dpdo_dataset_partition(dpdo_dataset *ds, int32_t nshards, const int64_t *sizes,
+ * Since 0.1. nshards is int64_t: Since 0.2. */
+DPDO_API int dpdo_dataset_partition(dpdo_dataset *ds, int64_t nshards, const int64_t *sizes,
                                     uint64_t seed, dpdo_shard **shards_out);
 
 #ifdef __cplusplus

@@ -86,16 +86,19 @@ DPDO_API const char *dpdo_loss_type_name(const dpdo_loss_type *type);
  * (struct_size too small), DPDO_E_NOMEM. Since 0.1. */
 DPDO_API int dpdo_loss_create(dpdo_loss **out, const dpdo_loss_type *type, void *user,
                               int64_t dim);
-/* Destroy; runs release(user) once. NULL is a no-op. Nodes borrowing the
- * loss must be destroyed first. Since 0.1. */
+/* Destroy; runs release(user) once. NULL is a no-op. If nodes still borrow
+ * the loss, the free (and release) is deferred until the last of them is
+ * destroyed; the caller must not use `loss` any more (docs/abi.md,
+ * "Destroying a borrowed handle"). Since 0.1. Deferred: Since 0.2. */
 DPDO_API void dpdo_loss_destroy(dpdo_loss *loss);
-/* Last failure message; never NULL ("(null loss)" for NULL). Since 0.1. */
+/* Last failure message; never NULL ("dpdo_loss_errmsg: loss is NULL"
+ * for NULL). Since 0.1. */
 DPDO_API const char *dpdo_loss_errmsg(const dpdo_loss *loss);
 DPDO_API int64_t dpdo_loss_dim(const dpdo_loss *loss);      /* 0 for NULL. Since 0.1. */
 DPDO_API const char *dpdo_loss_name(const dpdo_loss *loss); /* "(null)" for NULL. Since 0.1. */
 /* DPDO_LOSS_KIND_PHI / _BATCH / _MODEL, or -1 for NULL. Since 0.1. */
 enum { DPDO_LOSS_KIND_PHI = 0, DPDO_LOSS_KIND_BATCH = 1, DPDO_LOSS_KIND_MODEL = 2 };
-DPDO_API int dpdo_loss_kind(const dpdo_loss *loss);
+DPDO_API int dpdo_loss_kind(const dpdo_loss *loss); /* Since 0.1. */
 
 /* Scalar phi(margin, label) and its derivative (phi kind only; else
  * DPDO_E_UNSUPPORTED). loss or dloss may be NULL. Returns DPDO_OK,

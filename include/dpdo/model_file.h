@@ -55,7 +55,8 @@ DPDO_API int dpdo_model_create(dpdo_model **out);
 /* Destroy; NULL and an already destroyed handle are ignored (see the handle
  * magic in docs/architecture.md). Since 0.2. */
 DPDO_API void dpdo_model_destroy(dpdo_model *m);
-/* Message about the last failure on m; "" if none, "(null model)" for NULL.
+/* Message about the last failure on m; "" if none, "dpdo_model_errmsg: m is NULL"
+ * for NULL.
  * Never NULL; valid until the next call on m. Since 0.2. */
 DPDO_API const char *dpdo_model_errmsg(const dpdo_model *m);
 

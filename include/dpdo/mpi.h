@@ -50,11 +50,20 @@ typedef struct dpdo_mpi_options {
     int32_t root;       /* rank of the coordinator (federated algorithms); default 0 0.1 */
     int32_t reserved0;  /* must be 0                                                 0.1 */
     double timeout;     /* seconds to wait for any peer, > 0; default 60             0.1 */
+    double spin;        /* seconds a wait polls MPI without pausing, >= 0; default
+                           5e-5. Then it sleeps between polls (naps of the kernel's
+                           timer slack, ~50 us), which leaves the core to a peer that
+                           shares it (more ranks than cores, or other processes:
+                           docs/distributed.md). With one rank per dedicated core a
+                           large value (e.g. 1: never pause) gives the lowest latency 0.2 */
+    int64_t reserved[3]; /* must be 0 (set by _init): room for later fields, docs/abi.md 0.2 */
 } dpdo_mpi_options;
 
-/* Defaults above; struct_size = size. Returns DPDO_OK, DPDO_E_INVAL (NULL),
- * DPDO_E_VERSION (size too small). Since 0.1. */
-DPDO_API int dpdo_mpi_options_init(dpdo_mpi_options *o, size_t size);
+/* Defaults above; o->struct_size = struct_size. Returns DPDO_OK, DPDO_E_INVAL (o NULL),
+ * DPDO_E_VERSION (struct_size < sizeof(size_t)); any older (smaller, e.g. a 0.1 caller's
+ * without `spin`) or newer (larger) struct_size is accepted (docs/abi.md, "Options structs").
+ * Thread-safe. Since 0.1 (spin since 0.2). */
+DPDO_API int dpdo_mpi_options_init(dpdo_mpi_options *o, size_t struct_size);
 
 /* Create a handle for a run of n_nodes nodes over the ranks of comm
  * (duplicated; the caller keeps comm). first[size + 1] (may be NULL): rank r
@@ -62,15 +71,17 @@ DPDO_API int dpdo_mpi_options_init(dpdo_mpi_options *o, size_t size);
  * first[size] = n_nodes (a rank may host none); NULL = balanced blocks (the
  * first n mod size ranks get one more). Collective over comm (MPI_Comm_dup).
  * Returns DPDO_OK, DPDO_E_INVAL (NULL out, n_nodes outside [1, 2^31), bad
- * first, timeout <= 0, root outside the ranks, reserved0 != 0),
- * DPDO_E_VERSION (opts->struct_size too small), DPDO_E_NOMEM, DPDO_E_IO (MPI
+ * first, timeout <= 0, spin < 0 or NaN, root outside the ranks, reserved0 != 0),
+ * DPDO_E_VERSION (opts: struct_size < sizeof(size_t), or a non-zero byte beyond the
+ * fields this library knows, docs/abi.md), DPDO_E_NOMEM, DPDO_E_IO (MPI
  * failed). *out is NULL on failure. Since 0.1. */
 DPDO_API int dpdo_mpi_create(dpdo_mpi **out, MPI_Comm comm, int64_t n_nodes, const int64_t *first,
                              const dpdo_mpi_options *opts);
 /* Free the handle and its communicators (collective: MPI_Comm_free). NULL
  * is a no-op. Detach it from algorithms first (or destroy them). Since 0.1. */
 DPDO_API void dpdo_mpi_destroy(dpdo_mpi *m);
-/* Message about the last failure; "" if none; "(null)" for NULL. Since 0.1. */
+/* Message about the last failure; "" if none; "dpdo_mpi_errmsg: m is NULL" for NULL.
+ * Since 0.1. */
 DPDO_API const char *dpdo_mpi_errmsg(const dpdo_mpi *m);
 /* This rank, the number of ranks (-1 for NULL). Since 0.1. */
 DPDO_API int dpdo_mpi_rank(const dpdo_mpi *m);

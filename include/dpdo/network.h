@@ -71,7 +71,7 @@ DPDO_API int dpdo_network_create(dpdo_network **out);
 DPDO_API void dpdo_network_destroy(dpdo_network *net);
 
 /* The message about the last failed call on this handle ("" if none; a
- * static text for NULL). Never NULL. Since 0.1. */
+ * "dpdo_network_errmsg: net is NULL" for NULL). Never NULL. Since 0.1. */
 DPDO_API const char *dpdo_network_errmsg(const dpdo_network *net);
 
 /* ---- topologies -------------------------------------------------------
@@ -79,19 +79,19 @@ DPDO_API const char *dpdo_network_errmsg(const dpdo_network *net);
  * DPDO_OK, DPDO_E_INVAL (NULL net, bad size, message says which),
  * DPDO_E_NOMEM, DPDO_E_STATE (network borrowed). Since 0.1. */
 
-/* Complete graph K_n, n >= 1 (n(n-1)/2 edges). */
+/* Complete graph K_n, n >= 1 (n(n-1)/2 edges). Since 0.1. */
 DPDO_API int dpdo_network_set_complete(dpdo_network *net, int64_t n);
-/* Ring (cycle) i ~ i+1 mod n, n >= 3 (n edges, 2-regular). */
+/* Ring (cycle) i ~ i+1 mod n, n >= 3 (n edges, 2-regular). Since 0.1. */
 DPDO_API int dpdo_network_set_ring(dpdo_network *net, int64_t n);
 /* Circulant graph: i ~ (i +- j) mod n for j = 1..k, with 1 <= k and 2k < n
- * (so the graph is 2k-regular with n*k edges; DO-ADP uses n = 20, k = 3). */
+ * (so the graph is 2k-regular with n*k edges; DO-ADP uses n = 20, k = 3). Since 0.1. */
 DPDO_API int dpdo_network_set_circulant(dpdo_network *net, int64_t n, int64_t k);
 /* 2-D torus of rows x cols nodes, node (r, c) = r*cols + c, neighbours
  * (r+-1 mod rows, c) and (r, c+-1 mod cols); rows, cols >= 3 (4-regular,
- * 2*rows*cols edges). */
+ * 2*rows*cols edges). Since 0.1. */
 DPDO_API int dpdo_network_set_torus(dpdo_network *net, int64_t rows, int64_t cols);
 /* Star: node 0 is the coordinator (federated server), joined to nodes
- * 1..n-1; n >= 2 (n-1 edges). */
+ * 1..n-1; n >= 2 (n-1 edges). Since 0.1. */
 DPDO_API int dpdo_network_set_star(dpdo_network *net, int64_t n);
 /* Connected Erdos-Renyi G(n, p): each of the n(n-1)/2 pairs i < j is an
  * edge independently with probability p, drawn in lexicographic pair order
@@ -100,7 +100,7 @@ DPDO_API int dpdo_network_set_star(dpdo_network *net, int64_t n);
  * uses). A disconnected draw is
  * discarded and the next attempt drawn, up to max_tries attempts (>= 1);
  * then DPDO_E_INVAL ("no connected graph in N tries"). n >= 1,
- * p in [0, 1] (p = 0 only for n = 1). Same arguments give the same graph. */
+ * p in [0, 1] (p = 0 only for n = 1). Same arguments give the same graph. Since 0.1. */
 DPDO_API int dpdo_network_set_erdos_renyi(dpdo_network *net, int64_t n, double p, uint64_t seed,
                                           int64_t max_tries);
 /* Graph from an edge list: edges[2e], edges[2e+1] are the endpoints of edge
@@ -108,7 +108,7 @@ DPDO_API int dpdo_network_set_erdos_renyi(dpdo_network *net, int64_t n, double p
  * outside [0, n), no self-loop, no duplicate (in either orientation), and
  * the graph must be connected; the errmsg names the offending edge or an
  * unreachable node and the size of node 0's component. n >= 1, m >= 0
- * (edges may be NULL when m = 0). */
+ * (edges may be NULL when m = 0). Since 0.1. */
 DPDO_API int dpdo_network_set_edges(dpdo_network *net, int64_t n, const int64_t *edges,
                                     int64_t m);
 
@@ -144,31 +144,34 @@ DPDO_API int64_t dpdo_network_edge_count(const dpdo_network *net); /* undirected
 DPDO_API int64_t dpdo_network_degree(const dpdo_network *net, int64_t node); /* -1 if bad */
 DPDO_API int64_t dpdo_network_max_degree(const dpdo_network *net);
 DPDO_API int dpdo_network_weight_rule(const dpdo_network *net); /* DPDO_WEIGHTS_*, -1 if empty */
-/* The gossip path gossip calls take now (DENSE or SPARSE; AUTO resolved). */
+/* The gossip path gossip calls take now (DENSE or SPARSE; AUTO resolved). Since 0.1. */
 DPDO_API int dpdo_network_gossip_path(const dpdo_network *net);
 
 /* Copy the neighbours of `node` (ascending, excluding node) into out[cap].
- * *count receives the degree even when cap is too small (then
- * DPDO_E_INVAL). Returns DPDO_OK or DPDO_E_INVAL. Since 0.1. */
+ * *len (may be NULL) receives the degree, the number of entries written or
+ * needed, even when cap is too small (then DPDO_E_INVAL). Here as everywhere
+ * in the API, `cap` is the capacity of an output buffer and `len` a number of
+ * elements (of an input array, or written/needed through a pointer).
+ * Returns DPDO_OK or DPDO_E_INVAL. Since 0.1. */
 DPDO_API int dpdo_network_neighbors(dpdo_network *net, int64_t node, int64_t *out, int64_t cap,
-                                    int64_t *count);
+                                    int64_t *len);
 /* Copy the edge list (pairs i < j in lexicographic order) into
- * out[len], len >= 2 * edge_count. Returns DPDO_OK or DPDO_E_INVAL. */
-DPDO_API int dpdo_network_get_edges(dpdo_network *net, int64_t *out, int64_t len);
-/* Copy W as a dense n x n row-major matrix into out[len], len >= n*n. */
-DPDO_API int dpdo_network_get_weights(dpdo_network *net, double *out, int64_t len);
+ * out[cap], cap >= 2 * edge_count. Returns DPDO_OK or DPDO_E_INVAL. Since 0.1. */
+DPDO_API int dpdo_network_get_edges(dpdo_network *net, int64_t *out, int64_t cap);
+/* Copy W as a dense n x n row-major matrix into out[cap], cap >= n*n. Since 0.1. */
+DPDO_API int dpdo_network_get_weights(dpdo_network *net, double *out, int64_t cap);
 
 /* ---- spectral quantities -------------------------------------------------
  * Computed once per W (cached until W changes) from all eigenvalues of the
  * dense symmetric W with LAPACK dsyevd; O(n^3) time, O(n^2) memory.
  * slem = max(|lambda_2|, |lambda_n|), the second-largest eigenvalue modulus;
  * gap = 1 - slem; eigenvalues are written in descending order into
- * out[len], len >= n. For n = 1: slem = 0, gap = 1. Returns DPDO_OK,
- * DPDO_E_INVAL (NULL, empty, len too small), DPDO_E_NOMEM, DPDO_E_NUMERIC
+ * out[cap], cap >= n. For n = 1: slem = 0, gap = 1. Returns DPDO_OK,
+ * DPDO_E_INVAL (NULL, empty, cap too small), DPDO_E_NOMEM, DPDO_E_NUMERIC
  * (LAPACK failed). Since 0.1. */
 DPDO_API int dpdo_network_slem(dpdo_network *net, double *slem);
 DPDO_API int dpdo_network_spectral_gap(dpdo_network *net, double *gap);
-DPDO_API int dpdo_network_eigenvalues(dpdo_network *net, double *out, int64_t len);
+DPDO_API int dpdo_network_eigenvalues(dpdo_network *net, double *out, int64_t cap);
 
 /* ---- gossip ------------------------------------------------------------
  * y = W x for an n x d row-major block x (n = node count, d >= 1), written
@@ -184,12 +187,12 @@ DPDO_API int dpdo_network_gossip(dpdo_network *net, const double *x, double *y, 
  * (docs/network.md lists the streams). `count` is k for EDGES and b for
  * MATCHING/AVERAGE/INDUCED (ignored otherwise); p is read by BERNOULLI.
  * Writes active[n] (1 = active, 0 = inactive; may be NULL) and the dense
- * n x n matrix into w[wlen] (may be NULL; else wlen >= n*n). Allocates
+ * n x n matrix into w[wcap] (may be NULL; else wcap >= n*n). Allocates
  * scratch (not a hot-path call). Returns DPDO_OK, DPDO_E_INVAL, DPDO_E_NOMEM,
  * DPDO_E_CALLBACK (custom generator failed). Since 0.1. */
 DPDO_API int dpdo_network_round_matrix(dpdo_network *net, dpdo_rng *rng, uint64_t round,
                                        int scheme, int64_t count, double p, int32_t *active,
-                                       double *w, int64_t wlen);
+                                       double *w, int64_t wcap);
 
 #ifdef __cplusplus
 }

@@ -48,16 +48,20 @@ DPDO_API int dpdo_node_create(dpdo_node **out, dpdo_shard *shard, dpdo_loss *los
 DPDO_API int dpdo_node_create_remote(dpdo_node **out, dpdo_loss *loss, int64_t samples, double weight);
 /* 1 for a node made by dpdo_node_create_remote, else 0. Since 0.1. */
 DPDO_API int dpdo_node_is_remote(const dpdo_node *node);
-/* Destroy; NULL is a no-op. Does not touch the shard or the loss. Since 0.1. */
+/* Destroy; NULL is a no-op. Lets go of the borrowed shard and loss (frees
+ * them if they were destroyed while borrowed). If reference solvers still
+ * borrow the node, the free is deferred until the last of them is destroyed
+ * (docs/abi.md, "Destroying a borrowed handle"). Since 0.1. Deferred: Since 0.2. */
 DPDO_API void dpdo_node_destroy(dpdo_node *node);
-/* Last failure message; never NULL ("(null node)" for NULL). Since 0.1. */
+/* Last failure message; never NULL ("dpdo_node_errmsg: node is NULL"
+ * for NULL). Since 0.1. */
 DPDO_API const char *dpdo_node_errmsg(const dpdo_node *node);
 /* Sample count q_i (0 for NULL or shard-less nodes), dimension (0 for NULL),
  * weight (0 for NULL). Since 0.1. */
 DPDO_API int64_t dpdo_node_samples(const dpdo_node *node);
 DPDO_API int64_t dpdo_node_dim(const dpdo_node *node);
 DPDO_API double dpdo_node_weight(const dpdo_node *node);
-/* Borrowed pointers to the node's shard (may be NULL) and loss. */
+/* Borrowed pointers to the node's shard (may be NULL) and loss. Since 0.1. */
 DPDO_API dpdo_shard *dpdo_node_shard(const dpdo_node *node);
 DPDO_API dpdo_loss *dpdo_node_loss(const dpdo_node *node);
 

@@ -105,10 +105,12 @@ DPDO_API const char *dpdo_policy_type_name(const dpdo_policy_type *t);
  * failure, so there is no message. Since 0.1. */
 DPDO_API int dpdo_policy_create(dpdo_policy **out, const dpdo_policy_type *type, void *user,
                                 int64_t n_nodes, int64_t state_len);
-/* Destroy; runs release(user) once for user types. NULL is a no-op.
- * Since 0.1. */
+/* Destroy; runs release(user) once for user types. NULL is a no-op. If an
+ * algorithm still borrows it (dpdo_algorithm_set_*), the free (and release)
+ * is deferred until the algorithm lets go (docs/abi.md). Since 0.1.
+ * Deferred: Since 0.2. */
 DPDO_API void dpdo_policy_destroy(dpdo_policy *p);
-/* Message about the last failure ("" if none; "(null policy)" for NULL).
+/* Message about the last failure ("" if none; "dpdo_policy_errmsg: p is NULL" for NULL).
  * Never NULL; valid until the next call on the handle. Since 0.1. */
 DPDO_API const char *dpdo_policy_errmsg(const dpdo_policy *p);
 /* The type's name ("(null)" for NULL). Since 0.1. */

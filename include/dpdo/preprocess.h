@@ -56,7 +56,7 @@ DPDO_API int dpdo_transform_create(dpdo_transform **out);
 DPDO_API void dpdo_transform_destroy(dpdo_transform *t);
 
 /* Message about the last failed fitting call on t ("" if none; a static
- * "(null transform)" for NULL). Never NULL; valid until the next call on t.
+ * "dpdo_transform_errmsg: t is NULL" for NULL). Never NULL; valid until the next call on t.
  * Failures of dpdo_transform_apply() are explained in the OUTPUT dataset's
  * dpdo_dataset_errmsg(), because apply does not modify t. Since 0.1. */
 DPDO_API const char *dpdo_transform_errmsg(const dpdo_transform *t);

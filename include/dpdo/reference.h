@@ -20,7 +20,7 @@
  *                   2008, the LIBLINEAR -s 3 method) on the exact dual;
  *   "dual-cd-ppa"   hinge loss + "elastic-net" with lambda2 > 0: proximal
  *                   point method, each step solved by dual coordinate ascent
- *                   (exact line search); exact dual certificate. Since 0.1;
+ *                   (exact line search); exact dual certificate. Since 0.1.;
  *   "smoothed-fista" hinge with any other h: FISTA on the Nesterov-smoothed
  *                   hinge with continuation (smoothing -> 0).
  * Certificate (dpdo_reference_certificate): a proven upper bound on
@@ -53,25 +53,30 @@ enum { DPDO_WEIGHT_SAMPLES = 0, DPDO_WEIGHT_NODES = 1, DPDO_WEIGHT_NODE_WEIGHTS 
 
 typedef struct dpdo_reference_options {
     size_t struct_size;  /* set by dpdo_reference_options_init */
-    int32_t weighting;   /* DPDO_WEIGHT_* (default SAMPLES). Since 0.1 */
+    int32_t weighting;   /* DPDO_WEIGHT_* (default SAMPLES). Since 0.1. */
     double tol;          /* stopping tolerance, see above; 0 (default) = the method's
-                            default: 1e-10, or 1e-6 for "smoothed-fista". Since 0.1 */
+                            default: 1e-10, or 1e-6 for "smoothed-fista". Since 0.1. */
     int64_t max_iter;    /* iteration cap (default 200000; epochs for dual-cd and
-                            dual-cd-ppa). Since 0.1 */
-    int32_t lbfgs_memory;/* L-BFGS pairs (default 10). Since 0.1 */
+                            dual-cd-ppa). Since 0.1. */
+    int32_t lbfgs_memory;/* L-BFGS pairs (default 10). Since 0.1. */
+    int64_t reserved[4]; /* must be 0: room for later fields (docs/abi.md). Since 0.2. */
 } dpdo_reference_options;
 
-/* Fill defaults; size = sizeof *o. Returns DPDO_OK, DPDO_E_INVAL (NULL),
- * DPDO_E_VERSION (size too small). Since 0.1. */
-DPDO_API int dpdo_reference_options_init(dpdo_reference_options *o, size_t size);
+/* Fill defaults; struct_size = sizeof *o as the caller compiled it.
+ * Returns DPDO_OK, DPDO_E_INVAL (o NULL),
+ * DPDO_E_VERSION (struct_size < sizeof(size_t)); any older (smaller) or newer
+ * (larger) struct_size is accepted (docs/abi.md, "Options structs"). Since 0.1. */
+DPDO_API int dpdo_reference_options_init(dpdo_reference_options *o, size_t struct_size);
 
-/* Create a solver for n_nodes >= 1 nodes (the array is copied, the nodes and
+/* Create a solver for n_nodes in [1, 2^31) nodes (the array is copied, the nodes and
  * reg are BORROWED; reg may be NULL = "none"). All nodes and reg must have the
  * same dimension. Allocates all work memory. Returns DPDO_OK, DPDO_E_INVAL
  * (NULL, dimension mismatch, bad option, all weights zero), DPDO_E_VERSION,
- * DPDO_E_NOMEM. *out NULL on failure. Since 0.1. */
+ * DPDO_E_NOMEM. *out NULL on failure; the message of an options or
+ * dimension failure is left in dpdo_node_errmsg(nodes[0]) (or of the node
+ * named). Since 0.1. n_nodes is int64_t: Since 0.2. */
 DPDO_API int dpdo_reference_create(dpdo_reference **out, dpdo_node *const *nodes,
-                                   int32_t n_nodes, dpdo_regularizer *reg,
+                                   int64_t n_nodes, dpdo_regularizer *reg,
                                    const dpdo_reference_options *opts);
 DPDO_API void dpdo_reference_destroy(dpdo_reference *ref); /* NULL no-op. Since 0.1. */
 DPDO_API const char *dpdo_reference_errmsg(const dpdo_reference *ref); /* never NULL */

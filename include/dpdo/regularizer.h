@@ -75,9 +75,13 @@ DPDO_API const char *dpdo_regularizer_type_name(const dpdo_regularizer_type *typ
 DPDO_API int dpdo_regularizer_create(dpdo_regularizer **out, const dpdo_regularizer_type *type,
                                      void *user, int64_t dim, const double *params,
                                      int64_t nparams);
-/* Destroy; runs release(user) for user types. NULL is a no-op. Since 0.1. */
+/* Destroy; runs release(user) for user types. NULL is a no-op. If reference
+ * solvers still borrow it, the free (and release) is deferred until the last
+ * of them is destroyed (docs/abi.md, "Destroying a borrowed handle").
+ * Since 0.1. Deferred: Since 0.2. */
 DPDO_API void dpdo_regularizer_destroy(dpdo_regularizer *reg);
-/* Message about the last failure ("" if none; "(null regularizer)" for NULL).
+/* Message about the last failure ("" if none; "dpdo_regularizer_errmsg: reg is NULL"
+ * for NULL).
  * Never NULL. Since 0.1. */
 DPDO_API const char *dpdo_regularizer_errmsg(const dpdo_regularizer *reg);
 /* Dimension (0 for NULL) and type name ("(null)" for NULL). Since 0.1. */

@@ -102,10 +102,12 @@ DPDO_API const char *dpdo_solver_type_name(const dpdo_solver_type *t);
  * Since 0.1. */
 DPDO_API int dpdo_solver_create(dpdo_solver **out, const dpdo_solver_type *type, void *user,
                                 int64_t dim);
-/* Destroy; runs release(user) once for user types. NULL is a no-op.
- * Since 0.1. */
+/* Destroy; runs release(user) once for user types. NULL is a no-op. If an
+ * algorithm still borrows it (dpdo_algorithm_set_*), the free (and release)
+ * is deferred until the algorithm lets go (docs/abi.md). Since 0.1.
+ * Deferred: Since 0.2. */
 DPDO_API void dpdo_solver_destroy(dpdo_solver *s);
-/* Message about the last failure ("" if none; "(null solver)" for NULL).
+/* Message about the last failure ("" if none; "dpdo_solver_errmsg: s is NULL" for NULL).
  * Never NULL; valid until the next call on the handle. Since 0.1. */
 DPDO_API const char *dpdo_solver_errmsg(const dpdo_solver *s);
 /* The type's name ("(null)" for NULL). Since 0.1. */

@@ -25,7 +25,7 @@ enum {
     DPDO_E_UNSUPPORTED = -8,/* valid request this build or type cannot do */
     DPDO_E_IO = -9,         /* a file could not be opened or read */
     DPDO_E_FORMAT = -10,    /* malformed input file (message names file, line, column) */
-    DPDO_E_CANCELED = -11   /* the host asked to stop (progress callback); nothing lost. Since 0.2 */
+    DPDO_E_CANCELED = -11   /* the host asked to stop (progress callback). Since 0.2. */
 };
 
 /* Static English text for a status code; "unknown status" for codes this

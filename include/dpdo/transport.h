@@ -67,9 +67,10 @@ typedef struct dpdo_transport_type {
      * some process passed a non-zero status (no data then needs to move). */
     int (*exchange)(void *user, int status, const dpdo_message *msg, int64_t nmsg, int32_t *any_failed);
     /* Agree on the round's outcome: every process passes its status, failing
-     * node (or -1) and message (len bytes); on return all hold the status,
-     * node and message of the lowest failing node (status 0 if none). */
-    int (*agree)(void *user, int *status, int64_t *node, char *msg, size_t len);
+     * node (or -1) and message (a NUL-terminated text in msg[cap]); on return
+     * all hold the status, node and message of the lowest failing node
+     * (status 0 if none). */
+    int (*agree)(void *user, int *status, int64_t *node, char *msg, size_t cap);
     /* Make row i (row_bytes at base + i * row_bytes) of every node i visible
      * to every process: the process hosting i sends it to all (n rows). */
     int (*share)(void *user, void *base, int64_t row_bytes, int64_t n);

@@ -26,6 +26,7 @@ typedef struct fed {
     int bx, bz, by;
     int sxnew, sznew, synew, sv, szbar;
     double rho, gamma, tau, lam_lo;
+    double sens_num; /* gamma L_eff: one noisy step's sensitivity times the shard size */
     int64_t ne, m;
     int sampler;
     double p;
@@ -162,6 +163,7 @@ static int prepare(dpdo__eng *e, void *priv)
     /* test build: SIGMA_HALF makes the solver draw half the noise the accounting assumes */
     if ((rc = dpdo_solver_set(s, "tau", DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF) ? tau / 2 : tau))) return dpdo__err(e->err, rc, "prepare: solver: %s", dpdo_solver_errmsg(s));
     P->tau = tau;
+    P->sens_num = P->gamma * Leff;
     e->pv.sigma = tau;
     e->pv.sens = P->gamma * Leff / (double)qmin;
     e->pv.private_run = tau > 0;
@@ -290,7 +292,10 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
     for (size_t k = 0; k < d; k++) v[k] = 2.0 * ynew[k] - z[k];
     memcpy(w, ROW(e, P->bx, i), d * sizeof(double)); /* warm start (mandatory, spec §2.8) */
     char err[DPDO__ERRMSG_LEN] = "";
-    rc = dpdo__solver_run(e->solver, e->nodes[i], v, P->rho, P->ne, e->rng, (uint64_t)i, p->t, w, err);
+    /* secure private runs: grid noise with this agent's one-step sensitivity gamma L_eff / q_i */
+    double gs = dpdo__eng_grid_noise(e) ? P->sens_num / (double)e->q[i] : 0.0;
+    rc = dpdo__solver_run_grid(e->solver, e->nodes[i], v, P->rho, P->ne, e->rng, (uint64_t)i, p->t, gs,
+                               DPDO__GRID_ETA, w, err);
     if (rc) return dpdo__eng_err(e, rc, i, "local solver: %s", err);
     for (size_t k = 0; k < d; k++) zn[k] = z[k] + 2.0 * (w[k] - ynew[k]);
     return DPDO_OK;

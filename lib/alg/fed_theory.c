@@ -7,9 +7,9 @@
 #include "../engine/engine_impl.h"
 
 DPDO_API int dpdo_fedplt_rate(double lambda_lo, double lambda_hi, double rho, double contraction, int32_t paper_c,
-                              double p_lo, double *out, int64_t len)
+                              double p_lo, double *out, int64_t cap)
 {
-    if (!out || len < 8) return DPDO_E_INVAL;
+    if (!out || cap < 8) return DPDO_E_INVAL;
     if (!(lambda_lo > 0 && lambda_hi >= lambda_lo && lambda_hi < INFINITY)) return DPDO_E_INVAL;
     if (!(rho > 0 && rho < INFINITY) || !(contraction >= 0 && contraction < INFINITY)) return DPDO_E_INVAL;
     if (paper_c != 0 && paper_c != 1) return DPDO_E_INVAL;

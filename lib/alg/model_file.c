@@ -101,7 +101,7 @@ DPDO_API void dpdo_model_destroy(dpdo_model *m)
 
 DPDO_API const char *dpdo_model_errmsg(const dpdo_model *m)
 {
-    return !m ? "(null model)" : DPDO__LIVE(m, DPDO__MAGIC_MODEL) ? m->errmsg : "(destroyed handle)";
+    return !m ? DPDO__NULL_TEXT("dpdo_model_errmsg", "m") : DPDO__LIVE(m, DPDO__MAGIC_MODEL) ? m->errmsg : DPDO__DEAD_TEXT("dpdo_model_errmsg", "m");
 }
 
 static int usable(struct dpdo_model *m)

@@ -63,12 +63,11 @@ static const dpdo_loss_type linear_loss = {.struct_size = sizeof(dpdo_loss_type)
 
 /* ---- options ----------------------------------------------------------------------------- */
 
-DPDO_API int dpdo_audit_options_init(dpdo_audit_options *o, size_t struct_size)
+DPDO_API int dpdo_audit_options_init(dpdo_audit_options *out, size_t struct_size)
 {
-    if (!o) return DPDO_E_INVAL;
-    if (struct_size < sizeof(dpdo_audit_options)) return DPDO_E_VERSION;
-    memset(o, 0, struct_size);
-    o->struct_size = struct_size;
+    dpdo_audit_options d, *o = &d;
+    memset(o, 0, sizeof d);
+    o->struct_size = sizeof d;
     o->method = DPDO_AUDIT_RELEASE;
     o->view = DPDO_AUDIT_VIEW_TRANSCRIPT;
     o->neighbour = DPDO_AUDIT_REPLACE;
@@ -87,7 +86,7 @@ DPDO_API int dpdo_audit_options_init(dpdo_audit_options *o, size_t struct_size)
     o->l2 = 0.1;
     o->seed = 1;
     o->max_features = 64;
-    return DPDO_OK;
+    return dpdo__options_init(out, struct_size, &d, sizeof d);
 }
 
 DPDO_API int dpdo_audit_create(dpdo_audit **out)
@@ -104,7 +103,7 @@ DPDO_API void dpdo_audit_destroy(dpdo_audit *a)
 
 DPDO_API const char *dpdo_audit_errmsg(const dpdo_audit *a)
 {
-    return a ? a->err : "(null)";
+    return a ? a->err : DPDO__NULL_TEXT("dpdo_audit_errmsg", "a");
 }
 
 DPDO_API const char *dpdo_audit_verdict_name(int v)
@@ -157,10 +156,14 @@ DPDO_API int dpdo_audit_setup(dpdo_audit *a, const dpdo_algorithm_type *type, co
     dpdo_algorithm_options ao;
     dpdo_algorithm_options_init(&ao, sizeof ao);
     int rc;
-    if (alg_opts && (rc = dpdo__opts_copy(&ao, sizeof ao, alg_opts, a->err))) return rc;
+    if ((rc = dpdo__options_accept(&ao, sizeof ao, offsetof(dpdo_algorithm_options, reserved), alg_opts,
+                                   "dpdo_algorithm_options", a->err)))
+        return rc;
     dpdo_audit_options o;
     dpdo_audit_options_init(&o, sizeof o);
-    if (opts && (rc = dpdo__opts_copy(&o, sizeof o, opts, a->err))) return rc;
+    if ((rc = dpdo__options_accept(&o, sizeof o, offsetof(dpdo_audit_options, reserved), opts, "dpdo_audit_options",
+                                   a->err)))
+        return rc;
     if ((rc = check_options(&o, a->err))) return rc;
     if ((o.accountant && strlen(o.accountant) >= sizeof a->acc_name) ||
         (o.policy && strlen(o.policy) >= sizeof a->pol_name))
@@ -486,7 +489,7 @@ static int world_make(dpdo_audit *a, world *w, int64_t c, int which, const int8_
         goto fail;
     what = "accountant";
     if ((rc = dpdo_ledger_create(&w->led, n)) ||
-        (rc = dpdo_accountant_create(&w->acc, dpdo_accountant_type_find(o->accountant ? o->accountant : "rdp"), w->led,
+        (rc = dpdo_accountant_create(&w->acc, dpdo_accountant_type_find(o->accountant ? o->accountant : "rdp"), NULL, w->led,
                                            NULL)))
         goto fail;
     dpdo_algorithm_options ao = a->ao;

@@ -149,32 +149,6 @@ void dpdo__err_clear(char *buf)
     if (buf) buf[0] = '\0';
 }
 
-/* ---- options structs ---------------------------------------------------- */
-int dpdo__opts_copy(void *dst, size_t dst_size, const void *src, char *errbuf)
-{
-    if (!src) return DPDO_OK;
-    size_t caller_size;
-    memcpy(&caller_size, src, sizeof caller_size);
-    if (caller_size < sizeof(size_t))
-        return dpdo__err(errbuf, DPDO_E_VERSION,
-                         "options struct_size %zu is too small (did you call the _init function?)",
-                         caller_size);
-    if (caller_size > dst_size) {
-        const unsigned char *tail = (const unsigned char *)src + dst_size;
-        for (size_t i = 0; i < caller_size - dst_size; i++)
-            if (tail[i])
-                return dpdo__err(errbuf, DPDO_E_VERSION,
-                                 "options struct_size %zu is larger than this library's %zu and "
-                                 "its unknown tail is not zero (byte %zu): built against a newer "
-                                 "libdpdo?",
-                                 caller_size, dst_size, dst_size + i);
-    }
-    size_t n = caller_size < dst_size ? caller_size : dst_size;
-    memcpy((char *)dst + sizeof(size_t), (const char *)src + sizeof(size_t), n - sizeof(size_t));
-    memcpy(dst, &dst_size, sizeof dst_size);
-    return DPDO_OK;
-}
-
 /* ---- checks ------------------------------------------------------------- */
 size_t dpdo__first_nonfinite(const double *x, size_t n)
 {

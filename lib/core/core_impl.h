@@ -47,15 +47,15 @@ int dpdo__fault_fired(void);   /* 1 if an allocation was failed since arming */
  * NULL) and returns status unchanged, so code can write
  *     return dpdo__err(h->errmsg, DPDO_E_INVAL, "row %lld: ...", r);   */
 int dpdo__err(char *buf, int status, const char *fmt, ...) DPDO__PRINTF(3, 4);
+/* The one text every dpdo_*_errmsg returns for a NULL handle, and for a handle
+ * that no longer carries its magic: "<function>: <arg> is NULL" with the
+ * parameter name of the header, e.g. "dpdo_rng_errmsg: rng is NULL". Static. */
+#define DPDO__NULL_TEXT(fn, arg) fn ": " arg " is NULL"
+#define DPDO__DEAD_TEXT(fn, arg) fn ": " arg " is a destroyed handle"
 void dpdo__err_clear(char *buf);
 
-/* ---- options structs --------------------------------------------------
- * Copy a caller's versioned options struct (first member size_t struct_size)
- * into dst, whose defaults are already filled and whose own size is dst_size.
- * Reads only what the caller's struct_size covers; bytes beyond dst_size must
- * be zero, else DPDO_E_VERSION. struct_size smaller than sizeof(size_t) is
- * DPDO_E_VERSION. src NULL leaves the defaults. */
-int dpdo__opts_copy(void *dst, size_t dst_size, const void *src, char *errbuf);
+/* ---- options structs: lib/core/options_impl.h (header-only, so that libdpdo_mpi shares it) */
+#include "options_impl.h"
 
 /* ---- checks -----------------------------------------------------------*/
 int dpdo__all_finite(const double *x, size_t n); /* 1 if no NaN/Inf */
@@ -70,6 +70,16 @@ int dpdo__mul_size(size_t a, size_t b, size_t *out);
 int dpdo__table_index(const void *table, size_t size, int n, const void *t);
 const void *dpdo__table_find(const void *table, size_t size, int n, const char *name);
 const void *dpdo__table_next(const void *table, size_t size, int n, const void *prev);
+
+/* ---- borrowed handles ---------------------------------------------------
+ * The one destroy rule (docs/abi.md, "Destroying a borrowed handle"): a
+ * handle that other handles borrow counts them (`borrowers`); destroying it
+ * while borrowed is DEFERRED: the handle is dead for the caller at once (its
+ * magic is cleared), and its memory (and a user type's release callback) goes
+ * when the last borrower lets go (`doomed` marks this). Applied to datasets
+ * (shards), shards and losses (nodes), networks, accountants, solvers,
+ * compressors and policies (algorithms), ledgers (accountants), nodes and regularizers (reference
+ * solvers, algorithms). */
 
 /* ---- handle magic ------------------------------------------------------
  * Every public handle struct starts with `uint32_t magic`, set to its type's

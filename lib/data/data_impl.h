@@ -41,8 +41,12 @@ struct dpdo_shard {
     int64_t n;
     int64_t first;
     int64_t *rows;               /* owned, sorted or not */
+    int64_t borrowers;           /* nodes borrowing this shard (core_impl.h, borrowed handles) */
+    int doomed;                  /* destroy requested while borrowed */
     char errmsg[DPDO__ERRMSG_LEN];
 };
+void dpdo__shard_retain(struct dpdo_shard *s);
+void dpdo__shard_release(struct dpdo_shard *s);
 
 static inline int64_t dpdo__shard_row(const struct dpdo_shard *s, int64_t k)
 {

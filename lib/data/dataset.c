@@ -52,7 +52,7 @@ void dpdo_dataset_destroy(dpdo_dataset *ds)
 
 const char *dpdo_dataset_errmsg(const dpdo_dataset *ds)
 {
-    return !ds ? "(null dataset)" : DPDO__LIVE(ds, DPDO__MAGIC_DATASET) ? ds->errmsg : "(destroyed handle)";
+    return !ds ? DPDO__NULL_TEXT("dpdo_dataset_errmsg", "ds") : DPDO__LIVE(ds, DPDO__MAGIC_DATASET) ? ds->errmsg : DPDO__DEAD_TEXT("dpdo_dataset_errmsg", "ds");
 }
 
 void dpdo__content_free(struct dpdo__ds_content *c)
@@ -515,17 +515,33 @@ int dpdo_shard_create_range(dpdo_shard **out, dpdo_dataset *ds, int64_t first, i
     return DPDO_OK;
 }
 
-void dpdo_shard_destroy(dpdo_shard *s)
+static void shard_free(struct dpdo_shard *s)
 {
-    if (!s || !DPDO__LIVE(s, DPDO__MAGIC_SHARD)) return; /* NULL or destroyed */
-    DPDO__KILL(s);
     struct dpdo_dataset *ds = s->parent;
     dpdo__free(s->rows);
     dpdo__free(s);
     if (ds && --ds->refs == 0 && ds->destroyed) ds_free(ds);
 }
 
-const char *dpdo_shard_errmsg(const dpdo_shard *s) { return s ? s->errmsg : "(null shard)"; }
+void dpdo_shard_destroy(dpdo_shard *s)
+{
+    if (!s || !DPDO__LIVE(s, DPDO__MAGIC_SHARD)) return; /* NULL or destroyed */
+    DPDO__KILL(s);
+    if (s->borrowers > 0) {
+        s->doomed = 1; /* freed by the last borrowing node */
+        return;
+    }
+    shard_free(s);
+}
+
+void dpdo__shard_retain(struct dpdo_shard *s) { s->borrowers++; }
+
+void dpdo__shard_release(struct dpdo_shard *s)
+{
+    if (s && --s->borrowers == 0 && s->doomed) shard_free(s);
+}
+
+const char *dpdo_shard_errmsg(const dpdo_shard *s) { return s ? s->errmsg : DPDO__NULL_TEXT("dpdo_shard_errmsg", "s"); }
 int64_t dpdo_shard_rows(const dpdo_shard *s) { return s ? s->n : 0; }
 
 int64_t dpdo_shard_row_index(const dpdo_shard *s, int64_t k)
@@ -570,36 +586,36 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int dpdo_dataset_partition(dpdo_dataset *ds, int32_t nshards, const int64_t *sizes, uint64_t seed,
+int dpdo_dataset_partition(dpdo_dataset *ds, int64_t nshards, const int64_t *sizes, uint64_t seed,
                            dpdo_shard **shards_out)
 {
     if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     if (!shards_out) return dpdo__err(ds->errmsg, DPDO_E_INVAL, "shards_out is NULL");
     if (nshards < 1)
-        return dpdo__err(ds->errmsg, DPDO_E_INVAL, "nshards = %d: need at least one",
-                         (int)nshards);
-    for (int32_t k = 0; k < nshards; k++) shards_out[k] = NULL;
+        return dpdo__err(ds->errmsg, DPDO_E_INVAL, "nshards = %lld: need at least one",
+                         (long long)nshards);
+    for (int64_t k = 0; k < nshards; k++) shards_out[k] = NULL;
     int rc = need_filled(ds);
     if (rc) return rc;
     int64_t total = 0;
     if (sizes) {
-        for (int32_t k = 0; k < nshards; k++) {
+        for (int64_t k = 0; k < nshards; k++) {
             if (sizes[k] < 1)
-                return dpdo__err(ds->errmsg, DPDO_E_INVAL, "sizes[%d] = %lld: must be >= 1",
-                                 (int)k, (long long)sizes[k]);
+                return dpdo__err(ds->errmsg, DPDO_E_INVAL, "sizes[%lld] = %lld: must be >= 1",
+                                 (long long)k, (long long)sizes[k]);
             if (sizes[k] > ds->n - total)
                 return dpdo__err(ds->errmsg, DPDO_E_INVAL,
-                                 "sizes sum to more than the %lld rows (at shard %d)",
-                                 (long long)ds->n, (int)k);
+                                 "sizes sum to more than the %lld rows (at shard %lld)",
+                                 (long long)ds->n, (long long)k);
             total += sizes[k];
         }
     } else if (nshards > ds->n) {
-        return dpdo__err(ds->errmsg, DPDO_E_INVAL, "nshards = %d exceeds the %lld rows",
-                         (int)nshards, (long long)ds->n);
+        return dpdo__err(ds->errmsg, DPDO_E_INVAL, "nshards = %lld exceeds the %lld rows",
+                         (long long)nshards, (long long)ds->n);
     }
     int64_t *perm = dpdo__alloc_array((size_t)ds->n, sizeof(int64_t));
     dpdo_rng *rng = NULL;
-    if (!perm || dpdo_rng_create(&rng, NULL, seed) != DPDO_OK) {
+    if (!perm || dpdo_rng_create(&rng, NULL, NULL, seed) != DPDO_OK) {
         dpdo__free(perm);
         return dpdo__err(ds->errmsg, DPDO_E_NOMEM, "out of memory");
     }
@@ -608,12 +624,12 @@ int dpdo_dataset_partition(dpdo_dataset *ds, int32_t nshards, const int64_t *siz
     dpdo__stream_permutation(&st, ds->n, perm);
     dpdo_rng_destroy(rng);
     int64_t off = 0;
-    for (int32_t k = 0; k < nshards; k++) {
+    for (int64_t k = 0; k < nshards; k++) {
         int64_t m = sizes ? sizes[k] : ds->n / nshards + (k < ds->n % nshards ? 1 : 0);
         qsort(perm + off, (size_t)m, sizeof(int64_t), cmp_i64);
         rc = dpdo_shard_create(&shards_out[k], ds, perm + off, m);
         if (rc) {
-            for (int32_t j = 0; j < k; j++) {
+            for (int64_t j = 0; j < k; j++) {
                 dpdo_shard_destroy(shards_out[j]);
                 shards_out[j] = NULL;
             }

@@ -41,15 +41,11 @@ static void gen_defaults(dpdo_generate_options *o)
     o->normalize_rows = -1;
 }
 
-int dpdo_generate_options_init(dpdo_generate_options *o, size_t size)
+int dpdo_generate_options_init(dpdo_generate_options *o, size_t struct_size)
 {
-    if (!o) return DPDO_E_INVAL;
-    if (size < sizeof(size_t) || size > sizeof *o) return DPDO_E_VERSION;
     dpdo_generate_options d;
     gen_defaults(&d);
-    d.struct_size = size;
-    memcpy(o, &d, size);
-    return DPDO_OK;
+    return dpdo__options_init(o, struct_size, &d, sizeof d);
 }
 
 static void normalize(double *x, int64_t d)
@@ -409,7 +405,8 @@ int dpdo_dataset_generate(dpdo_dataset *ds, const char *kind, const dpdo_generat
                          "fedplt-logistic, covtype-like)", kind ? kind : "(null)");
     dpdo_generate_options o;
     gen_defaults(&o);
-    int rc = dpdo__opts_copy(&o, sizeof o, opts, ds->errmsg);
+    int rc = dpdo__options_accept(&o, sizeof o, offsetof(dpdo_generate_options, reserved), opts,
+                                  "dpdo_generate_options", ds->errmsg);
     if (rc) return rc;
     if (which == 3) o.d = 54; /* covtype-like ignores d */
     if (o.n < 1 || o.n > ((int64_t)1 << 40))
@@ -443,7 +440,7 @@ int dpdo_dataset_generate(dpdo_dataset *ds, const char *kind, const dpdo_generat
                          "dataset is borrowed by %d shard(s); destroy them before refilling",
                          (int)ds->refs);
     dpdo_rng *rng = NULL;
-    if (dpdo_rng_create(&rng, NULL, o.seed) != DPDO_OK)
+    if (dpdo_rng_create(&rng, NULL, NULL, o.seed) != DPDO_OK)
         return dpdo__err(ds->errmsg, DPDO_E_NOMEM, "out of memory");
     struct dpdo__ds_content c;
     memset(&c, 0, sizeof c);

@@ -401,15 +401,11 @@ void dpdo__load_defaults(dpdo_load_options *o)
     o->max_rows = (int64_t)1 << 31;
 }
 
-int dpdo_load_options_init(dpdo_load_options *o, size_t size)
+int dpdo_load_options_init(dpdo_load_options *o, size_t struct_size)
 {
-    if (!o) return DPDO_E_INVAL;
-    if (size < sizeof(size_t) || size > sizeof *o) return DPDO_E_VERSION;
     dpdo_load_options d;
     dpdo__load_defaults(&d);
-    d.struct_size = size;
-    memcpy(o, &d, size);
-    return DPDO_OK;
+    return dpdo__options_init(o, struct_size, &d, sizeof d);
 }
 
 /* ---- writer ---------------------------------------------------------------------- */

@@ -16,7 +16,8 @@ int dpdo__parse_idx(struct dpdo_dataset *ds, const char *iname, const unsigned c
 {
     dpdo_load_options o;
     dpdo__load_defaults(&o);
-    int rc = dpdo__opts_copy(&o, sizeof o, opts, ds->errmsg);
+    int rc = dpdo__options_accept(&o, sizeof o, offsetof(dpdo_load_options, reserved), opts,
+                                  "dpdo_load_options", ds->errmsg);
     if (rc) return rc;
     if (o.scale < 0 || o.scale > 2)
         return dpdo__err(ds->errmsg, DPDO_E_INVAL, "scale = %d: use DPDO_IDX_UNIT, _ROW_NORMALIZE or _RAW",
@@ -133,7 +134,8 @@ int dpdo_dataset_load_idx(dpdo_dataset *ds, const char *images_path, const char 
         return dpdo__err(ds->errmsg, DPDO_E_INVAL, "images_path or labels_path is NULL");
     dpdo_load_options o;
     dpdo__load_defaults(&o);
-    int rc = dpdo__opts_copy(&o, sizeof o, opts, ds->errmsg);
+    int rc = dpdo__options_accept(&o, sizeof o, offsetof(dpdo_load_options, reserved), opts,
+                                  "dpdo_load_options", ds->errmsg);
     if (rc) return rc;
     if (ds->refs > 0)
         return dpdo__err(ds->errmsg, DPDO_E_STATE,

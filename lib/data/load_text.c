@@ -92,7 +92,8 @@ static int map_label(struct ctx *c, const char *p, double raw, double *out)
 static int check_opts(struct dpdo_dataset *ds, const dpdo_load_options *in, dpdo_load_options *o)
 {
     dpdo__load_defaults(o);
-    int rc = dpdo__opts_copy(o, sizeof *o, in, ds->errmsg);
+    int rc = dpdo__options_accept(o, sizeof *o, offsetof(dpdo_load_options, reserved), in,
+                                  "dpdo_load_options", ds->errmsg);
     if (rc) return rc;
     if (o->n_features < 0 || o->n_features > INT32_MAX)
         return dpdo__err(ds->errmsg, DPDO_E_INVAL, "n_features = %lld out of range [0, 2^31-1]",

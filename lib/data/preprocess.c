@@ -71,7 +71,7 @@ void dpdo_transform_destroy(dpdo_transform *t)
 
 const char *dpdo_transform_errmsg(const dpdo_transform *t)
 {
-    return t ? t->errmsg : "(null transform)";
+    return t ? t->errmsg : DPDO__NULL_TEXT("dpdo_transform_errmsg", "t");
 }
 
 static const char *stage_name(int stage, int ck)

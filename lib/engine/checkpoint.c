@@ -16,6 +16,7 @@
 #include "dpdo/checkpoint.h"
 #include "dpdo/version.h"
 #include "engine_impl.h"
+#include "dist_impl.h"
 #include "../model/policy_impl.h"
 
 #define HDR_BYTES 48
@@ -23,6 +24,9 @@
 #define TAG_BYTES crypto_aead_xchacha20poly1305_ietf_ABYTES
 #define SUM_BYTES 32
 #define FLAG_ENCRYPTED 1u
+#define FLAG_MANIFEST 2u /* the manifest of a distributed run's file set (written by process 0) */
+#define FLAG_PART 4u     /* one process's part of a distributed run's file set */
+#define FLAG_KIND (FLAG_MANIFEST | FLAG_PART)
 #define ENDIAN_MARK 0x01020304u
 static const char MAGIC[8] = {'D', 'P', 'D', 'O', 'C', 'K', 'P', 'T'};
 
@@ -411,21 +415,16 @@ static void make_header(unsigned char *h, uint32_t flags, uint64_t payload)
 static int opts_of(const dpdo_checkpoint_options *in, dpdo_checkpoint_options *o, char *err)
 {
     dpdo_checkpoint_options_init(o, sizeof *o);
-    if (!in) return DPDO_OK;
-    if (in->struct_size < sizeof(size_t) + sizeof(void *))
-        return dpdo__err(err, DPDO_E_VERSION, "checkpoint options: struct_size = %zu is too small", in->struct_size);
-    o->key = in->key;
-    return DPDO_OK;
+    return dpdo__options_accept(o, sizeof *o, offsetof(dpdo_checkpoint_options, reserved), in,
+                                "dpdo_checkpoint_options", err);
 }
 
 DPDO_API int dpdo_checkpoint_options_init(dpdo_checkpoint_options *o, size_t struct_size)
 {
-    if (!o) return DPDO_E_INVAL;
-    if (struct_size < sizeof(size_t) + sizeof(void *)) return DPDO_E_VERSION;
-    size_t k = struct_size < sizeof *o ? struct_size : sizeof *o;
-    memset(o, 0, struct_size);
-    o->struct_size = k;
-    return DPDO_OK;
+    dpdo_checkpoint_options d;
+    memset(&d, 0, sizeof d);
+    d.struct_size = sizeof d;
+    return dpdo__options_init(o, struct_size, &d, sizeof d);
 }
 
 static void ledger_positions(const dpdo__eng *e, int64_t *pos)
@@ -433,85 +432,130 @@ static void ledger_positions(const dpdo__eng *e, int64_t *pos)
     for (int32_t k = 0; k < e->pv.nev; k++) pos[k] = e->ledger ? dpdo__ledger_find(e->ledger, &e->pv.ev[k]) : -1;
 }
 
-int dpdo__ckpt_save(dpdo__eng *e, int state, int stop, const char *path, const dpdo_checkpoint_options *opts)
+/* ---- distributed runs: one part per process and a manifest (docs/checkpoint.md) ---------- */
+
+/* Collective agreement on a checkpoint's outcome: every process passes its status (message in
+ * e->err, prefixed here with the process); all return the status and message of the lowest
+ * failing process, 0 if none (dist.c). */
+static int dist_agree(dpdo__eng *e, int rc, int64_t P)
 {
-    dpdo_checkpoint_options o;
-    int rc = opts_of(opts, &o, e->err);
-    if (rc) return rc;
+    int64_t self = dpdo__dist_self(e);
+    if (rc) {
+        char tmp[DPDO__ERRMSG_LEN];
+        memcpy(tmp, e->err, sizeof tmp);
+        tmp[sizeof tmp - 1] = 0;
+        size_t k = strncmp(tmp, "save: ", 6) == 0 || strncmp(tmp, "load: ", 6) == 0 ? 6 : 0;
+        snprintf(e->err, DPDO__ERRMSG_LEN, "%.*sprocess %lld of %lld: %.200s", (int)k, tmp, (long long)self,
+                 (long long)P, tmp + k);
+    }
+    return dpdo__dist_agree(e, rc, self);
+}
+
+/* The part of process p: path + ".p<p>" (allocated; NULL when out of memory). */
+static char *part_path(const char *path, int64_t p, const char *suffix)
+{
+    size_t l = strlen(path) + strlen(suffix) + 32;
+    char *q = dpdo__alloc_array(l, 1);
+    if (q) snprintf(q, l, "%s.p%lld%s", path, (long long)p, suffix);
+    return q;
+}
+
+/* What a part adds to the fingerprint: the process count, this process and the layout (compared
+ * item by item, so that a refusal names the node whose process differs). */
+static void describe_part(dpdo__eng *e, dpdo__ser *s, int64_t P)
+{
+    char nm[64];
+    cfg_i64(s, "process count", P);
+    cfg_i64(s, "process", dpdo__dist_self(e));
+    for (int64_t i = 0; i <= e->n; i++) {
+        if (i < e->n) snprintf(nm, sizeof nm, "process of node %lld", (long long)i);
+        else snprintf(nm, sizeof nm, "process of the coordinator");
+        cfg_i64(s, nm, dpdo__dist_proc(e, i));
+    }
+}
+
+/* ---- save -------------------------------------------------------------------------------- */
+
+static int save_checks(dpdo__eng *e, int state, const dpdo_checkpoint_options *o)
+{
     if (state != DPDO_ALG_RUNNING && state != DPDO_ALG_DONE)
         return dpdo__err(e->err, DPDO_E_STATE, "save: nothing to save: the algorithm is %s",
                          state == DPDO_ALG_FAILED ? "FAILED (a round failed)" : "READY (no round has run)");
-    if (e->dist)
-        return dpdo__err(e->err, DPDO_E_UNSUPPORTED, "save: checkpoints of distributed runs are not supported yet");
     if (e->policy && e->policy->kind == DPDO__POLICY_USER)
         return dpdo__err(e->err, DPDO_E_UNSUPPORTED,
                          "save: the state of a user-defined policy is not visible to the library");
-    if (!o.key && e->o.randomness == DPDO_RANDOMNESS_SECURE && e->pv.private_run)
+    if (!o->key && e->o.randomness == DPDO_RANDOMNESS_SECURE && e->pv.private_run)
         return dpdo__err(e->err, DPDO_E_STATE,
                          "save: a private DPDO_RANDOMNESS_SECURE run can only be saved encrypted: set options.key (a "
                          "%d-byte host key)", DPDO_CHECKPOINT_KEY_BYTES);
     if (sodium_init() < 0) return dpdo__err(e->err, DPDO_E_UNSUPPORTED, "save: libsodium failed to initialise");
-    int encrypted = o.key != NULL;
-    dpdo__ser s = {.mode = SER_WRITE, .err = e->err};
+    return DPDO_OK;
+}
+
+/* The file image of a payload: header, [nonce], payload (encrypted under key when given),
+ * BLAKE2b-256 of all that precedes it. */
+static int make_image(dpdo__eng *e, const dpdo__ser *s, const unsigned char *key, uint32_t kind, unsigned char **out,
+                      size_t *total)
+{
+    int encrypted = key != NULL;
+    size_t plen = s->len + (encrypted ? TAG_BYTES : 0), pre = HDR_BYTES + (encrypted ? NONCE_BYTES : 0);
+    *total = pre + plen + SUM_BYTES;
+    unsigned char *file = dpdo__alloc_array(*total, 1);
+    *out = file;
+    if (!file) return dpdo__err(e->err, DPDO_E_NOMEM, "save: out of memory");
+    make_header(file, (encrypted ? FLAG_ENCRYPTED : 0) | kind, plen);
+    if (encrypted) {
+        randombytes_buf(file + HDR_BYTES, NONCE_BYTES);
+        unsigned long long clen = 0;
+        crypto_aead_xchacha20poly1305_ietf_encrypt(file + pre, &clen, s->buf, s->len, file, pre, NULL, file + HDR_BYTES,
+                                                   key);
+    } else {
+        memcpy(file + pre, s->buf, s->len);
+    }
+    crypto_generichash(file + pre + plen, SUM_BYTES, file, pre + plen, NULL, 0);
+    return DPDO_OK;
+}
+
+/* Write the image to path + ".tmp"; then, when final, rename it to path. */
+static int write_image(dpdo__eng *e, const char *path, const unsigned char *file, size_t total, int final)
+{
+    size_t l = strlen(path) + 5;
+    char *tmp = dpdo__alloc_array(l, 1);
+    if (!tmp) return dpdo__err(e->err, DPDO_E_NOMEM, "save: out of memory");
+    snprintf(tmp, l, "%s.tmp", path);
+    int rc = DPDO_OK;
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        rc = dpdo__err(e->err, DPDO_E_IO, "save: cannot create %s: %s", tmp, strerror(errno));
+    } else {
+        int bad = fwrite(file, 1, total, f) != total;
+        bad |= fclose(f) != 0;
+        if (bad || (final && rename(tmp, path) != 0)) {
+            rc = dpdo__err(e->err, DPDO_E_IO, "save: cannot write %s: %s", path, strerror(errno));
+            remove(tmp);
+        }
+    }
+    dpdo__free(tmp);
+    return rc;
+}
+
+/* This process's payload (the whole fingerprint, the part's items when P > 0, the run state). */
+static int save_payload(dpdo__eng *e, int state, int stop, int encrypted, int64_t P, dpdo__ser *s)
+{
     run_scalars rs = {{(int64_t)e->round, state, stop, e->tol_met}};
     unsigned char *sflags = dpdo__calloc((size_t)e->n, 1);
     unsigned char *skeys = dpdo__calloc((size_t)e->n, 32);
     int64_t *lpos = dpdo__calloc((size_t)e->pv.nev + 1, sizeof *lpos);
-    unsigned char *file = NULL;
-    FILE *f = NULL;
-    char *tmp = NULL;
+    int rc;
     if (!sflags || !skeys || !lpos) {
         rc = dpdo__err(e->err, DPDO_E_NOMEM, "save: out of memory");
-        goto out;
-    }
-    ledger_positions(e, lpos);
-    describe_config(e, &s);
-    describe_state(e, &s, &rs, encrypted, sflags, skeys, lpos);
-    if ((rc = s.rc)) goto out;
-    size_t plen = s.len + (encrypted ? TAG_BYTES : 0), pre = HDR_BYTES + (encrypted ? NONCE_BYTES : 0);
-    size_t total = pre + plen + SUM_BYTES;
-    file = dpdo__alloc_array(total, 1);
-    if (!file) {
-        rc = dpdo__err(e->err, DPDO_E_NOMEM, "save: out of memory");
-        goto out;
-    }
-    make_header(file, encrypted ? FLAG_ENCRYPTED : 0, plen);
-    if (encrypted) {
-        randombytes_buf(file + HDR_BYTES, NONCE_BYTES);
-        unsigned long long clen = 0;
-        crypto_aead_xchacha20poly1305_ietf_encrypt(file + pre, &clen, s.buf, s.len, file, pre, NULL, file + HDR_BYTES,
-                                                   o.key);
     } else {
-        memcpy(file + pre, s.buf, s.len);
+        ledger_positions(e, lpos);
+        describe_config(e, s);
+        if (P > 0) describe_part(e, s, P);
+        describe_state(e, s, &rs, encrypted, sflags, skeys, lpos);
+        rc = s->rc;
     }
-    crypto_generichash(file + pre + plen, SUM_BYTES, file, pre + plen, NULL, 0);
-    size_t pl = strlen(path);
-    tmp = dpdo__alloc_array(pl + 5, 1);
-    if (!tmp) {
-        rc = dpdo__err(e->err, DPDO_E_NOMEM, "save: out of memory");
-        goto out;
-    }
-    memcpy(tmp, path, pl);
-    memcpy(tmp + pl, ".tmp", 5);
-    f = fopen(tmp, "wb");
-    if (!f) {
-        rc = dpdo__err(e->err, DPDO_E_IO, "save: cannot create %s: %s", tmp, strerror(errno));
-        goto out;
-    }
-    int bad = fwrite(file, 1, total, f) != total;
-    bad |= fclose(f) != 0;
-    f = NULL;
-    if (bad || rename(tmp, path) != 0) {
-        rc = dpdo__err(e->err, DPDO_E_IO, "save: cannot write %s: %s", path, strerror(errno));
-        remove(tmp);
-        goto out;
-    }
-    rc = DPDO_OK;
-out:
-    if (s.buf) sodium_memzero(s.buf, s.cap);
-    dpdo__free(s.buf);
-    dpdo__free(file);
-    dpdo__free(tmp);
     if (skeys) sodium_memzero(skeys, 32 * (size_t)e->n);
     dpdo__free(skeys);
     dpdo__free(sflags);
@@ -519,10 +563,104 @@ out:
     return rc;
 }
 
+static void ser_free(dpdo__ser *s)
+{
+    if (s->buf) sodium_memzero(s->buf, s->cap);
+    dpdo__free(s->buf);
+    s->buf = NULL;
+}
+
+/* The manifest (process 0): the algorithm, the node count, the process count, the round and the
+ * BLAKE2b-256 of every part (so that a part from another save, or an edited one, is refused). */
+static void describe_manifest(dpdo__eng *e, dpdo__ser *s, int64_t *P, int64_t *round, unsigned char *sums,
+                              int64_t Pmax)
+{
+    cfg_str(s, "algorithm type", e->vt->name);
+    cfg_i64(s, "number of nodes", e->n);
+    int mode = s->mode;
+    if (mode == SER_CHECK) s->mode = SER_LOAD; /* scratch: read on the check pass too */
+    dpdo__ser_idx(s, "process count", P, 1, 1, INT32_MAX);
+    dpdo__ser_idx(s, "round", round, 1, 1, (int64_t)1 << 48);
+    if (!s->rc && *P != Pmax)
+        s->rc = dpdo__err(s->err, DPDO_E_FORMAT,
+                          "load: the checkpoint set was written by a run over %lld processes; this run has %lld (a "
+                          "set resumes only on as many processes, each hosting the same nodes)",
+                          (long long)*P, (long long)Pmax);
+    ser_bytes(s, "part checksums", sums, SUM_BYTES * Pmax);
+    s->mode = mode;
+}
+
+static int dist_save(dpdo__eng *e, int state, int stop, const char *path, const dpdo_checkpoint_options *o, int rc0)
+{
+    int64_t P = 0;
+    int rc = dpdo__dist_count(e, &P);
+    if (rc) return rc;
+    int64_t self = dpdo__dist_self(e);
+    dpdo__ser s = {.mode = SER_WRITE, .err = e->err};
+    unsigned char *file = NULL, sum[SUM_BYTES] = {0};
+    size_t total = 0;
+    char *part = part_path(path, self, ""), *ptmp = part_path(path, self, ".tmp");
+    int64_t *sums = dpdo__calloc((size_t)P, SUM_BYTES);
+    /* 1. every process writes its part to <part>.tmp */
+    rc = rc0 ? rc0 : save_checks(e, state, o);
+    if (!rc && (!part || !ptmp || !sums)) rc = dpdo__err(e->err, DPDO_E_NOMEM, "save: out of memory");
+    if (!rc) rc = save_payload(e, state, stop, o->key != NULL, P, &s);
+    if (!rc) rc = make_image(e, &s, o->key, FLAG_PART, &file, &total);
+    if (!rc) rc = write_image(e, part, file, total, 0);
+    if (!rc) memcpy(sum, file + total - SUM_BYTES, SUM_BYTES);
+    int written = !rc;
+    if ((rc = dist_agree(e, rc, P))) goto out;
+    /* 2. the parts' checksums to process 0; every part takes its name */
+    memcpy((unsigned char *)sums + SUM_BYTES * (size_t)self, sum, SUM_BYTES);
+    if ((rc = dpdo__dist_sum(e, sums, P * (SUM_BYTES / 8)))) goto out;
+    if (rename(ptmp, part) != 0) rc = dpdo__err(e->err, DPDO_E_IO, "save: cannot write %s: %s", part, strerror(errno));
+    else written = 0;
+    if ((rc = dist_agree(e, rc, P))) goto out;
+    /* 3. the manifest, last: it names the parts, so a set is complete once it is in place */
+    if (self == 0) {
+        ser_free(&s);
+        s = (dpdo__ser){.mode = SER_WRITE, .err = e->err};
+        int64_t round = (int64_t)e->round;
+        dpdo__free(file);
+        file = NULL;
+        describe_manifest(e, &s, &P, &round, (unsigned char *)sums, P);
+        rc = s.rc;
+        if (!rc) rc = make_image(e, &s, o->key, FLAG_MANIFEST, &file, &total);
+        if (!rc) rc = write_image(e, path, file, total, 1);
+    }
+    rc = dist_agree(e, rc, P);
+out:
+    if (written) remove(ptmp);
+    ser_free(&s);
+    dpdo__free(file);
+    dpdo__free(part);
+    dpdo__free(ptmp);
+    dpdo__free(sums);
+    return rc;
+}
+
+int dpdo__ckpt_save(dpdo__eng *e, int state, int stop, const char *path, const dpdo_checkpoint_options *opts)
+{
+    dpdo_checkpoint_options o;
+    int rc = opts_of(opts, &o, e->err);
+    if (e->dist) return dist_save(e, state, stop, path, &o, rc); /* collective: bad options agreed on too */
+    if (rc) return rc;
+    if ((rc = save_checks(e, state, &o))) return rc;
+    dpdo__ser s = {.mode = SER_WRITE, .err = e->err};
+    unsigned char *file = NULL;
+    size_t total = 0;
+    rc = save_payload(e, state, stop, o.key != NULL, 0, &s);
+    if (!rc) rc = make_image(e, &s, o.key, 0, &file, &total);
+    if (!rc) rc = write_image(e, path, file, total, 1);
+    ser_free(&s);
+    dpdo__free(file);
+    return rc;
+}
+
 /* Verify a whole file image (header, size, checksum, decryption); *payload (plain, owned by the
  * caller) on success. name: for messages. */
 static int check_header(dpdo__eng *e, const char *name, const unsigned char *buf, size_t size, int *encrypted,
-                        uint64_t *payload_len)
+                        uint64_t *payload_len, uint32_t *kind)
 {
     if (size < 8 || memcmp(buf, MAGIC, 8) != 0)
         return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s is not a libdpdo checkpoint (no DPDOCKPT magic)", name);
@@ -544,19 +682,21 @@ static int check_header(dpdo__eng *e, const char *name, const unsigned char *buf
     if (strcmp(ver, DPDO_VERSION_STRING) != 0)
         return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s was written by libdpdo %s; this is libdpdo %s", name, ver,
                          DPDO_VERSION_STRING);
-    if (w[2] & ~FLAG_ENCRYPTED)
+    if ((w[2] & ~(FLAG_ENCRYPTED | FLAG_KIND)) || (w[2] & FLAG_KIND) == FLAG_KIND)
         return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s: unknown flags %#x", name, (unsigned)w[2]);
     *encrypted = (w[2] & FLAG_ENCRYPTED) != 0;
+    *kind = w[2] & FLAG_KIND;
     *payload_len = get_u64(buf + 40);
     return DPDO_OK;
 }
 
 static int verify_image(dpdo__eng *e, const char *name, const unsigned char *buf, size_t size,
-                        const dpdo_checkpoint_options *o, unsigned char **payload, size_t *plen, int *encrypted)
+                        const dpdo_checkpoint_options *o, unsigned char **payload, size_t *plen, int *encrypted,
+                        uint32_t *kind, unsigned char *sum_out)
 {
     *payload = NULL;
     uint64_t pl = 0;
-    int rc = check_header(e, name, buf, size, encrypted, &pl);
+    int rc = check_header(e, name, buf, size, encrypted, &pl, kind);
     if (rc) return rc;
     size_t pre = HDR_BYTES + (*encrypted ? NONCE_BYTES : 0);
     if (pl > SIZE_MAX / 2 || size != pre + pl + SUM_BYTES)
@@ -568,6 +708,7 @@ static int verify_image(dpdo__eng *e, const char *name, const unsigned char *buf
     crypto_generichash(sum, SUM_BYTES, buf, size - SUM_BYTES, NULL, 0);
     if (sodium_memcmp(sum, buf + size - SUM_BYTES, SUM_BYTES) != 0)
         return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s: checksum mismatch (the file was changed or damaged)", name);
+    if (sum_out) memcpy(sum_out, sum, SUM_BYTES);
     if (*encrypted && !o->key)
         return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s is encrypted: set options.key to the host key", name);
     if (!*encrypted && o->key)
@@ -594,7 +735,7 @@ static int verify_image(dpdo__eng *e, const char *name, const unsigned char *buf
 
 /* Read the file (only as many bytes as its header announces) and verify it. */
 static int read_verified(dpdo__eng *e, const char *path, const dpdo_checkpoint_options *o, unsigned char **payload,
-                         size_t *plen, int *encrypted)
+                         size_t *plen, int *encrypted, uint32_t *kind, unsigned char *sum_out)
 {
     *payload = NULL;
     FILE *f = fopen(path, "rb");
@@ -604,7 +745,7 @@ static int read_verified(dpdo__eng *e, const char *path, const dpdo_checkpoint_o
     int rc;
     size_t got = fread(h, 1, HDR_BYTES, f);
     uint64_t pl = 0;
-    if ((rc = check_header(e, path, h, got, encrypted, &pl))) {
+    if ((rc = check_header(e, path, h, got, encrypted, &pl, kind))) {
         fclose(f);
         return rc;
     }
@@ -635,7 +776,7 @@ static int read_verified(dpdo__eng *e, const char *path, const dpdo_checkpoint_o
     if (fseek(f, 0, SEEK_SET) != 0 || fread(buf, 1, have, f) != have)
         rc = dpdo__err(e->err, DPDO_E_IO, "load: cannot read %s", path);
     else
-        rc = verify_image(e, path, buf, have, o, payload, plen, encrypted);
+        rc = verify_image(e, path, buf, have, o, payload, plen, encrypted, kind, sum_out);
     dpdo__free(buf);
     fclose(f);
     return rc;
@@ -646,51 +787,105 @@ int dpdo__ckpt_load(dpdo__eng *e, int *state, int *stop, const char *path, const
 {
     dpdo_checkpoint_options o;
     int rc = opts_of(opts, &o, e->err);
-    if (rc) return rc;
-    if (*state != DPDO_ALG_READY || e->round != 0)
-        return dpdo__err(e->err, DPDO_E_STATE,
-                         "load: the algorithm must be READY at round 0 (freshly set up, or reset)");
-    if (e->dist)
-        return dpdo__err(e->err, DPDO_E_UNSUPPORTED, "load: checkpoints of distributed runs are not supported yet");
-    unsigned char *payload = NULL;
-    size_t plen = 0;
-    int encrypted = 0;
-    rc = path ? read_verified(e, path, &o, &payload, &plen, &encrypted)
-              : verify_image(e, "the image", image, image_size, &o, &payload, &plen, &encrypted);
-    if (rc) return rc;
+    int64_t P = 0;
+    /* distributed: collective from here on; local failures are agreed on before anything is
+     * installed, so that every process refuses (with the lowest failing process's message) */
+    if (e->dist && (rc = dpdo__dist_count(e, &P))) return rc;
+    if (!e->dist && rc) return rc;
+    if (!rc && (*state != DPDO_ALG_READY || e->round != 0))
+        rc = dpdo__err(e->err, DPDO_E_STATE, "load: the algorithm must be READY at round 0 (freshly set up, or reset)");
+    if (!rc && e->dist && !path)
+        rc = dpdo__err(e->err, DPDO_E_UNSUPPORTED, "load: a distributed run loads from files only");
+    if (rc && !e->dist) return rc;
+    unsigned char *payload = NULL, *mpay = NULL, psum[SUM_BYTES];
+    size_t plen = 0, mlen = 0;
+    int encrypted = 0, menc = 0;
+    uint32_t kind = 0;
+    unsigned char *sums = NULL;
+    char *part = NULL;
+    if (!rc && e->dist) { /* the manifest, then this process's part */
+        sums = dpdo__calloc((size_t)P, SUM_BYTES);
+        part = part_path(path, dpdo__dist_self(e), "");
+        if (!sums || !part) rc = dpdo__err(e->err, DPDO_E_NOMEM, "load: out of memory");
+        if (!rc) rc = read_verified(e, path, &o, &mpay, &mlen, &menc, &kind, NULL);
+        if (!rc && kind != FLAG_MANIFEST)
+            rc = dpdo__err(e->err, DPDO_E_FORMAT,
+                           kind ? "load: %s is one process's part of a checkpoint set: give the path of the set "
+                                  "(its manifest, without the .p<process> suffix)"
+                                : "load: %s is the checkpoint of a run in one process; this run is spread over "
+                                  "processes (a checkpoint resumes only on the layout it was saved with)",
+                           path);
+        if (!rc) {
+            dpdo__ser m = {.mode = SER_CHECK, .err = e->err, .buf = mpay, .len = mlen, .cap = mlen};
+            int64_t Pm = 0, round = 0;
+            describe_manifest(e, &m, &Pm, &round, sums, P);
+            if (!m.rc && m.pos != m.len)
+                m.rc = dpdo__err(e->err, DPDO_E_FORMAT, "load: %s: %zu unexpected bytes after the last item", path,
+                                 m.len - m.pos);
+            rc = m.rc;
+        }
+        if (!rc) rc = read_verified(e, part, &o, &payload, &plen, &encrypted, &kind, psum);
+        if (!rc && kind != FLAG_PART)
+            rc = dpdo__err(e->err, DPDO_E_FORMAT, "load: %s is not a part of a checkpoint set", part);
+        if (!rc && sodium_memcmp(psum, sums + SUM_BYTES * (size_t)dpdo__dist_self(e), SUM_BYTES) != 0)
+            rc = dpdo__err(e->err, DPDO_E_FORMAT,
+                           "load: %s is not the part the manifest %s names (its checksum differs: a file from "
+                           "another save, or a replaced one)",
+                           part, path);
+        if (!rc && encrypted != menc)
+            rc = dpdo__err(e->err, DPDO_E_FORMAT, "load: %s and its manifest differ in encryption", part);
+    } else if (!rc) {
+        rc = path ? read_verified(e, path, &o, &payload, &plen, &encrypted, &kind, NULL)
+                  : verify_image(e, "the image", image, image_size, &o, &payload, &plen, &encrypted, &kind, NULL);
+        if (!rc && kind)
+            rc = dpdo__err(e->err, DPDO_E_UNSUPPORTED,
+                           "load: %s is %s of a distributed run: load it on as many processes, with the same "
+                           "transport and layout attached",
+                           path ? path : "the image",
+                           kind == FLAG_MANIFEST ? "the manifest of the checkpoint" : "one process's part of the checkpoint");
+        if (rc) {
+            if (payload) sodium_memzero(payload, plen);
+            dpdo__free(payload);
+            return rc;
+        }
+    }
     dpdo__ser s = {.mode = SER_CHECK, .err = e->err, .buf = payload, .len = plen, .cap = plen};
     unsigned char *sflags = dpdo__calloc((size_t)e->n, 1);
     unsigned char *skeys = dpdo__calloc((size_t)e->n, 32);
     int64_t *lpos = NULL;
-    if (!sflags || !skeys) {
-        rc = dpdo__err(e->err, DPDO_E_NOMEM, "load: out of memory");
-        goto out;
-    }
-    describe_config(e, &s);
-    if ((rc = s.rc)) goto out;
-    size_t state_at = s.pos;
-    if ((rc = prepare(prep_arg))) goto out; /* sigma, events, private arrays as in the saved run */
-    lpos = dpdo__calloc((size_t)e->pv.nev + 1, sizeof *lpos);
-    if (!lpos) {
-        rc = dpdo__err(e->err, DPDO_E_NOMEM, "load: out of memory");
-        goto out;
-    }
+    size_t state_at = 0;
     run_scalars rs = {{0, 0, 0, 0}};
-    describe_state(e, &s, &rs, encrypted, sflags, skeys, lpos);
-    if (!s.rc && s.pos != s.len)
-        s.rc = dpdo__err(e->err, DPDO_E_FORMAT, "load: %zu unexpected bytes after the last item", s.len - s.pos);
-    if ((rc = s.rc)) goto out;
+    int any_key = 0;
+    if (!rc && (!sflags || !skeys)) rc = dpdo__err(e->err, DPDO_E_NOMEM, "load: out of memory");
+    if (!rc) {
+        describe_config(e, &s);
+        if (e->dist) describe_part(e, &s, P);
+        rc = s.rc;
+    }
+    if (!rc) {
+        state_at = s.pos;
+        rc = prepare(prep_arg); /* sigma, events, private arrays as in the saved run */
+    }
+    if (!rc) {
+        lpos = dpdo__calloc((size_t)e->pv.nev + 1, sizeof *lpos);
+        if (!lpos) rc = dpdo__err(e->err, DPDO_E_NOMEM, "load: out of memory");
+    }
+    if (!rc) {
+        describe_state(e, &s, &rs, encrypted, sflags, skeys, lpos);
+        if (!s.rc && s.pos != s.len)
+            s.rc = dpdo__err(e->err, DPDO_E_FORMAT, "load: %zu unexpected bytes after the last item", s.len - s.pos);
+        rc = s.rc;
+    }
     /* keys: without encryption the host has set the same nodes' keys (compared above); an encrypted
      * file's keys need the engine's key table */
-    int any_key = 0;
-    for (int64_t i = 0; i < e->n && encrypted; i++) any_key |= sflags[i] != DPDO__KEY_NONE;
-    if (any_key && (rc = dpdo__eng_keys_alloc(e))) goto out;
-    if (e->ledger && e->pv.nev > 0) { /* prepare reserved this already; kept for hosts that prepared long ago */
-        if ((rc = dpdo__ledger_reserve(e->ledger, e->pv.nev))) {
+    for (int64_t i = 0; !rc && i < e->n && encrypted; i++) any_key |= sflags[i] != DPDO__KEY_NONE;
+    if (!rc && any_key) rc = dpdo__eng_keys_alloc(e);
+    if (!rc && e->ledger && e->pv.nev > 0) { /* prepare reserved this already; kept for hosts that prepared long ago */
+        if ((rc = dpdo__ledger_reserve(e->ledger, e->pv.nev)))
             rc = dpdo__err(e->err, rc, "load: ledger: %s", dpdo_ledger_errmsg(e->ledger));
-            goto out;
-        }
     }
+    if (e->dist) rc = dist_agree(e, rc, P);
+    if (rc) goto out;
     /* install: nothing below can fail */
     s.mode = SER_LOAD;
     s.pos = state_at;
@@ -724,6 +919,9 @@ int dpdo__ckpt_load(dpdo__eng *e, int *state, int *stop, const char *path, const
 out:
     if (payload) sodium_memzero(payload, plen);
     dpdo__free(payload);
+    dpdo__free(mpay);
+    dpdo__free(sums);
+    dpdo__free(part);
     if (skeys) sodium_memzero(skeys, 32 * (size_t)e->n);
     dpdo__free(skeys);
     dpdo__free(sflags);

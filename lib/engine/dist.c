@@ -339,3 +339,32 @@ int dpdo__dist_share_state(dpdo__eng *e)
     }
     return DPDO_OK;
 }
+
+int64_t dpdo__dist_self(const dpdo__eng *e) { return e->dist->self; }
+int64_t dpdo__dist_proc(const dpdo__eng *e, int64_t i) { return e->dist->proc[i]; }
+
+/* The transport failed outside a round (a checkpoint): processes out of step, as in xfail. */
+static int cfail(dpdo__eng *e, int rc, const char *what)
+{
+    dpdo__dist *x = e->dist;
+    const char *m = x->xt->errmsg ? x->xt->errmsg(x->xu) : NULL;
+    rc = rc < 0 ? rc : DPDO_E_CALLBACK;
+    x->broken = rc;
+    return dpdo__err(e->err, rc, "checkpoint: transport '%s': %s: %s", x->xt->name, what, m && *m ? m : "failed");
+}
+
+int dpdo__dist_sum(dpdo__eng *e, int64_t *v, int64_t count)
+{
+    dpdo__dist *x = e->dist;
+    if (x->broken) return x->broken;
+    int xr = x->xt->sum(x->xu, v, count);
+    return xr ? cfail(e, xr, "sum") : DPDO_OK;
+}
+
+int dpdo__dist_count(dpdo__eng *e, int64_t *nproc)
+{
+    int64_t v = 1;
+    int rc = dpdo__dist_sum(e, &v, 1);
+    *nproc = v;
+    return rc;
+}

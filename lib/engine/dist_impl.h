@@ -31,4 +31,12 @@ int dpdo__dist_share_state(dpdo__eng *e);
 /* Upload the rows of block vt->init_gather to the coordinator before round 1. */
 int dpdo__dist_init_gather(dpdo__eng *e);
 
+/* For checkpoints of distributed runs (checkpoint.c): this process's number; the process of
+ * node i (i = n: the coordinator's); collective: the number of processes, and the element-wise
+ * sum of v[count] over the processes (a transport failure breaks the run, message in e->err). */
+int64_t dpdo__dist_self(const dpdo__eng *e);
+int64_t dpdo__dist_proc(const dpdo__eng *e, int64_t i);
+int dpdo__dist_count(dpdo__eng *e, int64_t *nproc);
+int dpdo__dist_sum(dpdo__eng *e, int64_t *v, int64_t count);
+
 #endif /* DPDO_DIST_IMPL_H */

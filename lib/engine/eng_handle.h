@@ -33,7 +33,6 @@ struct dpdo_algorithm {
 };
 
 /* The size of the 0.1 options struct (the smallest accepted). */
-#define DPDO__OPTS_V01 (offsetof(dpdo_algorithm_options, randomness) + sizeof(int32_t))
 
 /* eng_options.c: validation of options and of the problem (message into err, "setup: ..."), and
  * the options' parameter slots. */

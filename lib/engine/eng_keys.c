@@ -113,10 +113,6 @@ DPDO_API const char *dpdo_algorithm_randomness_source(const dpdo_algorithm *a)
             return e->keyed ? "secure (not a private run): private streams under the host's node keys (chacha20-ietf)"
                             : "secure (not a private run): nothing secret to draw; streams keyed by options.seed "
                               "(philox4x32-10)";
-        if (e->vt->uses_solver)
-            return "secure: private streams chacha20-ietf under per-node 256-bit keys (OS entropy or the host's); "
-                   "noise drawn inside the local solver as continuous doubles (not floating-point safe); public "
-                   "streams philox4x32-10 under options.seed";
         return "secure: private streams chacha20-ietf under per-node 256-bit keys (OS entropy or the host's); "
                "noise exact discrete on a power-of-two grid; public streams philox4x32-10 under options.seed";
     }

@@ -22,7 +22,6 @@ static void eng_free(dpdo__eng *e)
     dpdo__free(e->pv.planned);
     dpdo__free(e->pv.charged);
     dpdo__free_aligned(e->arena);
-    dpdo__free(e->nodes);
     dpdo__free(e->q);
     dpdo__free(e->plan.comp);
     dpdo__free(e->plan.is_comp);
@@ -43,6 +42,12 @@ static void eng_free(dpdo__eng *e)
     dpdo_rng_destroy(e->rng);
     dpdo__eng_plugin_release(e);
     if (e->net) dpdo__network_release(e->net);
+    if (e->retained) { /* after every use of them above; frees a node/reg/acc destroyed while borrowed */
+        for (int64_t i = 0; i < e->n; i++) dpdo__node_release(e->nodes[i]);
+        dpdo__reg_release(e->reg);
+        dpdo__accountant_release(e->acc);
+    }
+    dpdo__free(e->nodes);
     dpdo__free(e);
 }
 
@@ -111,7 +116,8 @@ DPDO_API void dpdo_algorithm_destroy(dpdo_algorithm *a)
 
 DPDO_API const char *dpdo_algorithm_errmsg(const dpdo_algorithm *a)
 {
-    return !a ? "(null)" : DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM) ? a->errmsg : "(destroyed handle)";
+    return !a ? DPDO__NULL_TEXT("dpdo_algorithm_errmsg", "alg")
+              : DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM) ? a->errmsg : DPDO__DEAD_TEXT("dpdo_algorithm_errmsg", "alg");
 }
 DPDO_API const char *dpdo_algorithm_name(const dpdo_algorithm *a) { return a ? a->vt->name : "(null)"; }
 DPDO_API int dpdo_algorithm_state(const dpdo_algorithm *a) { return a ? a->state : -1; }
@@ -122,24 +128,22 @@ DPDO_API int dpdo_algorithm_stop_reason(const dpdo_algorithm *a) { return a ? a-
 
 dpdo__eng *dpdo__algorithm_eng(dpdo_algorithm *a) { return a ? a->e : NULL; }
 
-DPDO_API int dpdo_algorithm_setup(dpdo_algorithm *a, dpdo_node *const *nodes, int32_t n_nodes,
+DPDO_API int dpdo_algorithm_setup(dpdo_algorithm *a, dpdo_node *const *nodes, int64_t n_nodes_in,
                                   dpdo_network *net, dpdo_regularizer *reg, dpdo_accountant *acc,
                                   const dpdo_algorithm_options *opts)
 {
     if (!a) return DPDO_E_INVAL;
     if (a->state == DPDO_ALG_RUNNING)
         return dpdo__err(a->errmsg, DPDO_E_STATE, "setup: the algorithm is running; call dpdo_algorithm_reset first");
+    if (n_nodes_in < 1 || n_nodes_in >= ((int64_t)1 << 31))
+        return dpdo__err(a->errmsg, DPDO_E_INVAL, "setup: n_nodes = %lld: must be in [1, 2^31)", (long long)n_nodes_in);
+    int32_t n_nodes = (int32_t)n_nodes_in;
     dpdo_algorithm_options o;
     int rc;
-    if (opts) {
-        dpdo_algorithm_options_init(&o, sizeof o);
-        if ((rc = dpdo__opts_copy(&o, sizeof o, opts, a->errmsg))) return rc;
-        if (opts->struct_size < DPDO__OPTS_V01)
-            return dpdo__err(a->errmsg, DPDO_E_VERSION, "setup: options.struct_size = %zu is smaller than 0.1's %zu",
-                             opts->struct_size, (size_t)DPDO__OPTS_V01);
-    } else {
-        dpdo_algorithm_options_init(&o, sizeof o);
-    }
+    dpdo_algorithm_options_init(&o, sizeof o);
+    if ((rc = dpdo__options_accept(&o, sizeof o, offsetof(dpdo_algorithm_options, reserved), opts,
+                                   "dpdo_algorithm_options", a->errmsg)))
+        return rc;
     char err[DPDO__ERRMSG_LEN] = "";
     if ((rc = dpdo__eng_check_options(&o, err)) || (rc = dpdo__eng_check_problem(a->vt, nodes, n_nodes, net, reg, acc, &o, err))) {
         memcpy(a->errmsg, err, sizeof err);
@@ -179,7 +183,7 @@ DPDO_API int dpdo_algorithm_setup(dpdo_algorithm *a, dpdo_node *const *nodes, in
     e->qmin = e->q[0];
     for (int64_t i = 1; i < e->n; i++) e->qmin = e->q[i] < e->qmin ? e->q[i] : e->qmin;
     if (e->vt->priv_size && !(e->priv = dpdo__calloc(1, e->vt->priv_size))) goto nomem;
-    if ((rc = dpdo_rng_create(&e->rng, dpdo_rng_type_find("philox4x32-10"), o.seed))) {
+    if ((rc = dpdo_rng_create(&e->rng, dpdo_rng_type_find("philox4x32-10"), NULL, o.seed))) {
         if (rc == DPDO_E_NOMEM) goto nomem;
         dpdo__err(err, rc, "setup: cannot create the RNG");
         goto fail;
@@ -209,7 +213,11 @@ DPDO_API int dpdo_algorithm_setup(dpdo_algorithm *a, dpdo_node *const *nodes, in
     }
     if ((rc = dpdo__eng_alloc_arena(e))) goto nomem;
     e->vt->init(e, e->priv);
-    /* success: replace the previous setup */
+    /* success: borrow the problem's handles, replace the previous setup */
+    for (int64_t i = 0; i < e->n; i++) dpdo__node_retain(e->nodes[i]);
+    if (reg) dpdo__reg_retain(reg);
+    if (acc) dpdo__accountant_retain(acc);
+    e->retained = 1;
     eng_free(a->e);
     a->e = e;
     e->err = a->errmsg;
@@ -250,9 +258,6 @@ int dpdo__eng_prepare(dpdo_algorithm *a)
     }
     if (!rc) rc = dpdo__eng_compute_guard(e);
     if (!rc) rc = dpdo__eng_draw_keys(e, err);
-    if (!rc && DPDO__SECURE(e) && e->vt->uses_solver)
-        dpdo__eng_note(e, "secure mode: private streams keyed per node, but the noise is drawn inside the local solver "
-                          "as continuous double-precision normals (not floating-point safe; charged as Gaussian)");
     if (!rc && e->pv.private_run && e->o.randomness == DPDO_RANDOMNESS_REPRODUCIBLE) {
         int64_t open_nodes = 0;
         for (int64_t i = 0; i < e->n; i++)

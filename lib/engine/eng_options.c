@@ -8,11 +8,9 @@
 
 DPDO_API int dpdo_algorithm_options_init(dpdo_algorithm_options *o, size_t struct_size)
 {
-    if (!o) return DPDO_E_INVAL;
-    if (struct_size < DPDO__OPTS_V01) return DPDO_E_VERSION;
     dpdo_algorithm_options d;
     memset(&d, 0, sizeof d);
-    d.struct_size = struct_size < sizeof d ? struct_size : sizeof d;
+    d.struct_size = sizeof d;
     d.seed = 0;
     d.max_rounds = 1000;
     d.step_size = NAN;
@@ -30,10 +28,7 @@ DPDO_API int dpdo_algorithm_options_init(dpdo_algorithm_options *o, size_t struc
     d.check_every = 1;
     d.weighting = -1;
     d.randomness = DPDO_RANDOMNESS_SECURE;
-    if (struct_size > sizeof d) memset((char *)o + sizeof d, 0, struct_size - sizeof d);
-    memcpy(o, &d, sizeof d < struct_size ? sizeof d : struct_size);
-    o->struct_size = struct_size;
-    return DPDO_OK;
+    return dpdo__options_init(o, struct_size, &d, sizeof d);
 }
 
 int dpdo__eng_check_options(const dpdo_algorithm_options *o, char *err)

@@ -7,6 +7,8 @@
 #include "dpdo/solver.h"
 #include "dpdo/compressor.h"
 #include "../model/policy_impl.h"
+#include "../solver/solver_impl.h"
+#include "../net/compress_impl.h"
 
 /* The three plug-in slots differ only in their type, default, dimension check and whether the
  * algorithm's round-0 state depends on the plug-in (the policy's does). */
@@ -29,13 +31,25 @@ static int *plug_own(dpdo__eng *e, int k)
     return k == PLUG_SOLVER ? &e->own_solver : k == PLUG_COMPRESSOR ? &e->own_comp : &e->own_policy;
 }
 
-/* Destroy the slot's object if the engine owns it (the slot is left dangling: refill it). */
+/* Let go of the slot's object: destroy it if the engine owns it, else release the host's
+ * (borrowed handles, core_impl.h: frees one the host destroyed meanwhile). The slot is left
+ * dangling: refill it. */
 static void plug_drop(dpdo__eng *e, int k)
 {
-    if (!*plug_own(e, k)) return;
-    if (k == PLUG_SOLVER) dpdo_solver_destroy(e->solver);
-    else if (k == PLUG_COMPRESSOR) dpdo_compressor_destroy(e->comp);
-    else dpdo_policy_destroy(e->policy);
+    int own = *plug_own(e, k);
+    if (k == PLUG_SOLVER) {
+        if (!e->solver) return;
+        if (own) dpdo_solver_destroy(e->solver);
+        else dpdo__solver_release(e->solver);
+    } else if (k == PLUG_COMPRESSOR) {
+        if (!e->comp) return;
+        if (own) dpdo_compressor_destroy(e->comp);
+        else dpdo__compressor_release(e->comp);
+    } else {
+        if (!e->policy) return;
+        if (own) dpdo_policy_destroy(e->policy);
+        else dpdo__policy_release(e->policy);
+    }
 }
 
 /* Install obj (not owned), or a new default (owned) when obj is NULL. */
@@ -45,14 +59,17 @@ static int plug_install(dpdo__eng *e, int k, void *obj)
     if (k == PLUG_SOLVER) {
         dpdo_solver *s = obj;
         if (!s) rc = dpdo_solver_create(&s, dpdo_solver_type_find("gd"), NULL, e->d);
+        else dpdo__solver_retain(s);
         if (!rc) plug_drop(e, k), e->solver = s;
     } else if (k == PLUG_COMPRESSOR) {
         dpdo_compressor *c = obj;
         if (!c) rc = dpdo_compressor_create(&c, dpdo_compressor_type_find("identity"), NULL, e->d);
+        else dpdo__compressor_retain(c);
         if (!rc) plug_drop(e, k), e->comp = c;
     } else {
         dpdo_policy *p = obj;
         if (!p) rc = dpdo_policy_create(&p, dpdo_policy_type_find("always-global"), NULL, e->n, e->d + 2);
+        else dpdo__policy_retain(p);
         if (!rc) plug_drop(e, k), e->policy = p;
     }
     if (!rc) *plug_own(e, k) = own;
@@ -75,6 +92,9 @@ void dpdo__eng_plugin_release(dpdo__eng *e)
 {
     for (int k = 0; k < PLUG_COUNT; k++) plug_drop(e, k);
     e->own_solver = e->own_comp = e->own_policy = 0;
+    e->solver = NULL;
+    e->comp = NULL;
+    e->policy = NULL;
 }
 
 /* The one setter: a handle, set up, of a type that uses the plug-in, at round 0, an object of

@@ -80,25 +80,23 @@ double dpdo__eng_node_pmax(const dpdo__eng *e, double p)
     return m;
 }
 
-/* The accountant that calibrates sigma and the guard. Secure runs whose noise comes from the grid
- * samplers are charged as discrete mechanisms (secure_events), which the PLD accountant declines
- * and "auto" therefore answers with RDP: calibrating them with a PLD figure of the continuous
- * Gaussian would plan less noise than the charged events allow and end above the target. They are
- * calibrated with RDP on the same ledger instead (the RDP of the lattice-aligned discrete Gaussian
- * equals the continuous one's, docs/privacy.md section 11). *tmp is set when one was made (destroy it). */
+/* The accountant that calibrates sigma and the guard: the run's own. Secure runs are charged as
+ * the fine lattice Gaussian (dpdo__eng_secure_events), which every built-in accountant charges
+ * (pld/auto through the continuous PLD plus a proven shift, docs/privacy.md section 11): the
+ * calibration plans for that mechanism (dpdo__accountant_calib_mech), so the planned sigma and the
+ * charged events agree. At calibration time pv.private_run is not yet known: the grid-noise
+ * condition is tested without it. *tmp stays NULL (kept for the callers' shape). */
 static dpdo_accountant *calib_accountant(dpdo__eng *e, dpdo_accountant **tmp)
 {
     *tmp = NULL;
-    const char *name = dpdo_accountant_name(e->acc);
-    /* at calibration time pv.private_run is not yet known: test the grid-noise condition without it */
-    int grid = e->o.randomness == DPDO_RANDOMNESS_SECURE && !e->vt->uses_solver;
-    if (!grid || !e->ledger || (strcmp(name, "auto") != 0 && strcmp(name, "pld") != 0))
-        return e->acc;
-    if (dpdo_accountant_create(tmp, dpdo_accountant_type_find("rdp"), e->ledger, NULL) != DPDO_OK) {
-        *tmp = NULL;
-        return e->acc;
-    }
-    return *tmp;
+    if (e->o.randomness == DPDO_RANDOMNESS_SECURE && e->acc)
+        dpdo__accountant_calib_mech(e->acc, DPDO_MECH_DISCRETE_GAUSSIAN_FINE);
+    return e->acc;
+}
+
+static void calib_done(dpdo__eng *e)
+{
+    if (e->acc) dpdo__accountant_calib_mech(e->acc, DPDO_MECH_GAUSSIAN);
 }
 
 int dpdo__eng_calibrate_sigma(dpdo__eng *e, const dpdo__sampling_desc *sd, double sens, double releases,
@@ -109,6 +107,7 @@ int dpdo__eng_calibrate_sigma(dpdo__eng *e, const dpdo__sampling_desc *sd, doubl
     if (rc) return dpdo__err(e->err, rc, "prepare: cannot build the sampling for the calibration");
     dpdo_accountant *tmp = NULL, *acc = calib_accountant(e, &tmp);
     rc = dpdo_accountant_calibrate_sigma(acc, s, sens, releases, e->o.epsilon, e->o.delta, sigma);
+    calib_done(e);
     dpdo_sampling_destroy(s);
     if (rc) rc = dpdo__err(e->err, rc, "prepare: calibrating the noise for %g releases per node: %s", releases,
                            dpdo_accountant_errmsg(acc));
@@ -149,7 +148,9 @@ int dpdo__eng_compute_guard(dpdo__eng *e)
     for (int32_t k = 0; k < pv->nev; k++) {
         /* the step calibration is Gaussian; algorithms with Laplace events (dpdo, cpgt) guard
          * the summed pure epsilon themselves in plan() against pv->guard_eps */
-        if (pv->ev[k].mech != DPDO_MECH_GAUSSIAN && pv->ev[k].mech != DPDO_MECH_DISCRETE_GAUSSIAN) continue;
+        if (pv->ev[k].mech != DPDO_MECH_GAUSSIAN && pv->ev[k].mech != DPDO_MECH_DISCRETE_GAUSSIAN &&
+            pv->ev[k].mech != DPDO_MECH_DISCRETE_GAUSSIAN_FINE)
+            continue;
         dpdo_sampling *s = NULL;
         /* the discrete Gaussian is charged without Poisson amplification (math.c): plan the same */
         dpdo__sampling_desc none = {DPDO_SAMPLING_NONE, 1.0, 0, 0};
@@ -157,9 +158,11 @@ int dpdo__eng_compute_guard(dpdo__eng *e)
         int rc = sampling_of(disc_poisson ? &none : &pv->ev[k].samp, &s);
         if (rc) return dpdo__err(e->err, rc, "prepare: budget guard: cannot build the sampling");
         double steps = 0;
-        dpdo_accountant *tmp = NULL, *acc = pv->ev[k].mech == DPDO_MECH_DISCRETE_GAUSSIAN ? calib_accountant(e, &tmp) : e->acc;
+        dpdo_accountant *tmp = NULL, *acc = e->acc;
+        int old = dpdo__accountant_calib_mech(acc, pv->ev[k].mech); /* plan for the charged mechanism */
         rc = dpdo_accountant_calibrate_steps(acc, s, pv->ev[k].sens, pv->ev[k].noise, pv->guard_eps,
                                                  e->o.delta, &steps);
+        dpdo__accountant_calib_mech(acc, old);
         dpdo_sampling_destroy(s);
         if (rc) rc = dpdo__err(e->err, rc, "prepare: budget guard: %s", dpdo_accountant_errmsg(acc));
         dpdo_accountant_destroy(tmp);
@@ -180,7 +183,9 @@ int dpdo__eng_compute_guard(dpdo__eng *e)
 #define TAP(e, node, out, n, g) ((void)0)
 #endif
 
-int dpdo__eng_grid_noise(const dpdo__eng *e) { return DPDO__SECURE(e) && !e->vt->uses_solver; }
+/* Fed-PLT's noise is drawn inside the local solver, on the grid too (dpdo__solver_run_grid); the
+ * other solver-using algorithms are not private. */
+int dpdo__eng_grid_noise(const dpdo__eng *e) { return DPDO__SECURE(e); }
 
 /* The one noise path of both mechanisms: reproducible runs add continuous draws from the seeded
  * stream; secure runs add exact discrete draws on a grid (l1 = 1: discrete Laplace, rounding
@@ -232,7 +237,8 @@ void dpdo__eng_secure_events(dpdo__eng *e)
     for (int32_t k = 0; k < e->pv.nev; k++) {
         dpdo__event_desc *ev = &e->pv.ev[k];
         if (ev->mech != DPDO_MECH_GAUSSIAN && ev->mech != DPDO_MECH_LAPLACE) continue;
-        ev->mech = ev->mech == DPDO_MECH_GAUSSIAN ? DPDO_MECH_DISCRETE_GAUSSIAN : DPDO_MECH_DISCRETE_LAPLACE;
+        /* the grid has S^2 >= 2^24 d (dpdo__grid_choose): the fine lattice Gaussian */
+        ev->mech = ev->mech == DPDO_MECH_GAUSSIAN ? DPDO_MECH_DISCRETE_GAUSSIAN_FINE : DPDO_MECH_DISCRETE_LAPLACE;
         ev->sens *= 1.0 + DPDO__GRID_ETA;
         ev->noise *= 1.0 + DPDO__GRID_ETA;
     }

@@ -214,6 +214,7 @@ struct dpdo__eng {
     int64_t *q;                   /* shard rows per node */
     int64_t qmin;                 /* the smallest shard */
     struct dpdo_network *net;
+    int retained; /* nodes, reg and acc retained by setup (borrowed handles, core_impl.h) */
     struct dpdo_regularizer *reg;
     dpdo_accountant *acc;
     dpdo_ledger *ledger;

@@ -185,18 +185,34 @@ DPDO_API int dpdo_loss_create(dpdo_loss **out, const dpdo_loss_type *type, void 
     return DPDO_OK;
 }
 
-DPDO_API void dpdo_loss_destroy(dpdo_loss *loss)
+static void loss_free(struct dpdo_loss *loss)
 {
-    if (!loss || !DPDO__LIVE(loss, DPDO__MAGIC_LOSS)) return; /* NULL or destroyed */
-    DPDO__KILL(loss);
     if (loss->builtin == DPDO__LOSS_USER && HAS(loss, release)) loss->type->release(loss->user);
     dpdo__free(loss->scratch);
     dpdo__free(loss);
 }
 
+DPDO_API void dpdo_loss_destroy(dpdo_loss *loss)
+{
+    if (!loss || !DPDO__LIVE(loss, DPDO__MAGIC_LOSS)) return; /* NULL or destroyed */
+    DPDO__KILL(loss);
+    if (loss->borrowers > 0) {
+        loss->doomed = 1; /* freed by the last borrowing node */
+        return;
+    }
+    loss_free(loss);
+}
+
+void dpdo__loss_retain(struct dpdo_loss *l) { l->borrowers++; }
+
+void dpdo__loss_release(struct dpdo_loss *l)
+{
+    if (l && --l->borrowers == 0 && l->doomed) loss_free(l);
+}
+
 DPDO_API const char *dpdo_loss_errmsg(const dpdo_loss *loss)
 {
-    return loss ? loss->errmsg : "(null loss)";
+    return loss ? loss->errmsg : DPDO__NULL_TEXT("dpdo_loss_errmsg", "loss");
 }
 DPDO_API int64_t dpdo_loss_dim(const dpdo_loss *loss) { return loss ? loss->dim : 0; }
 DPDO_API const char *dpdo_loss_name(const dpdo_loss *loss)

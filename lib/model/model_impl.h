@@ -34,6 +34,8 @@ struct dpdo_regularizer {
     int64_t dim;
     double p[2];     /* parameters of built-ins */
     size_t tsize;    /* the type's struct_size */
+    int64_t borrowers; /* reference solvers borrowing it */
+    int doomed;        /* destroy requested while borrowed */
     char errmsg[DPDO__ERRMSG_LEN];
 };
 
@@ -65,8 +67,13 @@ struct dpdo_loss {
     int64_t dim;
     size_t tsize;
     double *scratch; /* 2*dim */
+    int64_t borrowers; /* nodes borrowing this loss (core_impl.h, borrowed handles) */
+    int doomed;        /* destroy requested while borrowed */
     char errmsg[DPDO__ERRMSG_LEN];
 };
+/* Borrowing (core_impl.h): retain/release by the borrower; release frees a doomed loss. */
+void dpdo__loss_retain(struct dpdo_loss *l);
+void dpdo__loss_release(struct dpdo_loss *l);
 
 /* The built-in phi functions in the kernel's signature (ctx unused). */
 double dpdo__phi_hinge(const void *ctx, double m, double y, double *loss);
@@ -97,7 +104,13 @@ struct dpdo_node {
     int64_t dim;
     double *scratch;          /* 2*dim */
     int64_t remote_rows;      /* > 0: a remote node (no shard; data on another process) */
+    int64_t borrowers;        /* reference solvers borrowing this node */
+    int doomed;               /* destroy requested while borrowed */
     char errmsg[DPDO__ERRMSG_LEN];
 };
+void dpdo__node_retain(struct dpdo_node *nd);
+void dpdo__reg_retain(struct dpdo_regularizer *r);
+void dpdo__reg_release(struct dpdo_regularizer *r);
+void dpdo__node_release(struct dpdo_node *nd);
 
 #endif /* DPDO_MODEL_IMPL_H */

@@ -49,21 +49,41 @@ DPDO_API int dpdo_node_create(dpdo_node **out, dpdo_shard *shard, dpdo_loss *los
     nd->loss = loss;
     nd->weight = weight;
     nd->dim = loss->dim;
+    dpdo__loss_retain(loss);
+    if (shard) dpdo__shard_retain(shard);
     *out = nd;
     return DPDO_OK;
+}
+
+static void node_free(struct dpdo_node *node)
+{
+    dpdo__loss_release(node->loss);
+    if (node->shard) dpdo__shard_release(node->shard);
+    dpdo__free(node->scratch);
+    dpdo__free(node);
 }
 
 DPDO_API void dpdo_node_destroy(dpdo_node *node)
 {
     if (!node || !DPDO__LIVE(node, DPDO__MAGIC_NODE)) return; /* NULL or destroyed */
     DPDO__KILL(node);
-    dpdo__free(node->scratch);
-    dpdo__free(node);
+    if (node->borrowers > 0) {
+        node->doomed = 1; /* freed by the last borrower */
+        return;
+    }
+    node_free(node);
+}
+
+void dpdo__node_retain(struct dpdo_node *nd) { nd->borrowers++; }
+
+void dpdo__node_release(struct dpdo_node *nd)
+{
+    if (nd && --nd->borrowers == 0 && nd->doomed) node_free(nd);
 }
 
 DPDO_API const char *dpdo_node_errmsg(const dpdo_node *node)
 {
-    return node ? node->errmsg : "(null node)";
+    return node ? node->errmsg : DPDO__NULL_TEXT("dpdo_node_errmsg", "node");
 }
 DPDO_API int64_t dpdo_node_samples(const dpdo_node *node)
 {
@@ -90,6 +110,7 @@ DPDO_API int dpdo_node_create_remote(dpdo_node **out, dpdo_loss *loss, int64_t s
     nd->weight = weight;
     nd->dim = loss->dim;
     nd->remote_rows = samples;
+    dpdo__loss_retain(loss);
     *out = nd;
     return DPDO_OK;
 }

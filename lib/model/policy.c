@@ -294,10 +294,28 @@ DPDO_API int dpdo_policy_create(dpdo_policy **out, const dpdo_policy_type *type,
     return DPDO_OK;
 }
 
+static void policy_free(dpdo_policy *p);
+
 DPDO_API void dpdo_policy_destroy(dpdo_policy *p)
 {
     if (!p || !DPDO__LIVE(p, DPDO__MAGIC_POLICY)) return; /* NULL or destroyed */
     DPDO__KILL(p);
+    if (p->borrowers > 0) {
+        p->doomed = 1; /* freed by the last borrowing algorithm */
+        return;
+    }
+    policy_free(p);
+}
+
+void dpdo__policy_retain(struct dpdo_policy *p) { p->borrowers++; }
+
+void dpdo__policy_release(struct dpdo_policy *p)
+{
+    if (p && --p->borrowers == 0 && p->doomed) policy_free(p);
+}
+
+static void policy_free(dpdo_policy *p)
+{
     if (p->kind == DPDO__POLICY_USER && HAS(p, release)) p->type->release(p->user);
     struct dqn_store s;
     store_get(p, &s);
@@ -307,7 +325,7 @@ DPDO_API void dpdo_policy_destroy(dpdo_policy *p)
 
 DPDO_API const char *dpdo_policy_errmsg(const dpdo_policy *p)
 {
-    return p ? p->errmsg : "(null policy)";
+    return p ? p->errmsg : DPDO__NULL_TEXT("dpdo_policy_errmsg", "p");
 }
 
 DPDO_API const char *dpdo_policy_name(const dpdo_policy *p)

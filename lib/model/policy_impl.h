@@ -73,8 +73,12 @@ struct dpdo_policy {
     double *xbuf;                   /* 2 x batch x S: the batch's states, next states */
     double *qbuf;                   /* batch x 2: Q-values */
     int64_t *ibuf;                  /* batch: replay indices */
+    int64_t borrowers; /* algorithms borrowing it (core_impl.h, borrowed handles) */
+    int doomed;        /* destroy requested while borrowed */
     char errmsg[DPDO__ERRMSG_LEN];
 };
+void dpdo__policy_retain(struct dpdo_policy *p);
+void dpdo__policy_release(struct dpdo_policy *p);
 
 /* The engine's per-step entries: like the public calls without the O(len)
  * argument checks that the engine guarantees (state has state_len finite

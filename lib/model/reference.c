@@ -48,16 +48,15 @@ struct dpdo_reference {
     /* results */
     double cert;
     int64_t iters;
+    int retained; /* the nodes and reg are retained (borrowed handles, core_impl.h) */
     char errmsg[DPDO__ERRMSG_LEN];
 };
 
 /* work vectors: 0 x, 1 y, 2 g, 3 gy, 4 xn, 5 t1, 6 t2, then S (mem*dim), Y (mem*dim), rho/alpha (2*mem) */
 static double *wv(struct dpdo_reference *r, int k) { return r->work + (size_t)k * (size_t)r->dim; }
 
-DPDO_API int dpdo_reference_options_init(dpdo_reference_options *o, size_t size)
+DPDO_API int dpdo_reference_options_init(dpdo_reference_options *o, size_t struct_size)
 {
-    if (!o) return DPDO_E_INVAL;
-    if (size < sizeof(size_t) || size > sizeof *o) return DPDO_E_VERSION;
     dpdo_reference_options d;
     memset(&d, 0, sizeof d);
     d.struct_size = sizeof d;
@@ -65,9 +64,7 @@ DPDO_API int dpdo_reference_options_init(dpdo_reference_options *o, size_t size)
     d.tol = 0.0; /* the method's default, see below */
     d.max_iter = 200000;
     d.lbfgs_memory = 10;
-    memcpy(o, &d, size);
-    o->struct_size = size;
-    return DPDO_OK;
+    return dpdo__options_init(o, struct_size, &d, sizeof d);
 }
 
 static int is_builtin_phi(const struct dpdo_node *nd)
@@ -91,12 +88,13 @@ static int h_smooth(const struct dpdo_regularizer *g)
 }
 
 DPDO_API int dpdo_reference_create(dpdo_reference **out, dpdo_node *const *nodes,
-                                   int32_t n_nodes, dpdo_regularizer *reg,
+                                   int64_t n_nodes_in, dpdo_regularizer *reg,
                                    const dpdo_reference_options *opts)
 {
     if (!out) return DPDO_E_INVAL;
     *out = NULL;
-    if (!nodes || n_nodes < 1) return DPDO_E_INVAL;
+    if (!nodes || n_nodes_in < 1 || n_nodes_in >= ((int64_t)1 << 31)) return DPDO_E_INVAL;
+    int32_t n_nodes = (int32_t)n_nodes_in;
     for (int32_t i = 0; i < n_nodes; i++)
         if (!nodes[i]) return DPDO_E_INVAL;
     int64_t dim = nodes[0]->dim;
@@ -111,7 +109,8 @@ DPDO_API int dpdo_reference_create(dpdo_reference **out, dpdo_node *const *nodes
                          (long long)dim);
     dpdo_reference_options o;
     dpdo_reference_options_init(&o, sizeof o);
-    int rc = dpdo__opts_copy(&o, sizeof o, opts, NULL);
+    int rc = dpdo__options_accept(&o, sizeof o, offsetof(dpdo_reference_options, reserved), opts,
+                                  "dpdo_reference_options", nodes[0]->errmsg);
     if (rc) return rc;
     if (o.weighting < 0 || o.weighting > 2 || !(o.tol >= 0) || !isfinite(o.tol) || o.max_iter < 1 ||
         o.lbfgs_memory < 1 || o.lbfgs_memory > 1000)
@@ -215,6 +214,9 @@ DPDO_API int dpdo_reference_create(dpdo_reference **out, dpdo_node *const *nodes
                 r->s_node[s] = i;
             }
     }
+    for (int32_t i = 0; i < n_nodes; i++) dpdo__node_retain(nodes[i]);
+    if (reg) dpdo__reg_retain(reg);
+    r->retained = 1;
     *out = r;
     return DPDO_OK;
 nomem:
@@ -226,6 +228,10 @@ DPDO_API void dpdo_reference_destroy(dpdo_reference *ref)
 {
     if (!ref || !DPDO__LIVE(ref, DPDO__MAGIC_REFERENCE)) return; /* NULL or destroyed */
     DPDO__KILL(ref);
+    if (ref->retained) {
+        for (int32_t i = 0; i < ref->n; i++) dpdo__node_release(ref->nodes[i]);
+        if (ref->reg != &ref->none_reg) dpdo__reg_release(ref->reg);
+    }
     dpdo__free(ref->nodes);
     dpdo__free(ref->omega);
     dpdo__free(ref->work);
@@ -240,7 +246,7 @@ DPDO_API void dpdo_reference_destroy(dpdo_reference *ref)
 
 DPDO_API const char *dpdo_reference_errmsg(const dpdo_reference *ref)
 {
-    return ref ? ref->errmsg : "(null reference)";
+    return ref ? ref->errmsg : DPDO__NULL_TEXT("dpdo_reference_errmsg", "ref");
 }
 DPDO_API double dpdo_reference_certificate(const dpdo_reference *ref) { return ref ? ref->cert : NAN; }
 DPDO_API int64_t dpdo_reference_iterations(const dpdo_reference *ref) { return ref ? ref->iters : 0; }

@@ -387,17 +387,33 @@ DPDO_API int dpdo_regularizer_create(dpdo_regularizer **out, const dpdo_regulari
     ((r)->tsize >= offsetof(dpdo_regularizer_type, field) + sizeof((r)->type->field) &&      \
      (r)->type->field)
 
-DPDO_API void dpdo_regularizer_destroy(dpdo_regularizer *reg)
+static void reg_free(struct dpdo_regularizer *reg)
 {
-    if (!reg || !DPDO__LIVE(reg, DPDO__MAGIC_REGULARIZER)) return; /* NULL or destroyed */
-    DPDO__KILL(reg);
     if (reg->kind == DPDO__REG_USER && HAS(reg, release)) reg->type->release(reg->user);
     dpdo__free(reg);
 }
 
+DPDO_API void dpdo_regularizer_destroy(dpdo_regularizer *reg)
+{
+    if (!reg || !DPDO__LIVE(reg, DPDO__MAGIC_REGULARIZER)) return; /* NULL or destroyed */
+    DPDO__KILL(reg);
+    if (reg->borrowers > 0) {
+        reg->doomed = 1; /* freed by the last borrower */
+        return;
+    }
+    reg_free(reg);
+}
+
+void dpdo__reg_retain(struct dpdo_regularizer *r) { r->borrowers++; }
+
+void dpdo__reg_release(struct dpdo_regularizer *r)
+{
+    if (r && --r->borrowers == 0 && r->doomed) reg_free(r);
+}
+
 DPDO_API const char *dpdo_regularizer_errmsg(const dpdo_regularizer *reg)
 {
-    return reg ? reg->errmsg : "(null regularizer)";
+    return reg ? reg->errmsg : DPDO__NULL_TEXT("dpdo_regularizer_errmsg", "reg");
 }
 
 DPDO_API int64_t dpdo_regularizer_dim(const dpdo_regularizer *reg) { return reg ? reg->dim : 0; }

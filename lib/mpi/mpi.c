@@ -4,13 +4,14 @@
  * so a vanished peer gives DPDO_E_IO instead of a hang. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sched.h>
 #include <time.h>
 #include "dpdo/mpi.h"
 #include "dpdo/status.h"
+#include "../core/options_impl.h"
 
 #define MSG_LEN 256
 #define TAG_BATON 4711
@@ -19,7 +20,7 @@ struct dpdo_mpi {
     MPI_Comm comm;      /* dup of the user's communicator */
     MPI_Comm graph;     /* distributed graph of ranks (MPI_COMM_NULL: none) */
     int rank, size, root, broken;
-    double timeout;
+    double timeout, spin;
     int64_t n;
     int64_t *first;     /* size + 1 */
     /* rank graph */
@@ -27,6 +28,8 @@ struct dpdo_mpi {
     int *nb;            /* their ranks, ascending */
     int *nbpos;         /* size: index in nb, or -1 */
     int *all;           /* size: 0, 1, ..., size-1 (the peers of world collectives) */
+    unsigned char *adj; /* size x size: 1 when ranks q and r are graph neighbours (every rank
+                           knows the whole rank graph, so all decide alike without a message) */
     /* exchange buffers (grown on demand, kept) */
     unsigned char *sbuf, *rbuf;
     size_t scap, rcap;
@@ -49,13 +52,21 @@ static int fail(dpdo_mpi *m, int status, const char *fmt, ...)
     return status;
 }
 
-/* Wait for requests with the deadline; a failure or a timeout breaks the handle. */
+/* Wait for requests with the deadline; a failure or a timeout breaks the handle.
+ *
+ * Polls without pausing for m->spin seconds (a peer on a core of its own answers within
+ * microseconds), then sleeps between polls. When the ranks share cores with each other or with
+ * other processes (issue 19), a rank that keeps spinning or yielding while its peer computes
+ * takes CPU time the peer needs, and both end up waiting for time slices; a sleeping rank leaves
+ * the core. Measured in one run on the shared 2-core machine (docs/performance.md, MPI section):
+ * 2-rank DP-DDA kept 0.25x of one process with the old loop (yield from 5 us, sleep after 20 ms),
+ * 0.4x when yielding for 200 us before sleeping, 0.77x sleeping right after the spin. */
 static int wait_all(dpdo_mpi *m, int nreq, MPI_Request *req, const char *what)
 {
     double t0 = MPI_Wtime();
     for (;;) {
         int done = 0;
-        MPI_Status sts[4];
+        MPI_Status sts[2]; /* nreq <= 2 */
         int rc = MPI_Testall(nreq, req, &done, sts);
         if (rc != MPI_SUCCESS) {
             char es[MPI_MAX_ERROR_STRING];
@@ -70,13 +81,11 @@ static int wait_all(dpdo_mpi *m, int nreq, MPI_Request *req, const char *what)
             return fail(m, DPDO_E_IO, "rank %d: %s: no answer from a peer within %g s (failed or vanished?)",
                         m->rank, what, m->timeout);
         }
-        /* spin briefly (a peer on another core answers within microseconds), then let a
-         * peer that shares this core run (after 5 us: with more ranks than cores this is what
-         * lets the peer answer), then sleep (long waits) */
         double waited = MPI_Wtime() - t0;
-        if (waited > 5e-6) sched_yield();
-        if (waited > 2e-2) {
-            struct timespec ts = {0, 50000};
+        if (waited >= m->spin) {
+            /* 1 us asked: the kernel's timer slack (50 us by default) sets the nap; 0.5 ms once
+             * the wait is long */
+            struct timespec ts = {0, waited > 2e-2 ? 500000 : 1000};
             nanosleep(&ts, NULL);
         }
     }
@@ -141,29 +150,37 @@ static int64_t msg_bytes(const dpdo_message *x)
     return b;
 }
 
+/* One stage's messages. Sync points: with messages of fixed size (dense rows) one - the status
+ * reduction and the data move together; otherwise two - the status with the sizes, then the data.
+ * A rank whose computation failed still sends its (meaningless) fixed-size rows: when anybody
+ * failed, nothing received is used. */
 static int t_exchange(void *user, int status, const dpdo_message *msg, int64_t nmsg, int32_t *any_failed)
 {
     dpdo_mpi *m = user;
     CHECK_BROKEN(m);
     int P = m->size, me = m->rank, rc;
     MPI_Request req[2];
-    /* 1. bytes per receiving rank; is every pair a graph edge? */
+    if (P == 1) { /* one rank: nothing crosses a wire */
+        *any_failed = status != 0;
+        return DPDO_OK;
+    }
+    /* 1. bytes per receiving rank; is every pair of ranks in the list a graph edge? (every rank
+     * sees the same list and knows the whole rank graph: all decide alike) */
     int64_t lmsgs = 0, lbytes = 0;
     /* fixed-size messages (dense rows): every rank can compute what it will receive, so the
      * size exchange is skipped (the same decision on every rank: it depends on the list only) */
     int fixed = 1;
     memset(m->scnt, 0, (size_t)P * sizeof *m->scnt);
-    int in_graph = m->graph != MPI_COMM_NULL;
+    int use_graph = m->graph != MPI_COMM_NULL;
     for (int64_t k = 0; k < nmsg; k++) {
         const dpdo_message *x = &msg[k];
         int q = rank_of(m, x->src);
         if (x->nseg != 1 || x->seg[0].bytes != x->seg[0].cap) fixed = 0;
-        for (int64_t j = 0; j < x->ndst && in_graph; j++) {
+        for (int64_t j = 0; j < x->ndst && use_graph; j++) {
             int r = rank_of(m, x->dst[j]);
-            if (r == q) continue;
-            if ((q == me && m->nbpos[r] < 0) || (r == me && m->nbpos[q] < 0)) in_graph = 0;
+            if (r != q && !m->adj[(size_t)q * (size_t)P + (size_t)r]) use_graph = 0;
         }
-        if (rank_of(m, x->src) != me) continue;
+        if (q != me) continue;
         int64_t b = msg_bytes(x);
         for (int r = 0; r < P; r++) m->stamp[r] = 0;
         for (int64_t j = 0; j < x->ndst; j++) {
@@ -176,17 +193,8 @@ static int t_exchange(void *user, int status, const dpdo_message *msg, int64_t n
             }
         }
     }
-    /* 2. did anybody fail, and can every rank use the graph? (one reduction for both) */
-    int64_t mine[2] = {status != 0, !in_graph}, all[2] = {0, 0};
-    if ((rc = mpi_call(m, MPI_Iallreduce(mine, all, 2, MPI_INT64_T, MPI_MAX, m->comm, &req[0]), "exchange"))) return rc;
-    if ((rc = wait_all(m, 1, req, "exchange (status)"))) return rc;
-    m->t_ctl += 16;
-    *any_failed = all[0] != 0;
-    if (all[0]) return DPDO_OK;
-    int use_graph = all[1] == 0;
-    m->t_msgs += lmsgs;
-    m->t_bytes += lbytes;
-    /* 3. pack, in message order, per receiving rank */
+    if (status && !fixed) memset(m->scnt, 0, (size_t)P * sizeof *m->scnt); /* its sizes may be garbage */
+    /* 2. pack, in message order, per receiving rank (a failed rank's fixed rows too, see above) */
     int64_t tot = 0;
     for (int r = 0; r < P; r++) {
         if (m->scnt[r] > 2147483647LL) return fail(m, DPDO_E_UNSUPPORTED, "a stage sends over 2 GiB to rank %d", r);
@@ -199,7 +207,7 @@ static int t_exchange(void *user, int status, const dpdo_message *msg, int64_t n
         soff[r] = pos[r] = off;
         off += m->scnt[r];
     }
-    for (int64_t k = 0; k < nmsg; k++) {
+    for (int64_t k = 0; k < nmsg && (fixed || !status); k++) {
         const dpdo_message *x = &msg[k];
         if (rank_of(m, x->src) != me) continue;
         for (int r = 0; r < P; r++) m->stamp[r] = 0;
@@ -216,13 +224,18 @@ static int t_exchange(void *user, int status, const dpdo_message *msg, int64_t n
             pos[r] = w - m->sbuf;
         }
     }
-    /* 4. sizes (unless every rank can compute them), then data: with the graph's neighbours, or
-     * with every rank */
+    /* 3. with the graph's neighbours, or with every rank: sizes (computed locally for fixed-size
+     * messages, else exchanged together with the status), then the data (together with the
+     * status when the sizes were known) */
     int np = use_graph ? m->nnb : P;
     const int *peer = use_graph ? m->nb : m->all;
     MPI_Comm comm = use_graph ? m->graph : m->comm;
     int64_t sz_s[np > 0 ? np : 1], sz_r[np > 0 ? np : 1];
     for (int k = 0; k < np; k++) sz_s[k] = m->scnt[peer[k]];
+    int64_t mine = status != 0, all = 0;
+    if ((rc = mpi_call(m, MPI_Iallreduce(&mine, &all, 1, MPI_INT64_T, MPI_MAX, m->comm, &req[0]), "exchange")))
+        return rc;
+    m->t_ctl += 8;
     if (fixed) {
         int64_t inc[P];
         for (int r = 0; r < P; r++) inc[r] = 0;
@@ -232,10 +245,12 @@ static int t_exchange(void *user, int status, const dpdo_message *msg, int64_t n
         }
         for (int k = 0; k < np; k++) sz_r[k] = inc[peer[k]];
     } else {
-        rc = use_graph ? MPI_Ineighbor_alltoall(sz_s, 1, MPI_INT64_T, sz_r, 1, MPI_INT64_T, comm, &req[0])
-                       : MPI_Ialltoall(sz_s, 1, MPI_INT64_T, sz_r, 1, MPI_INT64_T, comm, &req[0]);
-        if ((rc = mpi_call(m, rc, "exchange")) || (rc = wait_all(m, 1, req, "exchange (sizes)"))) return rc;
+        rc = use_graph ? MPI_Ineighbor_alltoall(sz_s, 1, MPI_INT64_T, sz_r, 1, MPI_INT64_T, comm, &req[1])
+                       : MPI_Ialltoall(sz_s, 1, MPI_INT64_T, sz_r, 1, MPI_INT64_T, comm, &req[1]);
+        if ((rc = mpi_call(m, rc, "exchange")) || (rc = wait_all(m, 2, req, "exchange (status and sizes)"))) return rc;
         m->t_ctl += 8 * (use_graph ? np : P - 1);
+        *any_failed = all != 0;
+        if (all) return DPDO_OK;
     }
     int64_t ro = 0;
     for (int k = 0; k < np; k++) {
@@ -245,15 +260,25 @@ static int t_exchange(void *user, int status, const dpdo_message *msg, int64_t n
         m->rd[k] = (int)ro;
         ro += sz_r[k];
     }
-    if (ro > 2147483647LL) return fail(m, DPDO_E_UNSUPPORTED, "a stage receives over 2 GiB");
-    if (grow(&m->rbuf, &m->rcap, (size_t)ro + 1)) return fail(m, DPDO_E_NOMEM, "out of memory");
+    if (ro > 2147483647LL || grow(&m->rbuf, &m->rcap, (size_t)ro + 1)) {
+        if (fixed) wait_all(m, 1, req, "exchange (status)"); /* leave no request behind */
+        return fail(m, ro > 2147483647LL ? DPDO_E_UNSUPPORTED : DPDO_E_NOMEM,
+                    ro > 2147483647LL ? "a stage receives over 2 GiB" : "out of memory");
+    }
+    MPI_Request *dreq = fixed ? &req[1] : &req[0];
     rc = use_graph ? MPI_Ineighbor_alltoallv(m->sbuf, m->sc, m->sd, MPI_BYTE, m->rbuf, m->rc, m->rd, MPI_BYTE, comm,
-                                             &req[0])
-                   : MPI_Ialltoallv(m->sbuf, m->sc, m->sd, MPI_BYTE, m->rbuf, m->rc, m->rd, MPI_BYTE, comm, &req[0]);
-    if ((rc = mpi_call(m, rc, "exchange")) || (rc = wait_all(m, 1, req, "exchange (data)"))) return rc;
+                                             dreq)
+                   : MPI_Ialltoallv(m->sbuf, m->sc, m->sd, MPI_BYTE, m->rbuf, m->rc, m->rd, MPI_BYTE, comm, dreq);
+    if ((rc = mpi_call(m, rc, "exchange"))) return rc;
+    if ((rc = fixed ? wait_all(m, 2, req, "exchange (status and data)") : wait_all(m, 1, req, "exchange (data)")))
+        return rc;
+    *any_failed = all != 0;
+    if (all) return DPDO_OK;
+    m->t_msgs += lmsgs;
+    m->t_bytes += lbytes;
     for (int r = 0; r < P; r++) m->rcnt[r] = -1; /* where each sending rank's bytes start */
     for (int k = 0; k < np; k++) m->rcnt[peer[k]] = m->rd[k];
-    /* 5. unpack, in message order, from each sending rank */
+    /* 4. unpack, in message order, from each sending rank */
     for (int64_t k = 0; k < nmsg; k++) {
         const dpdo_message *x = &msg[k];
         int q = rank_of(m, x->src);
@@ -282,6 +307,10 @@ static int t_agree(void *user, int *status, int64_t *node, char *msg, size_t len
     CHECK_BROKEN(m);
     int P = m->size, rc;
     MPI_Request req;
+    if (P == 1) { /* one rank: its outcome is the outcome */
+        if (!*status) *node = -1;
+        return DPDO_OK;
+    }
     int64_t mine[2] = {*status, *status ? *node : 0}, all[2 * P];
     if ((rc = mpi_call(m, MPI_Iallgather(mine, 2, MPI_INT64_T, all, 2, MPI_INT64_T, m->comm, &req), "agree"))) return rc;
     if ((rc = wait_all(m, 1, &req, "agree"))) return rc;
@@ -311,6 +340,7 @@ static int t_share(void *user, void *base, int64_t row, int64_t n)
     CHECK_BROKEN(m);
     if (n != m->n) return fail(m, DPDO_E_INVAL, "share of %lld rows, the run has %lld", (long long)n, (long long)m->n);
     int P = m->size, rc;
+    if (P == 1) return DPDO_OK;
     for (int r = 0; r < P; r++) {
         int64_t c = (m->first[r + 1] - m->first[r]) * row, d = m->first[r] * row;
         if (c > 2147483647LL || d > 2147483647LL) return fail(m, DPDO_E_UNSUPPORTED, "a share of over 2 GiB");
@@ -330,6 +360,7 @@ static int t_sum(void *user, int64_t *v, int64_t count)
     dpdo_mpi *m = user;
     CHECK_BROKEN(m);
     if (count > 2147483647LL) return fail(m, DPDO_E_UNSUPPORTED, "a sum of over 2^31 values");
+    if (m->size == 1) return DPDO_OK;
     MPI_Request req;
     int rc;
     if ((rc = mpi_call(m, MPI_Iallreduce(MPI_IN_PLACE, v, (int)count, MPI_INT64_T, MPI_SUM, m->comm, &req), "sum")))
@@ -344,6 +375,7 @@ static int t_bcast(void *user, int64_t from, void *buf, int64_t bytes)
     dpdo_mpi *m = user;
     CHECK_BROKEN(m);
     if (bytes > 2147483647LL) return fail(m, DPDO_E_UNSUPPORTED, "a broadcast of over 2 GiB");
+    if (m->size == 1) return DPDO_OK;
     MPI_Request req;
     int rc;
     if ((rc = mpi_call(m, MPI_Ibcast(buf, (int)bytes, MPI_BYTE, (int)from, m->comm, &req), "bcast"))) return rc;
@@ -396,15 +428,15 @@ static const dpdo_transport_type mpi_type = {
 
 /* ---- the handle ------------------------------------------------------------------------------ */
 
-DPDO_API int dpdo_mpi_options_init(dpdo_mpi_options *o, size_t size)
+DPDO_API int dpdo_mpi_options_init(dpdo_mpi_options *o, size_t struct_size)
 {
-    if (!o) return DPDO_E_INVAL;
-    if (size < sizeof(dpdo_mpi_options)) return DPDO_E_VERSION;
-    memset(o, 0, size);
-    o->struct_size = size;
-    o->root = 0;
-    o->timeout = 60;
-    return DPDO_OK;
+    dpdo_mpi_options d;
+    memset(&d, 0, sizeof d);
+    d.struct_size = sizeof d;
+    d.root = 0;
+    d.timeout = 60;
+    d.spin = 5e-5;
+    return dpdo__options_init(o, struct_size, &d, sizeof d);
 }
 
 DPDO_API int dpdo_mpi_create(dpdo_mpi **out, MPI_Comm comm, int64_t n, const int64_t *first,
@@ -414,15 +446,13 @@ DPDO_API int dpdo_mpi_create(dpdo_mpi **out, MPI_Comm comm, int64_t n, const int
     *out = NULL;
     dpdo_mpi_options o;
     dpdo_mpi_options_init(&o, sizeof o);
-    if (opts) {
-        if (opts->struct_size < sizeof o) return DPDO_E_VERSION;
-        o.root = opts->root;
-        o.timeout = opts->timeout;
-        if (opts->reserved0) return DPDO_E_INVAL;
-    }
+    int rc = dpdo__options_accept(&o, sizeof o, offsetof(dpdo_mpi_options, reserved), opts, "dpdo_mpi_options",
+                                  NULL);
+    if (rc) return rc;
+    if (o.reserved0) return DPDO_E_INVAL;
     int size, rank;
     if (MPI_Comm_size(comm, &size) != MPI_SUCCESS || MPI_Comm_rank(comm, &rank) != MPI_SUCCESS) return DPDO_E_IO;
-    if (n < 1 || n >= (INT64_C(1) << 31) || !(o.timeout > 0) || o.root < 0 || o.root >= size) return DPDO_E_INVAL;
+    if (n < 1 || n >= (INT64_C(1) << 31) || !(o.timeout > 0) || !(o.spin >= 0) || o.root < 0 || o.root >= size) return DPDO_E_INVAL;
     if (first) {
         if (first[0] != 0 || first[size] != n) return DPDO_E_INVAL;
         for (int r = 0; r < size; r++)
@@ -443,13 +473,14 @@ DPDO_API int dpdo_mpi_create(dpdo_mpi **out, MPI_Comm comm, int64_t n, const int
     m->rc = malloc(P * sizeof(int)), m->rd = malloc(P * sizeof(int));
     m->gc = malloc(P * sizeof(int)), m->gd = malloc(P * sizeof(int));
     m->stamp = malloc(P * sizeof(int));
+    m->adj = calloc(P * P, 1);
     m->proc_of = malloc(((size_t)n + 1) * sizeof *m->proc_of);
     if (!m->first || !m->nbpos || !m->nb || !m->all || !m->scnt || !m->rcnt || !m->sc || !m->sd || !m->rc || !m->rd || !m->gc ||
-        !m->gd || !m->stamp || !m->proc_of) {
+        !m->gd || !m->stamp || !m->proc_of || !m->adj) {
         dpdo_mpi_destroy(m);
         return DPDO_E_NOMEM;
     }
-    m->rank = rank, m->size = size, m->root = o.root, m->timeout = o.timeout, m->n = n;
+    m->rank = rank, m->size = size, m->root = o.root, m->timeout = o.timeout, m->spin = o.spin, m->n = n;
     for (int r = 0; r <= size; r++)
         m->first[r] = first ? first[r] : (int64_t)r * (n / size) + (r < n % size ? r : n % size);
     for (int r = 0; r < size; r++)
@@ -472,12 +503,12 @@ DPDO_API void dpdo_mpi_destroy(dpdo_mpi *m)
     if (m->graph != MPI_COMM_NULL) MPI_Comm_free(&m->graph);
     if (m->comm != MPI_COMM_NULL) MPI_Comm_free(&m->comm);
     free(m->first), free(m->nbpos), free(m->nb), free(m->all), free(m->scnt), free(m->rcnt);
-    free(m->sc), free(m->sd), free(m->rc), free(m->rd), free(m->gc), free(m->gd), free(m->stamp);
+    free(m->sc), free(m->sd), free(m->rc), free(m->rd), free(m->gc), free(m->gd), free(m->stamp), free(m->adj);
     free(m->proc_of), free(m->sbuf), free(m->rbuf);
     free(m);
 }
 
-DPDO_API const char *dpdo_mpi_errmsg(const dpdo_mpi *m) { return m ? m->msg : "(null)"; }
+DPDO_API const char *dpdo_mpi_errmsg(const dpdo_mpi *m) { return m ? m->msg : "dpdo_mpi_errmsg: m is NULL"; }
 DPDO_API int dpdo_mpi_rank(const dpdo_mpi *m) { return m ? m->rank : -1; }
 DPDO_API int dpdo_mpi_size(const dpdo_mpi *m) { return m ? m->size : -1; }
 DPDO_API int64_t dpdo_mpi_first_node(const dpdo_mpi *m) { return m ? m->first[m->rank] : 0; }
@@ -512,15 +543,19 @@ DPDO_API int dpdo_mpi_attach(dpdo_mpi *m, dpdo_algorithm *alg, dpdo_network *net
             free(adj), free(nb);
             return fail(m, DPDO_E_NOMEM, "out of memory");
         }
-        for (int64_t i = m->first[me]; i < m->first[me + 1]; i++) {
+        for (int64_t i = 0; i < m->n; i++) {
             int64_t cnt = 0;
             if (dpdo_network_neighbors(net, i, nb, cap, &cnt) != DPDO_OK) {
                 free(adj), free(nb);
                 return fail(m, DPDO_E_INVAL, "network: %s", dpdo_network_errmsg(net));
             }
+            int q = (int)m->proc_of[i];
             for (int64_t k = 0; k < cnt; k++) {
                 int r = (int)m->proc_of[nb[k]];
-                if (r != me) adj[r] = 1;
+                if (r == q) continue;
+                m->adj[(size_t)q * (size_t)P + (size_t)r] = m->adj[(size_t)r * (size_t)P + (size_t)q] = 1;
+                if (q == me) adj[r] = 1;
+                if (r == me) adj[q] = 1;
             }
         }
         free(nb);

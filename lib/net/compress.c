@@ -100,10 +100,28 @@ DPDO_API int dpdo_compressor_create(dpdo_compressor **out, const dpdo_compressor
     return DPDO_OK;
 }
 
+static void comp_free(dpdo_compressor *c);
+
 DPDO_API void dpdo_compressor_destroy(dpdo_compressor *c)
 {
     if (!c || !DPDO__LIVE(c, DPDO__MAGIC_COMPRESSOR)) return; /* NULL or destroyed */
     DPDO__KILL(c);
+    if (c->borrowers > 0) {
+        c->doomed = 1; /* freed by the last borrowing algorithm */
+        return;
+    }
+    comp_free(c);
+}
+
+void dpdo__compressor_retain(struct dpdo_compressor *c) { c->borrowers++; }
+
+void dpdo__compressor_release(struct dpdo_compressor *c)
+{
+    if (c && --c->borrowers == 0 && c->doomed) comp_free(c);
+}
+
+static void comp_free(dpdo_compressor *c)
+{
     if (c->kind == DPDO__COMP_USER && HAS(c, release)) c->type->release(c->user);
     dpdo__free(c->keys);
     dpdo__free(c);
@@ -111,7 +129,7 @@ DPDO_API void dpdo_compressor_destroy(dpdo_compressor *c)
 
 DPDO_API const char *dpdo_compressor_errmsg(const dpdo_compressor *c)
 {
-    return c ? c->errmsg : "(null compressor)";
+    return c ? c->errmsg : DPDO__NULL_TEXT("dpdo_compressor_errmsg", "c");
 }
 DPDO_API const char *dpdo_compressor_name(const dpdo_compressor *c)
 {

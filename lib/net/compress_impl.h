@@ -29,8 +29,12 @@ struct dpdo_compressor {
     int64_t dim;
     int64_t k;         /* 1..dim; identity: dim */
     uint64_t *keys;    /* top-k: dim words of radix-select scratch; else NULL */
+    int64_t borrowers; /* algorithms borrowing it (core_impl.h, borrowed handles) */
+    int doomed;        /* destroy requested while borrowed */
     char errmsg[DPDO__ERRMSG_LEN];
 };
+void dpdo__compressor_retain(struct dpdo_compressor *c);
+void dpdo__compressor_release(struct dpdo_compressor *c);
 
 /* The engine's per-round entry: like dpdo_compressor_apply with
  * cap = dpdo_compressor_capacity(c), but without the argument checks: x must

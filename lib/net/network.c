@@ -62,7 +62,7 @@ void dpdo__network_release(struct dpdo_network *net)
 
 const char *dpdo_network_errmsg(const dpdo_network *net)
 {
-    return net ? net->errmsg : "(null network)";
+    return net ? net->errmsg : DPDO__NULL_TEXT("dpdo_network_errmsg", "net");
 }
 
 static int check_mutable(struct dpdo_network *net)
@@ -561,7 +561,7 @@ int dpdo_network_set_erdos_renyi(dpdo_network *net, int64_t n, double p, uint64_
                          "Erdos-Renyi graph: p = 0 gives no edges, never connected for n = %lld",
                          (long long)n);
     dpdo_rng *rng = NULL;
-    if ((rc = dpdo_rng_create(&rng, NULL, seed)) != DPDO_OK)
+    if ((rc = dpdo_rng_create(&rng, NULL, NULL, seed)) != DPDO_OK)
         return dpdo__err(net->errmsg, rc, "Erdos-Renyi graph: cannot create the generator (%s)",
                          dpdo_strerror(rc));
     int64_t pairs = n * (n - 1) / 2;
@@ -849,14 +849,14 @@ int64_t dpdo_network_degree(const dpdo_network *net, int64_t node)
 }
 
 int dpdo_network_neighbors(dpdo_network *net, int64_t node, int64_t *out, int64_t cap,
-                           int64_t *count)
+                           int64_t *len)
 {
     if (!net) return DPDO_E_INVAL;
     if (node < 0 || node >= net->n)
         return dpdo__err(net->errmsg, DPDO_E_INVAL, "neighbors: node %lld is out of range [0, %lld)",
                          (long long)node, (long long)net->n);
     int64_t deg = row_degree(net->rowptr, node);
-    if (count) *count = deg;
+    if (len) *len = deg;
     if (deg > 0 && !out)
         return dpdo__err(net->errmsg, DPDO_E_INVAL, "neighbors: out is NULL");
     if (cap < deg)
@@ -869,26 +869,26 @@ int dpdo_network_neighbors(dpdo_network *net, int64_t node, int64_t *out, int64_
     return DPDO_OK;
 }
 
-int dpdo_network_get_edges(dpdo_network *net, int64_t *out, int64_t len)
+int dpdo_network_get_edges(dpdo_network *net, int64_t *out, int64_t cap)
 {
     if (!net) return DPDO_E_INVAL;
     if (net->m > 0 && !out) return dpdo__err(net->errmsg, DPDO_E_INVAL, "get_edges: out is NULL");
-    if (len < 2 * net->m)
-        return dpdo__err(net->errmsg, DPDO_E_INVAL, "get_edges: len = %lld, need %lld",
-                         (long long)len, (long long)(2 * net->m));
+    if (cap < 2 * net->m)
+        return dpdo__err(net->errmsg, DPDO_E_INVAL, "get_edges: cap = %lld, need %lld",
+                         (long long)cap, (long long)(2 * net->m));
     if (net->m) memcpy(out, net->edges, 2 * (size_t)net->m * sizeof(int64_t));
     return DPDO_OK;
 }
 
-int dpdo_network_get_weights(dpdo_network *net, double *out, int64_t len)
+int dpdo_network_get_weights(dpdo_network *net, double *out, int64_t cap)
 {
     if (!net) return DPDO_E_INVAL;
     int rc;
     if ((rc = need_graph(net, "get_weights"))) return rc;
     if (!out) return dpdo__err(net->errmsg, DPDO_E_INVAL, "get_weights: out is NULL");
-    if (len / net->n < net->n)
-        return dpdo__err(net->errmsg, DPDO_E_INVAL, "get_weights: len = %lld, need n*n = %lld",
-                         (long long)len, (long long)(net->n * net->n));
+    if (cap / net->n < net->n)
+        return dpdo__err(net->errmsg, DPDO_E_INVAL, "get_weights: cap = %lld, need n*n = %lld",
+                         (long long)cap, (long long)(net->n * net->n));
     size_t N = (size_t)net->n;
     memset(out, 0, N * N * sizeof(double));
     for (int64_t i = 0; i < net->n; i++)

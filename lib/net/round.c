@@ -420,14 +420,14 @@ void dpdo__round_dense(const dpdo__round *r, double *w)
 }
 
 int dpdo_network_round_matrix(dpdo_network *net, dpdo_rng *rng, uint64_t round, int scheme,
-                              int64_t count, double p, int32_t *active, double *w, int64_t wlen)
+                              int64_t count, double p, int32_t *active, double *w, int64_t wcap)
 {
     if (!net) return DPDO_E_INVAL;
     if (net->n == 0) return dpdo__err(net->errmsg, DPDO_E_INVAL, "round_matrix: the network is empty");
     if (!rng) return dpdo__err(net->errmsg, DPDO_E_INVAL, "round_matrix: rng is NULL");
-    if (w && wlen / net->n < net->n)
-        return dpdo__err(net->errmsg, DPDO_E_INVAL, "round_matrix: wlen = %lld, need n*n = %lld",
-                         (long long)wlen, (long long)(net->n * net->n));
+    if (w && wcap / net->n < net->n)
+        return dpdo__err(net->errmsg, DPDO_E_INVAL, "round_matrix: wcap = %lld, need n*n = %lld",
+                         (long long)wcap, (long long)(net->n * net->n));
     if (scheme < DPDO_ROUND_ALL || scheme > DPDO_ROUND_BERNOULLI)
         return dpdo__err(net->errmsg, DPDO_E_INVAL, "round_matrix: scheme %d is not a DPDO_ROUND_* value",
                          scheme);

@@ -103,13 +103,13 @@ int dpdo_network_spectral_gap(dpdo_network *net, double *gap)
     return DPDO_OK;
 }
 
-int dpdo_network_eigenvalues(dpdo_network *net, double *out, int64_t len)
+int dpdo_network_eigenvalues(dpdo_network *net, double *out, int64_t cap)
 {
     if (!net) return DPDO_E_INVAL;
     if (!out) return dpdo__err(net->errmsg, DPDO_E_INVAL, "eigenvalues: out is NULL");
-    if (net->n > 0 && len < net->n)
-        return dpdo__err(net->errmsg, DPDO_E_INVAL, "eigenvalues: len = %lld, need n = %lld",
-                         (long long)len, (long long)net->n);
+    if (net->n > 0 && cap < net->n)
+        return dpdo__err(net->errmsg, DPDO_E_INVAL, "eigenvalues: cap = %lld, need n = %lld",
+                         (long long)cap, (long long)net->n);
     int rc = spectrum(net);
     if (rc) return rc;
     memcpy(out, net->eig, (size_t)net->n * sizeof(double));

@@ -76,8 +76,19 @@ struct dpdo_accountant {
     const char *last_src; /* accountant behind the last answer */
     double *rows; /* [(rows_cap) * DPDO_EV_FIELDS] */
     int64_t rows_cap;
+    int64_t borrowers; /* algorithms borrowing this accountant (core_impl.h, borrowed handles) */
+    int doomed;        /* destroy requested while borrowed */
+    int calib_mech; /* the Gaussian mechanism calibrate_sigma/_steps plan for (dpdo__accountant_calib_mech) */
     char errmsg[DPDO__ERRMSG_LEN];
 };
+
+int dpdo__accountant_calib_mech(dpdo_accountant *a, int mech)
+{
+    if (!a) return DPDO_MECH_GAUSSIAN;
+    int old = a->calib_mech ? a->calib_mech : DPDO_MECH_GAUSSIAN;
+    a->calib_mech = mech;
+    return old;
+}
 
 static void desc_to_row(const dpdo__event_desc *d, double *r)
 {
@@ -606,7 +617,8 @@ static int rdp_epsilon(builtin *b, const double *ev, int64_t n, double delta, do
 static const char *mech_name(double m)
 {
     return m == DPDO_MECH_GAUSSIAN ? "Gaussian" : m == DPDO_MECH_LAPLACE ? "Laplace"
-         : m == DPDO_MECH_DISCRETE_GAUSSIAN ? "discrete Gaussian" : "discrete Laplace";
+         : m == DPDO_MECH_DISCRETE_GAUSSIAN || m == DPDO_MECH_DISCRETE_GAUSSIAN_FINE ? "discrete Gaussian"
+         : "discrete Laplace";
 }
 static const char *samp_name(double s)
 {
@@ -621,7 +633,8 @@ static int closed_total(builtin *b, int kind, const double *ev, int64_t n, doubl
         const double *r = ev + k * DPDO_EV_FIELDS;
         double c = r[DPDO_EV_COUNT];
         if (!(c > 0)) continue;
-        int gauss = r[DPDO_EV_MECH] == DPDO_MECH_GAUSSIAN || r[DPDO_EV_MECH] == DPDO_MECH_DISCRETE_GAUSSIAN;
+        int gauss = r[DPDO_EV_MECH] == DPDO_MECH_GAUSSIAN || r[DPDO_EV_MECH] == DPDO_MECH_DISCRETE_GAUSSIAN ||
+                    r[DPDO_EV_MECH] == DPDO_MECH_DISCRETE_GAUSSIAN_FINE;
         int sampled = r[DPDO_EV_SAMPLING] != DPDO_SAMPLING_NONE && r[DPDO_EV_RATE] < 1.0;
         double x = r[DPDO_EV_SENS] / r[DPDO_EV_NOISE];
         if (kind == K_PURE) {
@@ -1053,15 +1066,9 @@ static void opts_defaults(dpdo_accountant_options *o)
 
 int dpdo_accountant_options_init(dpdo_accountant_options *o, size_t struct_size)
 {
-    if (!o) return DPDO_E_INVAL;
-    if (struct_size < sizeof(size_t)) return DPDO_E_VERSION;
     dpdo_accountant_options d;
     opts_defaults(&d);
-    size_t n = struct_size < sizeof d ? struct_size : sizeof d;
-    if (struct_size > sizeof d) memset((char *)o + sizeof d, 0, struct_size - sizeof d);
-    memcpy(o, &d, n);
-    o->struct_size = struct_size;
-    return DPDO_OK;
+    return dpdo__options_init(o, struct_size, &d, sizeof d);
 }
 
 /* ---- handle --------------------------------------------------------------------- */
@@ -1192,20 +1199,37 @@ static int acc_new(dpdo_accountant **out, const dpdo_accountant_type *type, void
     return DPDO_OK;
 }
 
-int dpdo_accountant_create(dpdo_accountant **out, const dpdo_accountant_type *type, dpdo_ledger *ledger,
-                           const dpdo_accountant_options *opts)
+static int create_custom(dpdo_accountant **out, const dpdo_accountant_type *type, void *user,
+                         dpdo_ledger *ledger)
+{
+    if (type->struct_size < offsetof(dpdo_accountant_type, release) + sizeof(type->release))
+        return dpdo__err(ledger->errmsg, DPDO_E_VERSION,
+                         "accountant type: struct_size = %zu does not cover the release field (%zu)",
+                         type->struct_size, offsetof(dpdo_accountant_type, release) + sizeof(type->release));
+    if (!type->name || !type->epsilon)
+        return dpdo__err(ledger->errmsg, DPDO_E_INVAL, "accountant type: name or epsilon is NULL");
+    return acc_new(out, type, user, 0, ledger);
+}
+
+/* Failures of create leave their message on the borrowed ledger (no accountant exists). */
+int dpdo_accountant_create(dpdo_accountant **out, const dpdo_accountant_type *type, void *user,
+                           dpdo_ledger *ledger, const dpdo_accountant_options *opts)
 {
     if (!out) return DPDO_E_INVAL;
     *out = NULL;
-    int kind = type ? builtin_kind(type) : 0;
-    if (!kind || !ledger) return DPDO_E_INVAL;
+    if (!type || !ledger) return DPDO_E_INVAL;
     dpdo_accountant_options o;
     opts_defaults(&o);
-    char err[DPDO__ERRMSG_LEN];
-    int rc = dpdo__opts_copy(&o, sizeof o, opts, err);
+    int rc = dpdo__options_accept(&o, sizeof o, offsetof(dpdo_accountant_options, reserved), opts,
+                                  "dpdo_accountant_options", ledger->errmsg);
     if (rc) return rc;
+    int kind = builtin_kind(type);
+    if (!kind) return create_custom(out, type, user, ledger);
+    if (user)
+        return dpdo__err(ledger->errmsg, DPDO_E_INVAL,
+                         "accountant '%s' is built in: user must be NULL", type->name);
     builtin *b;
-    rc = make_builtin(&b, kind, &o, err);
+    rc = make_builtin(&b, kind, &o, ledger->errmsg);
     if (rc) return rc;
     rc = acc_new(out, type, b, 1, ledger);
     if (rc) b_release(b);
@@ -1218,23 +1242,38 @@ int dpdo_accountant_create_custom(dpdo_accountant **out, const dpdo_accountant_t
     if (!out) return DPDO_E_INVAL;
     *out = NULL;
     if (!type || !ledger) return DPDO_E_INVAL;
-    if (type->struct_size < offsetof(dpdo_accountant_type, release) + sizeof(type->release))
-        return DPDO_E_VERSION;
-    if (!type->name || !type->epsilon) return DPDO_E_INVAL;
-    return acc_new(out, type, user, 0, ledger);
+    return create_custom(out, type, user, ledger);
 }
+
+static void acc_free(dpdo_accountant *a);
 
 void dpdo_accountant_destroy(dpdo_accountant *a)
 {
     if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ACCOUNTANT)) return; /* NULL or destroyed */
     DPDO__KILL(a);
+    if (a->borrowers > 0) {
+        a->doomed = 1; /* freed by the last borrowing algorithm */
+        return;
+    }
+    acc_free(a);
+}
+
+void dpdo__accountant_retain(dpdo_accountant *a) { a->borrowers++; }
+
+void dpdo__accountant_release(dpdo_accountant *a)
+{
+    if (a && --a->borrowers == 0 && a->doomed) acc_free(a);
+}
+
+static void acc_free(dpdo_accountant *a)
+{
     if (a->type->release) a->type->release(a->user);
-    if (a->ledger) a->ledger->borrowers--;
+    if (a->ledger) dpdo__ledger_release(a->ledger);
     dpdo__free(a->rows);
     dpdo__free(a);
 }
 
-const char *dpdo_accountant_errmsg(const dpdo_accountant *a) { return a ? a->errmsg : "(null handle)"; }
+const char *dpdo_accountant_errmsg(const dpdo_accountant *a) { return a ? a->errmsg : DPDO__NULL_TEXT("dpdo_accountant_errmsg", "acc"); }
 const char *dpdo_accountant_name(const dpdo_accountant *a) { return a ? dpdo_accountant_type_name(a->type) : ""; }
 
 /* ---- queries -------------------------------------------------------------------- */
@@ -1474,7 +1513,8 @@ static int eps_with(dpdo_accountant *a, const dpdo_sampling *s, double sens, dou
                     double delta, double *e)
 {
     dpdo__event_desc d;
-    int rc = dpdo__event_make(&d, DPDO_MECH_GAUSSIAN, s ? &s->d : NULL, sens, sigma, a->errmsg);
+    int rc = dpdo__event_make(&d, a->calib_mech ? a->calib_mech : DPDO_MECH_GAUSSIAN, s ? &s->d : NULL, sens, sigma,
+                              a->errmsg);
     if (rc) return rc;
     return query_sel(a, 0, NULL, -1, &d, steps, delta, e, NULL);
 }

@@ -48,7 +48,7 @@ void dpdo_sampling_destroy(dpdo_sampling *s)
     dpdo__free(s);
 }
 
-const char *dpdo_sampling_errmsg(const dpdo_sampling *s) { return s ? s->errmsg : "(null handle)"; }
+const char *dpdo_sampling_errmsg(const dpdo_sampling *s) { return s ? s->errmsg : DPDO__NULL_TEXT("dpdo_sampling_errmsg", "s"); }
 
 int dpdo_sampling_set_none(dpdo_sampling *s)
 {
@@ -91,8 +91,11 @@ double dpdo_sampling_rate(const dpdo_sampling *s) { return s ? s->d.q : NAN; }
 int dpdo__event_make(dpdo__event_desc *out, int mech, const dpdo__sampling_desc *samp, double sens,
                      double noise, char *err)
 {
-    const char *what = mech == DPDO_MECH_GAUSSIAN || mech == DPDO_MECH_DISCRETE_GAUSSIAN ? "sigma" : "Laplace scale";
-    if (mech < DPDO_MECH_GAUSSIAN || mech > DPDO_MECH_DISCRETE_LAPLACE)
+    const char *what = mech == DPDO_MECH_GAUSSIAN || mech == DPDO_MECH_DISCRETE_GAUSSIAN ||
+                               mech == DPDO_MECH_DISCRETE_GAUSSIAN_FINE
+                           ? "sigma"
+                           : "Laplace scale";
+    if (mech < DPDO_MECH_GAUSSIAN || mech > DPDO_MECH_DISCRETE_GAUSSIAN_FINE)
         return dpdo__err(err, DPDO_E_INVAL, "mechanism %d is not a DPDO_MECH_* value", mech);
     if (!(sens > 0) || !isfinite(sens))
         return dpdo__err(err, DPDO_E_INVAL, "sensitivity = %g must be finite and > 0", sens);
@@ -132,7 +135,7 @@ void dpdo_event_destroy(dpdo_event *ev)
     DPDO__KILL(ev);
     dpdo__free(ev);
 }
-const char *dpdo_event_errmsg(const dpdo_event *ev) { return ev ? ev->errmsg : "(null handle)"; }
+const char *dpdo_event_errmsg(const dpdo_event *ev) { return ev ? ev->errmsg : DPDO__NULL_TEXT("dpdo_event_errmsg", "ev"); }
 
 static int event_set(dpdo_event *ev, int mech, const dpdo_sampling *s, double sens, double noise)
 {
@@ -191,21 +194,30 @@ int dpdo_ledger_create(dpdo_ledger **out, int64_t n_nodes)
     return DPDO_OK;
 }
 
-void dpdo_ledger_destroy(dpdo_ledger *l)
+static void ledger_free(dpdo_ledger *l)
 {
-    if (!l || !DPDO__LIVE(l, DPDO__MAGIC_LEDGER)) return; /* NULL or destroyed */
-    if (l->borrowers > 0) { /* a caller bug: keep it alive rather than leave dangling accountants */
-        dpdo__err(l->errmsg, DPDO_E_STATE, "ledger destroyed while %lld accountant(s) borrow it: ignored",
-                  (long long)l->borrowers);
-        return;
-    }
-    DPDO__KILL(l);
     dpdo__free(l->ev);
     dpdo__free(l->counts);
     dpdo__free(l);
 }
 
-const char *dpdo_ledger_errmsg(const dpdo_ledger *l) { return l ? l->errmsg : "(null handle)"; }
+void dpdo_ledger_destroy(dpdo_ledger *l)
+{
+    if (!l || !DPDO__LIVE(l, DPDO__MAGIC_LEDGER)) return; /* NULL or destroyed */
+    DPDO__KILL(l);
+    if (l->borrowers > 0) {
+        l->doomed = 1; /* freed by the last accountant (dpdo__ledger_release) */
+        return;
+    }
+    ledger_free(l);
+}
+
+void dpdo__ledger_release(dpdo_ledger *l)
+{
+    if (l && --l->borrowers == 0 && l->doomed) ledger_free(l);
+}
+
+const char *dpdo_ledger_errmsg(const dpdo_ledger *l) { return l ? l->errmsg : DPDO__NULL_TEXT("dpdo_ledger_errmsg", "l"); }
 int64_t dpdo_ledger_nodes(const dpdo_ledger *l) { return l ? l->n_nodes : 0; }
 int64_t dpdo_ledger_events(const dpdo_ledger *l) { return l ? l->n_events : 0; }
 
@@ -267,7 +279,7 @@ static int grow(dpdo_ledger *l, int64_t need)
 int dpdo__ledger_charge(dpdo_ledger *l, const dpdo__event_desc *ev, int64_t count,
                         const int64_t *nodes, int64_t n_sel)
 {
-    if (ev->mech < DPDO_MECH_GAUSSIAN || ev->mech > DPDO_MECH_DISCRETE_LAPLACE)
+    if (ev->mech < DPDO_MECH_GAUSSIAN || ev->mech > DPDO_MECH_DISCRETE_GAUSSIAN_FINE)
         return dpdo__err(l->errmsg, DPDO_E_INVAL, "event is not set");
     if (count < 1) return dpdo__err(l->errmsg, DPDO_E_INVAL, "count = %lld must be >= 1", (long long)count);
     int all = (nodes == NULL);
@@ -637,7 +649,7 @@ int dpdo_ledger_load(dpdo_ledger *l, const char *buf, int64_t len)
         }
         dpdo__sampling_desc sd = {(int32_t)kind, q, n, m};
         char err[DPDO__ERRMSG_LEN] = "";
-        if (mech < DPDO_MECH_GAUSSIAN || mech > DPDO_MECH_DISCRETE_LAPLACE) {
+        if (mech < DPDO_MECH_GAUSSIAN || mech > DPDO_MECH_DISCRETE_GAUSSIAN_FINE) {
             rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: unknown mechanism %lld", (long long)r.line,
                            (long long)mech);
             goto fail;

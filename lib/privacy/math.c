@@ -758,7 +758,7 @@ double dpdo__rdp_event(const dpdo__event_desc *ev, double alpha, const double *l
         }
         }
     }
-    if (ev->mech == DPDO_MECH_DISCRETE_GAUSSIAN) {
+    if (ev->mech == DPDO_MECH_DISCRETE_GAUSSIAN || ev->mech == DPDO_MECH_DISCRETE_GAUSSIAN_FINE) {
         /* N_Z(0, s^2) on an integer query of L2 sensitivity D is (D^2/(2 s^2))-zCDP, i.e. RDP(alpha)
          * <= alpha D^2/(2 s^2) [CKS20]. WOR: the Gaussian-specific bound [WBK19, Thm 27] is built
          * from the moments E_q[(p/q)^j] and the even-order ternary divergences E_q[((p - p')/q)^j]

@@ -399,7 +399,7 @@ void dpdo_paper_destroy(dpdo_paper *p)
     DPDO__KILL(p);
     dpdo__free(p);
 }
-const char *dpdo_paper_errmsg(const dpdo_paper *p) { return p ? p->errmsg : "(null handle)"; }
+const char *dpdo_paper_errmsg(const dpdo_paper *p) { return p ? p->errmsg : DPDO__NULL_TEXT("dpdo_paper_errmsg", "p"); }
 int dpdo_paper_valid(const dpdo_paper *p) { return p && p->evaluated ? p->valid : -1; }
 const char *dpdo_paper_violations(const dpdo_paper *p) { return p ? p->viol : ""; }
 

@@ -221,13 +221,15 @@ int dpdo__pld_event(const dpdo__event_desc *ev, int dir, double h, int64_t max_b
 {
     if (max_bins <= 0) max_bins = MAX_BINS;
     memset(out, 0, sizeof *out);
-    if (ev->mech != DPDO_MECH_GAUSSIAN && ev->mech != DPDO_MECH_LAPLACE)
+    /* the fine lattice Gaussian: the continuous Gaussian's PLD; the accountant adds its shift */
+    int mech = ev->mech == DPDO_MECH_DISCRETE_GAUSSIAN_FINE ? DPDO_MECH_GAUSSIAN : ev->mech;
+    if (mech != DPDO_MECH_GAUSSIAN && mech != DPDO_MECH_LAPLACE)
         return dpdo__err(err, DPDO_E_UNSUPPORTED,
-                         "pld accountant: mechanism %d has no PLD here (the discrete mechanisms are "
-                         "accounted by rdp)",
+                         "pld accountant: mechanism %d has no PLD here (a discrete Gaussian without the "
+                         "fine-grid guarantee and the discrete Laplace are accounted by rdp)",
                          (int)ev->mech);
     pair pr;
-    pr.mech = ev->mech;
+    pr.mech = mech;
     pr.s = ev->sens / ev->noise;
     int sampled = ev->samp.kind != DPDO_SAMPLING_NONE && ev->samp.q < 1.0;
     pr.q = sampled ? ev->samp.q : 1.0;
@@ -582,6 +584,28 @@ double dpdo__pld_delta_upper(const dpdo__pld_dist *d, double eps)
     return v < 1.0 ? v : 1.0;
 }
 
+/* ---- the fine lattice Gaussian: the shift of the continuous figure ------------------------ */
+
+/* docs/privacy.md, "A PLD for the lattice Gaussian". For n releases of N_Z(0, S^2 I_d) on integer
+ * centres, with d / S^2 <= u, 1 / S^2 <= s2, d log(1 + theta_S) <= dtheta and tail parameter L
+ * (each release's rounded continuous Gaussian leaves the ball of radius
+ * r = S sqrt(d + 2 sqrt(dL) + 2L) + sqrt(d)/2 with probability <= e^-L): h1 = n d/(24 S^2) and
+ * h2 = n (r^2/(24 S^4) + d log(1 + theta_S)) bounded from u, s2, dtheta, L, rounded up. */
+void dpdo__pld_fine_shift(double n, double u, double s2, double dtheta, double L, double *h1, double *h2)
+{
+    double su = sqrt(u), ss = sqrt(s2);
+    /* r^2 / S^4 <= u + 2 sqrt(L u s2) + 2 L s2 + u sqrt(s2) (1 + 2^(1/2) L^(1/4) + (2L)^(1/2)) + u s2 / 4 */
+    double r2 = u + 2.0 * sqrt(L) * su * ss + 2.0 * L * s2 + u * ss * (1.0 + sqrt(2.0) * pow(L, 0.25) + sqrt(2.0 * L)) +
+                u * s2 / 4.0;
+    const double up = 1.0 + 0x1p-40; /* the roundings above, generously */
+    *h1 = n * u / 24.0 * up;
+    *h2 = n * (r2 / 24.0 + dtheta) * up;
+}
+
+#define FINE_U 0x1p-24      /* d / S^2 <= 2^-24 (and 1 / S^2 <= d / S^2) for the fine events */
+#define FINE_DTHETA 1e-300  /* d log(1 + theta_S) <= 2^62 e^(-2 pi^2 2^24) for S >= 2^12, d < 2^62 */
+#define FINE_DELTA_SHARE 1e-3 /* the share of delta spent on the tails */
+
 /* ---- the accountant's state: per-event pmfs and the last composition ----------------- */
 
 typedef struct pld_entry {
@@ -602,6 +626,7 @@ struct dpdo__pld_acc {
     dpdo__pld_dist dist[2];
     int n_dist; /* 0: none cached */
     dpdo__pld_work wk;
+    double fine_n; /* releases of DPDO_MECH_DISCRETE_GAUSSIAN_FINE in the last composition */
     const dpdo__pld_pmf **pms; /* scratch */
     double *cnt;
     int64_t scratch_cap;
@@ -726,12 +751,14 @@ static int acc_compose(dpdo__pld_acc *a, const double *rows, int64_t n, char *er
     a->stamp++;
     int any_poisson = 0;
     int64_t k = 0, used = 0;
+    a->fine_n = 0;
     for (int64_t i = 0; i < n; i++) {
         const double *r = rows + i * DPDO_EV_FIELDS;
         if (!(r[DPDO_EV_COUNT] > 0)) continue;
         dpdo__event_desc d;
         dpdo__event_row_desc(r, &d);
         any_poisson |= is_poisson(&d);
+        if (d.mech == DPDO_MECH_DISCRETE_GAUSSIAN_FINE) a->fine_n += r[DPDO_EV_COUNT];
         used++;
     }
     int ndir = any_poisson ? 2 : 1;
@@ -771,12 +798,31 @@ int dpdo__pld_acc_eps(dpdo__pld_acc *a, const double *rows, int64_t n, double de
                          delta, PLD_MIN_DELTA);
     int rc = acc_compose(a, rows, n, err);
     if (rc) return rc;
+    /* fine lattice Gaussians: the continuous composition at delta_c = (1 - share) delta e^-h1, then
+     * eps = eps_c + h1 + h2 with L so large that the tails cost e^(eps) N e^-L <= share delta */
+    double N = a->fine_n, h1 = 0.0, h2 = 0.0;
+    double dc = delta;
+    if (N > 0) {
+        dpdo__pld_fine_shift(N, FINE_U, FINE_U, FINE_DTHETA, 1.0, &h1, &h2);
+        dc = (1.0 - FINE_DELTA_SHARE) * delta * exp(-h1);
+        if (dc < PLD_MIN_DELTA) return dpdo__err(err, DPDO_E_UNSUPPORTED, "pld accountant: delta = %g too small", delta);
+    }
     double h = 0.0, l = 0.0;
     for (int dir = 0; dir < a->n_dist; dir++) {
-        double u = dpdo__pld_eps_upper(&a->dist[dir], delta);
-        double v = dpdo__pld_eps_lower(&a->dist[dir], delta);
+        double u = dpdo__pld_eps_upper(&a->dist[dir], dc);
+        double v = dpdo__pld_eps_lower(&a->dist[dir], dc);
         if (u > h) h = u;
         if (v > l) l = v;
+    }
+    if (N > 0) {
+        double base = log(N / (FINE_DELTA_SHARE * delta)) + h + h1, L = base;
+        for (int it = 0; it < 50; it++) {
+            dpdo__pld_fine_shift(N, FINE_U, FINE_U, FINE_DTHETA, L, &h1, &h2);
+            if (L >= base + h2) break;
+            L = base + h2 + 1e-9;
+        }
+        h += h1 + h2;
+        l = l - h1 - h2 > 0 ? l - h1 - h2 : 0.0; /* the comparison's lower figure, not a certified one */
     }
     if (l > h) l = h;
     *hi = h;
@@ -788,11 +834,19 @@ int dpdo__pld_acc_delta(dpdo__pld_acc *a, const double *rows, int64_t n, double 
 {
     int rc = acc_compose(a, rows, n, err);
     if (rc) return rc;
+    /* fine lattice Gaussians: delta(eps) <= e^h1 delta_c(eps - h1 - h2) + e^eps N e^-L, L = log N + eps + 60 */
+    double N = a->fine_n, h1 = 0.0, h2 = 0.0, L = 0.0, ec = eps;
+    if (N > 0) {
+        L = log(N) + (eps > 0 ? eps : 0.0) + 60.0;
+        dpdo__pld_fine_shift(N, FINE_U, FINE_U, FINE_DTHETA, L, &h1, &h2);
+        ec = eps - h1 - h2;
+    }
     double d = 0.0;
     for (int dir = 0; dir < a->n_dist; dir++) {
-        double u = dpdo__pld_delta_upper(&a->dist[dir], eps);
+        double u = dpdo__pld_delta_upper(&a->dist[dir], ec);
         if (u > d) d = u;
     }
-    *delta = d;
+    if (N > 0) d = exp(h1) * d + exp(eps + log(N) - L);
+    *delta = d < 1.0 ? d : 1.0;
     return DPDO_OK;
 }

@@ -65,6 +65,7 @@ struct dpdo_ledger {
     dpdo__event_desc *ev; /* [cap] distinct events, in order of first charge */
     int64_t *counts;      /* [cap * n_nodes]: counts[k * n_nodes + node] */
     int64_t borrowers;    /* accountants alive that read this ledger */
+    int doomed;           /* destroyed while borrowed: freed by the last accountant */
     unsigned char key[64];   /* MAC key (dpdo_ledger_set_key), key_len bytes; 0 = none */
     size_t key_len;
     unsigned char run[16];   /* run identifier of an authenticated ledger (random at set_key, or
@@ -102,8 +103,19 @@ int dpdo__ledger_discharge(dpdo_ledger *l, const dpdo__event_desc *ev, int64_t c
 int64_t dpdo__ledger_count(const dpdo_ledger *l, const dpdo__event_desc *ev, int64_t node);
 /* Index of the event in the ledger (order of first charge), or -1. */
 int64_t dpdo__ledger_find(const dpdo_ledger *l, const dpdo__event_desc *ev);
+/* An accountant lets go of its ledger; frees a ledger destroyed while borrowed. */
+void dpdo__ledger_release(dpdo_ledger *l);
+/* The Gaussian mechanism (DPDO_MECH_GAUSSIAN, _DISCRETE_GAUSSIAN, _DISCRETE_GAUSSIAN_FINE; 0 =
+ * GAUSSIAN) that dpdo_accountant_calibrate_sigma / _steps plan for, so that a secure run is
+ * calibrated for the events it is charged with. Returns the previous one. Not thread-safe. */
+int dpdo__accountant_calib_mech(dpdo_accountant *a, int mech);
+
 /* The ledger an accountant reads. */
 dpdo_ledger *dpdo__accountant_ledger(const dpdo_accountant *a);
+/* Borrowing (core_impl.h, borrowed handles): an algorithm retains its accountant at setup and
+ * releases it when it lets go; release frees an accountant destroyed while borrowed. */
+void dpdo__accountant_retain(dpdo_accountant *a);
+void dpdo__accountant_release(dpdo_accountant *a);
 /* Smallest N with P(Binomial(T, p) > N) <= beta (exact tail; O(T) lgamma). */
 double dpdo__binom_quantile(double T, double p, double beta);
 /* Worst epsilon over the selected nodes (NULL/-1: all) at delta, optionally
@@ -230,6 +242,10 @@ void dpdo__pld_dist_free(dpdo__pld_dist *d);
 void dpdo__pld_work_free(dpdo__pld_work *wk);
 /* Upper bound (pessimistic) and lower bound of epsilon at delta; upper delta at eps. */
 double dpdo__pld_eps_upper(const dpdo__pld_dist *d, double delta);
+/* The epsilon shift of n fine lattice Gaussian releases (pld.c, docs/privacy.md "A PLD for the
+ * lattice Gaussian"): d/S^2 <= u, 1/S^2 <= s2, d log(1 + theta_S) <= dtheta, tail e^-L per
+ * release; h1 = the e^h1 factor on delta, h1 + h2 the added epsilon. */
+void dpdo__pld_fine_shift(double n, double u, double s2, double dtheta, double L, double *h1, double *h2);
 double dpdo__pld_eps_lower(const dpdo__pld_dist *d, double delta);
 double dpdo__pld_delta_upper(const dpdo__pld_dist *d, double eps);
 

@@ -73,7 +73,19 @@ static int rng_new(dpdo_rng **out, const dpdo_rng_type *type, void *user, int bu
     return DPDO_OK;
 }
 
-DPDO_API int dpdo_rng_create(dpdo_rng **out, const dpdo_rng_type *type, uint64_t seed)
+/* Smallest struct_size that covers the required fields (name, blocks). */
+#define TYPE_MIN_SIZE (offsetof(dpdo_rng_type, blocks) + sizeof(void (*)(void)))
+
+static int create_custom(dpdo_rng **out, const dpdo_rng_type *type, void *user, uint64_t seed)
+{
+    if (type->struct_size < TYPE_MIN_SIZE) return DPDO_E_VERSION;
+    if (!type->name || !type->blocks) return DPDO_E_INVAL;
+    /* A custom generator always goes through the callback, even when it
+     * wraps the built-in Philox (the output is the same). */
+    return rng_new(out, type, user, 0, seed);
+}
+
+DPDO_API int dpdo_rng_create(dpdo_rng **out, const dpdo_rng_type *type, void *user, uint64_t seed)
 {
     if (!out) return DPDO_E_INVAL;
     *out = NULL;
@@ -81,12 +93,10 @@ DPDO_API int dpdo_rng_create(dpdo_rng **out, const dpdo_rng_type *type, uint64_t
     int builtin = 0;
     for (size_t i = 0; i < N_BUILTIN; i++)
         if (builtin_types[i] == type) builtin = 1;
-    if (!builtin) return DPDO_E_INVAL; /* user types go through create_custom */
+    if (!builtin) return create_custom(out, type, user, seed);
+    if (user) return DPDO_E_INVAL; /* built-in types take no user pointer */
     return rng_new(out, type, NULL, type == &philox_type, seed);
 }
-
-/* Smallest struct_size that covers the required fields (name, blocks). */
-#define TYPE_MIN_SIZE (offsetof(dpdo_rng_type, blocks) + sizeof(void (*)(void)))
 
 DPDO_API int dpdo_rng_create_custom(dpdo_rng **out, const dpdo_rng_type *type, void *user,
                                     uint64_t seed)
@@ -94,11 +104,7 @@ DPDO_API int dpdo_rng_create_custom(dpdo_rng **out, const dpdo_rng_type *type, v
     if (!out) return DPDO_E_INVAL;
     *out = NULL;
     if (!type) return DPDO_E_INVAL;
-    if (type->struct_size < TYPE_MIN_SIZE) return DPDO_E_VERSION;
-    if (!type->name || !type->blocks) return DPDO_E_INVAL;
-    /* A custom generator always goes through the callback, even when it
-     * wraps the built-in Philox (the output is the same). */
-    return rng_new(out, type, user, 0, seed);
+    return create_custom(out, type, user, seed);
 }
 
 DPDO_API void dpdo_rng_destroy(dpdo_rng *rng)
@@ -114,7 +120,7 @@ DPDO_API void dpdo_rng_destroy(dpdo_rng *rng)
 
 DPDO_API const char *dpdo_rng_errmsg(const dpdo_rng *rng)
 {
-    return rng ? rng->errmsg : "rng is NULL";
+    return rng ? rng->errmsg : DPDO__NULL_TEXT("dpdo_rng_errmsg", "rng");
 }
 
 DPDO_API uint64_t dpdo_rng_seed(const dpdo_rng *rng) { return rng ? rng->seed : 0; }
@@ -586,9 +592,10 @@ static void open_at_u64(dpdo__stream *s, dpdo_rng *rng, uint64_t node, uint64_t 
         if (!(rng)) return DPDO_E_INVAL;                                \
     } while (0)
 
-DPDO_API int dpdo_rng_uniform(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
+DPDO_API int dpdo_rng_uniform(const dpdo_rng *crng, uint64_t node, uint64_t round, uint32_t purpose,
                               uint64_t offset, double *out, int64_t n)
 {
+    dpdo_rng *rng = (dpdo_rng *)crng; /* writes only the message buffer, not the logical state */
     NEED_RNG(rng);
     int rc = check_stream_args(rng, node, round, purpose, offset, out, n, "uniform");
     if (rc != DPDO_OK || n == 0) return rc;
@@ -598,9 +605,10 @@ DPDO_API int dpdo_rng_uniform(dpdo_rng *rng, uint64_t node, uint64_t round, uint
     return stream_done(rng, &s);
 }
 
-DPDO_API int dpdo_rng_normal(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
+DPDO_API int dpdo_rng_normal(const dpdo_rng *crng, uint64_t node, uint64_t round, uint32_t purpose,
                              uint64_t offset, double *out, int64_t n)
 {
+    dpdo_rng *rng = (dpdo_rng *)crng; /* writes only the message buffer, not the logical state */
     NEED_RNG(rng);
     int rc = check_stream_args(rng, node, round, purpose, offset, out, n, "normal");
     if (rc != DPDO_OK || n == 0) return rc;
@@ -612,9 +620,10 @@ DPDO_API int dpdo_rng_normal(dpdo_rng *rng, uint64_t node, uint64_t round, uint3
     return stream_done(rng, &s);
 }
 
-DPDO_API int dpdo_rng_laplace(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
+DPDO_API int dpdo_rng_laplace(const dpdo_rng *crng, uint64_t node, uint64_t round, uint32_t purpose,
                               uint64_t offset, double scale, double *out, int64_t n)
 {
+    dpdo_rng *rng = (dpdo_rng *)crng; /* writes only the message buffer, not the logical state */
     NEED_RNG(rng);
     int rc = check_stream_args(rng, node, round, purpose, offset, out, n, "laplace");
     if (rc != DPDO_OK) return rc;
@@ -629,9 +638,10 @@ DPDO_API int dpdo_rng_laplace(dpdo_rng *rng, uint64_t node, uint64_t round, uint
     return stream_done(rng, &s);
 }
 
-DPDO_API int dpdo_rng_bernoulli(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
-                                uint64_t offset, double p, int32_t *out, int64_t n)
+DPDO_API int dpdo_rng_bernoulli(const dpdo_rng *crng, uint64_t node, uint64_t round,
+                                uint32_t purpose, uint64_t offset, double p, int32_t *out, int64_t n)
 {
+    dpdo_rng *rng = (dpdo_rng *)crng; /* writes only the message buffer, not the logical state */
     NEED_RNG(rng);
     int rc = check_stream_args(rng, node, round, purpose, offset, out, n, "bernoulli");
     if (rc != DPDO_OK) return rc;
@@ -643,9 +653,10 @@ DPDO_API int dpdo_rng_bernoulli(dpdo_rng *rng, uint64_t node, uint64_t round, ui
     return stream_done(rng, &s);
 }
 
-DPDO_API int dpdo_rng_geometric(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
-                                uint64_t offset, double p, int64_t *out, int64_t n)
+DPDO_API int dpdo_rng_geometric(const dpdo_rng *crng, uint64_t node, uint64_t round,
+                                uint32_t purpose, uint64_t offset, double p, int64_t *out, int64_t n)
 {
+    dpdo_rng *rng = (dpdo_rng *)crng; /* writes only the message buffer, not the logical state */
     NEED_RNG(rng);
     int rc = check_stream_args(rng, node, round, purpose, offset, out, n, "geometric");
     if (rc != DPDO_OK) return rc;
@@ -657,9 +668,10 @@ DPDO_API int dpdo_rng_geometric(dpdo_rng *rng, uint64_t node, uint64_t round, ui
     return stream_done(rng, &s);
 }
 
-DPDO_API int dpdo_rng_subset(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
+DPDO_API int dpdo_rng_subset(const dpdo_rng *crng, uint64_t node, uint64_t round, uint32_t purpose,
                              int64_t n, int64_t b, int64_t *out)
 {
+    dpdo_rng *rng = (dpdo_rng *)crng; /* writes only the message buffer, not the logical state */
     NEED_RNG(rng);
     if (n < 0) return dpdo__err(rng->errmsg, DPDO_E_INVAL, "subset: n = %lld is negative", (long long)n);
     if (b < 0 || b > n)
@@ -674,9 +686,10 @@ DPDO_API int dpdo_rng_subset(dpdo_rng *rng, uint64_t node, uint64_t round, uint3
     return stream_done(rng, &s);
 }
 
-DPDO_API int dpdo_rng_permutation(dpdo_rng *rng, uint64_t node, uint64_t round, uint32_t purpose,
-                                  int64_t n, int64_t *out)
+DPDO_API int dpdo_rng_permutation(const dpdo_rng *crng, uint64_t node, uint64_t round,
+                                  uint32_t purpose, int64_t n, int64_t *out)
 {
+    dpdo_rng *rng = (dpdo_rng *)crng; /* writes only the message buffer, not the logical state */
     NEED_RNG(rng);
     if (n < 0)
         return dpdo__err(rng->errmsg, DPDO_E_INVAL, "permutation: n = %lld is negative", (long long)n);

@@ -109,7 +109,8 @@ int dpdo__stream_dgauss_cks(dpdo__stream *s, uint64_t S, int64_t *out, size_t n)
 int dpdo__stream_dlaplace_cks(dpdo__stream *s, uint64_t T, int64_t *out, size_t n);
 #endif
 /* The grid for noise sigma on a release of n coordinates with L2 sensitivity sens (both in the
- * release's units) and slack eta: gamma = 2^floor(log2 min(eta sens / sqrt n, sigma / 2^16)) and
+ * release's units) and slack eta: gamma = 2^floor(log2 min(eta sens / sqrt n, sigma / max(2^10, 2^12 sqrt n))) (Gaussian: S^2 >= 2^24 n, the
+ * fine lattice Gaussian DPDO_MECH_DISCRETE_GAUSSIAN_FINE) and
  * S = ceil(sigma (1 + eta) / gamma), so that the rounded release has sensitivity
  * <= sens + gamma sqrt n <= (1 + eta) sens and noise gamma S >= (1 + eta) sigma. l1: the L1
  * version for Laplace (sens L1, sigma = the Laplace scale, gamma n instead of gamma sqrt n;

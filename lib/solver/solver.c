@@ -129,10 +129,28 @@ nomem:
     return DPDO_E_NOMEM;
 }
 
+static void solver_free(dpdo_solver *s);
+
 DPDO_API void dpdo_solver_destroy(dpdo_solver *s)
 {
     if (!s || !DPDO__LIVE(s, DPDO__MAGIC_SOLVER)) return; /* NULL or destroyed */
     DPDO__KILL(s);
+    if (s->borrowers > 0) {
+        s->doomed = 1; /* freed by the last borrowing algorithm */
+        return;
+    }
+    solver_free(s);
+}
+
+void dpdo__solver_retain(struct dpdo_solver *s) { s->borrowers++; }
+
+void dpdo__solver_release(struct dpdo_solver *s)
+{
+    if (s && --s->borrowers == 0 && s->doomed) solver_free(s);
+}
+
+static void solver_free(dpdo_solver *s)
+{
     if (s->kind == DPDO__SOLVER_USER && HAS(s, release)) s->type->release(s->user);
     dpdo__free(s->idx);
     dpdo__free(s->mat);
@@ -142,7 +160,7 @@ DPDO_API void dpdo_solver_destroy(dpdo_solver *s)
 
 DPDO_API const char *dpdo_solver_errmsg(const dpdo_solver *s)
 {
-    return s ? s->errmsg : "(null solver)";
+    return s ? s->errmsg : DPDO__NULL_TEXT("dpdo_solver_errmsg", "s");
 }
 DPDO_API const char *dpdo_solver_name(const dpdo_solver *s)
 {
@@ -355,7 +373,7 @@ static int stream_failed(const dpdo__stream *st, const char *tn, char *err)
  * very same floating-point operations as gd (no draw at all). */
 static int run_gd(struct dpdo_solver *s, struct dpdo_node *nd, const double *v, double rho,
                   int64_t epochs, const struct dpdo_rng *rng, uint64_t node_id, uint64_t round,
-                  double *w, char *err)
+                  double grid_sens, double grid_eta, double *w, char *err)
 {
     const int64_t n = s->dim;
     const double gamma = dpdo__solver_step(s, rho), irho = 1.0 / rho;
@@ -367,6 +385,14 @@ static int run_gd(struct dpdo_solver *s, struct dpdo_node *nd, const double *v, 
     dpdo__stream st;
     if (sgd) dpdo__stream_open(&st, rng, node_id, round, DPDO_PURPOSE_SAMPLE);
     else if (noisy) dpdo__stream_open(&st, rng, node_id, round, DPDO_PURPOSE_NOISE);
+    /* secure runs (grid_sens > 0): every step's iterate is rounded to a power-of-two grid and
+     * gets exact discrete Gaussian noise, as the engine's releases (docs/privacy.md section 11) */
+    double gg = 0;
+    uint64_t gS = 0;
+    if (noisy && grid_sens > 0) {
+        int rc = dpdo__grid_choose(scale, grid_sens, (size_t)n, grid_eta, 0, &gg, &gS, err);
+        if (rc) return rc;
+    }
     for (int64_t l = 0; l < epochs; l++) {
         int rc;
         if (sgd) {
@@ -378,7 +404,9 @@ static int run_gd(struct dpdo_solver *s, struct dpdo_node *nd, const double *v, 
         }
         if (rc) return rc;
         for (int64_t j = 0; j < n; j++) w[j] = w[j] - gamma * (g[j] + (w[j] - v[j]) * irho);
-        if (noisy) {
+        if (noisy && gS > 0) {
+            if ((rc = dpdo__grid_add_dgauss(&st, gS, gg, w, (size_t)n, err))) return rc;
+        } else if (noisy) {
             dpdo__stream_add_normals(&st, scale, w, (size_t)n);
             if (stream_failed(&st, s->type->name, err)) return DPDO_E_CALLBACK;
         }
@@ -456,6 +484,15 @@ int dpdo__solver_run(struct dpdo_solver *s, struct dpdo_node *node, const double
                      int64_t epochs, const struct dpdo_rng *rng, uint64_t node_id,
                      uint64_t round, double *w, char *err)
 {
+    return dpdo__solver_run_grid(s, node, v, rho, epochs, rng, node_id, round, 0.0, 0.0, w, err);
+}
+
+int dpdo__solver_run_grid(struct dpdo_solver *s, struct dpdo_node *node, const double *v, double rho,
+                          int64_t epochs, const struct dpdo_rng *rng, uint64_t node_id, uint64_t round,
+                          double grid_sens, double grid_eta, double *w, char *err)
+{
+    if (grid_sens > 0 && !(isfinite(grid_sens) && grid_eta > 0 && grid_eta < 1))
+        return dpdo__err(err, DPDO_E_INVAL, "solver: grid sensitivity %g / eta %g", grid_sens, grid_eta);
     int rc = dpdo__solver_check(s, node, rho, err);
     if (rc) return rc;
     const int64_t n = s->dim;
@@ -488,7 +525,7 @@ int dpdo__solver_run(struct dpdo_solver *s, struct dpdo_node *node, const double
         rc = run_exact(s, node, v, rho, w, err);
         break;
     default:
-        rc = run_gd(s, node, v, rho, epochs, rng, node_id, round, w, err);
+        rc = run_gd(s, node, v, rho, epochs, rng, node_id, round, grid_sens, grid_eta, w, err);
         break;
     }
     if (rc == DPDO_OK) {

@@ -36,8 +36,12 @@ struct dpdo_solver {
     double *buf;       /* 3*dim: gradient, auxiliary (AGD u^{l-1}), backup of w */
     double *mat;       /* exact-quadratic: dim*dim (I + rho A, column-major) */
     int64_t *idx;      /* sgd: batch indices */
+    int64_t borrowers; /* algorithms borrowing it (core_impl.h, borrowed handles) */
+    int doomed;        /* destroy requested while borrowed */
     char errmsg[DPDO__ERRMSG_LEN];
 };
+void dpdo__solver_retain(struct dpdo_solver *s);
+void dpdo__solver_release(struct dpdo_solver *s);
 
 /* O(1) compatibility checks of (solver, node, rho): kinds, the step bound,
  * the lambdas, sgd batch vs the node's sample count. Message into err.
@@ -54,6 +58,16 @@ int dpdo__solver_check(const struct dpdo_solver *s, const struct dpdo_node *node
 int dpdo__solver_run(struct dpdo_solver *s, struct dpdo_node *node, const double *v, double rho,
                      int64_t epochs, const struct dpdo_rng *rng, uint64_t node_id,
                      uint64_t round, double *w, char *err);
+
+/* The same for secure private runs: noisy-gd rounds every step's iterate to a power-of-two grid
+ * and adds exact discrete Gaussian noise of at least (1 + grid_eta) sqrt(2 gamma) tau
+ * (dpdo__grid_choose with the L2 sensitivity grid_sens of one step; the grid is at most
+ * grid_eta grid_sens / sqrt(dim)), so that one step is a DPDO_MECH_DISCRETE_GAUSSIAN release of
+ * sensitivity (1 + grid_eta) grid_sens and noise (1 + grid_eta) sqrt(2 gamma) tau. grid_sens 0:
+ * exactly dpdo__solver_run (continuous normals). Other kinds ignore the grid. */
+int dpdo__solver_run_grid(struct dpdo_solver *s, struct dpdo_node *node, const double *v, double rho,
+                          int64_t epochs, const struct dpdo_rng *rng, uint64_t node_id, uint64_t round,
+                          double grid_sens, double grid_eta, double *w, char *err);
 
 /* The step gamma in use at penalty rho (auto resolved): the "step"
  * parameter if set, else gd/sgd 2/(lambda_hi + lambda_lo + 2/rho) (lambda_lo

@@ -1086,7 +1086,7 @@ class Accountant(_Handle):
                 o.orders, o.n_orders = po, no
             o.conversion = 1 if conversion == "classic" else 0
             opts = C.byref(o)
-        self._h = _new(lib.dpdo_accountant_create, "accountant: invalid options", t, ledger._ptr(), opts)
+        self._h = _new(lib.dpdo_accountant_create, "accountant: invalid options", t, None, ledger._ptr(), opts)
         self._own()
         self._borrow(ledger)
         self.ledger = ledger

@@ -57,7 +57,7 @@ static void make_run(dpdo_ledger **ledp, dpdo_accountant **accp, dpdo_algorithm 
     o.max_rounds = 8;
     o.epsilon = 4;
     if (dpdo_ledger_create(&led, FN) ||
-        dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), led, NULL) ||
+        dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), NULL, led, NULL) ||
         dpdo_algorithm_create(&a, dpdo_algorithm_type_find("dp-wor-sgd")) ||
         dpdo_algorithm_setup(a, g_nodes, FN, g_net, NULL, acc, &o) ||
         dpdo_policy_create(&pol, dpdo_policy_type_find("dqn"), NULL, FN, FD + 2) ||

@@ -11,9 +11,11 @@
  * (DPDO_MPI_TEST_VANISH=1). Rank 0 prints TAP lines and
  * "# summary: N passed, M failed". */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <dpdo/dpdo.h>
 #include <dpdo/mpi.h>
@@ -92,91 +94,157 @@ typedef struct result {
 static const char *const NAMES[16] = {"x", "z", "s", "m", "xhat", "y", "g", "yhat", "wG",
                                       "lambda", "x0", "h", "xbar", "u", "xs", "v"};
 
-static int run_case(const problem *p, const kase *c, int distributed, result *r, char *why)
+/* Everything a run holds. */
+typedef struct run_ctx {
+    dpdo_node *node[N];
+    dpdo_ledger *ledger;
+    dpdo_accountant *acc;
+    dpdo_algorithm *alg;
+    dpdo_compressor *comp;
+    dpdo_policy *pol;
+    dpdo_solver *sv;
+    dpdo_mpi *m;
+} run_ctx;
+
+static void teardown(run_ctx *x)
 {
-    dpdo_node *node[N] = {0};
-    dpdo_ledger *ledger = NULL;
-    dpdo_accountant *acc = NULL;
-    dpdo_algorithm *alg = NULL;
-    dpdo_compressor *comp = NULL;
-    dpdo_policy *pol = NULL;
-    dpdo_solver *sv = NULL;
-    dpdo_mpi *m = NULL;
+    dpdo_algorithm_destroy(x->alg);
+    dpdo_mpi_destroy(x->m);
+    dpdo_compressor_destroy(x->comp);
+    dpdo_policy_destroy(x->pol);
+    dpdo_solver_destroy(x->sv);
+    dpdo_accountant_destroy(x->acc);
+    dpdo_ledger_destroy(x->ledger);
+    for (int i = 0; i < N; i++) dpdo_node_destroy(x->node[i]);
+    memset(x, 0, sizeof *x);
+}
+
+/* Set up case c (over the ranks of comm when distributed) up to and including attach; seed:
+ * options.seed. Returns 0, or -1 with why. */
+static const int64_t *build_first; /* the layout of the next build (NULL: balanced blocks) */
+
+static int build(const problem *p, const kase *c, int distributed, MPI_Comm comm, uint64_t seed, run_ctx *x, char *why)
+{
+    memset(x, 0, sizeof *x);
     int rc = -1;
-    if (distributed && dpdo_mpi_create(&m, MPI_COMM_WORLD, N, NULL, NULL)) {
+    if (distributed && dpdo_mpi_create(&x->m, comm, N, build_first, NULL)) {
         snprintf(why, 200, "dpdo_mpi_create failed");
         goto done;
     }
     for (int i = 0; i < N; i++) {
-        int here = !m || (i >= dpdo_mpi_first_node(m) && i < dpdo_mpi_end_node(m));
-        int e = here ? dpdo_node_create(&node[i], p->shard[i], p->loss, 1.0)
-                     : dpdo_node_create_remote(&node[i], p->loss, dpdo_shard_rows(p->shard[i]), 1.0);
+        int here = !x->m || (i >= dpdo_mpi_first_node(x->m) && i < dpdo_mpi_end_node(x->m));
+        int e = here ? dpdo_node_create(&x->node[i], p->shard[i], p->loss, 1.0)
+                     : dpdo_node_create_remote(&x->node[i], p->loss, dpdo_shard_rows(p->shard[i]), 1.0);
         if (e) {
             snprintf(why, 200, "node %d: %s", i, dpdo_loss_errmsg(p->loss));
             goto done;
         }
     }
-    if (dpdo_ledger_create(&ledger, N) || dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), ledger, NULL))
+    if (dpdo_ledger_create(&x->ledger, N) || dpdo_accountant_create(&x->acc, dpdo_accountant_type_find("rdp"), NULL, x->ledger, NULL))
         goto done;
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
     o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* bit-identical reruns */
-    o.seed = 99;
+    o.seed = seed;
     o.max_rounds = T;
     o.noise_mode = c->mode;
     o.epsilon = 2;
     o.delta = 1e-5;
     o.max_epsilon = INFINITY;
     if (c->mode == DPDO_NOISE_FIXED) o.sigma = 0.05;
-    if (dpdo_algorithm_create(&alg, dpdo_algorithm_type_find(c->type))) {
+    if (dpdo_algorithm_create(&x->alg, dpdo_algorithm_type_find(c->type))) {
         snprintf(why, 200, "unknown type %s", c->type);
         goto done;
     }
-    if (dpdo_algorithm_setup(alg, node, N, p->net, c->noreg ? NULL : p->reg, acc, &o)) {
-        snprintf(why, 200, "setup: %s", dpdo_algorithm_errmsg(alg));
+    if (dpdo_algorithm_setup(x->alg, x->node, N, p->net, c->noreg ? NULL : p->reg, x->acc, &o)) {
+        snprintf(why, 200, "setup: %s", dpdo_algorithm_errmsg(x->alg));
         goto done;
     }
     for (int k = 0; k < 4 && c->ikey[k]; k++)
-        if (dpdo_algorithm_set_int(alg, (int)c->ikey[k], c->ival[k])) {
-            snprintf(why, 200, "set: %s", dpdo_algorithm_errmsg(alg));
+        if (dpdo_algorithm_set_int(x->alg, (int)c->ikey[k], c->ival[k])) {
+            snprintf(why, 200, "set: %s", dpdo_algorithm_errmsg(x->alg));
             goto done;
         }
     for (int k = 0; k < 4 && c->dkey[k]; k++)
-        if (dpdo_algorithm_set_double(alg, c->dkey[k], c->dval[k])) {
-            snprintf(why, 200, "set: %s", dpdo_algorithm_errmsg(alg));
+        if (dpdo_algorithm_set_double(x->alg, c->dkey[k], c->dval[k])) {
+            snprintf(why, 200, "set: %s", dpdo_algorithm_errmsg(x->alg));
             goto done;
         }
     if (c->comp) {
-        if (dpdo_compressor_create(&comp, dpdo_compressor_type_find(c->comp), NULL, D) ||
-            (c->k && dpdo_compressor_set_k(comp, c->k)) || dpdo_algorithm_set_compressor(alg, comp)) {
-            snprintf(why, 200, "compressor: %s", dpdo_algorithm_errmsg(alg));
+        if (dpdo_compressor_create(&x->comp, dpdo_compressor_type_find(c->comp), NULL, D) ||
+            (c->k && dpdo_compressor_set_k(x->comp, c->k)) || dpdo_algorithm_set_compressor(x->alg, x->comp)) {
+            snprintf(why, 200, "compressor: %s", dpdo_algorithm_errmsg(x->alg));
             goto done;
         }
     }
     if (c->solver) {
-        if (dpdo_solver_create(&sv, dpdo_solver_type_find(c->solver), NULL, D) || dpdo_solver_set(sv, "lambda_lo", 0.05) ||
-            dpdo_solver_set(sv, "lambda_hi", 1.0) || dpdo_solver_set(sv, "step", 0.5) || dpdo_algorithm_set_solver(alg, sv)) {
-            snprintf(why, 200, "solver: %s", dpdo_algorithm_errmsg(alg));
+        if (dpdo_solver_create(&x->sv, dpdo_solver_type_find(c->solver), NULL, D) || dpdo_solver_set(x->sv, "lambda_lo", 0.05) ||
+            dpdo_solver_set(x->sv, "lambda_hi", 1.0) || dpdo_solver_set(x->sv, "step", 0.5) || dpdo_algorithm_set_solver(x->alg, x->sv)) {
+            snprintf(why, 200, "solver: %s", dpdo_algorithm_errmsg(x->alg));
             goto done;
         }
     }
     if (c->policy) {
-        if (dpdo_policy_create(&pol, dpdo_policy_type_find(c->policy), NULL, N, D + 2) ||
-            dpdo_algorithm_set_policy(alg, pol)) {
-            snprintf(why, 200, "policy: %s", dpdo_algorithm_errmsg(alg));
+        if (dpdo_policy_create(&x->pol, dpdo_policy_type_find(c->policy), NULL, N, D + 2) ||
+            dpdo_algorithm_set_policy(x->alg, x->pol)) {
+            snprintf(why, 200, "policy: %s", dpdo_algorithm_errmsg(x->alg));
             goto done;
         }
     }
     if (c->secrets)
         for (int i = 0; i < N; i++)
-            if ((!m || (i >= dpdo_mpi_first_node(m) && i < dpdo_mpi_end_node(m))) &&
-                dpdo_algorithm_set_node_secret(alg, i, UINT64_C(0x5eed000000000000) + 7919u * (uint64_t)i)) {
-                snprintf(why, 200, "secret: %s", dpdo_algorithm_errmsg(alg));
+            if ((!x->m || (i >= dpdo_mpi_first_node(x->m) && i < dpdo_mpi_end_node(x->m))) &&
+                dpdo_algorithm_set_node_secret(x->alg, i, UINT64_C(0x5eed000000000000) + 7919u * (uint64_t)i)) {
+                snprintf(why, 200, "secret: %s", dpdo_algorithm_errmsg(x->alg));
                 goto done;
             }
-    if (m && dpdo_mpi_attach(m, alg, p->net)) {
-        snprintf(why, 200, "attach: %s", dpdo_mpi_errmsg(m));
+    if (x->m && dpdo_mpi_attach(x->m, x->alg, p->net)) {
+        snprintf(why, 200, "attach: %s", dpdo_mpi_errmsg(x->m));
         goto done;
+    }
+    rc = 0;
+done:
+    return rc;
+}
+
+/* A checkpoint in the middle of a run: after `at` rounds the run is saved to `path` (with `key`
+ * when not NULL), torn down, set up again and resumed from the file. */
+typedef struct ckpt_plan {
+    int64_t at;
+    const char *path;
+    const unsigned char *key;
+} ckpt_plan;
+
+static int run_case_ck(const problem *p, const kase *c, int distributed, result *r, char *why, const ckpt_plan *cp)
+{
+    run_ctx x;
+    int rc = -1;
+    if (build(p, c, distributed, MPI_COMM_WORLD, 99, &x, why)) goto done;
+    dpdo_algorithm *alg = x.alg;
+    dpdo_mpi *m = x.m;
+    dpdo_ledger *ledger = x.ledger;
+    if (cp) {
+        dpdo_checkpoint_options co;
+        dpdo_checkpoint_options_init(&co, sizeof co);
+        co.key = cp->key;
+        int s = DPDO_ROUND;
+        while (dpdo_algorithm_round(alg) < cp->at && (s = dpdo_algorithm_step(alg)) == DPDO_ROUND) {
+        }
+        if (s != DPDO_ROUND && s != DPDO_DONE) {
+            snprintf(why, 200, "step before the save: %d %s", s, dpdo_algorithm_errmsg(alg));
+            goto done;
+        }
+        if (dpdo_algorithm_save(alg, cp->path, &co)) {
+            snprintf(why, 200, "save: %s", dpdo_algorithm_errmsg(alg));
+            goto done;
+        }
+        teardown(&x); /* as if the processes had ended */
+        if (build(p, c, distributed, MPI_COMM_WORLD, 99, &x, why)) goto done;
+        alg = x.alg, m = x.m, ledger = x.ledger;
+        if (dpdo_algorithm_load(alg, cp->path, &co)) {
+            snprintf(why, 200, "load: %s", dpdo_algorithm_errmsg(alg));
+            goto done;
+        }
     }
     int s;
     while ((s = dpdo_algorithm_step(alg)) == DPDO_ROUND) {
@@ -212,15 +280,13 @@ static int run_case(const problem *p, const kase *c, int distributed, result *r,
     if (c->mode != DPDO_NOISE_NONE) dpdo_algorithm_privacy(alg, DPDO_PRIVACY_RIGOROUS, DPDO_NODE_ALL, &r->eps, NULL, NULL);
     rc = 0;
 done:
-    dpdo_algorithm_destroy(alg);
-    dpdo_mpi_destroy(m);
-    dpdo_compressor_destroy(comp);
-    dpdo_policy_destroy(pol);
-    dpdo_solver_destroy(sv);
-    dpdo_accountant_destroy(acc);
-    dpdo_ledger_destroy(ledger);
-    for (int i = 0; i < N; i++) dpdo_node_destroy(node[i]);
+    teardown(&x);
     return rc;
+}
+
+static int run_case(const problem *p, const kase *c, int distributed, result *r, char *why)
+{
+    return run_case_ck(p, c, distributed, r, why, NULL);
 }
 
 static int same(const result *a, const result *b, char *why)
@@ -288,6 +354,212 @@ static const kase CASES[] = {
     {.name = "dp-sgd-wr secrets", .type = "dp-sgd-wr", .mode = DPDO_NOISE_RIGOROUS, .secrets = 1},
 };
 
+/* ---- checkpoints of distributed runs (issue 20) --------------------------------------------- */
+
+static const kase *find_case(const char *name)
+{
+    for (size_t k = 0; k < sizeof CASES / sizeof CASES[0]; k++)
+        if (strcmp(CASES[k].name, name) == 0) return &CASES[k];
+    return NULL;
+}
+
+/* Interrupt at a random round, save (every rank its part, rank 0 the manifest), tear everything
+ * down, set up again and resume: the final state, outputs, ledger, counters and epsilon must be
+ * byte-identical to the uninterrupted distributed run (itself bit-identical to one process). */
+static void ck_resume(const problem *p, const char *dir, unsigned *rng)
+{
+    static const unsigned char KEY[32] = "host key of the MPI resume test";
+    static const struct {
+        const char *name;
+        int encrypted;
+    } R[] = {{"dp-dda matching", 0}, {"do-adp top-k", 0}, {"fed-plt", 0}, {"do-adp secrets", 0}, {"dp-dda secrets", 1}};
+    static result ref, ck;
+    for (size_t k = 0; k < sizeof R / sizeof R[0]; k++) {
+        const kase *c = find_case(R[k].name);
+        char why[256] = "", name[200], path[512];
+        int ok = c && !run_case(p, c, 1, &ref, why);
+        *rng = *rng * 1103515245u + 12345u;
+        int64_t at = ok && ref.round > 1 ? 1 + (int64_t)((*rng >> 8) % (unsigned)(ref.round - 1)) : 1;
+        snprintf(path, sizeof path, "%s/resume%zu", dir, k);
+        ckpt_plan cp = {at, path, R[k].encrypted ? KEY : NULL};
+        if (ok && run_case_ck(p, c, 1, &ck, why, &cp)) ok = 0;
+        if (ok && !same(&ref, &ck, why)) ok = 0;
+        snprintf(name, sizeof name,
+                 "checkpoint %s%s: saved at round %lld of %lld on %d ranks, resumed on %d: byte-identical state, "
+                 "outputs, ledger, counters",
+                 R[k].name, R[k].encrypted ? " (encrypted)" : "", (long long)at, (long long)ref.round, nranks, nranks);
+        report(ok, name, why);
+    }
+}
+
+/* Load `path` into a fresh setup of c over comm: it must be refused with `code` and a message
+ * containing `expect` on every rank, and leave the algorithm READY at round 0. */
+static int ck_refused(const problem *p, const kase *c, MPI_Comm comm, uint64_t seed, const char *path, int code,
+                      const char *expect, char *why)
+{
+    run_ctx x;
+    int ok = 0;
+    if (build(p, c, 1, comm, seed, &x, why)) goto done;
+    int rc = dpdo_algorithm_load(x.alg, path, NULL);
+    const char *msg = dpdo_algorithm_errmsg(x.alg);
+    if (rc != code || !strstr(msg, expect)) {
+        snprintf(why, 200, "rank %d: load gave %d '%.120s', expected %d with '%s'", rank, rc, msg, code, expect);
+        goto done;
+    }
+    if (dpdo_algorithm_state(x.alg) != DPDO_ALG_READY || dpdo_algorithm_round(x.alg) != 0) {
+        snprintf(why, 200, "rank %d: the refused load changed the algorithm", rank);
+        goto done;
+    }
+    /* still usable: one round runs */
+    if (dpdo_algorithm_step(x.alg) != DPDO_ROUND) {
+        snprintf(why, 200, "rank %d: step after the refused load: %s", rank, dpdo_algorithm_errmsg(x.alg));
+        goto done;
+    }
+    ok = 1;
+done:
+    teardown(&x);
+    return ok;
+}
+
+/* Save case c's run after `at` rounds over all ranks to path. */
+static int ck_save(const problem *p, const kase *c, int distributed, int64_t at, const char *path, char *why)
+{
+    run_ctx x;
+    int ok = 0;
+    if (build(p, c, distributed, MPI_COMM_WORLD, 99, &x, why)) goto done;
+    while (dpdo_algorithm_round(x.alg) < at)
+        if (dpdo_algorithm_step(x.alg) != DPDO_ROUND) {
+            snprintf(why, 200, "step: %s", dpdo_algorithm_errmsg(x.alg));
+            goto done;
+        }
+    if (dpdo_algorithm_save(x.alg, path, NULL)) {
+        snprintf(why, 200, "save: %s", dpdo_algorithm_errmsg(x.alg));
+        goto done;
+    }
+    ok = 1;
+done:
+    teardown(&x);
+    return ok;
+}
+
+static int copy_file(const char *from, const char *to, long flip)
+{
+    FILE *f = fopen(from, "rb"), *g = f ? fopen(to, "wb") : NULL;
+    int ok = f && g;
+    long k = 0;
+    for (int ch; ok && (ch = fgetc(f)) != EOF; k++) fputc(k == flip ? ch ^ 1 : ch, g);
+    if (f) fclose(f);
+    if (g) fclose(g);
+    return ok;
+}
+
+static void ck_refusals(const problem *p, const char *dir)
+{
+    const kase *c = find_case("dp-dda matching");
+    char why[256] = "", a[512], b[512], pa[600], pb[600], one[512];
+    snprintf(a, sizeof a, "%s/setA", dir);
+    snprintf(b, sizeof b, "%s/setB", dir);
+    snprintf(one, sizeof one, "%s/oneprocess", dir);
+    int ok = ck_save(p, c, 1, 7, a, why) && ck_save(p, c, 1, 11, b, why);
+    if (rank == 0 && ok) ok = ck_save(p, c, 0, 7, one, why);
+    report(ok, "checkpoint refusals: two file sets and a one-process file saved", why);
+    if (!ok) return;
+    /* another rank count: the set of all ranks loaded over each rank alone */
+    why[0] = 0;
+    ok = nranks < 2 || ck_refused(p, c, MPI_COMM_SELF, 99, a, DPDO_E_FORMAT, "written by a run over", why);
+    report(ok, "checkpoint refused on another rank count (names both counts) on every rank, handle unchanged", why);
+    /* another layout, the same rank count: node 0 on rank 0, every other node on the last rank */
+    why[0] = 0;
+    if (nranks >= 2) {
+        int64_t first[65];
+        for (int r = 0; r <= nranks && r <= 64; r++) first[r] = r == 0 ? 0 : r == nranks ? N : 1;
+        build_first = nranks <= 64 ? first : NULL;
+        ok = ck_refused(p, c, MPI_COMM_WORLD, 99, a, DPDO_E_FORMAT, "process of node 1 differs", why);
+        build_first = NULL;
+    } else {
+        ok = 1;
+    }
+    report(ok, "checkpoint refused on another layout of the nodes over the ranks (names the node) on every rank", why);
+    /* another configuration (seed) */
+    why[0] = 0;
+    ok = ck_refused(p, c, MPI_COMM_WORLD, 100, a, DPDO_E_FORMAT, "option seed differs", why);
+    report(ok, "checkpoint refused with another configuration (names the option) on every rank", why);
+    /* a one-process file on a distributed run, and a manifest in one process */
+    why[0] = 0;
+    ok = ck_refused(p, c, MPI_COMM_WORLD, 99, one, DPDO_E_FORMAT, "run in one process", why);
+    if (ok && rank == 0) {
+        run_ctx x;
+        ok = build(p, c, 0, MPI_COMM_WORLD, 99, &x, why) == 0 && dpdo_algorithm_load(x.alg, a, NULL) == DPDO_E_UNSUPPORTED &&
+             strstr(dpdo_algorithm_errmsg(x.alg), "manifest") && dpdo_algorithm_round(x.alg) == 0;
+        if (!ok) snprintf(why, 200, "one process loading a manifest: %s", x.alg ? dpdo_algorithm_errmsg(x.alg) : "");
+        teardown(&x);
+    }
+    report(ok, "checkpoint: a one-process file refused by a distributed run and a set's manifest by one process", why);
+    /* the last rank's part: missing, from another save, edited */
+    int last = nranks - 1;
+    snprintf(pa, sizeof pa, "%s.p%d", a, last);
+    snprintf(pb, sizeof pb, "%s.p%d", b, last);
+    char keep[620];
+    snprintf(keep, sizeof keep, "%s.keep", pa);
+    why[0] = 0;
+    if (rank == 0) ok = rename(pa, keep) == 0;
+    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    ok = ok && ck_refused(p, c, MPI_COMM_WORLD, 99, a, DPDO_E_IO, "cannot open", why);
+    report(ok, "checkpoint refused on every rank when one rank's part is missing (names the file)", why);
+    why[0] = 0;
+    if (rank == 0) ok = copy_file(pb, pa, -1);
+    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    ok = ok && ck_refused(p, c, MPI_COMM_WORLD, 99, a, DPDO_E_FORMAT, "checksum differs", why);
+    report(ok, "checkpoint refused on every rank when one rank's part comes from another save", why);
+    why[0] = 0;
+    if (rank == 0) ok = copy_file(keep, pa, 300);
+    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    ok = ok && ck_refused(p, c, MPI_COMM_WORLD, 99, a, DPDO_E_FORMAT, "checksum mismatch", why);
+    report(ok, "checkpoint refused on every rank when one rank's part was edited", why);
+    /* restored: the set loads again */
+    why[0] = 0;
+    if (rank == 0) ok = rename(keep, pa) == 0;
+    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (ok) {
+        run_ctx x;
+        ok = build(p, c, 1, MPI_COMM_WORLD, 99, &x, why) == 0 && dpdo_algorithm_load(x.alg, a, NULL) == DPDO_OK &&
+             dpdo_algorithm_round(x.alg) == 7 && dpdo_algorithm_step(x.alg) == DPDO_ROUND;
+        if (!ok) snprintf(why, 200, "rank %d: %s", rank, x.alg ? dpdo_algorithm_errmsg(x.alg) : "");
+        teardown(&x);
+    }
+    report(ok, "checkpoint: the restored set loads and runs on", why);
+}
+
+static void checkpoint_tests(const problem *p)
+{
+    char dir[256] = "";
+    if (rank == 0) {
+        const char *t = getenv("TMPDIR");
+        snprintf(dir, sizeof dir, "%s/dpdo-mpi-ckpt-XXXXXX", t && *t ? t : "/tmp");
+        if (!mkdtemp(dir)) dir[0] = 0;
+    }
+    MPI_Bcast(dir, sizeof dir, MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (!dir[0]) {
+        report(0, "checkpoint tests: a temporary directory", "mkdtemp failed");
+        return;
+    }
+    unsigned seed = 0;
+    if (rank == 0) {
+        const char *s = getenv("DPDO_TEST_SEED");
+        seed = s && *s ? (unsigned)strtoul(s, NULL, 10) : (unsigned)time(NULL) ^ (unsigned)getpid();
+        printf("# checkpoint resume rounds drawn with DPDO_TEST_SEED=%u\n", seed);
+    }
+    MPI_Bcast(&seed, 1, MPI_UNSIGNED, 0, MPI_COMM_WORLD);
+    ck_resume(p, dir, &seed);
+    ck_refusals(p, dir);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) { /* clean up */
+        char cmd[300];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        if (system(cmd) != 0) printf("# could not remove %s\n", dir);
+    }
+}
+
 /* A loss that fails on every sample: node 5's. */
 static int phi_fail(void *user, double margin, double label, double *loss, double *dloss)
 {
@@ -342,7 +614,7 @@ static int failure(const problem *p, int kind, char *why)
             dpdo_ledger *led = NULL;
             dpdo_accountant *acc = NULL;
             dpdo_ledger_create(&led, N);
-            dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), led, NULL);
+            dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), NULL, led, NULL);
             int rc = dpdo_algorithm_setup(alg, node, N, p->net, p->reg, acc, &o);
             int arc = rc ? rc : dpdo_mpi_attach(m, alg, p->net);
             ok = arc == DPDO_E_INVAL && strstr(dpdo_algorithm_errmsg(alg), "per-sample gradients") != NULL;
@@ -445,7 +717,39 @@ int main(int argc, char **argv)
         for (int r = 0; r <= nranks && r < 64; r++) first_bad[r] = r == nranks ? N - 1 : 0;
         int ok = dpdo_mpi_options_init(NULL, sizeof mo) == DPDO_E_INVAL &&
                  dpdo_mpi_options_init(&mo, 4) == DPDO_E_VERSION && dpdo_mpi_options_init(&mo, sizeof mo) == DPDO_OK &&
-                 mo.timeout == 60 && mo.root == 0;
+                 mo.timeout == 60 && mo.root == 0 && mo.spin == 5e-5;
+        { /* the options rule (docs/abi.md): newer structs with a zero tail, older ones */
+            struct {
+                dpdo_mpi_options o;
+                int64_t tail[2];
+            } big;
+            memset(&big, 0x55, sizeof big);
+            ok &= dpdo_mpi_options_init(&big.o, sizeof big) == DPDO_OK && big.tail[0] == 0 && big.tail[1] == 0 &&
+                  big.o.timeout == 60 && big.o.reserved[2] == 0 && big.o.spin == 5e-5;
+            big.tail[1] = 7; /* a field of a newer release this library does not know */
+            ok &= dpdo_mpi_create(&m, MPI_COMM_WORLD, N, NULL, &big.o) == DPDO_E_VERSION && m == NULL;
+            big.tail[1] = 0;
+            big.o.reserved[2] = 1;
+            ok &= dpdo_mpi_create(&m, MPI_COMM_WORLD, N, NULL, &big.o) == DPDO_E_VERSION && m == NULL;
+            big.o.reserved[2] = 0;
+            big.o.struct_size = sizeof(size_t); /* the oldest layout: all defaults (collective create) */
+            ok &= dpdo_mpi_create(&m, MPI_COMM_WORLD, N, NULL, &big.o) == DPDO_OK;
+            dpdo_mpi_destroy(m);
+            m = NULL;
+        }
+        mo.spin = -1;
+        ok &= dpdo_mpi_create(&m, MPI_COMM_WORLD, N, NULL, &mo) == DPDO_E_INVAL && m == NULL;
+        mo.spin = NAN;
+        ok &= dpdo_mpi_create(&m, MPI_COMM_WORLD, N, NULL, &mo) == DPDO_E_INVAL && m == NULL;
+        { /* a 0.1 caller's options (no spin) are still accepted */
+            dpdo_mpi_options old;
+            size_t sz01 = offsetof(dpdo_mpi_options, spin);
+            ok &= dpdo_mpi_options_init(&old, sz01) == DPDO_OK && old.struct_size == sz01;
+            ok &= dpdo_mpi_create(&m, MPI_COMM_WORLD, N, NULL, &old) == DPDO_OK && m != NULL;
+            dpdo_mpi_destroy(m);
+            m = NULL;
+        }
+        dpdo_mpi_options_init(&mo, sizeof mo);
         ok &= dpdo_mpi_create(NULL, MPI_COMM_WORLD, N, NULL, NULL) == DPDO_E_INVAL;
         ok &= dpdo_mpi_create(&m, MPI_COMM_WORLD, 0, NULL, NULL) == DPDO_E_INVAL && m == NULL;
         ok &= dpdo_mpi_create(&m, MPI_COMM_WORLD, N, first_bad, NULL) == DPDO_E_INVAL && m == NULL;
@@ -453,7 +757,7 @@ int main(int argc, char **argv)
         ok &= dpdo_mpi_create(&m, MPI_COMM_WORLD, N, NULL, &mo) == DPDO_E_INVAL;
         mo.timeout = 1, mo.root = nranks;
         ok &= dpdo_mpi_create(&m, MPI_COMM_WORLD, N, NULL, &mo) == DPDO_E_INVAL;
-        ok &= dpdo_mpi_rank(NULL) == -1 && dpdo_mpi_size(NULL) == -1 && strcmp(dpdo_mpi_errmsg(NULL), "(null)") == 0;
+        ok &= dpdo_mpi_rank(NULL) == -1 && dpdo_mpi_size(NULL) == -1 && strcmp(dpdo_mpi_errmsg(NULL), "dpdo_mpi_errmsg: m is NULL") == 0;
         ok &= dpdo_mpi_traffic(NULL, NULL, NULL, NULL) == DPDO_E_INVAL && dpdo_mpi_attach(NULL, NULL, NULL) == DPDO_E_INVAL;
         dpdo_mpi_destroy(NULL);
         /* a handle for 2N nodes cannot carry a run of N */
@@ -474,6 +778,7 @@ int main(int argc, char **argv)
         dpdo_mpi_destroy(m);
         report(ok, "libdpdo_mpi: bad input gives DPDO_E_INVAL / E_VERSION and a message", "");
     }
+    if (!only || strstr("checkpoint", only)) checkpoint_tests(&p); /* DPDO_MPI_TEST_ONLY=checkpoint */
     if (!only) {
         char why[256] = "";
         int ok = failure(&p, 0, why);

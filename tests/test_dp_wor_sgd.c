@@ -477,10 +477,11 @@ static void test_wr_unbounded_refused(void)
         Y[i] = i % 2 ? 1 : -1;
     }
     fx_data(&f, N, Q, D, X, Y, 0);
-    for (int c = 0; c < 4; c++) {
+    for (int c = 0; c < 5; c++) {
         dpdo_algorithm_options o;
         dpdo_algorithm_options_init(&o, sizeof o);
         o.noise_mode = c == 3 ? DPDO_NOISE_NONE : DPDO_NOISE_RIGOROUS;
+        if (c == 4) o.clip = INFINITY; /* "trust the data": refused, the data exceed L */
         o.max_rounds = 100;
         o.batch = 2;
         if (c == 1) o.clip = 1.0;      /* clipping makes the data irrelevant */
@@ -489,9 +490,13 @@ static void test_wr_unbounded_refused(void)
         CHECK_EQ(dpdo_algorithm_create(&a, dpdo_algorithm_type_find("dp-sgd-wr")), DPDO_OK);
         CHECK_EQ(dpdo_algorithm_setup(a, f.nodes, N, NULL, NULL, c == 3 ? NULL : f.acc, &o), DPDO_OK);
         int rc = dpdo_algorithm_prepare(a);
-        if (c == 0) {
+        if (c == 4) {
             CHECK_EQ(rc, DPDO_E_INVAL);
             CHECK_STR_CONTAINS(dpdo_algorithm_errmsg(a), "per-sample gradients reach 3");
+        } else if (c == 0) { /* clip unset: the run clips at L and says so (issue 22) */
+            CHECK_MSG(rc == DPDO_OK, "case %d: %s", c, dpdo_algorithm_errmsg(a));
+            CHECK_STR_CONTAINS(dpdo_algorithm_privacy_notes(a), "clip = lipschitz = 1 chosen");
+            CHECK_STR_CONTAINS(dpdo_algorithm_privacy_notes(a), "reach 3");
         } else {
             CHECK_MSG(rc == DPDO_OK, "case %d: %s", c, dpdo_algorithm_errmsg(a));
         }

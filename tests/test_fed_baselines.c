@@ -623,11 +623,21 @@ static void test_bad_input(void)
         CHECK_STR_CONTAINS(dpdo_algorithm_errmsg(a), "regularizer");
         dpdo_algorithm_destroy(a);
         dpdo_regularizer_destroy(reg);
-        /* no step and no lambda bounds */
+        /* no step and no lambda bounds: the default solver's lambda_hi comes from the data (issue 22),
+         * a host solver without it is refused */
         a = mk(&f, NAMES[m], 10, 0);
         int rc = dpdo_algorithm_prepare(a);
+        CHECK_MSG(rc == DPDO_OK, "%s without steps: %d %s", NAMES[m], rc, dpdo_algorithm_errmsg(a));
+        CHECK_STR_CONTAINS(dpdo_algorithm_privacy_notes(a), "lambda_hi = ");
+        CHECK_STR_CONTAINS(dpdo_algorithm_privacy_notes(a), "derived from the data");
+        dpdo_solver *bare = NULL;
+        CHECK_EQ(dpdo_solver_create(&bare, dpdo_solver_type_find("gd"), NULL, D), DPDO_OK);
+        CHECK_EQ(dpdo_algorithm_set_solver(a, bare), DPDO_OK);
+        rc = dpdo_algorithm_prepare(a);
         CHECK_MSG(rc == DPDO_E_INVAL, "%s without steps: %d", NAMES[m], rc);
         CHECK_STR_CONTAINS(dpdo_algorithm_errmsg(a), "lambda_hi");
+        CHECK_EQ(dpdo_algorithm_set_solver(a, NULL), DPDO_OK);
+        dpdo_solver_destroy(bare);
         /* participation */
         steps s = fixed_steps(&f, 2);
         set_steps(a, m, &s, 2);

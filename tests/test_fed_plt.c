@@ -462,13 +462,20 @@ static void test_privacy(void)
         dpdo_solver_destroy(s);
     }
     CHECK(memcmp(xa, xb, sizeof xa) == 0);
-    /* a private run needs noisy-gd */
+    /* a private run needs noisy-gd: the default solver is then noisy-gd (issue 22), a host's plain
+     * gd is refused */
     o.noise_mode = DPDO_NOISE_RIGOROUS;
     o.epsilon = 1.0;
     CHECK_EQ(dpdo_algorithm_create(&a, dpdo_algorithm_type_find("fed-plt")), DPDO_OK);
     CHECK_EQ(dpdo_algorithm_setup(a, f.nodes, N, NULL, NULL, f.acc, &o), DPDO_OK);
+    CHECK_EQ(dpdo_algorithm_prepare(a), DPDO_OK);
+    CHECK_STR_CONTAINS(dpdo_algorithm_privacy_notes(a), "local solver 'noisy-gd': lambda_hi = ");
+    s = mksolver("gd", D, 0.5, 0.75);
+    CHECK_EQ(dpdo_algorithm_set_solver(a, s), DPDO_OK);
     CHECK_EQ(dpdo_algorithm_prepare(a), DPDO_E_INVAL);
     CHECK_STR_CONTAINS(dpdo_algorithm_errmsg(a), "noisy-gd");
+    CHECK_EQ(dpdo_algorithm_set_solver(a, NULL), DPDO_OK);
+    dpdo_solver_destroy(s);
     /* rigorous calibration: the run ends within the target */
     s = mksolver("noisy-gd", D, 0.5, 0.75);
     dpdo_algorithm_set_solver(a, s);

@@ -89,14 +89,14 @@ DPDO_API int dpdo_sampling_draw(const dpdo_sampling *s, const dpdo_rng *rng, uin
  * LAPLACE: Since 0.1. DISCRETE_*: Since 0.2. */
 enum { DPDO_MECH_GAUSSIAN = 1, DPDO_MECH_LAPLACE = 2, DPDO_MECH_DISCRETE_GAUSSIAN = 3,
        DPDO_MECH_DISCRETE_LAPLACE = 4, DPDO_MECH_DISCRETE_GAUSSIAN_FINE = 5 };
-/* DPDO_MECH_DISCRETE_GAUSSIAN_FINE (Since 0.2): a discrete Gaussian release as
+/* DPDO_MECH_DISCRETE_GAUSSIAN_FINE: a discrete Gaussian release as
  * DPDO_MECH_DISCRETE_GAUSSIAN whose noise has at least 2^12 sqrt(d) grid steps
  * per coordinate (S^2 >= 2^24 d for d coordinates): the engine's secure
  * releases. rdp, zcdp and pure charge it as DPDO_MECH_DISCRETE_GAUSSIAN; the
  * pld accountant (and auto) charge it through the continuous Gaussian's PLD
  * with a proven per-release epsilon shift and a tiny extra delta
  * (docs/privacy.md, "A PLD for the lattice Gaussian"). Events of this kind come
- * from the engine (or from a ledger file); there is no public setter. */
+ * from the engine (or from a ledger file); there is no public setter. Since 0.2. */
 
 typedef struct dpdo_event dpdo_event;
 

@@ -324,7 +324,12 @@ DPDO_API int dpdo_param_bounds(int key, double *lo, double *hi);
 /* Use `solver` (BORROWED and retained: destroying it while installed is
  * deferred until the algorithm lets go, docs/abi.md; dimension d) as the
  * local solver of every agent (Fed-PLT and its baselines). NULL restores the
- * default, a "gd" solver owned by the algorithm. In noisy modes prepare()
+ * default, a solver owned by the algorithm: "noisy-gd" when options.noise_mode
+ * is not DPDO_NOISE_NONE, else "gd" (version 0.1 always made "gd"). At
+ * prepare the default solver's unknown "lambda_hi" is derived from the data
+ * (the largest per-sample smoothness constant of the nodes' losses, e.g. max
+ * row norm^2 / 4 for logistic; not for non-smooth losses or remote nodes) and
+ * the privacy notes say so. In noisy modes prepare()
  * writes the solver's "tau" (and "clip" when options.clip is not +inf).
  * Only in READY. Returns DPDO_OK, DPDO_E_INVAL (dimension), DPDO_E_STATE,
  * DPDO_E_UNSUPPORTED (the algorithm has no local solver), DPDO_E_NOMEM.

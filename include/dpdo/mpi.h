@@ -62,7 +62,7 @@ typedef struct dpdo_mpi_options {
 /* Defaults above; o->struct_size = struct_size. Returns DPDO_OK, DPDO_E_INVAL (o NULL),
  * DPDO_E_VERSION (struct_size < sizeof(size_t)); any older (smaller, e.g. a 0.1 caller's
  * without `spin`) or newer (larger) struct_size is accepted (docs/abi.md, "Options structs").
- * Thread-safe. Since 0.1 (spin since 0.2). */
+ * Thread-safe. Since 0.1. The spin field: since version 0.2. */
 DPDO_API int dpdo_mpi_options_init(dpdo_mpi_options *o, size_t struct_size);
 
 /* Create a handle for a run of n_nodes nodes over the ranks of comm

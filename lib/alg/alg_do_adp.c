@@ -77,10 +77,55 @@ static int configure(dpdo__eng *e, void *priv)
     return P->samp ? DPDO_OK : DPDO_E_NOMEM;
 }
 
+/* The noise skeleton's callbacks (dpdo__eng_noise_plan). */
+static int paper_set(dpdo__eng *e, void *priv, dpdo_paper *pp)
+{
+    adp *P = priv;
+    double Gs = P->clip > 0 ? P->clip : P->G; /* l2 bound of one per-sample gradient */
+    int rc;
+    if ((rc = dpdo_paper_set(pp, "eps", e->o.epsilon)) || (rc = dpdo_paper_set(pp, "delta0", e->o.delta)) ||
+        (rc = dpdo_paper_set(pp, "p", P->p)) || (rc = dpdo_paper_set(pp, "k", (double)dpdo_compressor_k(e->comp))) ||
+        (rc = dpdo_paper_set(pp, "d", (double)e->d)) || (rc = dpdo_paper_set(pp, "q", (double)e->qmin)) ||
+        (rc = dpdo_paper_set(pp, "G", Gs)) || (rc = dpdo_paper_set(pp, "T", (double)DPDO__PI(e, DPDO_PARAM_MAX_ROUNDS))))
+        return rc;
+    return DPDO_OK;
+}
+
+static int paper_sigma(dpdo__eng *e, void *priv, dpdo_paper *pp, double *sigma)
+{
+    dpdo_paper_get(pp, "sigma_paper", sigma);
+    return DPDO_OK;
+}
+
+/* RIGOROUS: activation is observable and Top-k selection is data dependent, so neither p nor k/d
+ * is claimed: Gaussian(WOR(B of q), 2G/B, sigma) per active round */
+static int rigorous(dpdo__eng *e, void *priv, double *sigma)
+{
+    adp *P = priv;
+    int64_t B = P->B, qmin = e->qmin;
+    dpdo__sampling_desc sd = {DPDO_SAMPLING_WOR, (double)B / (double)qmin, qmin, B};
+    double K = dpdo__eng_calib_counts(e, NULL, P->p); /* per node: Binomial(T, p_i) quantile */
+    int rc = dpdo__eng_calibrate_sigma(e, &sd, e->pv.sens, K, sigma);
+    if (rc) return rc;
+    dpdo__eng_note_wor_floor(e, &sd, e->pv.sens, K, *sigma);
+    return DPDO_OK;
+}
+
+static void noisy_notes(dpdo__eng *e, void *priv)
+{
+    adp *P = priv;
+    if (dpdo_compressor_k(e->comp) < e->d)
+        dpdo__eng_note(e, "the paper's k/d noise saving is not claimed by the rigorous figure (the Top-k selection "
+                          "depends on the data, spec do-adp §7 item 1)");
+    if (P->p < 1)
+        dpdo__eng_note(e, "activation treated as public: inactive agents send nothing, so no amplification by p "
+                          "(spec do-adp §7 item 19)");
+}
+
 static int prepare(dpdo__eng *e, void *priv)
 {
     adp *P = priv;
-    int64_t n = e->n, d = e->d, T = DPDO__PI(e, DPDO_PARAM_MAX_ROUNDS);
+    int64_t n = e->n, d = e->d;
     P->p = DPDO__PD(e, DPDO_PARAM_ADP_P);
     P->beta = DPDO__PD(e, DPDO_PARAM_ADP_BETA);
     P->gamma = DPDO__PD(e, DPDO_PARAM_ADP_GAMMA);
@@ -99,7 +144,7 @@ static int prepare(dpdo__eng *e, void *priv)
         int rc = dpdo__reg_grad(e->reg, e->scr[P->sres], t, err);
         if (rc) return dpdo__err(e->err, rc, "prepare: the regularizer must be differentiable for DO-ADP: %s", err);
     }
-    int64_t kcap = dpdo_compressor_capacity(e->comp), k = dpdo_compressor_k(e->comp);
+    int64_t kcap = dpdo_compressor_capacity(e->comp);
     if (B != P->idx_B || kcap != P->kcap) {
         int64_t *si = dpdo__alloc_array((size_t)n * (size_t)B, sizeof *si);
         int64_t *mi = dpdo__calloc((size_t)n * (size_t)kcap, sizeof *mi);
@@ -122,51 +167,13 @@ static int prepare(dpdo__eng *e, void *priv)
     int trusted = clip == INFINITY;
     double Gs = P->clip > 0 ? P->clip : P->G; /* l2 bound of one per-sample gradient */
     e->pv.sens = 2.0 * Gs / (double)B;       /* replace-one, mean of B */
-    int mode = e->o.noise_mode;
-    dpdo_paper_destroy(e->pv.paper);
-    e->pv.paper = NULL;
+    static const dpdo__noise_plan NP = {.paper = "do-adp-thm1", .theorem = "Theorem 1",
+                                        .invalid_note = "paper bound invalid", .paper_sigma_key = "sigma",
+                                        .paper_set = paper_set, .paper_sigma = paper_sigma, .rigorous = rigorous,
+                                        .notes = noisy_notes};
     double sigma = 0;
-    if (mode != DPDO_NOISE_NONE) {
-        int rc = dpdo_paper_create(&e->pv.paper, dpdo_paper_type_find("do-adp-thm1"));
-        if (rc) return dpdo__err(e->err, rc, "prepare: out of memory");
-        dpdo_paper *pp = e->pv.paper;
-        if ((rc = dpdo_paper_set(pp, "eps", e->o.epsilon)) || (rc = dpdo_paper_set(pp, "delta0", e->o.delta)) ||
-            (rc = dpdo_paper_set(pp, "p", P->p)) || (rc = dpdo_paper_set(pp, "k", (double)k)) ||
-            (rc = dpdo_paper_set(pp, "d", (double)d)) || (rc = dpdo_paper_set(pp, "q", (double)qmin)) ||
-            (rc = dpdo_paper_set(pp, "G", Gs)) || (rc = dpdo_paper_set(pp, "T", (double)T)) ||
-            (rc = dpdo_paper_evaluate(pp)))
-            return dpdo__err(e->err, rc, "prepare: paper bound: %s", dpdo_paper_errmsg(pp));
-        if (mode == DPDO_NOISE_PAPER) {
-            dpdo_paper_get(pp, "sigma_paper", &sigma);
-        } else if (mode == DPDO_NOISE_FIXED) {
-            sigma = DPDO__PD(e, DPDO_PARAM_SIGMA);
-        } else { /* RIGOROUS: activation is observable and Top-k selection is data dependent, so
-                  * neither p nor k/d is claimed: Gaussian(WOR(B of q), 2G/B, sigma) per active round */
-            dpdo__sampling_desc sd = {DPDO_SAMPLING_WOR, (double)B / (double)qmin, qmin, B};
-            double K = dpdo__eng_calib_counts(e, NULL, P->p); /* per node: Binomial(T, p_i) quantile */
-            if ((rc = dpdo__eng_calibrate_sigma(e, &sd, e->pv.sens, K, &sigma))) return rc;
-            dpdo__eng_note_wor_floor(e, &sd, e->pv.sens, K, sigma);
-        }
-        if (sigma > 0 && ((rc = dpdo_paper_set(pp, "sigma", sigma)) || (rc = dpdo_paper_evaluate(pp))))
-            return dpdo__err(e->err, rc, "prepare: paper bound: %s", dpdo_paper_errmsg(pp));
-        if (!dpdo_paper_valid(pp)) {
-            if (e->o.strict)
-                return dpdo__err(e->err, DPDO_E_INVAL, "prepare: Theorem 1 does not apply (strict): %s",
-                                 dpdo_paper_violations(pp));
-            char buf[400];
-            snprintf(buf, sizeof buf, "paper bound invalid: %s", dpdo_paper_violations(pp));
-            dpdo__eng_note(e, buf);
-        }
-        if (k < d)
-            dpdo__eng_note(e, "the paper's k/d noise saving is not claimed by the rigorous figure (the Top-k selection "
-                    "depends on the data, spec do-adp §7 item 1)");
-        if (P->p < 1)
-            dpdo__eng_note(e, "activation treated as public: inactive agents send nothing, so no amplification by p "
-                    "(spec do-adp §7 item 19)");
-    }
-    e->pv.sigma = sigma;
-    e->pv.private_run = mode != DPDO_NOISE_NONE && sigma > 0;
-    if (!e->pv.private_run) dpdo__eng_note(e, "noise disabled: not private");
+    int rc = dpdo__eng_noise_plan(e, P, &NP, &sigma);
+    if (rc) return rc;
     if (e->pv.private_run && trusted) {
         /* clip = inf trusts the data: refuse when the per-sample gradient bound is known to exceed
          * G (as DP-DDA does); the regularizer's part is the same on neighbouring data */
@@ -208,7 +215,7 @@ static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
                                       .payload = dense ? DPDO__PAY_DENSE : DPDO__PAY_SPARSE,
                                       .kvar = dense ? NULL : (const int64_t *)e->scr[P->scnt],
                                       .buf = P->mval, .ibuf = P->midx, .kbuf = e->scr[P->scnt], .ld = P->kcap};
-    dpdo__plan_charge_computing(e, p, 1);
+    if (dpdo__plan_charge_computing(e, p, 1)) return e->plan.charge_err;
     return DPDO_OK;
 }
 

@@ -341,7 +341,10 @@ static int dpdo_plan(dpdo__eng *e, void *priv, dpdo__plan *p)
         int32_t lv = dpdo_level(P, A);
         P->pend = dpdo_levval(P, lv) / P->b0;
         if (e->pv.guard_eps < INFINITY && P->cum + P->pend > e->pv.guard_eps * (1 + 1e-9)) return DPDO__PLAN_BUDGET;
-        for (int64_t i = 0; i < n; i++) p->charge[p->ncharges++] = (dpdo__charge){lv, i, 1};
+        for (int64_t i = 0; i < n; i++) {
+            int rc = dpdo__plan_add_charge(e, lv, i, 1);
+            if (rc) return rc;
+        }
     }
     return DPDO_OK;
 }
@@ -578,7 +581,10 @@ static int cpgt_plan(dpdo__eng *e, void *priv, dpdo__plan *p)
     if (e->pv.private_run) { /* the summed pure epsilon after this round (the engine's guard is Gaussian) */
         if (e->pv.guard_eps < INFINITY && (double)p->t * 2.0 / P->lambda > e->pv.guard_eps * (1 + 1e-9))
             return DPDO__PLAN_BUDGET;
-        for (int64_t i = 0; i < n; i++) p->charge[p->ncharges++] = (dpdo__charge){0, i, 1};
+        for (int64_t i = 0; i < n; i++) {
+            int rc = dpdo__plan_add_charge(e, 0, i, 1);
+            if (rc) return rc;
+        }
     }
     return DPDO_OK;
 }

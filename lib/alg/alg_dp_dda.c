@@ -305,12 +305,54 @@ static int activation_probs(dpdo__eng *e, dda *P, double *pi)
     return DPDO_OK;
 }
 
+/* The noise skeleton's callbacks (dpdo__eng_noise_plan). */
+static int paper_set(dpdo__eng *e, void *priv, dpdo_paper *pp)
+{
+    dda *P = priv;
+    int rc;
+    double n = (double)e->n;
+    if ((rc = dpdo_paper_set(pp, "eps", e->o.epsilon)) || (rc = dpdo_paper_set(pp, "delta0", e->o.delta)) ||
+        (rc = dpdo_paper_set(pp, "b", P->iota * n)) || (rc = dpdo_paper_set(pp, "n", n)) ||
+        (rc = dpdo_paper_set(pp, "q", (double)e->qmin)) || (rc = dpdo_paper_set(pp, "L", e->o.lipschitz)) ||
+        (rc = dpdo_paper_set(pp, "T", (double)DPDO__PI(e, DPDO_PARAM_MAX_ROUNDS))) ||
+        (rc = dpdo_paper_set(pp, "C", DPDO__PD(e, DPDO_PARAM_DDA_PAPER_C))))
+        return rc;
+    return DPDO_OK;
+}
+
+static int paper_sigma(dpdo__eng *e, void *priv, dpdo_paper *pp, double *sigma)
+{
+    dpdo_paper_get(pp, "sigma_thm", sigma);
+    return DPDO_OK;
+}
+
+/* RIGOROUS: calibrate for the node with the smallest shard (largest sampling rate) */
+static int rigorous(dpdo__eng *e, void *priv, double *sigma)
+{
+    dda *P = priv;
+    int64_t B = P->B, qmin = e->qmin;
+    dpdo__sampling_desc sd = {DPDO_SAMPLING_WOR, (double)B / (double)qmin, qmin, B};
+    double *pi = dpdo__alloc_array((size_t)e->n, sizeof *pi), K = 0;
+    if (!pi) return dpdo__err(e->err, DPDO_E_NOMEM, "prepare: out of memory");
+    int rc = activation_probs(e, P, pi);
+    if (!rc) K = dpdo__eng_calib_counts(e, pi, 1.0);
+    dpdo__free(pi);
+    if (rc || (rc = dpdo__eng_calibrate_sigma(e, &sd, e->pv.sens, K, sigma))) return rc;
+    dpdo__eng_note_wor_floor(e, &sd, e->pv.sens, K, *sigma);
+    return DPDO_OK;
+}
+
+static void noisy_notes(dpdo__eng *e, void *priv)
+{
+    if (((dda *)priv)->B > 1) dpdo__eng_note(e, "paper bound assumes one sample per round (batch > 1)");
+}
+
 static int prepare(dpdo__eng *e, void *priv)
 {
     dda *P = priv;
     int rc = resolve(e, P);
     if (rc) return rc;
-    int64_t n = e->n, T = DPDO__PI(e, DPDO_PARAM_MAX_ROUNDS);
+    int64_t n = e->n;
     /* primal map well posed at t = 1 (A_t, gamma_t non-decreasing cover every later round) */
     double *x0 = SCR(e, P->sx0);
     memset(x0, 0, (size_t)e->d * sizeof(double));
@@ -343,53 +385,14 @@ static int prepare(dpdo__eng *e, void *priv)
     P->clip = trusted ? 0.0 : (isnan(clip) ? L : clip);
     double C = trusted ? L : P->clip;
     e->pv.sens = 2.0 * C / (double)B;
-    /* sigma */
-    int mode = e->o.noise_mode;
-    dpdo_paper_destroy(e->pv.paper);
-    e->pv.paper = NULL;
+    /* sigma and the paper bound (the engine's noise skeleton) */
+    static const dpdo__noise_plan NP = {.paper = "dp-dda-thm1", .theorem = "Theorem 1",
+                                        .invalid_note = "paper bound invalid", .paper_sigma_key = "sigma",
+                                        .paper_set = paper_set, .paper_sigma = paper_sigma, .rigorous = rigorous,
+                                        .notes = noisy_notes};
     double sigma = 0;
-    if (mode != DPDO_NOISE_NONE) {
-        if ((rc = dpdo_paper_create(&e->pv.paper, dpdo_paper_type_find("dp-dda-thm1"))))
-            return dpdo__err(e->err, rc, "prepare: out of memory");
-        dpdo_paper *pp = e->pv.paper;
-        double bpaper = P->iota * (double)n;
-        if ((rc = dpdo_paper_set(pp, "eps", e->o.epsilon)) || (rc = dpdo_paper_set(pp, "delta0", e->o.delta)) ||
-            (rc = dpdo_paper_set(pp, "b", bpaper)) || (rc = dpdo_paper_set(pp, "n", (double)n)) ||
-            (rc = dpdo_paper_set(pp, "q", (double)qmin)) || (rc = dpdo_paper_set(pp, "L", L)) ||
-            (rc = dpdo_paper_set(pp, "T", (double)T)) ||
-            (rc = dpdo_paper_set(pp, "C", DPDO__PD(e, DPDO_PARAM_DDA_PAPER_C))) || (rc = dpdo_paper_evaluate(pp)))
-            return dpdo__err(e->err, rc, "prepare: paper bound: %s", dpdo_paper_errmsg(pp));
-        if (mode == DPDO_NOISE_PAPER) {
-            dpdo_paper_get(pp, "sigma_thm", &sigma);
-        } else if (mode == DPDO_NOISE_FIXED) {
-            sigma = DPDO__PD(e, DPDO_PARAM_SIGMA);
-            if (isnan(sigma)) return dpdo__err(e->err, DPDO_E_INVAL, "prepare: DPDO_NOISE_FIXED but sigma is not set");
-        } else {
-            /* RIGOROUS: calibrate for the node with the smallest shard (largest sampling rate) */
-            dpdo__sampling_desc sd = {DPDO_SAMPLING_WOR, (double)B / (double)qmin, qmin, B};
-            double *pi = dpdo__alloc_array((size_t)n, sizeof *pi), K = 0;
-            if (!pi) return dpdo__err(e->err, DPDO_E_NOMEM, "prepare: out of memory");
-            if (!(rc = activation_probs(e, P, pi))) K = dpdo__eng_calib_counts(e, pi, 1.0);
-            dpdo__free(pi);
-            if (rc || (rc = dpdo__eng_calibrate_sigma(e, &sd, e->pv.sens, K, &sigma))) return rc;
-            dpdo__eng_note_wor_floor(e, &sd, e->pv.sens, K, sigma);
-        }
-        if (sigma > 0 && (rc = dpdo_paper_set(pp, "sigma", sigma)) == DPDO_OK) rc = dpdo_paper_evaluate(pp);
-        if (rc) return dpdo__err(e->err, rc, "prepare: paper bound: %s", dpdo_paper_errmsg(pp));
-        if (!dpdo_paper_valid(pp)) {
-            if (e->o.strict)
-                return dpdo__err(e->err, DPDO_E_INVAL, "prepare: Theorem 1 does not apply (strict): %s",
-                                 dpdo_paper_violations(pp));
-            char buf[400];
-            snprintf(buf, sizeof buf, "paper bound invalid: %s", dpdo_paper_violations(pp));
-            dpdo__eng_note(e, buf);
-        }
-        if (B > 1) dpdo__eng_note(e, "paper bound assumes one sample per round (batch > 1)");
-    }
-    e->pv.sigma = sigma;
-    e->pv.private_run = mode != DPDO_NOISE_NONE && sigma > 0;
-    if (!e->pv.private_run) dpdo__eng_note(e, "noise disabled: not private");
-    else if (!P->all_compute && P->scheme != DPDO_ROUND_ALL)
+    if ((rc = dpdo__eng_noise_plan(e, P, &NP, &sigma))) return rc;
+    if (e->pv.private_run && !P->all_compute && P->scheme != DPDO_ROUND_ALL)
         dpdo__eng_note(e, "active set treated as public: no amplification by node sampling is claimed (spec dp-dda §7 item 4)");
     if (e->pv.private_run && trusted)
         dpdo__eng_note(e, "no clipping: the guarantee assumes every per-sample gradient norm <= L");
@@ -455,7 +458,7 @@ static int plan_all_transmit(dpdo__eng *e, dda *P, dpdo__plan *p)
     p->stage[0].npat = 1;
     p->stage[0].pat[0] = (dpdo__xpat){.kind = DPDO__PAT_COUNTS, .cmsg = e->scr[P->scm], .cval = e->scr[P->scv],
                                       .buf = e->scr[P->smsg], .ld = e->d, .route = DPDO__ROUTE_NET_ALL};
-    dpdo__plan_charge_computing(e, p, 1);
+    if (dpdo__plan_charge_computing(e, p, 1)) return e->plan.charge_err;
     return DPDO_OK;
 }
 
@@ -499,7 +502,7 @@ static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
     p->stage[0].npat = 1;
     p->stage[0].pat[0] = (dpdo__xpat){.kind = DPDO__PAT_ROUND, .payload = DPDO__PAY_DENSE, .r = r,
                                       .buf = e->scr[P->smsg], .ld = e->d};
-    dpdo__plan_charge_computing(e, p, 1);
+    if (dpdo__plan_charge_computing(e, p, 1)) return e->plan.charge_err;
     return DPDO_OK;
 }
 

@@ -111,20 +111,72 @@ static double eta_at(const wor *P, int64_t s)
 }
 
 /* Without clipping the data must satisfy the per-sample gradient bound L (the sensitivity of
- * every release rests on it): refuse at prepare when a node's rows exceed it. Shared by
- * DP-WOR-SGD and DP-SGD-WR. */
-static int check_data_bound(dpdo__eng *e, double L)
+ * every release rests on it). When a node's rows exceed it: with may_clip (clip left unset) a
+ * privacy note says that the run clips at L and the result is 1; otherwise the refusal (an error
+ * code < 0 with its message). DPDO_OK when the bound holds. Shared by DP-WOR-SGD and DP-SGD-WR. */
+static int check_data_bound(dpdo__eng *e, double L, int may_clip)
 {
     for (int64_t i = 0; i < e->n; i++) {
         double Li = 0;
         if (e->nodes[i]->loss->kind == DPDO_LOSS_KIND_PHI &&
-            dpdo_node_lipschitz(e->nodes[i], INFINITY, &Li) == DPDO_OK && Li > L * (1 + 1e-12))
+            dpdo_node_lipschitz(e->nodes[i], INFINITY, &Li) == DPDO_OK && Li > L * (1 + 1e-12)) {
+            if (may_clip) {
+                char buf[300];
+                snprintf(buf, sizeof buf,
+                         "clip = lipschitz = %g chosen: node %lld's per-sample gradients reach %g without clipping "
+                         "(set clip, or normalise the rows, to choose otherwise)",
+                         L, (long long)i, Li);
+                dpdo__eng_note(e, buf);
+                return 1;
+            }
             return dpdo__err(e->err, DPDO_E_INVAL,
                              "prepare: node %lld: per-sample gradients reach %g > L = %g (normalise the rows to "
                              "norm <= 1, raise lipschitz, or set clip)",
                              (long long)i, Li, L);
+        }
     }
     return DPDO_OK;
+}
+
+/* The noise skeleton's callbacks (dpdo__eng_noise_plan). */
+static int wor_paper_set(dpdo__eng *e, void *priv, dpdo_paper *pp)
+{
+    wor *P = priv;
+    int rc;
+    if ((rc = dpdo_paper_set(pp, "eps", e->o.epsilon)) || (rc = dpdo_paper_set(pp, "delta", e->o.delta)) ||
+        (rc = dpdo_paper_set(pp, "L", P->L)) || (rc = dpdo_paper_set(pp, "b", (double)P->b)) ||
+        (rc = dpdo_paper_set(pp, "eta", eta_at(P, 1))) || (rc = dpdo_paper_set(pp, "mu", P->mu)) ||
+        (rc = dpdo_paper_set(pp, "passes", (double)P->passes)) ||
+        (rc = dpdo_paper_set(pp, "allow_eps_gt1", e->o.strict ? 0.0 : 1.0)))
+        return rc;
+    return DPDO_OK;
+}
+
+static int wor_paper_sigma(dpdo__eng *e, void *priv, dpdo_paper *pp, double *z)
+{
+    double c = 0;
+    dpdo_paper_get(pp, "c", &c);
+    *z = c / e->o.epsilon; /* Theorem 2: sigma_model = c Delta / eps */
+    return DPDO_OK;
+}
+
+/* RIGOROUS: one Gaussian release per sample per pass (Lemma 4), composed over passes */
+static int wor_rigorous(dpdo__eng *e, void *priv, double *z)
+{
+    wor *P = priv;
+    dpdo__sampling_desc none = {DPDO_SAMPLING_NONE, 1.0, 0, 0};
+    int rc = dpdo__eng_calibrate_sigma(e, &none, 1.0, (double)P->passes, z);
+    if (rc) return rc;
+    dpdo__eng_set_planned(e, (double)P->passes); /* at most one charge per node per pass */
+    return DPDO_OK;
+}
+
+static void wor_notes(dpdo__eng *e, void *priv)
+{
+    dpdo__eng_note(e, "the timing of Global steps (which node updates wG, when) is public and chosen by a policy that reads "
+                      "private losses; not covered (spec dp-wor-sgd §3.8)");
+    dpdo__eng_note(e, "one-vs-all: each binary model trained on the same samples is a separate release; share one "
+                      "ledger across the models to compose them");
 }
 
 static int prepare(dpdo__eng *e, void *priv)
@@ -154,7 +206,10 @@ static int prepare(dpdo__eng *e, void *priv)
     P->cap = DPDO__PI(e, DPDO_PARAM_WOR_ETA_CAP) ? 1.0 / (2.0 * P->mu) : 0.0;
     P->L = e->o.lipschitz;
     double clip = DPDO__PD(e, DPDO_PARAM_CLIP);
-    P->clip = isnan(clip) || clip == INFINITY ? 0.0 : clip; /* default: no clipping, the data must satisfy L */
+    int rc0;
+    /* default (NaN): no clipping when the data satisfy L, else clipping at L (identical releases
+     * whenever the bound holds, so the choice reveals nothing); +inf: no clipping, the data must */
+    P->clip = isnan(clip) || clip == INFINITY ? 0.0 : clip;
     int mode = e->o.noise_mode;
     int private_mode = mode != DPDO_NOISE_NONE;
     double eta1 = eta_at(P, 1);
@@ -163,53 +218,20 @@ static int prepare(dpdo__eng *e, void *priv)
                          "prepare: eta = %g exceeds 1/(2 mu) = %g, which Lemma 4 needs with DP on (set "
                          "wor-eta-cap = 1 or a smaller step_size)",
                          eta1, 1.0 / (2.0 * P->mu));
-    if (private_mode && P->clip == 0) {
-        int rc = check_data_bound(e, P->L);
-        if (rc) return rc;
+    if (private_mode && P->clip == 0 && (rc0 = check_data_bound(e, P->L, isnan(clip)))) {
+        if (rc0 < 0) return rc0;
+        P->clip = P->L; /* clip unset and the data exceed L: clip at L */
     }
-    dpdo_paper_destroy(e->pv.paper);
-    e->pv.paper = NULL;
     e->pv.nev = 0;
-    double z = 0;
-    if (private_mode) {
-        int rc = dpdo_paper_create(&e->pv.paper, dpdo_paper_type_find("dp-wor-sgd-thm2"));
-        if (rc) return dpdo__err(e->err, rc, "prepare: out of memory");
-        dpdo_paper *pp = e->pv.paper;
-        if ((rc = dpdo_paper_set(pp, "eps", e->o.epsilon)) || (rc = dpdo_paper_set(pp, "delta", e->o.delta)) ||
-            (rc = dpdo_paper_set(pp, "L", P->L)) || (rc = dpdo_paper_set(pp, "b", (double)P->b)) ||
-            (rc = dpdo_paper_set(pp, "eta", eta1)) || (rc = dpdo_paper_set(pp, "mu", P->mu)) ||
-            (rc = dpdo_paper_set(pp, "passes", (double)P->passes)) ||
-            (rc = dpdo_paper_set(pp, "allow_eps_gt1", e->o.strict ? 0.0 : 1.0)) || (rc = dpdo_paper_evaluate(pp)))
-            return dpdo__err(e->err, rc, "prepare: paper bound: %s", dpdo_paper_errmsg(pp));
-        double c = 0;
-        dpdo_paper_get(pp, "c", &c);
-        if (mode == DPDO_NOISE_PAPER) {
-            z = c / e->o.epsilon; /* Theorem 2: sigma_model = c Delta / eps */
-        } else if (mode == DPDO_NOISE_FIXED) {
-            z = DPDO__PD(e, DPDO_PARAM_SIGMA); /* DP-WOR-SGD: sigma is the multiplier sigma_model / Delta */
-        } else { /* RIGOROUS: one Gaussian release per sample per pass (Lemma 4), composed over passes */
-            dpdo__sampling_desc none = {DPDO_SAMPLING_NONE, 1.0, 0, 0};
-            if ((rc = dpdo__eng_calibrate_sigma(e, &none, 1.0, (double)P->passes, &z))) return rc;
-            dpdo__eng_set_planned(e, (double)P->passes); /* at most one charge per node per pass */
-        }
-        if (!dpdo_paper_valid(pp)) {
-            if (e->o.strict)
-                return dpdo__err(e->err, DPDO_E_INVAL, "prepare: Theorem 2 does not apply (strict): %s",
-                                 dpdo_paper_violations(pp));
-            char buf[400];
-            snprintf(buf, sizeof buf, "paper bound: %s", dpdo_paper_violations(pp));
-            dpdo__eng_note(e, buf);
-        }
-        dpdo__eng_note(e, "the timing of Global steps (which node updates wG, when) is public and chosen by a policy that reads "
-                "private losses; not covered (spec dp-wor-sgd §3.8)");
-        dpdo__eng_note(e, "one-vs-all: each binary model trained on the same samples is a separate release; share one "
-                "ledger across the models to compose them");
-    }
+    static const dpdo__noise_plan NP = {.paper = "dp-wor-sgd-thm2", .theorem = "Theorem 2",
+                                        .invalid_note = "paper bound", .paper_sigma_key = NULL,
+                                        .paper_set = wor_paper_set, .paper_sigma = wor_paper_sigma,
+                                        .rigorous = wor_rigorous, .notes = wor_notes};
+    double z = 0; /* DP-WOR-SGD's sigma is the multiplier sigma_model / Delta */
+    int rc1 = dpdo__eng_noise_plan(e, P, &NP, &z);
+    if (rc1) return rc1;
     P->z = z;
-    e->pv.sigma = z;
     e->pv.sens = 1.0;
-    e->pv.private_run = private_mode && z > 0;
-    if (!e->pv.private_run) dpdo__eng_note(e, "noise disabled: not private");
     if (e->pv.private_run) {
         dpdo__sampling_desc sd = {DPDO_SAMPLING_NONE, 1.0, 0, 0};
         char err[DPDO__ERRMSG_LEN];
@@ -439,7 +461,7 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
             /* one charge per node per pass: at its first Global step of the pass */
             if (P->charged_pass_n[i] != P->pass_n[i]) {
                 P->charged_pass_n[i] = P->pass_n[i];
-                dpdo__plan_add_charge(e, 0, i, 1);
+                if ((rc = dpdo__plan_add_charge(e, 0, i, 1))) return rc;
             }
         }
         for (size_t c = 0; c < d; c++) wg[c] = 0.5 * (wg[c] + wl[c]) - eta * g[c];
@@ -630,9 +652,10 @@ static int wr_prepare(dpdo__eng *e, void *priv)
     double clip = DPDO__PD(e, DPDO_PARAM_CLIP);
     P->clip = isnan(clip) || clip == INFINITY ? 0.0 : clip;
     int mode = e->o.noise_mode;
-    if (mode != DPDO_NOISE_NONE && P->clip == 0) { /* found by the auditor: 0.1 trusted the data */
-        int rc = check_data_bound(e, P->L);
-        if (rc) return rc;
+    int rc0;
+    if (mode != DPDO_NOISE_NONE && P->clip == 0 && (rc0 = check_data_bound(e, P->L, isnan(clip)))) {
+        if (rc0 < 0) return rc0; /* found by the auditor: 0.1 trusted the data */
+        P->clip = P->L;          /* clip unset and the data exceed L: clip at L */
     }
     double z = 0;
     e->pv.nev = 0;
@@ -768,7 +791,7 @@ static int wr_local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage
         int64_t mx = P->maxuse[i];
         for (int64_t r = 0; r < P->b; r++)
             if (P->uses[P->off[i] + P->batch[r]] + 1 > mx) mx = P->uses[P->off[i] + P->batch[r]] + 1;
-        if (mx > P->maxuse[i]) dpdo__plan_add_charge(e, 0, i, mx - P->maxuse[i]);
+        if (mx > P->maxuse[i] && (rc = dpdo__plan_add_charge(e, 0, i, mx - P->maxuse[i]))) return rc;
     }
     for (size_t c = 0; c < d; c++) w[c] -= eta * g[c];
     int64_t retire = 0; /* rows that reach WR_USES uses leave the eligible list at commit */

@@ -164,8 +164,7 @@ static int prepare(dpdo__eng *e, void *priv)
     int64_t n = e->n;
     e->pv.private_run = 0;
     e->pv.sigma = 0;
-    e->pv.nev = 0;
-    e->pv.notes[0] = 0;
+    e->pv.nev = 0; /* the notes were reset by the engine (they may hold its derived constants) */
     dpdo_paper_destroy(e->pv.paper);
     e->pv.paper = NULL;
     if (e->o.noise_mode != DPDO_NOISE_NONE)
@@ -244,7 +243,7 @@ static int prepare(dpdo__eng *e, void *priv)
         /* a user-set solver runs psi_i = f_i + |y - c|^2/(2 rho) + const, rho = 1/(tau - mu): needs tau > mu */
         P->use_solver = !e->own_solver && P->tau > P->mu;
         if (!e->own_solver && !P->use_solver)
-            strcpy(e->pv.notes, "5gcs: tau <= mu, so the built-in inner GD runs psi_i instead of the user solver; ");
+            dpdo__eng_note(e, "5gcs: tau <= mu, so the built-in inner GD runs psi_i instead of the user solver");
         if (!P->use_solver && isnan(P->lstep) && have_hi) P->lstep = 2.0 / (lo0 + hi - 2.0 * P->mu + 2.0 * P->tau);
         if (!P->use_solver && !positive(P->lstep))
             return dpdo__err(e->err, DPDO_E_INVAL,
@@ -266,7 +265,7 @@ static int prepare(dpdo__eng *e, void *priv)
                          "solver's \"lambda_hi\"",
                          name, step);
     P->step = step;
-    strcat(e->pv.notes, "noise disabled: not private");
+    dpdo__eng_note(e, "noise disabled: not private");
     return DPDO_OK;
 }
 

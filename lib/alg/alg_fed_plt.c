@@ -261,7 +261,7 @@ static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
     p->stage[1].npat = 1;
     p->stage[1].pat[0] = (dpdo__xpat){.kind = DPDO__PAT_GATHER, .payload = DPDO__PAY_DENSE, .buf = e->scr[P->sznew],
                                       .ld = e->d};
-    dpdo__plan_charge_computing(e, p, P->ne);
+    if (dpdo__plan_charge_computing(e, p, P->ne)) return e->plan.charge_err;
     return DPDO_OK;
 }
 

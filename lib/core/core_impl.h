@@ -12,6 +12,21 @@
 
 #define DPDO__ERRMSG_LEN 256
 
+/* Internal invariants (the privacy ones above all; issue 22). DPDO__ASSERT(cond) is an int
+ * expression: DPDO_OK when cond holds, DPDO_E_STATE when it does not. Active in debug builds
+ * (-DDPDO_DEBUG) and in the test build (DPDO_FAULT_INJECTION); elsewhere it is DPDO_OK and cond
+ * is not evaluated. It never aborts, prints or records anything global: the caller fails the
+ * operation with its own message (the engine's DPDO__ENG_ASSERT names the condition, the file
+ * and the line). Invariants whose failure would under-report privacy are also enforced by plain
+ * code in every build; the assertions are a second line that tests can reach. */
+#if defined(DPDO_DEBUG) || defined(DPDO_FAULT_INJECTION)
+#  define DPDO__ASSERT_ON 1
+#  define DPDO__ASSERT(cond) ((cond) ? DPDO_OK : DPDO_E_STATE)
+#else
+#  define DPDO__ASSERT_ON 0
+#  define DPDO__ASSERT(cond) ((void)sizeof(cond), DPDO_OK)
+#endif
+
 #if defined(__GNUC__) || defined(__clang__)
 #  define DPDO__PRINTF(a, b) __attribute__((format(printf, a, b)))
 #  define DPDO__UNUSED __attribute__((unused))

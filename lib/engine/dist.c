@@ -226,7 +226,8 @@ int dpdo__dist_seq_local(dpdo__eng *e, dpdo__plan *p, int32_t s, int *rc, int64_
             }
             prev = P;
         }
-        if (x->self == P && !*rc && (*rc = e->vt->local(e, e->priv, p, s, i))) *fail_node = i;
+        if (x->self == P && !*rc && ((*rc = e->vt->local(e, e->priv, p, s, i)) || (*rc = p->charge_err)))
+            *fail_node = i;
     }
     if (prev >= 0) {
         if (x->self == prev) baton_pack(x, st, *rc, *fail_node);

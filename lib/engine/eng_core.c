@@ -106,14 +106,35 @@ void dpdo__plan_list(dpdo__plan *p, int64_t n)
         if (p->is_comp[i]) p->comp[p->ncomp++] = i;
 }
 
-void dpdo__plan_charge_computing(const dpdo__eng *e, dpdo__plan *p, int64_t count)
+int dpdo__plan_charge_computing(dpdo__eng *e, dpdo__plan *p, int64_t count)
 {
     p->ncharges = 0;
-    if (!e->pv.private_run) return;
-    for (int64_t c = 0; c < p->ncomp; c++) {
-        int64_t i = p->comp[c];
-        p->charge[p->ncharges++] = (dpdo__charge){e->pv.node_ev[i], i, count};
+    if (!e->pv.private_run) return DPDO_OK;
+    int rc = DPDO_OK;
+    for (int64_t c = 0; c < p->ncomp && !rc; c++) rc = dpdo__plan_add_charge(e, e->pv.node_ev[p->comp[c]], p->comp[c], count);
+    return rc;
+}
+
+int dpdo__plan_add_charge(dpdo__eng *e, int32_t ev, int64_t node, int64_t count)
+{
+    dpdo__plan *p = &e->plan;
+    int bit = p->in_local ? 2 : 1;
+    const char *why = NULL;
+    if (!e->pv.private_run) why = "a charge in a run without noise";
+    else if (node < 0 || node >= e->n) why = "a charge for a node out of range";
+    else if (ev < 0 || ev >= e->pv.nev) why = "a charge of an unknown event";
+    else if (count < 1) why = "a charge of fewer than one release";
+    else if (p->cmark[node] & bit) why = bit == 1 ? "two charges for one node from one plan" : "two charges for one node decided in one round";
+    else if (p->ncharges >= 2 * e->n) why = "the charge list is full"; /* not reached: one of each kind per node */
+    if (why) {
+        int rc = dpdo__eng_err(e, DPDO_E_STATE, node >= 0 && node < e->n ? node : -1,
+                               "privacy: %s (internal; the round is not released)", why);
+        if (!p->charge_err) p->charge_err = rc;
+        return rc;
     }
+    p->cmark[node] |= (unsigned char)bit;
+    p->charge[p->ncharges++] = (dpdo__charge){ev, node, count};
+    return DPDO_OK;
 }
 
 const dpdo__block *dpdo__eng_find_block(const dpdo__eng *e, const char *name)

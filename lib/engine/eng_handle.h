@@ -56,6 +56,12 @@ int dpdo__eng_draw_keys(dpdo__eng *e, char *err);
  * policy; message into err) and the release of the owned ones. */
 int dpdo__eng_plugin_defaults(dpdo__eng *e, char *err);
 void dpdo__eng_plugin_release(dpdo__eng *e);
+/* At prepare: an engine-owned local solver whose lambda_hi is unknown gets the largest per-sample
+ * smoothness constant of the nodes' losses on their data (dpdo_node_smoothness: an upper bound of
+ * the smoothness of each node's mean loss), so its automatic step works; a privacy note says what
+ * was chosen. Nothing when a node is remote (the processes would differ) or a loss is not smooth
+ * (hinge). DPDO_OK or an error with its message in e->err. */
+int dpdo__eng_plugin_derive(dpdo__eng *e);
 
 /* eng_getters.c: the average of every node's output into x (d values; uses e->tmp_a). */
 void dpdo__eng_output_all(const dpdo__eng *e, double *x);

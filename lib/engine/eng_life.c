@@ -26,6 +26,8 @@ static void eng_free(dpdo__eng *e)
     dpdo__free(e->plan.comp);
     dpdo__free(e->plan.is_comp);
     dpdo__free(e->plan.charge);
+    dpdo__free(e->plan.cmark);
+    dpdo__free(e->pv.released);
     dpdo__free(e->comm);
     dpdo__free(e->rcomm);
     dpdo__free(e->last_active);
@@ -63,7 +65,9 @@ static int alloc_eng(dpdo__eng *e)
     e->q = dpdo__alloc_array(n, sizeof *e->q);
     e->plan.comp = dpdo__alloc_array(n, sizeof *e->plan.comp);
     e->plan.is_comp = dpdo__calloc(n, 1);
-    e->plan.charge = dpdo__alloc_array(n, sizeof *e->plan.charge);
+    e->plan.charge = dpdo__alloc_array(2 * n, sizeof *e->plan.charge);
+    e->plan.cmark = dpdo__calloc(n, 1);
+    e->pv.released = dpdo__calloc(n, sizeof *e->pv.released);
     e->comm = dpdo__calloc(n + 1, sizeof *e->comm);
     e->rcomm = dpdo__calloc(n + 1, sizeof *e->rcomm);
     e->last_active = dpdo__calloc(n, 1);
@@ -76,7 +80,7 @@ static int alloc_eng(dpdo__eng *e)
     e->pv.planned = dpdo__calloc(n, sizeof *e->pv.planned);
     e->pv.ev = dpdo__calloc(n, sizeof *e->pv.ev);
     e->mask_list = dpdo__calloc(n, sizeof *e->mask_list);
-    if (!e->mask_list || !e->pv.ev || !e->q || !e->plan.comp || !e->plan.is_comp || !e->plan.charge || !e->comm || !e->rcomm ||
+    if (!e->mask_list || !e->pv.ev || !e->q || !e->plan.comp || !e->plan.is_comp || !e->plan.charge || !e->plan.cmark || !e->pv.released || !e->comm || !e->rcomm ||
         !e->last_active || !e->tmp_a || !e->tmp_b || !e->tol_prev || !e->pv.node_ev || !e->pv.allow ||
         !e->pv.used || !e->pv.planned)
         return DPDO_E_NOMEM;
@@ -242,8 +246,15 @@ int dpdo__eng_prepare(dpdo_algorithm *a)
     e->plan.t = 0;
     e->pv.notes[0] = 0;
     memset(e->pv.planned, 0, (size_t)e->n * sizeof *e->pv.planned);
-    int rc = e->vt->prepare(e, e->priv);
+    int rc = dpdo__eng_plugin_derive(e);
+    if (!rc) rc = e->vt->prepare(e, e->priv);
     if (!rc) dpdo__eng_secure_events(e);
+    /* every event a private run can charge: positive finite sensitivity and noise; every node mapped */
+    for (int32_t k = 0; !rc && e->pv.private_run && k < e->pv.nev; k++)
+        rc = DPDO__ENG_ASSERT(e, -1, e->pv.ev[k].sens > 0 && e->pv.ev[k].sens < INFINITY && e->pv.ev[k].noise > 0 &&
+                                         e->pv.ev[k].noise < INFINITY);
+    for (int64_t i = 0; !rc && e->pv.private_run && e->pv.nev > 0 && i < e->n; i++)
+        rc = DPDO__ENG_ASSERT(e, i, e->pv.node_ev[i] >= 0 && e->pv.node_ev[i] < e->pv.nev);
     if (!rc && (!e->pv.private_run || e->o.noise_mode != DPDO_NOISE_RIGOROUS))
         memset(e->pv.planned, 0, (size_t)e->n * sizeof *e->pv.planned); /* no rigorous plan */
     if (!rc && e->ledger && e->pv.nev > 0) {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Plug-ins: the local solver, the message compressor and the decision policy; the engine's
  * defaults and the host's own objects. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "eng_handle.h"
@@ -58,7 +59,9 @@ static int plug_install(dpdo__eng *e, int k, void *obj)
     int own = obj == NULL, rc = DPDO_OK;
     if (k == PLUG_SOLVER) {
         dpdo_solver *s = obj;
-        if (!s) rc = dpdo_solver_create(&s, dpdo_solver_type_find("gd"), NULL, e->d);
+        /* a private run's local steps must draw noise: the default is then "noisy-gd" */
+        const char *def = e->o.noise_mode != DPDO_NOISE_NONE ? "noisy-gd" : "gd";
+        if (!s) rc = dpdo_solver_create(&s, dpdo_solver_type_find(def), NULL, e->d);
         else dpdo__solver_retain(s);
         if (!rc) plug_drop(e, k), e->solver = s;
     } else if (k == PLUG_COMPRESSOR) {
@@ -84,6 +87,36 @@ int dpdo__eng_plugin_defaults(dpdo__eng *e, char *err)
         int rc = plug_install(e, k, NULL);
         if (rc == DPDO_E_NOMEM) return rc;
         if (rc) return dpdo__err(err, rc, "setup: cannot create the %s", what[k]);
+    }
+    return DPDO_OK;
+}
+
+int dpdo__eng_plugin_derive(dpdo__eng *e)
+{
+    if (!e->solver || !e->own_solver) return DPDO_OK;
+    double hi = NAN;
+    if (dpdo_solver_get(e->solver, "lambda_hi", &hi)) return DPDO_OK;
+    if (isnan(hi)) {
+        double m = 0;
+        for (int64_t i = 0; i < e->n; i++) {
+            double s = NAN;
+            if (dpdo_node_is_remote(e->nodes[i])) return DPDO_OK; /* processes would derive different values */
+            if (dpdo_node_smoothness(e->nodes[i], INFINITY, &s) || !(s >= 0 && s < INFINITY)) return DPDO_OK;
+            m = s > m ? s : m;
+        }
+        if (!(m > 0)) return DPDO_OK;
+        int rc = dpdo_solver_set(e->solver, "lambda_hi", m);
+        if (rc) return dpdo__err(e->err, rc, "prepare: local solver: %s", dpdo_solver_errmsg(e->solver));
+        e->auto_lambda_hi = hi = m;
+    }
+    if (e->auto_lambda_hi > 0 && hi == e->auto_lambda_hi) {
+        char buf[300];
+        snprintf(buf, sizeof buf,
+                 "local solver '%s': lambda_hi = %.4g derived from the data (the largest per-sample smoothness "
+                 "constant of the nodes' %s losses, e.g. max row norm^2/4 for logistic); set the solver's "
+                 "\"lambda_hi\" or \"step\" to override",
+                 dpdo_solver_name(e->solver), hi, dpdo_loss_name(dpdo_node_loss(e->nodes[0])));
+        dpdo__eng_note(e, buf);
     }
     return DPDO_OK;
 }

@@ -195,6 +195,10 @@ static int add_noise(dpdo__eng *e, dpdo__stream *st, int64_t node, double scale,
 {
     double s = DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF) ? 0.5 * scale : scale;
     int rc;
+    if (e->pv.private_run && sens > 0) { /* a release of this node's data */
+        if ((rc = DPDO__ENG_ASSERT(e, node, scale > 0 && scale < INFINITY && sens < INFINITY))) return rc;
+        if (node >= 0 && node < e->n) e->pv.released[node]++;
+    }
     if (!dpdo__eng_grid_noise(e)) {
         if (l1)
             for (size_t k = 0; k < n; k++) out[k] += dpdo__stream_laplace(st, s);
@@ -325,4 +329,49 @@ DPDO_API const char *dpdo_algorithm_privacy_source(const dpdo_algorithm *a, int 
 DPDO_API const char *dpdo_algorithm_privacy_notes(const dpdo_algorithm *a)
 {
     return a && a->e ? a->e->pv.notes : "";
+}
+
+/* ---- the noise skeleton of the paper algorithms' prepare() ---------------------------------- */
+
+int dpdo__eng_noise_plan(dpdo__eng *e, void *priv, const dpdo__noise_plan *np, double *sigma_out)
+{
+    int mode = e->o.noise_mode, rc = DPDO_OK;
+    double sigma = 0;
+    dpdo_paper_destroy(e->pv.paper);
+    e->pv.paper = NULL;
+    if (mode != DPDO_NOISE_NONE) {
+        dpdo_paper *pp = NULL;
+        if (np->paper) {
+            if ((rc = dpdo_paper_create(&e->pv.paper, dpdo_paper_type_find(np->paper))))
+                return dpdo__err(e->err, rc, "prepare: out of memory");
+            pp = e->pv.paper;
+            if ((rc = np->paper_set(e, priv, pp)) || (rc = dpdo_paper_evaluate(pp)))
+                return dpdo__err(e->err, rc, "prepare: paper bound: %s", dpdo_paper_errmsg(pp));
+        }
+        if (mode == DPDO_NOISE_PAPER) {
+            if ((rc = np->paper_sigma(e, priv, pp, &sigma))) return rc;
+        } else if (mode == DPDO_NOISE_FIXED) {
+            sigma = DPDO__PD(e, DPDO_PARAM_SIGMA);
+            if (isnan(sigma)) return dpdo__err(e->err, DPDO_E_INVAL, "prepare: DPDO_NOISE_FIXED but sigma is not set");
+        } else if ((rc = np->rigorous(e, priv, &sigma))) {
+            return rc;
+        }
+        if (pp && np->paper_sigma_key && sigma > 0 &&
+            ((rc = dpdo_paper_set(pp, np->paper_sigma_key, sigma)) || (rc = dpdo_paper_evaluate(pp))))
+            return dpdo__err(e->err, rc, "prepare: paper bound: %s", dpdo_paper_errmsg(pp));
+        if (pp && !dpdo_paper_valid(pp)) {
+            if (e->o.strict)
+                return dpdo__err(e->err, DPDO_E_INVAL, "prepare: %s does not apply (strict): %s", np->theorem,
+                                 dpdo_paper_violations(pp));
+            char buf[400];
+            snprintf(buf, sizeof buf, "%s: %s", np->invalid_note, dpdo_paper_violations(pp));
+            dpdo__eng_note(e, buf);
+        }
+        if (np->notes) np->notes(e, priv);
+    }
+    e->pv.sigma = sigma;
+    e->pv.private_run = mode != DPDO_NOISE_NONE && sigma > 0;
+    if (!e->pv.private_run) dpdo__eng_note(e, "noise disabled: not private");
+    *sigma_out = sigma;
+    return DPDO_OK;
 }

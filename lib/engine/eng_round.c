@@ -2,6 +2,7 @@
 /* The round driver: one round (dpdo_algorithm_step), the stage runner, the message counters,
  * the tolerance test, dpdo_algorithm_run and its progress reports. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include "eng_handle.h"
 #include "dist_impl.h"
@@ -74,6 +75,63 @@ static int tolerance_test(dpdo_algorithm *a)
     return DPDO_OK;
 }
 
+/* Invariants of the round's charges (DPDO__ENG_ASSERT: debug and test builds): each names a
+ * known event, a node and at least one release, a run without noise charges nothing, and (after
+ * the stages) the guard's allowance holds and every node whose data entered a noisy release
+ * drawn through dpdo__eng_noise_* is charged this round (algorithms that decide their charges in
+ * local() may charge a pass, not every release, so they are exempt). */
+static int check_charges(dpdo__eng *e, const dpdo__plan *p, int after_stages)
+{
+    int rc = DPDO__ENG_ASSERT(e, -1, p->ncharges <= 2 * e->n && (e->pv.private_run || p->ncharges == 0));
+    for (int64_t c = 0; c < p->ncharges && !rc; c++) {
+        const dpdo__charge *ch = &p->charge[c];
+        rc = DPDO__ENG_ASSERT(e, -1, ch->node >= 0 && ch->node < e->n && ch->ev >= 0 && ch->ev < e->pv.nev &&
+                                         ch->count >= 1);
+        if (!rc && after_stages)
+            rc = DPDO__ENG_ASSERT(e, ch->node, e->pv.used[ch->node] <= e->pv.allow[ch->node] - ch->count ||
+                                                   e->vt->local_charges);
+    }
+    if (rc || !after_stages || e->vt->local_charges || !DPDO__ASSERT_ON) return rc;
+    for (int64_t i = 0; i < e->n && !rc; i++) {
+        if (!e->pv.released[i]) continue;
+        int charged = p->cmark[i] != 0; /* set by dpdo__plan_add_charge */
+        rc = DPDO__ENG_ASSERT(e, i, charged);
+    }
+    return rc;
+}
+
+/* Charge the round's releases to the ledger (before commit). On a failure the charges of this
+ * round already made are taken back and the round fails: nothing is installed, and the ledger
+ * is as before the round. */
+static int charge_ledger(dpdo__eng *e, const dpdo__plan *p)
+{
+    if (p->ncharges == 0) return DPDO_OK;
+    int rc = DPDO__ENG_ASSERT(e, -1, e->ledger != NULL);
+    if (!e->ledger) return rc ? rc : dpdo__eng_err(e, DPDO_E_STATE, -1, "privacy: charges but no ledger (internal)");
+    for (int64_t c = 0; c < p->ncharges; c++) {
+        const dpdo__charge *ch = &p->charge[c];
+        if ((rc = dpdo__ledger_charge(e->ledger, &e->pv.ev[ch->ev], ch->count, &ch->node, 1))) {
+            int lrc = rc;
+            char why[DPDO__ERRMSG_LEN];
+            snprintf(why, sizeof why, "%s", dpdo_ledger_errmsg(e->ledger));
+            while (c-- > 0) {
+                const dpdo__charge *b = &p->charge[c];
+                (void)dpdo__ledger_discharge(e->ledger, &e->pv.ev[b->ev], b->count, &b->node, 1);
+            }
+            return dpdo__eng_err(e, lrc, ch->node, "privacy ledger: the charge failed (%s); the round is not released",
+                                 why);
+        }
+    }
+    for (int64_t c = 0; c < p->ncharges; c++) {
+        const dpdo__charge *ch = &p->charge[c];
+        e->pv.used[ch->node] += ch->count;
+        int64_t *k = &e->pv.charged[(size_t)ch->ev * (size_t)e->n + (size_t)ch->node];
+        *k += ch->count;
+        if (!rc) rc = DPDO__ENG_ASSERT(e, ch->node, dpdo__ledger_count(e->ledger, &e->pv.ev[ch->ev], ch->node) >= *k);
+    }
+    return rc;
+}
+
 /* The stages of a round. Per stage: local() on the stage's nodes this process hosts, then (in a
  * distributed run) the transport moves what the stage's patterns describe (dist.c), then
  * combine() on the hosted nodes. In one process every node is hosted and nothing moves, so this
@@ -85,6 +143,7 @@ static int run_stages(dpdo__eng *e, dpdo__plan *p, int64_t *fail_node)
     int rc = DPDO_OK, xr;
     int64_t nplan = p->ncharges;
     *fail_node = -1;
+    p->in_local = 1; /* charges from now on are decided inside local() */
     for (int32_t s = 0; s < p->nstages; s++) {
         if (rc && !e->dist) break;
         const dpdo__stage *st = &p->stage[s];
@@ -96,7 +155,8 @@ static int run_stages(dpdo__eng *e, dpdo__plan *p, int64_t *fail_node)
         } else {
             for (int64_t c = 0; c < cnt && !rc; c++) {
                 int64_t i = WHO(c);
-                if (dpdo__eng_hosted(e, i) && (rc = e->vt->local(e, e->priv, p, s, i))) *fail_node = i;
+                if (dpdo__eng_hosted(e, i) && ((rc = e->vt->local(e, e->priv, p, s, i)) || (rc = p->charge_err)))
+                    *fail_node = i;
             }
         }
         dpdo__eng_probe(e, DPDO__PH_EXCHANGE);
@@ -114,6 +174,7 @@ static int run_stages(dpdo__eng *e, dpdo__plan *p, int64_t *fail_node)
         }
 #undef WHO
     }
+    p->in_local = 0;
     if (e->dist && e->vt->local_charges && (xr = dpdo__dist_local_charges(e, p, nplan, &rc, fail_node))) return xr;
     return rc;
 }
@@ -160,14 +221,20 @@ DPDO_API int dpdo_algorithm_step(dpdo_algorithm *a)
     p->nstages = 0;
     memset(p->stage, 0, sizeof p->stage);
     p->ncharges = 0;
+    p->in_local = 0;
+    p->charge_err = 0;
+    memset(p->cmark, 0, (size_t)e->n);
+    memset(e->pv.released, 0, (size_t)e->n * sizeof *e->pv.released);
     dpdo__eng_probe(e, DPDO__PH_PLAN);
-    if ((rc = e->vt->plan(e, e->priv, p)) == DPDO__PLAN_BUDGET) {
+    if ((rc = e->vt->plan(e, e->priv, p)) == DPDO__PLAN_BUDGET && !p->charge_err) {
         a->state = DPDO_ALG_DONE;
         a->stop = DPDO_STOP_BUDGET;
         e->inj_active = NULL;
         e->inj_zeta = NULL;
         return DPDO_DONE;
     }
+    if (!rc) rc = p->charge_err; /* a refused charge fails the round even if plan() dropped it */
+    if (!rc) rc = check_charges(e, p, 0);
     if (rc) goto failed;
     /* guard: nothing has been computed or released yet */
     for (int64_t c = 0; c < p->ncharges; c++) {
@@ -182,20 +249,16 @@ DPDO_API int dpdo_algorithm_step(dpdo_algorithm *a)
     }
     int64_t fail_node = -1;
     rc = run_stages(e, p, &fail_node);
+    if (!rc) rc = check_charges(e, p, 1);
     if (!rc) rc = e->vt->check(e, e->priv, p);
     if (!rc) count_round(e, p); /* after local(): sparse messages may have data-independent varying sizes */
     if (e->dist) rc = dpdo__dist_agree(e, rc, fail_node); /* every process ends the round the same way */
+    /* privacy: the ledger first, so that a failed charge fails the round before commit installs
+     * (releases) anything; capacity was reserved at prepare, so this is not expected to fail */
+    if (!rc) rc = charge_ledger(e, p);
     if (rc) goto failed;
     dpdo__eng_probe(e, DPDO__PH_COMMIT);
     e->vt->commit(e, e->priv, p);
-    /* privacy: capacity was reserved at prepare, so the charges cannot fail */
-    for (int64_t c = 0; c < p->ncharges; c++) {
-        const dpdo__charge *ch = &p->charge[c];
-        if (dpdo__ledger_charge(e->ledger, &e->pv.ev[ch->ev], ch->count, &ch->node, 1) == DPDO_OK) {
-            e->pv.used[ch->node] += ch->count;
-            e->pv.charged[(size_t)ch->ev * (size_t)e->n + (size_t)ch->node] += ch->count;
-        }
-    }
     for (int64_t i = 0; i <= e->n; i++)
         for (int k = 0; k < 3; k++) e->comm[i][k] += e->rcomm[i][k];
     memcpy(e->last_active, p->is_comp, (size_t)e->n);

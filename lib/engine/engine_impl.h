@@ -127,7 +127,12 @@ typedef struct dpdo__plan {
     int32_t nstages;
     dpdo__stage stage[DPDO__MAX_STAGES];
     int64_t ncharges;
-    dpdo__charge *charge;       /* n capacity */
+    dpdo__charge *charge;       /* 2n capacity: at most one charge per node from plan() and one from
+                                   local() (dpdo__plan_add_charge), so the list cannot overflow */
+    unsigned char *cmark;       /* n: this round's charges of each node (1: from plan, 2: from local) */
+    int32_t in_local;           /* 1 while the stages run: a charge now is a local one */
+    int32_t charge_err;         /* sticky for the round: a charge was refused (the round fails before
+                                   anything is released, even if the caller dropped the status) */
 } dpdo__plan;
 
 /* Bench probes at phase boundaries; lib/ never reads a clock. */
@@ -197,6 +202,8 @@ typedef struct dpdo__priv_state {
     int64_t *planned;             /* n: releases per node the rigorous sigma was planned for (0: none;
                                    * dpdo_algorithm_planned_releases) */
     int64_t *charged;             /* nev x n: charges to remove at reset (allocated at prepare) */
+    int64_t *released;            /* n: data-dependent noisy releases of this round (dpdo__eng_noise_*),
+                                   * checked against the round's charges */
     dpdo_paper *paper;            /* paper-bound object, or NULL */
     double guard_eps;             /* guard threshold at options.delta (inf = off) */
     char notes[2048];
@@ -222,6 +229,7 @@ struct dpdo__eng {
     dpdo_reference *ref;          /* objective helper */
     struct dpdo_solver *solver;   /* local solver (borrowed, or owned when own_solver) */
     int own_solver;
+    double auto_lambda_hi;        /* > 0: the lambda_hi the engine derived for its own solver */
     struct dpdo_compressor *comp; /* message compressor (borrowed, or owned when own_comp) */
     int own_comp;
     struct dpdo_policy *policy;   /* decision policy (borrowed, or owned when own_policy) */
@@ -350,25 +358,52 @@ int dpdo__eng_grid_noise(const dpdo__eng *e);
 
 int dpdo__eng_calibrate_sigma(dpdo__eng *e, const dpdo__sampling_desc *sd, double sens, double releases,
                               double *sigma);
+/* The noise skeleton shared by the paper algorithms' prepare() (DP-DDA, DO-ADP, DP-WOR-SGD):
+ * drop the previous paper bound; unless noise_mode is NONE, create the bound `paper` (NULL: none),
+ * set its inputs (paper_set) and evaluate it, choose sigma by the mode (PAPER: paper_sigma;
+ * FIXED: the sigma parameter; RIGOROUS: rigorous, the algorithm's calibration), give the bound
+ * the chosen sigma under paper_sigma_key (NULL: not), refuse a bound that does not apply under
+ * options.strict ("prepare: <theorem> does not apply (strict): ...") or note it ("<invalid_note>:
+ * ..."), then the algorithm's own caveats (notes, may be NULL). Always: pv.sigma, pv.private_run
+ * (noise on and sigma > 0) and, when not private, the note "noise disabled: not private".
+ * Callbacks return DPDO_OK or an error with its message in e->err. */
+typedef struct dpdo__noise_plan {
+    const char *paper, *theorem, *invalid_note, *paper_sigma_key;
+    int (*paper_set)(dpdo__eng *e, void *priv, dpdo_paper *pp);
+    int (*paper_sigma)(dpdo__eng *e, void *priv, dpdo_paper *pp, double *sigma);
+    int (*rigorous)(dpdo__eng *e, void *priv, double *sigma);
+    void (*notes)(dpdo__eng *e, void *priv);
+} dpdo__noise_plan;
+int dpdo__eng_noise_plan(dpdo__eng *e, void *priv, const dpdo__noise_plan *np, double *sigma);
+
 /* One Gaussian event per distinct shard size: WOR(B of q_i), sensitivity sens, noise sigma;
  * fills e->pv.ev/nev/node_ev, and samp[i] (may be NULL) with each node's sampler. */
 int dpdo__eng_events_wor(dpdo__eng *e, int64_t B, double sens, double sigma, dpdo__sampling_desc *samp);
 
-/* Add a charge to the current round's plan from inside local() (for releases decided there);
- * capacity n per round. */
 /* Plan helpers shared by the algorithms. Bernoulli activation: is_comp[i] from the host's mask
  * (e->inj_active) if set, else 1 w.p. e->node_p[i] (or p) drawn from stream (i, t, ACTIVATION)
  * (no draw when the probability is >= 1). comp from is_comp (ascending). One charge of `count`
- * releases of its event per computing node, in a private run. */
+ * releases of its event per computing node, in a private run (DPDO_OK or the status of
+ * dpdo__plan_add_charge). */
 void dpdo__plan_bernoulli(const dpdo__eng *e, dpdo__plan *p, double prob);
 void dpdo__plan_list(dpdo__plan *p, int64_t n);
-void dpdo__plan_charge_computing(const dpdo__eng *e, dpdo__plan *p, int64_t count);
+int dpdo__plan_charge_computing(dpdo__eng *e, dpdo__plan *p, int64_t count);
 
-/* At most one such charge per node per round (distributed runs sum them per node). */
-static inline void dpdo__plan_add_charge(dpdo__eng *e, int32_t ev, int64_t node, int64_t count)
-{
-    if (e->plan.ncharges < e->n) e->plan.charge[e->plan.ncharges++] = (dpdo__charge){ev, node, count};
-}
+/* Charge `count` >= 1 releases of event ev (an index into e->pv.ev) to node for this round:
+ * from plan() (releases the public plan decides) or from local() (releases decided there;
+ * vt->local_charges; distributed runs sum them per node over the processes). At most one of
+ * each kind per node and round, which bounds the list by its capacity 2n. Returns DPDO_OK, or
+ * DPDO_E_STATE with a message (bad event, node or count, a second charge, a charge in a run
+ * that is not private); the refusal is also kept in e->plan.charge_err, so the engine fails the
+ * round before anything is released even when the caller drops the status. */
+int dpdo__plan_add_charge(dpdo__eng *e, int32_t ev, int64_t node, int64_t count);
+
+/* An internal invariant (DPDO__ASSERT, core_impl.h): DPDO_OK, or DPDO_E_STATE with a message
+ * naming the condition, in debug and test builds. */
+#define DPDO__ENG_ASSERT(e, node, cond)                                                                          \
+    (DPDO__ASSERT(cond) ? dpdo__eng_err((e), DPDO_E_STATE, (node), "internal invariant violated: %s (%s:%d)", #cond, \
+                                        __FILE__, __LINE__)                                                      \
+                        : DPDO_OK)
 
 /* Parameter access by key (valid keys only; see params.c). */
 int dpdo__param_slot(int key);

@@ -1045,7 +1045,7 @@ int main(int argc, char **argv)
     for (int m = DQN; m < N_METHODS; m++)
         if (notes[m] && *notes[m]) printf("  notes (%s): %s\n", METHOD_NAME[m], notes[m]);
     printf("  not covered by any figure above: the preprocessing (mean, z-scores, PCA basis) is fitted on\n"
-           "  the training data the nodes hold (spec §4.5); Noiseless is not private (eps = inf)\n");
+           "  the training data the nodes hold (docs/algorithms/dp-wor-sgd.md); Noiseless is not private (eps = inf)\n");
     printf("== output in %s:", out);
     for (int f = 1; do_figs && f <= 4; f++) printf(" fig%d.csv", f);
     for (int t2 = 1; do_tabs && t2 <= 2; t2++) printf(" table%d.csv", t2);

@@ -1413,7 +1413,7 @@ static void table7(int quick)
     check_se(inc, inc_mean, "Table VII: the asymptotic error grows with the noise (each step by 2 s.e.; paper)", "");
     if (nt) printf("library notes on the guarantee (tau^2 = %g): %s\n", T7_TAU2[idx[nt - 1]], st[nt - 1].first.notes);
     printf("note: the rigorous figure composes N_e = 5 Gaussian releases per round over all 40 rounds (every "
-           "message; spec §4.7); Prop. 4 is the paper's final-model claim, whose proof has gaps (spec §4.8)\n");
+           "message); Prop. 4 is the paper's final-model claim, whose proof has gaps (docs/algorithms/fed-plt.md)\n");
     for (int q = 0; q < nt; q++) free(st[q].all);
     printf("(Table VII wall time: %.1f s)\n", now() - t0);
 }
@@ -1455,7 +1455,7 @@ static void table8(void)
              st[1].rounds < st[0].rounds && st[1].rounds < st[2].rounds,
           "Table VIII: U-shape in rho (rho = 1 below both ends by 2 s.e.)", det);
     printf("note: the paper's rho = 1 entry (39 rounds) contradicts its own Table II (9 rounds at the tuned rho "
-           "\"around 1\"); spec A19\n");
+           "\"around 1\"); docs/reproductions.md\n");
     for (int j = 0; j < 3; j++) free(st[j].all);
     printf("(Table VIII wall time: %.1f s)\n", now() - t0);
 }

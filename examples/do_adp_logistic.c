@@ -180,7 +180,9 @@ static int problem_init(problem *p, const char *path, int64_t q, int64_t d)
         lo.label_map = DPDO_LABEL_BINARY;
         fprintf(stderr, "loading %s ...\n", path);
         TRY(dpdo_dataset_load_libsvm(p->ds, path, &lo), dpdo_dataset_errmsg(p->ds));
-        snprintf(p->name, sizeof p->name, "epsilon");
+        /* the file's base name without its extension (epsilon, debian-text, ...) */
+        const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+        snprintf(p->name, sizeof p->name, "%.*s", (int)strcspn(base, "."), base);
     } else {
         dpdo_generate_options g;
         TRY(dpdo_generate_options_init(&g, sizeof g), "generate options");
@@ -718,7 +720,8 @@ static void usage(void)
             "  --figs LIST     figures to reproduce (default 2a,2b,3)\n"
             "  --seeds K       seeds averaged per curve (default 3, at most %d)\n"
             "  --out DIR       output directory (default build/do_adp_logistic)\n"
-            "  --epsilon FILE  the LIBSVM epsilon file instead of the synthetic epsilon-like set\n"
+            "  --epsilon FILE  the LIBSVM epsilon file (or another binary LIBSVM file, e.g. the Debian\n"
+            "                  text set build/data/debian-text.svm) instead of the synthetic epsilon-like set\n"
             "  --noise MODE    paper (default: Theorem 1, delta_0 = 0.01, G = 1) or rigorous\n"
             "                  (sigma calibrated by the sound accountant to (eps, 0.01) per sample)\n"
             "  --alpha A       SGD step (default 0.001, the paper's; see the header)\n"

@@ -71,7 +71,8 @@ BENCHSRC   = $(wildcard bench/*.c)
 BENCHBIN   = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCHSRC))
 
 .PHONY: all lib examples tools check check-asan check-valgrind check-exports check-since check-cycles check-abi \
-        check-install bench demo deps install uninstall clean map tests mpi check-mpi check-run \
+        check-install bench demo deps install uninstall clean map python-capi check-python-capi tests mpi check-mpi \
+        check-run \
         check-python-examples data-debian-text fuzz
 .DEFAULT_GOAL := all
 
@@ -115,8 +116,17 @@ $(BUILD)/dpdo.pc: dpdo.pc.in include/dpdo/version.h
 # The version script is generated from the DPDO_API declarations in the public
 # headers (`make map`) and committed; check-exports proves that headers, map
 # and the symbols libdpdo.so exports are the same set.
+# `make map` also regenerates the Python binding's ctypes declarations (python/dpdo/_capi.py) from
+# the same headers; check-python-capi proves that file current (scripts/gen-python.py, clang).
 map:
 	sh scripts/gen-map.sh > $(MAP)
+	$(or $(PYTHON),python3) scripts/gen-python.py python/dpdo/_capi.py
+
+python-capi:
+	$(or $(PYTHON),python3) scripts/gen-python.py python/dpdo/_capi.py
+
+check-python-capi:
+	@PYTHON=$(or $(PYTHON),python3) sh scripts/check-python-capi.sh
 
 # ---- tests, examples, tools, bench --------------------------------------------
 # Tests link the fault-injection build statically so they can reach internal
@@ -176,7 +186,7 @@ $(MPI_TEST): tests/mpi/test_mpi.c $(MPI_STLIB) $(STLIB)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CPPFLAGS) $(DPDO_CFLAGS) -DDPDO_STATIC $(CFLAGS) $< -o $@ $(MPI_STLIB) $(STLIB) $(DEP_LIBS) $(LDFLAGS)
 
-$(BUILD)/examples/mpi_run: examples/mpi_run.c $(MPI_STLIB) $(STLIB)
+$(BUILD)/examples/mpi_run: examples/mpi_run.c examples/common.h $(MPI_STLIB) $(STLIB)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CPPFLAGS) $(DPDO_CFLAGS) -DDPDO_STATIC $(CFLAGS) $< -o $@ $(MPI_STLIB) $(STLIB) $(DEP_LIBS) $(LDFLAGS)
 
@@ -214,8 +224,8 @@ check: deps
 
 # a sub-make, so that packages installed by `deps` (MPICH) are seen
 check-run:
-	@BUILD=$(BUILD) sh tests/run.sh $(TESTBIN) $(PYTESTS) -- check-exports check-since check-cycles check-install examples \
-	    $(if $(PYTHON),check-python-examples) $(if $(HAVE_MPI),check-mpi)
+	@BUILD=$(BUILD) sh tests/run.sh $(TESTBIN) $(PYTESTS) -- check-exports check-since check-cycles check-install \
+	    examples $(if $(PYTHON),check-python-capi check-python-examples) $(if $(HAVE_MPI),check-mpi)
 
 # ---- Python binding (python/dpdo, ctypes): tests and examples with Debian's python3 -----------------
 PYTHON  ?= $(wildcard /usr/bin/python3)

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* examples/common.h: the scaffolding the paper-reproduction examples share
- * (issue 22): the TRY error macro, a monotonic clock, output directories and
- * files, gnuplot, mean and standard error over seeds, the two-standard-error
- * comparison every ordering check uses, the PASS / FAIL / NOT-REPRODUCED
- * verdict counter, and the choice of the tightest sound accountant for the
- * "rigorous" runs. Header-only (static inline), example code, not part of the
- * library's API.
+/* examples/common.h: the scaffolding the examples share (issue 22): the TRY
+ * error macro, a monotonic clock, output directories and files, gnuplot,
+ * mean and standard error over seeds, the two-standard-error comparison every
+ * ordering check uses, the PASS / FAIL / NOT-REPRODUCED verdict counter, the
+ * choice of the tightest sound accountant for the "rigorous" runs, the
+ * randomness line and parameter keys by name. Header-only (static inline),
+ * example code, not part of the library's API; copy it with an example.
  *
  * Define EX_PROG (the program name, a string literal) before including it. */
 #ifndef DPDO_EXAMPLES_COMMON_H
@@ -82,6 +82,26 @@ static inline FILE *open_out(const char *dir, const char *name)
 static inline int have_gnuplot(void)
 {
     return system("command -v gnuplot >/dev/null 2>&1") == 0;
+}
+
+/* dir/stem.gp opened for writing and begun with the preamble every figure
+ * script shares: where it came from, a width x height PNG terminal (pngcairo
+ * where gnuplot has it), output stem.png, comma-separated data, a grid. The
+ * caller writes the plot commands and closes it. NULL on failure (message on
+ * stderr). */
+static inline FILE *open_gnuplot(const char *dir, const char *stem, int width, int height)
+{
+    char name[64];
+    snprintf(name, sizeof name, "%s.gp", stem);
+    FILE *f = open_out(dir, name);
+    if (!f) return NULL;
+    fprintf(f, "# gnuplot script written by " EX_PROG "; run: cd %s && gnuplot %s\n", dir, name);
+    fprintf(f, "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
+               "  set terminal pngcairo size %d,%d noenhanced\n"
+               "} else {\n  set terminal png size %d,%d noenhanced\n}\n",
+            width, height, width, height);
+    fprintf(f, "set output '%s.png'\nset datafile separator ','\nset grid\n", stem);
+    return f;
 }
 
 /* Run gnuplot on dir/script (keeps the log on failure). 0 or -1. */
@@ -162,6 +182,25 @@ static inline void ex_tally_print(const ex_tally *t)
 static inline const char *ex_accountant_name(void)
 {
     return dpdo_accountant_type_find("auto") ? "auto" : "rdp";
+}
+
+/* The randomness line every example prints: what --reproducible (seed-keyed
+ * Philox) and the default (secure) mode mean for the numbers that follow. */
+static inline const char *ex_randomness(int reproducible)
+{
+    return reproducible ? "reproducible (Philox keyed by the seed: bit-identical reruns; epsilon "
+                          "holds only against parties who do not know the seed)"
+                        : "secure (per-node keys from OS entropy, exact discrete grid noise; "
+                          "--reproducible for bit-identical reruns)";
+}
+
+/* The key of the parameter `name` ("dda-active") among those algorithm type t
+ * accepts, or 0 if t has none of that name. */
+static inline int ex_param_key(const dpdo_algorithm_type *t, const char *name)
+{
+    for (int k = dpdo_algorithm_type_param_next(t, 0); k > 0; k = dpdo_algorithm_type_param_next(t, k))
+        if (strcmp(dpdo_param_name(k), name) == 0) return k;
+    return 0;
 }
 
 /* "k/n" progress on stderr, overwritten in place. */

@@ -494,19 +494,13 @@ static int write_sweep_csv(const char *dir, int fig, problem *probs, int nprob, 
 /* figN.gp: one panel per data set, one line per method, log scales. */
 static int write_gnuplot(const char *dir, int fig, problem *probs, int nprob, int r)
 {
-    char name[32];
+    char stem[32];
     int sweep = fig == 2 || fig == 4;
-    snprintf(name, sizeof name, "fig%d.gp", fig);
-    FILE *f = open_out(dir, name);
+    snprintf(stem, sizeof stem, "fig%d", fig);
+    FILE *f = open_gnuplot(dir, stem, 520 * nprob, 840);
     if (!f) return -1;
-    fprintf(f, "# gnuplot script written by dp_dda_svm; run: cd %s && gnuplot %s\n", dir, name);
-    fprintf(f, "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
-               "  set terminal pngcairo size %d,840 noenhanced\n"
-               "} else {\n  set terminal png size %d,840 noenhanced\n}\n",
-            520 * nprob, 520 * nprob);
     /* the key goes below each panel, so that it never covers a curve */
-    fprintf(f, "set output 'fig%d.png'\nset datafile separator ','\nset grid\n"
-               "set key below horizontal\n", fig);
+    fprintf(f, "set key below horizontal\n");
     fprintf(f, sweep ? "set xlabel 'epsilon'\n" : "set logscale x\nset xlabel 'rounds'\n");
     fprintf(f, "set multiplot layout 2,%d\n", nprob);
     for (int row = 0; row < 2; row++) {
@@ -776,10 +770,7 @@ int main(int argc, char **argv)
             return strcmp(a, "--help") && strcmp(a, "-h") ? 2 : 0;
         }
     }
-    printf("randomness: %s\n", g_reproducible ? "reproducible (Philox keyed by the seed: bit-identical reruns; epsilon "
-                                                 "holds only against parties who do not know the seed)"
-                                               : "secure (per-node keys from OS entropy, exact discrete grid noise; "
-                                                 "--reproducible for bit-identical reruns)");
+    printf("randomness: %s\n", ex_randomness(g_reproducible));
     if (seeds < 0) seeds = 3;
     tally.one_seed = seeds < 2;
     if (seeds < 1 || seeds > 64) {

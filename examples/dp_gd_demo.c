@@ -15,23 +15,10 @@
  * the ledger is charged every round and the spent epsilon is printed.
  *
  * Usage: dp_gd_demo [rounds] [epsilon]      (defaults 100 and 1.0) */
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <dpdo/dpdo.h>
+#define EX_PROG "dp_gd_demo"
+#include "common.h" /* TRY, the examples' shared scaffolding */
 
 #define NODES 20
-
-/* Print a failed call's status and the handle's message, then bail out. */
-#define TRY(call, errmsg)                                                              \
-    do {                                                                               \
-        int rc_ = (call);                                                              \
-        if (rc_ < 0) {                                                                 \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, dpdo_strerror(rc_), \
-                    (errmsg));                                                         \
-            return 1;                                                                  \
-        }                                                                              \
-    } while (0)
 
 int main(int argc, char **argv)
 {
@@ -43,9 +30,21 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: dp_gd_demo [rounds >= 1] [epsilon > 0]\n");
         return 2;
     }
+    /* Every handle and buffer starts NULL, so that `fail:` can release them all. */
+    int status = 1;
+    dpdo_dataset *ds = NULL;
+    dpdo_shard *shards[NODES] = {NULL};
+    dpdo_node *nodes[NODES] = {NULL};
+    dpdo_loss *loss = NULL;
+    dpdo_regularizer *reg = NULL;
+    dpdo_reference *ref = NULL;
+    dpdo_ledger *ledger = NULL;
+    dpdo_accountant *acc = NULL;
+    dpdo_event *ev = NULL;
+    dpdo_rng *rng = NULL;
+    double *xstar = NULL, *x = NULL, *avg = NULL, *gi = NULL, *noise = NULL, *margins = NULL, *y = NULL;
 
     /* 1. Data: generate, then split into one private shard per node. */
-    dpdo_dataset *ds = NULL;
     TRY(dpdo_dataset_create(&ds), "out of memory");
     dpdo_generate_options g;
     dpdo_generate_options_init(&g, sizeof g);
@@ -53,30 +52,23 @@ int main(int argc, char **argv)
     g.d = d;
     g.seed = 42;
     TRY(dpdo_dataset_generate(ds, "epsilon-like", &g), dpdo_dataset_errmsg(ds));
-    dpdo_shard *shards[NODES];
     TRY(dpdo_dataset_partition(ds, NODES, NULL, 7, shards), dpdo_dataset_errmsg(ds));
 
     /* 2. Problem: logistic loss on every node, L2 regularizer. */
-    dpdo_loss *loss = NULL;
     TRY(dpdo_loss_create(&loss, dpdo_loss_type_find("logistic"), NULL, d), "loss");
-    dpdo_regularizer *reg = NULL;
     TRY(dpdo_regularizer_create(&reg, dpdo_regularizer_type_find("l2"), NULL, d, &lambda, 1),
         "regularizer");
-    dpdo_node *nodes[NODES];
     for (int i = 0; i < NODES; i++) TRY(dpdo_node_create(&nodes[i], shards[i], loss, 1.0), "node");
 
     /* 3. Ground truth F* from the reference solver. */
-    dpdo_reference *ref = NULL;
     TRY(dpdo_reference_create(&ref, nodes, NODES, reg, NULL), "reference");
-    double *xstar = malloc(sizeof(double) * d), fstar;
+    double fstar;
+    if (!(xstar = malloc(sizeof(double) * d))) goto fail;
     TRY(dpdo_reference_solve(ref, xstar, d, &fstar), dpdo_reference_errmsg(ref));
     fprintf(stderr, "reference solver (%s): F* = %.10f\n", dpdo_reference_method(ref), fstar);
 
     /* 4. Privacy: a ledger over the nodes and the exact Gaussian accountant;
      *    calibrate sigma for the worst node (the one with the fewest samples). */
-    dpdo_ledger *ledger = NULL;
-    dpdo_accountant *acc = NULL;
-    dpdo_event *ev = NULL;
     TRY(dpdo_ledger_create(&ledger, NODES), "ledger");
     TRY(dpdo_accountant_create(&acc, dpdo_accountant_type_find("exact"), NULL, ledger, NULL), "acc");
     TRY(dpdo_event_create(&ev), "event");
@@ -92,10 +84,10 @@ int main(int argc, char **argv)
 
     /* 5. Train twice from x = 0: without noise (the best this budget of rounds
      *    can do) and privately (the ledger is charged only in the private run). */
-    dpdo_rng *rng = NULL;
     TRY(dpdo_rng_create(&rng, NULL, NULL, 2024), "rng");
-    double *x = malloc(sizeof(double) * d), *avg = malloc(sizeof(double) * d);
-    double *gi = malloc(sizeof(double) * d), *noise = malloc(sizeof(double) * d);
+    x = malloc(sizeof(double) * d), avg = malloc(sizeof(double) * d);
+    gi = malloc(sizeof(double) * d), noise = malloc(sizeof(double) * d);
+    if (!x || !avg || !gi || !noise) goto fail;
     double F = 0, F_nonprivate = 0, eps = 0;
     for (int private_run = 0; private_run <= 1; private_run++) {
         double s = private_run ? sigma : 0.0;
@@ -129,7 +121,8 @@ int main(int argc, char **argv)
     }
 
     /* 6. Result: training accuracy of the private model. */
-    double *margins = malloc(sizeof(double) * n), *y = malloc(sizeof(double) * n);
+    margins = malloc(sizeof(double) * n), y = malloc(sizeof(double) * n);
+    if (!margins || !y) goto fail;
     TRY(dpdo_dataset_margins(ds, x, d, margins, n), dpdo_dataset_errmsg(ds));
     TRY(dpdo_dataset_get_labels(ds, y, n), dpdo_dataset_errmsg(ds));
     int64_t correct = 0;
@@ -138,7 +131,9 @@ int main(int argc, char **argv)
            "composition, spent %.4f)\n", NODES, (long long)rounds, target_eps, delta, eps);
     printf("result: suboptimality F - F* = %.4e (non-private %.4e), training accuracy %.2f%%\n",
            F - fstar, F_nonprivate - fstar, 100.0 * (double)correct / (double)n);
+    status = 0;
 
+fail: /* TRY jumps here on an error; a finished run arrives with status 0 */
     free(margins); free(y); free(x); free(avg); free(gi); free(noise); free(xstar);
     dpdo_rng_destroy(rng);
     dpdo_event_destroy(ev);
@@ -150,5 +145,5 @@ int main(int argc, char **argv)
     dpdo_regularizer_destroy(reg);
     dpdo_loss_destroy(loss);
     dpdo_dataset_destroy(ds);
-    return 0;
+    return status;
 }

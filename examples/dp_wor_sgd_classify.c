@@ -365,7 +365,7 @@ static double accuracy(const problem *p, const double *W)
 typedef struct {
     double acc[MAX_SEEDS];
     int nseeds;
-    double mean, sd;
+    double mean, sd, se; /* accuracy over the seeds: mean, sample s.d., standard error */
     double sigma_model;        /* Theorem 2's model-level noise std of a Global step (first) */
     double eps_model, delta_model; /* the paper's figure per binary model and pass */
     int paper_valid;
@@ -563,15 +563,6 @@ fail:
     return status;
 }
 
-static void finish_stats(result *r)
-{
-    double s = 0, ss = 0;
-    for (int i = 0; i < r->nseeds; i++) s += r->acc[i];
-    r->mean = s / r->nseeds;
-    for (int i = 0; i < r->nseeds; i++) ss += (r->acc[i] - r->mean) * (r->acc[i] - r->mean);
-    r->sd = r->nseeds > 1 ? sqrt(ss / (r->nseeds - 1)) : 0.0;
-}
-
 /* All seeds of one curve point. */
 static int run_point(const problem *p, int setting, int method, int M, int64_t nm, double eps,
                      int seeds, result *r)
@@ -585,13 +576,14 @@ static int run_point(const problem *p, int setting, int method, int M, int64_t n
         if (rc < 0) return -1;
         if (rc == 1) { /* unreachable under rigorous accounting */
             r->nseeds = 0;
-            r->mean = r->sd = NAN;
+            r->mean = r->sd = r->se = NAN;
             fprintf(stderr, "  %-12s %-15s %-15s M=%-2d eps=%-4g unreachable by the accountant\n",
                     p->name, SETTING_NAME[setting], METHOD_NAME[method], M, eps);
             return 0;
         }
     }
-    finish_stats(r);
+    mean_se(r->acc, r->nseeds, &r->mean, &r->se);
+    r->sd = r->se * sqrt((double)r->nseeds);
     r->global_frac /= seeds;
     r->seconds = now() - t0;
     char gf[48] = "";
@@ -604,23 +596,6 @@ static int run_point(const problem *p, int setting, int method, int M, int64_t n
 
 /* ---- output ---------------------------------------------------------------------------- */
 
-
-static void plot(const char *dir, const char *stem, int have_gnuplot)
-{
-    char cmd[1400];
-    if (!have_gnuplot) return;
-    snprintf(cmd, sizeof cmd, "cd '%s' && gnuplot %s.gp 2>gnuplot-%s.log", dir, stem, stem);
-    if (system(cmd) != 0) {
-        fprintf(stderr, "gnuplot failed on %s/%s.gp (see %s/gnuplot-%s.log)\n", dir, stem, dir, stem);
-        return;
-    }
-    snprintf(cmd, sizeof cmd, "%s/gnuplot-%s.log", dir, stem);
-    remove(cmd);
-}
-
-static const char *GP_HEAD = "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
-                             "  set terminal pngcairo size %d,440 noenhanced\n"
-                             "} else {\n  set terminal png size %d,440 noenhanced\n}\n";
 
 /* Figure: accuracy against epsilon, four curves. */
 static int write_fig(const char *dir, int fig, const problem *p, int setting, const double *eps,
@@ -650,14 +625,11 @@ static int write_fig(const char *dir, int fig, const problem *p, int setting, co
                     p->K * r->eps_model, r->eps_rig, r->eps_rig_K, m == DQN ? r->global_frac : NAN);
         }
     if (fclose(f)) return -1;
-    snprintf(name, sizeof name, "fig%d.gp", fig);
-    if (!(f = open_out(dir, name))) return -1;
-    fprintf(f, "# gnuplot script written by dp_wor_sgd_classify; run: cd %s && gnuplot %s\n", dir, name);
-    fprintf(f, GP_HEAD, 640, 640);
-    fprintf(f, "set output 'fig%d.png'\nset datafile separator ','\nset grid\nset key bottom right\n"
-               "set xlabel 'epsilon'\nset ylabel 'test accuracy (%%)'\n"
+    snprintf(name, sizeof name, "fig%d", fig);
+    if (!(f = open_gnuplot(dir, name, 640, 440))) return -1;
+    fprintf(f, "set key bottom right\nset xlabel 'epsilon'\nset ylabel 'test accuracy (%%)'\n"
                "set title 'Fig. %d: %s, %s (M = %d, n_m = %lld)'\nplot ",
-            fig, fig, p->name, SETTING_NAME[setting], M_FIG, (long long)nm);
+            fig, p->name, SETTING_NAME[setting], M_FIG, (long long)nm);
     for (int m = 0; m < N_METHODS; m++)
         fprintf(f, "%s'fig%d.csv' using 2:(strcol(1) eq '%s' ? $3 : 1/0):4 with yerrorlines title '%s'",
                 m ? ", \\\n     " : "", fig, METHOD_NAME[m], METHOD_NAME[m]);
@@ -690,14 +662,10 @@ static int write_table(const char *dir, int tab, const problem *p, const int *Ms
                         r->nseeds, r->eps_model, r->delta_model, r->eps_rig);
             }
     if (fclose(f)) return -1;
-    snprintf(name, sizeof name, "table%d.gp", tab);
-    if (!(f = open_out(dir, name))) return -1;
-    fprintf(f, "# gnuplot script written by dp_wor_sgd_classify; run: cd %s && gnuplot %s\n", dir, name);
-    fprintf(f, GP_HEAD, 1100, 1100);
-    fprintf(f, "set output 'table%d.png'\nset datafile separator ','\nset grid\nset key bottom right\n"
-               "set xlabel 'nodes M'\nset ylabel 'test accuracy (%%)'\nset logscale x\n"
-               "set xtics (1, 3, 5, 10, 20)\nset multiplot layout 1,2\n",
-            tab);
+    snprintf(name, sizeof name, "table%d", tab);
+    if (!(f = open_gnuplot(dir, name, 1100, 440))) return -1;
+    fprintf(f, "set key bottom right\nset xlabel 'nodes M'\nset ylabel 'test accuracy (%%)'\n"
+               "set logscale x\nset xtics (1, 3, 5, 10, 20)\nset multiplot layout 1,2\n");
     for (int s = 0; s < 2; s++) {
         fprintf(f, "set title 'Table %s: %s, %s (eps = 1, n_m = %lld)'\nplot ", tab == 1 ? "I" : "II",
                 p->name, SETTING_NAME[s], (long long)nm);
@@ -727,9 +695,6 @@ static const char *near_chance(const result *const *b, int neps, int K)
 }
 #define NEAR_CHANCE(b, neps, K) near_chance(b, neps, K)
 
-/* se of a seed average */
-static double se_of(const result *r) { return r->nseeds > 1 ? r->sd / sqrt((double)r->nseeds) : 0.0; }
-
 /* a > b by two standard errors at every eps. A failure is NOT-REPRODUCED when
  * `why` names the reason docs/reproductions.md gives, or when the curves go
  * the wrong way only where both are within 5 points of chance (100/K %, where
@@ -746,7 +711,7 @@ static void check_fig_pair(const char *where, const char *la, const char *lb, co
             len += snprintf(what + len, sizeof what - (size_t)len, " %g:n/a", eps[ie]);
             continue;
         }
-        int good = clearly_less(b[ie]->mean, se_of(b[ie]), a[ie]->mean, se_of(a[ie]));
+        int good = clearly_less(b[ie]->mean, b[ie]->se, a[ie]->mean, a[ie]->se);
         ok &= good;
         wrong_way |= !(a[ie]->mean > b[ie]->mean);
         if (!(a[ie]->mean > b[ie]->mean) && fmax(a[ie]->mean, b[ie]->mean) > 100.0 / K + 5.0) wrong_off_chance = 1;
@@ -816,10 +781,7 @@ int main(int argc, char **argv)
             return strcmp(a, "--help") && strcmp(a, "-h") ? 2 : 0;
         }
     }
-    printf("randomness: %s\n", g_reproducible ? "reproducible (Philox keyed by the seed: bit-identical reruns; epsilon "
-                                                 "holds only against parties who do not know the seed)"
-                                               : "secure (per-node keys from OS entropy, exact discrete grid noise; "
-                                                 "--reproducible for bit-identical reruns)");
+    printf("randomness: %s\n", ex_randomness(g_reproducible));
     if (quick && full) {
         usage();
         return 2;
@@ -882,20 +844,20 @@ int main(int argc, char **argv)
         }
 
     /* files and plots */
-    int have_gnuplot = system("command -v gnuplot >/dev/null 2>&1") == 0;
+    int gnuplot = have_gnuplot();
     for (int pi = 0; pi < 2; pi++) {
         for (int s = 0; do_figs && s < 2; s++) {
             int f = pi * 2 + s + 1;
-            char stem[32];
-            snprintf(stem, sizeof stem, "fig%d", f);
+            char script[32];
+            snprintf(script, sizeof script, "fig%d.gp", f);
             if (write_fig(out, f, &probs[pi], s, eps, neps, nm, fig[pi][s], &fig_noiseless[pi][s])) goto done;
-            plot(out, stem, have_gnuplot);
+            if (gnuplot) run_gnuplot(out, script);
         }
         if (do_tabs) {
-            char stem[32];
-            snprintf(stem, sizeof stem, "table%d", pi + 1);
+            char script[32];
+            snprintf(script, sizeof script, "table%d.gp", pi + 1);
             if (write_table(out, pi + 1, &probs[pi], Ms, nM, nm, tab[pi])) goto done;
-            plot(out, stem, have_gnuplot);
+            if (gnuplot) run_gnuplot(out, script);
         }
     }
 
@@ -957,8 +919,8 @@ int main(int argc, char **argv)
             len2 = snprintf(w2, sizeof w2, "Alg.1 > Fully (2 s.e.) for M >= 3:");
             for (int j = 0; j < nM; j++) {
                 if (Ms[j] < 3) continue;
-                int g1 = clearly_less(t[2][j].mean, se_of(&t[2][j]), t[0][j].mean, se_of(&t[0][j]));
-                int g2 = clearly_less(t[1][j].mean, se_of(&t[1][j]), t[2][j].mean, se_of(&t[2][j]));
+                int g1 = clearly_less(t[2][j].mean, t[2][j].se, t[0][j].mean, t[0][j].se);
+                int g2 = clearly_less(t[1][j].mean, t[1][j].se, t[2][j].mean, t[2][j].se);
                 ok1 &= g1, ok2 &= g2;
                 len1 += snprintf(w1 + len1, sizeof w1 - (size_t)len1, " M=%d:%.2f/%.2f%s", Ms[j], t[0][j].mean,
                                  t[2][j].mean, g1 ? "" : "!");
@@ -976,16 +938,16 @@ int main(int argc, char **argv)
                                                                      "%s rises with M:", MN[m]);
                 for (int j = 0; j < nM; j++) {
                     if (!t[m][j].nseeds) continue;
-                    if (last >= 0 && clearly_less(t[m][j].mean, se_of(&t[m][j]), t[m][last].mean,
-                                                  se_of(&t[m][last])))
+                    if (last >= 0 && clearly_less(t[m][j].mean, t[m][j].se, t[m][last].mean,
+                                                  t[m][last].se))
                         down = 1;
                     if (first < 0) first = j;
                     last = j;
                     len += snprintf(what + len, sizeof what - (size_t)len, " %d:%.2f", Ms[j], t[m][j].mean);
                 }
                 if (first < 0) continue;
-                int up = clearly_less(t[m][first].mean, se_of(&t[m][first]), t[m][last].mean,
-                                      se_of(&t[m][last]));
+                int up = clearly_less(t[m][first].mean, t[m][first].se, t[m][last].mean,
+                                      t[m][last].se);
                 /* the noiseless row at the data's ceiling: every M within 2 points, so
                  * "rises with M" cannot show; a small step down is then reported with
                  * that reason (docs/reproductions.md), not as a contradiction */
@@ -1049,7 +1011,7 @@ int main(int argc, char **argv)
     printf("== output in %s:", out);
     for (int f = 1; do_figs && f <= 4; f++) printf(" fig%d.csv", f);
     for (int t2 = 1; do_tabs && t2 <= 2; t2++) printf(" table%d.csv", t2);
-    printf(have_gnuplot ? " (each with .gp and .png)\n" : " (and .gp scripts; gnuplot not found: no PNG)\n");
+    printf(gnuplot ? " (each with .gp and .png)\n" : " (and .gp scripts; gnuplot not found: no PNG)\n");
     status = 0;
 done:
     for (int pi = 0; pi < nprob; pi++) problem_free(&probs[pi]);

@@ -14,30 +14,22 @@
  * build the same algorithm, and step it together. Rank 0 prints progress,
  * the privacy spent, what crossed the wire and the final objective and
  * accuracy, which every rank computes on its own nodes and adds up.
+ * Randomness: secure by default (each node's keys are drawn on the rank that
+ * hosts it); --reproducible makes the run bit-identical to the one-process run.
  * README.md "Running across machines" shows a hostfile. */
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <dpdo/dpdo.h>
+#define EX_PROG "mpi_run"
+#include "common.h" /* TRY, now(), the randomness line, parameter keys by name */
 #include <dpdo/mpi.h>
 
 #define MAXN 4096
 
 static int rank;
 
-/* Print on rank 0; stop every rank on an error. */
+/* Print on rank 0 only. An error on any rank stops every rank: TRY jumps to
+ * main's `fail`, which calls MPI_Abort (the other ranks would otherwise wait
+ * in the next collective for ever). */
 #define SAY(...) (rank == 0 ? printf(__VA_ARGS__) : 0)
-#define TRY(call, what)                                                                                        \
-    do {                                                                                                       \
-        int rc_ = (call);                                                                                      \
-        if (rc_ != DPDO_OK) {                                                                                  \
-            fprintf(stderr, "rank %d: %s: %s (%s)\n", rank, #call, what, dpdo_status_name(rc_));             \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                                      \
-        }                                                                                                      \
-    } while (0)
 
-/* A parameter key by its name ("dda-active"), or 0. */
 /* Progress of dpdo_algorithm_run (every T/10 rounds, with the rigorous epsilon spent): rank 0
  * prints it; every rank runs the same accountant query, so the ranks stay in step. */
 static int on_progress(const dpdo_progress *p, void *user)
@@ -46,13 +38,6 @@ static int on_progress(const dpdo_progress *p, void *user)
     if (p->status == DPDO_ROUND || (p->status == DPDO_DONE && p->round % every != 0))
         SAY("  round %6lld  epsilon %.4f\n", (long long)p->round, p->epsilon);
     return 0; /* never cancel */
-}
-
-static int param_key(const char *name)
-{
-    for (int k = 1; k < 1000; k++)
-        if (dpdo_param_name(k) && strcmp(dpdo_param_name(k), name) == 0) return k;
-    return 0;
 }
 
 int main(int argc, char **argv)
@@ -169,10 +154,7 @@ int main(int argc, char **argv)
     dpdo_algorithm_options_init(&o, sizeof o);
     o.seed = seed;
     o.randomness = reproducible ? DPDO_RANDOMNESS_REPRODUCIBLE : DPDO_RANDOMNESS_SECURE;
-    SAY("randomness: %s\n", reproducible ? "reproducible (bit-identical to the one-process run; epsilon holds only "
-                                            "against parties who do not know the seed)"
-                                          : "secure (per-node keys drawn on the hosting rank; --reproducible for "
-                                            "bit-identical runs)");
+    SAY("randomness: %s\n", ex_randomness(reproducible));
     o.max_rounds = T;
     o.epsilon = eps;
     dpdo_algorithm *alg = NULL;
@@ -199,10 +181,13 @@ int main(int argc, char **argv)
         if (eq && eq - sets[k] < 63) {
             memcpy(name, sets[k], (size_t)(eq - sets[k]));
             name[eq - sets[k]] = 0;
-            key = param_key(name);
+            key = ex_param_key(type, name);
         }
         if (!key) {
-            SAY("--set %s: not NAME=VALUE with a known parameter name\n", sets[k]);
+            SAY("--set %s: not NAME=VALUE with a parameter of %s; its parameters:", sets[k], algo);
+            for (int p = dpdo_algorithm_type_param_next(type, 0); p > 0; p = dpdo_algorithm_type_param_next(type, p))
+                SAY(" %s", dpdo_param_name(p));
+            SAY("\n");
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
         int rc = dpdo_param_type(key) == 0 ? dpdo_algorithm_set_int(alg, key, atoll(eq + 1))
@@ -214,20 +199,17 @@ int main(int argc, char **argv)
     TRY(dpdo_mpi_attach(m, alg, net), dpdo_mpi_errmsg(m));
     SAY("%s on %lld nodes over %d ranks (rank 0 hosts nodes %lld..%lld), d = %lld, %lld rounds\n", algo,
         (long long)n, dpdo_mpi_size(m), (long long)lo, (long long)hi - 1, (long long)dim, (long long)T);
-    double t0 = MPI_Wtime();
+    double t0 = now();
     int64_t every = T / 10 > 0 ? T / 10 : 1;
     TRY(dpdo_algorithm_set_progress(alg, on_progress, &every, every, DPDO_PROGRESS_EPSILON),
         dpdo_algorithm_errmsg(alg));
-    int rc = dpdo_algorithm_run(alg, 0, NULL);
-    if (rc != DPDO_DONE) {
-        fprintf(stderr, "rank %d: step: %s\n", rank, dpdo_algorithm_errmsg(alg));
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    double secs = MPI_Wtime() - t0;
+    TRY(dpdo_algorithm_run(alg, 0, NULL), dpdo_algorithm_errmsg(alg)); /* to DPDO_DONE or an error */
+    double secs = now() - t0;
 
     /* 5. Results: the output model, evaluated by each rank on its own nodes, added up. */
     TRY(dpdo_algorithm_share_state(alg), dpdo_algorithm_errmsg(alg));
     double *x = malloc((size_t)dim * sizeof *x);
+    if (!x) goto fail;
     TRY(dpdo_algorithm_get_output(alg, DPDO_NODE_ALL, x, dim), dpdo_algorithm_errmsg(alg));
     double part[3] = {0, 0, 0}; /* sum of f_i, correct predictions, samples */
     for (int64_t i = lo; i < hi; i++) {
@@ -235,8 +217,9 @@ int main(int argc, char **argv)
         TRY(dpdo_node_eval(node[i], x, dim, NULL, 0, 0, &fi, NULL, NULL), dpdo_node_errmsg(node[i]));
         part[0] += fi / (double)n;
         double *mg = malloc((size_t)rows[i] * sizeof *mg), *y = malloc((size_t)dpdo_dataset_rows(ds[i]) * sizeof *y);
+        if (!mg || !y) goto fail; /* out of memory: stop every rank */
         TRY(dpdo_shard_margins(sh[i], x, dim, mg, rows[i]), dpdo_shard_errmsg(sh[i]));
-        dpdo_dataset_get_labels(ds[i], y, dpdo_dataset_rows(ds[i]));
+        TRY(dpdo_dataset_get_labels(ds[i], y, dpdo_dataset_rows(ds[i])), dpdo_dataset_errmsg(ds[i]));
         for (int64_t k = 0; k < rows[i]; k++) part[1] += mg[k] * y[dpdo_shard_row_index(sh[i], k)] > 0;
         part[2] += (double)rows[i];
         free(mg), free(y);
@@ -271,4 +254,9 @@ int main(int argc, char **argv)
     dpdo_loss_destroy(loss);
     MPI_Finalize();
     return 0;
+
+fail:
+    fprintf(stderr, EX_PROG ": rank %d stops every rank\n", rank);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    return 1;
 }

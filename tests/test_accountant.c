@@ -842,6 +842,56 @@ static void budget_guard(void)
     dpdo_ledger_destroy(l);
 }
 
+/* A target so lax that calibration reaches its floor (1e-6 x sensitivity): the
+ * sigma returned must still meet the target by the accountant's own figure
+ * (before 0.2 the floor itself was returned unchecked: "exact" then reported
+ * epsilon = inf for a target of 1e300). */
+static void calibration_lax_target(void)
+{
+    const char *types[] = {"rdp", "exact", "zcdp", "auto"};
+    const double targets[] = {1e3, 1e6, 1e12, 1e300};
+    for (int t = 0; t < 4; t++) {
+        if (!dpdo_accountant_type_find(types[t])) continue;
+        for (int k = 0; k < 4; k++) {
+            dpdo_ledger *l = NULL;
+            dpdo_accountant *a = NULL;
+            double sigma = NAN_;
+            CHECK_EQ(dpdo_ledger_create(&l, 1), DPDO_OK);
+            CHECK_EQ(dpdo_accountant_create(&a, dpdo_accountant_type_find(types[t]), NULL, l, NULL), DPDO_OK);
+            int rc = dpdo_accountant_calibrate_sigma(a, NULL, 1.0, 3, targets[k], 1e-5, &sigma);
+            CHECK_MSG(rc == DPDO_OK, "%s, eps %g: %s", types[t], targets[k], dpdo_accountant_errmsg(a));
+            CHECK_MSG(sigma >= 1e-6, "%s, eps %g: sigma %g below the floor", types[t], targets[k], sigma);
+            double e = eps_run(types[t], DPDO_SAMPLING_NONE, 0, 0, 0, sigma, 3, 1e-5, NULL, 0, 0, NULL);
+            CHECK_MSG(e <= targets[k], "%s: target %g, calibrated sigma %g spends %g", types[t], targets[k],
+                      sigma, e);
+            dpdo_accountant_destroy(a);
+            dpdo_ledger_destroy(l);
+        }
+    }
+}
+
+/* calibrate_steps near its 1e15 cap: the count returned must meet the target
+ * (before 0.2 the cap was returned unchecked once 2^49 steps met it). */
+static void calibration_steps_cap(void)
+{
+    const char *types[] = {"rdp", "zcdp"};
+    for (int t = 0; t < 2; t++) {
+        const double sigma = 1e7;
+        double target = eps_run(types[t], DPDO_SAMPLING_NONE, 0, 0, 0, sigma, 700000000000000, 1e-5, NULL, 0, 0, NULL);
+        dpdo_ledger *l = NULL;
+        dpdo_accountant *a = NULL;
+        double steps = NAN_;
+        CHECK_EQ(dpdo_ledger_create(&l, 1), DPDO_OK);
+        CHECK_EQ(dpdo_accountant_create(&a, dpdo_accountant_type_find(types[t]), NULL, l, NULL), DPDO_OK);
+        CHECK_EQ(dpdo_accountant_calibrate_steps(a, NULL, 1.0, sigma, target, 1e-5, &steps), DPDO_OK);
+        double e = eps_run(types[t], DPDO_SAMPLING_NONE, 0, 0, 0, sigma, (int64_t)steps, 1e-5, NULL, 0, 0, NULL);
+        CHECK_MSG(e <= target, "%s: target %g, %g steps spend %g", types[t], target, steps, e);
+        CHECK_MSG(steps >= 7e14 * (1 - 1e-6) && steps < 1e15, "%s: %g steps", types[t], steps);
+        dpdo_accountant_destroy(a);
+        dpdo_ledger_destroy(l);
+    }
+}
+
 static void calibration(void)
 {
     const char *types[] = {"rdp", "exact", "zcdp"};
@@ -1858,6 +1908,8 @@ int main(void)
     RUN(pruning_matches_full_minimum);
     RUN(budget_guard);
     RUN(calibration);
+    RUN(calibration_lax_target);
+    RUN(calibration_steps_cap);
     RUN(custom_type);
     RUN(registry_and_options);
     RUN(sampling_objects);

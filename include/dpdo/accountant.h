@@ -333,7 +333,9 @@ DPDO_API int dpdo_accountant_would_exceed(dpdo_accountant *acc, const dpdo_event
  * `steps` more releases of a Gaussian mechanism (sensitivity, sampling) on
  * every node, so that epsilon at delta is <= target epsilon.
  * calibrate_sigma: the smallest sigma, to 1e-10 relative (bracketing, then
- * false position in log sigma with a bisection safeguard; Since 0.2.).
+ * false position in log sigma with a bisection safeguard; Since 0.2.), but
+ * not below 1e-6 * sensitivity: a target met even there gives a sigma within
+ * a factor 4 of that floor, checked to meet it.
  * calibrate_steps: the largest number of steps (0 if even one step exceeds)
  * given sigma, capped at 1e15.
  * Return DPDO_OK, DPDO_E_INVAL, DPDO_E_NUMERIC (target unreachable: the

@@ -319,6 +319,34 @@ DPDO_API int dpdo_param_type(int key);
 DPDO_API const char *dpdo_param_name(int key);
 DPDO_API int dpdo_param_bounds(int key, double *lo, double *hi);
 
+/* Listing the parameters (for bindings, command lines and documentation), without an instance:
+ *     for (int k = dpdo_algorithm_type_param_next(t, 0); k > 0;
+ *          k = dpdo_algorithm_type_param_next(t, k))
+ *         printf("%s %s: %s\n", dpdo_param_name(k), dpdo_param_type(k) ? "double" : "int",
+ *                dpdo_param_doc(k));
+ * dpdo_algorithm_type_param_next returns the key after prev_key among the keys type t accepts
+ * (those dpdo_algorithm_set_int/_double take on an algorithm of type t): prev_key 0 gives the
+ * first; the common keys (1..99) come first in key order, then t's own keys. Returns a key > 0; 0
+ * after the last; DPDO_E_INVAL when t is NULL or prev_key is not one of t's keys. The current
+ * value (the default until set; some defaults depend on the number of nodes) of an algorithm that
+ * is set up is read with dpdo_algorithm_get_int/_double.
+ * dpdo_param_live: 1 if the key may be set while RUNNING, 0 if frozen after round 0, -1 if unknown.
+ * dpdo_param_doc: one line of text (meaning, default), static storage; NULL if unknown.
+ * No allocation; thread-safe. Since 0.2. */
+DPDO_API int dpdo_algorithm_type_param_next(const dpdo_algorithm_type *t, int prev_key);
+DPDO_API int dpdo_param_live(int key);
+DPDO_API const char *dpdo_param_doc(int key);
+
+/* The value parameter `key` starts with on an algorithm of type t set up with n_nodes nodes and
+ * default options (dpdo_algorithm_options_init), without an instance: *value is the double (an
+ * int key's value converted exactly). NaN means "derived at prepare" (the doc line says from
+ * what). The common keys take the options' defaults; an algorithm set up with other options
+ * starts from those. Returns DPDO_OK; DPDO_E_INVAL (t or value NULL, n_nodes outside
+ * [1, 2^31-1]); DPDO_E_UNSUPPORTED (key is not one of t's); DPDO_E_NOMEM. Allocates a scratch
+ * engine and frees it. Thread-safe. Since 0.2. */
+DPDO_API int dpdo_algorithm_type_param_default(const dpdo_algorithm_type *t, int key, int64_t n_nodes,
+                                               double *value);
+
 /* ---- local solver ---------------------------------------------------------------- */
 
 /* Use `solver` (BORROWED and retained: destroying it while installed is

@@ -1548,8 +1548,8 @@ int dpdo_accountant_calibrate_sigma(dpdo_accountant *a, const dpdo_sampling *s, 
         if (rc) return rc;
         for (;;) {
             lo = hi / 1.5;
-            if (lo < smin) {
-                *sigma = hi < smin ? hi : smin;
+            if (lo < smin) { /* at the floor: hi is the smallest sigma checked to meet the target */
+                *sigma = hi;
                 dpdo__err_clear(a->errmsg);
                 return DPDO_OK;
             }
@@ -1584,8 +1584,8 @@ int dpdo_accountant_calibrate_sigma(dpdo_accountant *a, const dpdo_sampling *s, 
         ehi = e;
         for (;;) {
             lo = hi / 4.0;
-            if (lo < smin) {
-                *sigma = smin; /* any sigma >= 1e-6 * sensitivity meets the target */
+            if (lo < smin) { /* at the floor: hi is the smallest sigma checked to meet the target */
+                *sigma = hi;
                 dpdo__err_clear(a->errmsg);
                 return DPDO_OK;
             }
@@ -1670,14 +1670,15 @@ int dpdo_accountant_calibrate_steps(dpdo_accountant *a, const dpdo_sampling *s, 
     }
     double good = 1, bad = 2;
     for (;;) {
-        if (bad > 1e15) {
+        if (bad > 1e15) bad = 1e15; /* the cap, checked like every other count */
+        rc = eps_with(a, s, sens, sigma, bad, delta, &e);
+        if (rc) return rc;
+        if (e > eps) break;
+        if (bad == 1e15) {
             *steps = 1e15;
             dpdo__err_clear(a->errmsg);
             return DPDO_OK;
         }
-        rc = eps_with(a, s, sens, sigma, bad, delta, &e);
-        if (rc) return rc;
-        if (e > eps) break;
         good = bad;
         bad *= 2;
     }

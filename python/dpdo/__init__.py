@@ -22,8 +22,10 @@ from ._lib import (DpdoError, InvalidArgument, OutOfMemory, StateError, Callback
                    LIBRARY_SOURCE, ABI_MAJOR)
 from ._core import *  # noqa: F401,F403
 from ._core import __all__ as _core_all
+from . import _capi
 
-__version__ = "0.1.0"
+# the release of the headers this package was generated from (include/dpdo/version.h)
+__version__ = "%d.%d.%d" % (_capi.DPDO_VERSION_MAJOR, _capi.DPDO_VERSION_MINOR, _capi.DPDO_VERSION_PATCH)
 __all__ = list(_core_all) + ["DpdoError", "InvalidArgument", "OutOfMemory", "StateError", "CallbackError",
                              "NumericError", "BudgetError", "VersionError", "Unsupported", "IOFailure",
                              "FormatError", "Canceled", "has_numpy", "LIBRARY_PATH", "LIBRARY_SOURCE", "ABI_MAJOR"]

@@ -18,26 +18,31 @@ separate threads run in parallel.
 import ctypes as C
 import functools
 import math
+import os
 import signal
 import threading
 import time
 import weakref
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
-from . import _lib
+from . import _capi, _lib
 from ._lib import (lib, np, P, PD, PI64, PI32, I64, D, DpdoError, StateError, InvalidArgument, CallbackError,
                    error, text, as_doubles, as_int64, as_int32, empty_doubles, result)
 
-NODE_ALL = -1
-NODE_COORDINATOR = -2
-NOISE_NONE, NOISE_PAPER, NOISE_RIGOROUS, NOISE_FIXED = 0, 1, 2, 3
-RANDOMNESS_SECURE, RANDOMNESS_REPRODUCIBLE = 0, 1
-PRIVACY_RIGOROUS, PRIVACY_PAPER = 0, 1
-POINT_ITERATE, POINT_OUTPUT = 0, 1
-WEIGHT_SAMPLES, WEIGHT_NODES, WEIGHT_NODE_WEIGHTS = 0, 1, 2
-PROGRESS_EPSILON, PROGRESS_OBJECTIVE = 1, 2
-STATE_NAMES = {0: "EMPTY", 1: "READY", 2: "RUNNING", 3: "DONE", 4: "FAILED"}
-STOP_NAMES = {0: "none", 1: "max rounds", 2: "budget", 3: "tolerance", 4: "passes complete"}
+# the C constants (generated from the headers, python/dpdo/_capi.py) without their DPDO_ prefix
+NODE_ALL, NODE_COORDINATOR = _capi.DPDO_NODE_ALL, _capi.DPDO_NODE_COORDINATOR
+NOISE_NONE, NOISE_PAPER, NOISE_RIGOROUS, NOISE_FIXED = (_capi.DPDO_NOISE_NONE, _capi.DPDO_NOISE_PAPER,
+                                                      _capi.DPDO_NOISE_RIGOROUS, _capi.DPDO_NOISE_FIXED)
+RANDOMNESS_SECURE, RANDOMNESS_REPRODUCIBLE = _capi.DPDO_RANDOMNESS_SECURE, _capi.DPDO_RANDOMNESS_REPRODUCIBLE
+PRIVACY_RIGOROUS, PRIVACY_PAPER = _capi.DPDO_PRIVACY_RIGOROUS, _capi.DPDO_PRIVACY_PAPER
+POINT_ITERATE, POINT_OUTPUT = _capi.DPDO_POINT_ITERATE, _capi.DPDO_POINT_OUTPUT
+WEIGHT_SAMPLES, WEIGHT_NODES, WEIGHT_NODE_WEIGHTS = (_capi.DPDO_WEIGHT_SAMPLES, _capi.DPDO_WEIGHT_NODES,
+                                                     _capi.DPDO_WEIGHT_NODE_WEIGHTS)
+PROGRESS_EPSILON, PROGRESS_OBJECTIVE = _capi.DPDO_PROGRESS_EPSILON, _capi.DPDO_PROGRESS_OBJECTIVE
+STATE_NAMES = {_capi.DPDO_ALG_EMPTY: "EMPTY", _capi.DPDO_ALG_READY: "READY", _capi.DPDO_ALG_RUNNING: "RUNNING",
+               _capi.DPDO_ALG_DONE: "DONE", _capi.DPDO_ALG_FAILED: "FAILED"}
+STOP_NAMES = {_capi.DPDO_STOP_NONE: "none", _capi.DPDO_STOP_MAX_ROUNDS: "max rounds", _capi.DPDO_STOP_BUDGET: "budget",
+              _capi.DPDO_STOP_TOLERANCE: "tolerance", _capi.DPDO_STOP_PASSES: "passes complete"}
 
 
 def version() -> str:
@@ -234,33 +239,22 @@ def _new(fn, what, *args):
     return h
 
 
-# ---- options structs (layouts of the C headers) --------------------------------------------------
-class _GenerateOptions(C.Structure):
-    _fields_ = [("struct_size", C.c_size_t), ("seed", C.c_uint64), ("n", C.c_int64), ("d", C.c_int64),
-                ("density", C.c_double), ("label_noise", C.c_double), ("separation", C.c_double),
-                ("zipf_exponent", C.c_double), ("scale", C.c_double), ("independent_labels", C.c_int32),
-                ("n_agents", C.c_int32), ("shift_scale", C.c_double), ("normalize_rows", C.c_int32)]
+# ---- options structs (layouts generated from the C headers) --------------------------------------
+_GenerateOptions = _capi.dpdo_generate_options
+_LoadOptions = _capi.dpdo_load_options
+_AlgorithmOptions = _capi.dpdo_algorithm_options
+_AccountantOptions = _capi.dpdo_accountant_options
+_CheckpointOptions = _capi.dpdo_checkpoint_options
 
 
-class _LoadOptions(C.Structure):
-    _fields_ = [("struct_size", C.c_size_t), ("n_features", C.c_int64), ("layout", C.c_int32),
-                ("dense_threshold", C.c_double), ("label_map", C.c_int32), ("positive_label", C.c_double),
-                ("reject_qid", C.c_int32), ("label_column", C.c_int32), ("header", C.c_int32),
-                ("delimiter", C.c_int32), ("scale", C.c_int32)]
+def _field_type(struct_cls, name):
+    """The ctypes type of a field of a generated struct (the callback types of the C headers)."""
+    return dict(struct_cls._fields_)[name]
 
 
-class _AlgorithmOptions(C.Structure):
-    _fields_ = [("struct_size", C.c_size_t), ("seed", C.c_uint64), ("max_rounds", C.c_int64),
-                ("step_size", C.c_double), ("step_power", C.c_double), ("noise_mode", C.c_int32),
-                ("strict", C.c_int32), ("epsilon", C.c_double), ("delta", C.c_double),
-                ("max_epsilon", C.c_double), ("sigma", C.c_double), ("lipschitz", C.c_double),
-                ("clip", C.c_double), ("batch", C.c_int64), ("tol", C.c_double), ("check_every", C.c_int64),
-                ("weighting", C.c_int32), ("randomness", C.c_int32)]
-
-
-class _AccountantOptions(C.Structure):
-    _fields_ = [("struct_size", C.c_size_t), ("orders", PD), ("n_orders", C.c_int64),
-                ("conversion", C.c_int32), ("reserved0", C.c_int32)]
+def _option_names(struct_cls):
+    """The settable fields of a generated options struct (not struct_size, not reserved space)."""
+    return [k for k, _ in struct_cls._fields_ if k != "struct_size" and not k.startswith("reserved")]
 
 
 def _fill(struct_cls, init, kwargs, what):
@@ -268,8 +262,9 @@ def _fill(struct_cls, init, kwargs, what):
     rc = init(C.byref(o), C.sizeof(o))
     if rc < 0:
         raise error(rc, "%s: this package's struct does not match the library (%s)" % (what, _lib._status_name(rc)))
+    names = _option_names(struct_cls)
     for k, v in kwargs.items():
-        if k == "struct_size" or k not in dict(struct_cls._fields_):
+        if k not in names:
             raise InvalidArgument(_lib.E_INVAL, "%s: unknown option %r" % (what, k))
         setattr(o, k, v)
     return o
@@ -339,7 +334,7 @@ class Dataset(_Handle):
             raise InvalidArgument(_lib.E_INVAL, "y (one label per row) is required")
         keep, px, nx = as_doubles(Xa, n * d, "X")
         keepy, py, ny = as_doubles(y, n, "y")
-        self._check(lib.dpdo_dataset_set_dense(self._ptr(), n, d, px, py, 0))
+        self._check(lib.dpdo_dataset_set_dense(self._ptr(), n, d, px, py, _capi.DPDO_COPY))
         return self
 
     @_guarded()
@@ -348,7 +343,7 @@ class Dataset(_Handle):
         k2, pc, _ = as_int32(indices)
         k3, pv, _ = as_doubles(data)
         k4, py, _ = as_doubles(y, n, "y")
-        self._check(lib.dpdo_dataset_set_csr(self._ptr(), n, d, pr, pc, pv, py, 0))
+        self._check(lib.dpdo_dataset_set_csr(self._ptr(), n, d, pr, pc, pv, py, _capi.DPDO_COPY))
 
     @classmethod
     def csr(cls, matrix=None, y=None, indptr=None, indices=None, data=None, n_features=None) -> "Dataset":
@@ -405,7 +400,8 @@ class Dataset(_Handle):
     @property
     def layout(self) -> str:
         """"dense", "csr" or "empty"."""
-        return {0: "empty", 1: "dense", 2: "csr"}.get(lib.dpdo_dataset_layout(self._ptr()), "?")
+        return {_capi.DPDO_LAYOUT_EMPTY: "empty", _capi.DPDO_LAYOUT_DENSE: "dense",
+                _capi.DPDO_LAYOUT_CSR: "csr"}.get(lib.dpdo_dataset_layout(self._ptr()), "?")
 
     @_guarded(mutating=False)
     def labels(self):
@@ -534,17 +530,13 @@ class Shard(_Handle):
 
 
 # ---- losses, regularizers, nodes -----------------------------------------------------------------
-_PHI = C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_double, C.c_double, PD, PD)
-_BATCH = C.CFUNCTYPE(C.c_int, C.c_void_p, PD, C.c_int64, PI64, C.c_int64, PD, PD)
-_MODEL = C.CFUNCTYPE(C.c_int, C.c_void_p, PD, C.c_int64, PD, PD)
-_BOUNDS = C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_double, C.c_double, PD, PD)
-_CONST = C.CFUNCTYPE(C.c_int, C.c_void_p, PD, PD)
-_RELEASE = C.CFUNCTYPE(None, C.c_void_p)
-
-
-class _LossType(C.Structure):
-    _fields_ = [("struct_size", C.c_size_t), ("name", C.c_char_p), ("phi", _PHI), ("batch", _BATCH),
-                ("model", _MODEL), ("phi_bounds", _BOUNDS), ("constants", _CONST), ("release", _RELEASE)]
+_LossType = _capi.dpdo_loss_type
+_PHI = _field_type(_LossType, "phi")
+_BATCH = _field_type(_LossType, "batch")
+_MODEL = _field_type(_LossType, "model")
+_BOUNDS = _field_type(_LossType, "phi_bounds")
+_CONST = _field_type(_LossType, "constants")
+_RELEASE = _field_type(_LossType, "release")
 
 
 class _Callbacks:
@@ -1084,7 +1076,7 @@ class Accountant(_Handle):
             if orders is not None:
                 self._orders, po, no = as_doubles(orders)
                 o.orders, o.n_orders = po, no
-            o.conversion = 1 if conversion == "classic" else 0
+            o.conversion = _capi.DPDO_CONVERSION_CLASSIC if conversion == "classic" else _capi.DPDO_CONVERSION_IMPROVED
             opts = C.byref(o)
         self._h = _new(lib.dpdo_accountant_create, "accountant: invalid options", t, None, ledger._ptr(), opts)
         self._own()
@@ -1229,14 +1221,9 @@ class PaperBound(_Handle):
 
 
 # ---- local solvers, compressors, policies --------------------------------------------------------
-_RUN = C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_void_p, PD, C.c_int64, C.c_double, C.c_int64, C.c_void_p,
-                   C.c_uint64, C.c_uint64, PD)
-_CONTR = C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_double, C.c_int64, C.c_double, C.c_double, PD)
-
-
-class _SolverType(C.Structure):
-    _fields_ = [("struct_size", C.c_size_t), ("name", C.c_char_p), ("run", _RUN), ("contraction", _CONTR),
-                ("release", _RELEASE)]
+_SolverType = _capi.dpdo_solver_type
+_RUN = _field_type(_SolverType, "run")
+_CONTR = _field_type(_SolverType, "contraction")
 
 
 def _restore_solver(name, dim, params):
@@ -1366,9 +1353,11 @@ class Policy(_Handle):
         for k, v in params.items():
             self._check(lib.dpdo_policy_set(self._ptr(), k.encode(), float(v)))
         self._args = (name, nodes, state_len)
+        self._params = {k: float(v) for k, v in params.items()}
 
     def _why_not_picklable(self):
-        return ": a policy's learned state (DQN weights, replay buffer) has no file format yet; rebuild it"
+        return (": a policy's learned state (DQN weights, replay buffer) is saved only as part of its "
+                "algorithm's checkpoint (pickle the Algorithm, or Algorithm.save)")
 
     def _describe(self):
         return "%s, %d nodes, state length %d" % self._args
@@ -1384,29 +1373,70 @@ def algorithm_types() -> "List[str]":
     return out
 
 
+class ParamInfo(NamedTuple):
+    """One typed parameter of an algorithm type (dpdo_algorithm_type_param_next and dpdo_param_*)."""
+    name: str
+    key: int
+    type: type  # int or float
+    live: bool  # settable while running
+    lo: float
+    hi: float
+    doc: str
+    default: Any = None  # for n_nodes nodes and default options (NaN: derived at prepare)
+
+
+def _param_info(t, k, n_nodes):
+    lo, hi = C.c_double(), C.c_double()
+    lib.dpdo_param_bounds(k, C.byref(lo), C.byref(hi))
+    typ = int if lib.dpdo_param_type(k) == 0 else float
+    default = None
+    if n_nodes is not None:
+        v = C.c_double()
+        rc = lib.dpdo_algorithm_type_param_default(t, k, int(n_nodes), C.byref(v))
+        if rc < 0:
+            raise error(rc, "dpdo_algorithm_type_param_default(%s, %d nodes) failed" % (text(lib.dpdo_param_name(k)),
+                                                                                        n_nodes))
+        default = int(v.value) if typ is int else v.value
+    return ParamInfo(text(lib.dpdo_param_name(k)), k, typ, lib.dpdo_param_live(k) == 1, lo.value, hi.value,
+                     text(lib.dpdo_param_doc(k)), default)
+
+
+def parameters(kind, n_nodes=None) -> "List[ParamInfo]":
+    """The typed parameters an algorithm type takes, in the C listing's order (common ones first),
+    with name, key, type, live flag, bounds and a one-line doc; no instance is needed. With
+    n_nodes, .default is the value an algorithm of that many nodes and default options starts
+    with (some defaults depend on the number of nodes; NaN = derived at prepare)."""
+    t = lib.dpdo_algorithm_type_find(kind.encode())
+    if not t:
+        raise InvalidArgument(_lib.E_INVAL, "unknown algorithm %r; built in: %s" % (kind, ", ".join(algorithm_types())))
+    out, k = [], lib.dpdo_algorithm_type_param_next(t, 0)
+    while k > 0:
+        out.append(_param_info(t, k, n_nodes))
+        k = lib.dpdo_algorithm_type_param_next(t, k)
+    if k < 0:
+        raise error(k, "dpdo_algorithm_type_param_next(%s) failed" % kind)
+    return out
+
+
 _PARAM_KEYS = {}
 
 
 def param_key(name) -> int:
     """The integer key of a parameter name ("dda-active" or "dda_active")."""
     if not _PARAM_KEYS:
-        for k in range(1, 1000):
-            n = lib.dpdo_param_name(k)
-            if n:
-                _PARAM_KEYS[text(n)] = k
+        for kind in algorithm_types():
+            for p in parameters(kind):
+                _PARAM_KEYS[p.name] = p.key
     key = _PARAM_KEYS.get(name.replace("_", "-"))
     if key is None:
         raise InvalidArgument(_lib.E_INVAL, "unknown parameter %r; known: %s" % (name, ", ".join(sorted(_PARAM_KEYS))))
     return key
 
 
-class _ProgressStruct(C.Structure):
-    _fields_ = [("struct_size", C.c_size_t), ("round", C.c_int64), ("max_rounds", C.c_int64),
-                ("steps", C.c_int64), ("status", C.c_int32), ("stop_reason", C.c_int32),
-                ("epsilon", C.c_double), ("delta", C.c_double), ("objective", C.c_double)]
+_ProgressStruct = _capi.dpdo_progress
 
 
-_PROGRESS_FN = C.CFUNCTYPE(C.c_int, C.POINTER(_ProgressStruct), C.c_void_p)
+_PROGRESS_FN = _capi.dpdo_progress_fn
 
 
 class Progress:
@@ -1419,7 +1449,7 @@ class Progress:
     def __init__(self, p):
         self.round, self.max_rounds, self.steps = p.round, p.max_rounds, p.steps
         self.epsilon, self.delta, self.objective = p.epsilon, p.delta, p.objective
-        self.done = p.status == 2
+        self.done = p.status == _lib.DONE
 
     def __repr__(self):
         return ("<dpdo.Progress round %d/%d, epsilon %g, objective %g%s>"
@@ -1456,6 +1486,60 @@ class _SigintFlag:
             self._old = None
 
 
+class _hybridmethod:
+    """A method that receives the class when called on the class and the instance otherwise."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        functools.update_wrapper(self, fn)
+
+    def __get__(self, obj, cls):
+        return functools.partial(self.fn, cls if obj is None else obj)
+
+
+def _checkpoint_options(key):
+    """A dpdo_checkpoint_options with the host key (32 bytes), or None for no key."""
+    if key is None:
+        return None
+    key = bytes(key)
+    if len(key) != _capi.DPDO_CHECKPOINT_KEY_BYTES:
+        raise InvalidArgument(_lib.E_INVAL, "key must be %d bytes, got %d" % (_capi.DPDO_CHECKPOINT_KEY_BYTES,
+                                                                              len(key)))
+    o = _fill(_CheckpointOptions, lib.dpdo_checkpoint_options_init, {}, "checkpoint options")
+    o.key = key  # ctypes keeps the bytes alive with o
+    return o
+
+
+def _restore_algorithm(spec, ckpt):
+    acc = None
+    if spec["accountant"] is not None:
+        nodes, led_text, (kind, orders, conversion) = spec["accountant"]
+        acc = Accountant(_restore_ledger(nodes, led_text), kind, orders, conversion)
+    pol = None
+    if spec["policy"] is not None:
+        args, params = spec["policy"]
+        pol = Policy(*args, **params)
+    alg = Algorithm(spec["kind"], spec["nodes"], spec["network"], spec["regularizer"], acc, solver=spec["solver"],
+                    compressor=spec["compressor"], policy=pol, **spec["options"])
+    for k, v in spec["params"]:
+        alg.set(k, v)
+    if spec["node_probabilities"] is not None:
+        alg.set_node_probabilities(spec["node_probabilities"])
+    if ckpt is not None:
+        import tempfile
+        d = tempfile.mkdtemp(prefix="dpdo-unpickle-")
+        try:
+            p = os.path.join(d, "alg.ckpt")
+            with open(p, "wb") as f:
+                f.write(ckpt)
+            alg._load_into(p)
+        finally:
+            for x in os.listdir(d):
+                os.unlink(os.path.join(d, x))
+            os.rmdir(d)
+    return alg
+
+
 class Algorithm(_Handle):
     """An algorithm run over nodes.
 
@@ -1475,8 +1559,15 @@ class Algorithm(_Handle):
 
     One thread at a time: a second thread calling into the same Algorithm while a call runs
     gets StateError; close() from another thread stops a run at the next round and waits.
-    An Algorithm cannot be pickled (its random streams and internal state have no file format
-    here); pickle the estimator (dpdo.sklearn) or the output vector instead."""
+
+    Checkpoints (docs/checkpoint.md): alg.save(path, key=None) writes the run; alg.load(path)
+    resumes it on an algorithm set up the same way that has not started, and
+    Algorithm.load(path, kind, nodes, ...) does both (same arguments as the constructor). With
+    REPRODUCIBLE randomness the resumed run is bit-identical to the uninterrupted one. pickle
+    goes through the same checkpoint: the configuration, the accountant's ledger as it was when
+    this run started, and the run's state; a private SECURE run (whose keys exist only in this
+    process) and a run with host keys (set_node_key) refuse to pickle: save them with a host
+    key (key=32 bytes: the file is encrypted and carries the node keys) instead."""
 
     _destroy = lib.dpdo_algorithm_destroy
     _errmsg = lib.dpdo_algorithm_errmsg
@@ -1493,7 +1584,7 @@ class Algorithm(_Handle):
         nodes = list(nodes)
         arr = (C.c_void_p * max(len(nodes), 1))(*[n.handle for n in nodes])
         o = _fill(_AlgorithmOptions, lib.dpdo_algorithm_options_init, options, "algorithm options")
-        self.options = {k: getattr(o, k) for k, _ in _AlgorithmOptions._fields_ if k != "struct_size"}
+        self.options = {k: getattr(o, k) for k in _option_names(_AlgorithmOptions)}
         self._check(lib.dpdo_algorithm_setup(self._ptr(), arr, len(nodes), network._ptr() if network else None,
                                              regularizer._ptr() if regularizer else None,
                                              accountant._ptr() if accountant else None, C.byref(o)))
@@ -1501,6 +1592,10 @@ class Algorithm(_Handle):
         self.nodes, self.network, self.regularizer, self.accountant = nodes, network, regularizer, accountant
         self._dim = lib.dpdo_algorithm_dim(self._h)
         self._n = len(nodes)
+        self._set_params = []        # (name or key, value) in the order set: pickling replays them
+        self._host_keys = False      # set_node_key/_secret was called: not picklable
+        self._node_probs = None      # set_node_probabilities (part of the configuration)
+        self._start_ledger = None    # the ledger's text when this run started (pickling)
         for k, v in (params or {}).items():
             self.set(k, v)
         self.solver = self.compressor = self.policy = None
@@ -1531,6 +1626,7 @@ class Algorithm(_Handle):
             self._check(lib.dpdo_algorithm_set_int(self._ptr(), k, int(value)))
         else:
             self._check(lib.dpdo_algorithm_set_double(self._ptr(), k, float(value)))
+        self._set_params.append((k, value))
 
     @_guarded(mutating=False)
     def get(self, key):
@@ -1544,10 +1640,26 @@ class Algorithm(_Handle):
             self._check(lib.dpdo_algorithm_get_double(self._ptr(), k, C.byref(v)))
         return v.value
 
+    @_guarded(mutating=False)
+    def parameters(self) -> "Dict[str, Any]":
+        """Every typed parameter of this algorithm's type with its current value (the default until
+        set), by name, in the C listing's order (dpdo.parameters(kind) gives types, bounds, docs)."""
+        out = {}
+        for p in parameters(self.kind):
+            if p.type is int:
+                v = C.c_int64()
+                self._check(lib.dpdo_algorithm_get_int(self._ptr(), p.key, C.byref(v)))
+            else:
+                v = C.c_double()
+                self._check(lib.dpdo_algorithm_get_double(self._ptr(), p.key, C.byref(v)))
+            out[p.name] = v.value
+        return out
+
     @_guarded()
     def set_node_secret(self, node, secret) -> None:
         """Deprecated (64 bits): use set_node_key. Give a node its secret key (docs/distributed.md)."""
         self._check(lib.dpdo_algorithm_set_node_secret(self._ptr(), node, secret))
+        self._host_keys = True
 
     @_guarded()
     def set_node_key(self, node, key) -> None:
@@ -1556,6 +1668,7 @@ class Algorithm(_Handle):
         if len(key) != 32:
             raise ValueError("key must be 32 bytes, got %d" % len(key))
         self._check(lib.dpdo_algorithm_set_node_key(self._ptr(), node, key))
+        self._host_keys = True
 
     @property
     def randomness_source(self) -> str:
@@ -1565,7 +1678,15 @@ class Algorithm(_Handle):
     @_guarded()
     def prepare(self) -> None:
         """Calibrate the noise and check the preconditions now (step() does it otherwise)."""
+        self._note_start()
         self._check(lib.dpdo_algorithm_prepare(self._ptr()))
+
+    def _note_start(self):
+        """Before a run starts (READY at round 0): keep the ledger's text, which a pickled run's
+        accountant must hold again when the checkpoint is loaded (docs/checkpoint.md)."""
+        if self._start_ledger is None and lib.dpdo_algorithm_round(self._h) == 0 and \
+                lib.dpdo_algorithm_state(self._h) == _capi.DPDO_ALG_READY and self.accountant is not None:
+            self._start_ledger = self.accountant.ledger.save()
 
     @_guarded()
     def set_next_active(self, flags) -> None:
@@ -1581,9 +1702,11 @@ class Algorithm(_Handle):
         """Per-node activation probabilities (a sequence of n values in (0, 1]); None = the key's."""
         if p is None:
             self._check(lib.dpdo_algorithm_set_node_probabilities(self._ptr(), None, self._n))
+            self._node_probs = None
             return
         k, pp, n = as_doubles(p)
         self._check(lib.dpdo_algorithm_set_node_probabilities(self._ptr(), pp, n))
+        self._node_probs = [float(v) for v in (p.tolist() if hasattr(p, "tolist") else p)]
 
     # stepping
     def _callbacks(self):
@@ -1607,14 +1730,15 @@ class Algorithm(_Handle):
         took = self._enter("step")
         try:
             h = self._ptr()
+            self._note_start()
             self._in_c = True
             try:
                 rc = lib.dpdo_algorithm_step(h)
             finally:
                 self._in_c = False
-            if rc == 1:
+            if rc == _lib.ROUND:
                 return True
-            if rc == 2:
+            if rc == _lib.DONE:
                 return False
             self._fail(rc)
         finally:
@@ -1636,6 +1760,8 @@ class Algorithm(_Handle):
         continue it to the same result as an uninterrupted run (REPRODUCIBLE randomness)."""
         took = self._enter("run")
         try:
+            self._ptr()
+            self._note_start()
             return self._run(max_steps, progress, every, epsilon, objective, history)
         finally:
             self._leave(took)
@@ -1728,6 +1854,105 @@ class Algorithm(_Handle):
     def reset(self) -> None:
         """Back to round 0 with the same random streams (this run's ledger charges removed)."""
         self._check(lib.dpdo_algorithm_reset(self._ptr()))
+        self._start_ledger = None
+
+    # checkpoints and pickling
+    @_guarded(mutating=False)
+    def save(self, path, key=None) -> None:
+        """Write a checkpoint of this run to `path` (dpdo_algorithm_save; the algorithm must have run
+        at least one round). key: None (a plain file; nothing secret is written, so a private SECURE
+        run refuses) or 32 bytes (the file is encrypted and authenticated and carries the nodes'
+        keys; keep the key, load needs it)."""
+        o = _checkpoint_options(key)
+        rc = lib.dpdo_algorithm_save(self._ptr(), os.fsencode(path), C.byref(o) if o is not None else None)
+        if rc == _lib.E_STATE and key is None and self.options["randomness"] == RANDOMNESS_SECURE:
+            # the C message speaks of options.key; say it in this method's terms too
+            raise StateError(rc, "%s; in Python: alg.save(path, key=<%d bytes>) and alg.load(path, key=...)"
+                             % (self.message(), _capi.DPDO_CHECKPOINT_KEY_BYTES))
+        self._check(rc)
+
+    def _load_into(self, path, key=None):
+        took = self._enter("load")
+        try:
+            o = _checkpoint_options(key)
+            self._note_start()
+            self._check(lib.dpdo_algorithm_load(self._ptr(), os.fsencode(path),
+                                                C.byref(o) if o is not None else None))
+        finally:
+            self._leave(took)
+
+    @_hybridmethod
+    def load(cls_or_self, path, *args, key=None, **kwargs):
+        """alg.load(path, key=None): resume the run saved in `path` on this algorithm, which must be
+        set up as the saved one was and not have started (READY at round 0; a fresh accountant,
+        or one holding what the saved run's held when it started). The file's configuration is
+        compared and the first difference named (FormatError); on failure nothing changes.
+        Algorithm.load(path, kind, nodes, network, ..., key=None, **options): build the algorithm
+        with the constructor's arguments, then load. Returns the algorithm."""
+        if isinstance(cls_or_self, type):
+            alg = cls_or_self(*args, **kwargs)
+            try:
+                alg._load_into(path, key)
+            except BaseException:
+                alg.close()
+                raise
+            return alg
+        if args or kwargs:
+            raise TypeError("alg.load(path, key=None) takes no other arguments (Algorithm.load(path, kind, "
+                            "nodes, ...) builds one)")
+        cls_or_self._load_into(path, key)
+        return cls_or_self
+
+    def __reduce__(self):
+        took = self._enter("pickle", False)
+        try:
+            return self._reduce()
+        finally:
+            self._leave(took)
+
+    def _reduce(self):
+        h = self._ptr()
+        if self._host_keys:
+            raise TypeError("dpdo.Algorithm with host keys (set_node_key) cannot be pickled: the keys are secret "
+                            "and a pickle is not; alg.save(path, key=...) writes an encrypted checkpoint, or save "
+                            "without a key and set the same keys again before alg.load(path)")
+        st = lib.dpdo_algorithm_state(h)
+        if st == _capi.DPDO_ALG_FAILED:
+            raise TypeError("dpdo.Algorithm in state FAILED cannot be pickled (reset() it first)")
+        ckpt = None
+        if st in (_capi.DPDO_ALG_RUNNING, _capi.DPDO_ALG_DONE):
+            if self.options["randomness"] == RANDOMNESS_SECURE and self.options["noise_mode"] != NOISE_NONE:
+                raise TypeError("dpdo.Algorithm: a private run with SECURE randomness cannot be pickled: its noise "
+                                "keys come from the operating system and exist only in this process. Save it "
+                                "encrypted with alg.save(path, key=<32 bytes>) and resume with alg.load(path, "
+                                "key=...), or use randomness=dpdo.RANDOMNESS_REPRODUCIBLE")
+            import tempfile
+            d = tempfile.mkdtemp(prefix="dpdo-pickle-")
+            try:
+                p = os.path.join(d, "alg.ckpt")
+                self._check(lib.dpdo_algorithm_save(h, os.fsencode(p), None))
+                with open(p, "rb") as f:
+                    ckpt = f.read()
+            finally:
+                for x in os.listdir(d):
+                    os.unlink(os.path.join(d, x))
+                os.rmdir(d)
+        acc = None
+        if self.accountant is not None:
+            ledger = self.accountant.ledger
+            led_text = self._start_ledger if ckpt is not None else ledger.save()
+            if led_text is None:
+                raise TypeError("dpdo.Algorithm cannot be pickled: the ledger as it was when this run started is "
+                                "unknown (the run was started outside this object)")
+            acc = (ledger.nodes, led_text, self.accountant._args[1:])
+        pol = None
+        if self.policy is not None:
+            pol = (self.policy._args, self.policy._params)
+        spec = {"kind": self.kind, "nodes": self.nodes, "network": self.network, "regularizer": self.regularizer,
+                "accountant": acc, "params": list(self._set_params), "solver": self.solver,
+                "compressor": self.compressor, "policy": pol, "node_probabilities": self._node_probs,
+                "options": dict(self.options)}
+        return (_restore_algorithm, (spec, ckpt))
 
     # properties and getters
     @property
@@ -1830,9 +2055,6 @@ class Algorithm(_Handle):
         saves to a model file and pickles."""
         return Model.from_algorithm(self)
 
-    def _why_not_picklable(self):
-        return (": its random streams and internal state have no file format in this version; pickle "
-                "alg.model() (the trained model with its privacy figures) or a dpdo.sklearn estimator")
 
     def _describe(self):
         return "%s, %d nodes, dim %d, round %d/%d, %s" % (self.kind, self._n, self._dim, self.round,
@@ -1843,7 +2065,8 @@ def _restore_model(text_):
     return Model.parse(text_)
 
 
-_PREDICT_KINDS = {"margin": 0, "label": 1, "probability": 2}
+_PREDICT_KINDS = {"margin": _capi.DPDO_PREDICT_MARGIN, "label": _capi.DPDO_PREDICT_LABEL,
+                  "probability": _capi.DPDO_PREDICT_PROBABILITY}
 
 
 class Model(_Handle):
@@ -1974,9 +2197,7 @@ class Model(_Handle):
             self.field("algorithm"), self.field("loss"), self.dim, self.rounds, e, d, self.field("accountant"))
 
 
-class _ReferenceOptions(C.Structure):
-    _fields_ = [("struct_size", C.c_size_t), ("weighting", C.c_int32), ("tol", C.c_double),
-                ("max_iter", C.c_int64), ("lbfgs_memory", C.c_int32)]
+_ReferenceOptions = _capi.dpdo_reference_options
 
 
 class Reference(_Handle):
@@ -2059,6 +2280,6 @@ class Reference(_Handle):
 
 __all__ = ["Model", "Reference", "Progress", "accountant_types", "RANDOMNESS_SECURE", "RANDOMNESS_REPRODUCIBLE",
            "WEIGHT_SAMPLES", "WEIGHT_NODES", "WEIGHT_NODE_WEIGHTS", "Dataset", "Shard", "Loss", "Regularizer", "Node", "Network", "Sampling", "Event", "Ledger",
-           "Accountant", "PaperBound", "Solver", "Compressor", "Policy", "Algorithm", "algorithm_types", "param_key", "version",
+           "Accountant", "PaperBound", "Solver", "Compressor", "Policy", "Algorithm", "algorithm_types", "param_key", "parameters", "ParamInfo", "version",
            "NODE_ALL", "NODE_COORDINATOR", "NOISE_NONE", "NOISE_PAPER", "NOISE_RIGOROUS", "NOISE_FIXED",
            "PRIVACY_RIGOROUS", "PRIVACY_PAPER", "POINT_ITERATE", "POINT_OUTPUT"]

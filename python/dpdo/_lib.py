@@ -20,7 +20,9 @@ import subprocess
 import sys
 import warnings
 
-ABI_MAJOR = 1
+from . import _capi
+
+ABI_MAJOR = _capi.DPDO_ABI_MAJOR  # include/dpdo/version.h, through the generated module
 SONAME = "libdpdo.so.%d" % ABI_MAJOR
 
 # ---- NumPy (optional) ----------------------------------------------------------------------------
@@ -113,10 +115,11 @@ def _load():
 lib, LIBRARY_PATH, LIBRARY_SOURCE = _load()
 
 # ---- status codes and errors ----------------------------------------------------------------------
-OK, ROUND, DONE = 0, 1, 2
-E_INVAL, E_NOMEM, E_STATE, E_CALLBACK, E_NUMERIC = -1, -2, -3, -4, -5
-E_BUDGET, E_VERSION, E_UNSUPPORTED, E_IO, E_FORMAT = -6, -7, -8, -9, -10
-E_CANCELED = -11
+OK, ROUND, DONE = _capi.DPDO_OK, _capi.DPDO_ROUND, _capi.DPDO_DONE
+E_INVAL, E_NOMEM, E_STATE, E_CALLBACK = _capi.DPDO_E_INVAL, _capi.DPDO_E_NOMEM, _capi.DPDO_E_STATE, _capi.DPDO_E_CALLBACK
+E_NUMERIC, E_BUDGET, E_VERSION = _capi.DPDO_E_NUMERIC, _capi.DPDO_E_BUDGET, _capi.DPDO_E_VERSION
+E_UNSUPPORTED, E_IO, E_FORMAT, E_CANCELED = (_capi.DPDO_E_UNSUPPORTED, _capi.DPDO_E_IO, _capi.DPDO_E_FORMAT,
+                                             _capi.DPDO_E_CANCELED)
 
 
 class DpdoError(Exception):
@@ -186,239 +189,41 @@ def error(status, message):
     return _CLASSES.get(status, DpdoError)(status, message)
 
 
-# ---- prototypes -----------------------------------------------------------------------------------
+# ---- prototypes (generated from the headers: python/dpdo/_capi.py, scripts/gen-python.py) ----------
 P = C.c_void_p
 I32, I64, U64, D, S = C.c_int32, C.c_int64, C.c_uint64, C.c_double, C.c_char_p
 INT, SZ = C.c_int, C.c_size_t
 PD, PI64, PI32, PP = C.POINTER(C.c_double), C.POINTER(C.c_int64), C.POINTER(C.c_int32), C.POINTER(C.c_void_p)
 
-# name: (restype, [argtypes])
-PROTOS = {
-    "dpdo_version_string": (S, []),
-    "dpdo_version_number": (INT, []),
-    "dpdo_status_name": (S, [INT]),
-    "dpdo_strerror": (S, [INT]),
-    # datasets and shards
-    "dpdo_dataset_create": (INT, [PP]),
-    "dpdo_dataset_destroy": (None, [P]),
-    "dpdo_dataset_errmsg": (S, [P]),
-    "dpdo_dataset_set_dense": (INT, [P, I64, I64, PD, PD, INT]),
-    "dpdo_dataset_set_csr": (INT, [P, I64, I64, PI64, PI32, PD, PD, INT]),
-    "dpdo_dataset_rows": (I64, [P]),
-    "dpdo_dataset_features": (I64, [P]),
-    "dpdo_dataset_nnz": (I64, [P]),
-    "dpdo_dataset_get_labels": (INT, [P, PD, I64]),
-    "dpdo_dataset_get_row": (INT, [P, I64, PD, I64]),
-    "dpdo_dataset_layout": (INT, [P]),
-    "dpdo_dataset_load_libsvm": (INT, [P, S, P]),
-    "dpdo_dataset_load_idx": (INT, [P, S, S, P]),
-    "dpdo_load_options_init": (INT, [P, SZ]),
-    "dpdo_generate_options_init": (INT, [P, SZ]),
-    "dpdo_dataset_generate": (INT, [P, S, P]),
-    "dpdo_dataset_partition": (INT, [P, I64, PI64, U64, PP]),
-    "dpdo_dataset_margins": (INT, [P, PD, I64, PD, I64]),
-    "dpdo_shard_create_range": (INT, [PP, P, I64, I64]),
-    "dpdo_shard_create": (INT, [PP, P, PI64, I64]),
-    "dpdo_shard_destroy": (None, [P]),
-    "dpdo_shard_rows": (I64, [P]),
-    "dpdo_shard_get_rows": (INT, [P, PI64, I64]),
-    "dpdo_shard_errmsg": (S, [P]),
-    # losses, regularizers, nodes
-    "dpdo_loss_type_find": (P, [S]),
-    "dpdo_loss_create": (INT, [PP, P, P, I64]),
-    "dpdo_loss_destroy": (None, [P]),
-    "dpdo_loss_errmsg": (S, [P]),
-    "dpdo_loss_dim": (I64, [P]),
-    "dpdo_loss_name": (S, [P]),
-    "dpdo_regularizer_type_find": (P, [S]),
-    "dpdo_regularizer_create": (INT, [PP, P, P, I64, PD, I64]),
-    "dpdo_regularizer_destroy": (None, [P]),
-    "dpdo_regularizer_value": (INT, [P, PD, I64, PD]),
-    "dpdo_regularizer_errmsg": (S, [P]),
-    "dpdo_node_create": (INT, [PP, P, P, D]),
-    "dpdo_node_create_remote": (INT, [PP, P, I64, D]),
-    "dpdo_node_destroy": (None, [P]),
-    "dpdo_node_errmsg": (S, [P]),
-    "dpdo_node_samples": (I64, [P]),
-    "dpdo_node_eval": (INT, [P, PD, I64, PI64, I64, D, PD, PD, PI64]),
-    # networks
-    "dpdo_network_create": (INT, [PP]),
-    "dpdo_network_destroy": (None, [P]),
-    "dpdo_network_errmsg": (S, [P]),
-    "dpdo_network_set_complete": (INT, [P, I64]),
-    "dpdo_network_set_ring": (INT, [P, I64]),
-    "dpdo_network_set_circulant": (INT, [P, I64, I64]),
-    "dpdo_network_set_torus": (INT, [P, I64, I64]),
-    "dpdo_network_set_star": (INT, [P, I64]),
-    "dpdo_network_set_erdos_renyi": (INT, [P, I64, D, U64, I64]),
-    "dpdo_network_set_edges": (INT, [P, I64, PI64, I64]),
-    "dpdo_network_nodes": (I64, [P]),
-    "dpdo_network_edge_count": (I64, [P]),
-    "dpdo_network_spectral_gap": (INT, [P, PD]),
-    # privacy
-    "dpdo_sampling_create": (INT, [PP]),
-    "dpdo_sampling_destroy": (None, [P]),
-    "dpdo_sampling_errmsg": (S, [P]),
-    "dpdo_sampling_set_none": (INT, [P]),
-    "dpdo_sampling_set_poisson": (INT, [P, D]),
-    "dpdo_sampling_set_wor": (INT, [P, I64, I64]),
-    "dpdo_event_create": (INT, [PP]),
-    "dpdo_event_destroy": (None, [P]),
-    "dpdo_event_errmsg": (S, [P]),
-    "dpdo_event_set_gaussian": (INT, [P, P, D, D]),
-    "dpdo_event_set_laplace": (INT, [P, P, D, D]),
-    "dpdo_ledger_create": (INT, [PP, I64]),
-    "dpdo_ledger_destroy": (None, [P]),
-    "dpdo_ledger_errmsg": (S, [P]),
-    "dpdo_ledger_nodes": (I64, [P]),
-    "dpdo_ledger_charges": (I64, [P, I64]),
-    "dpdo_ledger_charge": (INT, [P, P, I64, PI64, I64]),
-    "dpdo_ledger_reset": (INT, [P]),
-    "dpdo_ledger_save": (INT, [P, C.c_char_p, I64, PI64]),
-    "dpdo_ledger_load": (INT, [P, C.c_char_p, I64]),
-    "dpdo_accountant_type_find": (P, [S]),
-    "dpdo_accountant_type_next": (P, [P]),
-    "dpdo_accountant_type_name": (S, [P]),
-    "dpdo_accountant_options_init": (INT, [P, SZ]),
-    "dpdo_accountant_create": (INT, [PP, P, P, P, P]),
-    "dpdo_accountant_destroy": (None, [P]),
-    "dpdo_accountant_errmsg": (S, [P]),
-    "dpdo_accountant_name": (S, [P]),
-    "dpdo_accountant_epsilon": (INT, [P, I64, D, PD, PD]),
-    "dpdo_accountant_delta": (INT, [P, I64, D, PD]),
-    "dpdo_accountant_calibrate_sigma": (INT, [P, P, D, D, D, D, PD]),
-    "dpdo_accountant_calibrate_steps": (INT, [P, P, D, D, D, D, PD]),
-    "dpdo_paper_type_find": (P, [S]),
-    "dpdo_paper_type_next": (P, [P]),
-    "dpdo_paper_type_name": (S, [P]),
-    "dpdo_paper_type_title": (S, [P]),
-    "dpdo_paper_type_param": (S, [P, INT]),
-    "dpdo_paper_type_output": (S, [P, INT]),
-    "dpdo_paper_create": (INT, [PP, P]),
-    "dpdo_paper_destroy": (None, [P]),
-    "dpdo_paper_errmsg": (S, [P]),
-    "dpdo_paper_set": (INT, [P, S, D]),
-    "dpdo_paper_evaluate": (INT, [P]),
-    "dpdo_paper_valid": (INT, [P]),
-    "dpdo_paper_violations": (S, [P]),
-    "dpdo_paper_get": (INT, [P, S, PD]),
-    # local solvers, compressors, policies
-    "dpdo_solver_type_find": (P, [S]),
-    "dpdo_solver_create": (INT, [PP, P, P, I64]),
-    "dpdo_solver_destroy": (None, [P]),
-    "dpdo_solver_errmsg": (S, [P]),
-    "dpdo_solver_set": (INT, [P, S, D]),
-    "dpdo_solver_get": (INT, [P, S, PD]),
-    "dpdo_compressor_type_find": (P, [S]),
-    "dpdo_compressor_create": (INT, [PP, P, P, I64]),
-    "dpdo_compressor_destroy": (None, [P]),
-    "dpdo_compressor_errmsg": (S, [P]),
-    "dpdo_compressor_set_k": (INT, [P, I64]),
-    "dpdo_policy_type_find": (P, [S]),
-    "dpdo_policy_create": (INT, [PP, P, P, I64, I64]),
-    "dpdo_policy_destroy": (None, [P]),
-    "dpdo_policy_errmsg": (S, [P]),
-    "dpdo_policy_set": (INT, [P, S, D]),
-    # algorithms
-    "dpdo_algorithm_type_find": (P, [S]),
-    "dpdo_algorithm_type_next": (P, [P]),
-    "dpdo_algorithm_type_name": (S, [P]),
-    "dpdo_algorithm_type_title": (S, [P]),
-    "dpdo_algorithm_options_init": (INT, [P, SZ]),
-    "dpdo_algorithm_create": (INT, [PP, P]),
-    "dpdo_algorithm_setup": (INT, [P, PP, I64, P, P, P, P]),
-    "dpdo_algorithm_prepare": (INT, [P]),
-    "dpdo_algorithm_destroy": (None, [P]),
-    "dpdo_algorithm_errmsg": (S, [P]),
-    "dpdo_algorithm_name": (S, [P]),
-    "dpdo_algorithm_state": (INT, [P]),
-    "dpdo_algorithm_nodes": (I64, [P]),
-    "dpdo_algorithm_dim": (I64, [P]),
-    "dpdo_algorithm_set_int": (INT, [P, INT, I64]),
-    "dpdo_algorithm_set_double": (INT, [P, INT, D]),
-    "dpdo_algorithm_get_int": (INT, [P, INT, PI64]),
-    "dpdo_algorithm_get_double": (INT, [P, INT, PD]),
-    "dpdo_param_type": (INT, [INT]),
-    "dpdo_param_name": (S, [INT]),
-    "dpdo_algorithm_set_solver": (INT, [P, P]),
-    "dpdo_algorithm_set_compressor": (INT, [P, P]),
-    "dpdo_algorithm_set_policy": (INT, [P, P]),
-    "dpdo_algorithm_set_node_secret": (INT, [P, I64, U64]),
-    "dpdo_algorithm_set_next_active": (INT, [P, PI32, I64]),
-    "dpdo_algorithm_set_node_probabilities": (INT, [P, PD, I64]),
-    "dpdo_algorithm_step": (INT, [P]),
-    "dpdo_algorithm_run": (INT, [P, I64, PI64]),
-    "dpdo_algorithm_reset": (INT, [P]),
-    "dpdo_algorithm_round": (I64, [P]),
-    "dpdo_algorithm_stop_reason": (INT, [P]),
-    "dpdo_algorithm_set_progress": (INT, [P, P, P, I64, I32]),
-    "dpdo_algorithm_get_iterate": (INT, [P, I64, PD, I64]),
-    "dpdo_algorithm_get_output": (INT, [P, I64, PD, I64]),
-    "dpdo_algorithm_get_state": (INT, [P, S, I64, PD, I64]),
-    "dpdo_algorithm_get_active": (INT, [P, PI32, I64]),
-    "dpdo_algorithm_privacy": (INT, [P, INT, I64, PD, PD, PI32]),
-    "dpdo_algorithm_privacy_source": (S, [P, INT]),
-    "dpdo_algorithm_privacy_notes": (S, [P]),
-    "dpdo_algorithm_randomness_source": (S, [P]),
-    "dpdo_algorithm_set_node_key": (INT, [P, I64, C.c_char_p]),
-    "dpdo_algorithm_planned_releases": (INT, [P, I64, PI64]),
-    "dpdo_algorithm_comm": (INT, [P, I64, PI64, PI64, PI64]),
-    "dpdo_algorithm_objective": (INT, [P, INT, I64, PD]),
-    "dpdo_algorithm_objective_at": (INT, [P, PD, I64, PD]),
-    # model files
-    "dpdo_model_create": (INT, [PP]),
-    "dpdo_model_destroy": (None, [P]),
-    "dpdo_model_errmsg": (S, [P]),
-    "dpdo_model_from_algorithm": (INT, [P, P]),
-    "dpdo_model_set": (INT, [P, PD, I64, S, S]),
-    "dpdo_model_save": (INT, [P, S]),
-    "dpdo_model_load": (INT, [P, S]),
-    "dpdo_model_parse": (INT, [P, S, SZ, S]),
-    "dpdo_model_dim": (I64, [P]),
-    "dpdo_model_rounds": (I64, [P]),
-    "dpdo_model_get_x": (INT, [P, PD, I64]),
-    "dpdo_model_text": (S, [P, S]),
-    "dpdo_model_regularizer_params": (INT, [P, PD, PD]),
-    "dpdo_model_privacy": (INT, [P, PD, PD]),
-    "dpdo_model_predict": (INT, [P, P, INT, PD, I64]),
-    # reference solver
-    "dpdo_reference_options_init": (INT, [P, SZ]),
-    "dpdo_reference_create": (INT, [PP, PP, I64, P, P]),
-    "dpdo_reference_destroy": (None, [P]),
-    "dpdo_reference_errmsg": (S, [P]),
-    "dpdo_reference_solve": (INT, [P, PD, I64, PD]),
-    "dpdo_reference_objective": (INT, [P, PD, I64, PD]),
-    "dpdo_reference_certificate": (D, [P]),
-    "dpdo_reference_iterations": (I64, [P]),
-    "dpdo_reference_method": (S, [P]),
-}
-
-# functions of newer libraries (the package works without them; the wrappers say what is missing)
-OPTIONAL_PROTOS = {}
+# name: (restype, [argtypes]) of every DPDO_API function of the headers this package was generated from
+PROTOS = _capi.FUNCTIONS
 
 
 def optional(name):
-    """The optional C function `name`, or raise Unsupported naming the library that lacks it."""
+    """The C function `name`, or raise Unsupported naming the library that lacks it."""
     f = getattr(lib, name, None)
     if f is None:
         raise Unsupported(E_UNSUPPORTED, "%s has no %s (a newer libdpdo is needed)" % (LIBRARY_PATH, name))
     return f
 
 
-for _name, (_res, _args) in OPTIONAL_PROTOS.items():
-    _f = getattr(lib, _name, None)
-    if _f is not None:
-        _f.restype = _res
-        _f.argtypes = _args
+def _set_prototypes():
+    missing = []
+    for name, (res, args) in PROTOS.items():
+        f = getattr(lib, name, None)
+        if f is None:
+            missing.append(name)
+            continue
+        f.restype = res
+        f.argtypes = args
+    if missing:
+        raise ImportError("dpdo: %s lacks %d function(s) of the headers this package was generated from (%s%s): "
+                          "the library is older than this package (rebuild it, or point DPDO_LIBRARY at a current "
+                          "build)" % (LIBRARY_PATH, len(missing), ", ".join(missing[:5]),
+                                      ", ..." if len(missing) > 5 else ""))
 
-for _name, (_res, _args) in PROTOS.items():
-    try:
-        _f = getattr(lib, _name)
-    except AttributeError as _e:
-        raise ImportError("dpdo: %s has no %s: the library is older than this package (rebuild it, or point "
-                          "DPDO_LIBRARY at a current build)" % (LIBRARY_PATH, _name)) from _e
-    _f.restype = _res
-    _f.argtypes = _args
+
+_set_prototypes()
 
 
 def text(b):

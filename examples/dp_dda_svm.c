@@ -707,8 +707,10 @@ static void explain(const problem *probs, int nprob, const int *fig_on,
                ra->final_mean < f0gap ? "better than not training" : "no better than not training");
         if (ra->stopped > 0) /* the guard's allowance, not the data, ended the run */
             printf("    (the iota = 0.1 run stopped after %lld of its %lld rounds: the library's budget "
-                   "guard ends a run before any node could exceed eps = %.1f; see docs/reproductions.md)\n",
-                   (long long)ra->stopped, (long long)ra->rounds, EPS_SWEEP[EPS_08]);
+                   "guard ends a run before any node could exceed eps = %.1f, and here it stops early, at "
+                   "eps = %.3g by the %s accountant: a known accountant defect, see docs/reproductions.md)\n",
+                   (long long)ra->stopped, (long long)ra->rounds, EPS_SWEEP[EPS_08], ra->eps_rigorous,
+                   ra->source_rigorous);
     }
     printf("  * what to use: the calibrated noise (options.noise_mode = DPDO_NOISE_RIGOROUS, the library's "
            "default), whose eps the accountant guarantees; the paper's rule only to reproduce the paper's "

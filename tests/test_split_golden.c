@@ -356,19 +356,26 @@ typedef struct golden {
     uint64_t one, xp1, xp2; /* 0: the mode does not apply (not distributable) */
 } golden;
 
-/* recorded on da43f79 (unsplit engine.c) with DPDO_GOLDEN_PRINT=1 */
+/* recorded on da43f79 (unsplit engine.c) with DPDO_GOLDEN_PRINT=1 (after the defaults change of
+ * 5d04317, as main had it); re-recorded by issue 19 (perf2)
+ * for its one deliberate change of the numerics: the built-in logistic loss now uses the in-house
+ * branch-free exp/log1p (lib/data/vmath_impl.h, identical on every CPU) and, for rows of d <= 16
+ * (this fixture: d = 5), the batch kernel's four interleaved gradient sums. With that change
+ * reverted (libm exp/log1p, the per-sample path), every hash of main's table (f73c989) still
+ * matched (threads plumbing, workspaces, the branch-free soft-threshold and clamp,
+ * -fvect-cost-model=cheap change no bit). */
 static const golden GOLD[] = {
-    {"dp-dda", 0xe4e7cdf5a77c8eb2ull, 0xe4e7cdf5a77c8eb2ull, 0x28a62835ef69d50cull},
+    {"dp-dda", 0xcb4773aa3ec22257ull, 0xcb4773aa3ec22257ull, 0x28a62835ef69d50cull},
     {"dp-dda-baseline", 0xb1727f21763f89daull, 0xb1727f21763f89daull, 0x987bab3a65c89af3ull},
-    {"fed-plt", 0xbb9ab95cdadf4a06ull, 0xbb9ab95cdadf4a06ull, 0x6c52e1612335eef8ull},
-    {"fedpd", 0xc8dd398a2b28fac4ull, 0xc8dd398a2b28fac4ull, 0x4104cba622ece578ull},
-    {"fedlin", 0x7d261993a70928a3ull, 0x7d261993a70928a3ull, 0x63da69af3a198e09ull},
-    {"tamuna", 0x1b4a72258d71ec8cull, 0x1b4a72258d71ec8cull, 0xfeca13ae8ab60696ull},
-    {"led", 0x5c475739dc81bdbaull, 0x5c475739dc81bdbaull, 0x57adcbee86bc8494ull},
-    {"5gcs", 0xcd91e441363d0bfdull, 0xcd91e441363d0bfdull, 0x8511a3803e9c92cfull},
-    {"dp-wor-sgd", 0xbc8e900266c67ffdull, 0xbc8e900266c67ffdull, 0xa3a30490bd0aa254ull},
+    {"fed-plt", 0x2c0a04625f2fea21ull, 0x2c0a04625f2fea21ull, 0x8f61ff2337bfff5cull},
+    {"fedpd", 0x5e6898f4e24f958full, 0x5e6898f4e24f958full, 0x9095b53ca1a2c5f5ull},
+    {"fedlin", 0x785e8f756541bf20ull, 0x785e8f756541bf20ull, 0xdd5e4f6347752b34ull},
+    {"tamuna", 0x7d82d4a45049e813ull, 0x7d82d4a45049e813ull, 0xe2d02094853d5642ull},
+    {"led", 0xa1dfdf7b8d8601d3ull, 0xa1dfdf7b8d8601d3ull, 0x39787ac6d4eb7712ull},
+    {"5gcs", 0xab8bf43702c22a16ull, 0xab8bf43702c22a16ull, 0x58cad00c993fabacull},
+    {"dp-wor-sgd", 0xafd033f135897272ull, 0xafd033f135897272ull, 0x818638edeed87c75ull},
     {"dp-sgd-wr", 0xdcd5f659dec8b7bcull, 0xdcd5f659dec8b7bcull, 0xa6a99eb3be0e6f20ull},
-    {"do-adp", 0x521c00994fa6f218ull, 0x521c00994fa6f218ull, 0x27f467b773a577cbull},
+    {"do-adp", 0x658d81c777060a3eull, 0x658d81c777060a3eull, 0x0f2421a740eb6514ull},
     {"dpdo", 0x18993108a97d2865ull, 0x18993108a97d2865ull, 0xb8a2b62730393b01ull},
     {"cpgt", 0x51bebe66c5f22f57ull, 0x51bebe66c5f22f57ull, 0xec4af45bc06cc3dbull},
 };

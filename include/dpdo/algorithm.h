@@ -132,7 +132,17 @@ typedef struct dpdo_algorithm_options {
                             everything by `seed`: bit-identical reruns, but the guarantee then
                             holds only against parties who do not know the seed.
                             (0.1: reserved0, which had to be 0 = SECURE)                   0.2 */
-    int64_t reserved[4]; /* must be 0 (set by _init): room for later fields, docs/abi.md     0.2 */
+    int32_t num_threads; /* threads for the independent per-node work of a round (local and
+                            combine of the computing nodes, Fed-PLT's local training), 0..256.
+                            0 (default) = the environment variable DPDO_NUM_THREADS if set,
+                            else 1; and 1 whenever a user callback (user loss, regularizer,
+                            compressor) is involved, since those need not be thread-safe.
+                            >= 1: exactly that many (the caller vouches for its callbacks).
+                            Results are bit-identical for every value. dpdo_algorithm_set_pool
+                            hands in the host's own pool instead. (Takes the first half of what
+                            was reserved[0], so the struct's size is unchanged.)               0.2 */
+    int32_t reserved32;  /* must be 0 (the other half of num_threads' word)                  0.2 */
+    int64_t reserved[3]; /* must be 0 (set by _init): room for later fields, docs/abi.md     0.2 */
 } dpdo_algorithm_options;
 
 /* Fill o with the defaults above and set o->struct_size = struct_size.
@@ -510,6 +520,33 @@ typedef int (*dpdo_progress_fn)(const dpdo_progress *p, void *user);
  * thread-safe for the same handle. Since 0.2. */
 DPDO_API int dpdo_algorithm_set_progress(dpdo_algorithm *alg, dpdo_progress_fn fn, void *user,
                                          int64_t every, int32_t flags);
+
+/* ---- threads: the host's own pool ----------------------------------------------
+ * By default the library runs the independent per-node work of a round on its own
+ * POSIX threads (options.num_threads; docs/architecture.md "Threads"). A host with a
+ * pool of its own (OpenMP team, TBB arena, a job system) can run that work instead:
+ *
+ *   run(host, ntasks, task, arg) must call task(arg, k) exactly once for every k in
+ *   [0, ntasks), on any threads, concurrently or not, and return only after all of
+ *   them have returned. 1 <= ntasks <= width. It is called from inside
+ *   dpdo_algorithm_step/run on the calling thread; a task never calls back into the
+ *   host or into libdpdo's public API, and never blocks on other tasks. Since 0.2. */
+typedef void (*dpdo_task_fn)(void *arg, int32_t task);
+typedef void (*dpdo_parallel_fn)(void *host, int32_t ntasks, dpdo_task_fn task, void *arg);
+
+/* Hand in the host's pool: `run` with up to `width` concurrent tasks (1 .. 256;
+ * options.num_threads is then ignored), `host` BORROWED (must outlive the handle or the
+ * next set_pool). run = NULL goes back to the library's own threads. Takes effect at
+ * the next dpdo_algorithm_setup: call it before setup (EMPTY or READY). The host pool
+ * counts as "the host vouches for its callbacks": user losses, regularizers and
+ * compressors then run concurrently too. Results are bit-identical to a serial run
+ * whatever the pool does. Returns DPDO_OK, DPDO_E_INVAL (NULL alg, width out of range),
+ * DPDO_E_STATE (RUNNING). Not thread-safe for the same handle. Since 0.2. */
+DPDO_API int dpdo_algorithm_set_pool(dpdo_algorithm *alg, dpdo_parallel_fn run, void *host, int32_t width);
+
+/* Threads the rounds use (1 before prepare, or when the run is serial: see
+ * options.num_threads); 0 for NULL. Since 0.2. */
+DPDO_API int32_t dpdo_algorithm_threads(const dpdo_algorithm *alg);
 
 /* ---- copy-out getters (never change state, never allocate) ----------------- */
 

@@ -132,6 +132,12 @@ DPDO_API int64_t dpdo_solver_dim(const dpdo_solver *s);
  *   "batch"      sgd mini-batch size, an integer in [1, 2^31) (default 1);
  *                reallocates the index buffer (E_NOMEM possible, the old
  *                value is kept then). Must be <= the node's sample count at run.
+ *   "l2"         ridge weight r >= 0 (default 0): the local objective becomes
+ *                f(w) + (r/2)|w|^2 + |w - v|^2/(2 rho), so a per-sample loss
+ *                plus a common (r/2)|w|^2 (Fed-PLT's eps_reg) runs through a
+ *                built-in loss; lambda_lo/lambda_hi then describe f + (r/2)|w|^2.
+ *                Data-independent, so never clipped; 0 gives exactly the
+ *                operations of 0.1. gd, agd, sgd, noisy-gd. Since 0.2.
  * Returns DPDO_OK, DPDO_E_INVAL (NULL s/param, unknown name, value out of
  * range), DPDO_E_UNSUPPORTED (parameter not used by this type, e.g. "tau"
  * on gd, so it is never silently ignored), DPDO_E_NOMEM. Not thread-safe on

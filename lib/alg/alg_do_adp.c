@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "../engine/engine_impl.h"
+#include "../engine/par_impl.h"
 #include "../model/model_impl.h"
 #include "../net/compress_impl.h"
 #include "../rng/rng_impl.h"
@@ -33,10 +34,19 @@ typedef struct adp {
     int64_t *midx;                 /* n x kcap message indices */
     double *mval;                  /* n x kcap message values */
     dpdo__sampling_desc *samp;     /* n */
+    double *ws;                    /* tasks 1.. of the thread pool: res, g, hg (3d doubles) + d keys */
+    unsigned char *bad;            /* n: local() wrote a non-finite x' or m' (outside the arena) */
 } adp;
 
 #define ROW(e, b, i) ((e)->blk[(b)].cur + (size_t)(i) * (size_t)(e)->d)
 #define SROW(e, k, i) ((double *)(e)->scr[(k)] + (size_t)(i) * (size_t)(e)->d)
+
+/* the finiteness test of x' and m', run by local() while the rows are in L1 (so it runs on the
+ * node's thread, not in the serial check()) */
+static unsigned char nonfinite_rows(const double *xn, const double *mn, size_t d)
+{
+    return dpdo__first_nonfinite(xn, d) < d || dpdo__first_nonfinite(mn, d) < d;
+}
 
 static const int32_t KEYS[] = {DPDO_PARAM_ADP_P, DPDO_PARAM_ADP_BETA, DPDO_PARAM_ADP_GAMMA, 0};
 
@@ -55,7 +65,9 @@ static void release(dpdo__eng *e, void *priv)
     dpdo__free(P->midx);
     dpdo__free(P->mval);
     dpdo__free(P->samp);
-    P->sidx = NULL, P->midx = NULL, P->mval = NULL, P->samp = NULL;
+    dpdo__free(P->ws);
+    dpdo__free(P->bad);
+    P->sidx = NULL, P->midx = NULL, P->mval = NULL, P->samp = NULL, P->ws = NULL, P->bad = NULL;
     P->idx_B = 0, P->kcap = 0;
 }
 
@@ -74,7 +86,12 @@ static int configure(dpdo__eng *e, void *priv)
     P->scnt = dpdo__eng_scratch(e, (size_t)n * sizeof(int64_t));
     P->shg = dpdo__eng_scratch(e, (size_t)d * sizeof(double));
     P->samp = dpdo__calloc((size_t)n, sizeof *P->samp);
-    return P->samp ? DPDO_OK : DPDO_E_NOMEM;
+    /* tasks 1.. of the thread pool get their own res, g, hg and top-k keys; task 0 (and a serial
+     * run) uses the arena's rows and the compressor's keys, exactly as before threads */
+    int32_t extra = dpdo__par_slots(e) - 1;
+    P->ws = extra > 0 ? dpdo__alloc_array((size_t)extra * 4, (size_t)d * sizeof(double)) : NULL;
+    P->bad = dpdo__calloc((size_t)n, 1);
+    return P->samp && P->bad && (extra == 0 || P->ws) ? DPDO_OK : DPDO_E_NOMEM;
 }
 
 /* The noise skeleton's callbacks (dpdo__eng_noise_plan). */
@@ -228,6 +245,7 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
     const double *x = ROW(e, P->bx, i), *m = ROW(e, P->bm, i), *hi = ROW(e, P->bh, i);
     double *xn = SROW(e, P->sxnew, i), *mn = SROW(e, P->smnew, i);
     int64_t *cnt = e->scr[P->scnt];
+    unsigned char *bad = P->bad;
     /* A2: cons_i = gamma sum_j w_ij (xhat_j - xhat_i), written into xn (the j = i term is 0) */
     memset(xn, 0, d * sizeof(double));
     for (int64_t q = net->rowptr[i]; q < net->rowptr[i + 1]; q++) {
@@ -243,6 +261,7 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
             mn[k] = P->beta * m[k];
             xn[k] += x[k];
         }
+        bad[i] = nonfinite_rows(xn, mn, d);
         cnt[i] = 0;
         return DPDO_OK;
     }
@@ -254,21 +273,28 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
     int rc = dpdo__sampling_draw(&P->samp[i], &st, e->q[i], idx, &got);
     if (rc) return dpdo__eng_err(e, rc, i, "drawing the sample failed (generator code %d)", dpdo__stream_cb_code(&st));
     char err[DPDO__ERRMSG_LEN] = "";
-    double *g = e->scr[P->sg], *hg = e->scr[P->shg];
+    int32_t slot = dpdo__par_slot(e, i); /* this task's workspace */
+    double *ws = slot ? P->ws + (size_t)(slot - 1) * 4 * d : NULL;
+    double *g = ws ? ws + d : e->scr[P->sg], *hg = ws ? ws + 2 * d : e->scr[P->shg];
     if (e->reg && (rc = dpdo__reg_grad(e->reg, x, hg, err))) return dpdo__eng_err(e, rc, i, "regularizer: %s", err);
     memset(mn, 0, d * sizeof(double)); /* mn accumulates the mean gradient */
     if (P->coord_clamp) { /* per-sample gradient (loss + h) clamped coordinate-wise */
         for (int64_t b = 0; b < got; b++) {
-            rc = dpdo__loss_eval(nd->loss, nd->shard, x, idx + b, 1, 0.0, NULL, g, NULL, nd->scratch, err);
+            rc = dpdo__loss_eval_into(nd->loss, nd->shard, x, idx + b, 1, 0.0, NULL, g, NULL, nd->scratch, err);
             if (rc) return dpdo__eng_err(e, rc, i, "%s", err);
             if (e->reg)
                 for (size_t k = 0; k < d; k++) g[k] += hg[k];
-            for (size_t k = 0; k < d; k++) mn[k] += fmin(fmax(g[k], -P->cl), P->cl);
+            /* inline clamp: the values of fmin(fmax(g, -cl), cl) (NaN -> -cl included), no call */
+            const double cl = P->cl;
+            for (size_t k = 0; k < d; k++) {
+                double t = g[k] > -cl ? g[k] : -cl;
+                mn[k] += t < cl ? t : cl;
+            }
         }
         if (got > 1)
             for (size_t k = 0; k < d; k++) mn[k] /= (double)got;
     } else { /* l2 clipping of the loss part; h is the same on neighbouring data */
-        rc = dpdo__loss_eval(nd->loss, nd->shard, x, idx, got, P->clip, NULL, mn, NULL, nd->scratch, err);
+        rc = dpdo__loss_eval_into(nd->loss, nd->shard, x, idx, got, P->clip, NULL, mn, NULL, nd->scratch, err);
         if (rc) return dpdo__eng_err(e, rc, i, "%s", err);
         if (e->reg)
             for (size_t k = 0; k < d; k++) mn[k] += hg[k];
@@ -286,11 +312,13 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
         mn[k] = mn[k] + P->beta * m[k];
         xn[k] = x[k] - P->alpha * mn[k] + xn[k];
     }
+    bad[i] = nonfinite_rows(xn, mn, d);
     /* A9: s_i = C(x_i' - xhat_i) */
-    double *res = e->scr[P->sres];
+    double *res = ws ? ws : e->scr[P->sres];
     for (size_t k = 0; k < d; k++) res[k] = xn[k] - hi[k];
-    rc = dpdo__compressor_apply(e->comp, res, e->rng, (uint64_t)i, p->t, P->midx + (size_t)i * (size_t)P->kcap,
-                                P->mval + (size_t)i * (size_t)P->kcap, &cnt[i], err);
+    rc = dpdo__compressor_apply_ws(e->comp, res, e->rng, (uint64_t)i, p->t, P->midx + (size_t)i * (size_t)P->kcap,
+                                   P->mval + (size_t)i * (size_t)P->kcap, &cnt[i],
+                                   ws ? (uint64_t *)(ws + 3 * d) : NULL, err);
     if (rc) return dpdo__eng_err(e, rc, i, "compressor: %s", err);
     dpdo__eng_probe(e, DPDO__PH_PRIMAL);
     return DPDO_OK;
@@ -307,7 +335,10 @@ static int check(dpdo__eng *e, void *priv, const dpdo__plan *p)
     (void)p;
     adp *P = priv;
     size_t d = (size_t)e->d;
+    const unsigned char *bad = P->bad;
     for (int64_t i = 0; i < e->n; i++) {
+        /* local() found x' and m' finite (the same test, on its thread); rows of nodes hosted elsewhere are scanned */
+        if (!bad[i] && dpdo__eng_hosted(e, i)) continue;
         const double *x = SROW(e, P->sxnew, i), *m = SROW(e, P->smnew, i);
         size_t k;
         if ((k = dpdo__first_nonfinite(x, d)) < d)
@@ -318,26 +349,40 @@ static int check(dpdo__eng *e, void *priv, const dpdo__plan *p)
     return DPDO_OK;
 }
 
-static void commit(dpdo__eng *e, void *priv, const dpdo__plan *p)
+/* commit per node j (dpdo__par_for: on the round's threads when the run is parallel): x_j, m_j
+ * installed; B1 for an active j: its own replica row xhat_j += s_j (only j's message touches it) */
+typedef struct commit_arg {
+    dpdo__eng *e;
+    adp *P;
+    const dpdo__plan *p;
+} commit_arg;
+
+static void commit_node(void *arg, int64_t j)
 {
-    adp *P = priv;
-    size_t nd = (size_t)e->n * (size_t)e->d * sizeof(double);
-    memcpy(e->blk[P->bx].cur, e->scr[P->sxnew], nd);
-    memcpy(e->blk[P->bm].cur, e->scr[P->smnew], nd);
+    const commit_arg *a = arg;
+    dpdo__eng *e = a->e;
+    adp *P = a->P;
+    size_t d = (size_t)e->d;
+    memcpy(ROW(e, P->bx, j), SROW(e, P->sxnew, j), d * sizeof(double));
+    memcpy(ROW(e, P->bm, j), SROW(e, P->smnew, j), d * sizeof(double));
+    if (!a->p->is_comp[j]) return;
     const int64_t *cnt = e->scr[P->scnt];
     const struct dpdo_network *net = e->net;
-    for (int64_t c = 0; c < p->ncomp; c++) { /* B1 */
-        int64_t j = p->comp[c];
-        if (e->dist && !dpdo__eng_hosted(e, j)) { /* distributed: only replicas this process reads */
-            int64_t q = net->rowptr[j];
-            while (q < net->rowptr[j + 1] && !dpdo__eng_hosted(e, net->col[q])) q++;
-            if (q == net->rowptr[j + 1]) continue;
-        }
-        double *h = ROW(e, P->bh, j);
-        const int64_t *ix = P->midx + (size_t)j * (size_t)P->kcap;
-        const double *v = P->mval + (size_t)j * (size_t)P->kcap;
-        for (int64_t q = 0; q < cnt[j]; q++) h[ix[q]] += v[q];
+    if (e->dist && !dpdo__eng_hosted(e, j)) { /* distributed: only replicas this process reads */
+        int64_t q = net->rowptr[j];
+        while (q < net->rowptr[j + 1] && !dpdo__eng_hosted(e, net->col[q])) q++;
+        if (q == net->rowptr[j + 1]) return;
     }
+    double *h = ROW(e, P->bh, j);
+    const int64_t *ix = P->midx + (size_t)j * (size_t)P->kcap;
+    const double *v = P->mval + (size_t)j * (size_t)P->kcap;
+    for (int64_t q = 0; q < cnt[j]; q++) h[ix[q]] += v[q];
+}
+
+static void commit(dpdo__eng *e, void *priv, const dpdo__plan *p)
+{
+    commit_arg a = {e, priv, p};
+    dpdo__par_for(e, e->n, commit_node, &a);
 }
 
 static void output(const dpdo__eng *e, const void *priv, int64_t i, double *out)

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "../engine/engine_impl.h"
+#include "../engine/par_impl.h"
 #include "../model/model_impl.h"
 #include "../rng/rng_impl.h"
 
@@ -43,6 +44,7 @@ typedef struct dda {
     int64_t idx_B;
     dpdo__sampling_desc *samp;     /* n (allocated at configure) */
     int64_t *match;                /* 2n scratch for injected matchings */
+    unsigned char *bad;            /* n: check()'s per-node finiteness flags (outside the arena) */
 } dda;
 
 #define Z(e, P, i) ((e)->blk[(P)->bz].cur + (size_t)(i) * (size_t)(e)->d)
@@ -104,10 +106,12 @@ static void release(dpdo__eng *e, void *priv)
     dpdo__free(P->idx);
     dpdo__free(P->samp);
     dpdo__free(P->match);
+    dpdo__free(P->bad);
     P->r_ok = 0;
     P->idx = NULL;
     P->samp = NULL;
     P->match = NULL;
+    P->bad = NULL;
 }
 
 static int configure_common(dpdo__eng *e, dda *P)
@@ -132,7 +136,8 @@ static int configure_common(dpdo__eng *e, dda *P)
     P->r_ok = 1;
     P->samp = dpdo__calloc((size_t)n, sizeof *P->samp);
     P->match = dpdo__calloc((size_t)n * 2, sizeof *P->match);
-    if (!P->samp || !P->match) return DPDO_E_NOMEM;
+    P->bad = dpdo__calloc((size_t)n, 1);
+    if (!P->samp || !P->match || !P->bad) return DPDO_E_NOMEM;
     return DPDO_OK;
 }
 
@@ -532,7 +537,7 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
     char err[DPDO__ERRMSG_LEN] = "";
     int64_t ncl = 0;
     /* g is built in the message row, then turned into the message in place */
-    rc = dpdo__loss_eval(nd->loss, nd->shard, X(e, P, i), idx, cnt, P->clip, NULL, msg, &ncl, nd->scratch, err);
+    rc = dpdo__loss_eval_into(nd->loss, nd->shard, X(e, P, i), idx, cnt, P->clip, NULL, msg, &ncl, nd->scratch, err);
     if (rc) return dpdo__eng_err(e, rc, i, "%s", err);
     if (DPDO__WEAKENED(e, DPDO__WEAKEN_SENS_DOUBLE)) /* test build: twice the charged sensitivity */
         for (size_t k = 0; k < d; k++) msg[k] *= 2;
@@ -590,13 +595,36 @@ static int combine(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage,
     return DPDO_OK;
 }
 
+/* check() and commit() per node (dpdo__par_for: on the round's threads when it is parallel; each
+ * call touches only node i's rows, so the bits do not depend on the split) */
+typedef struct per_node {
+    dpdo__eng *e;
+    dda *P;
+    const dpdo__plan *p;
+    double At;
+} per_node;
+
+static int64_t node_of(const per_node *a, int64_t c) { return a->P->all_transmit ? c : a->p->comp[c]; }
+
+static void scan_node(void *arg, int64_t c)
+{
+    const per_node *a = arg;
+    size_t d = (size_t)a->e->d;
+    int64_t i = node_of(a, c);
+    a->P->bad[c] = dpdo__first_nonfinite(SCR(a->e, a->P->sznew) + (size_t)i * d, d) < d ||
+                   dpdo__first_nonfinite(SCR(a->e, a->P->sxnew) + (size_t)i * d, d) < d;
+}
+
 static int check(dpdo__eng *e, void *priv, const dpdo__plan *p)
 {
     dda *P = priv;
     size_t d = (size_t)e->d;
     int64_t cnt = P->all_transmit ? e->n : p->ncomp;
+    per_node a = {e, P, p, 0.0};
+    dpdo__par_for(e, cnt, scan_node, &a);
     for (int64_t c = 0; c < cnt; c++) {
-        int64_t i = P->all_transmit ? c : p->comp[c];
+        if (!P->bad[c]) continue; /* the message of the first flagged node in order, as a serial scan */
+        int64_t i = node_of(&a, c);
         const double *zn = SCR(e, P->sznew) + (size_t)i * d, *xn = SCR(e, P->sxnew) + (size_t)i * d;
         size_t k = dpdo__first_nonfinite(zn, d);
         if (k < d) return dpdo__eng_err(e, DPDO_E_NUMERIC, i, "z[%zu] = %g after the dual update", k, zn[k]);
@@ -606,22 +634,27 @@ static int check(dpdo__eng *e, void *priv, const dpdo__plan *p)
     return DPDO_OK;
 }
 
+static void commit_node(void *arg, int64_t c)
+{
+    const per_node *a = arg;
+    dpdo__eng *e = a->e;
+    dda *P = a->P;
+    size_t d = (size_t)e->d;
+    uint64_t *last = e->scr[P->slast];
+    int64_t i = node_of(a, c);
+    double *s = S(e, P, i), *x = X(e, P, i);
+    double w = a->At - A_of(P, last[i]);
+    for (size_t k = 0; k < d; k++) s[k] += x[k] * w;
+    last[i] = a->p->t;
+    memcpy(Z(e, P, i), SCR(e, P->sznew) + (size_t)i * d, d * sizeof(double));
+    memcpy(x, SCR(e, P->sxnew) + (size_t)i * d, d * sizeof(double));
+}
+
 static void commit(dpdo__eng *e, void *priv, const dpdo__plan *p)
 {
     dda *P = priv;
-    size_t d = (size_t)e->d;
-    uint64_t *last = e->scr[P->slast];
-    double At = A_of(P, p->t);
-    int64_t cnt = P->all_transmit ? e->n : p->ncomp;
-    for (int64_t c = 0; c < cnt; c++) {
-        int64_t i = P->all_transmit ? c : p->comp[c];
-        double *s = S(e, P, i), *x = X(e, P, i);
-        double w = At - A_of(P, last[i]);
-        for (size_t k = 0; k < d; k++) s[k] += x[k] * w;
-        last[i] = p->t;
-        memcpy(Z(e, P, i), SCR(e, P->sznew) + (size_t)i * d, d * sizeof(double));
-        memcpy(x, SCR(e, P->sxnew) + (size_t)i * d, d * sizeof(double));
-    }
+    per_node a = {e, P, p, A_of(P, p->t)};
+    dpdo__par_for(e, P->all_transmit ? e->n : p->ncomp, commit_node, &a);
 }
 
 static void output(const dpdo__eng *e, const void *priv, int64_t i, double *out)

@@ -18,6 +18,7 @@
 #include <string.h>
 #include "../engine/engine_impl.h"
 #include "../model/model_impl.h"
+#include "../engine/par_impl.h"
 #include "../rng/rng_impl.h"
 #include "../solver/solver_impl.h"
 #include "dpdo/solver.h"
@@ -31,6 +32,7 @@ typedef struct fed {
     int sampler;
     double p;
     int dp_init;
+    double *ws; /* tasks 1.. of the thread pool: v (d) and the solver's workspace (3d) */
 } fed;
 
 #define ROW(e, b, i) ((e)->blk[(b)].cur + (size_t)(i) * (size_t)(e)->d)
@@ -62,7 +64,19 @@ static int configure(dpdo__eng *e, void *priv)
     P->synew = dpdo__eng_scratch(e, (size_t)d * sizeof(double));
     P->sv = dpdo__eng_scratch(e, (size_t)d * sizeof(double));
     P->szbar = dpdo__eng_scratch(e, (size_t)d * sizeof(double));
-    return DPDO_OK;
+    /* tasks 1.. of the thread pool get their own v and solver workspace; task 0 (and a serial run)
+     * uses the arena's row and the solver's buffer, exactly as before threads */
+    int32_t extra = dpdo__par_slots(e) - 1;
+    P->ws = extra > 0 ? dpdo__alloc_array((size_t)extra * 4, (size_t)d * sizeof(double)) : NULL;
+    return extra == 0 || P->ws ? DPDO_OK : DPDO_E_NOMEM;
+}
+
+static void release(dpdo__eng *e, void *priv)
+{
+    (void)e;
+    fed *P = priv;
+    dpdo__free(P->ws);
+    P->ws = NULL;
 }
 
 static int prepare(dpdo__eng *e, void *priv)
@@ -288,14 +302,16 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
     }
     /* agent i: A2-A6 */
     const double *z = ROW(e, P->bz, i);
-    double *v = e->scr[P->sv], *w = SROW(e, P->sxnew, i), *zn = SROW(e, P->sznew, i);
+    int32_t slot = dpdo__par_slot(e, i);
+    double *ws = slot ? P->ws + (size_t)(slot - 1) * 4 * d : NULL;
+    double *v = ws ? ws : e->scr[P->sv], *w = SROW(e, P->sxnew, i), *zn = SROW(e, P->sznew, i);
     for (size_t k = 0; k < d; k++) v[k] = 2.0 * ynew[k] - z[k];
     memcpy(w, ROW(e, P->bx, i), d * sizeof(double)); /* warm start (mandatory, spec §2.8) */
     char err[DPDO__ERRMSG_LEN] = "";
     /* secure private runs: grid noise with this agent's one-step sensitivity gamma L_eff / q_i */
     double gs = dpdo__eng_grid_noise(e) ? P->sens_num / (double)e->q[i] : 0.0;
-    rc = dpdo__solver_run_grid(e->solver, e->nodes[i], v, P->rho, P->ne, e->rng, (uint64_t)i, p->t, gs,
-                               DPDO__GRID_ETA, w, err);
+    rc = dpdo__solver_run_ws(e->solver, e->nodes[i], v, P->rho, P->ne, e->rng, (uint64_t)i, p->t, gs,
+                             DPDO__GRID_ETA, w, ws ? ws + d : NULL, err);
     if (rc) return dpdo__eng_err(e, rc, i, "local solver: %s", err);
     for (size_t k = 0; k < d; k++) zn[k] = z[k] + 2.0 * (w[k] - ynew[k]);
     return DPDO_OK;
@@ -369,5 +385,5 @@ const dpdo__alg_vt dpdo__vt_fed_plt = {
     .check = check,
     .commit = commit,
     .output = output,
-    .release = NULL,
+    .release = release,
 };

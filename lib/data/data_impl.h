@@ -70,6 +70,13 @@ void dpdo__margins(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m
  * NULL) and the number of clipped samples via *nclipped (may be NULL).
  * grad is accumulated into (not zeroed). Dense rows use a fused row kernel
  * (row read once); CSR rows a sparse loop. */
+/* The built-in logistic loss (phi of lib/model/loss.c, the exp/log1p of vmath_impl.h) over
+ * short dense rows (d <= 16) in one vectorised pass; same contract as dpdo__lin_grad with
+ * that phi, except that loss_sum NULL skips the loss values, and the gradient is summed in four
+ * interleaved partial sums (rows k = t mod 4) combined at the end. Returns 1 if it handled the
+ * call, 0 (nothing done) for other layouts or d > 16. */
+int dpdo__lin_grad_logistic(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m, const double *w,
+                            double clip, double scale, double *grad, double *loss_sum, int64_t *nclipped);
 void dpdo__lin_grad(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m,
                     const double *w, dpdo__phi_fn phi, const void *ctx, double clip, double scale,
                     double *grad, double *loss_sum, int64_t *nclipped);

@@ -11,6 +11,7 @@
  * against a STREAM triad). */
 #include <math.h>
 #include "data_impl.h"
+#include "vmath_impl.h"
 
 /* Dense row kernels. The dot product keeps 8 partial sums s0..s7 (lane k
  * of the accumulators holds s_k) and combines them as
@@ -45,6 +46,7 @@ DPDO__UNUSED static inline void axpy_scalar(double a, const double *restrict x, 
 #define DPDO__VEC 1 /* GCC/Clang generic vectors (SSE2 on x86-64) */
 typedef double v2d __attribute__((vector_size(16), aligned(8), may_alias));
 typedef double v4d __attribute__((vector_size(32), aligned(8), may_alias));
+typedef int64_t v4di __attribute__((vector_size(32), aligned(8), may_alias));
 
 /* pf (may be NULL): the next row's memory to prefetch while this loop runs,
  * one cache line per 8 elements shifted right by `sh` (0: pf[0..d), 1:
@@ -286,6 +288,18 @@ static inline void axpy_csr(const struct dpdo_dataset *ds, int64_t r, double a, 
 /* Coefficient of one sample: c = phi'(margin), clipped so |c|*||x|| <= clip
  * (per-sample gradient clipping for DP; the per-sample gradient of a linear
  * model is c*x, so its norm is |c|*||x||). */
+static inline double clip_coef(const struct dpdo_dataset *ds, int64_t r, double c, double clip, int64_t *ncl)
+{
+    double g = fabs(c) * ds->row_norm[r];
+    if (g > clip) {
+        double cc = clip / ds->row_norm[r];
+        while (cc * ds->row_norm[r] > clip) cc = nextafter(cc, 0.0);
+        c = c < 0 ? -cc : cc;
+        (*ncl)++;
+    }
+    return c;
+}
+
 static inline double coef(const struct dpdo_dataset *ds, int64_t r, double margin,
                           dpdo__phi_fn phi, const void *ctx, double clip, double *loss_acc,
                           int64_t *ncl)
@@ -309,13 +323,26 @@ static inline double coef(const struct dpdo_dataset *ds, int64_t r, double margi
 
 /* The dense loops, instantiated once per instruction set so that the row
  * kernels inline into them. */
+enum { PF_AHEAD = 8 };
+static inline void prefetch_row(const double *x, size_t d)
+{
+    for (size_t j = 0; j < d; j += 8) __builtin_prefetch(x + j, 0, 3);
+    __builtin_prefetch(x + d - 1, 0, 3);
+}
+
 #define DENSE_MARGINS(NAME, ATTR, DOT)                                                       \
     ATTR static void NAME(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m,    \
                           const double *w, double *margins)                                 \
     {                                                                                       \
         const size_t d = (size_t)ds->d;                                                     \
+        /* short rows of a gathered batch: the next row's prefetch comes too late (a dot of  \
+         * a few hundred bytes is faster than a cache miss), so prefetch PF_AHEAD rows ahead */ \
+        const int ahead = rows && d * sizeof(double) <= 1024;                               \
+        if (ahead)                                                                          \
+            for (int64_t q = 0; q < m && q < PF_AHEAD; q++) prefetch_row(ds->X + (size_t)rows[q] * d, d); \
         for (int64_t k = 0; k < m; k++) {                                                   \
             int64_t r = rows ? rows[k] : k;                                                 \
+            if (ahead && k + PF_AHEAD < m) prefetch_row(ds->X + (size_t)rows[k + PF_AHEAD] * d, d); \
             const double *nx = k + 1 < m ? ds->X + (size_t)(rows ? rows[k + 1] : k + 1) * d : NULL; \
             margins[k] = DOT(ds->X + (size_t)r * d, w, ds->d, nx, 0);                       \
         }                                                                                   \
@@ -423,6 +450,137 @@ AVX512 static void grad_avx512(const struct dpdo_dataset *ds, const int64_t *row
 
 #endif
 
+/* ---- built-in logistic loss over a batch of short dense rows (d <= 16) ----------------
+ * Four rows at a time, one per lane of a 4-double GCC vector: the lanes hold the rows'
+ * features j (a transpose of a 4 x d block), the margins, the branch-free exp of vmath_impl.h,
+ * the coefficients, and per-feature gradient accumulators G[j] (lane t sums the rows k = t mod 4
+ * in order); at the end grad[j] += (G0 + G1) + (G2 + G3). The margin of a row is summed over j in
+ * order, as dot_scalar does for d < 8. Compiled for SSE2 and AVX2 (run-time choice); both execute
+ * the same element-wise IEEE operations, so the result does not depend on the CPU. This is the
+ * Fed-PLT / DP-WOR-SGD shape (d = 5, 50): the row-at-a-time kernel spends most of its time in
+ * call overhead there. loss_acc NULL: the loss values are not computed (gradient only). */
+enum { LOGIT_DMAX = 16, LOGIT_BLK = 64 };
+/* lane-wise mask ? a : b (GCC's C front end has no vector ?:) */
+#define VSEL(mask, a, b) ((v4d)(((v4di)(a) & (mask)) | ((v4di)(b) & ~(mask))))
+#define LOGIT_SMALL(NAME, ATTR, DD)                                                                           \
+    ATTR static void NAME(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m, const double *w,     \
+                          double clip, double scale, double *grad, double *loss_acc, int64_t *ncl)           \
+    {                                                                                                         \
+        const int64_t d = DD > 0 ? DD : ds->d; /* DD > 0: a constant, so the j loops unroll */                 \
+        const v4d ONE = {1, 1, 1, 1}, VZ = {0, 0, 0, 0};                                                     \
+        v4d G[LOGIT_DMAX], SV[LOGIT_BLK / 4], YV[LOGIT_BLK / 4];                                              \
+        for (int64_t j = 0; j < d; j++) G[j] = VZ;                                                            \
+        for (int64_t k0 = 0; k0 < m; k0 += LOGIT_BLK) {                                                       \
+            const int64_t nb = m - k0 < LOGIT_BLK ? m - k0 : LOGIT_BLK, nv = (nb + 3) / 4;                    \
+            /* 1: margins s = -y <x, w> of 4 rows per vector (padding repeats the block's first row) */      \
+            for (int64_t v = 0; v < nv; v++) {                                                                \
+                const double *x[4];                                                                           \
+                double yv[4];                                                                                 \
+                for (int t = 0; t < 4; t++) {                                                                 \
+                    int64_t q = 4 * v + t < nb ? k0 + 4 * v + t : k0;                                         \
+                    int64_t r = rows ? rows[q] : q;                                                           \
+                    x[t] = ds->X + (size_t)r * (size_t)d;                                                     \
+                    yv[t] = ds->y[r];                                                                         \
+                }                                                                                             \
+                v4d M = VZ;                                                                                   \
+                for (int64_t j = 0; j < d; j++) M += (v4d){x[0][j], x[1][j], x[2][j], x[3][j]} * w[j];       \
+                YV[v] = (v4d){yv[0], yv[1], yv[2], yv[3]};                                                    \
+                SV[v] = -YV[v] * M;                                                                           \
+            }                                                                                                 \
+            /* 2: coefficients c = -y sigma(s) (and loss values), independent per vector */                      \
+            for (int64_t v = 0; v < nv; v++) {                                                                \
+                v4d S = SV[v];                                                                                \
+                v4d NA = VSEL(S < 0, S, -S); /* -|s|; NaN stays NaN */                                        \
+                v4d T = NA * DPDO__INV_LN2 + DPDO__EXP_SHIFT;                                                 \
+                v4d KD = T - DPDO__EXP_SHIFT;                                                                 \
+                v4d R = (NA - KD * DPDO__LN2_HI) - KD * DPDO__LN2_LO;                                         \
+                v4di KI = (v4di)T - (v4di)(VZ + DPDO__EXP_SHIFT);                                             \
+                v4d R2 = R * R, R4 = R2 * R2, R8 = R4 * R4;                                              \
+                v4d E = DPDO__EXP_POLY(R, R2, R4, R8) * (v4d)((KI + 1023) << 52);                                         \
+                E = VSEL(NA < DPDO__EXP_MIN, VZ, E);                                                          \
+                if (loss_acc) {                                                                               \
+                    v4d BIG = VSEL(E > 0x1.a827999fcef34p-2, ONE, VZ);                                        \
+                    v4d NU = E - BIG, DE = (ONE + ONE) + (E + BIG); /* e - 1, 3 + e  or  e, 2 + e */         \
+                    v4d SS = NU / DE, Z = SS * SS;                                                            \
+                    v4d L = BIG * DPDO__LN2_HI + ((SS + SS) + (SS * DPDO__ATANH_POLY(Z) + BIG * DPDO__LN2_LO)); \
+                    L = VSEL(S > 0, S, VZ) + L;                                                               \
+                    for (int t = 0; t < 4 && 4 * v + t < nb; t++) *loss_acc += L[t];                          \
+                }                                                                                             \
+                SV[v] = -YV[v] * (VSEL(S >= 0, ONE, E) / (ONE + E));                                \
+            }                                                                                                 \
+            if (clip > 0.0)                                                                                   \
+                for (int64_t q = 0; q < nb; q++) {                                                            \
+                    int64_t r = rows ? rows[k0 + q] : k0 + q;                                                 \
+                    SV[q / 4][q % 4] = clip_coef(ds, r, SV[q / 4][q % 4], clip, ncl);                         \
+                }                                                                                             \
+            for (int64_t q = nb; q < 4 * nv; q++) SV[q / 4][q % 4] = 0.0; /* padding adds nothing */         \
+            /* 3: gradient, lane t summing the rows q = t mod 4 in order */                                   \
+            for (int64_t v = 0; v < nv; v++) {                                                                \
+                const double *x[4];                                                                           \
+                for (int t = 0; t < 4; t++) {                                                                 \
+                    int64_t q = 4 * v + t < nb ? k0 + 4 * v + t : k0;                                         \
+                    x[t] = ds->X + (size_t)(rows ? rows[q] : q) * (size_t)d;                                  \
+                }                                                                                             \
+                v4d A = scale * SV[v];                                                                        \
+                for (int64_t j = 0; j < d; j++) G[j] += A * (v4d){x[0][j], x[1][j], x[2][j], x[3][j]};       \
+            }                                                                                                 \
+        }                                                                                                     \
+        for (int64_t j = 0; j < d; j++) grad[j] += (G[j][0] + G[j][1]) + (G[j][2] + G[j][3]);                \
+    }
+
+/* Coefficients c_k = -y_k sigma(s_k) of margins s_k = -y_k <x_k, w> (and, if loss_acc, the loss
+ * values added in order), four at a time with the same operations as LOGIT_SMALL's phase 2. */
+#define LOGIT_COEFS(NAME, ATTR)                                                                               \
+    ATTR static void NAME(const double *s, const double *y, int64_t m, double *c, double *loss_acc)          \
+    {                                                                                                         \
+        const v4d ONE = {1, 1, 1, 1}, VZ = {0, 0, 0, 0};                                                     \
+        for (int64_t k = 0; k < m; k += 4) {                                                                  \
+            v4d S = VZ, Y = ONE;                                                                              \
+            for (int t = 0; t < 4 && k + t < m; t++) S[t] = s[k + t], Y[t] = y[k + t];                        \
+            v4d NA = VSEL(S < 0, S, -S);                                                                      \
+            v4d T = NA * DPDO__INV_LN2 + DPDO__EXP_SHIFT;                                                     \
+            v4d KD = T - DPDO__EXP_SHIFT;                                                                     \
+            v4d R = (NA - KD * DPDO__LN2_HI) - KD * DPDO__LN2_LO;                                             \
+            v4di KI = (v4di)T - (v4di)(VZ + DPDO__EXP_SHIFT);                                                 \
+            v4d R2 = R * R, R4 = R2 * R2, R8 = R4 * R4;                                                       \
+            v4d E = DPDO__EXP_POLY(R, R2, R4, R8) * (v4d)((KI + 1023) << 52);                                 \
+            E = VSEL(NA < DPDO__EXP_MIN, VZ, E);                                                              \
+            if (loss_acc) {                                                                                   \
+                v4d BIG = VSEL(E > 0x1.a827999fcef34p-2, ONE, VZ);                                            \
+                v4d NU = E - BIG, DE = (ONE + ONE) + (E + BIG);                                               \
+                v4d SS = NU / DE, Z = SS * SS;                                                                \
+                v4d L = BIG * DPDO__LN2_HI + ((SS + SS) + (SS * DPDO__ATANH_POLY(Z) + BIG * DPDO__LN2_LO));   \
+                L = VSEL(S > 0, S, VZ) + L;                                                                   \
+                for (int t = 0; t < 4 && k + t < m; t++) *loss_acc += L[t];                                   \
+            }                                                                                                 \
+            v4d C = -Y * (VSEL(S >= 0, ONE, E) / (ONE + E));                                                  \
+            for (int t = 0; t < 4 && k + t < m; t++) c[k + t] = C[t];                                         \
+        }                                                                                                     \
+    }
+
+#ifdef DPDO__VEC
+/* one instance per d = 1 .. 8 (registers for G, unrolled loops) and one for d = 9 .. 16 */
+#define LOGIT_SET(SUF, ATTR)                                                                                  \
+    LOGIT_SMALL(logit1_##SUF, ATTR, 1) LOGIT_SMALL(logit2_##SUF, ATTR, 2) LOGIT_SMALL(logit3_##SUF, ATTR, 3) \
+    LOGIT_SMALL(logit4_##SUF, ATTR, 4) LOGIT_SMALL(logit5_##SUF, ATTR, 5) LOGIT_SMALL(logit6_##SUF, ATTR, 6) \
+    LOGIT_SMALL(logit7_##SUF, ATTR, 7) LOGIT_SMALL(logit8_##SUF, ATTR, 8) LOGIT_SMALL(logitn_##SUF, ATTR, 0) \
+    typedef void (*logit_fn_##SUF)(const struct dpdo_dataset *, const int64_t *, int64_t, const double *,     \
+                                    double, double, double *, double *, int64_t *);                          \
+    static logit_fn_##SUF logit_pick_##SUF(int64_t d)                                                         \
+    {                                                                                                         \
+        static const logit_fn_##SUF f[9] = {logitn_##SUF, logit1_##SUF, logit2_##SUF, logit3_##SUF,           \
+                                            logit4_##SUF, logit5_##SUF, logit6_##SUF, logit7_##SUF,           \
+                                            logit8_##SUF};                                                    \
+        return f[d <= 8 ? d : 0];                                                                             \
+    }
+LOGIT_SET(base, )
+LOGIT_COEFS(coefs_base, )
+#ifdef DPDO__X86
+LOGIT_SET(avx2, AVX2)
+LOGIT_COEFS(coefs_avx2, AVX2)
+#endif
+#endif
+
 double dpdo__row_dot(const struct dpdo_dataset *ds, int64_t r, const double *w)
 {
     if (ds->layout == DPDO__DS_DENSE) return dot_dense(ds->X + (size_t)r * (size_t)ds->d, w, ds->d);
@@ -452,6 +610,65 @@ void dpdo__margins(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m
     } else {
         for (int64_t k = 0; k < m; k++) margins[k] = 0.0;
     }
+}
+
+/* the coefficients of dpdo__lin_grad_logistic's long-row path, handed to dpdo__lin_grad in row order */
+typedef struct pre_coef {
+    const double *c;
+    int64_t k;
+} pre_coef;
+static double phi_pre(const void *ctx, double m, double y, double *loss)
+{
+    (void)m, (void)y;
+    pre_coef *p = (pre_coef *)ctx;
+    *loss = 0.0;
+    return p->c[p->k++];
+}
+
+int dpdo__lin_grad_logistic(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m, const double *w,
+                            double clip, double scale, double *grad, double *loss_sum, int64_t *nclipped)
+{
+#ifdef DPDO__VEC
+    if ((ds->layout == DPDO__DS_DENSE && ds->d > LOGIT_DMAX) || ds->layout == DPDO__DS_CSR) {
+        /* long or sparse rows: margins by the row kernels, the coefficients vectorised, then the
+         * row kernel's own gradient loop (same dot, same order) with those coefficients */
+        if (!rows) return 0;
+        enum { CH = 256 };
+        double mg[CH], c[CH], y[CH], lacc = 0.0;
+        int64_t ncl = 0;
+        for (int64_t off = 0; off < m; off += CH) {
+            int64_t k = m - off < CH ? m - off : CH;
+            dpdo__margins(ds, rows + off, k, w, mg);
+            for (int64_t j = 0; j < k; j++) y[j] = ds->y[rows[off + j]], mg[j] = -y[j] * mg[j];
+#ifdef DPDO__X86
+            if (have_avx2()) coefs_avx2(mg, y, k, c, loss_sum ? &lacc : NULL);
+            else
+#endif
+                coefs_base(mg, y, k, c, loss_sum ? &lacc : NULL);
+            pre_coef pc = {c, 0};
+            double dummy = 0.0;
+            int64_t nc = 0;
+            dpdo__lin_grad(ds, rows + off, k, w, phi_pre, &pc, clip, scale, grad, &dummy, &nc);
+            ncl += nc;
+        }
+        if (loss_sum) *loss_sum = lacc;
+        if (nclipped) *nclipped = ncl;
+        return 1;
+    }
+    if (ds->layout != DPDO__DS_DENSE) return 0;
+    double loss_acc = 0.0;
+    int64_t ncl = 0;
+#ifdef DPDO__X86
+    if (have_avx2()) logit_pick_avx2(ds->d)(ds, rows, m, w, clip, scale, grad, loss_sum ? &loss_acc : NULL, &ncl);
+    else
+#endif
+        logit_pick_base(ds->d)(ds, rows, m, w, clip, scale, grad, loss_sum ? &loss_acc : NULL, &ncl);
+    if (loss_sum) *loss_sum = loss_acc;
+    if (nclipped) *nclipped = ncl;
+    return 1;
+#else
+    return 0;
+#endif
 }
 
 void dpdo__lin_grad(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m,

@@ -29,6 +29,7 @@ int dpdo__eng_scratch(dpdo__eng *e, size_t bytes)
 
 int dpdo__eng_err(dpdo__eng *e, int status, int64_t node, const char *fmt, ...)
 {
+    if (e->par_mute) return status; /* tasks on threads: the first failing node is rerun alone (par.c) */
     char msg[DPDO__ERRMSG_LEN];
     va_list ap;
     va_start(ap, fmt);

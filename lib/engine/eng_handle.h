@@ -29,6 +29,9 @@ struct dpdo_algorithm {
     void *progress_user;
     int64_t progress_every;
     int32_t progress_flags;
+    dpdo_parallel_fn pool_run; /* dpdo_algorithm_set_pool (par.c); NULL = the library's threads */
+    void *pool_host;
+    int32_t pool_width;
     char errmsg[DPDO__ERRMSG_LEN];
 };
 

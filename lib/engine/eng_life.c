@@ -7,11 +7,13 @@
 #include <sodium.h>
 #include "eng_handle.h"
 #include "dist_impl.h"
+#include "par_impl.h"
 #include "../model/model_impl.h"
 
 static void eng_free(dpdo__eng *e)
 {
     if (!e) return;
+    dpdo__par_free(e);
     if (e->priv && e->vt->release) e->vt->release(e, e->priv);
     dpdo__free(e->priv);
     dpdo_paper_destroy(e->pv.paper);
@@ -211,6 +213,11 @@ DPDO_API int dpdo_algorithm_setup(dpdo_algorithm *a, dpdo_node *const *nodes, in
     }
     dpdo__eng_opts_to_params(e);
     if (e->vt->defaults) e->vt->defaults(e);
+    /* threads: the width is known before configure (algorithms size per-task workspaces) */
+    if ((rc = dpdo__par_create(e, a->pool_run, a->pool_host, a->pool_width, err))) {
+        if (rc == DPDO_E_NOMEM) goto nomem;
+        goto fail;
+    }
     if ((rc = e->vt->configure(e, e->priv))) {
         if (rc == DPDO_E_NOMEM) goto nomem;
         goto fail;
@@ -269,6 +276,7 @@ int dpdo__eng_prepare(dpdo_algorithm *a)
     }
     if (!rc) rc = dpdo__eng_compute_guard(e);
     if (!rc) rc = dpdo__eng_draw_keys(e, err);
+    if (!rc) rc = dpdo__par_prepare(e, err); /* how many threads the rounds use; starts them */
     if (!rc && e->pv.private_run && e->o.randomness == DPDO_RANDOMNESS_REPRODUCIBLE) {
         int64_t open_nodes = 0;
         for (int64_t i = 0; i < e->n; i++)

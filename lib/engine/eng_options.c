@@ -5,6 +5,7 @@
 #include <string.h>
 #include "eng_handle.h"
 #include "../model/model_impl.h"
+#include "../core/pool_impl.h"
 
 DPDO_API int dpdo_algorithm_options_init(dpdo_algorithm_options *o, size_t struct_size)
 {
@@ -28,6 +29,7 @@ DPDO_API int dpdo_algorithm_options_init(dpdo_algorithm_options *o, size_t struc
     d.check_every = 1;
     d.weighting = -1;
     d.randomness = DPDO_RANDOMNESS_SECURE;
+    d.num_threads = 0;
     return dpdo__options_init(o, struct_size, &d, sizeof d);
 }
 
@@ -61,6 +63,10 @@ int dpdo__eng_check_options(const dpdo_algorithm_options *o, char *err)
     if (o->randomness != DPDO_RANDOMNESS_SECURE && o->randomness != DPDO_RANDOMNESS_REPRODUCIBLE)
         BAD("options.randomness = %d: must be DPDO_RANDOMNESS_SECURE (0) or DPDO_RANDOMNESS_REPRODUCIBLE (1)",
             (int)o->randomness);
+    if (o->num_threads < 0 || o->num_threads > DPDO__MAX_THREADS)
+        BAD("options.num_threads = %d: must be in [0, %d] (0 = DPDO_NUM_THREADS or 1)", (int)o->num_threads,
+            DPDO__MAX_THREADS);
+    if (o->reserved32 != 0) BAD("options.reserved32 = %d: must be 0", (int)o->reserved32);
     return DPDO_OK;
 #undef BAD
 }

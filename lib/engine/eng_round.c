@@ -6,11 +6,23 @@
 #include <string.h>
 #include "eng_handle.h"
 #include "dist_impl.h"
+#include "par_impl.h"
 
-/* Per-sender counts of the round from its message patterns. */
-static void count_round(dpdo__eng *e, const dpdo__plan *p)
+/* Per-sender counts of the round from its message patterns. Returns 1 when any row may be
+ * non-zero (a per-sender COUNTS pattern: all n + 1 rows were cleared); otherwise only the computing
+ * nodes' rows and the coordinator's row were cleared and written, so that a round of b active
+ * nodes out of n costs O(b), not O(n). */
+static int count_round(dpdo__eng *e, const dpdo__plan *p)
 {
-    memset(e->rcomm, 0, (size_t)(e->n + 1) * sizeof *e->rcomm);
+    int full = 0;
+    for (int32_t s = 0; s < p->nstages; s++)
+        for (int32_t k = 0; k < p->stage[s].npat; k++) full |= p->stage[s].pat[k].kind == DPDO__PAT_COUNTS;
+    if (full) {
+        memset(e->rcomm, 0, (size_t)(e->n + 1) * sizeof *e->rcomm);
+    } else {
+        for (int64_t c = 0; c < p->ncomp; c++) memset(e->rcomm[p->comp[c]], 0, sizeof *e->rcomm);
+        memset(e->rcomm[e->n], 0, sizeof *e->rcomm);
+    }
     for (int32_t s = 0; s < p->nstages; s++) {
         const dpdo__stage *st = &p->stage[s];
         for (int32_t k = 0; k < st->npat; k++) {
@@ -51,6 +63,7 @@ static void count_round(dpdo__eng *e, const dpdo__plan *p)
                 }
         }
     }
+    return full;
 }
 
 static int tolerance_test(dpdo_algorithm *a)
@@ -150,6 +163,10 @@ static int run_stages(dpdo__eng *e, dpdo__plan *p, int64_t *fail_node)
         int who = st->who;
         int64_t cnt = who == DPDO__RUN_COORD ? 1 : who == DPDO__RUN_ALL ? e->n : p->ncomp;
 #define WHO(c) (who == DPDO__RUN_COORD ? DPDO_NODE_COORDINATOR : who == DPDO__RUN_ALL ? (c) : p->comp[c])
+        if (!e->dist && !st->seq && dpdo__par_width(e) > 1) { /* one process, on threads (par.c) */
+            rc = dpdo__par_stage(e, p, s, fail_node);
+            continue;
+        }
         if (st->seq && e->dist) { /* the baton goes from process to process */
             if ((xr = dpdo__dist_seq_local(e, p, s, &rc, fail_node))) return xr;
         } else {
@@ -248,10 +265,11 @@ DPDO_API int dpdo_algorithm_step(dpdo_algorithm *a)
         }
     }
     int64_t fail_node = -1;
+    int full = 0;
     rc = run_stages(e, p, &fail_node);
     if (!rc) rc = check_charges(e, p, 1);
     if (!rc) rc = e->vt->check(e, e->priv, p);
-    if (!rc) count_round(e, p); /* after local(): sparse messages may have data-independent varying sizes */
+    if (!rc) full = count_round(e, p); /* after local(): sparse messages may have data-independent varying sizes */
     if (e->dist) rc = dpdo__dist_agree(e, rc, fail_node); /* every process ends the round the same way */
     /* privacy: the ledger first, so that a failed charge fails the round before commit installs
      * (releases) anything; capacity was reserved at prepare, so this is not expected to fail */
@@ -259,8 +277,14 @@ DPDO_API int dpdo_algorithm_step(dpdo_algorithm *a)
     if (rc) goto failed;
     dpdo__eng_probe(e, DPDO__PH_COMMIT);
     e->vt->commit(e, e->priv, p);
-    for (int64_t i = 0; i <= e->n; i++)
-        for (int k = 0; k < 3; k++) e->comm[i][k] += e->rcomm[i][k];
+    if (full) {
+        for (int64_t i = 0; i <= e->n; i++)
+            for (int k = 0; k < 3; k++) e->comm[i][k] += e->rcomm[i][k];
+    } else { /* only these rows were counted this round (count_round) */
+        for (int64_t c = 0; c < p->ncomp; c++)
+            for (int k = 0; k < 3; k++) e->comm[p->comp[c]][k] += e->rcomm[p->comp[c]][k];
+        for (int k = 0; k < 3; k++) e->comm[e->n][k] += e->rcomm[e->n][k];
+    }
     memcpy(e->last_active, p->is_comp, (size_t)e->n);
     e->round = p->t;
     if ((rc = tolerance_test(a))) goto failed;

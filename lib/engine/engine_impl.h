@@ -265,6 +265,8 @@ struct dpdo__eng {
     unsigned char *key;           /* 32 n bytes: per-node 256-bit keys of the private streams, or NULL */
     unsigned char *key_src;       /* n: DPDO__KEY_NONE / _HOST (set_node_key/secret) / _ENTROPY */
     int keyed;                    /* some node has a key (its secret initial rows are gathered) */
+    struct dpdo__par *par;        /* threads for the per-node work of a round (par.c), or NULL */
+    int par_mute;                 /* 1 while worker tasks run: dpdo__eng_err writes no message */
 #ifdef DPDO_FAULT_INJECTION
     uint32_t weaken;              /* test build only: DPDO__WEAKEN_* bits (mechanisms weakened on
                                    * purpose so that the auditor can be shown to catch real bugs) */

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 #include "model_impl.h"
+#include "../data/vmath_impl.h"
 
 /* ---- built-in phi ---------------------------------------------------------
  * Each returns d phi / d margin and stores phi in *loss. */
@@ -32,9 +33,9 @@ double dpdo__phi_logistic(const void *ctx, double m, double y, double *loss)
 {
     (void)ctx;
     double s = -y * m;
-    double e = exp(-fabs(s)); /* in (0, 1] */
-    *loss = (s > 0.0 ? s : 0.0) + log1p(e);
-    double sig = s >= 0.0 ? 1.0 / (1.0 + e) : e / (1.0 + e);
+    double e = dpdo__exp_neg(s < 0 ? s : -s); /* in [0, 1]; the batch kernel's exp, bit for bit */
+    *loss = (s > 0.0 ? s : 0.0) + dpdo__log1p01(e);
+    double sig = (s >= 0.0 ? 1.0 : e) / (1.0 + e);
     return -y * sig;
 }
 
@@ -323,12 +324,12 @@ int dpdo__loss_check_x(const struct dpdo_loss *loss, const struct dpdo_shard *sh
 
 enum { CHUNK = 256 };
 
-int dpdo__loss_eval(const struct dpdo_loss *loss, const struct dpdo_shard *sh, const double *x,
-                    const int64_t *idx, int64_t m, double clip, double *value, double *grad,
-                    int64_t *nclipped, double *scratch, char *err)
+static int eval_core(const struct dpdo_loss *loss, const struct dpdo_shard *sh, const double *x,
+                     const int64_t *idx, int64_t m, double clip, double *value, double *grad,
+                     int64_t *nclipped, double *scratch, char *err, int direct)
 {
     const int64_t dim = loss->dim;
-    double *acc = scratch, *tmp = scratch + dim;
+    double *acc = direct && grad ? grad : scratch, *tmp = scratch + dim;
     double lsum = 0.0;
     int64_t ncl = 0;
     const char *name = loss->type->name;
@@ -343,7 +344,7 @@ int dpdo__loss_eval(const struct dpdo_loss *loss, const struct dpdo_shard *sh, c
         if (!isfinite(v) || (grad && !dpdo__all_finite(acc, (size_t)dim)))
             return dpdo__err(err, DPDO_E_NUMERIC, "loss '%s': non-finite value or gradient", name);
         if (value) *value = v;
-        if (grad) memcpy(grad, acc, (size_t)dim * sizeof *grad);
+        if (grad && grad != acc) memcpy(grad, acc, (size_t)dim * sizeof *grad);
         if (nclipped) *nclipped = 0;
         return DPDO_OK;
     }
@@ -364,8 +365,12 @@ int dpdo__loss_eval(const struct dpdo_loss *loss, const struct dpdo_shard *sh, c
          * that by about (d/2 + 2) ulps, so shrink the bound by (d + 8) eps to
          * make every computed per-sample norm <= clip. */
         double clipb = clip == INFINITY ? 0.0 : clip * (1.0 - (double)(dim + 8) * DBL_EPSILON);
+        /* the built-in logistic loss on short dense rows: one vectorised pass (loss values only
+         * when asked for) */
+        const int logit = loss->builtin == DPDO__LOSS_LOGISTIC;
         if (!idx && sh->rows) {
-            dpdo__lin_grad(ds, sh->rows, count, x, phi, ctx, clipb, sc, acc, &lsum, &ncl);
+            if (!logit || !dpdo__lin_grad_logistic(ds, sh->rows, count, x, clipb, sc, acc, value ? &lsum : NULL, &ncl))
+                dpdo__lin_grad(ds, sh->rows, count, x, phi, ctx, clipb, sc, acc, &lsum, &ncl);
         } else {
             for (int64_t off = 0; off < count; off += CHUNK) {
                 int64_t k = count - off < CHUNK ? count - off : CHUNK;
@@ -373,7 +378,8 @@ int dpdo__loss_eval(const struct dpdo_loss *loss, const struct dpdo_shard *sh, c
                     rows[j] = dpdo__shard_row(sh, idx ? idx[off + j] : off + j);
                 double ls = 0.0;
                 int64_t nc = 0;
-                dpdo__lin_grad(ds, rows, k, x, phi, ctx, clipb, sc, acc, &ls, &nc);
+                if (!logit || !dpdo__lin_grad_logistic(ds, rows, k, x, clipb, sc, acc, value ? &ls : NULL, &nc))
+                    dpdo__lin_grad(ds, rows, k, x, phi, ctx, clipb, sc, acc, &ls, &nc);
                 lsum += ls;
                 ncl += nc;
             }
@@ -437,9 +443,23 @@ int dpdo__loss_eval(const struct dpdo_loss *loss, const struct dpdo_shard *sh, c
     if (grad && !dpdo__all_finite(acc, (size_t)dim))
         return dpdo__err(err, DPDO_E_NUMERIC, "loss '%s': gradient is not finite", name);
     if (value) *value = v;
-    if (grad) memcpy(grad, acc, (size_t)dim * sizeof *grad);
+    if (grad && grad != acc) memcpy(grad, acc, (size_t)dim * sizeof *grad);
     if (nclipped) *nclipped = ncl;
     return DPDO_OK;
+}
+
+int dpdo__loss_eval(const struct dpdo_loss *loss, const struct dpdo_shard *sh, const double *x,
+                    const int64_t *idx, int64_t m, double clip, double *value, double *grad,
+                    int64_t *nclipped, double *scratch, char *err)
+{
+    return eval_core(loss, sh, x, idx, m, clip, value, grad, nclipped, scratch, err, 0);
+}
+
+int dpdo__loss_eval_into(const struct dpdo_loss *loss, const struct dpdo_shard *sh, const double *x,
+                         const int64_t *idx, int64_t m, double clip, double *value, double *grad,
+                         int64_t *nclipped, double *scratch, char *err)
+{
+    return eval_core(loss, sh, x, idx, m, clip, value, grad, nclipped, scratch, err, 1);
 }
 
 DPDO_API int dpdo_loss_eval(dpdo_loss *loss, dpdo_shard *shard, const double *x, int64_t dim,

@@ -89,6 +89,12 @@ double dpdo__phi_conjugate(int builtin, double u, double y);
 int dpdo__loss_eval(const struct dpdo_loss *loss, const struct dpdo_shard *sh, const double *x,
                     const int64_t *idx, int64_t m, double clip, double *value, double *grad,
                     int64_t *nclipped, double *scratch, char *err);
+/* The same, but the gradient is accumulated in grad itself (no scratch copy): grad must not
+ * overlap x or scratch, and it holds garbage after a failure. For the engine's per-round
+ * calls, whose output row is scratch anyway (a failed round changes no state). */
+int dpdo__loss_eval_into(const struct dpdo_loss *loss, const struct dpdo_shard *sh, const double *x,
+                         const int64_t *idx, int64_t m, double clip, double *value, double *grad,
+                         int64_t *nclipped, double *scratch, char *err);
 int dpdo__loss_check_x(const struct dpdo_loss *loss, const struct dpdo_shard *sh,
                        const double *x, int64_t dim, const int64_t *idx, int64_t m,
                        double clip, char *err);

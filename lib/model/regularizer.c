@@ -32,11 +32,13 @@ static double nrm2(const double *v, int64_t n)
     return sqrt(s);
 }
 
+/* S_tau(v) for tau >= 0, branch-free (max/min instructions, vectorisable): exactly one of
+ * v - tau > 0, v + tau < 0 can hold, and the other term is +0, so the value is bit for bit
+ * that of the three-way form v > tau ? v - tau : v < -tau ? v + tau : 0. */
 static inline double soft(double v, double tau)
 {
-    if (v > tau) return v - tau;
-    if (v < -tau) return v + tau;
-    return 0.0;
+    double a = v - tau, b = v + tau;
+    return (a > 0.0 ? a : 0.0) + (b < 0.0 ? b : 0.0);
 }
 
 static inline double clampd(double v, double lo, double hi)

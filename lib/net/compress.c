@@ -359,6 +359,15 @@ int dpdo__compressor_apply(struct dpdo_compressor *c, const double *x, const str
                            uint64_t node_id, uint64_t round, int64_t *idx, double *val,
                            int64_t *count, char *err)
 {
+    return dpdo__compressor_apply_ws(c, x, rng, node_id, round, idx, val, count, NULL, err);
+}
+
+int dpdo__compressor_concurrent(const struct dpdo_compressor *c) { return !c || c->kind != DPDO__COMP_USER; }
+
+int dpdo__compressor_apply_ws(struct dpdo_compressor *c, const double *x, const struct dpdo_rng *rng,
+                              uint64_t node_id, uint64_t round, int64_t *idx, double *val,
+                              int64_t *count, uint64_t *keys, char *err)
+{
     const int64_t d = c->dim, k = c->k;
     *count = 0;
     switch (c->kind) {
@@ -370,7 +379,7 @@ int dpdo__compressor_apply(struct dpdo_compressor *c, const double *x, const str
         *count = d;
         return DPDO_OK;
     case DPDO__COMP_TOPK:
-        dpdo__topk_select(x, d, k, c->keys, idx, val);
+        dpdo__topk_select(x, d, k, keys ? keys : c->keys, idx, val);
         *count = k;
         return DPDO_OK;
     case DPDO__COMP_RANDK: {

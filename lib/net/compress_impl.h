@@ -47,6 +47,15 @@ int dpdo__compressor_apply(struct dpdo_compressor *c, const double *x, const str
                            uint64_t node_id, uint64_t round, int64_t *idx, double *val,
                            int64_t *count, char *err);
 
+/* The same with `keys` (dim words, or NULL = the handle's) as top-k's scratch, so that several
+ * nodes can apply one built-in compressor at once (one workspace per task of the engine's
+ * thread pool). */
+int dpdo__compressor_apply_ws(struct dpdo_compressor *c, const double *x, const struct dpdo_rng *rng,
+                              uint64_t node_id, uint64_t round, int64_t *idx, double *val,
+                              int64_t *count, uint64_t *keys, char *err);
+/* 1 if c is NULL or built-in (no user callback): dpdo__compressor_apply_ws may run concurrently */
+int dpdo__compressor_concurrent(const struct dpdo_compressor *c);
+
 /* Top-k selection kernel (exposed for tests and the bench): the k
  * (1 <= k <= d) coordinates of largest |x_l|, ties to the smaller index,
  * written ascending into idx[k] with val[l] = x[idx[l]]. x finite.

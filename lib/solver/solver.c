@@ -178,6 +178,11 @@ int dpdo__solver_is_noisy_gd(const struct dpdo_solver *s)
     return s && s->kind == DPDO__SOLVER_NOISY_GD;
 }
 
+int dpdo__solver_concurrent(const struct dpdo_solver *s)
+{
+    return s && (s->kind == DPDO__SOLVER_GD || s->kind == DPDO__SOLVER_AGD || s->kind == DPDO__SOLVER_NOISY_GD);
+}
+
 /* ---- parameters ---------------------------------------------------------- */
 
 static int is_gd_family(int kind)
@@ -233,6 +238,15 @@ DPDO_API int dpdo_solver_set(dpdo_solver *s, const char *param, double value)
         s->clip = value;
         return DPDO_OK;
     }
+    if (strcmp(param, "l2") == 0) {
+        if (!is_gd_family(s->kind) && s->kind != DPDO__SOLVER_AGD)
+            return dpdo__err(s->errmsg, DPDO_E_UNSUPPORTED,
+                             "solver '%s' has no \"l2\" parameter (gd, agd, sgd, noisy-gd only)", tn);
+        if (!(isfinite(value) && value >= 0.0))
+            return dpdo__err(s->errmsg, DPDO_E_INVAL, "l2 = %g must be finite and >= 0", value);
+        s->l2 = value;
+        return DPDO_OK;
+    }
     if (strcmp(param, "batch") == 0) {
         if (s->kind != DPDO__SOLVER_SGD)
             return dpdo__err(s->errmsg, DPDO_E_UNSUPPORTED,
@@ -253,7 +267,7 @@ DPDO_API int dpdo_solver_set(dpdo_solver *s, const char *param, double value)
         return DPDO_OK;
     }
     return dpdo__err(s->errmsg, DPDO_E_INVAL,
-                     "unknown parameter \"%s\" (step, lambda_lo, lambda_hi, tau, clip, batch)",
+                     "unknown parameter \"%s\" (step, lambda_lo, lambda_hi, tau, clip, batch, l2)",
                      param);
 }
 
@@ -266,6 +280,7 @@ DPDO_API int dpdo_solver_get(const dpdo_solver *s, const char *param, double *va
     else if (strcmp(param, "tau") == 0) *value = s->tau;
     else if (strcmp(param, "clip") == 0) *value = s->clip;
     else if (strcmp(param, "batch") == 0) *value = (double)s->batch;
+    else if (strcmp(param, "l2") == 0) *value = s->l2;
     else return DPDO_E_INVAL;
     return DPDO_OK;
 }
@@ -373,11 +388,11 @@ static int stream_failed(const dpdo__stream *st, const char *tn, char *err)
  * very same floating-point operations as gd (no draw at all). */
 static int run_gd(struct dpdo_solver *s, struct dpdo_node *nd, const double *v, double rho,
                   int64_t epochs, const struct dpdo_rng *rng, uint64_t node_id, uint64_t round,
-                  double grid_sens, double grid_eta, double *w, char *err)
+                  double grid_sens, double grid_eta, double *w, double *buf, char *err)
 {
     const int64_t n = s->dim;
     const double gamma = dpdo__solver_step(s, rho), irho = 1.0 / rho;
-    double *g = s->buf;
+    double *g = buf;
     const int sgd = s->kind == DPDO__SOLVER_SGD;
     const int noisy = s->kind == DPDO__SOLVER_NOISY_GD && s->tau > 0.0;
     const double scale = noisy ? sqrt(2.0 * gamma) * s->tau : 0.0;
@@ -403,6 +418,8 @@ static int run_gd(struct dpdo_solver *s, struct dpdo_node *nd, const double *v, 
             rc = grad_f(s, nd, w, NULL, 0, g, err);
         }
         if (rc) return rc;
+        if (s->l2 > 0.0) /* the ridge term's gradient joins f's (0: the very same operations as before) */
+            for (int64_t j = 0; j < n; j++) g[j] += s->l2 * w[j];
         for (int64_t j = 0; j < n; j++) w[j] = w[j] - gamma * (g[j] + (w[j] - v[j]) * irho);
         if (noisy && gS > 0) {
             if ((rc = dpdo__grid_add_dgauss(&st, gS, gg, w, (size_t)n, err))) return rc;
@@ -417,7 +434,7 @@ static int run_gd(struct dpdo_solver *s, struct dpdo_node *nd, const double *v, 
 /* Nesterov, spec §3.2: u^{l+1} = w^l - grad d(w^l)/L_d,
  * w^{l+1} = u^{l+1} + beta (u^{l+1} - u^l), u^0 = w^0; output w^{N_e}. */
 static int run_agd(struct dpdo_solver *s, struct dpdo_node *nd, const double *v, double rho,
-                   int64_t epochs, double *w, char *err)
+                   int64_t epochs, double *w, double *buf, char *err)
 {
     const int64_t n = s->dim;
     const double irho = 1.0 / rho;
@@ -425,11 +442,13 @@ static int run_agd(struct dpdo_solver *s, struct dpdo_node *nd, const double *v,
     const double step = 1.0 / Ld;
     const double sL = sqrt(Ld), sm = sqrt(mud);
     const double beta = (sL - sm) / (sL + sm);
-    double *g = s->buf, *u = s->buf + n;
+    double *g = buf, *u = buf + n;
     memcpy(u, w, (size_t)n * sizeof *u);
     for (int64_t l = 0; l < epochs; l++) {
         int rc = grad_f(s, nd, w, NULL, 0, g, err);
         if (rc) return rc;
+        if (s->l2 > 0.0)
+            for (int64_t j = 0; j < n; j++) g[j] += s->l2 * w[j];
         for (int64_t j = 0; j < n; j++) {
             double un = w[j] - step * (g[j] + (w[j] - v[j]) * irho);
             w[j] = un + beta * (un - u[j]);
@@ -484,15 +503,23 @@ int dpdo__solver_run(struct dpdo_solver *s, struct dpdo_node *node, const double
                      int64_t epochs, const struct dpdo_rng *rng, uint64_t node_id,
                      uint64_t round, double *w, char *err)
 {
-    return dpdo__solver_run_grid(s, node, v, rho, epochs, rng, node_id, round, 0.0, 0.0, w, err);
+    return dpdo__solver_run_ws(s, node, v, rho, epochs, rng, node_id, round, 0.0, 0.0, w, NULL, err);
 }
 
 int dpdo__solver_run_grid(struct dpdo_solver *s, struct dpdo_node *node, const double *v, double rho,
                           int64_t epochs, const struct dpdo_rng *rng, uint64_t node_id, uint64_t round,
                           double grid_sens, double grid_eta, double *w, char *err)
 {
+    return dpdo__solver_run_ws(s, node, v, rho, epochs, rng, node_id, round, grid_sens, grid_eta, w, NULL, err);
+}
+
+int dpdo__solver_run_ws(struct dpdo_solver *s, struct dpdo_node *node, const double *v, double rho,
+                        int64_t epochs, const struct dpdo_rng *rng, uint64_t node_id, uint64_t round,
+                        double grid_sens, double grid_eta, double *w, double *ws, char *err)
+{
     if (grid_sens > 0 && !(isfinite(grid_sens) && grid_eta > 0 && grid_eta < 1))
         return dpdo__err(err, DPDO_E_INVAL, "solver: grid sensitivity %g / eta %g", grid_sens, grid_eta);
+    double *buf = ws ? ws : s->buf;
     int rc = dpdo__solver_check(s, node, rho, err);
     if (rc) return rc;
     const int64_t n = s->dim;
@@ -509,7 +536,7 @@ int dpdo__solver_run_grid(struct dpdo_solver *s, struct dpdo_node *node, const d
                                     err);
         if (rc) return rc;
     }
-    double *backup = s->buf + 2 * n;
+    double *backup = buf + 2 * n;
     memcpy(backup, w, (size_t)n * sizeof *w);
     switch (s->kind) {
     case DPDO__SOLVER_USER: {
@@ -519,13 +546,13 @@ int dpdo__solver_run_grid(struct dpdo_solver *s, struct dpdo_node *node, const d
         break;
     }
     case DPDO__SOLVER_AGD:
-        rc = run_agd(s, node, v, rho, epochs, w, err);
+        rc = run_agd(s, node, v, rho, epochs, w, buf, err);
         break;
     case DPDO__SOLVER_EXACT_QUAD:
         rc = run_exact(s, node, v, rho, w, err);
         break;
     default:
-        rc = run_gd(s, node, v, rho, epochs, rng, node_id, round, grid_sens, grid_eta, w, err);
+        rc = run_gd(s, node, v, rho, epochs, rng, node_id, round, grid_sens, grid_eta, w, buf, err);
         break;
     }
     if (rc == DPDO_OK) {

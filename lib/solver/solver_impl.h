@@ -31,6 +31,7 @@ struct dpdo_solver {
     int64_t dim;
     /* parameters (NaN = auto / unknown) */
     double step, lambda_lo, lambda_hi, tau, clip;
+    double l2;         /* ridge term (l2/2)|w|^2 added to f in gd/agd/sgd/noisy-gd; 0 = none (Since 0.2) */
     int64_t batch;
     /* scratch, allocated at create / set("batch") */
     double *buf;       /* 3*dim: gradient, auxiliary (AGD u^{l-1}), backup of w */
@@ -68,6 +69,16 @@ int dpdo__solver_run(struct dpdo_solver *s, struct dpdo_node *node, const double
 int dpdo__solver_run_grid(struct dpdo_solver *s, struct dpdo_node *node, const double *v, double rho,
                           int64_t epochs, const struct dpdo_rng *rng, uint64_t node_id, uint64_t round,
                           double grid_sens, double grid_eta, double *w, char *err);
+/* dpdo__solver_run_grid with the workspace ws (3*s->dim doubles) in place of the handle's own scratch, so
+ * that several nodes can run one built-in gd/agd/noisy-gd solver at once (the engine's
+ * thread pool, one workspace per task). ws NULL: the handle's scratch. sgd still uses the
+ * handle's index buffer and exact-quadratic its matrix: one node at a time for those. */
+int dpdo__solver_run_ws(struct dpdo_solver *s, struct dpdo_node *node, const double *v, double rho,
+                        int64_t epochs, const struct dpdo_rng *rng, uint64_t node_id, uint64_t round,
+                        double grid_sens, double grid_eta, double *w, double *ws, char *err);
+/* 1 if dpdo__solver_run_ws with distinct workspaces may run for distinct nodes concurrently
+ * (built-in gd, agd, noisy-gd) */
+int dpdo__solver_concurrent(const struct dpdo_solver *s);
 
 /* The step gamma in use at penalty rho (auto resolved): the "step"
  * parameter if set, else gd/sgd 2/(lambda_hi + lambda_lo + 2/rho) (lambda_lo

@@ -483,6 +483,8 @@ class dpdo_transport_type(C.Structure):
 
 # ---- callback types ----
 dpdo_progress_fn = C.CFUNCTYPE(C.c_int, C.POINTER(dpdo_progress), C.c_void_p)  # algorithm.h
+dpdo_task_fn = C.CFUNCTYPE(None, C.c_void_p, C.c_int32)  # algorithm.h
+dpdo_parallel_fn = C.CFUNCTYPE(None, C.c_void_p, C.c_int32, dpdo_task_fn, C.c_void_p)  # algorithm.h
 dpdo_audit_progress_fn = C.CFUNCTYPE(C.c_int, C.c_int64, C.c_int64, C.c_void_p)  # audit.h
 
 # ---- struct layouts (fields in declaration order) ----
@@ -604,7 +606,9 @@ dpdo_algorithm_options._fields_ = [
     ("check_every", C.c_int64),  # int64_t
     ("weighting", C.c_int32),  # int32_t
     ("randomness", C.c_int32),  # int32_t
-    ("reserved", (C.c_int64 * 4)),  # int64_t[4]
+    ("num_threads", C.c_int32),  # int32_t
+    ("reserved32", C.c_int32),  # int32_t
+    ("reserved", (C.c_int64 * 3)),  # int64_t[3]
 ]
 dpdo_progress._fields_ = [
     ("struct_size", C.c_size_t),  # size_t
@@ -1007,6 +1011,8 @@ FUNCTIONS = {
     "dpdo_algorithm_round": (C.c_int64, [C.c_void_p]),
     "dpdo_algorithm_stop_reason": (C.c_int, [C.c_void_p]),
     "dpdo_algorithm_set_progress": (C.c_int, [C.c_void_p, C.c_void_p, C.c_void_p, C.c_int64, C.c_int32]),
+    "dpdo_algorithm_set_pool": (C.c_int, [C.c_void_p, C.c_void_p, C.c_void_p, C.c_int32]),
+    "dpdo_algorithm_threads": (C.c_int32, [C.c_void_p]),
     "dpdo_algorithm_get_iterate": (C.c_int, [C.c_void_p, C.c_int64, C.POINTER(C.c_double), C.c_int64]),
     "dpdo_algorithm_get_output": (C.c_int, [C.c_void_p, C.c_int64, C.POINTER(C.c_double), C.c_int64]),
     "dpdo_algorithm_get_state": (C.c_int, [C.c_void_p, C.c_char_p, C.c_int64, C.POINTER(C.c_double), C.c_int64]),

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The built-in logistic loss's exp/log1p (lib/data/vmath_impl.h) against the C library in
+ * long double, at their documented bounds (exp <= 1.5 ulp, log1p <= 3 ulp), and the batch
+ * kernels against the per-sample path: long dense rows and CSR rows give the per-sample path's
+ * bits exactly; short dense rows (d <= 16) give the documented four-partial-sum order exactly,
+ * with coefficients equal to dpdo__phi_logistic's, and the same loss value. */
+#include <stdint.h>
+
+#include "harness.h"
+#include "dpdo/dpdo.h"
+#include "data/data_impl.h"
+#include "data/vmath_impl.h"
+#include "model/model_impl.h"
+
+static double ulps(double a, long double ref)
+{
+    double r = (double)ref;
+    double u = nextafter(r, INFINITY) - r;
+    if (u == 0 || !isfinite(u)) u = 4.9406564584124654e-324;
+    return (double)(fabsl((long double)a - ref) / u);
+}
+
+static uint64_t st = 88172645463325252ull;
+static double unif(void) /* xorshift64, (0, 1) */
+{
+    st ^= st << 13, st ^= st >> 7, st ^= st << 17;
+    return ((double)(st >> 11) + 0.5) * 0x1p-53;
+}
+
+static void test_exp_log1p_bounds(void)
+{
+    int quick = getenv("DPDO_TEST_QUICK") != NULL;
+    long n = quick ? 200000 : 2000000;
+    double me = 0, ml = 0;
+    for (long i = 0; i < n; i++) {
+        double x = i % 3 == 0 ? -708.39 * unif() : i % 3 == 1 ? -40.0 * unif() : -unif();
+        double u = ulps(dpdo__exp_neg(x), expl((long double)x));
+        if (u > me) me = u;
+        double e = i % 2 ? unif() : exp(-50.0 * unif());
+        double v = ulps(dpdo__log1p01(e), log1pl((long double)e));
+        if (v > ml) ml = v;
+    }
+    CHECK_MSG(me <= 1.5, "exp: %.3f ulp", me);
+    CHECK_MSG(ml <= 3.0, "log1p: %.3f ulp", ml);
+    CHECK(me > 0.3); /* the sweep really measured something (a correctly rounded exp is not claimed) */
+    /* edges */
+    CHECK(dpdo__exp_neg(0.0) == 1.0);
+    CHECK(dpdo__exp_neg(-0.0) == 1.0);
+    CHECK(dpdo__exp_neg(-708.5) == 0.0);
+    CHECK(dpdo__exp_neg(-INFINITY) == 0.0);
+    CHECK(isnan(dpdo__exp_neg(NAN)));
+    CHECK(dpdo__log1p01(0.0) == 0.0);
+    CHECK(ulps(dpdo__log1p01(1.0), log1pl(1.0L)) <= 3.0);
+    CHECK(ulps(dpdo__exp_neg(-708.0), expl(-708.0L)) <= 1.5);
+}
+
+/* dataset with n rows of d features (dense or CSR), labels +-1 */
+static dpdo_dataset *make(const char *kind, int64_t n, int64_t d, uint64_t seed)
+{
+    dpdo_dataset *ds = NULL;
+    dpdo_generate_options go;
+    dpdo_generate_options_init(&go, sizeof go);
+    go.n = n, go.d = d, go.seed = seed;
+    if (!strcmp(kind, "rcv1-like")) go.density = 0.05;
+    CHECK(dpdo_dataset_create(&ds) == DPDO_OK);
+    CHECK(dpdo_dataset_generate(ds, kind, &go) == DPDO_OK);
+    return ds;
+}
+
+static void same_as_per_sample(const char *kind, int64_t d, double clip)
+{
+    enum { M = 300 };
+    dpdo_dataset *ds = make(kind, 2 * M, d, 3);
+    int64_t rows[M];
+    for (int k = 0; k < M; k++) rows[k] = (k * 7) % (2 * M);
+    double *w = calloc((size_t)d, sizeof *w), *g1 = calloc((size_t)d, sizeof *g1), *g2 = calloc((size_t)d, sizeof *g2);
+    for (int64_t j = 0; j < d; j++) w[j] = 3.0 * (unif() - 0.5);
+    double l1 = 0, l2 = 0;
+    int64_t n1 = 0, n2 = 0;
+    dpdo__lin_grad(ds, rows, M, w, dpdo__phi_logistic, NULL, clip, 1.0 / M, g1, &l1, &n1);
+    CHECK(dpdo__lin_grad_logistic(ds, rows, M, w, clip, 1.0 / M, g2, &l2, &n2) == 1);
+    CHECK_MSG(memcmp(g1, g2, (size_t)d * sizeof *g1) == 0, "%s d=%lld: gradients differ", kind, (long long)d);
+    CHECK_MSG(l1 == l2, "%s d=%lld: loss %.17g vs %.17g", kind, (long long)d, l1, l2);
+    CHECK_EQ(n1, n2);
+    if (clip > 0) CHECK(n1 > 0); /* clipping really happened */
+    double nrm = 0;
+    for (int64_t j = 0; j < d; j++) nrm += g1[j] * g1[j];
+    CHECK(nrm > 1e-12);
+    free(w), free(g1), free(g2);
+    dpdo_dataset_destroy(ds);
+}
+
+static void test_long_rows_bitwise(void)
+{
+    same_as_per_sample("epsilon-like", 50, 0.0);
+    same_as_per_sample("epsilon-like", 2000, 0.0);
+    same_as_per_sample("epsilon-like", 50, 0.05);
+    same_as_per_sample("rcv1-like", 500, 0.0);
+}
+
+/* d <= 16: coefficient per row = dpdo__phi_logistic's; lane t = row index mod 4 summed in order,
+ * then (G0 + G1) + (G2 + G3); loss summed in row order */
+static void test_short_rows_order(void)
+{
+    for (int64_t d = 1; d <= 16; d += 3) {
+        enum { M = 250 };
+        dpdo_dataset *ds = make("epsilon-like", M, d, 5 + (uint64_t)d);
+        int64_t rows[M];
+        for (int k = 0; k < M; k++) rows[k] = k;
+        double w[16], g[16] = {0}, G[16][4], ref[16] = {0}, loss = 0, lref = 0, x[16];
+        memset(G, 0, sizeof G);
+        for (int64_t j = 0; j < d; j++) w[j] = 4.0 * (unif() - 0.5);
+        double sc = 1.0 / M, y[M];
+        dpdo_dataset_get_labels(ds, y, M);
+        for (int k = 0; k < M; k++) {
+            dpdo_dataset_get_row(ds, k, x, d);
+            double m = 0;
+            for (int64_t j = 0; j < d; j++) m += x[j] * w[j];
+            double l;
+            double c = dpdo__phi_logistic(NULL, m, y[k], &l);
+            lref += l;
+            for (int64_t j = 0; j < d; j++) G[j][k % 4] += (sc * c) * x[j];
+        }
+        for (int64_t j = 0; j < d; j++) ref[j] = (G[j][0] + G[j][1]) + (G[j][2] + G[j][3]);
+        int64_t ncl = 0;
+        CHECK(dpdo__lin_grad_logistic(ds, rows, M, w, 0.0, sc, g, &loss, &ncl) == 1);
+        CHECK_MSG(memcmp(g, ref, (size_t)d * sizeof *g) == 0, "d=%lld: gradient not in the documented order",
+                  (long long)d);
+        CHECK_MSG(loss == lref, "d=%lld: loss %.17g vs %.17g", (long long)d, loss, lref);
+        double g0[16] = {0};
+        CHECK(dpdo__lin_grad_logistic(ds, rows, M, w, 0.0, sc, g0, NULL, NULL) == 1); /* no loss values */
+        CHECK(memcmp(g0, g, (size_t)d * sizeof *g) == 0);
+        dpdo_dataset_destroy(ds);
+    }
+}
+
+int main(void)
+{
+    RUN(test_exp_log1p_bounds);
+    RUN(test_long_rows_bitwise);
+    RUN(test_short_rows_order);
+    return h_finish();
+}

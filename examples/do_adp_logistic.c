@@ -24,7 +24,7 @@
  * round; T = 6 epochs = 6q rounds for every configuration (spec §7 item 10).
  * Noise: Theorem 1's sigma (DPDO_NOISE_PAPER) with G = 1 (coordinate clip to
  * G/sqrt(d)) and delta_0 = 0.01; --noise rigorous calibrates sigma with the
- * RDP accountant instead (no k/d saving, no amplification by p: activation is
+ * tightest sound accountant ("auto") instead (no k/d saving, no amplification by p: activation is
  * observable, spec §7 items 1 and 19).
  * Metric: f(xbar_t) - f*, xbar_t the average of the agents' models (DO-ADP:
  * DPDO_POINT_ITERATE; for the baselines their defined output point, DP-DDA's
@@ -121,7 +121,7 @@ typedef struct {
 } settings;
 static settings S = {DPDO_NOISE_PAPER, 0.001, 3};
 #define NOISE_NAME() \
-    (S.noise_mode == DPDO_NOISE_PAPER ? "Theorem 1 (paper)" : "rigorous (RDP-calibrated)")
+    (S.noise_mode == DPDO_NOISE_PAPER ? "Theorem 1 (paper)" : "rigorous (calibrated by the sound accountant)")
 
 /* The data split over the agents, the regulariser and f*. */
 typedef struct {
@@ -180,7 +180,9 @@ static int problem_init(problem *p, const char *path, int64_t q, int64_t d)
         lo.label_map = DPDO_LABEL_BINARY;
         fprintf(stderr, "loading %s ...\n", path);
         TRY(dpdo_dataset_load_libsvm(p->ds, path, &lo), dpdo_dataset_errmsg(p->ds));
-        snprintf(p->name, sizeof p->name, "epsilon");
+        /* the file's base name without its extension (epsilon, debian-text, ...) */
+        const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+        snprintf(p->name, sizeof p->name, "%.*s", (int)strcspn(base, "."), base);
     } else {
         dpdo_generate_options g;
         TRY(dpdo_generate_options_init(&g, sizeof g), "generate options");
@@ -363,11 +365,20 @@ static int run_once(const problem *p, const method *m, int mode, double eps, int
     for (int k = 0; k < NGRID; k++) {
         /* RIGOROUS mode: the budget guard may stop a run early (DONE, BUDGET);
          * the model then stays where it is. */
-        if (dpdo_algorithm_state(alg) != DPDO_ALG_DONE && grid[k] > dpdo_algorithm_round(alg))
-            TRY(dpdo_algorithm_run(alg, grid[k] - dpdo_algorithm_round(alg), NULL),
-                dpdo_algorithm_errmsg(alg));
+        if (dpdo_algorithm_state(alg) != DPDO_ALG_DONE && grid[k] > dpdo_algorithm_round(alg)) {
+            rc = dpdo_algorithm_run(alg, grid[k] - dpdo_algorithm_round(alg), NULL);
+            if (rc == DPDO_E_UNSUPPORTED && baseline) { /* e.g. more noise than the exact secure */
+                snprintf(c->skip_why, sizeof c->skip_why, /* sampler's grid can hold */
+                         "%s (--reproducible draws it)", dpdo_algorithm_errmsg(alg));
+                status = 1;
+                goto fail;
+            }
+            TRY(rc, dpdo_algorithm_errmsg(alg));
+        }
         TRY(dpdo_algorithm_suboptimality(alg, point, DPDO_NODE_ALL, p->fstar, &gap[k]),
             dpdo_algorithm_errmsg(alg));
+        if (T >= 100000) /* long runs (paper scale): how far, and the gap so far */
+            fprintf(stderr, "    round %lld/%lld: gap %.4e\n", (long long)grid[k], (long long)T, gap[k]);
     }
 
     /* the agents' own models at T: mean over agents of f(x_i) - f* */
@@ -511,7 +522,7 @@ static int write_sweep(const char *dir, const problem *p, curve (*res)[N_EPS])
             NOISE_NAME(), DELTA0, GBOUND, S.alpha, BETA, GAMMA, S.seeds);
     fprintf(f, "# columns: method, p, kd, epsilon, rounds, gap_mean, gap_se (over seeds), sigma "
                "(noise std per coordinate), util (measured), eps_paper, delta_paper (Theorem 1's "
-               "accountant, Lemma-4 delta), paper_valid, eps_rigorous (RDP, worst agent and seed, "
+               "accountant, Lemma-4 delta), paper_valid, eps_rigorous (the sound accountant, worst agent and seed, "
                "delta = delta_0), eps_rigorous_1e-5 (the same at delta = 1e-5)\n");
     fprintf(f, "method,p,kd,epsilon,rounds,gap_mean,gap_se,sigma,util,eps_paper,delta_paper,"
                "paper_valid,eps_rigorous,eps_rigorous_1e-5\n");
@@ -630,7 +641,9 @@ static void check_fig2b(curve (*res)[N_EPS])
         int ok = clearly_less(a->final_mean, a->final_se, b->final_mean, b->final_se);
         ex_verdict(&tally, V(ok, a), "fig2b", "%s (eps %g vs %g by 2 s.e.)%s", what,
                    EPS_SWEEP[N_EPS - 1], EPS_SWEEP[0],
-                   ok ? "" : S.noise_mode == DPDO_NOISE_RIGOROUS ? " (under honest accounting)"
+                   ok ? "" : S.noise_mode == DPDO_NOISE_RIGOROUS
+                                 ? " (under honest accounting: flat, every eps near the noiseless floor: the "
+                                   "calibrated noise barely matters at this step)"
                              : " (noise-dominated: see do_adp_budget)");
     }
     double lo[2] = {INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY};
@@ -655,15 +668,19 @@ static void check_fig3(const curve *adp, const curve *bases)
             continue;
         }
         int ok = clearly_less(adp->final_mean, adp->final_se, bases[b].final_mean, bases[b].final_se);
-        ex_verdict(&tally, V(ok, adp), "fig3", "DO-ADP (24%%) %.3e+-%.1e < %s (%.0f%%) %.3e+-%.1e%s",
+        int right = adp->final_mean < bases[b].final_mean, cpgt = BASES[b].role == M_CPGT;
+        /* a failure with a known reason (CPGT-like's scoring; the means going the
+         * claimed way within the margin) is NOT-REPRODUCED, else V() decides */
+        int v = ok ? EX_PASS : (cpgt || right) ? EX_NOT_REPRODUCED : V(ok, adp);
+        ex_verdict(&tally, v, "fig3", "DO-ADP (24%%) %.3e+-%.1e < %s (%.0f%%) %.3e+-%.1e%s",
                    adp->final_mean, adp->final_se, BASES[b].label, 100 * bases[b].util,
                    bases[b].final_mean, bases[b].final_se,
                    ok ? ""
-                   : BASES[b].role == M_CPGT
-                       ? " (CPGT-like's noise cancels in the average model it is scored at)"
+                   : cpgt ? " (CPGT-like's noise cancels in the average model it is scored at)"
+                   : right ? " (right direction, not by two standard errors at these seeds)"
                    : S.noise_mode == DPDO_NOISE_RIGOROUS ? " (under honest accounting)"
-                   : V(ok, adp) == EX_NOT_REPRODUCED ? " (noise-dominated: see do_adp_budget)"
-                                                     : "");
+                   : v == EX_NOT_REPRODUCED ? " (noise-dominated: see do_adp_budget)"
+                                            : "");
     }
     /* The average model hides noise that consensus averages out (CPGT-like and
      * DPDO perturb only messages, and the consensus step preserves the mean of
@@ -703,9 +720,10 @@ static void usage(void)
             "  --figs LIST     figures to reproduce (default 2a,2b,3)\n"
             "  --seeds K       seeds averaged per curve (default 3, at most %d)\n"
             "  --out DIR       output directory (default build/do_adp_logistic)\n"
-            "  --epsilon FILE  the LIBSVM epsilon file instead of the synthetic epsilon-like set\n"
+            "  --epsilon FILE  the LIBSVM epsilon file (or another binary LIBSVM file, e.g. the Debian\n"
+            "                  text set build/data/debian-text.svm) instead of the synthetic epsilon-like set\n"
             "  --noise MODE    paper (default: Theorem 1, delta_0 = 0.01, G = 1) or rigorous\n"
-            "                  (sigma calibrated by the RDP accountant to (eps, 0.01) per sample)\n"
+            "                  (sigma calibrated by the sound accountant to (eps, 0.01) per sample)\n"
             "  --alpha A       SGD step (default 0.001, the paper's; see the header)\n"
             "  --q Q, --d D    samples per agent and features of the synthetic set\n"
             "                  (default 3000 and 50: q/sqrt(d) near the paper's 447)\n"
@@ -858,9 +876,9 @@ int main(int argc, char **argv)
 
     printf("== per curve: final gap, sigma, measured utilisation (values sent / every agent sending\n"
            "   d values to each neighbour every round) against p k/d, and privacy spent: Theorem 1's\n"
-           "   accountant (eps~ at the Lemma-4 delta~; INVALID = a precondition fails) and the RDP\n"
-           "   accountant (worst agent and seed, at delta = %g and %g; activation public, no k/d saving)\n",
-           DELTA0, DELTA_SMALL);
+           "   accountant (eps~ at the Lemma-4 delta~; INVALID = a precondition fails) and the sound\n"
+           "   accountant \"%s\" (worst agent and seed, at delta = %g and %g; activation public, no k/d saving)\n",
+           ex_accountant_name(), DELTA0, DELTA_SMALL);
     const char *notes = "";
     for (int j = 0; j < N_CONF; j++)
         for (int e = 0; e < N_EPS; e++) {

@@ -15,11 +15,17 @@
  *
  * Data (spec §6.2): the "fedplt-logistic" generator, G(seed, s): x_true ~
  * N(0, I), a ~ N(0, s^2 I), b = +1 with probability sigmoid(a x_true). The
- * paper does not publish its data; we use s = 3 for Tables II-VI, VIII, IX
- * (the spec's trend oracles) and s = 1 for Table VII (the spec's §6.7
- * reproduction of the asymptotic errors). Every Monte Carlo run draws fresh
- * data (seed = run index); partial participation and noise use the
- * algorithm's RNG seeded with the run index too.
+ * paper does not publish its data; we use s = 3 for every table, Table VII
+ * included (one data setting; --s S reruns them all on another). Every Monte Carlo
+ * run of every cell (method, table, setting) draws its own data set (a fresh
+ * seed from one counter), so compared cells never share seeds; partial
+ * participation and noise use the algorithm's RNG (secure by default).
+ *
+ * Checks (spec §6.6): every ordering is strict with a margin of two standard
+ * errors of the difference over these independent runs (common.h,
+ * clearly_less); "Fed-PLT is fastest" means faster than every other method by
+ * that margin. Rounds and local gradients per agent to the criterion are
+ * reported beside every time cell (INFO lines).
  *
  * Metric (spec §6.3): a run stops at the first round k with
  * ||sum_i grad f_i(xhat_k)||^2 <= 1e-5, xhat_k = (1/N) sum_i x_{i,k}
@@ -522,30 +528,27 @@ static void run_one(context *C, const method *m, const choice *ch, const scenari
 /* ---- statistics over Monte Carlo runs ------------------------------------- */
 typedef struct stats {
     int n, nconv;
-    double rounds, rounds_sd, late, late_sd;
+    double rounds, rounds_sd, late, late_sd; /* means and sample s.d. over converged runs */
+    double rounds_se, late_se;               /* standard errors of the means */
     run_result first;
     run_result *all; /* per run */
 } stats;
 
 static void stats_finish(stats *st)
 {
-    double s1 = 0, s2 = 0, l1 = 0, l2 = 0;
+    double *r = malloc(sizeof(double) * (size_t)(st->n ? st->n : 1)), *l = r ? malloc(sizeof(double) * (size_t)(st->n ? st->n : 1)) : NULL;
+    if (!l) die("malloc", DPDO_E_NOMEM, "");
     st->nconv = 0;
-    for (int r = 0; r < st->n; r++) {
-        const run_result *x = &st->all[r];
-        if (!x->converged) continue;
-        st->nconv++;
-        s1 += (double)x->rounds, s2 += (double)x->rounds * (double)x->rounds;
-        l1 += x->late_mean, l2 += x->late_mean * x->late_mean;
-    }
+    for (int k = 0; k < st->n; k++)
+        if (st->all[k].converged) r[st->nconv] = (double)st->all[k].rounds, l[st->nconv++] = st->all[k].late_mean;
     if (st->n) st->first = st->all[0];
-    if (st->nconv) {
-        double k = st->nconv;
-        st->rounds = s1 / k, st->rounds_sd = sqrt(fmax(s2 / k - st->rounds * st->rounds, 0));
-        st->late = l1 / k, st->late_sd = sqrt(fmax(l2 / k - st->late * st->late, 0));
-    } else {
-        st->rounds = st->late = NAN;
+    st->rounds = st->late = NAN;
+    if (st->nconv) { /* common.h: mean and standard error; s.d. = s.e. sqrt(n) */
+        mean_se(r, st->nconv, &st->rounds, &st->rounds_se);
+        mean_se(l, st->nconv, &st->late, &st->late_se);
+        st->rounds_sd = st->rounds_se * sqrt(st->nconv), st->late_sd = st->late_se * sqrt(st->nconv);
     }
+    free(r), free(l);
 }
 
 /* mean time over converged runs */
@@ -556,6 +559,20 @@ static double mc_time(const method *m, const stats *st, int epochs, double tG, d
     for (int r = 0; r < st->n; r++)
         if (st->all[r].converged) s += run_time(m, &st->all[r], epochs, tG, tC), k++;
     return k ? s / k : NAN;
+}
+
+/* Mean time and its standard error for the ordering checks: over all runs,
+ * and infinite when a run did not reach the criterion (it never finished). */
+static void mc_time_se(const method *m, const stats *st, int epochs, double tG, double tC, double *mean,
+                       double *se)
+{
+    *mean = INFINITY, *se = 0;
+    if (st->n < 1 || st->nconv < st->n) return;
+    double *t = malloc(sizeof(double) * (size_t)st->n);
+    if (!t) die("malloc", DPDO_E_NOMEM, "");
+    for (int r = 0; r < st->n; r++) t[r] = run_time(m, &st->all[r], epochs, tG, tC);
+    mean_se(t, st->n, mean, se);
+    free(t);
 }
 
 /* ---- tuning ------------------------------------------------------------------ */
@@ -684,8 +701,9 @@ static const int T9_NE[6] = {1, 2, 5, 8, 10, 20};
 static const int T9_IT[6] = {29, 15, 9, 8, 8, 8};
 
 static int g_pass = 0, g_fail = 0, g_skip = 0, g_nr = 0;
+static int g_runs = 100; /* Monte Carlo runs per cell */
 /* "Fed-PLT is fastest" failures: the baselines, tuned on the same grid budget,
- * converge in 3-7x fewer rounds than the paper's counts (docs/reproductions.md) */
+ * converge in 1.5-6x fewer rounds than the paper's counts (docs/reproductions.md) */
 #define WHY_TUNED "tuned baselines need fewer rounds than the paper's: docs/reproductions.md"
 static void check_why(int ok, const char *what, const char *detail, const char *why)
 {
@@ -703,6 +721,19 @@ static void check(int ok, const char *fmt, const char *detail)
     printf("%s  %s%s%s\n", ok ? "PASS" : "FAIL", fmt, detail && *detail ? ": " : "", detail ? detail : "");
     if (ok) g_pass++;
     else g_fail++;
+}
+/* An ordering check: PASS when it holds by two standard errors (clear), else
+ * NOT-REPRODUCED when the means go the paper's way (right) but the margin is
+ * not reached at this number of runs, else FAIL (the data contradict it). */
+static void check_se(int clear, int right, const char *what, const char *detail)
+{
+    if (clear || !right) {
+        check(clear, what, detail);
+        return;
+    }
+    printf("NOT-REPRODUCED  %s%s%s (right direction, not by two standard errors at %d runs: more --runs)\n", what,
+           detail && *detail ? ": " : "", detail ? detail : "", g_runs);
+    g_nr++;
 }
 static void skip(const char *what)
 {
@@ -759,11 +790,10 @@ typedef struct cell {
 
 static context g_ctx;
 static const char *g_out = "build/fed_plt_tables";
-static int g_runs = 100;
 
 /* tableN.gp + tableN.png: ours (points and lines) against the paper's value
  * (dashed), one colour per group (method) when gcol > 0, y on a log scale;
- * the key goes below the plot, so that it never covers a curve. Columns are
+ * the key goes outside, right of the plot, so that it never covers a curve. Columns are
  * 1-based CSV columns; group names are listed in `groups`. */
 static void plot_table(const char *name, const char *title, const char *xlabel, int logx, int xcol,
                        int ycol, int pcol, int gcol, const char *const *groups, int ng,
@@ -775,10 +805,10 @@ static void plot_table(const char *name, const char *title, const char *xlabel, 
     FILE *f = open_out(g_out, gp);
     if (!f) return;
     fprintf(f, "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
-               "  set terminal pngcairo size 720,520 noenhanced\n"
-               "} else {\n  set terminal png size 720,520 noenhanced\n}\n"
+               "  set terminal pngcairo size 900,640 noenhanced\n"
+               "} else {\n  set terminal png size 900,640 noenhanced\n}\n"
                "set output '%s.png'\nset datafile separator ','\nset grid\nset logscale y\n"
-               "%sset key below horizontal\nset title '%s'\nset xlabel '%s'\nset ylabel '%s'\nplot ",
+               "%sset key outside right top vertical\nset title '%s'\nset xlabel '%s'\nset ylabel '%s'\nplot ",
             name, logx ? "set logscale x\n" : "", title, xlabel, ylabel);
     for (int g = 0; g < (gcol ? ng : 1); g++) {
         char sel[160];
@@ -838,27 +868,35 @@ static void fixed_cell(const method *m, const scenario *sc, const choice *ch, ce
     snprintf(c->params, sizeof c->params, "%s", desc);
 }
 
-/* Monte Carlo runs of every ready cell; all cells share one problem, which is
- * loaded once per run (seed = run index + 1) and used by every cell. */
+/* The next Monte Carlo data seed: every run of every cell (method, table,
+ * setting) draws its own data set, so two cells never share seeds and every
+ * comparison is between independent samples (tuning seeds start at TUNE_SEED0). */
+static uint64_t g_next_seed = 1;
+
+/* Monte Carlo runs of every ready cell, g_runs each, on fresh data per run. */
 static void mc_batch(cell **cs, int n, const char *tag)
 {
-    problem *P = NULL;
     double t0 = now();
+    int ncells = 0, done = 0;
     for (int c = 0; c < n; c++)
         if (cs[c]->ready) {
-            P = cs[c]->sc.P;
             cs[c]->st.all = calloc((size_t)g_runs, sizeof(run_result));
             cs[c]->st.n = g_runs;
             if (!cs[c]->st.all) die("calloc", DPDO_E_NOMEM, "");
+            ncells++;
         }
-    if (!P) return;
-    for (int r = 0; r < g_runs; r++) {
-        problem_load(P, (uint64_t)r + 1);
-        for (int c = 0; c < n; c++)
-            if (cs[c]->ready) run_one(&g_ctx, cs[c]->m, &cs[c]->ch, &cs[c]->sc, (uint64_t)r + 1, MAX_ROUNDS,
-                                      &cs[c]->st.all[r]);
-        if ((r + 1) % 10 == 0 || r + 1 == g_runs)
-            fprintf(stderr, "  %s: run %d/%d (%.1f s)\r", tag, r + 1, g_runs, now() - t0);
+    if (!ncells) return;
+    for (int c = 0; c < n; c++) {
+        if (!cs[c]->ready) continue;
+        for (int r = 0; r < g_runs; r++) {
+            uint64_t seed = g_next_seed++;
+            problem_load(cs[c]->sc.P, seed);
+            run_one(&g_ctx, cs[c]->m, &cs[c]->ch, &cs[c]->sc, seed, MAX_ROUNDS, &cs[c]->st.all[r]);
+            if ((r + 1) % 10 == 0 || r + 1 == g_runs)
+                fprintf(stderr, "  %s: cell %d/%d, run %d/%d (%.1f s)\r", tag, done + 1, ncells, r + 1, g_runs,
+                        now() - t0);
+        }
+        done++;
     }
     fprintf(stderr, "\n");
     for (int c = 0; c < n; c++)
@@ -907,16 +945,19 @@ static void ensure_table2(void)
 }
 
 /* The fastest method by mean time. A method with a run that did not reach the
- * criterion has an infinite mean time and is never the fastest. *ranking (if
- * not NULL) receives "A 7.1k < B 9.3k < ..." over the methods that ran. */
-static int fastest(const cell *cells, int epochs, double tG, double tC, char *ranking, size_t rlen)
+ * criterion has an infinite mean time and is never the fastest. *clear is set
+ * when the fastest beats every other method by two standard errors of the
+ * difference (common.h, clearly_less; independent seeds per cell), *runner_up
+ * to the method closest to it. *ranking (if not NULL) receives
+ * "A 7.1k±0.1k < B 9.3k±0.2k < ..." over the methods that ran. */
+static int fastest(const cell *cells, int epochs, double tG, double tC, char *ranking, size_t rlen, int *clear,
+                   int *runner_up)
 {
     int best = -1, order[NM], n = 0;
-    double bt = INFINITY, tt[NM];
+    double bt = INFINITY, tt[NM], se[NM];
     for (int k = 0; k < NM; k++) {
         if (!cells[k].ready) continue;
-        double t = cell_time(method_of(k), &cells[k], epochs, tG, tC);
-        tt[k] = cells[k].ok && cells[k].st.nconv == cells[k].st.n ? t : INFINITY;
+        mc_time_se(method_of(k), &cells[k].st, epochs, tG, tC, &tt[k], &se[k]);
         order[n++] = k;
         if (tt[k] < bt) bt = tt[k], best = k;
     }
@@ -925,18 +966,38 @@ static int fastest(const cell *cells, int epochs, double tG, double tC, char *ra
             int t = order[b];
             order[b] = order[b - 1], order[b - 1] = t;
         }
+    *clear = best >= 0;
+    *runner_up = n > 1 ? order[1] : -1;
+    for (int a = 0; a < n && best >= 0; a++)
+        if (order[a] != best && !clearly_less(tt[best], se[best], tt[order[a]], se[order[a]])) *clear = 0;
     if (ranking) {
         size_t len = 0;
         ranking[0] = 0;
         for (int a = 0; a < n && len < rlen; a++) {
-            char buf[32];
+            char buf[48], m[16], e[16];
             const cell *c = &cells[order[a]];
-            if (isfinite(tt[order[a]])) fmt_k(tt[order[a]], buf);
+            if (isfinite(tt[order[a]])) snprintf(buf, sizeof buf, "%s±%s", fmt_k(tt[order[a]], m), fmt_k(se[order[a]], e));
             else snprintf(buf, sizeof buf, "inf (%d/%d conv.)", c->st.nconv, c->st.n);
             len += (size_t)snprintf(ranking + len, rlen - len, "%s%s %s", a ? " < " : "", MNAME[order[a]], buf);
         }
     }
     return best;
+}
+
+/* "X is fastest" (the paper's claim), checked with the margin: PASS when X
+ * beats every other method by two standard errors; otherwise NOT-REPRODUCED,
+ * saying whether another method is faster (the tuning, docs/reproductions.md)
+ * or X is only within the margin of the runner-up. */
+static void check_fastest(const cell *cells, int want, int epochs, double tG, double tC, const char *what)
+{
+    char det[600], why[160];
+    int clear = 0, ru = -1;
+    int b = fastest(cells, epochs, tG, tC, det, sizeof det, &clear, &ru);
+    if (b == want && !clear)
+        snprintf(why, sizeof why, "fastest in the mean, but within two standard errors of %s", ru >= 0 ? MNAME[ru] : "?");
+    else
+        snprintf(why, sizeof why, "%s", WHY_TUNED);
+    check_why(b == want && clear, what, det, why);
 }
 
 /* "(rounds ± sd)", with the converged count when some runs did not converge */
@@ -953,6 +1014,50 @@ static double grads_per_agent_round(const cell *c)
     double g = 0, a = 0;
     for (int r = 0; r < c->st.n; r++) g += c->st.all[r].sum_active_L, a += c->st.all[r].sum_active;
     return a > 0 ? g / a : NAN;
+}
+
+/* The two horizons behind the time cells, reported beside them: rounds to the
+ * criterion, and local gradients per agent to the criterion (measured through
+ * the loss), mean ± standard error over the runs. */
+static void info_horizons(const cell *cells, const char *tag)
+{
+    printf("INFO  %s, cost to the criterion in rounds and in local gradients per agent (mean ± s.e.):\n      ", tag);
+    for (int k = 0; k < NM; k++) {
+        const cell *c = &cells[k];
+        if (!c->ok) continue;
+        double *g = malloc(sizeof(double) * (size_t)c->st.n), gm = NAN, gs = 0;
+        int n = 0;
+        if (!g) die("malloc", DPDO_E_NOMEM, "");
+        for (int r = 0; r < c->st.n; r++)
+            if (c->st.all[r].converged) g[n++] = c->st.all[r].sum_active_L / N_AGENTS;
+        if (n) mean_se(g, n, &gm, &gs);
+        free(g);
+        printf("%s %.1f±%.1f rounds, %.1f±%.1f gradients%s", MNAME[k], c->st.rounds, c->st.rounds_se, gm, gs,
+               k + 1 < NM ? "; " : "\n");
+    }
+}
+
+/* table2.png: rounds to the criterion per method, ours beside the paper's, a
+ * clustered bar chart (convex, nonconvex); the key goes below the plot. */
+static void plot_table2(void)
+{
+    if (!have_gnuplot()) return;
+    FILE *f = open_out(g_out, "table2.gp");
+    if (!f) return;
+    fprintf(f, "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
+               "  set terminal pngcairo size 900,640 noenhanced\n"
+               "} else {\n  set terminal png size 900,640 noenhanced\n}\n"
+               "set output 'table2.png'\nset datafile separator ','\nset grid ytics\n"
+               "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.8 border -1\n"
+               "set key below horizontal\nset logscale y\nset yrange [1:*]\n"
+               "set title 'Table II: rounds to ||sum grad f_i||^2 <= 1e-5 (t_G = 1, t_C = 10)'\n"
+               "set ylabel 'rounds (log scale)'\n"
+               "plot 'table2.csv' every 2::1 using 6:xtic(1) title 'convex (ours)' lc 1, \\\n"
+               "     '' every 2::1 using 10 title 'convex (paper)' lc 1 fill pattern 4, \\\n"
+               "     '' every 2::2 using ($6 > 0 ? $6 : 1/0) title 'nonconvex (ours)' lc 2, \\\n"
+               "     '' every 2::2 using ($10 > 0 ? $10 : 1/0) title 'nonconvex (paper)' lc 2 fill pattern 4\n");
+    fclose(f);
+    run_gnuplot(g_out, "table2.gp");
 }
 
 static void table2(void)
@@ -992,16 +1097,13 @@ static void table2(void)
         printf("  %-8s convex: %s [%.2f]; nonconvex: %s [%.2f]\n", MNAME[k], g_t2c[k].params,
                g_t2c[k].ready ? grads_per_agent_round(&g_t2c[k]) : NAN, g_t2n[k].params,
                g_t2n[k].ready ? grads_per_agent_round(&g_t2n[k]) : NAN);
-    char det[512];
-    int b = fastest(g_t2c, N_EPOCHS, 1, 10, det, sizeof det);
-    check_why(b == M_FEDPLT, "Table II convex: Fed-PLT has the smallest computation time (paper: 13.5k)", det,
-              WHY_TUNED);
-    b = fastest(g_t2n, N_EPOCHS, 1, 10, det, sizeof det);
-    char det2[600];
-    snprintf(det2, sizeof det2, "%d/%d runs converged; %s", g_t2n[M_FEDPLT].st.nconv, g_t2n[M_FEDPLT].st.n, det);
-    check_why(g_t2n[M_FEDPLT].st.nconv == g_t2n[M_FEDPLT].st.n && b == M_FEDPLT,
-          "Table II nonconvex: Fed-PLT converges in every run and is fastest (paper: 21k)", det2,
-              WHY_TUNED);
+    info_horizons(g_t2c, "Table II convex");
+    info_horizons(g_t2n, "Table II nonconvex");
+    check_fastest(g_t2c, M_FEDPLT, N_EPOCHS, 1, 10,
+                  "Table II convex: Fed-PLT has the smallest computation time (paper: 13.5k)");
+    check_fastest(g_t2n, M_FEDPLT, N_EPOCHS, 1, 10,
+                  "Table II nonconvex: Fed-PLT converges in every run and is fastest (paper: 21k)");
+    plot_table2();
     int nb = 0;
     for (int k = 0; k < NM; k++) nb += available(k);
     if (nb < NM) printf("note: %d of 5 baselines are not in this library; their rows are empty\n", NM - nb);
@@ -1030,15 +1132,13 @@ static void table3(void)
     fclose(f);
     plot_table("table3", "Table III: convex, t_G = 1", "t_C", 1, 2, 3, 4, 1, MNAME, NM,
                "computation time");
-    char det[512];
     for (int j = 0; j < 4; j++) {
-        int b = fastest(g_t2c, N_EPOCHS, 1, T3_TC[j], det, sizeof det);
         const char *want = T3_TC[j] <= 1 ? "FedLin" : "Fed-PLT";
         int wk = T3_TC[j] <= 1 ? M_FEDLIN : M_FEDPLT;
         char what[160];
         snprintf(what, sizeof what, "Table III t_C = %g: %s is fastest (paper)", T3_TC[j], want);
         if (wk == M_FEDLIN && !g_t2c[M_FEDLIN].ok) skip("Table III small t_C: FedLin fastest (FedLin not available)");
-        else check_why(b == wk, what, det, WHY_TUNED);
+        else check_fastest(g_t2c, wk, N_EPOCHS, 1, T3_TC[j], what);
     }
 }
 
@@ -1079,14 +1179,12 @@ static void table4(void)
     FILE *f = csv_open(g_out, "table4.csv",
                        "method,column,params,runs,converged,rounds_mean,rounds_sd,time_mean,paper_time,paper_rounds,"
                        "ratio_time");
-    double tm[3][4];
     for (int r = 0; r < 3; r++) {
         printf("%-8s |", MNAME[rowk[r]]);
         for (int j = 0; j < 4; j++) {
             const method *m = j >= 2 && r == 2 ? &FEDPLT_AGD : method_of(rowk[r]);
             cell *c = (j == 0) ? &g_t2c[rowk[r]] : &g_t4[r][j];
             double t = cell_time(m, c, N_EPOCHS, 1, 10);
-            tm[r][j] = t;
             char a[16], b[16], x[16], rr[32];
             rounds_str(c, rr, sizeof rr);
             ratio_str(t, T4[r][j], x);
@@ -1102,21 +1200,39 @@ static void table4(void)
     for (int r = 0; r < 3; r++)
         for (int j = 1; j < 4; j++)
             if (g_t4[r][j].params[0]) printf("  %-8s %-10s %s\n", MNAME[rowk[r]], col[j], g_t4[r][j].params);
+    /* every comparison: independent runs (fresh data per cell), margin of two
+     * standard errors of the difference (common.h, clearly_less) */
     char det[256];
-    snprintf(det, sizeof det, "rounds %.1f (full) vs %.1f (N/2)", g_t2c[M_FEDPLT].st.rounds, g_t4[2][1].st.rounds);
-    check(g_t4[2][1].ok && g_t4[2][1].st.rounds > g_t2c[M_FEDPLT].st.rounds,
-          "Table IV: partial participation slows Fed-PLT (more rounds)", det);
-    snprintf(det, sizeof det, "time %.4gk (full) vs %.4gk (N/2)", tm[2][0] / 1e3, tm[2][1] / 1e3);
-    check(tm[2][1] > tm[2][0], "Table IV: ... and costs Fed-PLT more time (paper 13.5k -> 21.75k)", det);
+    const stats *full_st = &g_t2c[M_FEDPLT].st, *pp_st = &g_t4[2][1].st;
+    snprintf(det, sizeof det, "rounds %.2f±%.2f (full) vs %.2f±%.2f (N/2)", full_st->rounds, full_st->rounds_se,
+             pp_st->rounds, pp_st->rounds_se);
+    check_se(g_t4[2][1].ok && pp_st->nconv == pp_st->n &&
+                 clearly_less(full_st->rounds, full_st->rounds_se, pp_st->rounds, pp_st->rounds_se),
+             full_st->rounds < pp_st->rounds,
+          "Table IV: partial participation slows Fed-PLT (more rounds, by 2 s.e.)", det);
+    double ta, sa, tb, sb;
+    mc_time_se(&FEDPLT, full_st, N_EPOCHS, 1, 10, &ta, &sa);
+    mc_time_se(&FEDPLT, pp_st, N_EPOCHS, 1, 10, &tb, &sb);
+    snprintf(det, sizeof det, "time %.4gk±%.2gk (full) vs %.4gk±%.2gk (N/2)", ta / 1e3, sa / 1e3, tb / 1e3, sb / 1e3);
+    check_se(clearly_less(ta, sa, tb, sb), ta < tb, "Table IV: ... and costs Fed-PLT more time (paper 13.5k -> 21.75k)",
+             det);
     if (g_t4[1][1].ok && g_t2c[M_5GCS].ok) {
-        snprintf(det, sizeof det, "time %.4gk (full) vs %.4gk (N/2)", tm[1][0] / 1e3, tm[1][1] / 1e3);
-        check(tm[1][1] < tm[1][0], "Table IV: partial participation speeds 5GCS up (paper 57k -> 22.5k)", det);
+        mc_time_se(method_of(M_5GCS), &g_t2c[M_5GCS].st, N_EPOCHS, 1, 10, &ta, &sa);
+        mc_time_se(method_of(M_5GCS), &g_t4[1][1].st, N_EPOCHS, 1, 10, &tb, &sb);
+        snprintf(det, sizeof det, "time %.4gk±%.2gk (full) vs %.4gk±%.2gk (N/2)", ta / 1e3, sa / 1e3, tb / 1e3,
+                 sb / 1e3);
+        check_se(clearly_less(tb, sb, ta, sa), tb < ta, "Table IV: partial participation speeds 5GCS up (paper 57k -> 22.5k)",
+              det);
     } else {
         skip("Table IV: partial participation speeds 5GCS up (5GCS not available)");
     }
-    snprintf(det, sizeof det, "rounds %.2f (GD) vs %.2f (AGD)", g_t2c[M_FEDPLT].st.rounds, g_t4[2][2].st.rounds);
-    check(g_t4[2][2].ok && g_t4[2][2].st.rounds >= 0.9 * g_t2c[M_FEDPLT].st.rounds,
-          "Table IV: AGD is not faster than GD inside Fed-PLT (within 10%)", det);
+    /* the paper: accelerated local solvers do not help (Fed-PLT 9 -> 10 rounds). A
+     * claim of "no improvement": it fails when AGD is faster by two standard errors. */
+    const stats *agd_st = &g_t4[2][2].st;
+    snprintf(det, sizeof det, "rounds %.2f±%.2f (GD) vs %.2f±%.2f (AGD)", full_st->rounds, full_st->rounds_se,
+             agd_st->rounds, agd_st->rounds_se);
+    check(g_t4[2][2].ok && !clearly_less(agd_st->rounds, agd_st->rounds_se, full_st->rounds, full_st->rounds_se),
+          "Table IV: AGD does not make Fed-PLT faster (AGD not fewer rounds by 2 s.e.)", det);
     printf("(Table IV wall time: %.1f s)\n", now() - t0);
 }
 
@@ -1157,12 +1273,11 @@ static void table5(void)
                "computation time");
     printf("parameters:\n");
     for (int k = 0; k < NM; k++) printf("  %-8s %s\n", MNAME[k], c[k].params);
-    char det[512];
+    info_horizons(c, "Table V");
     for (int j = 2; j < 4; j++) {
-        int b = fastest(c, N_EPOCHS, 20, T5_TC[j], det, sizeof det);
         char what[128];
         snprintf(what, sizeof what, "Table V t_C = %g: Fed-PLT is fastest at n = 100 (paper)", T5_TC[j]);
-        check_why(b == M_FEDPLT, what, det, WHY_TUNED);
+        check_fastest(c, M_FEDPLT, N_EPOCHS, 20, T5_TC[j], what);
     }
     for (int k = 0; k < NM; k++) free_cell(&c[k]);
     printf("(Table V wall time: %.1f s)\n", now() - t0);
@@ -1209,17 +1324,31 @@ static void table6(void)
     plot_table("table6", "Table VI: Fed-PLT, partial participation", "percent of agents active", 0,
                1, 4, 5, 0, NULL, 0, "computation time");
     char det[256];
-    snprintf(det, sizeof det, "rounds %.2f > %.2f > %.2f", st[0].rounds, st[3].rounds, st[6].rounds);
-    check(st[0].rounds > st[3].rounds && st[3].rounds > st[6].rounds,
-          "Table VI: rounds strictly decrease for 40% > 70% > 100% participation", det);
-    int mono = 1;
-    for (int j = 1; j < 7; j++) mono &= st[j].rounds <= st[j - 1].rounds + 0.05 * st[j - 1].rounds;
-    check(mono, "Table VI: rounds non-increasing in participation over all 7 levels (5% slack)", "");
-    int tbest = 6;
-    for (int j = 0; j < 7; j++)
-        if (tt[j] < tt[tbest]) tbest = j;
-    snprintf(det, sizeof det, "cheapest at %d%%", T6_PCT[tbest]);
-    check(tbest == 6, "Table VI: full participation has the smallest computation time (paper: 13.5k)", det);
+    snprintf(det, sizeof det, "rounds %.2f±%.2f > %.2f±%.2f > %.2f±%.2f", st[0].rounds, st[0].rounds_se,
+             st[3].rounds, st[3].rounds_se, st[6].rounds, st[6].rounds_se);
+    check_se(clearly_less(st[3].rounds, st[3].rounds_se, st[0].rounds, st[0].rounds_se) &&
+                 clearly_less(st[6].rounds, st[6].rounds_se, st[3].rounds, st[3].rounds_se),
+             st[3].rounds < st[0].rounds && st[6].rounds < st[3].rounds,
+          "Table VI: rounds decrease for 40% > 70% > 100% participation (by 2 s.e.)", det);
+    int mono = 1, bad = 0;
+    for (int j = 1; j < 7; j++)
+        if (clearly_less(st[j - 1].rounds, st[j - 1].rounds_se, st[j].rounds, st[j].rounds_se)) mono = 0, bad = j;
+    snprintf(det, sizeof det, "%s%d%%", mono ? "no clear increase up to " : "rounds clearly increase at ",
+             T6_PCT[mono ? 6 : bad]);
+    check(mono, "Table VI: rounds never increase with participation (no step up by 2 s.e.)", det);
+    /* the cheapest level: full participation below every other by 2 s.e. */
+    double tm[7], ts[7];
+    int cheapest = 1, tbest = 6;
+    for (int j = 0; j < 7; j++) mc_time_se(&FEDPLT, &st[j], N_EPOCHS, 1, 10, &tm[j], &ts[j]);
+    for (int j = 0; j < 6; j++) {
+        if (tm[j] < tm[tbest]) tbest = j;
+        if (!clearly_less(tm[6], ts[6], tm[j], ts[j])) cheapest = 0;
+    }
+    snprintf(det, sizeof det, "cheapest at %d%%: %.4gk±%.2gk; next %.4gk±%.2gk at 90%%", T6_PCT[tbest],
+             tm[tbest] / 1e3, ts[tbest] / 1e3, tm[5] / 1e3, ts[5] / 1e3);
+    check_se(cheapest, tbest == 6, "Table VI: full participation has the smallest computation time, by 2 s.e. (paper: 13.5k)",
+          det);
+    (void)tt;
     for (int j = 0; j < 7; j++) free(st[j].all);
     printf("(Table VI wall time: %.1f s)\n", now() - t0);
 }
@@ -1251,14 +1380,15 @@ static void table7(int quick)
     FILE *f = csv_open(g_out, "table7.csv",
                        "tau2,error_mean,error_sd,paper_error,ratio,eps_rigorous,eps_paper,delta,paper_valid");
     double lx[8], ly[8], worst = 1;
-    int inc = 1;
+    int inc = 1, inc_mean = 1;
     for (int q = 0; q < nt; q++) {
         int j = idx[q];
         const run_result *r = &st[q].first;
         double ratio = st[q].late / T7[j];
         worst = fmax(worst, fmax(ratio, 1 / ratio));
         lx[q] = log(T7_TAU2[j]), ly[q] = log(st[q].late);
-        if (q && !(st[q].late > st[q - 1].late)) inc = 0;
+        if (q && !clearly_less(st[q - 1].late, st[q - 1].late_se, st[q].late, st[q].late_se)) inc = 0;
+        if (q && !(st[q - 1].late < st[q].late)) inc_mean = 0;
         printf("%-8.0e %-11.4g %-9.2g %-10.4g %-6.2f | %-12.4g %-12.4g %s\n", T7_TAU2[j], st[q].late, st[q].late_sd,
                T7[j], ratio, r->eps_rig, r->eps_paper, r->paper_valid ? "valid" : "preconditions fail");
         fprintf(f, "%g,%.6g,%.6g,%.6g,%.4f,%.6g,%.6g,1e-5,%d\n", T7_TAU2[j], st[q].late, st[q].late_sd, T7[j], ratio,
@@ -1278,12 +1408,12 @@ static void table7(int quick)
     check(fabs(slope - 0.5) <= 0.1, "Table VII: log-log slope of the error vs tau^2 is 0.5 +- 0.1", det);
     snprintf(det, sizeof det, "worst factor %.2f", worst);
     check_why(worst <= 1.5, "Table VII: every error within a factor 1.5 of the paper's", det,
-              "the paper's data are unpublished; with s = 1 the factors stay within 1.06, with the "
+              "the paper's data are unpublished; with s = 1 (--s 1) the factors stay within 1.2, with the "
               "s = 3 of every other table they reach 1.6 at tau^2 = 1");
-    check(inc, "Table VII: the asymptotic error grows with the noise (paper)", "");
+    check_se(inc, inc_mean, "Table VII: the asymptotic error grows with the noise (each step by 2 s.e.; paper)", "");
     if (nt) printf("library notes on the guarantee (tau^2 = %g): %s\n", T7_TAU2[idx[nt - 1]], st[nt - 1].first.notes);
     printf("note: the rigorous figure composes N_e = 5 Gaussian releases per round over all 40 rounds (every "
-           "message; spec §4.7); Prop. 4 is the paper's final-model claim, whose proof has gaps (spec §4.8)\n");
+           "message); Prop. 4 is the paper's final-model claim, whose proof has gaps (docs/algorithms/fed-plt.md)\n");
     for (int q = 0; q < nt; q++) free(st[q].all);
     printf("(Table VII wall time: %.1f s)\n", now() - t0);
 }
@@ -1318,10 +1448,14 @@ static void table8(void)
     plot_table("table8", "Table VIII: Fed-PLT, rounds against rho", "rho", 1, 1, 2, 5, 0, NULL, 0,
                "rounds");
     char det[128];
-    snprintf(det, sizeof det, "R(0.1) = %.1f, R(1) = %.1f, R(10) = %.1f", st[0].rounds, st[1].rounds, st[2].rounds);
-    check(st[1].rounds < st[0].rounds && st[1].rounds < st[2].rounds, "Table VIII: U-shape in rho", det);
+    snprintf(det, sizeof det, "R(0.1) = %.2f±%.2f, R(1) = %.2f±%.2f, R(10) = %.2f±%.2f", st[0].rounds,
+             st[0].rounds_se, st[1].rounds, st[1].rounds_se, st[2].rounds, st[2].rounds_se);
+    check_se(clearly_less(st[1].rounds, st[1].rounds_se, st[0].rounds, st[0].rounds_se) &&
+                 clearly_less(st[1].rounds, st[1].rounds_se, st[2].rounds, st[2].rounds_se),
+             st[1].rounds < st[0].rounds && st[1].rounds < st[2].rounds,
+          "Table VIII: U-shape in rho (rho = 1 below both ends by 2 s.e.)", det);
     printf("note: the paper's rho = 1 entry (39 rounds) contradicts its own Table II (9 rounds at the tuned rho "
-           "\"around 1\"); spec A19\n");
+           "\"around 1\"); docs/reproductions.md\n");
     for (int j = 0; j < 3; j++) free(st[j].all);
     printf("(Table VIII wall time: %.1f s)\n", now() - t0);
 }
@@ -1357,24 +1491,39 @@ static void table9(void)
     plot_table("table9", "Table IX: Fed-PLT, rounds against N_e", "N_e", 0, 1, 2, 4, 0, NULL, 0,
                "rounds");
     const double tcs[4] = {0.1, 1, 10, 100};
-    int arg[4], parg[4];
+    int arg[4], parg[4], jarg[4];
     for (int c = 0; c < 4; c++) {
         double bt = INFINITY, pbt = INFINITY;
         for (int j = 0; j < 6; j++) {
             double t = st[j].rounds * (T9_NE[j] + tcs[c]), pt = T9_IT[j] * (T9_NE[j] + tcs[c]);
-            if (t < bt) bt = t, arg[c] = T9_NE[j];
+            if (t < bt) bt = t, arg[c] = T9_NE[j], jarg[c] = j;
             if (pt < pbt) pbt = pt, parg[c] = T9_NE[j];
         }
     }
     printf("time-optimal N_e at t_C = 0.1, 1, 10, 100: ours %d, %d, %d, %d; paper %d, %d, %d, %d\n", arg[0], arg[1],
            arg[2], arg[3], parg[0], parg[1], parg[2], parg[3]);
-    char det[160];
-    snprintf(det, sizeof det, "R(1) = %.2f, R(2) = %.2f, R(5) = %.2f, R(20) = %.2f", st[0].rounds, st[1].rounds,
-             st[2].rounds, st[5].rounds);
-    check(st[0].rounds > st[1].rounds && st[1].rounds >= st[2].rounds && st[5].rounds >= st[2].rounds - 1,
-          "Table IX: R(1) > R(2) >= R(5), R(20) >= R(5) - 1 (saturation; spec T9)", det);
-    check(arg[0] <= arg[1] && arg[1] <= arg[2] && arg[2] <= arg[3],
-          "Table IX: the time-optimal N_e is non-decreasing in t_C", "");
+    char det[240];
+    snprintf(det, sizeof det, "R(1) = %.2f±%.2f, R(2) = %.2f±%.2f, R(5) = %.2f±%.2f", st[0].rounds,
+             st[0].rounds_se, st[1].rounds, st[1].rounds_se, st[2].rounds, st[2].rounds_se);
+    check_se(clearly_less(st[1].rounds, st[1].rounds_se, st[0].rounds, st[0].rounds_se) &&
+                 clearly_less(st[2].rounds, st[2].rounds_se, st[1].rounds, st[1].rounds_se),
+             st[1].rounds < st[0].rounds && st[2].rounds < st[1].rounds,
+          "Table IX: R(1) > R(2) > R(5), each by 2 s.e. (paper 29 > 15 > 9)", det);
+    snprintf(det, sizeof det, "R(5) = %.2f, R(20) = %.2f", st[2].rounds, st[5].rounds);
+    check(st[5].rounds >= st[2].rounds - 1,
+          "Table IX: saturation, R(20) >= R(5) - 1 (a magnitude check, tolerance one round: paper 9 -> 8)", det);
+    /* the optimum moves up: at t_C = 0.1 the small optimum beats the large one
+     * by 2 s.e. of the time (rounds x (N_e + t_C) per agent), at t_C = 100 the
+     * large one beats the small one */
+    int a = jarg[0], b = jarg[3];
+    double ta0 = st[a].rounds * (T9_NE[a] + tcs[0]), sa0 = st[a].rounds_se * (T9_NE[a] + tcs[0]);
+    double tb0 = st[b].rounds * (T9_NE[b] + tcs[0]), sb0 = st[b].rounds_se * (T9_NE[b] + tcs[0]);
+    double ta3 = st[a].rounds * (T9_NE[a] + tcs[3]), sa3 = st[a].rounds_se * (T9_NE[a] + tcs[3]);
+    double tb3 = st[b].rounds * (T9_NE[b] + tcs[3]), sb3 = st[b].rounds_se * (T9_NE[b] + tcs[3]);
+    snprintf(det, sizeof det, "N_e = %d vs %d: %.3g vs %.3g at t_C = 0.1, %.4g vs %.4g at t_C = 100", T9_NE[a],
+             T9_NE[b], ta0, tb0, ta3, tb3);
+    check_se(a < b && clearly_less(ta0, sa0, tb0, sb0) && clearly_less(tb3, sb3, ta3, sa3), a < b,
+          "Table IX: the time-optimal N_e grows with t_C (each optimum beats the other by 2 s.e.)", det);
     for (int j = 0; j < 6; j++) free(st[j].all);
     printf("(Table IX wall time: %.1f s)\n", now() - t0);
 }

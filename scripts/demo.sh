@@ -9,7 +9,7 @@
 # Progress on stderr; on stdout the paper's orderings with PASS/FAIL (each by
 # two standard errors over independent seeds), the privacy every curve
 # really spends (with the accountant that computed it), and at the end a few
-# plain sentences that say what the numbers mean. About 15 s of CPU time.
+# plain sentences that say what the numbers mean. About 30 s of CPU time.
 # What each figure of the paper gives here: docs/reproductions.md.
 set -eu
 BUILD=${1:-build}

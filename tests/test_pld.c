@@ -386,6 +386,26 @@ static void auto_is_the_minimum(void)
     CHECK(d == fmin(dr, dp) && dp < dr);
 }
 
+/* auto's pld composes at most 2^17 bins; the Chernoff window that decides the
+ * bins must follow the release count monotonically. A 9-point lambda grid gave
+ * a window of 131,075 bins at T = 3500 (rdp's 1.74 reported, pld 0.644) but
+ * 89,165 at T = 4700: auto jumped to rdp for T in 3500..4096 and back. */
+static void auto_window_monotone(void)
+{
+    static const int64_t T[] = {3000, 3499, 3500, 3800, 4096, 4700, 6000};
+    double prev = 0.0;
+    for (size_t i = 0; i < sizeof T / sizeof *T; i++) {
+        const char *src;
+        double ea = eps_of("auto", DPDO_SAMPLING_WOR, 0, 1500, 1, 0, 0.5025, T[i], 0.01, &src);
+        double ep = eps_of("pld", DPDO_SAMPLING_WOR, 0, 1500, 1, 0, 0.5025, T[i], 0.01, NULL);
+        double er = eps_of("rdp", DPDO_SAMPLING_WOR, 0, 1500, 1, 0, 0.5025, T[i], 0.01, NULL);
+        CHECK_MSG(ea == ep && strcmp(src, "pld") == 0, "T = %lld: auto %g (%s), pld %g", (long long)T[i], ea, src, ep);
+        CHECK_MSG(ep < 0.5 * er, "T = %lld: pld %g not well below rdp %g", (long long)T[i], ep, er);
+        CHECK_MSG(ea > prev, "T = %lld: auto %g not above %g at fewer releases", (long long)T[i], ea, prev);
+        prev = ea;
+    }
+}
+
 /* calibration with pld and auto meets the target, is tighter than rdp's, and
  * the budget guard under auto stops exactly where calibrate_steps says */
 static void calibration_and_guard(void)
@@ -817,6 +837,7 @@ int main(void)
     RUN(poisson_reference_values);
     RUN(discrete_pmf_construction);
     RUN(auto_is_the_minimum);
+    RUN(auto_window_monotone);
     RUN(calibration_and_guard);
     RUN(guard_matches_full_evaluation);
     RUN(per_node_and_heterogeneous);

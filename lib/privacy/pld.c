@@ -398,21 +398,57 @@ int dpdo__pld_compose(const dpdo__pld_pmf *const *pm, const double *counts, int6
     out->inf = -expm1(linf);
     out->steps = T;
     out->trunc = trunc;
-    /* Chernoff window around the mean: lambdas scaled to the spread */
+    /* Chernoff window around the mean: P(sum > t) <= TAIL at t = (K(l) + log(1/TAIL)) / l
+     * for every l > 0 (K the cumulant generating function of the sum), and the mirror for
+     * l < 0. Any l gives a valid window; the best is found by search. t(l) is unimodal in
+     * l > 0 (its derivative's numerator l K'(l) - K(l) - log(1/TAIL) increases, since
+     * K'' >= 0), so a coarse grid in log l brackets the minimum and a golden-section search
+     * on log l finds it: the window, hence the bins composed, is monotone in the counts
+     * instead of following a grid's luck (a 9-point grid made auto fall back to rdp for
+     * some release counts and not for larger ones). */
     double sd = sqrt(var > 1.0 ? var : 1.0);
     double ltail = log(1.0 / TAIL);
     double a = rlo, b = rhi;
-    static const double mult[] = {1.0 / 256, 1.0 / 64, 1.0 / 16, 0.25, 0.5, 1, 2, 4, 16};
-    for (size_t j = 0; j < sizeof mult / sizeof *mult; j++) {
-        double lam = mult[j] * sqrt(2.0 * ltail) / sd;
-        for (int sg = -1; sg <= 1; sg += 2) {
-            double l = sg * lam, lm = 0.0;
+    double l0 = sqrt(2.0 * ltail) / sd;
+    for (int sg = -1; sg <= 1; sg += 2) {
+        double best = INFINITY, bj = 0.0;
+        double tv[25];
+        for (int j = 0; j < 25; j++) { /* l = l0 2^(j - 16): 2^-16 .. 2^8 of the Gaussian choice */
+            double l = sg * l0 * ldexp(1.0, j - 16), lm = 0.0;
             for (int64_t e = 0; e < k; e++) lm += counts[e] * log_mgf(pm[e], l);
-            double bound = (lm + ltail) / l;
-            if (!isfinite(bound)) continue;
-            if (sg > 0 && bound < b) b = ceil(bound);
-            if (sg < 0 && bound > a) a = floor(bound);
+            double t = (lm + ltail) / l;
+            tv[j] = isfinite(t) ? sg * t : INFINITY; /* sg t: the side's bound, smaller is better */
+            if (tv[j] < best) best = tv[j], bj = j;
         }
+        if (!isfinite(best)) continue;
+        /* golden section on u = log2(l / l0) in [bj - 1, bj + 1] */
+        double lo_u = bj - 1.0 - 16.0, hi_u = bj + 1.0 - 16.0, gr = 0.5 * (sqrt(5.0) - 1.0);
+        double u1 = hi_u - gr * (hi_u - lo_u), u2 = lo_u + gr * (hi_u - lo_u), f1, f2;
+#define PLD_SIDE(u, f)                                                                              \
+    do {                                                                                            \
+        double l_ = sg * l0 * exp2(u), lm_ = 0.0;                                                   \
+        for (int64_t e_ = 0; e_ < k; e_++) lm_ += counts[e_] * log_mgf(pm[e_], l_);                 \
+        double t_ = (lm_ + ltail) / l_;                                                             \
+        (f) = isfinite(t_) ? sg * t_ : INFINITY;                                                    \
+    } while (0)
+        PLD_SIDE(u1, f1);
+        PLD_SIDE(u2, f2);
+        for (int it = 0; it < 24; it++) {
+            if (f1 <= f2) {
+                hi_u = u2, u2 = u1, f2 = f1;
+                u1 = hi_u - gr * (hi_u - lo_u);
+                PLD_SIDE(u1, f1);
+            } else {
+                lo_u = u1, u1 = u2, f1 = f2;
+                u2 = lo_u + gr * (hi_u - lo_u);
+                PLD_SIDE(u2, f2);
+            }
+        }
+#undef PLD_SIDE
+        if (f1 < best) best = f1;
+        if (f2 < best) best = f2;
+        if (sg > 0 && best < b) b = ceil(best);
+        if (sg < 0 && -best > a) a = floor(-best);
     }
     (void)mean;
     if (b < a) b = a;

@@ -74,7 +74,7 @@ TOOLBIN    = $(patsubst tools/%.c,$(BUILD)/bin/%,$(TOOLSRC))
 BENCHSRC   = $(wildcard bench/*.c)
 BENCHBIN   = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCHSRC))
 
-.PHONY: all lib examples tools check check-asan check-valgrind check-exports check-since check-cycles check-abi \
+.PHONY: all lib examples tools check check-asan check-valgrind check-exports check-since check-cycles format-check format check-abi \
         abi-baseline check-version man check-man check-doc \
         check-install bench demo deps install uninstall clean map python-capi check-python-capi tests mpi check-mpi \
         check-run \
@@ -232,7 +232,7 @@ check: deps
 
 # a sub-make, so that packages installed by `deps` (MPICH) are seen
 check-run:
-	@BUILD=$(BUILD) sh tests/run.sh $(TESTBIN) $(PYTESTS) -- check-exports check-since check-cycles check-abi check-version \
+	@BUILD=$(BUILD) sh tests/run.sh $(TESTBIN) $(PYTESTS) -- check-exports check-since check-cycles format-check check-abi check-version \
 	    check-man check-doc check-install examples \
 	    $(if $(PYTHON),check-python-capi check-python-examples) $(if $(HAVE_MPI),check-mpi)
 
@@ -256,6 +256,24 @@ check-exports: $(SHLIB) $(if $(HAVE_MPI),$(MPI_SHLIB))
 # every public declaration says "Since M.m." (scripts/check-since.py)
 check-since:
 	@python3 scripts/check-since.py
+
+# lib/, include/ and tools/ follow .clang-format (Debian's clang-format 14; another major version
+# formats differently, so the check names the version it needs and skips without it)
+CLANG_FORMAT ?= $(firstword $(shell command -v clang-format-14 clang-format 2>/dev/null))
+FORMAT_SRC = $(shell git ls-files 'lib/*.[ch]' 'include/*.h' 'tools/*.[ch]' 2>/dev/null || \
+	find lib include tools -name '*.[ch]')
+format-check:
+	@if [ -z "$(CLANG_FORMAT)" ]; then echo "format-check: SKIPPED (no clang-format; scripts/install-deps.sh installs it)"; \
+	elif ! $(CLANG_FORMAT) --version | grep -q 'version 14\.'; then \
+	    echo "format-check: SKIPPED ($$($(CLANG_FORMAT) --version | head -1); the tree is formatted with version 14)"; \
+	else $(CLANG_FORMAT) --dry-run --Werror $(FORMAT_SRC) 2>&1 | head -40; \
+	    $(CLANG_FORMAT) --dry-run --Werror $(FORMAT_SRC) >/dev/null 2>&1 || \
+	    { echo "format-check: run '$(CLANG_FORMAT) -i' on the files above"; exit 1; }; \
+	    echo "format-check: $(words $(FORMAT_SRC)) files follow .clang-format"; fi
+
+# format the library's sources in place (lib/, include/, tools/)
+format:
+	@$(CLANG_FORMAT) -i $(FORMAT_SRC)
 
 # no two files of lib/ call or include each other in a cycle (scripts/check-cycles.py lists them)
 check-cycles: lib $(if $(HAVE_MPI),$(MPI_OBJ))

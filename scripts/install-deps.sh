@@ -15,8 +15,9 @@ REQUIRED="gcc make pkg-config python3 libblis-dev liblapack-dev zlib1g-dev libso
 # python3-scipy/-sklearn/-tqdm/-matplotlib (Python estimators, their checks, progress,
 # plots), clang (libFuzzer harnesses, make fuzz), python3-absl/-attr/-mpmath (what
 # google/differential-privacy's dp_accounting imports: bench/compare_dp_accounting.py)
-# groff-base: make check-man renders every manual page.
-OPTIONAL="liblinear-tools gnuplot-nox groff-base python3-numpy valgrind dataset-fashion-mnist abigail-tools mpich libmpich-dev python3-scipy python3-sklearn python3-tqdm python3-matplotlib clang python3-absl python3-attr python3-mpmath"
+# groff-base: make check-man renders every manual page. clang-format (Debian's 14):
+# make format-check keeps lib/, include/ and tools/ in the .clang-format style.
+OPTIONAL="liblinear-tools gnuplot-nox groff-base python3-numpy valgrind dataset-fashion-mnist abigail-tools mpich libmpich-dev python3-scipy python3-sklearn python3-tqdm python3-matplotlib clang python3-absl python3-attr python3-mpmath clang-format"
 # Debian packaging (scripts/build-deb.sh, scripts/test-deb-install.sh), only with --packaging:
 PACKAGING="debhelper dh-python python3-all lintian devscripts fakeroot"
 [ "${1:-}" = "--packaging" ] && OPTIONAL="$OPTIONAL $PACKAGING"

@@ -3,6 +3,7 @@
  *   dpdo-audit --algorithm dp-dda --epsilon 4 --rounds 3 --runs 100000
  * Exit status: 0 consistent (or no claim), 1 VIOLATION, 2 invalid command line, 3 the audit
  * failed. */
+#include "dpdo/dpdo.h"
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -10,7 +11,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "dpdo/dpdo.h"
 
 static const char *USAGE =
     "usage: dpdo-audit --algorithm NAME [options]\n"
@@ -47,7 +47,8 @@ static const char *USAGE =
     "  --rounds T                 max rounds (default 3)\n"
     "  --batch B                  samples per release (default 1)\n"
     "  --alg-seed S               the public seed of every run (activation, edges; default 0)\n"
-    "  --param NAME=VALUE         an algorithm parameter by name (dda-active=2, fed-epochs=1, ...)\n"
+    "  --param NAME=VALUE         an algorithm parameter by name (dda-active=2, fed-epochs=1, "
+    "...)\n"
     "other:\n"
     "  --quiet                    no progress on stderr\n"
     "  --help                     this text\n"
@@ -56,9 +57,11 @@ static const char *USAGE =
     "\n"
     "examples:\n"
     "  dpdo-audit --algorithm dp-dda --epsilon 4 --rounds 3 --runs 100000 --reproducible\n"
-    "  dpdo-audit --algorithm fed-plt --epsilon 2 --rounds 1 --param fed-epochs=1 --accountant exact\n"
+    "  dpdo-audit --algorithm fed-plt --epsilon 2 --rounds 1 --param fed-epochs=1 --accountant "
+    "exact\n"
     "  dpdo-audit --algorithm dp-dda --method one-run --canaries 1000 --epsilon 4\n"
-    "  dpdo-audit --algorithm dp-dda --noise paper --epsilon 0.5 --rounds 1 --nodes 200 --runs 20000\n";
+    "  dpdo-audit --algorithm dp-dda --noise paper --epsilon 0.5 --rounds 1 --nodes 200 --runs "
+    "20000\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -116,7 +119,8 @@ static int progress(int64_t done, int64_t total, void *user)
     int64_t *last = user;
     int64_t pct = total > 0 ? 100 * done / total : 100;
     if (pct != *last) {
-        fprintf(stderr, "\rdpdo-audit: %lld of %lld runs (%lld%%)", (long long)done, (long long)total, (long long)pct);
+        fprintf(stderr, "\rdpdo-audit: %lld of %lld runs (%lld%%)", (long long)done,
+                (long long)total, (long long)pct);
         if (done == total) fprintf(stderr, "\n");
         *last = pct;
     }
@@ -125,9 +129,12 @@ static int progress(int64_t done, int64_t total, void *user)
 
 static void print_eps(const char *label, double e)
 {
-    if (isnan(e)) printf("%s-", label);
-    else if (isinf(e)) printf("%sinf (not private)", label);
-    else printf("%s%.4f", label, e);
+    if (isnan(e))
+        printf("%s-", label);
+    else if (isinf(e))
+        printf("%sinf (not private)", label);
+    else
+        printf("%s%.4f", label, e);
 }
 
 int main(int argc, char **argv)
@@ -157,35 +164,52 @@ int main(int argc, char **argv)
             alg = v, TAKE;
         } else if (!strcmp(a, "--method")) {
             if (!v) return usage_error("option %s needs a value", a);
-            if (!strcmp(v, "release")) o.method = DPDO_AUDIT_RELEASE;
-            else if (!strcmp(v, "one-run")) o.method = DPDO_AUDIT_ONE_RUN;
-            else return usage_error("--method: '%s' is not release or one-run", v);
+            if (!strcmp(v, "release"))
+                o.method = DPDO_AUDIT_RELEASE;
+            else if (!strcmp(v, "one-run"))
+                o.method = DPDO_AUDIT_ONE_RUN;
+            else
+                return usage_error("--method: '%s' is not release or one-run", v);
             TAKE;
         } else if (!strcmp(a, "--view")) {
             if (!v) return usage_error("option %s needs a value", a);
-            if (!strcmp(v, "transcript")) o.view = DPDO_AUDIT_VIEW_TRANSCRIPT;
-            else if (!strcmp(v, "model")) o.view = DPDO_AUDIT_VIEW_MODEL;
-            else return usage_error("--view: '%s' is not transcript or model", v);
+            if (!strcmp(v, "transcript"))
+                o.view = DPDO_AUDIT_VIEW_TRANSCRIPT;
+            else if (!strcmp(v, "model"))
+                o.view = DPDO_AUDIT_VIEW_MODEL;
+            else
+                return usage_error("--view: '%s' is not transcript or model", v);
             TAKE;
         } else if (!strcmp(a, "--neighbour") || !strcmp(a, "--neighbor")) {
             if (!v) return usage_error("option %s needs a value", a);
-            if (!strcmp(v, "replace")) o.neighbour = DPDO_AUDIT_REPLACE;
-            else if (!strcmp(v, "remove")) o.neighbour = DPDO_AUDIT_REMOVE;
-            else return usage_error("--neighbour: '%s' is not replace or remove", v);
+            if (!strcmp(v, "replace"))
+                o.neighbour = DPDO_AUDIT_REPLACE;
+            else if (!strcmp(v, "remove"))
+                o.neighbour = DPDO_AUDIT_REMOVE;
+            else
+                return usage_error("--neighbour: '%s' is not replace or remove", v);
             TAKE;
         } else if (!strcmp(a, "--loss")) {
             if (!v) return usage_error("option %s needs a value", a);
-            if (!strcmp(v, "linear")) o.loss = DPDO_AUDIT_LOSS_LINEAR;
-            else if (!strcmp(v, "logistic")) o.loss = DPDO_AUDIT_LOSS_LOGISTIC;
-            else return usage_error("--loss: '%s' is not linear or logistic", v);
+            if (!strcmp(v, "linear"))
+                o.loss = DPDO_AUDIT_LOSS_LINEAR;
+            else if (!strcmp(v, "logistic"))
+                o.loss = DPDO_AUDIT_LOSS_LOGISTIC;
+            else
+                return usage_error("--loss: '%s' is not linear or logistic", v);
             TAKE;
         } else if (!strcmp(a, "--noise")) {
             if (!v) return usage_error("option %s needs a value", a);
-            if (!strcmp(v, "rigorous")) ao.noise_mode = DPDO_NOISE_RIGOROUS;
-            else if (!strcmp(v, "paper")) ao.noise_mode = DPDO_NOISE_PAPER;
-            else if (!strcmp(v, "fixed")) ao.noise_mode = DPDO_NOISE_FIXED;
-            else if (!strcmp(v, "none")) ao.noise_mode = DPDO_NOISE_NONE;
-            else return usage_error("--noise: '%s' is not rigorous, paper, fixed or none", v);
+            if (!strcmp(v, "rigorous"))
+                ao.noise_mode = DPDO_NOISE_RIGOROUS;
+            else if (!strcmp(v, "paper"))
+                ao.noise_mode = DPDO_NOISE_PAPER;
+            else if (!strcmp(v, "fixed"))
+                ao.noise_mode = DPDO_NOISE_FIXED;
+            else if (!strcmp(v, "none"))
+                ao.noise_mode = DPDO_NOISE_NONE;
+            else
+                return usage_error("--noise: '%s' is not rigorous, paper, fixed or none", v);
             TAKE;
         } else if (!strcmp(a, "--accountant")) {
             if (!v) return usage_error("option %s needs a value", a);
@@ -227,8 +251,10 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--seed") || !strcmp(a, "--alg-seed")) {
             if ((rc = integer(a, v, &k))) return rc;
             if (k < 0) return usage_error("%s must be >= 0", a);
-            if (!strcmp(a, "--seed")) o.seed = (uint64_t)k;
-            else ao.seed = (uint64_t)k;
+            if (!strcmp(a, "--seed"))
+                o.seed = (uint64_t)k;
+            else
+                ao.seed = (uint64_t)k;
             TAKE;
         } else if (!strcmp(a, "--canary-norm")) {
             if ((rc = num(a, v, &o.canary_norm))) return rc;
@@ -290,8 +316,10 @@ int main(int argc, char **argv)
             dpdo_audit_destroy(au);
             return usage_error("--param: unknown parameter '%s'", name);
         }
-        if ((rc = num("--param", eq + 1, &val)) || (rc = dpdo_audit_set_param(au, key, val) ? 2 : 0)) {
-            if (rc == 2 && *dpdo_audit_errmsg(au)) fprintf(stderr, "dpdo-audit: %s\n", dpdo_audit_errmsg(au));
+        if ((rc = num("--param", eq + 1, &val)) ||
+            (rc = dpdo_audit_set_param(au, key, val) ? 2 : 0)) {
+            if (rc == 2 && *dpdo_audit_errmsg(au))
+                fprintf(stderr, "dpdo-audit: %s\n", dpdo_audit_errmsg(au));
             dpdo_audit_destroy(au);
             return 2;
         }
@@ -316,11 +344,12 @@ int main(int argc, char **argv)
                                                 : "no",
            (long long)r.rounds, (long long)r.canary_node, (long long)o.nodes);
     if (o.method == DPDO_AUDIT_RELEASE)
-        printf("audit            release, %s view, %s, %lld runs (%lld per dataset in the test split, %lld "
+        printf("audit            release, %s view, %s, %lld runs (%lld per dataset in the test "
+               "split, %lld "
                "features)\n",
                o.view == DPDO_AUDIT_VIEW_MODEL ? "final-model" : "transcript",
-               o.neighbour == DPDO_AUDIT_REMOVE ? "row removed" : "label flipped", (long long)r.runs,
-               (long long)r.test_runs, (long long)r.features);
+               o.neighbour == DPDO_AUDIT_REMOVE ? "row removed" : "label flipped",
+               (long long)r.runs, (long long)r.test_runs, (long long)r.features);
     else
         printf("audit            one run, %lld canaries, %lld guesses, %lld right (+1 pilot run)\n",
                (long long)r.canaries, (long long)r.guesses, (long long)r.correct);
@@ -328,15 +357,20 @@ int main(int argc, char **argv)
     printf(" at delta %g (rigorous, %s)\n", r.delta, o.accountant ? o.accountant : "rdp");
     if (!isnan(r.eps_paper)) {
         print_eps("paper epsilon    ", r.eps_paper);
-        printf(" at delta %.4g (%s)\n", r.delta_paper, r.paper_valid ? "preconditions hold" : "preconditions violated");
+        printf(" at delta %.4g (%s)\n", r.delta_paper,
+               r.paper_valid ? "preconditions hold" : "preconditions violated");
     }
-    printf("epsilon lower    %.4f at delta %g, %.0f%% confidence", r.eps_lower, r.delta, 100 * r.confidence);
+    printf("epsilon lower    %.4f at delta %g, %.0f%% confidence", r.eps_lower, r.delta,
+           100 * r.confidence);
     if (o.method == DPDO_AUDIT_RELEASE) printf(" (TPR %.4f, FPR %.5f)", r.tpr, r.fpr);
     printf("\n");
     if (!isnan(r.eps_paper))
-        printf("epsilon lower    %.4f at the paper's delta %.4g\n", r.eps_lower_paper, r.delta_paper);
+        printf("epsilon lower    %.4f at the paper's delta %.4g\n", r.eps_lower_paper,
+               r.delta_paper);
     printf("verdict          %s\n", dpdo_audit_verdict_name(r.verdict));
-    if (!isnan(r.eps_paper)) printf("paper verdict    %s\n", dpdo_audit_verdict_name(r.paper_verdict));
-    printf("time             %.2f s (%.2f us per run)\n", secs, 1e6 * secs / (double)(r.runs > 0 ? r.runs : 1));
+    if (!isnan(r.eps_paper))
+        printf("paper verdict    %s\n", dpdo_audit_verdict_name(r.paper_verdict));
+    printf("time             %.2f s (%.2f us per run)\n", secs,
+           1e6 * secs / (double)(r.runs > 0 ? r.runs : 1));
     return r.verdict == DPDO_AUDIT_VIOLATION ? 1 : 0;
 }

@@ -6,12 +6,12 @@
  * summary line "accuracy A (k of n)" when the data's labels are binary
  * ({-1,+1} or {0,1}). Exit status: 0 success, 1 a file could not be read or
  * the model does not fit the data, 2 invalid command line. */
+#include "dpdo/dpdo.h"
+#include "dpdo/model_file.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "dpdo/dpdo.h"
-#include "dpdo/model_file.h"
 
 static const char *USAGE =
     "usage: dpdo-predict --model FILE --data FILE [options]\n"
@@ -153,24 +153,31 @@ int main(int argc, char **argv)
     dpdo_dataset_get_labels(ds, y, n);
     if (!a.quiet)
         for (int64_t i = 0; i < n; i++) {
-            if (kind == DPDO_PREDICT_LABEL) printf("%+.0f\n", pred[i]);
-            else printf("%.17g\n", pred[i]);
+            if (kind == DPDO_PREDICT_LABEL)
+                printf("%+.0f\n", pred[i]);
+            else
+                printf("%.17g\n", pred[i]);
         }
     double eps = 0, delta = 0;
     dpdo_model_privacy(m, &eps, &delta);
-    fprintf(stderr, "model: %s, loss %s, %lld rounds, epsilon %g at delta %g (%s), dim %lld, libdpdo %s\n",
+    fprintf(stderr,
+            "model: %s, loss %s, %lld rounds, epsilon %g at delta %g (%s), dim %lld, libdpdo %s\n",
             dpdo_model_text(m, "algorithm"), dpdo_model_text(m, "loss"),
             (long long)dpdo_model_rounds(m), eps, delta, dpdo_model_text(m, "accountant"),
             (long long)dpdo_model_dim(m), dpdo_model_text(m, "library"));
     int binary = 1, saw0 = 0, sawm1 = 0;
     for (int64_t i = 0; i < n && binary; i++) {
-        if (y[i] == 0) saw0 = 1;
-        else if (y[i] == -1) sawm1 = 1;
-        else if (y[i] != 1) binary = 0;
+        if (y[i] == 0)
+            saw0 = 1;
+        else if (y[i] == -1)
+            sawm1 = 1;
+        else if (y[i] != 1)
+            binary = 0;
     }
     if (binary && !(saw0 && sawm1)) {
         int64_t k = 0;
-        for (int64_t i = 0; i < n; i++) k += (lab[i] > 0) == (y[i] > 0);
+        for (int64_t i = 0; i < n; i++)
+            k += (lab[i] > 0) == (y[i] > 0);
         fprintf(stderr, "accuracy %.6f (%lld of %lld)\n", (double)k / (double)n, (long long)k,
                 (long long)n);
     } else {

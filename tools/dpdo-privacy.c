@@ -3,13 +3,13 @@
  *   dpdo-privacy --sampling poisson --q 0.01 --sigma 1.1 --steps 10000 --delta 1e-5 --method rdp
  * Exit status: 0 success, 1 the computation failed (e.g. unreachable target),
  * 2 invalid command line. */
+#include "dpdo/accountant.h"
+#include "dpdo/dpdo.h"
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "dpdo/dpdo.h"
-#include "dpdo/accountant.h"
 
 static const char *USAGE =
     "usage: dpdo-privacy [options]\n"
@@ -84,10 +84,13 @@ static int dp_sgd_form(args *a)
 {
     if (isnan(a->batch) && isnan(a->epochs)) return 0;
     if (isnan(a->batch) || isnan(a->epochs) || isnan(a->n))
-        return usage_error("--batch-size and --epochs go together, with --n (the dataset size)%s", "");
-    if (!isnan(a->q) || !isnan(a->m) || !isnan(a->steps) || (a->sampling && strcmp(a->sampling, "poisson")))
+        return usage_error("--batch-size and --epochs go together, with --n (the dataset size)%s",
+                           "");
+    if (!isnan(a->q) || !isnan(a->m) || !isnan(a->steps) ||
+        (a->sampling && strcmp(a->sampling, "poisson")))
         return usage_error("--batch-size/--epochs replace --q, --m, --steps and --sampling%s", "");
-    if (!(a->n >= 1) || a->n != floor(a->n) || !(a->batch >= 1) || a->batch != floor(a->batch) || a->batch > a->n)
+    if (!(a->n >= 1) || a->n != floor(a->n) || !(a->batch >= 1) || a->batch != floor(a->batch) ||
+        a->batch > a->n)
         return usage_error("need integers 1 <= --batch-size <= --n%s", "");
     if (!(a->epochs > 0) || !(ceil(a->epochs * a->n / a->batch) <= 1e15))
         return usage_error("--epochs must be > 0 (and at most 1e15 steps)%s", "");
@@ -101,7 +104,8 @@ static int dp_sgd_form(args *a)
 static int parse_orders(const char *s, double **out, int64_t *n)
 {
     int64_t cap = 1;
-    for (const char *p = s; *p; p++) cap += *p == ',';
+    for (const char *p = s; *p; p++)
+        cap += *p == ',';
     double *o = malloc((size_t)cap * sizeof *o);
     if (!o) return 1;
     int64_t k = 0;
@@ -117,7 +121,8 @@ static int parse_orders(const char *s, double **out, int64_t *n)
         }
         if (end == p || (*end != ',' && *end != '\0') || !(v > 1)) {
             free(o);
-            fprintf(stderr, "dpdo-privacy: --orders: bad order list '%s' (orders must be > 1)\n", s);
+            fprintf(stderr, "dpdo-privacy: --orders: bad order list '%s' (orders must be > 1)\n",
+                    s);
             return 2;
         }
         o[k++] = v;
@@ -144,7 +149,8 @@ static void print_method(const char *m, int conv, double h, int kind)
     else if (strcmp(m, "exact") == 0)
         printf("method        exact (%s)\n", samp_label(kind));
     else
-        printf("method        %s (%s, %s conversion)\n", m, samp_label(kind), conv ? "classic" : "improved");
+        printf("method        %s (%s, %s conversion)\n", m, samp_label(kind),
+               conv ? "classic" : "improved");
 }
 
 static int run_paper(const args *a)
@@ -152,7 +158,9 @@ static int run_paper(const args *a)
     const char *name = a->method + 6; /* after "paper-" */
     char full[64];
     snprintf(full, sizeof full, "%s-%s", name,
-             strcmp(name, "dp-wor-sgd") == 0 ? "thm2" : strcmp(name, "fed-plt") == 0 ? "prop4" : "thm1");
+             strcmp(name, "dp-wor-sgd") == 0 ? "thm2"
+             : strcmp(name, "fed-plt") == 0  ? "prop4"
+                                             : "thm1");
     const dpdo_paper_type *t = dpdo_paper_type_find(full);
     if (!t) return usage_error("unknown paper method '%s'", a->method);
     dpdo_paper *p = NULL;
@@ -160,9 +168,11 @@ static int run_paper(const args *a)
     for (int i = 0; i < a->n_params; i++) {
         if (strcmp(a->params[i], "help") == 0) {
             printf("%s: %s\nparameters:", full, dpdo_paper_type_title(t));
-            for (int j = 0; dpdo_paper_type_param(t, j); j++) printf(" %s", dpdo_paper_type_param(t, j));
+            for (int j = 0; dpdo_paper_type_param(t, j); j++)
+                printf(" %s", dpdo_paper_type_param(t, j));
             printf("\noutputs:");
-            for (int j = 0; dpdo_paper_type_output(t, j); j++) printf(" %s", dpdo_paper_type_output(t, j));
+            for (int j = 0; dpdo_paper_type_output(t, j); j++)
+                printf(" %s", dpdo_paper_type_output(t, j));
             printf("\n");
             dpdo_paper_destroy(p);
             return 0;
@@ -200,7 +210,8 @@ static int run_paper(const args *a)
     }
     double claim;
     if (dpdo_paper_get(p, "claim_holds", &claim) == DPDO_OK && claim == 0)
-        printf("NOTE: the theorem's own accountant gives eps_tilde above the claimed eps (claim_holds = 0)\n");
+        printf("NOTE: the theorem's own accountant gives eps_tilde above the claimed eps "
+               "(claim_holds = 0)\n");
     if (dpdo_paper_valid(p) != 1)
         printf("PRECONDITIONS VIOLATED: %s\n", dpdo_paper_violations(p));
     else
@@ -226,18 +237,18 @@ int main(int argc, char **argv)
             fputs(USAGE, stdout);
             return 0;
         }
-#define STR(name, field)                                                          \
-    if (strcmp(o, name) == 0) {                                                   \
-        if (!v) return usage_error("option %s needs a value", o);                 \
-        a.field = v;                                                              \
-        i++;                                                                      \
-        continue;                                                                 \
+#define STR(name, field)                                                                           \
+    if (strcmp(o, name) == 0) {                                                                    \
+        if (!v) return usage_error("option %s needs a value", o);                                  \
+        a.field = v;                                                                               \
+        i++;                                                                                       \
+        continue;                                                                                  \
     }
-#define NUM(name, field)                                 \
-    if (strcmp(o, name) == 0) {                          \
-        if ((rc = parse_num(o, v, &a.field))) return rc; \
-        i++;                                             \
-        continue;                                        \
+#define NUM(name, field)                                                                           \
+    if (strcmp(o, name) == 0) {                                                                    \
+        if ((rc = parse_num(o, v, &a.field))) return rc;                                           \
+        i++;                                                                                       \
+        continue;                                                                                  \
     }
         STR("--sampling", sampling)
         STR("--method", method)
@@ -273,7 +284,8 @@ int main(int argc, char **argv)
     {
         int rc0 = dp_sgd_form(&a);
         if (rc0) return rc0;
-        if (a.json && strcmp(a.method, "all") == 0) return usage_error("--json needs a single --method%s", "");
+        if (a.json && strcmp(a.method, "all") == 0)
+            return usage_error("--json needs a single --method%s", "");
         q_shown = a.q;
     }
 
@@ -286,9 +298,11 @@ int main(int argc, char **argv)
         return usage_error("--conversion must be improved or classic, not '%s'", a.conversion);
     const char *methods[] = {"rdp", "exact", "zcdp", "pure", "pld", "auto", "all"};
     int mok = 0;
-    for (int i = 0; i < 7; i++) mok |= strcmp(a.method, methods[i]) == 0;
+    for (int i = 0; i < 7; i++)
+        mok |= strcmp(a.method, methods[i]) == 0;
     if (!mok) return usage_error("unknown --method '%s'", a.method);
-    if (!(a.pld_h >= 1e-6 && a.pld_h <= 1)) return usage_error("--pld-interval must be in [1e-6, 1]%s", "");
+    if (!(a.pld_h >= 1e-6 && a.pld_h <= 1))
+        return usage_error("--pld-interval must be in [1e-6, 1]%s", "");
     if (!(a.delta > 0 && a.delta < 1)) return usage_error("--delta must be in (0, 1)%s", "");
     if (!a.sampling) a.sampling = isnan(a.q) && isnan(a.m) ? "none" : "poisson";
 
@@ -339,7 +353,8 @@ int main(int argc, char **argv)
             goto done;
         }
         if (strcmp(a.method, "all") == 0 || strcmp(a.method, "pure") == 0) {
-            exit_code = usage_error("--calibrate needs --method auto, rdp, pld, exact or zcdp%s", "");
+            exit_code =
+                usage_error("--calibrate needs --method auto, rdp, pld, exact or zcdp%s", "");
             goto done;
         }
     }
@@ -379,7 +394,8 @@ int main(int argc, char **argv)
     }
     if (a.calibrate) {
         dpdo_accountant *acc = NULL;
-        if (dpdo_accountant_create(&acc, dpdo_accountant_type_find(a.method), NULL, l, &opt) != DPDO_OK) {
+        if (dpdo_accountant_create(&acc, dpdo_accountant_type_find(a.method), NULL, l, &opt) !=
+            DPDO_OK) {
             fprintf(stderr, "dpdo-privacy: cannot create the accountant\n");
             exit_code = 1;
             goto done;
@@ -391,16 +407,20 @@ int main(int argc, char **argv)
             fprintf(stderr, "dpdo-privacy: %s\n", dpdo_accountant_errmsg(acc));
             exit_code = rc == DPDO_E_INVAL ? 2 : 1;
         } else if (a.json) {
-            printf("{\"method\": \"%s\", \"%s\": %.17g, \"epsilon\": %.17g, \"delta\": %.17g, \"q\": %.17g}\n",
-                   a.method, cal_sigma ? "sigma" : "steps", x, a.eps, a.delta, isnan(q_shown) ? 1.0 : q_shown);
+            printf("{\"method\": \"%s\", \"%s\": %.17g, \"epsilon\": %.17g, \"delta\": %.17g, "
+                   "\"q\": %.17g}\n",
+                   a.method, cal_sigma ? "sigma" : "steps", x, a.eps, a.delta,
+                   isnan(q_shown) ? 1.0 : q_shown);
         } else {
             print_method(a.method, conv, a.pld_h, dpdo_sampling_kind(s));
             if (cal_sigma)
-                printf("sigma         %.10g   (smallest noise multiplier with epsilon <= %g at delta = %g over %.0f steps)\n",
+                printf("sigma         %.10g   (smallest noise multiplier with epsilon <= %g at "
+                       "delta = %g over %.0f steps)\n",
                        x, a.eps, a.delta, a.steps);
             else
-                printf("steps         %.0f   (largest number of steps with epsilon <= %g at delta = %g, sigma = %g)\n", x,
-                       a.eps, a.delta, a.sigma);
+                printf("steps         %.0f   (largest number of steps with epsilon <= %g at delta "
+                       "= %g, sigma = %g)\n",
+                       x, a.eps, a.delta, a.sigma);
         }
         dpdo_accountant_destroy(acc);
         goto done;
@@ -413,17 +433,27 @@ int main(int argc, char **argv)
     }
     int all = strcmp(a.method, "all") == 0;
     if (all)
-        printf("%-24s %-16s %-8s %s\n", "accountant", isnan(a.eps) ? "epsilon" : "delta", "order", "note");
+        printf("%-24s %-16s %-8s %s\n", "accountant", isnan(a.eps) ? "epsilon" : "delta", "order",
+               "note");
     const char *list[] = {"rdp", "rdp", "exact", "zcdp", "zcdp", "pure", "pld", "auto"};
-    const int convs[] = {DPDO_CONVERSION_IMPROVED, DPDO_CONVERSION_CLASSIC, 0, DPDO_CONVERSION_IMPROVED,
-                         DPDO_CONVERSION_CLASSIC, 0, 0, DPDO_CONVERSION_IMPROVED};
+    const int convs[] = {DPDO_CONVERSION_IMPROVED,
+                         DPDO_CONVERSION_CLASSIC,
+                         0,
+                         DPDO_CONVERSION_IMPROVED,
+                         DPDO_CONVERSION_CLASSIC,
+                         0,
+                         0,
+                         DPDO_CONVERSION_IMPROVED};
     for (int i = 0; i < 8; i++) {
         if (!all && strcmp(list[i], a.method) != 0) continue;
-        if (!all && strcmp(list[i], "pure") != 0 && (list[i][0] == 'r' || list[i][0] == 'z') && convs[i] != conv) continue;
+        if (!all && strcmp(list[i], "pure") != 0 && (list[i][0] == 'r' || list[i][0] == 'z') &&
+            convs[i] != conv)
+            continue;
         dpdo_accountant_options o2 = opt;
         o2.conversion = convs[i];
         dpdo_accountant *acc = NULL;
-        if (dpdo_accountant_create(&acc, dpdo_accountant_type_find(list[i]), NULL, l, &o2) != DPDO_OK) {
+        if (dpdo_accountant_create(&acc, dpdo_accountant_type_find(list[i]), NULL, l, &o2) !=
+            DPDO_OK) {
             fprintf(stderr, "dpdo-privacy: cannot create accountant %s (bad --orders?)\n", list[i]);
             exit_code = 1;
             break;
@@ -432,7 +462,9 @@ int main(int argc, char **argv)
         if (isnan(a.eps)) {
             rc = dpdo_accountant_epsilon(acc, -1, a.delta, &v, &ord);
             double hi;
-            if (rc == DPDO_OK && dpdo_accountant_epsilon_bounds(acc, -1, a.delta, &lo, &hi) != DPDO_OK) lo = 0.0;
+            if (rc == DPDO_OK &&
+                dpdo_accountant_epsilon_bounds(acc, -1, a.delta, &lo, &hi) != DPDO_OK)
+                lo = 0.0;
         } else {
             rc = dpdo_accountant_delta(acc, -1, a.eps, &v);
         }
@@ -440,7 +472,9 @@ int main(int argc, char **argv)
         const char *src = dpdo_accountant_source(acc);
         char label[64];
         snprintf(label, sizeof label, "%s%s", list[i],
-                 (list[i][0] == 'r' || list[i][0] == 'z') ? (convs[i] ? " (classic)" : " (improved)") : "");
+                 (list[i][0] == 'r' || list[i][0] == 'z')
+                     ? (convs[i] ? " (classic)" : " (improved)")
+                     : "");
         if (all) {
             if (rc == DPDO_OK) {
                 char os[32] = "-";
@@ -449,7 +483,8 @@ int main(int argc, char **argv)
                 if (strcmp(list[i], "exact") == 0)
                     snprintf(note, sizeof note, "exact (tight) for unsampled Gaussian");
                 else if (is_pld && isnan(a.eps))
-                    snprintf(note, sizeof note, "upper bound; lower bound %.6g (interval %g)", lo, a.pld_h);
+                    snprintf(note, sizeof note, "upper bound; lower bound %.6g (interval %g)", lo,
+                             a.pld_h);
                 else if (is_auto)
                     snprintf(note, sizeof note, "smallest valid figure: %s", src);
                 else
@@ -466,15 +501,16 @@ int main(int argc, char **argv)
             if (!isnan(ord) && isfinite(ord)) snprintf(os, sizeof os, "%.17g", ord);
             printf("{\"method\": \"%s\", \"conversion\": \"%s\", \"%s\": %.17g, \"%s\": %.17g, "
                    "\"order\": %s, \"sigma\": %.17g, \"steps\": %.0f, \"q\": %.17g}\n",
-                   list[i], convs[i] ? "classic" : "improved", isnan(a.eps) ? "epsilon" : "delta", v,
-                   isnan(a.eps) ? "delta" : "epsilon", isnan(a.eps) ? a.delta : a.eps, os, a.sigma, a.steps,
-                   isnan(q_shown) ? 1.0 : q_shown);
+                   list[i], convs[i] ? "classic" : "improved", isnan(a.eps) ? "epsilon" : "delta",
+                   v, isnan(a.eps) ? "delta" : "epsilon", isnan(a.eps) ? a.delta : a.eps, os,
+                   a.sigma, a.steps, isnan(q_shown) ? 1.0 : q_shown);
         } else {
             print_method(list[i], convs[i], a.pld_h, dpdo_sampling_kind(s));
             if (isnan(a.eps)) {
                 printf("epsilon       %.10g\n", v);
                 if (is_pld || (is_auto && strcmp(src, "rdp") != 0))
-                    printf("epsilon lower %.10g   (the exact epsilon lies in [lower, epsilon])\n", lo);
+                    printf("epsilon lower %.10g   (the exact epsilon lies in [lower, epsilon])\n",
+                           lo);
                 if (is_auto) printf("accountant    %s\n", src);
                 printf("delta         %g\n", a.delta);
                 if (!isnan(ord)) printf("optimal order %g\n", ord);
@@ -486,7 +522,8 @@ int main(int argc, char **argv)
         }
         dpdo_accountant_destroy(acc);
     }
-    if (all && isnan(a.eps)) printf("(paper bounds need the theorem's parameters: --method paper-... --param help)\n");
+    if (all && isnan(a.eps))
+        printf("(paper bounds need the theorem's parameters: --method paper-... --param help)\n");
 done:
     free(orders);
     dpdo_event_destroy(ev);

@@ -24,10 +24,10 @@
 #ifndef DPDO_ACCOUNTANT_H
 #define DPDO_ACCOUNTANT_H
 
-#include <stddef.h>
-#include <stdint.h>
 #include "export.h"
 #include "rng.h"
+#include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -87,8 +87,13 @@ DPDO_API int dpdo_sampling_draw(const dpdo_sampling *s, const dpdo_rng *rng, uin
  * power-of-two grid to a value rounded to that grid (secure noise,
  * docs/privacy.md); their sensitivity includes the rounding. GAUSSIAN,
  * LAPLACE: Since 0.1. DISCRETE_*: Since 0.2. */
-enum { DPDO_MECH_GAUSSIAN = 1, DPDO_MECH_LAPLACE = 2, DPDO_MECH_DISCRETE_GAUSSIAN = 3,
-       DPDO_MECH_DISCRETE_LAPLACE = 4, DPDO_MECH_DISCRETE_GAUSSIAN_FINE = 5 };
+enum {
+    DPDO_MECH_GAUSSIAN = 1,
+    DPDO_MECH_LAPLACE = 2,
+    DPDO_MECH_DISCRETE_GAUSSIAN = 3,
+    DPDO_MECH_DISCRETE_LAPLACE = 4,
+    DPDO_MECH_DISCRETE_GAUSSIAN_FINE = 5
+};
 /* DPDO_MECH_DISCRETE_GAUSSIAN_FINE: a discrete Gaussian release as
  * DPDO_MECH_DISCRETE_GAUSSIAN whose noise has at least 2^12 sqrt(d) grid steps
  * per coordinate (S^2 >= 2^24 d for d coordinates): the engine's secure
@@ -194,14 +199,14 @@ DPDO_API int dpdo_ledger_set_key(dpdo_ledger *l, const unsigned char *key, size_
 
 /* Columns of one row of the event table passed to accountant callbacks. */
 enum {
-    DPDO_EV_MECH = 0,      /* DPDO_MECH_* */
-    DPDO_EV_SAMPLING = 1,  /* DPDO_SAMPLING_* */
-    DPDO_EV_RATE = 2,      /* q, or m/n, or 1 */
-    DPDO_EV_N = 3,         /* WOR population n (0 otherwise) */
-    DPDO_EV_M = 4,         /* WOR subset size m (0 otherwise) */
-    DPDO_EV_SENS = 5,      /* sensitivity */
-    DPDO_EV_NOISE = 6,     /* sigma or Laplace scale */
-    DPDO_EV_COUNT = 7,     /* repetitions charged to this node (may be 0) */
+    DPDO_EV_MECH = 0,     /* DPDO_MECH_* */
+    DPDO_EV_SAMPLING = 1, /* DPDO_SAMPLING_* */
+    DPDO_EV_RATE = 2,     /* q, or m/n, or 1 */
+    DPDO_EV_N = 3,        /* WOR population n (0 otherwise) */
+    DPDO_EV_M = 4,        /* WOR subset size m (0 otherwise) */
+    DPDO_EV_SENS = 5,     /* sensitivity */
+    DPDO_EV_NOISE = 6,    /* sigma or Laplace scale */
+    DPDO_EV_COUNT = 7,    /* repetitions charged to this node (may be 0) */
     DPDO_EV_FIELDS = 8
 };
 
@@ -247,7 +252,7 @@ typedef struct dpdo_accountant_options {
      * in [1e-6, 1]; default DPDO_PLD_DEFAULT_INTERVAL. Smaller: tighter upper
      * bound and narrower [lower, upper] interval, more time and memory. */
     double pld_interval;
-    int64_t reserved[4];  /* must be 0 (set by _init): room for later fields (docs/abi.md). 0.2 */
+    int64_t reserved[4]; /* must be 0 (set by _init): room for later fields (docs/abi.md). 0.2 */
 } dpdo_accountant_options;
 
 /* Default pld_interval. Since 0.2. */
@@ -325,9 +330,9 @@ DPDO_API int dpdo_accountant_set_budget(dpdo_accountant *acc, double max_epsilon
  * *eps_after (may be NULL) = the worst epsilon of those nodes afterwards. The
  * ledger is not changed. Returns DPDO_OK, DPDO_E_STATE (no budget set),
  * DPDO_E_INVAL, DPDO_E_UNSUPPORTED, DPDO_E_CALLBACK. Since 0.1. */
-DPDO_API int dpdo_accountant_would_exceed(dpdo_accountant *acc, const dpdo_event *ev,
-                                          int64_t count, const int64_t *nodes, int64_t n_sel,
-                                          int32_t *exceed, double *eps_after);
+DPDO_API int dpdo_accountant_would_exceed(dpdo_accountant *acc, const dpdo_event *ev, int64_t count,
+                                          const int64_t *nodes, int64_t n_sel, int32_t *exceed,
+                                          double *eps_after);
 
 /* Calibration, on top of what the ledger already holds (worst node), for
  * `steps` more releases of a Gaussian mechanism (sensitivity, sampling) on

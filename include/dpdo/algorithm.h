@@ -26,17 +26,17 @@
 #ifndef DPDO_ALGORITHM_H
 #define DPDO_ALGORITHM_H
 
-#include <stddef.h>
-#include <stdint.h>
-#include "export.h"
 #include "accountant.h"
+#include "compressor.h"
+#include "export.h"
 #include "network.h"
 #include "node.h"
+#include "policy.h"
 #include "regularizer.h"
 #include "rng.h"
 #include "solver.h"
-#include "policy.h"
-#include "compressor.h"
+#include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -56,25 +56,36 @@ enum {
 };
 
 /* dpdo_algorithm_state(). */
-enum { DPDO_ALG_EMPTY = 0, DPDO_ALG_READY = 1, DPDO_ALG_RUNNING = 2, DPDO_ALG_DONE = 3,
-       DPDO_ALG_FAILED = 4 };
+enum {
+    DPDO_ALG_EMPTY = 0,
+    DPDO_ALG_READY = 1,
+    DPDO_ALG_RUNNING = 2,
+    DPDO_ALG_DONE = 3,
+    DPDO_ALG_FAILED = 4
+};
 
 /* dpdo_algorithm_stop_reason(). */
-enum { DPDO_STOP_NONE = 0, DPDO_STOP_MAX_ROUNDS = 1, DPDO_STOP_BUDGET = 2,
-       DPDO_STOP_TOLERANCE = 3,
-       DPDO_STOP_PASSES = 4 /* the planned passes over the local data are complete (DP-WOR-SGD) */ };
+enum {
+    DPDO_STOP_NONE = 0,
+    DPDO_STOP_MAX_ROUNDS = 1,
+    DPDO_STOP_BUDGET = 2,
+    DPDO_STOP_TOLERANCE = 3,
+    DPDO_STOP_PASSES = 4 /* the planned passes over the local data are complete (DP-WOR-SGD) */
+};
 
 /* options.randomness. Since 0.2. */
-enum { DPDO_RANDOMNESS_SECURE = 0,       /* private streams keyed by secret keys from the OS */
-       DPDO_RANDOMNESS_REPRODUCIBLE = 1  /* every stream keyed by options.seed: replayable */
+enum {
+    DPDO_RANDOMNESS_SECURE = 0,      /* private streams keyed by secret keys from the OS */
+    DPDO_RANDOMNESS_REPRODUCIBLE = 1 /* every stream keyed by options.seed: replayable */
 };
 
 /* Which privacy figure (dpdo_algorithm_privacy). */
 enum { DPDO_PRIVACY_RIGOROUS = 0, DPDO_PRIVACY_PAPER = 1 };
 
 /* Which point the objective helpers evaluate. */
-enum { DPDO_POINT_ITERATE = 0, /* x_i, or (1/n) sum_i x_i */
-       DPDO_POINT_OUTPUT = 1   /* the algorithm's output (DP-DDA: s_i / A_t), or the average */
+enum {
+    DPDO_POINT_ITERATE = 0, /* x_i, or (1/n) sum_i x_i */
+    DPDO_POINT_OUTPUT = 1   /* the algorithm's output (DP-DDA: s_i / A_t), or the average */
 };
 
 #define DPDO_NODE_ALL (-1)         /* getters: every node / the average / the worst / the total */
@@ -132,7 +143,8 @@ typedef struct dpdo_algorithm_options {
                             everything by `seed`: bit-identical reruns, but the guarantee then
                             holds only against parties who do not know the seed.
                             (0.1: reserved0, which had to be 0 = SECURE)                   0.2 */
-    int32_t num_threads; /* threads for the independent per-node work of a round (local and
+    int32_t
+        num_threads;     /* threads for the independent per-node work of a round (local and
                             combine of the computing nodes, Fed-PLT's local training), 0..256.
                             0 (default) = the environment variable DPDO_NUM_THREADS if set,
                             else 1; and 1 whenever a user callback (user loss, regularizer,
@@ -227,8 +239,8 @@ enum {
                                     calibrated for; 0 = auto (docs); frozen */
     DPDO_PARAM_CALIB_TAIL = 11,  /* double [1e-12, 0.5]: tail probability of the automatic
                                     count; default 1e-6; frozen */
-    DPDO_PARAM_DDA_ACTIVE = 100,       /* int b in [1, n] (checked); default 2 (1 if n = 1); baseline n */
-    DPDO_PARAM_DDA_SCHEME = 101,       /* int DPDO_ROUND_*; default DPDO_ROUND_MATCHING */
+    DPDO_PARAM_DDA_ACTIVE = 100, /* int b in [1, n] (checked); default 2 (1 if n = 1); baseline n */
+    DPDO_PARAM_DDA_SCHEME = 101, /* int DPDO_ROUND_*; default DPDO_ROUND_MATCHING */
     DPDO_PARAM_DDA_GOSSIP_COUNT = 102, /* int: count for the scheme, 0 = b (baseline: 2) */
     DPDO_PARAM_DDA_BERNOULLI_P = 103,  /* double (0, 1] for DPDO_ROUND_BERNOULLI; default 0.1 */
     DPDO_PARAM_DDA_SCHEDULE = 105,     /* int DPDO_DDA_SCHEDULE_*; default AUTO */
@@ -243,37 +255,37 @@ enum {
                                           Bern(dda-bernoulli-p); otherwise a uniform
                                           dda-active subset); default 0 */
     DPDO_PARAM_ADP_P = 200,            /* double (0, 1]: activation probability p; default 1 */
-    DPDO_PARAM_ADP_BETA = 201,         /* double [0, 1): momentum beta; default 0.15 (experiments) */
-    DPDO_PARAM_ADP_GAMMA = 202,        /* double (0, 1]: consensus step gamma; default 0.05 */
-    DPDO_PARAM_WOR_SCHEDULE = 400,     /* int DPDO_WOR_*: who steps in a round; default SYNCHRONOUS */
-    DPDO_PARAM_WOR_PASSES = 401,       /* int [1, 2^31-1]: passes over each node's data; default 1 */
-    DPDO_PARAM_WOR_SMOOTH = 402,       /* double (0, 1e300] or NaN: smoothness mu of the
-                                          per-sample loss; NaN (default) = 1 + the regularizer's
-                                          modulus (unit-norm rows, logistic loss) */
-    DPDO_PARAM_WOR_ETA_CAP = 403,      /* int 0/1: eta_t <- min(eta_t, 1/(2 mu)) (Lemma 4's
-                                          condition); default 1. With 0 and DP on, eta_1 >
-                                          1/(2 mu) fails prepare */
-    DPDO_PARAM_FED_RHO = 300,          /* double (0, 1e300]: PRS parameter rho; default 1 */
-    DPDO_PARAM_FED_EPOCHS = 301,       /* int [1, 2^31-1]: local steps N_e per round; default 5 */
-    DPDO_PARAM_FED_SAMPLER = 302,      /* int DPDO_FED_SAMPLER_*; default BERNOULLI */
-    DPDO_PARAM_FED_P = 303,            /* double (0, 1]: Bernoulli participation; default 1 */
-    DPDO_PARAM_FED_ACTIVE = 304,       /* int [1, N]: agents per round for UNIFORM; default N */
-    DPDO_PARAM_FED_DP_INIT = 305,      /* int 0/1: private runs draw x_i0 ~ N(0, 2 tau^2 /
-                                          lambda_lo I) (Prop. 4's hypothesis); default 1 */
+    DPDO_PARAM_ADP_BETA = 201,     /* double [0, 1): momentum beta; default 0.15 (experiments) */
+    DPDO_PARAM_ADP_GAMMA = 202,    /* double (0, 1]: consensus step gamma; default 0.05 */
+    DPDO_PARAM_WOR_SCHEDULE = 400, /* int DPDO_WOR_*: who steps in a round; default SYNCHRONOUS */
+    DPDO_PARAM_WOR_PASSES = 401,   /* int [1, 2^31-1]: passes over each node's data; default 1 */
+    DPDO_PARAM_WOR_SMOOTH = 402,   /* double (0, 1e300] or NaN: smoothness mu of the
+                                      per-sample loss; NaN (default) = 1 + the regularizer's
+                                      modulus (unit-norm rows, logistic loss) */
+    DPDO_PARAM_WOR_ETA_CAP = 403,  /* int 0/1: eta_t <- min(eta_t, 1/(2 mu)) (Lemma 4's
+                                      condition); default 1. With 0 and DP on, eta_1 >
+                                      1/(2 mu) fails prepare */
+    DPDO_PARAM_FED_RHO = 300,      /* double (0, 1e300]: PRS parameter rho; default 1 */
+    DPDO_PARAM_FED_EPOCHS = 301,   /* int [1, 2^31-1]: local steps N_e per round; default 5 */
+    DPDO_PARAM_FED_SAMPLER = 302,  /* int DPDO_FED_SAMPLER_*; default BERNOULLI */
+    DPDO_PARAM_FED_P = 303,        /* double (0, 1]: Bernoulli participation; default 1 */
+    DPDO_PARAM_FED_ACTIVE = 304,   /* int [1, N]: agents per round for UNIFORM; default N */
+    DPDO_PARAM_FED_DP_INIT = 305,  /* int 0/1: private runs draw x_i0 ~ N(0, 2 tau^2 /
+                                      lambda_lo I) (Prop. 4's hypothesis); default 1 */
     /* Fed-PLT baselines (docs/algorithms/fed-baselines.md); DPDO_PARAM_STEP_SIZE is each
        one's local step (NaN = derived from the solver's lambda_lo/lambda_hi) */
-    DPDO_PARAM_FEDPD_ETA = 310,        /* double (0, 1e300]: FedPD penalty/dual scale eta;
-                                          default 1 */
-    DPDO_PARAM_TAMUNA_ETA = 311,       /* double (0, 1]: TAMUNA control-variate step eta_T;
-                                          default NaN = eta_max = p = 1/N_e (no compression) */
-    DPDO_PARAM_LED_BETA = 312,         /* double (0, 1e300]: LED dual step beta_L; default NaN =
-                                          1/(2 N_e) */
-    DPDO_PARAM_5GCS_TAU = 313,         /* double (0, 1e300]: 5GCS dual step tau; default NaN =
-                                          sqrt(mu (lambda_hi - mu)), or lambda_hi if that is 0 */
-    DPDO_PARAM_5GCS_MU = 314,          /* double [0, 1e300]: 5GCS splitting modulus mu; default
-                                          NaN = the solver's lambda_lo (0 if unknown) */
-    DPDO_PARAM_5GCS_LOCAL_STEP = 315,  /* double (0, 1e300]: 5GCS inner GD step; default NaN =
-                                          2/(lambda_lo + lambda_hi - 2 mu + 2 tau) */
+    DPDO_PARAM_FEDPD_ETA = 310,       /* double (0, 1e300]: FedPD penalty/dual scale eta;
+                                         default 1 */
+    DPDO_PARAM_TAMUNA_ETA = 311,      /* double (0, 1]: TAMUNA control-variate step eta_T;
+                                         default NaN = eta_max = p = 1/N_e (no compression) */
+    DPDO_PARAM_LED_BETA = 312,        /* double (0, 1e300]: LED dual step beta_L; default NaN =
+                                         1/(2 N_e) */
+    DPDO_PARAM_5GCS_TAU = 313,        /* double (0, 1e300]: 5GCS dual step tau; default NaN =
+                                         sqrt(mu (lambda_hi - mu)), or lambda_hi if that is 0 */
+    DPDO_PARAM_5GCS_MU = 314,         /* double [0, 1e300]: 5GCS splitting modulus mu; default
+                                         NaN = the solver's lambda_lo (0 if unknown) */
+    DPDO_PARAM_5GCS_LOCAL_STEP = 315, /* double (0, 1e300]: 5GCS inner GD step; default NaN =
+                                         2/(lambda_lo + lambda_hi - 2 mu + 2 tau) */
     /* DO-ADP's baselines (docs/algorithms/do-adp-baselines.md); DPDO_PARAM_STEP_SIZE is
        DPDO's c (gamma_t) and CPGT's eta_s; NaN = 0.001 */
     DPDO_PARAM_DPDO_SCHEDULE = 500,    /* int DPDO_DPDO_STEP_*; default GEOMETRIC */
@@ -287,19 +299,22 @@ enum {
 };
 
 /* DPDO step schedules (DPDO_PARAM_DPDO_SCHEDULE). */
-enum { DPDO_DPDO_STEP_GEOMETRIC = 0, /* gamma_t = c qs^t (Huang, Mitra, Vaidya 2015) */
-       DPDO_DPDO_STEP_HARMONIC = 1   /* gamma_t = c/(t+1) ("linearly decaying", spec do-adp §5.6) */
+enum {
+    DPDO_DPDO_STEP_GEOMETRIC = 0, /* gamma_t = c qs^t (Huang, Mitra, Vaidya 2015) */
+    DPDO_DPDO_STEP_HARMONIC = 1   /* gamma_t = c/(t+1) ("linearly decaying", spec do-adp §5.6) */
 };
 
 /* DP-WOR-SGD schedules (spec dp-wor-sgd §2.4). */
-enum { DPDO_WOR_SYNCHRONOUS = 0, /* S2: every node with data left steps once per round, in node
-                                    order; a later node sees the wG updated earlier this round */
-       DPDO_WOR_SEQUENTIAL = 1   /* S1: one node per round, round robin */
+enum {
+    DPDO_WOR_SYNCHRONOUS = 0, /* S2: every node with data left steps once per round, in node
+                                 order; a later node sees the wG updated earlier this round */
+    DPDO_WOR_SEQUENTIAL = 1   /* S1: one node per round, round robin */
 };
 
 /* Fed-PLT participation samplers. */
-enum { DPDO_FED_SAMPLER_BERNOULLI = 0, /* agent i active with probability p, independently */
-       DPDO_FED_SAMPLER_UNIFORM = 1    /* exactly m agents, uniformly without replacement */
+enum {
+    DPDO_FED_SAMPLER_BERNOULLI = 0, /* agent i active with probability p, independently */
+    DPDO_FED_SAMPLER_UNIFORM = 1    /* exactly m agents, uniformly without replacement */
 };
 
 /* DP-DDA schedule presets (a_t, gamma_t = step_size * t^step_power). */
@@ -354,8 +369,8 @@ DPDO_API const char *dpdo_param_doc(int key);
  * starts from those. Returns DPDO_OK; DPDO_E_INVAL (t or value NULL, n_nodes outside
  * [1, 2^31-1]); DPDO_E_UNSUPPORTED (key is not one of t's); DPDO_E_NOMEM. Allocates a scratch
  * engine and frees it. Thread-safe. Since 0.2. */
-DPDO_API int dpdo_algorithm_type_param_default(const dpdo_algorithm_type *t, int key, int64_t n_nodes,
-                                               double *value);
+DPDO_API int dpdo_algorithm_type_param_default(const dpdo_algorithm_type *t, int key,
+                                               int64_t n_nodes, double *value);
 
 /* ---- local solver ---------------------------------------------------------------- */
 
@@ -447,7 +462,8 @@ DPDO_API int dpdo_algorithm_set_node_probabilities(dpdo_algorithm *alg, const do
  * prepare. Returns DPDO_OK, DPDO_E_INVAL (NULL alg or key, node out of
  * range), DPDO_E_STATE, DPDO_E_NOMEM. Not thread-safe on one handle.
  * Since 0.2. */
-DPDO_API int dpdo_algorithm_set_node_key(dpdo_algorithm *alg, int64_t node, const unsigned char key[32]);
+DPDO_API int dpdo_algorithm_set_node_key(dpdo_algorithm *alg, int64_t node,
+                                         const unsigned char key[32]);
 
 /* Deprecated in 0.2 (kept for the ABI): the same as
  * dpdo_algorithm_set_node_key with the key BLAKE2b-256("libdpdo node secret
@@ -500,8 +516,9 @@ typedef struct dpdo_progress {
 } dpdo_progress;
 
 /* flags of dpdo_algorithm_set_progress. Since 0.2. */
-enum { DPDO_PROGRESS_EPSILON = 1,   /* fill dpdo_progress.epsilon (an accountant query) */
-       DPDO_PROGRESS_OBJECTIVE = 2  /* fill dpdo_progress.objective (one pass over the data) */
+enum {
+    DPDO_PROGRESS_EPSILON = 1,  /* fill dpdo_progress.epsilon (an accountant query) */
+    DPDO_PROGRESS_OBJECTIVE = 2 /* fill dpdo_progress.objective (one pass over the data) */
 };
 
 /* Progress callback: return 0 to go on, non-zero to stop the run cleanly
@@ -542,7 +559,8 @@ typedef void (*dpdo_parallel_fn)(void *host, int32_t ntasks, dpdo_task_fn task, 
  * compressors then run concurrently too. Results are bit-identical to a serial run
  * whatever the pool does. Returns DPDO_OK, DPDO_E_INVAL (NULL alg, width out of range),
  * DPDO_E_STATE (RUNNING). Not thread-safe for the same handle. Since 0.2. */
-DPDO_API int dpdo_algorithm_set_pool(dpdo_algorithm *alg, dpdo_parallel_fn run, void *host, int32_t width);
+DPDO_API int dpdo_algorithm_set_pool(dpdo_algorithm *alg, dpdo_parallel_fn run, void *host,
+                                     int32_t width);
 
 /* Threads the rounds use (1 before prepare, or when the run is serial: see
  * options.num_threads); 0 for NULL. Since 0.2. */

@@ -26,10 +26,10 @@
 #ifndef DPDO_CHECKPOINT_H
 #define DPDO_CHECKPOINT_H
 
+#include "dpdo/algorithm.h"
+#include "dpdo/export.h"
 #include <stddef.h>
 #include <stdint.h>
-#include "dpdo/export.h"
-#include "dpdo/algorithm.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -62,27 +62,29 @@ DPDO_API int dpdo_checkpoint_options_init(dpdo_checkpoint_options *o, size_t str
  * (a user-defined policy whose state the library cannot see);
  * DPDO_E_IO (cannot write); DPDO_E_NOMEM. Message in dpdo_algorithm_errmsg. Not thread-safe with
  * other calls on the same alg. Since 0.2. */
-DPDO_API int dpdo_algorithm_save(dpdo_algorithm *alg, const char *path, const dpdo_checkpoint_options *opts);
+DPDO_API int dpdo_algorithm_save(dpdo_algorithm *alg, const char *path,
+                                 const dpdo_checkpoint_options *opts);
 
 /* Resume the run saved in `path` on alg, which must be READY at round 0 (freshly set up, or
  * reset) with the same configuration as the saved run: type, number of nodes, dimension, shard
  * sizes, options, parameters (the live ones - max-rounds, max-epsilon, tol, check-every - are
- * taken from the file, with the budget guard's allowances), state layout, library version; node keys set again with
- * dpdo_algorithm_set_node_key on the same nodes when the file is not encrypted. The accountant
- * must hold what it held when the saved run was prepared (typically a fresh one); load adds the
- * saved run's charges to its ledger, so that the ledger, the budget guard and a later reset are as
- * in the uninterrupted run. Everything is parsed and checked before anything is installed: on
- * failure alg keeps its state (it may have been prepared, as dpdo_algorithm_prepare would).
- * With a transport attached: collective (attach first); every process reads the manifest `path`
- * and its part path + ".p<process>", and installs only when every process can.
- * Returns DPDO_OK (alg is RUNNING, or DONE when the saved run was); DPDO_E_INVAL (NULL
- * arguments, bad key); DPDO_E_STATE (alg not READY at round 0); DPDO_E_IO (cannot read);
- * DPDO_E_FORMAT (not a checkpoint, truncated, checksum or authentication failure, another format
- * or library version, another algorithm or configuration: the message names the mismatch);
- * DPDO_E_UNSUPPORTED (a distributed set loaded without its transport, or an image with one);
- * DPDO_E_NOMEM; the codes of dpdo_algorithm_prepare.
- * Not thread-safe with other calls on the same alg or its accountant. Since 0.2. */
-DPDO_API int dpdo_algorithm_load(dpdo_algorithm *alg, const char *path, const dpdo_checkpoint_options *opts);
+ * taken from the file, with the budget guard's allowances), state layout, library version; node
+ * keys set again with dpdo_algorithm_set_node_key on the same nodes when the file is not encrypted.
+ * The accountant must hold what it held when the saved run was prepared (typically a fresh one);
+ * load adds the saved run's charges to its ledger, so that the ledger, the budget guard and a later
+ * reset are as in the uninterrupted run. Everything is parsed and checked before anything is
+ * installed: on failure alg keeps its state (it may have been prepared, as dpdo_algorithm_prepare
+ * would). With a transport attached: collective (attach first); every process reads the manifest
+ * `path` and its part path + ".p<process>", and installs only when every process can. Returns
+ * DPDO_OK (alg is RUNNING, or DONE when the saved run was); DPDO_E_INVAL (NULL arguments, bad key);
+ * DPDO_E_STATE (alg not READY at round 0); DPDO_E_IO (cannot read); DPDO_E_FORMAT (not a
+ * checkpoint, truncated, checksum or authentication failure, another format or library version,
+ * another algorithm or configuration: the message names the mismatch); DPDO_E_UNSUPPORTED (a
+ * distributed set loaded without its transport, or an image with one); DPDO_E_NOMEM; the codes of
+ * dpdo_algorithm_prepare. Not thread-safe with other calls on the same alg or its accountant.
+ * Since 0.2. */
+DPDO_API int dpdo_algorithm_load(dpdo_algorithm *alg, const char *path,
+                                 const dpdo_checkpoint_options *opts);
 
 #ifdef __cplusplus
 }

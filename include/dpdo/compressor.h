@@ -36,10 +36,10 @@
 #ifndef DPDO_COMPRESSOR_H
 #define DPDO_COMPRESSOR_H
 
-#include <stddef.h>
-#include <stdint.h>
 #include "export.h"
 #include "rng.h"
+#include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -20,9 +20,9 @@
 #ifndef DPDO_DATASET_H
 #define DPDO_DATASET_H
 
+#include "export.h"
 #include <stddef.h>
 #include <stdint.h>
-#include "export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -42,9 +42,9 @@ enum { DPDO_LAYOUT_AUTO = 0 };
 
 /* label mapping of the text loaders (option `label_map`) */
 enum {
-    DPDO_LABEL_RAW = 0,      /* keep the values as read (default) */
-    DPDO_LABEL_BINARY = 1,   /* {-1,+1} kept; {0,1} mapped 0 -> -1; anything else is an error */
-    DPDO_LABEL_POSITIVE = 2  /* +1 if label == positive_label, else -1 */
+    DPDO_LABEL_RAW = 0,     /* keep the values as read (default) */
+    DPDO_LABEL_BINARY = 1,  /* {-1,+1} kept; {0,1} mapped 0 -> -1; anything else is an error */
+    DPDO_LABEL_POSITIVE = 2 /* +1 if label == positive_label, else -1 */
 };
 
 /* modes of dpdo_dataset_binarize() */
@@ -146,31 +146,33 @@ DPDO_API int dpdo_dataset_get_classes(dpdo_dataset *ds, int32_t *out, int64_t n)
  * Thread-safety: per dataset. Since 0.1. */
 
 typedef struct dpdo_load_options {
-    size_t struct_size;      /* sizeof as compiled by the caller; set by _init */
-    int64_t n_features;      /* 0 (default): from the data; > 0: forced, an index beyond it is an error */
-    int32_t layout;          /* DPDO_LAYOUT_AUTO (default), _DENSE or _CSR (CSV, IDX: dense/auto only) */
-    double dense_threshold;  /* auto layout: dense if nnz >= threshold * n * d (default 0.25) */
-    int32_t label_map;       /* DPDO_LABEL_* (default RAW) */
-    double positive_label;   /* for DPDO_LABEL_POSITIVE (default 1) */
-    int32_t reject_qid;      /* LIBSVM: 0 (default) ignores "qid:N" tokens, 1 rejects them */
-    int32_t label_column;    /* CSV: 0-based label column, -1 = last (default 0) */
-    int32_t header;          /* CSV: 1 = skip the first line (default 0) */
-    int32_t delimiter;       /* CSV: field separator character (default ',') */
-    int32_t scale;           /* IDX: DPDO_IDX_UNIT (default: pixel/255), _ROW_NORMALIZE, _RAW */
+    size_t struct_size; /* sizeof as compiled by the caller; set by _init */
+    int64_t
+        n_features; /* 0 (default): from the data; > 0: forced, an index beyond it is an error */
+    int32_t layout; /* DPDO_LAYOUT_AUTO (default), _DENSE or _CSR (CSV, IDX: dense/auto only) */
+    double dense_threshold; /* auto layout: dense if nnz >= threshold * n * d (default 0.25) */
+    int32_t label_map;      /* DPDO_LABEL_* (default RAW) */
+    double positive_label;  /* for DPDO_LABEL_POSITIVE (default 1) */
+    int32_t reject_qid;     /* LIBSVM: 0 (default) ignores "qid:N" tokens, 1 rejects them */
+    int32_t label_column;   /* CSV: 0-based label column, -1 = last (default 0) */
+    int32_t header;         /* CSV: 1 = skip the first line (default 0) */
+    int32_t delimiter;      /* CSV: field separator character (default ',') */
+    int32_t scale;          /* IDX: DPDO_IDX_UNIT (default: pixel/255), _ROW_NORMALIZE, _RAW */
     /* Limits on untrusted input (Since 0.2.). A file beyond a limit is refused
      * with DPDO_E_FORMAT and a message naming the limit and this option; the
      * check happens while reading, so refusing costs about the limit in time
      * and memory, never the size of the hostile input. 0 means "no limit"
      * for the integer limits. Defaults in docs/data.md ("Limits"). */
-    int64_t max_file_bytes;         /* bytes read from the file, compressed or not (default 2^34 = 16 GiB) */
+    int64_t
+        max_file_bytes; /* bytes read from the file, compressed or not (default 2^34 = 16 GiB) */
     int64_t max_decompressed_bytes; /* bytes after gzip inflation (default 2^34 = 16 GiB) */
-    double max_compression_ratio;   /* gzip: at most max(16 MiB, this x the compressed size) bytes of
-                                     * inflated output (default 100; 0 = no ratio limit) */
-    int64_t max_dense_cells;        /* n*d of a dense result (default 2^30 = 8 GiB of doubles); AUTO
-                                     * layout falls back to CSR above it, a forced dense layout fails */
-    int64_t max_features;           /* d, from the data or n_features (default 2^26 = 67,108,864) */
-    int64_t max_rows;               /* n (default 2^31) */
-    int64_t reserved[4];     /* must be 0 (set by _init): room for later fields, docs/abi.md  0.2 */
+    double max_compression_ratio; /* gzip: at most max(16 MiB, this x the compressed size) bytes of
+                                   * inflated output (default 100; 0 = no ratio limit) */
+    int64_t max_dense_cells;      /* n*d of a dense result (default 2^30 = 8 GiB of doubles); AUTO
+                                   * layout falls back to CSR above it, a forced dense layout fails */
+    int64_t max_features;         /* d, from the data or n_features (default 2^26 = 67,108,864) */
+    int64_t max_rows;             /* n (default 2^31) */
+    int64_t reserved[4]; /* must be 0 (set by _init): room for later fields, docs/abi.md  0.2 */
 } dpdo_load_options;
 
 /* Fill o with defaults; struct_size must be sizeof *o as the caller compiled
@@ -223,19 +225,19 @@ DPDO_API int dpdo_dataset_save_libsvm(dpdo_dataset *ds, const char *path);
  * DPDO_E_VERSION. Since 0.1. */
 typedef struct dpdo_generate_options {
     size_t struct_size;
-    uint64_t seed;           /* default 1 */
-    int64_t n;               /* rows (default 1000) */
-    int64_t d;               /* features (default 100; ignored by covtype-like, always 54) */
-    double density;          /* rcv1-like: expected fraction of non-zeros per row (default 0.0016) */
-    double label_noise;      /* epsilon/rcv1-like: probability of flipping a label (default 0.05) */
-    double separation;       /* epsilon-like: class mean distance along the direction (default 1.5) */
-    double zipf_exponent;    /* rcv1-like: feature frequency ~ 1/rank^s (default 1.0) */
-    double scale;            /* fedplt-logistic: s, the feature std (default 1) */
+    uint64_t seed;        /* default 1 */
+    int64_t n;            /* rows (default 1000) */
+    int64_t d;            /* features (default 100; ignored by covtype-like, always 54) */
+    double density;       /* rcv1-like: expected fraction of non-zeros per row (default 0.0016) */
+    double label_noise;   /* epsilon/rcv1-like: probability of flipping a label (default 0.05) */
+    double separation;    /* epsilon-like: class mean distance along the direction (default 1.5) */
+    double zipf_exponent; /* rcv1-like: feature frequency ~ 1/rank^s (default 1.0) */
+    double scale;         /* fedplt-logistic: s, the feature std (default 1) */
     int32_t independent_labels; /* fedplt-logistic: 1 = b ~ Unif{-1,+1} (default 0) */
-    int32_t n_agents;        /* fedplt-logistic: agents for the feature shift (default 1) */
-    double shift_scale;      /* fedplt-logistic: c_h, m_i ~ N(0, c_h^2 I) (default 0 = no shift) */
-    int32_t normalize_rows;  /* -1 (default): the kind's default; 0 no; 1 unit-length rows */
-    int64_t reserved[4];     /* must be 0 (set by _init): room for later fields, docs/abi.md  0.2 */
+    int32_t n_agents;           /* fedplt-logistic: agents for the feature shift (default 1) */
+    double shift_scale;     /* fedplt-logistic: c_h, m_i ~ N(0, c_h^2 I) (default 0 = no shift) */
+    int32_t normalize_rows; /* -1 (default): the kind's default; 0 no; 1 unit-length rows */
+    int64_t reserved[4];    /* must be 0 (set by _init): room for later fields, docs/abi.md  0.2 */
 } dpdo_generate_options;
 
 /* Defaults as above. Returns as dpdo_load_options_init. Since 0.1. */
@@ -280,7 +282,7 @@ DPDO_API int dpdo_shard_create_range(dpdo_shard **out, dpdo_dataset *ds, int64_t
  * handle"). Since 0.1. Deferred: Since 0.2. */
 DPDO_API void dpdo_shard_destroy(dpdo_shard *s);
 DPDO_API const char *dpdo_shard_errmsg(const dpdo_shard *s); /* never NULL. Since 0.1. */
-DPDO_API int64_t dpdo_shard_rows(const dpdo_shard *s);      /* 0 for NULL. Since 0.1. */
+DPDO_API int64_t dpdo_shard_rows(const dpdo_shard *s);       /* 0 for NULL. Since 0.1. */
 /* Parent row index of shard row k, or -1 if s is NULL or k out of range. Since 0.1. */
 DPDO_API int64_t dpdo_shard_row_index(const dpdo_shard *s, int64_t k);
 /* Copy the parent row indices into out[m] (m = shard rows). Since 0.1. */

@@ -30,10 +30,10 @@
 #ifndef DPDO_LOSS_H
 #define DPDO_LOSS_H
 
+#include "dataset.h"
+#include "export.h"
 #include <stddef.h>
 #include <stdint.h>
-#include "export.h"
-#include "dataset.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -84,8 +84,7 @@ DPDO_API const char *dpdo_loss_type_name(const dpdo_loss_type *type);
  * Allocates 2*dim doubles of scratch. Returns DPDO_OK, DPDO_E_INVAL (NULL,
  * dim < 1, not exactly one of phi/batch/model, empty name), DPDO_E_VERSION
  * (struct_size too small), DPDO_E_NOMEM. Since 0.1. */
-DPDO_API int dpdo_loss_create(dpdo_loss **out, const dpdo_loss_type *type, void *user,
-                              int64_t dim);
+DPDO_API int dpdo_loss_create(dpdo_loss **out, const dpdo_loss_type *type, void *user, int64_t dim);
 /* Destroy; runs release(user) once. NULL is a no-op. If nodes still borrow
  * the loss, the free (and release) is deferred until the last of them is
  * destroyed; the caller must not use `loss` any more (docs/abi.md,
@@ -124,8 +123,8 @@ DPDO_API int dpdo_loss_phi(dpdo_loss *loss, double margin, double label, double 
  * DPDO_E_CALLBACK, DPDO_E_NUMERIC (non-finite loss or gradient).
  * Thread-safety: per loss handle. Since 0.1. */
 DPDO_API int dpdo_loss_eval(dpdo_loss *loss, dpdo_shard *shard, const double *x, int64_t dim,
-                            const int64_t *idx, int64_t m, double clip, double *value,
-                            double *grad, int64_t *nclipped);
+                            const int64_t *idx, int64_t m, double clip, double *value, double *grad,
+                            int64_t *nclipped);
 
 /* Lipschitz constant L (every per-sample gradient has norm <= L) and
  * smoothness constant (every per-sample gradient is that-Lipschitz) of the
@@ -138,10 +137,8 @@ DPDO_API int dpdo_loss_eval(dpdo_loss *loss, dpdo_shard *shard, const double *x,
  * constants callback (radius ignored; DPDO_E_UNSUPPORTED without one).
  * Returns DPDO_OK, DPDO_E_INVAL (NULL, radius <= 0 or NaN, shard NULL for the
  * phi kind), DPDO_E_UNSUPPORTED, DPDO_E_CALLBACK. Since 0.1. */
-DPDO_API int dpdo_loss_lipschitz(dpdo_loss *loss, dpdo_shard *shard, double radius,
-                                 double *out);
-DPDO_API int dpdo_loss_smoothness(dpdo_loss *loss, dpdo_shard *shard, double radius,
-                                  double *out);
+DPDO_API int dpdo_loss_lipschitz(dpdo_loss *loss, dpdo_shard *shard, double radius, double *out);
+DPDO_API int dpdo_loss_smoothness(dpdo_loss *loss, dpdo_shard *shard, double radius, double *out);
 
 #ifdef __cplusplus
 }

@@ -26,11 +26,11 @@
 #ifndef DPDO_MODEL_FILE_H
 #define DPDO_MODEL_FILE_H
 
-#include <stddef.h>
-#include <stdint.h>
-#include "export.h"
 #include "algorithm.h"
 #include "dataset.h"
+#include "export.h"
+#include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -44,9 +44,9 @@ typedef struct dpdo_model dpdo_model;
 
 /* What dpdo_model_predict writes. */
 enum {
-    DPDO_PREDICT_MARGIN = 0,      /* <a_i, x> */
-    DPDO_PREDICT_LABEL = 1,       /* +1 if the margin is >= 0, else -1 */
-    DPDO_PREDICT_PROBABILITY = 2  /* P(y = +1 | a_i) = 1 / (1 + exp(-margin)); logistic loss only */
+    DPDO_PREDICT_MARGIN = 0,     /* <a_i, x> */
+    DPDO_PREDICT_LABEL = 1,      /* +1 if the margin is >= 0, else -1 */
+    DPDO_PREDICT_PROBABILITY = 2 /* P(y = +1 | a_i) = 1 / (1 + exp(-margin)); logistic loss only */
 };
 
 /* Create an empty model in *out (NULL on failure). Returns DPDO_OK,
@@ -100,8 +100,8 @@ DPDO_API int dpdo_model_load(dpdo_model *m, const char *path);
 DPDO_API int dpdo_model_parse(dpdo_model *m, const char *text, size_t len, const char *name);
 
 /* ---- accessors (NULL or empty model: 0, "" or DPDO_E_STATE) --------------- */
-DPDO_API int64_t dpdo_model_dim(const dpdo_model *m);        /* Since 0.2. */
-DPDO_API int64_t dpdo_model_rounds(const dpdo_model *m);     /* Since 0.2. */
+DPDO_API int64_t dpdo_model_dim(const dpdo_model *m);    /* Since 0.2. */
+DPDO_API int64_t dpdo_model_rounds(const dpdo_model *m); /* Since 0.2. */
 /* Copy x into out[dim] (dim must equal the model's). Returns DPDO_OK,
  * DPDO_E_INVAL, DPDO_E_STATE. Since 0.2. */
 DPDO_API int dpdo_model_get_x(dpdo_model *m, double *out, int64_t dim);

@@ -32,12 +32,12 @@
 #ifndef DPDO_MPI_H
 #define DPDO_MPI_H
 
+#include "algorithm.h"
+#include "export.h"
+#include "transport.h"
+#include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <mpi.h>
-#include "export.h"
-#include "algorithm.h"
-#include "transport.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -46,16 +46,16 @@ extern "C" {
 typedef struct dpdo_mpi dpdo_mpi;
 
 typedef struct dpdo_mpi_options {
-    size_t struct_size; /* sizeof(dpdo_mpi_options) as compiled by the caller        0.1 */
-    int32_t root;       /* rank of the coordinator (federated algorithms); default 0 0.1 */
-    int32_t reserved0;  /* must be 0                                                 0.1 */
-    double timeout;     /* seconds to wait for any peer, > 0; default 60             0.1 */
-    double spin;        /* seconds a wait polls MPI without pausing, >= 0; default
-                           5e-5. Then it sleeps between polls (naps of the kernel's
-                           timer slack, ~50 us), which leaves the core to a peer that
-                           shares it (more ranks than cores, or other processes:
-                           docs/distributed.md). With one rank per dedicated core a
-                           large value (e.g. 1: never pause) gives the lowest latency 0.2 */
+    size_t struct_size;  /* sizeof(dpdo_mpi_options) as compiled by the caller        0.1 */
+    int32_t root;        /* rank of the coordinator (federated algorithms); default 0 0.1 */
+    int32_t reserved0;   /* must be 0                                                 0.1 */
+    double timeout;      /* seconds to wait for any peer, > 0; default 60             0.1 */
+    double spin;         /* seconds a wait polls MPI without pausing, >= 0; default
+                            5e-5. Then it sleeps between polls (naps of the kernel's
+                            timer slack, ~50 us), which leaves the core to a peer that
+                            shares it (more ranks than cores, or other processes:
+                            docs/distributed.md). With one rank per dedicated core a
+                            large value (e.g. 1: never pause) gives the lowest latency 0.2 */
     int64_t reserved[3]; /* must be 0 (set by _init): room for later fields, docs/abi.md 0.2 */
 } dpdo_mpi_options;
 
@@ -104,7 +104,8 @@ DPDO_API int dpdo_mpi_attach(dpdo_mpi *m, dpdo_algorithm *alg, dpdo_network *net
  * per piece), and control bytes (sizes, outcomes, shared bookkeeping,
  * broadcasts counted once per receiving rank). Any output may be NULL.
  * Returns DPDO_OK or DPDO_E_INVAL. Since 0.1. */
-DPDO_API int dpdo_mpi_traffic(const dpdo_mpi *m, int64_t *messages, int64_t *bytes, int64_t *control_bytes);
+DPDO_API int dpdo_mpi_traffic(const dpdo_mpi *m, int64_t *messages, int64_t *bytes,
+                              int64_t *control_bytes);
 
 #ifdef __cplusplus
 }

@@ -20,10 +20,10 @@
 #ifndef DPDO_NETWORK_H
 #define DPDO_NETWORK_H
 
-#include <stddef.h>
-#include <stdint.h>
 #include "export.h"
 #include "rng.h"
+#include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -36,7 +36,7 @@ enum {
     DPDO_WEIGHTS_METROPOLIS = 0, /* w_ij = 1/(1+max(d_i,d_j)) on edges (the default) */
     DPDO_WEIGHTS_MAX_DEGREE = 1, /* w_ij = 1/(1+d_max) on edges */
     DPDO_WEIGHTS_LAPLACIAN = 2,  /* W = I - L/iota, iota > d_max (0 = d_max+1) */
-    DPDO_WEIGHTS_CUSTOM = 3      /* reported by dpdo_network_weight_rule() after set_weight_matrix */
+    DPDO_WEIGHTS_CUSTOM = 3 /* reported by dpdo_network_weight_rule() after set_weight_matrix */
 };
 
 /* Gossip paths for dpdo_network_set_gossip_mode(). Pinned values. */
@@ -49,17 +49,17 @@ enum {
 /* Per-round random gossip schemes (spec/dp-dda.md §2.5), for
  * dpdo_network_round_matrix() and the algorithms' options. Pinned values. */
 enum {
-    DPDO_ROUND_ALL = 0,       /* every node active, the static W (§2.5(e)) */
-    DPDO_ROUND_EDGES = 1,     /* `count` distinct graph edges, uniformly; active = endpoints;
-                                 Metropolis weights on the sampled subgraph (§2.5(a)) */
-    DPDO_ROUND_MATCHING = 2,  /* uniform random matching of `count` nodes (count even); each
-                                 pair averages (§2.5(b)) */
-    DPDO_ROUND_AVERAGE = 3,   /* `count` uniform active nodes, full averaging among them,
-                                 w_ij = 1/count (§2.5(c)) */
-    DPDO_ROUND_INDUCED = 4,   /* `count` uniform active nodes, Metropolis weights on the
-                                 induced subgraph of the network (§2.5(d)) */
-    DPDO_ROUND_BERNOULLI = 5  /* each node active independently with probability p;
-                                 Metropolis weights on the induced subgraph */
+    DPDO_ROUND_ALL = 0,      /* every node active, the static W (§2.5(e)) */
+    DPDO_ROUND_EDGES = 1,    /* `count` distinct graph edges, uniformly; active = endpoints;
+                                Metropolis weights on the sampled subgraph (§2.5(a)) */
+    DPDO_ROUND_MATCHING = 2, /* uniform random matching of `count` nodes (count even); each
+                                pair averages (§2.5(b)) */
+    DPDO_ROUND_AVERAGE = 3,  /* `count` uniform active nodes, full averaging among them,
+                                w_ij = 1/count (§2.5(c)) */
+    DPDO_ROUND_INDUCED = 4,  /* `count` uniform active nodes, Metropolis weights on the
+                                induced subgraph of the network (§2.5(d)) */
+    DPDO_ROUND_BERNOULLI = 5 /* each node active independently with probability p;
+                                Metropolis weights on the induced subgraph */
 };
 
 /* Create an empty network (0 nodes). *out is NULL on failure. Returns
@@ -109,8 +109,7 @@ DPDO_API int dpdo_network_set_erdos_renyi(dpdo_network *net, int64_t n, double p
  * the graph must be connected; the errmsg names the offending edge or an
  * unreachable node and the size of node 0's component. n >= 1, m >= 0
  * (edges may be NULL when m = 0). Since 0.1. */
-DPDO_API int dpdo_network_set_edges(dpdo_network *net, int64_t n, const int64_t *edges,
-                                    int64_t m);
+DPDO_API int dpdo_network_set_edges(dpdo_network *net, int64_t n, const int64_t *edges, int64_t m);
 
 /* ---- weights ----------------------------------------------------------
  * Replace W by a rule (DPDO_WEIGHTS_METROPOLIS, _MAX_DEGREE, _LAPLACIAN;
@@ -139,8 +138,8 @@ DPDO_API int dpdo_network_set_gossip_mode(dpdo_network *net, int mode);
 
 /* ---- queries (0 / -1 for NULL or empty networks) -------------------------
  * Since 0.1. */
-DPDO_API int64_t dpdo_network_nodes(const dpdo_network *net);      /* n */
-DPDO_API int64_t dpdo_network_edge_count(const dpdo_network *net); /* undirected edges */
+DPDO_API int64_t dpdo_network_nodes(const dpdo_network *net);                /* n */
+DPDO_API int64_t dpdo_network_edge_count(const dpdo_network *net);           /* undirected edges */
 DPDO_API int64_t dpdo_network_degree(const dpdo_network *net, int64_t node); /* -1 if bad */
 DPDO_API int64_t dpdo_network_max_degree(const dpdo_network *net);
 DPDO_API int dpdo_network_weight_rule(const dpdo_network *net); /* DPDO_WEIGHTS_*, -1 if empty */
@@ -190,9 +189,9 @@ DPDO_API int dpdo_network_gossip(dpdo_network *net, const double *x, double *y, 
  * n x n matrix into w[wcap] (may be NULL; else wcap >= n*n). Allocates
  * scratch (not a hot-path call). Returns DPDO_OK, DPDO_E_INVAL, DPDO_E_NOMEM,
  * DPDO_E_CALLBACK (custom generator failed). Since 0.1. */
-DPDO_API int dpdo_network_round_matrix(dpdo_network *net, dpdo_rng *rng, uint64_t round,
-                                       int scheme, int64_t count, double p, int32_t *active,
-                                       double *w, int64_t wcap);
+DPDO_API int dpdo_network_round_matrix(dpdo_network *net, dpdo_rng *rng, uint64_t round, int scheme,
+                                       int64_t count, double p, int32_t *active, double *w,
+                                       int64_t wcap);
 
 #ifdef __cplusplus
 }

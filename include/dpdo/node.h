@@ -12,11 +12,11 @@
 #ifndef DPDO_NODE_H
 #define DPDO_NODE_H
 
+#include "dataset.h"
+#include "export.h"
+#include "loss.h"
 #include <stddef.h>
 #include <stdint.h>
-#include "export.h"
-#include "dataset.h"
-#include "loss.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -36,8 +36,7 @@ typedef struct dpdo_node dpdo_node;
  * for a phi/batch loss, dimension mismatch, non-binary label, bad weight;
  * the message is left in dpdo_loss_errmsg(loss), since no node exists),
  * DPDO_E_NOMEM. Since 0.1. */
-DPDO_API int dpdo_node_create(dpdo_node **out, dpdo_shard *shard, dpdo_loss *loss,
-                              double weight);
+DPDO_API int dpdo_node_create(dpdo_node **out, dpdo_shard *shard, dpdo_loss *loss, double weight);
 /* A node whose data lives in another process of a distributed run
  * (dpdo/transport.h): it has a loss (for the dimension and kind) and a sample
  * count, but no shard. An algorithm only computes for the nodes its process
@@ -45,7 +44,8 @@ DPDO_API int dpdo_node_create(dpdo_node **out, dpdo_shard *shard, dpdo_loss *los
  * constant queries on it return DPDO_E_STATE. samples >= 1; weight as in
  * dpdo_node_create. Returns DPDO_OK, DPDO_E_INVAL (message in
  * dpdo_loss_errmsg(loss)), DPDO_E_NOMEM. Since 0.1. */
-DPDO_API int dpdo_node_create_remote(dpdo_node **out, dpdo_loss *loss, int64_t samples, double weight);
+DPDO_API int dpdo_node_create_remote(dpdo_node **out, dpdo_loss *loss, int64_t samples,
+                                     double weight);
 /* 1 for a node made by dpdo_node_create_remote, else 0. Since 0.1. */
 DPDO_API int dpdo_node_is_remote(const dpdo_node *node);
 /* Destroy; NULL is a no-op. Lets go of the borrowed shard and loss (frees
@@ -71,8 +71,7 @@ DPDO_API dpdo_loss *dpdo_node_loss(const dpdo_node *node);
  * *nclipped), using the node's own scratch. Errors are described in
  * dpdo_node_errmsg(). Outputs are written only on success. Since 0.1. */
 DPDO_API int dpdo_node_eval(dpdo_node *node, const double *x, int64_t dim, const int64_t *idx,
-                            int64_t m, double clip, double *value, double *grad,
-                            int64_t *nclipped);
+                            int64_t m, double clip, double *value, double *grad, int64_t *nclipped);
 
 /* Per-sample Lipschitz and smoothness constants on this node's data (see
  * dpdo_loss_lipschitz; radius bounds ||x||). Since 0.1. */

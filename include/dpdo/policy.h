@@ -38,10 +38,10 @@
 #ifndef DPDO_POLICY_H
 #define DPDO_POLICY_H
 
-#include <stddef.h>
-#include <stdint.h>
 #include "export.h"
 #include "rng.h"
+#include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -130,11 +130,9 @@ DPDO_API const char *dpdo_policy_name(const dpdo_policy *p);
  *   "target_period"  target sync every this many training steps, integer >= 1 (10)
  *   "explore_start"  exploration probability at step 0, in [0, 1] (1)
  *   "explore_min"    exploration probability from step K_a on, in [0, 1] (0.1)
- *   "explore_steps"  K_a, finite >= 0 (60; set it to n_m/(2b) for DP-WOR-SGD, spec §3.5 -- the algorithm does not change it);
- *                    p(j) = explore_start - (explore_start - explore_min) j/K_a
- *                    for j < K_a, explore_min after (j = the node's decisions
- *                    since reset)
- *   "adam_beta1"     in [0, 1) (0.9)
+ *   "explore_steps"  K_a, finite >= 0 (60; set it to n_m/(2b) for DP-WOR-SGD, spec §3.5 -- the
+ * algorithm does not change it); p(j) = explore_start - (explore_start - explore_min) j/K_a for j <
+ * K_a, explore_min after (j = the node's decisions since reset) "adam_beta1"     in [0, 1) (0.9)
  *   "adam_beta2"     in [0, 1) (0.999)
  *   "adam_eps"       finite > 0 (1e-8)
  *   "finish_train"   0 or 1 (1): whether dpdo_policy_finish runs one

@@ -32,10 +32,10 @@
 #ifndef DPDO_PREPROCESS_H
 #define DPDO_PREPROCESS_H
 
+#include "dataset.h"
+#include "export.h"
 #include <stddef.h>
 #include <stdint.h>
-#include "export.h"
-#include "dataset.h"
 
 #ifdef __cplusplus
 extern "C" {

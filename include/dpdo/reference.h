@@ -37,11 +37,11 @@
 #ifndef DPDO_REFERENCE_H
 #define DPDO_REFERENCE_H
 
-#include <stddef.h>
-#include <stdint.h>
 #include "export.h"
 #include "node.h"
 #include "regularizer.h"
+#include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -52,14 +52,14 @@ typedef struct dpdo_reference dpdo_reference;
 enum { DPDO_WEIGHT_SAMPLES = 0, DPDO_WEIGHT_NODES = 1, DPDO_WEIGHT_NODE_WEIGHTS = 2 };
 
 typedef struct dpdo_reference_options {
-    size_t struct_size;  /* set by dpdo_reference_options_init */
-    int32_t weighting;   /* DPDO_WEIGHT_* (default SAMPLES). Since 0.1. */
-    double tol;          /* stopping tolerance, see above; 0 (default) = the method's
-                            default: 1e-10, or 1e-6 for "smoothed-fista". Since 0.1. */
-    int64_t max_iter;    /* iteration cap (default 200000; epochs for dual-cd and
-                            dual-cd-ppa). Since 0.1. */
-    int32_t lbfgs_memory;/* L-BFGS pairs (default 10). Since 0.1. */
-    int64_t reserved[4]; /* must be 0: room for later fields (docs/abi.md). Since 0.2. */
+    size_t struct_size;   /* set by dpdo_reference_options_init */
+    int32_t weighting;    /* DPDO_WEIGHT_* (default SAMPLES). Since 0.1. */
+    double tol;           /* stopping tolerance, see above; 0 (default) = the method's
+                             default: 1e-10, or 1e-6 for "smoothed-fista". Since 0.1. */
+    int64_t max_iter;     /* iteration cap (default 200000; epochs for dual-cd and
+                             dual-cd-ppa). Since 0.1. */
+    int32_t lbfgs_memory; /* L-BFGS pairs (default 10). Since 0.1. */
+    int64_t reserved[4];  /* must be 0: room for later fields (docs/abi.md). Since 0.2. */
 } dpdo_reference_options;
 
 /* Fill defaults; struct_size = sizeof *o as the caller compiled it.
@@ -75,10 +75,9 @@ DPDO_API int dpdo_reference_options_init(dpdo_reference_options *o, size_t struc
  * DPDO_E_NOMEM. *out NULL on failure; the message of an options or
  * dimension failure is left in dpdo_node_errmsg(nodes[0]) (or of the node
  * named). Since 0.1. n_nodes is int64_t: Since 0.2. */
-DPDO_API int dpdo_reference_create(dpdo_reference **out, dpdo_node *const *nodes,
-                                   int64_t n_nodes, dpdo_regularizer *reg,
-                                   const dpdo_reference_options *opts);
-DPDO_API void dpdo_reference_destroy(dpdo_reference *ref); /* NULL no-op. Since 0.1. */
+DPDO_API int dpdo_reference_create(dpdo_reference **out, dpdo_node *const *nodes, int64_t n_nodes,
+                                   dpdo_regularizer *reg, const dpdo_reference_options *opts);
+DPDO_API void dpdo_reference_destroy(dpdo_reference *ref);             /* NULL no-op. Since 0.1. */
 DPDO_API const char *dpdo_reference_errmsg(const dpdo_reference *ref); /* never NULL */
 
 /* Solve from x = 0; write x*[dim] and F* = F(x*) (either may be NULL).
@@ -89,8 +88,7 @@ DPDO_API const char *dpdo_reference_errmsg(const dpdo_reference *ref); /* never 
 DPDO_API int dpdo_reference_solve(dpdo_reference *ref, double *x, int64_t dim, double *fstar);
 /* F(x) for any x[dim] (for suboptimality curves and comparisons). +Inf when
  * x is outside dom h. Since 0.1. */
-DPDO_API int dpdo_reference_objective(dpdo_reference *ref, const double *x, int64_t dim,
-                                      double *F);
+DPDO_API int dpdo_reference_objective(dpdo_reference *ref, const double *x, int64_t dim, double *F);
 /* After a solve: certified bound on F(x*) - F* (NaN if uncertified),
  * iterations used, and the method's name. Since 0.1. */
 DPDO_API double dpdo_reference_certificate(const dpdo_reference *ref);

@@ -6,10 +6,9 @@
  *   "none"              h = 0                                  params: -
  *   "l2"                h = lambda/2 ||x||^2                   params: {lambda >= 0}
  *   "l1"                h = lambda ||x||_1                     params: {lambda >= 0}
- *   "elastic-net"       h = lambda1 ||x||_1 + lambda2/2 ||x||^2  params: {lambda1 >= 0, lambda2 >= 0}
- *   "l2-ball"           h = indicator{ ||x||_2 <= r }          params: {r > 0}
- *   "box"               h = indicator{ lo <= x_j <= hi for all j }  params: {lo, hi}, lo <= hi
- *                       (lo may be -Inf, hi +Inf)
+ *   "elastic-net"       h = lambda1 ||x||_1 + lambda2/2 ||x||^2  params: {lambda1 >= 0, lambda2 >=
+ * 0} "l2-ball"           h = indicator{ ||x||_2 <= r }          params: {r > 0} "box" h =
+ * indicator{ lo <= x_j <= hi for all j }  params: {lo, hi}, lo <= hi (lo may be -Inf, hi +Inf)
  *   "fedplt-nonconvex"  h = lambda sum_j x_j^2 / (1 + x_j^2)  params: {lambda >= 0}
  *                       (Fed-PLT Sec. VII; nonconvex, (lambda/2)-weakly convex)
  * Exact formulas for every prox and dual-averaging map are in docs/model.md.
@@ -25,9 +24,9 @@
 #ifndef DPDO_REGULARIZER_H
 #define DPDO_REGULARIZER_H
 
+#include "export.h"
 #include <stddef.h>
 #include <stdint.h>
-#include "export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -98,8 +97,7 @@ DPDO_API int dpdo_regularizer_value(dpdo_regularizer *reg, const double *x, int6
  * "fedplt-nonconvex", "elastic-net" with lambda1 = 0, "l1" with lambda = 0,
  * user types with a grad callback); else DPDO_E_UNSUPPORTED. Other returns
  * as dpdo_regularizer_value. Since 0.1. */
-DPDO_API int dpdo_regularizer_grad(dpdo_regularizer *reg, const double *x, int64_t dim,
-                                   double *g);
+DPDO_API int dpdo_regularizer_grad(dpdo_regularizer *reg, const double *x, int64_t dim, double *g);
 /* out[dim] = prox_{t h}(v) = argmin_u h(u) + ||u - v||^2 / (2 t), t > 0
  * finite; out may alias v. For "fedplt-nonconvex" the global minimiser of
  * the (possibly nonconvex) scalar problems is returned (ties: the smaller

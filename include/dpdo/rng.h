@@ -20,9 +20,9 @@
 #ifndef DPDO_RNG_H
 #define DPDO_RNG_H
 
+#include "export.h"
 #include <stddef.h>
 #include <stdint.h>
-#include "export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -80,8 +80,7 @@ DPDO_API const char *dpdo_rng_type_name(const dpdo_rng_type *type);
  * name or blocks), DPDO_E_VERSION (the user type's struct_size does not
  * cover `blocks`), DPDO_E_NOMEM. Thread-safe. Since 0.1. `user` parameter
  * (user types through create): Since 0.2. */
-DPDO_API int dpdo_rng_create(dpdo_rng **out, const dpdo_rng_type *type, void *user,
-                             uint64_t seed);
+DPDO_API int dpdo_rng_create(dpdo_rng **out, const dpdo_rng_type *type, void *user, uint64_t seed);
 
 /* Deprecated in 0.2 (kept for the ABI): dpdo_rng_create(out, type, user,
  * seed) with a user type; a built-in type given here is run through its

@@ -41,11 +41,11 @@
 #ifndef DPDO_SOLVER_H
 #define DPDO_SOLVER_H
 
-#include <stddef.h>
-#include <stdint.h>
 #include "export.h"
 #include "node.h"
 #include "rng.h"
+#include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -67,12 +67,11 @@ typedef struct dpdo_solver_type {
      * DPDO_E_CALLBACK with the code in the message. The node may be
      * evaluated with dpdo_node_eval(). */
     int (*run)(void *user, dpdo_node *node, const double *v, int64_t dim, double rho,
-               int64_t epochs, const dpdo_rng *rng, uint64_t node_id, uint64_t round,
-               double *w);
+               int64_t epochs, const dpdo_rng *rng, uint64_t node_id, uint64_t round, double *w);
     /* optional: contraction factor c(epochs) toward prox_{rho f}(v) (spec
      * §3.6 R2) for f in F(lambda_lo, lambda_hi) (NaN = unknown); NULL = unknown */
-    int (*contraction)(void *user, double rho, int64_t epochs, double lambda_lo,
-                       double lambda_hi, double *c);
+    int (*contraction)(void *user, double rho, int64_t epochs, double lambda_lo, double lambda_hi,
+                       double *c);
     /* optional: runs exactly once, at dpdo_solver_destroy */
     void (*release)(void *user);
 } dpdo_solver_type;

@@ -12,20 +12,20 @@ extern "C" {
 #endif
 
 enum {
-    DPDO_OK = 0,            /* success */
-    DPDO_ROUND = 1,         /* step(): one round ran, more may follow */
-    DPDO_DONE = 2,          /* step(): the run is over (see the stop reason) */
-    DPDO_E_INVAL = -1,      /* invalid argument (NULL, NaN, wrong size, out of range) */
-    DPDO_E_NOMEM = -2,      /* memory allocation failed */
-    DPDO_E_STATE = -3,      /* call out of order (e.g. step after DONE) */
-    DPDO_E_CALLBACK = -4,   /* a user callback returned non-zero */
-    DPDO_E_NUMERIC = -5,    /* a non-finite value appeared, or no convergence */
-    DPDO_E_BUDGET = -6,     /* privacy budget would be exceeded */
-    DPDO_E_VERSION = -7,    /* options struct size/tail not understood */
-    DPDO_E_UNSUPPORTED = -8,/* valid request this build or type cannot do */
-    DPDO_E_IO = -9,         /* a file could not be opened or read */
-    DPDO_E_FORMAT = -10,    /* malformed input file (message names file, line, column) */
-    DPDO_E_CANCELED = -11   /* the host asked to stop (progress callback). Since 0.2. */
+    DPDO_OK = 0,             /* success */
+    DPDO_ROUND = 1,          /* step(): one round ran, more may follow */
+    DPDO_DONE = 2,           /* step(): the run is over (see the stop reason) */
+    DPDO_E_INVAL = -1,       /* invalid argument (NULL, NaN, wrong size, out of range) */
+    DPDO_E_NOMEM = -2,       /* memory allocation failed */
+    DPDO_E_STATE = -3,       /* call out of order (e.g. step after DONE) */
+    DPDO_E_CALLBACK = -4,    /* a user callback returned non-zero */
+    DPDO_E_NUMERIC = -5,     /* a non-finite value appeared, or no convergence */
+    DPDO_E_BUDGET = -6,      /* privacy budget would be exceeded */
+    DPDO_E_VERSION = -7,     /* options struct size/tail not understood */
+    DPDO_E_UNSUPPORTED = -8, /* valid request this build or type cannot do */
+    DPDO_E_IO = -9,          /* a file could not be opened or read */
+    DPDO_E_FORMAT = -10,     /* malformed input file (message names file, line, column) */
+    DPDO_E_CANCELED = -11    /* the host asked to stop (progress callback). Since 0.2. */
 };
 
 /* Static English text for a status code; "unknown status" for codes this

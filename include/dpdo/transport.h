@@ -22,10 +22,10 @@
 #ifndef DPDO_TRANSPORT_H
 #define DPDO_TRANSPORT_H
 
+#include "algorithm.h"
+#include "export.h"
 #include <stddef.h>
 #include <stdint.h>
-#include "export.h"
-#include "algorithm.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -65,7 +65,8 @@ typedef struct dpdo_transport_type {
      * `status` is this process's status so far (non-zero: its computation
      * failed; it sends nothing but still takes part). *any_failed = 1 when
      * some process passed a non-zero status (no data then needs to move). */
-    int (*exchange)(void *user, int status, const dpdo_message *msg, int64_t nmsg, int32_t *any_failed);
+    int (*exchange)(void *user, int status, const dpdo_message *msg, int64_t nmsg,
+                    int32_t *any_failed);
     /* Agree on the round's outcome: every process passes its status, failing
      * node (or -1) and message (a NUL-terminated text in msg[cap]); on return
      * all hold the status, node and message of the lowest failing node
@@ -101,7 +102,8 @@ typedef struct dpdo_transport_type {
  * not host every node exactly once), DPDO_E_STATE (not READY at round 0),
  * DPDO_E_UNSUPPORTED (an algorithm that cannot run distributed), the
  * transport's or prepare's error. Since 0.1. */
-DPDO_API int dpdo_algorithm_set_transport(dpdo_algorithm *alg, const dpdo_transport_type *type, void *user);
+DPDO_API int dpdo_algorithm_set_transport(dpdo_algorithm *alg, const dpdo_transport_type *type,
+                                          void *user);
 
 /* Collective: bring every state row (every node's, the coordinator's) to
  * every process, so that the getters (iterate, output, state) see the whole

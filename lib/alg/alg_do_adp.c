@@ -14,15 +14,15 @@
  *   inactive: m_i = beta m_i; x_i = x_i + cons_i; nothing sent
  * phase B (commit): xhat_j += s_j for every active j (every replica alike).
  * docs/algorithms/do-adp.md explains the privacy modes and caveats. */
-#include <math.h>
-#include <stdio.h>
-#include <string.h>
 #include "../engine/engine_impl.h"
 #include "../engine/par_impl.h"
 #include "../model/model_impl.h"
 #include "../net/compress_impl.h"
 #include "../rng/rng_impl.h"
 #include "dpdo/compressor.h"
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
 
 typedef struct adp {
     int bx, bm, bh;
@@ -30,12 +30,12 @@ typedef struct adp {
     double p, beta, gamma, alpha, G, cl, clip;
     int coord_clamp;
     int64_t B, kcap, idx_B;
-    int64_t *sidx;                 /* n x B sample indices */
-    int64_t *midx;                 /* n x kcap message indices */
-    double *mval;                  /* n x kcap message values */
-    dpdo__sampling_desc *samp;     /* n */
-    double *ws;                    /* tasks 1.. of the thread pool: res, g, hg (3d doubles) + d keys */
-    unsigned char *bad;            /* n: local() wrote a non-finite x' or m' (outside the arena) */
+    int64_t *sidx;             /* n x B sample indices */
+    int64_t *midx;             /* n x kcap message indices */
+    double *mval;              /* n x kcap message values */
+    dpdo__sampling_desc *samp; /* n */
+    double *ws;                /* tasks 1.. of the thread pool: res, g, hg (3d doubles) + d keys */
+    unsigned char *bad;        /* n: local() wrote a non-finite x' or m' (outside the arena) */
 } adp;
 
 #define ROW(e, b, i) ((e)->blk[(b)].cur + (size_t)(i) * (size_t)(e)->d)
@@ -100,10 +100,12 @@ static int paper_set(dpdo__eng *e, void *priv, dpdo_paper *pp)
     adp *P = priv;
     double Gs = P->clip > 0 ? P->clip : P->G; /* l2 bound of one per-sample gradient */
     int rc;
-    if ((rc = dpdo_paper_set(pp, "eps", e->o.epsilon)) || (rc = dpdo_paper_set(pp, "delta0", e->o.delta)) ||
-        (rc = dpdo_paper_set(pp, "p", P->p)) || (rc = dpdo_paper_set(pp, "k", (double)dpdo_compressor_k(e->comp))) ||
-        (rc = dpdo_paper_set(pp, "d", (double)e->d)) || (rc = dpdo_paper_set(pp, "q", (double)e->qmin)) ||
-        (rc = dpdo_paper_set(pp, "G", Gs)) || (rc = dpdo_paper_set(pp, "T", (double)DPDO__PI(e, DPDO_PARAM_MAX_ROUNDS))))
+    if ((rc = dpdo_paper_set(pp, "eps", e->o.epsilon)) ||
+        (rc = dpdo_paper_set(pp, "delta0", e->o.delta)) || (rc = dpdo_paper_set(pp, "p", P->p)) ||
+        (rc = dpdo_paper_set(pp, "k", (double)dpdo_compressor_k(e->comp))) ||
+        (rc = dpdo_paper_set(pp, "d", (double)e->d)) ||
+        (rc = dpdo_paper_set(pp, "q", (double)e->qmin)) || (rc = dpdo_paper_set(pp, "G", Gs)) ||
+        (rc = dpdo_paper_set(pp, "T", (double)DPDO__PI(e, DPDO_PARAM_MAX_ROUNDS))))
         return rc;
     return DPDO_OK;
 }
@@ -132,11 +134,14 @@ static void noisy_notes(dpdo__eng *e, void *priv)
 {
     adp *P = priv;
     if (dpdo_compressor_k(e->comp) < e->d)
-        dpdo__eng_note(e, "the paper's k/d noise saving is not claimed by the rigorous figure (the Top-k selection "
+        dpdo__eng_note(e, "the paper's k/d noise saving is not claimed by the rigorous figure (the "
+                          "Top-k selection "
                           "depends on the data, spec do-adp §7 item 1)");
     if (P->p < 1)
-        dpdo__eng_note(e, "activation treated as public: inactive agents send nothing, so no amplification by p "
-                          "(spec do-adp §7 item 19)");
+        dpdo__eng_note(
+            e,
+            "activation treated as public: inactive agents send nothing, so no amplification by p "
+            "(spec do-adp §7 item 19)");
 }
 
 static int prepare(dpdo__eng *e, void *priv)
@@ -148,18 +153,24 @@ static int prepare(dpdo__eng *e, void *priv)
     P->gamma = DPDO__PD(e, DPDO_PARAM_ADP_GAMMA);
     double ss = DPDO__PD(e, DPDO_PARAM_STEP_SIZE);
     P->alpha = isnan(ss) ? 0.001 : ss;
-    if (!(P->alpha >= 0)) return dpdo__err(e->err, DPDO_E_INVAL, "prepare: step_size (alpha) = %g must be >= 0", P->alpha);
+    if (!(P->alpha >= 0))
+        return dpdo__err(e->err, DPDO_E_INVAL, "prepare: step_size (alpha) = %g must be >= 0",
+                         P->alpha);
     int64_t B = DPDO__PI(e, DPDO_PARAM_BATCH), qmin = e->qmin;
     if (B > qmin)
-        return dpdo__err(e->err, DPDO_E_INVAL, "prepare: batch = %lld exceeds the smallest shard (%lld rows)",
+        return dpdo__err(e->err, DPDO_E_INVAL,
+                         "prepare: batch = %lld exceeds the smallest shard (%lld rows)",
                          (long long)B, (long long)qmin);
     P->B = B;
-    if (e->reg) { /* h enters every per-sample gradient (spec §5.2: ||x||^2/(2q) inside l_i): it must be smooth */
+    if (e->reg) { /* h enters every per-sample gradient (spec §5.2: ||x||^2/(2q) inside l_i): it
+                     must be smooth */
         char err[DPDO__ERRMSG_LEN] = "";
         double *t = e->scr[P->shg];
         memset(e->scr[P->sres], 0, (size_t)d * sizeof(double));
         int rc = dpdo__reg_grad(e->reg, e->scr[P->sres], t, err);
-        if (rc) return dpdo__err(e->err, rc, "prepare: the regularizer must be differentiable for DO-ADP: %s", err);
+        if (rc)
+            return dpdo__err(e->err, rc,
+                             "prepare: the regularizer must be differentiable for DO-ADP: %s", err);
     }
     int64_t kcap = dpdo_compressor_capacity(e->comp);
     if (B != P->idx_B || kcap != P->kcap) {
@@ -183,10 +194,14 @@ static int prepare(dpdo__eng *e, void *priv)
     P->clip = isnan(clip) || clip == INFINITY ? 0.0 : clip;
     int trusted = clip == INFINITY;
     double Gs = P->clip > 0 ? P->clip : P->G; /* l2 bound of one per-sample gradient */
-    e->pv.sens = 2.0 * Gs / (double)B;       /* replace-one, mean of B */
-    static const dpdo__noise_plan NP = {.paper = "do-adp-thm1", .theorem = "Theorem 1",
-                                        .invalid_note = "paper bound invalid", .paper_sigma_key = "sigma",
-                                        .paper_set = paper_set, .paper_sigma = paper_sigma, .rigorous = rigorous,
+    e->pv.sens = 2.0 * Gs / (double)B;        /* replace-one, mean of B */
+    static const dpdo__noise_plan NP = {.paper = "do-adp-thm1",
+                                        .theorem = "Theorem 1",
+                                        .invalid_note = "paper bound invalid",
+                                        .paper_sigma_key = "sigma",
+                                        .paper_set = paper_set,
+                                        .paper_sigma = paper_sigma,
+                                        .rigorous = rigorous,
                                         .notes = noisy_notes};
     double sigma = 0;
     int rc = dpdo__eng_noise_plan(e, P, &NP, &sigma);
@@ -197,11 +212,15 @@ static int prepare(dpdo__eng *e, void *priv)
         dpdo__eng_note(e, "no clipping: the guarantee assumes every per-sample gradient norm <= G");
         for (int64_t i = 0; i < n; i++) {
             double Li = 0;
-            if (e->nodes[i]->loss->kind == DPDO_LOSS_KIND_BATCH) continue; /* no per-row bound to check */
-            if (dpdo_node_lipschitz(e->nodes[i], INFINITY, &Li) == DPDO_OK && Li > P->G * (1 + 1e-12))
+            if (e->nodes[i]->loss->kind == DPDO_LOSS_KIND_BATCH)
+                continue; /* no per-row bound to check */
+            if (dpdo_node_lipschitz(e->nodes[i], INFINITY, &Li) == DPDO_OK &&
+                Li > P->G * (1 + 1e-12))
                 return dpdo__err(e->err, DPDO_E_INVAL,
-                                 "prepare: node %lld: per-sample gradients reach %g > G = lipschitz = %g and clip = inf "
-                                 "turns clipping off; set a finite clip, leave clip unset (coordinate clamp) or raise "
+                                 "prepare: node %lld: per-sample gradients reach %g > G = "
+                                 "lipschitz = %g and clip = inf "
+                                 "turns clipping off; set a finite clip, leave clip unset "
+                                 "(coordinate clamp) or raise "
                                  "lipschitz",
                                  (long long)i, Li, P->G);
         }
@@ -231,7 +250,10 @@ static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
     p->stage[0].pat[0] = (dpdo__xpat){.kind = DPDO__PAT_NET,
                                       .payload = dense ? DPDO__PAY_DENSE : DPDO__PAY_SPARSE,
                                       .kvar = dense ? NULL : (const int64_t *)e->scr[P->scnt],
-                                      .buf = P->mval, .ibuf = P->midx, .kbuf = e->scr[P->scnt], .ld = P->kcap};
+                                      .buf = P->mval,
+                                      .ibuf = P->midx,
+                                      .kbuf = e->scr[P->scnt],
+                                      .ld = P->kcap};
     if (dpdo__plan_charge_computing(e, p, 1)) return e->plan.charge_err;
     return DPDO_OK;
 }
@@ -253,9 +275,11 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
         if (j == i) continue;
         const double *hj = ROW(e, P->bh, j);
         double w = net->val[q];
-        for (size_t k = 0; k < d; k++) xn[k] += w * (hj[k] - hi[k]);
+        for (size_t k = 0; k < d; k++)
+            xn[k] += w * (hj[k] - hi[k]);
     }
-    for (size_t k = 0; k < d; k++) xn[k] *= P->gamma;
+    for (size_t k = 0; k < d; k++)
+        xn[k] *= P->gamma;
     if (!p->is_comp[i]) { /* A12-A13 */
         for (size_t k = 0; k < d; k++) {
             mn[k] = P->beta * m[k];
@@ -271,19 +295,24 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
     int64_t *idx = P->sidx + (size_t)i * (size_t)P->B, got = 0;
     dpdo__stream_open(&st, e->rng, (uint64_t)i, p->t, DPDO_PURPOSE_SAMPLE);
     int rc = dpdo__sampling_draw(&P->samp[i], &st, e->q[i], idx, &got);
-    if (rc) return dpdo__eng_err(e, rc, i, "drawing the sample failed (generator code %d)", dpdo__stream_cb_code(&st));
+    if (rc)
+        return dpdo__eng_err(e, rc, i, "drawing the sample failed (generator code %d)",
+                             dpdo__stream_cb_code(&st));
     char err[DPDO__ERRMSG_LEN] = "";
     int32_t slot = dpdo__par_slot(e, i); /* this task's workspace */
     double *ws = slot ? P->ws + (size_t)(slot - 1) * 4 * d : NULL;
     double *g = ws ? ws + d : e->scr[P->sg], *hg = ws ? ws + 2 * d : e->scr[P->shg];
-    if (e->reg && (rc = dpdo__reg_grad(e->reg, x, hg, err))) return dpdo__eng_err(e, rc, i, "regularizer: %s", err);
+    if (e->reg && (rc = dpdo__reg_grad(e->reg, x, hg, err)))
+        return dpdo__eng_err(e, rc, i, "regularizer: %s", err);
     memset(mn, 0, d * sizeof(double)); /* mn accumulates the mean gradient */
-    if (P->coord_clamp) { /* per-sample gradient (loss + h) clamped coordinate-wise */
+    if (P->coord_clamp) {              /* per-sample gradient (loss + h) clamped coordinate-wise */
         for (int64_t b = 0; b < got; b++) {
-            rc = dpdo__loss_eval_into(nd->loss, nd->shard, x, idx + b, 1, 0.0, NULL, g, NULL, nd->scratch, err);
+            rc = dpdo__loss_eval_into(nd->loss, nd->shard, x, idx + b, 1, 0.0, NULL, g, NULL,
+                                      nd->scratch, err);
             if (rc) return dpdo__eng_err(e, rc, i, "%s", err);
             if (e->reg)
-                for (size_t k = 0; k < d; k++) g[k] += hg[k];
+                for (size_t k = 0; k < d; k++)
+                    g[k] += hg[k];
             /* inline clamp: the values of fmin(fmax(g, -cl), cl) (NaN -> -cl included), no call */
             const double cl = P->cl;
             for (size_t k = 0; k < d; k++) {
@@ -292,15 +321,19 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
             }
         }
         if (got > 1)
-            for (size_t k = 0; k < d; k++) mn[k] /= (double)got;
+            for (size_t k = 0; k < d; k++)
+                mn[k] /= (double)got;
     } else { /* l2 clipping of the loss part; h is the same on neighbouring data */
-        rc = dpdo__loss_eval_into(nd->loss, nd->shard, x, idx, got, P->clip, NULL, mn, NULL, nd->scratch, err);
+        rc = dpdo__loss_eval_into(nd->loss, nd->shard, x, idx, got, P->clip, NULL, mn, NULL,
+                                  nd->scratch, err);
         if (rc) return dpdo__eng_err(e, rc, i, "%s", err);
         if (e->reg)
-            for (size_t k = 0; k < d; k++) mn[k] += hg[k];
+            for (size_t k = 0; k < d; k++)
+                mn[k] += hg[k];
     }
     if (DPDO__WEAKENED(e, DPDO__WEAKEN_SENS_DOUBLE)) /* test build: twice the charged sensitivity */
-        for (size_t k = 0; k < d; k++) mn[k] *= 2;
+        for (size_t k = 0; k < d; k++)
+            mn[k] *= 2;
     dpdo__eng_probe(e, DPDO__PH_GRAD);
     /* A6-A8 */
     if (e->pv.sigma > 0) {
@@ -315,10 +348,11 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
     bad[i] = nonfinite_rows(xn, mn, d);
     /* A9: s_i = C(x_i' - xhat_i) */
     double *res = ws ? ws : e->scr[P->sres];
-    for (size_t k = 0; k < d; k++) res[k] = xn[k] - hi[k];
-    rc = dpdo__compressor_apply_ws(e->comp, res, e->rng, (uint64_t)i, p->t, P->midx + (size_t)i * (size_t)P->kcap,
-                                   P->mval + (size_t)i * (size_t)P->kcap, &cnt[i],
-                                   ws ? (uint64_t *)(ws + 3 * d) : NULL, err);
+    for (size_t k = 0; k < d; k++)
+        res[k] = xn[k] - hi[k];
+    rc = dpdo__compressor_apply_ws(
+        e->comp, res, e->rng, (uint64_t)i, p->t, P->midx + (size_t)i * (size_t)P->kcap,
+        P->mval + (size_t)i * (size_t)P->kcap, &cnt[i], ws ? (uint64_t *)(ws + 3 * d) : NULL, err);
     if (rc) return dpdo__eng_err(e, rc, i, "compressor: %s", err);
     dpdo__eng_probe(e, DPDO__PH_PRIMAL);
     return DPDO_OK;
@@ -337,7 +371,8 @@ static int check(dpdo__eng *e, void *priv, const dpdo__plan *p)
     size_t d = (size_t)e->d;
     const unsigned char *bad = P->bad;
     for (int64_t i = 0; i < e->n; i++) {
-        /* local() found x' and m' finite (the same test, on its thread); rows of nodes hosted elsewhere are scanned */
+        /* local() found x' and m' finite (the same test, on its thread); rows of nodes hosted
+         * elsewhere are scanned */
         if (!bad[i] && dpdo__eng_hosted(e, i)) continue;
         const double *x = SROW(e, P->sxnew, i), *m = SROW(e, P->smnew, i);
         size_t k;
@@ -370,13 +405,15 @@ static void commit_node(void *arg, int64_t j)
     const struct dpdo_network *net = e->net;
     if (e->dist && !dpdo__eng_hosted(e, j)) { /* distributed: only replicas this process reads */
         int64_t q = net->rowptr[j];
-        while (q < net->rowptr[j + 1] && !dpdo__eng_hosted(e, net->col[q])) q++;
+        while (q < net->rowptr[j + 1] && !dpdo__eng_hosted(e, net->col[q]))
+            q++;
         if (q == net->rowptr[j + 1]) return;
     }
     double *h = ROW(e, P->bh, j);
     const int64_t *ix = P->midx + (size_t)j * (size_t)P->kcap;
     const double *v = P->mval + (size_t)j * (size_t)P->kcap;
-    for (int64_t q = 0; q < cnt[j]; q++) h[ix[q]] += v[q];
+    for (int64_t q = 0; q < cnt[j]; q++)
+        h[ix[q]] += v[q];
 }
 
 static void commit(dpdo__eng *e, void *priv, const dpdo__plan *p)
@@ -393,7 +430,8 @@ static void output(const dpdo__eng *e, const void *priv, int64_t i, double *out)
 
 const dpdo__alg_vt dpdo__vt_do_adp = {
     .name = "do-adp",
-    .title = "DO-ADP: decentralized momentum SGD with random activation and sparsified messages, Algorithm 1",
+    .title = "DO-ADP: decentralized momentum SGD with random activation and sparsified messages, "
+             "Algorithm 1",
     .priv_size = sizeof(adp),
     .keys = KEYS,
     .paper = "do-adp-thm1",

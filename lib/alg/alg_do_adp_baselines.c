@@ -29,14 +29,14 @@
  *   privacy: bx_t = lambda sqrt(d) Delta2 eta t, by_t = lambda sqrt(d) Delta2:
  *            every round is one Laplace release of l1 sensitivity 2/lambda at
  *            scale 1 (the pair rescaled); lambda = 2 T / eps. */
-#include <math.h>
-#include <stdio.h>
-#include <string.h>
 #include "../engine/engine_impl.h"
 #include "../model/model_impl.h"
 #include "../net/compress_impl.h"
 #include "../rng/rng_impl.h"
 #include "dpdo/compressor.h"
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
 
 #define ROW(e, b, i) ((e)->blk[(b)].cur + (size_t)(i) * (size_t)(e)->d)
 #define SROW(e, k, i) ((double *)(e)->scr[(k)] + (size_t)(i) * (size_t)(e)->d)
@@ -45,9 +45,9 @@
 /* Gradient machinery shared by both: the sample draw, l2 clipping, the regularizer. */
 typedef struct gradctx {
     int64_t B, idx_B, qmax, full;
-    double clip;             /* 0 = no clipping */
-    int64_t *sidx;           /* n x B */
-    int64_t *all;            /* 0..qmax-1 (full gradient) */
+    double clip;   /* 0 = no clipping */
+    int64_t *sidx; /* n x B */
+    int64_t *all;  /* 0..qmax-1 (full gradient) */
     dpdo__sampling_desc *samp;
 } gradctx;
 
@@ -59,7 +59,8 @@ static void grad_release(gradctx *g)
 }
 
 /* Validates batch/regularizer, allocates, sets clip; *sens2 = l2 sensitivity of the gradient. */
-static int grad_prepare(dpdo__eng *e, gradctx *g, int full, double *sens2, int *trusted, int64_t *qmin_out)
+static int grad_prepare(dpdo__eng *e, gradctx *g, int full, double *sens2, int *trusted,
+                        int64_t *qmin_out)
 {
     int64_t n = e->n, d = e->d, B = DPDO__PI(e, DPDO_PARAM_BATCH), qmin = e->q[0], qmax = e->q[0];
     for (int64_t i = 1; i < n; i++) {
@@ -67,7 +68,8 @@ static int grad_prepare(dpdo__eng *e, gradctx *g, int full, double *sens2, int *
         qmax = e->q[i] > qmax ? e->q[i] : qmax;
     }
     if (B > qmin)
-        return dpdo__err(e->err, DPDO_E_INVAL, "prepare: batch = %lld exceeds the smallest shard (%lld rows)",
+        return dpdo__err(e->err, DPDO_E_INVAL,
+                         "prepare: batch = %lld exceeds the smallest shard (%lld rows)",
                          (long long)B, (long long)qmin);
     if (e->reg) {
         char err[DPDO__ERRMSG_LEN] = "";
@@ -76,8 +78,9 @@ static int grad_prepare(dpdo__eng *e, gradctx *g, int full, double *sens2, int *
         int rc = dpdo__reg_grad(e->reg, z, z + d, err);
         dpdo__free(z);
         if (rc)
-            return dpdo__err(e->err, rc, "prepare: the regularizer must be differentiable for %s: %s", e->vt->name,
-                             err);
+            return dpdo__err(e->err, rc,
+                             "prepare: the regularizer must be differentiable for %s: %s",
+                             e->vt->name, err);
     }
     if (!g->samp && !(g->samp = dpdo__calloc((size_t)n, sizeof *g->samp)))
         return dpdo__err(e->err, DPDO_E_NOMEM, "prepare: out of memory");
@@ -90,13 +93,15 @@ static int grad_prepare(dpdo__eng *e, gradctx *g, int full, double *sens2, int *
     if (full && qmax != g->qmax) {
         int64_t *al = dpdo__alloc_array((size_t)qmax, sizeof *al);
         if (!al) return dpdo__err(e->err, DPDO_E_NOMEM, "prepare: out of memory");
-        for (int64_t k = 0; k < qmax; k++) al[k] = k;
+        for (int64_t k = 0; k < qmax; k++)
+            al[k] = k;
         dpdo__free(g->all);
         g->all = al, g->qmax = qmax;
     }
     g->B = B, g->full = full;
     for (int64_t i = 0; i < n; i++)
-        g->samp[i] = (dpdo__sampling_desc){DPDO_SAMPLING_WOR, (double)B / (double)e->q[i], e->q[i], B};
+        g->samp[i] =
+            (dpdo__sampling_desc){DPDO_SAMPLING_WOR, (double)B / (double)e->q[i], e->q[i], B};
     double clip = DPDO__PD(e, DPDO_PARAM_CLIP), G = e->o.lipschitz;
     *trusted = clip == INFINITY;
     g->clip = *trusted ? 0.0 : (isnan(clip) ? G : clip);
@@ -107,8 +112,8 @@ static int grad_prepare(dpdo__eng *e, gradctx *g, int full, double *sens2, int *
 }
 
 /* out = gradient of f_i (sampled mean or full) + h at x; stream (i, round, SAMPLE). */
-static int grad_eval(dpdo__eng *e, gradctx *g, int64_t i, uint64_t round, const double *x, double *out,
-                     double *hg)
+static int grad_eval(dpdo__eng *e, gradctx *g, int64_t i, uint64_t round, const double *x,
+                     double *out, double *hg)
 {
     struct dpdo_node *nd = e->nodes[i];
     const int64_t *idx;
@@ -122,15 +127,19 @@ static int grad_eval(dpdo__eng *e, gradctx *g, int64_t i, uint64_t round, const 
         dpdo__stream_open(&st, e->rng, (uint64_t)i, round, DPDO_PURPOSE_SAMPLE);
         rc = dpdo__sampling_draw(&g->samp[i], &st, e->q[i], si, &got);
         if (rc)
-            return dpdo__eng_err(e, rc, i, "drawing the sample failed (generator code %d)", dpdo__stream_cb_code(&st));
+            return dpdo__eng_err(e, rc, i, "drawing the sample failed (generator code %d)",
+                                 dpdo__stream_cb_code(&st));
         idx = si;
     }
     char err[DPDO__ERRMSG_LEN] = "";
-    rc = dpdo__loss_eval(nd->loss, nd->shard, x, idx, got, g->clip, NULL, out, NULL, nd->scratch, err);
+    rc = dpdo__loss_eval(nd->loss, nd->shard, x, idx, got, g->clip, NULL, out, NULL, nd->scratch,
+                         err);
     if (rc) return dpdo__eng_err(e, rc, i, "%s", err);
     if (e->reg) {
-        if ((rc = dpdo__reg_grad(e->reg, x, hg, err))) return dpdo__eng_err(e, rc, i, "regularizer: %s", err);
-        for (int64_t k = 0; k < e->d; k++) out[k] += hg[k];
+        if ((rc = dpdo__reg_grad(e->reg, x, hg, err)))
+            return dpdo__eng_err(e, rc, i, "regularizer: %s", err);
+        for (int64_t k = 0; k < e->d; k++)
+            out[k] += hg[k];
     }
     return DPDO_OK;
 }
@@ -147,11 +156,12 @@ double dpdo__dpdo_b0_closed(double d, double sens2, double c, double eps, double
     return sqrt(d) * sens2 * c / (eps * (pn - qs));
 }
 
-double dpdo__dpdo_b0_finite(double d, double sens2, double eps, int sched, double c, double qs, double pn,
-                            int64_t T)
+double dpdo__dpdo_b0_finite(double d, double sens2, double eps, int sched, double c, double qs,
+                            double pn, int64_t T)
 {
     double s = 0; /* summed smallest terms last would be better; the terms are O(1) relative */
-    for (int64_t t = 1; t < T; t++) s += dpdo_gamma(sched, c, qs, (uint64_t)(t - 1)) / pow(pn, (double)t);
+    for (int64_t t = 1; t < T; t++)
+        s += dpdo_gamma(sched, c, qs, (uint64_t)(t - 1)) / pow(pn, (double)t);
     return sqrt(d) * sens2 * s / eps;
 }
 
@@ -162,12 +172,13 @@ typedef struct dpdo_st {
     double c, qs, pn, R, b0, sens2, rd; /* rd = sqrt(d) sens2 */
     /* ledger levels: level k has per-round epsilon lev0 r^-k / b0 */
     int32_t nlev, evcap;
-    double lev0, lr;                   /* lev0 = max A_t, lr = log r */
-    double cum, pend;                  /* pure epsilon charged, and this round's */
+    double lev0, lr;  /* lev0 = max A_t, lr = log r */
+    double cum, pend; /* pure epsilon charged, and this round's */
 } dpdo_st;
 
-static const int32_t DPDO_KEYS[] = {DPDO_PARAM_DPDO_SCHEDULE, DPDO_PARAM_DPDO_STEP_DECAY, DPDO_PARAM_DPDO_NOISE_DECAY,
-                                    DPDO_PARAM_DPDO_RADIUS, DPDO_PARAM_DPDO_FULL_GRAD, 0};
+static const int32_t DPDO_KEYS[] = {DPDO_PARAM_DPDO_SCHEDULE,    DPDO_PARAM_DPDO_STEP_DECAY,
+                                    DPDO_PARAM_DPDO_NOISE_DECAY, DPDO_PARAM_DPDO_RADIUS,
+                                    DPDO_PARAM_DPDO_FULL_GRAD,   0};
 
 static void dpdo_defaults(dpdo__eng *e)
 {
@@ -209,11 +220,15 @@ static int32_t dpdo_level(const dpdo_st *P, double A)
     if (P->nlev <= 1) return 0;
     double k = floor(log(P->lev0 / A) / P->lr);
     int32_t lv = k < 0 ? 0 : k >= P->nlev - 1 ? P->nlev - 1 : (int32_t)k;
-    while (lv > 0 && P->lev0 * exp(-P->lr * lv) < A) lv--; /* level value >= A despite rounding */
+    while (lv > 0 && P->lev0 * exp(-P->lr * lv) < A)
+        lv--; /* level value >= A despite rounding */
     return lv;
 }
 
-static double dpdo_levval(const dpdo_st *P, int32_t lv) { return lv == 0 ? P->lev0 : P->lev0 * exp(-P->lr * lv); }
+static double dpdo_levval(const dpdo_st *P, int32_t lv)
+{
+    return lv == 0 ? P->lev0 : P->lev0 * exp(-P->lr * lv);
+}
 
 static int dpdo_prepare(dpdo__eng *e, void *priv)
 {
@@ -225,17 +240,20 @@ static int dpdo_prepare(dpdo__eng *e, void *priv)
     P->R = DPDO__PD(e, DPDO_PARAM_DPDO_RADIUS);
     double ss = DPDO__PD(e, DPDO_PARAM_STEP_SIZE);
     P->c = isnan(ss) ? 0.001 : ss;
-    if (!(P->c > 0)) return dpdo__err(e->err, DPDO_E_INVAL, "prepare: step_size (c) = %g must be > 0", P->c);
+    if (!(P->c > 0))
+        return dpdo__err(e->err, DPDO_E_INVAL, "prepare: step_size (c) = %g must be > 0", P->c);
     int trusted;
     int64_t qmin;
-    int rc = grad_prepare(e, &P->g, (int)DPDO__PI(e, DPDO_PARAM_DPDO_FULL_GRAD), &P->sens2, &trusted, &qmin);
+    int rc = grad_prepare(e, &P->g, (int)DPDO__PI(e, DPDO_PARAM_DPDO_FULL_GRAD), &P->sens2,
+                          &trusted, &qmin);
     if (rc) return rc;
     P->rd = sqrt((double)d) * P->sens2;
     int mode = e->o.noise_mode;
     double eps = e->o.epsilon;
     if (mode != DPDO_NOISE_NONE && P->sched == DPDO_DPDO_STEP_GEOMETRIC && !(P->qs < P->pn))
         return dpdo__err(e->err, DPDO_E_INVAL,
-                         "prepare: dpdo-step-decay qs = %.17g must be < dpdo-noise-decay pn = %.17g (the privacy "
+                         "prepare: dpdo-step-decay qs = %.17g must be < dpdo-noise-decay pn = "
+                         "%.17g (the privacy "
                          "loss sum_t (qs/pn)^t must converge)",
                          P->qs, P->pn);
     /* the levels over the planned horizon (releases t = 1..T-1) */
@@ -247,7 +265,8 @@ static int dpdo_prepare(dpdo__eng *e, void *priv)
     }
     if (mode != DPDO_NOISE_NONE && T > 1 && !(amax < INFINITY && amin > 0))
         return dpdo__err(e->err, DPDO_E_INVAL,
-                         "prepare: the per-round privacy loss overflows or vanishes over %lld rounds (step or noise "
+                         "prepare: the per-round privacy loss overflows or vanishes over %lld "
+                         "rounds (step or noise "
                          "decay too strong)",
                          (long long)T);
     P->lev0 = amax;
@@ -260,29 +279,36 @@ static int dpdo_prepare(dpdo__eng *e, void *priv)
                  : dpdo__dpdo_b0_finite((double)d, P->sens2, eps, P->sched, P->c, P->qs, P->pn, T);
     } else if (mode == DPDO_NOISE_FIXED) {
         b0 = DPDO__PD(e, DPDO_PARAM_SIGMA);
-    } else if (mode == DPDO_NOISE_RIGOROUS) { /* the charged (level) epsilons sum to eps over T rounds */
+    } else if (mode ==
+               DPDO_NOISE_RIGOROUS) { /* the charged (level) epsilons sum to eps over T rounds */
         double s = 0;
-        for (int64_t t = 1; t < T; t++) s += dpdo_levval(P, dpdo_level(P, dpdo_A(P, (uint64_t)t)));
+        for (int64_t t = 1; t < T; t++)
+            s += dpdo_levval(P, dpdo_level(P, dpdo_A(P, (uint64_t)t)));
         b0 = s / eps;
-        dpdo__eng_set_planned(e, (double)(T > 1 ? T - 1 : 1)); /* every node releases in rounds 1..T-1 */
+        dpdo__eng_set_planned(
+            e, (double)(T > 1 ? T - 1 : 1)); /* every node releases in rounds 1..T-1 */
     }
     if (!(b0 >= 0 && b0 < INFINITY))
-        return dpdo__err(e->err, DPDO_E_INVAL, "prepare: the Laplace scale b0 = %g is not finite", b0);
+        return dpdo__err(e->err, DPDO_E_INVAL, "prepare: the Laplace scale b0 = %g is not finite",
+                         b0);
     P->b0 = b0;
     e->pv.sigma = b0;
     e->pv.sens = P->rd * P->c;
     e->pv.private_run = mode != DPDO_NOISE_NONE && b0 > 0 && P->nlev > 0;
     if (!e->pv.private_run) dpdo__eng_note(e, "noise disabled: not private");
-    if (e->pv.private_run && trusted) dpdo__eng_note(e, "no clipping: the guarantee assumes every per-sample gradient norm <= G");
+    if (e->pv.private_run && trusted)
+        dpdo__eng_note(e, "no clipping: the guarantee assumes every per-sample gradient norm <= G");
     if (mode != DPDO_NOISE_NONE) {
         char buf[200];
         if (P->sched == DPDO_DPDO_STEP_GEOMETRIC && b0 > 0) {
-            snprintf(buf, sizeof buf, "pure epsilon of the whole (infinite) run by basic composition: %.6g",
+            snprintf(buf, sizeof buf,
+                     "pure epsilon of the whole (infinite) run by basic composition: %.6g",
                      P->rd * P->c / (b0 * (P->pn - P->qs)));
             dpdo__eng_note(e, buf);
         }
-        dpdo__eng_note(e, "the rigorous figure charges each round's pure epsilon rounded up to a grid of at most 32 levels; "
-                "no amplification by the secret sample choice is claimed");
+        dpdo__eng_note(e, "the rigorous figure charges each round's pure epsilon rounded up to a "
+                          "grid of at most 32 levels; "
+                          "no amplification by the secret sample choice is claimed");
     }
     e->pv.nev = 0;
     if (!e->pv.private_run) return DPDO_OK;
@@ -295,12 +321,14 @@ static int dpdo_prepare(dpdo__eng *e, void *priv)
     }
     for (int32_t k = 0; k < P->nlev; k++) {
         char err[DPDO__ERRMSG_LEN];
-        if ((rc = dpdo__event_make(&e->pv.ev[k], DPDO_MECH_LAPLACE, NULL, dpdo_levval(P, k), b0, err)))
+        if ((rc = dpdo__event_make(&e->pv.ev[k], DPDO_MECH_LAPLACE, NULL, dpdo_levval(P, k), b0,
+                                   err)))
             return dpdo__err(e->err, rc, "prepare: level %d: %s", (int)k, err);
     }
     e->pv.nev = P->nlev;
     /* plan() guards the summed pure epsilon (the engine's step guard is for Gaussian events) */
-    for (int64_t i = 0; i < n; i++) e->pv.node_ev[i] = P->nlev - 1;
+    for (int64_t i = 0; i < n; i++)
+        e->pv.node_ev[i] = P->nlev - 1;
     return DPDO_OK;
 }
 
@@ -323,24 +351,28 @@ static int dpdo_plan(dpdo__eng *e, void *priv, dpdo__plan *p)
     dpdo_st *P = priv;
     int64_t n = e->n;
     memset(p->is_comp, 1, (size_t)n);
-    for (int64_t i = 0; i < n; i++) p->comp[i] = i;
+    for (int64_t i = 0; i < n; i++)
+        p->comp[i] = i;
     p->ncomp = n;
     p->nstages = 1;
     p->stage[0].who = DPDO__RUN_COMPUTING;
     p->stage[0].npat = 1;
-    p->stage[0].pat[0] = (dpdo__xpat){.kind = DPDO__PAT_NET, .payload = DPDO__PAY_DENSE, .buf = e->scr[P->smsg], .ld = e->d};
+    p->stage[0].pat[0] = (dpdo__xpat){
+        .kind = DPDO__PAT_NET, .payload = DPDO__PAY_DENSE, .buf = e->scr[P->smsg], .ld = e->d};
     p->ncharges = 0;
     P->pend = 0;
     uint64_t t = p->t - 1; /* the paper's round index; x(0) is public */
     if (e->pv.private_run && t >= 1) {
         double A = dpdo_A(P, t);
         if (!(A <= P->lev0 * (1 + 1e-12)))
-            return dpdo__eng_err(e, DPDO_E_STATE, -1,
-                                 "the per-round privacy loss exceeds the largest level calibrated for max-rounds at "
-                                 "prepare (max-rounds grew); reset and prepare again");
+            return dpdo__eng_err(
+                e, DPDO_E_STATE, -1,
+                "the per-round privacy loss exceeds the largest level calibrated for max-rounds at "
+                "prepare (max-rounds grew); reset and prepare again");
         int32_t lv = dpdo_level(P, A);
         P->pend = dpdo_levval(P, lv) / P->b0;
-        if (e->pv.guard_eps < INFINITY && P->cum + P->pend > e->pv.guard_eps * (1 + 1e-9)) return DPDO__PLAN_BUDGET;
+        if (e->pv.guard_eps < INFINITY && P->cum + P->pend > e->pv.guard_eps * (1 + 1e-9))
+            return DPDO__PLAN_BUDGET;
         for (int64_t i = 0; i < n; i++) {
             int rc = dpdo__plan_add_charge(e, lv, i, 1);
             if (rc) return rc;
@@ -380,7 +412,8 @@ static int dpdo_combine(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t s
     for (int64_t q = net->rowptr[i]; q < net->rowptr[i + 1]; q++) {
         const double *mj = SROW(e, P->smsg, net->col[q]);
         double w = net->val[q];
-        for (size_t k = 0; k < d; k++) v[k] += w * mj[k];
+        for (size_t k = 0; k < d; k++)
+            v[k] += w * mj[k];
     }
     dpdo__eng_probe(e, DPDO__PH_GOSSIP);
     int rc = grad_eval(e, &P->g, i, p->t, v, g, e->scr[P->shg]);
@@ -393,7 +426,8 @@ static int dpdo_combine(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t s
     }
     if (P->R < INFINITY && nn > P->R * P->R) {
         double s = P->R / sqrt(nn);
-        for (size_t k = 0; k < d; k++) v[k] *= s;
+        for (size_t k = 0; k < d; k++)
+            v[k] *= s;
     }
     dpdo__eng_probe(e, DPDO__PH_PRIMAL);
     return DPDO_OK;
@@ -407,7 +441,8 @@ static int dpdo_check(dpdo__eng *e, void *priv, const dpdo__plan *p)
     for (int64_t i = 0; i < e->n; i++) {
         const double *x = SROW(e, P->sxnew, i);
         size_t k = dpdo__first_nonfinite(x, d);
-        if (k < d) return dpdo__eng_err(e, DPDO_E_NUMERIC, i, "x[%zu] = %g after the update", k, x[k]);
+        if (k < d)
+            return dpdo__eng_err(e, DPDO_E_NUMERIC, i, "x[%zu] = %g after the update", k, x[k]);
     }
     return DPDO_OK;
 }
@@ -429,7 +464,8 @@ static void x_output(const dpdo__eng *e, const void *priv, int64_t i, double *ou
 
 const dpdo__alg_vt dpdo__vt_dpdo_huang = {
     .name = "dpdo",
-    .title = "DPDO (Huang, Mitra, Vaidya 2015): distributed projected gradient with diminishing Laplace noise",
+    .title = "DPDO (Huang, Mitra, Vaidya 2015): distributed projected gradient with diminishing "
+             "Laplace noise",
     .priv_size = sizeof(dpdo_st),
     .keys = DPDO_KEYS,
     .paper = NULL,
@@ -457,13 +493,16 @@ typedef struct cpgt_st {
     gradctx g;
     double gamma, eta, lambda, rd;
     int64_t kcap;
-    int64_t *mxi, *myi;  /* n x kcap */
-    double *mxv, *myv;   /* n x kcap */
+    int64_t *mxi, *myi; /* n x kcap */
+    double *mxv, *myv;  /* n x kcap */
 } cpgt_st;
 
 static const int32_t CPGT_KEYS[] = {DPDO_PARAM_CPGT_GAMMA, 0};
 
-static void cpgt_defaults(dpdo__eng *e) { DPDO__PD(e, DPDO_PARAM_CPGT_GAMMA) = 0.05; }
+static void cpgt_defaults(dpdo__eng *e)
+{
+    DPDO__PD(e, DPDO_PARAM_CPGT_GAMMA) = 0.05;
+}
 
 static void cpgt_release(dpdo__eng *e, void *priv)
 {
@@ -505,7 +544,8 @@ static int cpgt_prepare(dpdo__eng *e, void *priv)
     P->gamma = DPDO__PD(e, DPDO_PARAM_CPGT_GAMMA);
     double ss = DPDO__PD(e, DPDO_PARAM_STEP_SIZE);
     P->eta = isnan(ss) ? 0.001 : ss;
-    if (!(P->eta > 0)) return dpdo__err(e->err, DPDO_E_INVAL, "prepare: step_size (eta) = %g must be > 0", P->eta);
+    if (!(P->eta > 0))
+        return dpdo__err(e->err, DPDO_E_INVAL, "prepare: step_size (eta) = %g must be > 0", P->eta);
     int trusted;
     int64_t qmin;
     double sens2;
@@ -527,26 +567,34 @@ static int cpgt_prepare(dpdo__eng *e, void *priv)
     }
     int mode = e->o.noise_mode;
     double lambda = 0;
-    if (mode == DPDO_NOISE_PAPER || mode == DPDO_NOISE_RIGOROUS) lambda = 2.0 * (double)T / e->o.epsilon;
-    if (mode == DPDO_NOISE_RIGOROUS) dpdo__eng_set_planned(e, (double)T); /* every node, every round */
-    else if (mode == DPDO_NOISE_FIXED) lambda = DPDO__PD(e, DPDO_PARAM_SIGMA);
-    if (!(lambda < INFINITY)) return dpdo__err(e->err, DPDO_E_INVAL, "prepare: the noise multiplier is not finite");
+    if (mode == DPDO_NOISE_PAPER || mode == DPDO_NOISE_RIGOROUS)
+        lambda = 2.0 * (double)T / e->o.epsilon;
+    if (mode == DPDO_NOISE_RIGOROUS)
+        dpdo__eng_set_planned(e, (double)T); /* every node, every round */
+    else if (mode == DPDO_NOISE_FIXED)
+        lambda = DPDO__PD(e, DPDO_PARAM_SIGMA);
+    if (!(lambda < INFINITY))
+        return dpdo__err(e->err, DPDO_E_INVAL, "prepare: the noise multiplier is not finite");
     P->lambda = lambda;
     e->pv.sigma = lambda;
     e->pv.sens = 2.0;
     e->pv.private_run = mode != DPDO_NOISE_NONE && lambda > 0;
     if (!e->pv.private_run) dpdo__eng_note(e, "noise disabled: not private");
-    if (e->pv.private_run && trusted) dpdo__eng_note(e, "no clipping: the guarantee assumes every per-sample gradient norm <= G");
+    if (e->pv.private_run && trusted)
+        dpdo__eng_note(e, "no clipping: the guarantee assumes every per-sample gradient norm <= G");
     if (mode != DPDO_NOISE_NONE)
-        dpdo__eng_note(e, "CPGT-like reconstruction (spec do-adp §5.6 [R]): worst-case sensitivities 2G sqrt(d) (y) and "
-                "2G sqrt(d) eta t (x), basic composition; not the published CPGT calibration");
+        dpdo__eng_note(
+            e, "CPGT-like reconstruction (spec do-adp §5.6 [R]): worst-case sensitivities 2G "
+               "sqrt(d) (y) and "
+               "2G sqrt(d) eta t (x), basic composition; not the published CPGT calibration");
     e->pv.nev = 0;
     if (!e->pv.private_run) return DPDO_OK;
     char err[DPDO__ERRMSG_LEN];
     if ((rc = dpdo__event_make(&e->pv.ev[0], DPDO_MECH_LAPLACE, NULL, 2.0, lambda, err)))
         return dpdo__err(e->err, rc, "prepare: %s", err);
     e->pv.nev = 1;
-    for (int64_t i = 0; i < n; i++) e->pv.node_ev[i] = 0;
+    for (int64_t i = 0; i < n; i++)
+        e->pv.node_ev[i] = 0;
     return DPDO_OK;
 }
 
@@ -566,20 +614,33 @@ static int cpgt_plan(dpdo__eng *e, void *priv, dpdo__plan *p)
     cpgt_st *P = priv;
     int64_t n = e->n;
     memset(p->is_comp, 1, (size_t)n);
-    for (int64_t i = 0; i < n; i++) p->comp[i] = i;
+    for (int64_t i = 0; i < n; i++)
+        p->comp[i] = i;
     p->ncomp = n;
     p->nstages = 2;
     p->stage[0].who = DPDO__RUN_COMPUTING;
     p->stage[0].npat = 2;
-    p->stage[0].pat[0] = (dpdo__xpat){.kind = DPDO__PAT_NET, .payload = DPDO__PAY_SPARSE, .kvar = (const int64_t *)e->scr[P->scx],
-                                      .buf = P->mxv, .ibuf = P->mxi, .kbuf = e->scr[P->scx], .ld = P->kcap};
-    p->stage[0].pat[1] = (dpdo__xpat){.kind = DPDO__PAT_NET, .payload = DPDO__PAY_SPARSE, .kvar = (const int64_t *)e->scr[P->scy],
-                                      .buf = P->myv, .ibuf = P->myi, .kbuf = e->scr[P->scy], .ld = P->kcap};
+    p->stage[0].pat[0] = (dpdo__xpat){.kind = DPDO__PAT_NET,
+                                      .payload = DPDO__PAY_SPARSE,
+                                      .kvar = (const int64_t *)e->scr[P->scx],
+                                      .buf = P->mxv,
+                                      .ibuf = P->mxi,
+                                      .kbuf = e->scr[P->scx],
+                                      .ld = P->kcap};
+    p->stage[0].pat[1] = (dpdo__xpat){.kind = DPDO__PAT_NET,
+                                      .payload = DPDO__PAY_SPARSE,
+                                      .kvar = (const int64_t *)e->scr[P->scy],
+                                      .buf = P->myv,
+                                      .ibuf = P->myi,
+                                      .kbuf = e->scr[P->scy],
+                                      .ld = P->kcap};
     p->stage[1].who = DPDO__RUN_COMPUTING;
     p->stage[1].npat = 0;
     p->ncharges = 0;
-    if (e->pv.private_run) { /* the summed pure epsilon after this round (the engine's guard is Gaussian) */
-        if (e->pv.guard_eps < INFINITY && (double)p->t * 2.0 / P->lambda > e->pv.guard_eps * (1 + 1e-9))
+    if (e->pv.private_run) { /* the summed pure epsilon after this round (the engine's guard is
+                                Gaussian) */
+        if (e->pv.guard_eps < INFINITY &&
+            (double)p->t * 2.0 / P->lambda > e->pv.guard_eps * (1 + 1e-9))
             return DPDO__PLAN_BUDGET;
         for (int64_t i = 0; i < n; i++) {
             int rc = dpdo__plan_add_charge(e, 0, i, 1);
@@ -591,7 +652,8 @@ static int cpgt_plan(dpdo__eng *e, void *priv, dpdo__plan *p)
 
 /* The round-1 values of y_i and gprev_i (= the gradient at x_0 with stream (i, 0, SAMPLE)) go to
  * the gnew row; afterwards the stored rows. */
-static int cpgt_yg(dpdo__eng *e, cpgt_st *P, const dpdo__plan *p, int64_t i, const double **y, const double **gp)
+static int cpgt_yg(dpdo__eng *e, cpgt_st *P, const dpdo__plan *p, int64_t i, const double **y,
+                   const double **gp)
 {
     if (p->t > 1) {
         *y = ROW(e, P->by, i), *gp = ROW(e, P->bg, i);
@@ -620,16 +682,20 @@ static int cpgt_local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t sta
         for (int v = 0; v < 2; v++) {
             const double *s = v ? y : x, *h = ROW(e, v ? P->byh : P->bxh, i);
             double b = v ? by : bx;
-            for (size_t k = 0; k < d; k++) res[k] = s[k] - h[k];
+            for (size_t k = 0; k < d; k++)
+                res[k] = s[k] - h[k];
             /* L1 sensitivity consistent with the charged event (sens / noise per release) */
             if (noisy && b > 0 &&
-                (rc = dpdo__eng_noise_laplace(e, &st, i, b, b * e->pv.ev[0].sens / e->pv.ev[0].noise, res, d)))
+                (rc = dpdo__eng_noise_laplace(e, &st, i, b,
+                                              b * e->pv.ev[0].sens / e->pv.ev[0].noise, res, d)))
                 return rc;
             int64_t *cnt = e->scr[v ? P->scy : P->scx];
             int64_t *mi = (v ? P->myi : P->mxi) + (size_t)i * (size_t)P->kcap;
             double *mv = (v ? P->myv : P->mxv) + (size_t)i * (size_t)P->kcap;
-            /* y's stream id is offset by n so that random compressors draw independently for x and y */
-            rc = dpdo__compressor_apply(e->comp, res, e->rng, (uint64_t)(v ? e->n + i : i), p->t, mi, mv, &cnt[i], err);
+            /* y's stream id is offset by n so that random compressors draw independently for x and
+             * y */
+            rc = dpdo__compressor_apply(e->comp, res, e->rng, (uint64_t)(v ? e->n + i : i), p->t,
+                                        mi, mv, &cnt[i], err);
             if (rc) return dpdo__eng_err(e, rc, i, "compressor: %s", err);
         }
         dpdo__eng_probe(e, DPDO__PH_NOISE);
@@ -653,7 +719,8 @@ static int cpgt_local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t sta
         }
     }
     dpdo__eng_probe(e, DPDO__PH_GOSSIP);
-    for (size_t k = 0; k < d; k++) xn[k] = x[k] + P->gamma * xn[k] - P->eta * y[k];
+    for (size_t k = 0; k < d; k++)
+        xn[k] = x[k] + P->gamma * xn[k] - P->eta * y[k];
     if ((rc = grad_eval(e, &P->g, i, p->t, xn, g, e->scr[P->shg]))) return rc;
     dpdo__eng_probe(e, DPDO__PH_GRAD);
     double *gn = SROW(e, P->sgnew, i); /* may alias gp in round 1: read gp first */
@@ -676,7 +743,8 @@ static void cpgt_copy_row(dpdo__eng *e, cpgt_st *P, int64_t j)
         const int64_t *cnt = e->scr[v ? P->scy : P->scx];
         const int64_t *mi = (v ? P->myi : P->mxi) + (size_t)j * (size_t)P->kcap;
         const double *mv = (v ? P->myv : P->mxv) + (size_t)j * (size_t)P->kcap;
-        for (int64_t q = 0; q < cnt[j]; q++) h[mi[q]] += mv[q];
+        for (int64_t q = 0; q < cnt[j]; q++)
+            h[mi[q]] += mv[q];
     }
 }
 
@@ -686,7 +754,8 @@ static int cpgt_combine(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t s
     cpgt_st *P = priv;
     if (stage != 0) return DPDO_OK;
     cpgt_copy_row(e, P, i); /* own row */
-    if (e->dist) { /* distributed: also the copies of neighbours hosted elsewhere (their messages arrived) */
+    if (e->dist) { /* distributed: also the copies of neighbours hosted elsewhere (their messages
+                      arrived) */
         const struct dpdo_network *net = e->net;
         for (int64_t q = net->rowptr[i]; q < net->rowptr[i + 1]; q++)
             if (!dpdo__eng_hosted(e, net->col[q])) cpgt_copy_row(e, P, net->col[q]);
@@ -701,10 +770,13 @@ static int cpgt_check(dpdo__eng *e, void *priv, const dpdo__plan *p)
     size_t d = (size_t)e->d;
     static const char *const nm[] = {"x", "y", "xhat", "yhat"};
     for (int64_t i = 0; i < e->n; i++) {
-        const double *r[4] = {SROW(e, P->sxnew, i), SROW(e, P->synew, i), SROW(e, P->sxh, i), SROW(e, P->syh, i)};
+        const double *r[4] = {SROW(e, P->sxnew, i), SROW(e, P->synew, i), SROW(e, P->sxh, i),
+                              SROW(e, P->syh, i)};
         for (int v = 0; v < 4; v++) {
             size_t k = dpdo__first_nonfinite(r[v], d);
-            if (k < d) return dpdo__eng_err(e, DPDO_E_NUMERIC, i, "%s[%zu] = %g after the update", nm[v], k, r[v][k]);
+            if (k < d)
+                return dpdo__eng_err(e, DPDO_E_NUMERIC, i, "%s[%zu] = %g after the update", nm[v],
+                                     k, r[v][k]);
         }
     }
     return DPDO_OK;
@@ -724,7 +796,8 @@ static void cpgt_commit(dpdo__eng *e, void *priv, const dpdo__plan *p)
 
 const dpdo__alg_vt dpdo__vt_cpgt = {
     .name = "cpgt",
-    .title = "CPGT-like reconstruction (after Xie et al. 2023): Laplace-perturbed, compressed gradient tracking",
+    .title = "CPGT-like reconstruction (after Xie et al. 2023): Laplace-perturbed, compressed "
+             "gradient tracking",
     .priv_size = sizeof(cpgt_st),
     .keys = CPGT_KEYS,
     .paper = NULL,

@@ -21,30 +21,30 @@
  * uniform dda-active subset from stream (0, t, ACTIVATION)); every node sends
  * msg_j = z_j + a_t eta_j zeta_j to its neighbours and applies (5) and (6);
  * only active nodes sample, draw noise and are charged. */
-#include <math.h>
-#include <stdio.h>
-#include <string.h>
 #include "../engine/engine_impl.h"
 #include "../engine/par_impl.h"
 #include "../model/model_impl.h"
 #include "../rng/rng_impl.h"
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
 
 typedef struct dda {
     int baseline;
-    int bz, bx, bs;                /* blocks */
+    int bz, bx, bs;                     /* blocks */
     int sznew, sxnew, smsg, sx0, slast; /* scratch */
     dpdo__round r;
     int r_ok;
     /* resolved at prepare */
     int64_t b, count, B;
     int scheme, all_compute, a_power, all_transmit;
-    int scm, scv;                  /* all-transmit: per-sender message counts (n + 1 each) */
+    int scm, scv; /* all-transmit: per-sender message counts (n + 1 each) */
     double p, iota, gamma0, gpow, clip;
-    int64_t *idx;                  /* n x B sample indices (allocated at prepare) */
+    int64_t *idx; /* n x B sample indices (allocated at prepare) */
     int64_t idx_B;
-    dpdo__sampling_desc *samp;     /* n (allocated at configure) */
-    int64_t *match;                /* 2n scratch for injected matchings */
-    unsigned char *bad;            /* n: check()'s per-node finiteness flags (outside the arena) */
+    dpdo__sampling_desc *samp; /* n (allocated at configure) */
+    int64_t *match;            /* 2n scratch for injected matchings */
+    unsigned char *bad;        /* n: check()'s per-node finiteness flags (outside the arena) */
 } dda;
 
 #define Z(e, P, i) ((e)->blk[(P)->bz].cur + (size_t)(i) * (size_t)(e)->d)
@@ -52,9 +52,10 @@ typedef struct dda {
 #define S(e, P, i) ((e)->blk[(P)->bs].cur + (size_t)(i) * (size_t)(e)->d)
 #define SCR(e, k) ((double *)(e)->scr[(k)])
 
-static const int32_t KEYS[] = {DPDO_PARAM_DDA_ACTIVE,     DPDO_PARAM_DDA_SCHEME,   DPDO_PARAM_DDA_GOSSIP_COUNT,
-                               DPDO_PARAM_DDA_BERNOULLI_P, DPDO_PARAM_DDA_SCHEDULE, DPDO_PARAM_DDA_PAPER_C,
-                               DPDO_PARAM_DDA_ALL_COMPUTE, DPDO_PARAM_DDA_ALL_TRANSMIT, 0};
+static const int32_t KEYS[] = {
+    DPDO_PARAM_DDA_ACTIVE,      DPDO_PARAM_DDA_SCHEME,       DPDO_PARAM_DDA_GOSSIP_COUNT,
+    DPDO_PARAM_DDA_BERNOULLI_P, DPDO_PARAM_DDA_SCHEDULE,     DPDO_PARAM_DDA_PAPER_C,
+    DPDO_PARAM_DDA_ALL_COMPUTE, DPDO_PARAM_DDA_ALL_TRANSMIT, 0};
 
 /* A_t exactly (spec §2.9): t or t(t+1)/2 in 64-bit integers. */
 static double A_of(const dda *P, uint64_t t)
@@ -63,7 +64,10 @@ static double A_of(const dda *P, uint64_t t)
     return (double)(t % 2 == 0 ? (t / 2) * (t + 1) : t * ((t + 1) / 2));
 }
 
-static double a_of(const dda *P, uint64_t t) { return P->a_power == 0 ? 1.0 : (double)t; }
+static double a_of(const dda *P, uint64_t t)
+{
+    return P->a_power == 0 ? 1.0 : (double)t;
+}
 
 static double gamma_of(const dda *P, uint64_t t)
 {
@@ -77,7 +81,8 @@ static double gamma_of(const dda *P, uint64_t t)
 static int da_map(dpdo__eng *e, const double *z, double kappa, double gamma, double *x)
 {
     if (!e->reg) {
-        for (int64_t k = 0; k < e->d; k++) x[k] = -z[k] / gamma;
+        for (int64_t k = 0; k < e->d; k++)
+            x[k] = -z[k] / gamma;
         return DPDO_OK;
     }
     return dpdo_regularizer_da_map(e->reg, z, e->d, kappa, gamma, x);
@@ -94,8 +99,14 @@ static void defaults(dpdo__eng *e, int baseline)
     DPDO__PI(e, DPDO_PARAM_DDA_ALL_COMPUTE) = baseline ? 1 : 0;
     DPDO__PI(e, DPDO_PARAM_DDA_ALL_TRANSMIT) = 0;
 }
-static void defaults_alg(dpdo__eng *e) { defaults(e, 0); }
-static void defaults_base(dpdo__eng *e) { defaults(e, 1); }
+static void defaults_alg(dpdo__eng *e)
+{
+    defaults(e, 0);
+}
+static void defaults_base(dpdo__eng *e)
+{
+    defaults(e, 1);
+}
 
 static void release(dpdo__eng *e, void *priv)
 {
@@ -131,7 +142,9 @@ static int configure_common(dpdo__eng *e, dda *P)
     int rc = dpdo__round_init(&P->r, e->net, -1);
     if (rc) {
         dpdo__round_free(&P->r);
-        return rc == DPDO_E_NOMEM ? rc : dpdo__err(e->err, rc, "setup: cannot build the round structure");
+        return rc == DPDO_E_NOMEM
+                   ? rc
+                   : dpdo__err(e->err, rc, "setup: cannot build the round structure");
     }
     P->r_ok = 1;
     P->samp = dpdo__calloc((size_t)n, sizeof *P->samp);
@@ -177,8 +190,10 @@ static int resolve(dpdo__eng *e, dda *P)
         if (e->reg) dpdo_regularizer_modulus(e->reg, &mu);
         sched = mu > 0 ? DPDO_DDA_SCHEDULE_STRONG : DPDO_DDA_SCHEDULE_CONVEX;
     }
-    static const struct { int ap; double g0, gp; } PRE[] = {
-        {0, 0, 0}, {1, 0.0, 0.0}, {0, 1.0, 0.5}, {1, 20.0, 0.0}, {0, 0.01, 0.5}};
+    static const struct {
+        int ap;
+        double g0, gp;
+    } PRE[] = {{0, 0, 0}, {1, 0.0, 0.0}, {0, 1.0, 0.5}, {1, 20.0, 0.0}, {0, 0.01, 0.5}};
     P->a_power = PRE[sched].ap;
     P->gamma0 = PRE[sched].g0;
     P->gpow = PRE[sched].gp;
@@ -186,21 +201,25 @@ static int resolve(dpdo__eng *e, dda *P)
     if (!isnan(ss)) P->gamma0 = ss;
     if (!isnan(sp)) P->gpow = sp;
     if (P->a_power == 1 && DPDO__PI(e, DPDO_PARAM_MAX_ROUNDS) > 4294967295LL)
-        return dpdo__err(e->err, DPDO_E_INVAL, "prepare: max-rounds = %lld with a_t = t: A_t would overflow (limit 2^32-1)",
-                         (long long)DPDO__PI(e, DPDO_PARAM_MAX_ROUNDS));
+        return dpdo__err(
+            e->err, DPDO_E_INVAL,
+            "prepare: max-rounds = %lld with a_t = t: A_t would overflow (limit 2^32-1)",
+            (long long)DPDO__PI(e, DPDO_PARAM_MAX_ROUNDS));
     P->b = DPDO__PI(e, DPDO_PARAM_DDA_ACTIVE);
     P->scheme = (int)DPDO__PI(e, DPDO_PARAM_DDA_SCHEME);
     P->all_compute = (int)DPDO__PI(e, DPDO_PARAM_DDA_ALL_COMPUTE);
     P->p = DPDO__PD(e, DPDO_PARAM_DDA_BERNOULLI_P);
     int64_t cnt = DPDO__PI(e, DPDO_PARAM_DDA_GOSSIP_COUNT);
     if (P->b > n)
-        return dpdo__err(e->err, DPDO_E_INVAL, "prepare: dda-active = %lld exceeds the %lld nodes", (long long)P->b,
-                         (long long)n);
+        return dpdo__err(e->err, DPDO_E_INVAL, "prepare: dda-active = %lld exceeds the %lld nodes",
+                         (long long)P->b, (long long)n);
     if (P->all_compute) P->b = n;
     P->all_transmit = (int)DPDO__PI(e, DPDO_PARAM_DDA_ALL_TRANSMIT);
     if (P->all_transmit) { /* static W; the scheme only says how eta is drawn */
         P->count = 0;
-        P->iota = P->all_compute ? 1.0 : P->scheme == DPDO_ROUND_BERNOULLI ? P->p : (double)P->b / (double)n;
+        P->iota = P->all_compute                      ? 1.0
+                  : P->scheme == DPDO_ROUND_BERNOULLI ? P->p
+                                                      : (double)P->b / (double)n;
         return DPDO_OK;
     }
     int64_t m = P->r.m;
@@ -208,42 +227,50 @@ static int resolve(dpdo__eng *e, dda *P)
     case DPDO_ROUND_ALL:
         if (!P->all_compute && P->b != n)
             return dpdo__err(e->err, DPDO_E_INVAL,
-                             "prepare: scheme ALL makes every node active; set dda-active = n = %lld or pick a sampled scheme",
+                             "prepare: scheme ALL makes every node active; set dda-active = n = "
+                             "%lld or pick a sampled scheme",
                              (long long)n);
         P->count = n;
         break;
     case DPDO_ROUND_EDGES:
         P->count = cnt ? cnt : P->b / 2;
         if (P->count < 1 || P->count > m)
-            return dpdo__err(e->err, DPDO_E_INVAL, "prepare: scheme EDGES needs 1 <= edges <= %lld (got %lld)",
+            return dpdo__err(e->err, DPDO_E_INVAL,
+                             "prepare: scheme EDGES needs 1 <= edges <= %lld (got %lld)",
                              (long long)m, (long long)P->count);
         break;
     case DPDO_ROUND_MATCHING:
         P->count = cnt ? cnt : P->b;
         if (P->count % 2 != 0 || P->count < 2 || P->count > n)
             return dpdo__err(e->err, DPDO_E_INVAL,
-                             "prepare: dda-active/gossip count = %lld: scheme MATCHING needs an even count in [2, n]",
+                             "prepare: dda-active/gossip count = %lld: scheme MATCHING needs an "
+                             "even count in [2, n]",
                              (long long)P->count);
         break;
     case DPDO_ROUND_AVERAGE:
     case DPDO_ROUND_INDUCED:
         P->count = cnt ? cnt : P->b;
         if (P->count < 1 || P->count > n)
-            return dpdo__err(e->err, DPDO_E_INVAL, "prepare: gossip count = %lld must be in [1, n]", (long long)P->count);
+            return dpdo__err(e->err, DPDO_E_INVAL, "prepare: gossip count = %lld must be in [1, n]",
+                             (long long)P->count);
         break;
     case DPDO_ROUND_BERNOULLI:
         P->count = 0;
         break;
     default:
-        return dpdo__err(e->err, DPDO_E_INVAL, "prepare: dda-scheme = %d is not a DPDO_ROUND_* value", P->scheme);
+        return dpdo__err(e->err, DPDO_E_INVAL,
+                         "prepare: dda-scheme = %d is not a DPDO_ROUND_* value", P->scheme);
     }
     if (!P->all_compute && P->scheme != DPDO_ROUND_ALL && P->scheme != DPDO_ROUND_EDGES &&
         P->scheme != DPDO_ROUND_BERNOULLI && P->count != P->b)
         return dpdo__err(e->err, DPDO_E_INVAL,
-                         "prepare: gossip count %lld differs from dda-active %lld (only the baseline may gossip on a "
+                         "prepare: gossip count %lld differs from dda-active %lld (only the "
+                         "baseline may gossip on a "
                          "subset of its computing nodes)",
                          (long long)P->count, (long long)P->b);
-    P->iota = P->all_compute ? 1.0 : P->scheme == DPDO_ROUND_BERNOULLI ? P->p : (double)P->b / (double)n;
+    P->iota = P->all_compute                      ? 1.0
+              : P->scheme == DPDO_ROUND_BERNOULLI ? P->p
+                                                  : (double)P->b / (double)n;
     return DPDO_OK;
 }
 
@@ -255,52 +282,62 @@ static int resolve(dpdo__eng *e, dda *P)
 static int activation_probs(dpdo__eng *e, dda *P, double *pi)
 {
     int64_t n = e->n, m = P->r.m;
-    for (int64_t i = 0; i < n; i++) pi[i] = 1.0;
+    for (int64_t i = 0; i < n; i++)
+        pi[i] = 1.0;
     if (P->all_compute || P->scheme == DPDO_ROUND_ALL) return DPDO_OK;
     if (P->all_transmit || P->scheme == DPDO_ROUND_AVERAGE || P->scheme == DPDO_ROUND_INDUCED ||
         P->scheme == DPDO_ROUND_BERNOULLI) {
         double p = P->scheme == DPDO_ROUND_BERNOULLI ? P->p : (double)P->b / (double)n;
-        for (int64_t i = 0; i < n; i++) pi[i] = p;
+        for (int64_t i = 0; i < n; i++)
+            pi[i] = p;
         return DPDO_OK;
     }
     int complete = m == n * (n - 1) / 2;
     if (P->scheme == DPDO_ROUND_MATCHING && complete) {
-        for (int64_t i = 0; i < n; i++) pi[i] = (double)P->count / (double)n;
+        for (int64_t i = 0; i < n; i++)
+            pi[i] = (double)P->count / (double)n;
         return DPDO_OK;
     }
     /* degrees from the edge list */
-    for (int64_t i = 0; i < n; i++) pi[i] = 0;
+    for (int64_t i = 0; i < n; i++)
+        pi[i] = 0;
     for (int64_t k = 0; k < m; k++) {
         pi[e->net->edges[2 * k]] += 1;
         pi[e->net->edges[2 * k + 1]] += 1;
     }
     if (P->scheme == DPDO_ROUND_EDGES || (P->scheme == DPDO_ROUND_MATCHING && P->count == 2)) {
         double k = P->scheme == DPDO_ROUND_EDGES ? (double)P->count : 1.0, md = (double)m;
-        for (int64_t i = 0; i < n; i++) { /* 1 - C(m - deg, k) / C(m, k): one of its edges is drawn */
+        for (int64_t i = 0; i < n;
+             i++) { /* 1 - C(m - deg, k) / C(m, k): one of its edges is drawn */
             double dg = pi[i];
             if (md - dg < k) {
                 pi[i] = 1.0;
                 continue;
             }
-            double l = lgamma(md - dg + 1) - lgamma(md - dg - k + 1) - lgamma(md + 1) + lgamma(md - k + 1);
+            double l =
+                lgamma(md - dg + 1) - lgamma(md - dg - k + 1) - lgamma(md + 1) + lgamma(md - k + 1);
             pi[i] = -expm1(l);
         }
         return DPDO_OK;
     }
     if (P->scheme != DPDO_ROUND_MATCHING) {
-        for (int64_t i = 0; i < n; i++) pi[i] = 1.0;
+        for (int64_t i = 0; i < n; i++)
+            pi[i] = 1.0;
         return DPDO_OK;
     }
     /* random greedy matching of count/2 pairs on a general graph: Monte Carlo */
     double work = (double)(m + n);
     int64_t R = work > 0 ? (int64_t)(2e7 / work) : 20000;
     R = R > 20000 ? 20000 : R < 1000 ? 1000 : R;
-    for (int64_t i = 0; i < n; i++) pi[i] = 0;
+    for (int64_t i = 0; i < n; i++)
+        pi[i] = 0;
     char err[DPDO__ERRMSG_LEN] = "";
     for (int64_t t = 0; t < R; t++) {
-        int rc = dpdo__round_sample_matching(&P->r, e->net, e->rng, (UINT64_C(1) << 62) + (uint64_t)t, P->count, err);
+        int rc = dpdo__round_sample_matching(&P->r, e->net, e->rng,
+                                             (UINT64_C(1) << 62) + (uint64_t)t, P->count, err);
         if (rc) return dpdo__err(e->err, rc, "prepare: activation probabilities: %s", err);
-        for (int64_t c = 0; c < P->r.nactive; c++) pi[P->r.active[c]] += 1;
+        for (int64_t c = 0; c < P->r.nactive; c++)
+            pi[P->r.active[c]] += 1;
     }
     for (int64_t i = 0; i < n; i++) {
         double ph = pi[i] / (double)R;
@@ -316,9 +353,11 @@ static int paper_set(dpdo__eng *e, void *priv, dpdo_paper *pp)
     dda *P = priv;
     int rc;
     double n = (double)e->n;
-    if ((rc = dpdo_paper_set(pp, "eps", e->o.epsilon)) || (rc = dpdo_paper_set(pp, "delta0", e->o.delta)) ||
+    if ((rc = dpdo_paper_set(pp, "eps", e->o.epsilon)) ||
+        (rc = dpdo_paper_set(pp, "delta0", e->o.delta)) ||
         (rc = dpdo_paper_set(pp, "b", P->iota * n)) || (rc = dpdo_paper_set(pp, "n", n)) ||
-        (rc = dpdo_paper_set(pp, "q", (double)e->qmin)) || (rc = dpdo_paper_set(pp, "L", e->o.lipschitz)) ||
+        (rc = dpdo_paper_set(pp, "q", (double)e->qmin)) ||
+        (rc = dpdo_paper_set(pp, "L", e->o.lipschitz)) ||
         (rc = dpdo_paper_set(pp, "T", (double)DPDO__PI(e, DPDO_PARAM_MAX_ROUNDS))) ||
         (rc = dpdo_paper_set(pp, "C", DPDO__PD(e, DPDO_PARAM_DDA_PAPER_C))))
         return rc;
@@ -349,7 +388,8 @@ static int rigorous(dpdo__eng *e, void *priv, double *sigma)
 
 static void noisy_notes(dpdo__eng *e, void *priv)
 {
-    if (((dda *)priv)->B > 1) dpdo__eng_note(e, "paper bound assumes one sample per round (batch > 1)");
+    if (((dda *)priv)->B > 1)
+        dpdo__eng_note(e, "paper bound assumes one sample per round (batch > 1)");
 }
 
 static int prepare(dpdo__eng *e, void *priv)
@@ -364,15 +404,20 @@ static int prepare(dpdo__eng *e, void *priv)
     double kap1 = P->iota * A_of(P, 1), g1 = gamma_of(P, 1);
     if (!e->reg && !(g1 > 0))
         return dpdo__err(e->err, DPDO_E_INVAL,
-                         "prepare: no regularizer and gamma_1 = %g: the DDA primal map is ill posed (spec §2.6); use step_size > 0",
+                         "prepare: no regularizer and gamma_1 = %g: the DDA primal map is ill "
+                         "posed (spec §2.6); use step_size > 0",
                          g1);
     if ((rc = da_map(e, x0, kap1, g1, x0)))
-        return dpdo__err(e->err, rc, "prepare: %s with gamma_1 = %g, kappa_1 = %g: %s (spec §2.6); use step_size > 0",
-                         e->reg ? dpdo_regularizer_name(e->reg) : "none", g1, kap1, dpdo_regularizer_errmsg(e->reg));
+        return dpdo__err(
+            e->err, rc,
+            "prepare: %s with gamma_1 = %g, kappa_1 = %g: %s (spec §2.6); use step_size > 0",
+            e->reg ? dpdo_regularizer_name(e->reg) : "none", g1, kap1,
+            dpdo_regularizer_errmsg(e->reg));
     /* samples per round */
     int64_t B = DPDO__PI(e, DPDO_PARAM_BATCH), qmin = e->qmin;
     if (B > qmin)
-        return dpdo__err(e->err, DPDO_E_INVAL, "prepare: batch = %lld exceeds the smallest shard (%lld rows)",
+        return dpdo__err(e->err, DPDO_E_INVAL,
+                         "prepare: batch = %lld exceeds the smallest shard (%lld rows)",
                          (long long)B, (long long)qmin);
     if (B != P->idx_B) {
         int64_t *ni = dpdo__alloc_array((size_t)n * (size_t)B, sizeof *ni);
@@ -385,30 +430,37 @@ static int prepare(dpdo__eng *e, void *priv)
     /* clipping and sensitivity (replace-one: the mean of B clipped gradients moves by <= 2C/B) */
     double L = e->o.lipschitz, clip = DPDO__PD(e, DPDO_PARAM_CLIP);
     int batch_kind = 0;
-    for (int64_t i = 0; i < n; i++) batch_kind |= e->nodes[i]->loss->kind == DPDO_LOSS_KIND_BATCH;
+    for (int64_t i = 0; i < n; i++)
+        batch_kind |= e->nodes[i]->loss->kind == DPDO_LOSS_KIND_BATCH;
     int trusted = clip == INFINITY;
     P->clip = trusted ? 0.0 : (isnan(clip) ? L : clip);
     double C = trusted ? L : P->clip;
     e->pv.sens = 2.0 * C / (double)B;
     /* sigma and the paper bound (the engine's noise skeleton) */
-    static const dpdo__noise_plan NP = {.paper = "dp-dda-thm1", .theorem = "Theorem 1",
-                                        .invalid_note = "paper bound invalid", .paper_sigma_key = "sigma",
-                                        .paper_set = paper_set, .paper_sigma = paper_sigma, .rigorous = rigorous,
+    static const dpdo__noise_plan NP = {.paper = "dp-dda-thm1",
+                                        .theorem = "Theorem 1",
+                                        .invalid_note = "paper bound invalid",
+                                        .paper_sigma_key = "sigma",
+                                        .paper_set = paper_set,
+                                        .paper_sigma = paper_sigma,
+                                        .rigorous = rigorous,
                                         .notes = noisy_notes};
     double sigma = 0;
     if ((rc = dpdo__eng_noise_plan(e, P, &NP, &sigma))) return rc;
     if (e->pv.private_run && !P->all_compute && P->scheme != DPDO_ROUND_ALL)
-        dpdo__eng_note(e, "active set treated as public: no amplification by node sampling is claimed (spec dp-dda §7 item 4)");
+        dpdo__eng_note(e, "active set treated as public: no amplification by node sampling is "
+                          "claimed (spec dp-dda §7 item 4)");
     if (e->pv.private_run && trusted)
         dpdo__eng_note(e, "no clipping: the guarantee assumes every per-sample gradient norm <= L");
     if (e->pv.private_run && trusted && !batch_kind) {
         for (int64_t i = 0; i < n; i++) {
             double Li = 0;
             if (dpdo_node_lipschitz(e->nodes[i], INFINITY, &Li) == DPDO_OK && Li > L * (1 + 1e-12))
-                return dpdo__err(e->err, DPDO_E_INVAL,
-                                 "prepare: node %lld: per-sample gradients reach %g > L = %g without clipping; "
-                                 "clip or raise lipschitz",
-                                 (long long)i, Li, L);
+                return dpdo__err(
+                    e->err, DPDO_E_INVAL,
+                    "prepare: node %lld: per-sample gradients reach %g > L = %g without clipping; "
+                    "clip or raise lipschitz",
+                    (long long)i, Li, L);
         }
     }
     if (P->all_transmit) {
@@ -418,7 +470,9 @@ static int prepare(dpdo__eng *e, void *priv)
             cv[j] = cm[j] * e->d;
         }
         cm[n] = cv[n] = 0;
-        if (e->pv.private_run) dpdo__eng_note(e, "all-transmit variant: the activation is observable from the messages");
+        if (e->pv.private_run)
+            dpdo__eng_note(e,
+                           "all-transmit variant: the activation is observable from the messages");
     }
     /* events: one per distinct shard size */
     return dpdo__eng_events_wor(e, B, e->pv.sens, sigma, P->samp);
@@ -433,7 +487,8 @@ static void init(dpdo__eng *e, void *priv)
     memset(e->blk[P->bs].cur, 0, nd * sizeof(double));
     memset(e->scr[P->slast], 0, (size_t)e->n * sizeof(uint64_t));
     const double *x0 = SCR(e, P->sx0);
-    for (int64_t i = 0; i < e->n; i++) memcpy(X(e, P, i), x0, (size_t)e->d * sizeof(double));
+    for (int64_t i = 0; i < e->n; i++)
+        memcpy(X(e, P, i), x0, (size_t)e->d * sizeof(double));
 }
 
 /* DO-ADP's comparison variant: every node transmits, the active set adds gradients. */
@@ -442,7 +497,8 @@ static int plan_all_transmit(dpdo__eng *e, dda *P, dpdo__plan *p)
     int64_t n = e->n;
     memset(p->is_comp, 0, (size_t)n);
     if (e->inj_active) {
-        for (int64_t c = 0; c < e->inj_b; c++) p->is_comp[e->inj_active[c]] = 1;
+        for (int64_t c = 0; c < e->inj_b; c++)
+            p->is_comp[e->inj_active[c]] = 1;
     } else if (P->all_compute) {
         memset(p->is_comp, 1, (size_t)n);
     } else if (P->scheme == DPDO_ROUND_BERNOULLI) {
@@ -455,14 +511,19 @@ static int plan_all_transmit(dpdo__eng *e, dda *P, dpdo__plan *p)
         dpdo__stream st;
         dpdo__stream_open(&st, e->rng, 0, p->t, DPDO_PURPOSE_ACTIVATION);
         dpdo__stream_subset(&st, n, P->b, p->comp);
-        for (int64_t c = 0; c < P->b; c++) p->is_comp[p->comp[c]] = 1;
+        for (int64_t c = 0; c < P->b; c++)
+            p->is_comp[p->comp[c]] = 1;
     }
     dpdo__plan_list(p, n);
     p->nstages = 1;
     p->stage[0].who = DPDO__RUN_ALL;
     p->stage[0].npat = 1;
-    p->stage[0].pat[0] = (dpdo__xpat){.kind = DPDO__PAT_COUNTS, .cmsg = e->scr[P->scm], .cval = e->scr[P->scv],
-                                      .buf = e->scr[P->smsg], .ld = e->d, .route = DPDO__ROUTE_NET_ALL};
+    p->stage[0].pat[0] = (dpdo__xpat){.kind = DPDO__PAT_COUNTS,
+                                      .cmsg = e->scr[P->scm],
+                                      .cval = e->scr[P->scv],
+                                      .buf = e->scr[P->smsg],
+                                      .ld = e->d,
+                                      .route = DPDO__ROUTE_NET_ALL};
     if (dpdo__plan_charge_computing(e, p, 1)) return e->plan.charge_err;
     return DPDO_OK;
 }
@@ -478,8 +539,10 @@ static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
         int64_t b = e->inj_b;
         rc = dpdo__round_set_active(r, e->inj_active, b, err);
         if (!rc) {
-            if (P->scheme == DPDO_ROUND_AVERAGE || P->scheme == DPDO_ROUND_BERNOULLI) dpdo__round_weights_average(r);
-            else if (P->scheme == DPDO_ROUND_INDUCED) rc = dpdo__round_weights_induced(r, e->net, err);
+            if (P->scheme == DPDO_ROUND_AVERAGE || P->scheme == DPDO_ROUND_BERNOULLI)
+                dpdo__round_weights_average(r);
+            else if (P->scheme == DPDO_ROUND_INDUCED)
+                rc = dpdo__round_weights_induced(r, e->net, err);
             else if (P->scheme == DPDO_ROUND_MATCHING || P->scheme == DPDO_ROUND_EDGES) {
                 for (int64_t k = 0; k + 1 < b; k += 2) {
                     P->match[k] = e->inj_active[k];
@@ -487,7 +550,8 @@ static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
                 }
                 rc = dpdo__round_set_edges(r, P->match, b / 2, err);
                 if (!rc) rc = dpdo__round_weights_from_edges(r);
-            } else rc = dpdo__round_draw(r, e->net, e->rng, p->t, DPDO_ROUND_ALL, 0, 0, err);
+            } else
+                rc = dpdo__round_draw(r, e->net, e->rng, p->t, DPDO_ROUND_ALL, 0, 0, err);
         }
     } else {
         rc = dpdo__round_draw(r, e->net, e->rng, p->t, P->scheme, P->count, P->p, err);
@@ -495,18 +559,23 @@ static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
     if (rc) return dpdo__eng_err(e, rc, -1, "gossip round: %s", err);
     memset(p->is_comp, 0, (size_t)e->n);
     if (P->all_compute) {
-        for (int64_t i = 0; i < e->n; i++) p->comp[i] = i;
+        for (int64_t i = 0; i < e->n; i++)
+            p->comp[i] = i;
         p->ncomp = e->n;
     } else {
         memcpy(p->comp, r->active, (size_t)r->nactive * sizeof(int64_t));
         p->ncomp = r->nactive;
     }
-    for (int64_t c = 0; c < p->ncomp; c++) p->is_comp[p->comp[c]] = 1;
+    for (int64_t c = 0; c < p->ncomp; c++)
+        p->is_comp[p->comp[c]] = 1;
     p->nstages = 1;
     p->stage[0].who = DPDO__RUN_COMPUTING;
     p->stage[0].npat = 1;
-    p->stage[0].pat[0] = (dpdo__xpat){.kind = DPDO__PAT_ROUND, .payload = DPDO__PAY_DENSE, .r = r,
-                                      .buf = e->scr[P->smsg], .ld = e->d};
+    p->stage[0].pat[0] = (dpdo__xpat){.kind = DPDO__PAT_ROUND,
+                                      .payload = DPDO__PAY_DENSE,
+                                      .r = r,
+                                      .buf = e->scr[P->smsg],
+                                      .ld = e->d};
     if (dpdo__plan_charge_computing(e, p, 1)) return e->plan.charge_err;
     return DPDO_OK;
 }
@@ -525,7 +594,8 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
     }
     if (e->inj_zeta) {
         const double *zeta = e->inj_zeta + (size_t)i * d;
-        for (size_t k = 0; k < d; k++) msg[k] = z[k] + at * zeta[k];
+        for (size_t k = 0; k < d; k++)
+            msg[k] = z[k] + at * zeta[k];
         return DPDO_OK;
     }
     struct dpdo_node *nd = e->nodes[i];
@@ -533,21 +603,26 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
     int64_t *idx = P->idx + (size_t)i * (size_t)P->B, cnt = 0;
     dpdo__stream_open(&st, e->rng, (uint64_t)i, p->t, DPDO_PURPOSE_SAMPLE);
     int rc = dpdo__sampling_draw(&P->samp[i], &st, e->q[i], idx, &cnt);
-    if (rc) return dpdo__eng_err(e, rc, i, "drawing the sample failed (generator code %d)", dpdo__stream_cb_code(&st));
+    if (rc)
+        return dpdo__eng_err(e, rc, i, "drawing the sample failed (generator code %d)",
+                             dpdo__stream_cb_code(&st));
     char err[DPDO__ERRMSG_LEN] = "";
     int64_t ncl = 0;
     /* g is built in the message row, then turned into the message in place */
-    rc = dpdo__loss_eval_into(nd->loss, nd->shard, X(e, P, i), idx, cnt, P->clip, NULL, msg, &ncl, nd->scratch, err);
+    rc = dpdo__loss_eval_into(nd->loss, nd->shard, X(e, P, i), idx, cnt, P->clip, NULL, msg, &ncl,
+                              nd->scratch, err);
     if (rc) return dpdo__eng_err(e, rc, i, "%s", err);
     if (DPDO__WEAKENED(e, DPDO__WEAKEN_SENS_DOUBLE)) /* test build: twice the charged sensitivity */
-        for (size_t k = 0; k < d; k++) msg[k] *= 2;
+        for (size_t k = 0; k < d; k++)
+            msg[k] *= 2;
     dpdo__eng_probe(e, DPDO__PH_GRAD);
     if (e->pv.sigma > 0) {
         dpdo__stream_open(&st, e->rng, (uint64_t)i, p->t, DPDO_PURPOSE_NOISE);
         if ((rc = dpdo__eng_noise_gauss(e, &st, i, e->pv.sigma, e->pv.sens, msg, d))) return rc;
     }
     dpdo__eng_probe(e, DPDO__PH_NOISE);
-    for (size_t k = 0; k < d; k++) msg[k] = z[k] + at * msg[k];
+    for (size_t k = 0; k < d; k++)
+        msg[k] = z[k] + at * msg[k];
     return DPDO_OK;
 }
 
@@ -559,13 +634,15 @@ static int combine(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage,
     size_t d = (size_t)e->d;
     const double *msg = SCR(e, P->smsg);
     double *zn = SCR(e, P->sznew) + (size_t)i * d, *xn = SCR(e, P->sxnew) + (size_t)i * d;
-    if (P->all_transmit) { /* (5) with the static W of the network (closed neighbourhood, CSR order) */
+    if (P->all_transmit) { /* (5) with the static W of the network (closed neighbourhood, CSR order)
+                            */
         const struct dpdo_network *net = e->net;
         memset(zn, 0, d * sizeof(double));
         for (int64_t q = net->rowptr[i]; q < net->rowptr[i + 1]; q++) {
             const double *xj = msg + (size_t)net->col[q] * d;
             double w = net->val[q];
-            for (size_t k = 0; k < d; k++) zn[k] += w * xj[k];
+            for (size_t k = 0; k < d; k++)
+                zn[k] += w * xj[k];
         }
     } else if (!r->is_active[i]) {
         memcpy(zn, msg + (size_t)i * d, d * sizeof(double)); /* isolated computing node */
@@ -573,19 +650,23 @@ static int combine(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage,
         memcpy(zn, msg + (size_t)r->active[0] * d, d * sizeof(double));
         for (int64_t t = 1; t < r->nactive; t++) {
             const double *xj = msg + (size_t)r->active[t] * d;
-            for (size_t k = 0; k < d; k++) zn[k] += xj[k];
+            for (size_t k = 0; k < d; k++)
+                zn[k] += xj[k];
         }
         double inv = 1.0 / (double)r->nactive;
-        for (size_t k = 0; k < d; k++) zn[k] *= inv;
+        for (size_t k = 0; k < d; k++)
+            zn[k] *= inv;
     } else {
         int64_t b0 = r->wptr[r->pos[i]], b1 = r->wptr[r->pos[i] + 1];
         const double *x0 = msg + (size_t)r->wcol[b0] * d;
         double w0 = r->wval[b0];
-        for (size_t k = 0; k < d; k++) zn[k] = w0 * x0[k];
+        for (size_t k = 0; k < d; k++)
+            zn[k] = w0 * x0[k];
         for (int64_t q = b0 + 1; q < b1; q++) {
             const double *xj = msg + (size_t)r->wcol[q] * d;
             double w = r->wval[q];
-            for (size_t k = 0; k < d; k++) zn[k] += w * xj[k];
+            for (size_t k = 0; k < d; k++)
+                zn[k] += w * xj[k];
         }
     }
     dpdo__eng_probe(e, DPDO__PH_GOSSIP);
@@ -604,7 +685,10 @@ typedef struct per_node {
     double At;
 } per_node;
 
-static int64_t node_of(const per_node *a, int64_t c) { return a->P->all_transmit ? c : a->p->comp[c]; }
+static int64_t node_of(const per_node *a, int64_t c)
+{
+    return a->P->all_transmit ? c : a->p->comp[c];
+}
 
 static void scan_node(void *arg, int64_t c)
 {
@@ -623,13 +707,18 @@ static int check(dpdo__eng *e, void *priv, const dpdo__plan *p)
     per_node a = {e, P, p, 0.0};
     dpdo__par_for(e, cnt, scan_node, &a);
     for (int64_t c = 0; c < cnt; c++) {
-        if (!P->bad[c]) continue; /* the message of the first flagged node in order, as a serial scan */
+        if (!P->bad[c])
+            continue; /* the message of the first flagged node in order, as a serial scan */
         int64_t i = node_of(&a, c);
         const double *zn = SCR(e, P->sznew) + (size_t)i * d, *xn = SCR(e, P->sxnew) + (size_t)i * d;
         size_t k = dpdo__first_nonfinite(zn, d);
-        if (k < d) return dpdo__eng_err(e, DPDO_E_NUMERIC, i, "z[%zu] = %g after the dual update", k, zn[k]);
+        if (k < d)
+            return dpdo__eng_err(e, DPDO_E_NUMERIC, i, "z[%zu] = %g after the dual update", k,
+                                 zn[k]);
         k = dpdo__first_nonfinite(xn, d);
-        if (k < d) return dpdo__eng_err(e, DPDO_E_NUMERIC, i, "x[%zu] = %g after the primal update", k, xn[k]);
+        if (k < d)
+            return dpdo__eng_err(e, DPDO_E_NUMERIC, i, "x[%zu] = %g after the primal update", k,
+                                 xn[k]);
     }
     return DPDO_OK;
 }
@@ -644,7 +733,8 @@ static void commit_node(void *arg, int64_t c)
     int64_t i = node_of(a, c);
     double *s = S(e, P, i), *x = X(e, P, i);
     double w = a->At - A_of(P, last[i]);
-    for (size_t k = 0; k < d; k++) s[k] += x[k] * w;
+    for (size_t k = 0; k < d; k++)
+        s[k] += x[k] * w;
     last[i] = a->p->t;
     memcpy(Z(e, P, i), SCR(e, P->sznew) + (size_t)i * d, d * sizeof(double));
     memcpy(x, SCR(e, P->sxnew) + (size_t)i * d, d * sizeof(double));
@@ -668,19 +758,25 @@ static void output(const dpdo__eng *e, const void *priv, int64_t i, double *out)
     }
     const uint64_t *last = e->scr[P->slast];
     double AT = A_of(P, e->round), w = AT - A_of(P, last[i]);
-    for (size_t k = 0; k < d; k++) out[k] = (s[k] + x[k] * w) / AT;
+    for (size_t k = 0; k < d; k++)
+        out[k] = (s[k] + x[k] * w) / AT;
 }
 
-#define DDA_VT(NAME, TITLE, DEFAULTS)                                                                  \
-    {.name = NAME, .title = TITLE, .priv_size = sizeof(dda), .keys = KEYS, .paper = "dp-dda-thm1",         \
-     .paper_eps = "eps_remark31", .paper_delta = "delta_tilde", .paper_round = "t", .needs_net = 1, .uses_solver = 0, .accepts_mask = 1, .distributable = 1,         \
-     .defaults = DEFAULTS, .configure = configure, .prepare = prepare, .init = init, .plan = plan,         \
-     .local = local, .combine = combine, .check = check, .commit = commit, .output = output,              \
-     .release = release}
+#define DDA_VT(NAME, TITLE, DEFAULTS)                                                              \
+    {                                                                                              \
+        .name = NAME, .title = TITLE, .priv_size = sizeof(dda), .keys = KEYS,                      \
+        .paper = "dp-dda-thm1", .paper_eps = "eps_remark31", .paper_delta = "delta_tilde",         \
+        .paper_round = "t", .needs_net = 1, .uses_solver = 0, .accepts_mask = 1,                   \
+        .distributable = 1, .defaults = DEFAULTS, .configure = configure, .prepare = prepare,      \
+        .init = init, .plan = plan, .local = local, .combine = combine, .check = check,            \
+        .commit = commit, .output = output, .release = release                                     \
+    }
 
-const dpdo__alg_vt dpdo__vt_dp_dda =
-    DDA_VT("dp-dda", "DP-DDA (Liu, Johansson, Shi): private distributed dual averaging with node subsampling, Algorithm 1",
-           defaults_alg);
-const dpdo__alg_vt dpdo__vt_dp_dda_baseline =
-    DDA_VT("dp-dda-baseline", "DP-DDA baseline [19]: Algorithm 1 with every node computing each round (spec dp-dda §6.6)",
-           defaults_base);
+const dpdo__alg_vt dpdo__vt_dp_dda = DDA_VT("dp-dda",
+                                            "DP-DDA (Liu, Johansson, Shi): private distributed "
+                                            "dual averaging with node subsampling, Algorithm 1",
+                                            defaults_alg);
+const dpdo__alg_vt dpdo__vt_dp_dda_baseline = DDA_VT(
+    "dp-dda-baseline",
+    "DP-DDA baseline [19]: Algorithm 1 with every node computing each round (spec dp-dda §6.6)",
+    defaults_base);

@@ -24,40 +24,40 @@
  * mechanism with multiplier z, and the ledger gets one Gaussian(sens 1,
  * noise z) event per node per pass, at the node's first Global step of the
  * pass (a pass without a Global step releases none of its rows). */
-#include <math.h>
-#include <stdio.h>
-#include <string.h>
 #include "../engine/engine_impl.h"
 #include "../model/model_impl.h"
 #include "../model/policy_impl.h"
 #include "../rng/rng_impl.h"
 #include "dpdo/policy.h"
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
 
 typedef struct wor {
-    int bx, bg;                  /* blocks: local models "x" (n x d), global "wG" (1 x d) */
+    int bx, bg; /* blocks: local models "x" (n x d), global "wG" (1 x d) */
     int sxnew, sgnew, sgrad, stmp, sstate;
     /* committed per-node scalars and their round copies */
     int64_t *cursor, *pass, *steps, *prev_act, *charged_pass;
     double *etabar;
     int64_t *cursor_n, *pass_n, *steps_n, *prev_act_n, *charged_pass_n;
     double *etabar_n;
-    int64_t *perm, *perm_off;    /* permutation of each node's rows (sum q_i), offsets */
-    int64_t *prev_batch;         /* n x b: the node's previous mini-batch (reward) */
-    int64_t *batch;              /* b scratch */
+    int64_t *perm, *perm_off; /* permutation of each node's rows (sum q_i), offsets */
+    int64_t *prev_batch;      /* n x b: the node's previous mini-batch (reward) */
+    int64_t *batch;           /* b scratch */
     int64_t holder, version, holder_n, version_n;
-    int64_t *cmsg, *cval;        /* n + 1: messages and values sent this round */
+    int64_t *cmsg, *cval; /* n + 1: messages and values sent this round */
     /* resolved at prepare */
-    int64_t b, passes, K;        /* K: steps per pass of the smallest node */
+    int64_t b, passes, K; /* K: steps per pass of the smallest node */
     int sched;
     double eta0, eta_pow, mu, cap, L, z, clip;
-    int64_t rr;                  /* S1: next node in round-robin order */
+    int64_t rr; /* S1: next node in round-robin order */
 } wor;
 
 #define ROW(e, b_, i) ((e)->blk[(b_)].cur + (size_t)(i) * (size_t)(e)->d)
 #define SROW(e, k, i) ((double *)(e)->scr[(k)] + (size_t)(i) * (size_t)(e)->d)
 
-static const int32_t KEYS[] = {DPDO_PARAM_WOR_SCHEDULE, DPDO_PARAM_WOR_PASSES, DPDO_PARAM_WOR_SMOOTH,
-                               DPDO_PARAM_WOR_ETA_CAP, 0};
+static const int32_t KEYS[] = {DPDO_PARAM_WOR_SCHEDULE, DPDO_PARAM_WOR_PASSES,
+                               DPDO_PARAM_WOR_SMOOTH, DPDO_PARAM_WOR_ETA_CAP, 0};
 
 static void defaults(dpdo__eng *e)
 {
@@ -72,10 +72,12 @@ static void release(dpdo__eng *e, void *priv)
 {
     (void)e;
     wor *P = priv;
-    void *ptrs[] = {P->cursor, P->pass, P->steps, P->prev_act, P->charged_pass, P->etabar,
-                    P->cursor_n, P->pass_n, P->steps_n, P->prev_act_n, P->charged_pass_n, P->etabar_n,
-                    P->perm, P->perm_off, P->prev_batch, P->batch, P->cmsg, P->cval};
-    for (size_t k = 0; k < sizeof ptrs / sizeof ptrs[0]; k++) dpdo__free(ptrs[k]);
+    void *ptrs[] = {P->cursor,         P->pass,     P->steps,  P->prev_act, P->charged_pass,
+                    P->etabar,         P->cursor_n, P->pass_n, P->steps_n,  P->prev_act_n,
+                    P->charged_pass_n, P->etabar_n, P->perm,   P->perm_off, P->prev_batch,
+                    P->batch,          P->cmsg,     P->cval};
+    for (size_t k = 0; k < sizeof ptrs / sizeof ptrs[0]; k++)
+        dpdo__free(ptrs[k]);
     memset(P, 0, sizeof *P);
 }
 
@@ -91,22 +93,27 @@ static int configure(dpdo__eng *e, void *priv)
     P->stmp = dpdo__eng_scratch(e, (size_t)d * sizeof(double));
     P->sstate = dpdo__eng_scratch(e, (size_t)(d + 2) * sizeof(double));
     size_t N = (size_t)n, tot = 0;
-    for (int64_t i = 0; i < n; i++) tot += (size_t)e->q[i];
+    for (int64_t i = 0; i < n; i++)
+        tot += (size_t)e->q[i];
 #define A(p, cnt) ((p) = dpdo__calloc((cnt), sizeof *(p)))
-    if (!A(P->cursor, N) || !A(P->pass, N) || !A(P->steps, N) || !A(P->prev_act, N) || !A(P->charged_pass, N) ||
-        !A(P->etabar, N) || !A(P->cursor_n, N) || !A(P->pass_n, N) ||
-        !A(P->steps_n, N) || !A(P->prev_act_n, N) || !A(P->charged_pass_n, N) || !A(P->etabar_n, N) ||
-        !A(P->perm, tot) || !A(P->perm_off, N + 1) || !A(P->cmsg, N + 1) || !A(P->cval, N + 1))
+    if (!A(P->cursor, N) || !A(P->pass, N) || !A(P->steps, N) || !A(P->prev_act, N) ||
+        !A(P->charged_pass, N) || !A(P->etabar, N) || !A(P->cursor_n, N) || !A(P->pass_n, N) ||
+        !A(P->steps_n, N) || !A(P->prev_act_n, N) || !A(P->charged_pass_n, N) ||
+        !A(P->etabar_n, N) || !A(P->perm, tot) || !A(P->perm_off, N + 1) || !A(P->cmsg, N + 1) ||
+        !A(P->cval, N + 1))
         return DPDO_E_NOMEM;
 #undef A
-    for (int64_t i = 0; i < n; i++) P->perm_off[i + 1] = P->perm_off[i] + e->q[i];
+    for (int64_t i = 0; i < n; i++)
+        P->perm_off[i + 1] = P->perm_off[i] + e->q[i];
     return DPDO_OK;
 }
 
 static double eta_at(const wor *P, int64_t s)
 {
-    double eta = P->eta_pow == 0 ? P->eta0 : P->eta_pow == 0.5 ? P->eta0 / sqrt((double)s)
-                 : P->eta_pow == 1 ? P->eta0 / (double)s : P->eta0 * pow((double)s, -P->eta_pow);
+    double eta = P->eta_pow == 0     ? P->eta0
+                 : P->eta_pow == 0.5 ? P->eta0 / sqrt((double)s)
+                 : P->eta_pow == 1   ? P->eta0 / (double)s
+                                     : P->eta0 * pow((double)s, -P->eta_pow);
     return P->cap > 0 && eta > P->cap ? P->cap : eta;
 }
 
@@ -123,16 +130,18 @@ static int check_data_bound(dpdo__eng *e, double L, int may_clip)
             if (may_clip) {
                 char buf[300];
                 snprintf(buf, sizeof buf,
-                         "clip = lipschitz = %g chosen: node %lld's per-sample gradients reach %g without clipping "
+                         "clip = lipschitz = %g chosen: node %lld's per-sample gradients reach %g "
+                         "without clipping "
                          "(set clip, or normalise the rows, to choose otherwise)",
                          L, (long long)i, Li);
                 dpdo__eng_note(e, buf);
                 return 1;
             }
-            return dpdo__err(e->err, DPDO_E_INVAL,
-                             "prepare: node %lld: per-sample gradients reach %g > L = %g (normalise the rows to "
-                             "norm <= 1, raise lipschitz, or set clip)",
-                             (long long)i, Li, L);
+            return dpdo__err(
+                e->err, DPDO_E_INVAL,
+                "prepare: node %lld: per-sample gradients reach %g > L = %g (normalise the rows to "
+                "norm <= 1, raise lipschitz, or set clip)",
+                (long long)i, Li, L);
         }
     }
     return DPDO_OK;
@@ -143,8 +152,9 @@ static int wor_paper_set(dpdo__eng *e, void *priv, dpdo_paper *pp)
 {
     wor *P = priv;
     int rc;
-    if ((rc = dpdo_paper_set(pp, "eps", e->o.epsilon)) || (rc = dpdo_paper_set(pp, "delta", e->o.delta)) ||
-        (rc = dpdo_paper_set(pp, "L", P->L)) || (rc = dpdo_paper_set(pp, "b", (double)P->b)) ||
+    if ((rc = dpdo_paper_set(pp, "eps", e->o.epsilon)) ||
+        (rc = dpdo_paper_set(pp, "delta", e->o.delta)) || (rc = dpdo_paper_set(pp, "L", P->L)) ||
+        (rc = dpdo_paper_set(pp, "b", (double)P->b)) ||
         (rc = dpdo_paper_set(pp, "eta", eta_at(P, 1))) || (rc = dpdo_paper_set(pp, "mu", P->mu)) ||
         (rc = dpdo_paper_set(pp, "passes", (double)P->passes)) ||
         (rc = dpdo_paper_set(pp, "allow_eps_gt1", e->o.strict ? 0.0 : 1.0)))
@@ -173,9 +183,11 @@ static int wor_rigorous(dpdo__eng *e, void *priv, double *z)
 
 static void wor_notes(dpdo__eng *e, void *priv)
 {
-    dpdo__eng_note(e, "the timing of Global steps (which node updates wG, when) is public and chosen by a policy that reads "
+    dpdo__eng_note(e, "the timing of Global steps (which node updates wG, when) is public and "
+                      "chosen by a policy that reads "
                       "private losses; not covered (spec dp-wor-sgd §3.8)");
-    dpdo__eng_note(e, "one-vs-all: each binary model trained on the same samples is a separate release; share one "
+    dpdo__eng_note(e, "one-vs-all: each binary model trained on the same samples is a separate "
+                      "release; share one "
                       "ledger across the models to compose them");
 }
 
@@ -188,18 +200,22 @@ static int prepare(dpdo__eng *e, void *priv)
     P->b = DPDO__PI(e, DPDO_PARAM_BATCH);
     int64_t qmin = e->qmin;
     if (P->b > qmin)
-        return dpdo__err(e->err, DPDO_E_INVAL, "prepare: batch = %lld exceeds the smallest shard (%lld rows)",
+        return dpdo__err(e->err, DPDO_E_INVAL,
+                         "prepare: batch = %lld exceeds the smallest shard (%lld rows)",
                          (long long)P->b, (long long)qmin);
     P->K = qmin / P->b;
     double ss = DPDO__PD(e, DPDO_PARAM_STEP_SIZE), sp = DPDO__PD(e, DPDO_PARAM_STEP_POWER);
     P->eta0 = isnan(ss) ? 0.1 : ss;
     P->eta_pow = isnan(sp) ? 0.0 : sp;
-    if (!(P->eta0 > 0)) return dpdo__err(e->err, DPDO_E_INVAL, "prepare: step_size (eta) = %g must be > 0", P->eta0);
+    if (!(P->eta0 > 0))
+        return dpdo__err(e->err, DPDO_E_INVAL, "prepare: step_size (eta) = %g must be > 0",
+                         P->eta0);
     double lam = 0;
     if (e->reg) {
         dpdo_regularizer_modulus(e->reg, &lam);
         if (lam < 0)
-            return dpdo__err(e->err, DPDO_E_INVAL, "prepare: the regularizer must be convex (Lemma 4 needs a convex f)");
+            return dpdo__err(e->err, DPDO_E_INVAL,
+                             "prepare: the regularizer must be convex (Lemma 4 needs a convex f)");
     }
     double mu = DPDO__PD(e, DPDO_PARAM_WOR_SMOOTH);
     P->mu = isnan(mu) ? 1.0 + lam : mu; /* spec §8 item 4: (L, mu) = (1, 1) at lambda = 0 */
@@ -214,19 +230,24 @@ static int prepare(dpdo__eng *e, void *priv)
     int private_mode = mode != DPDO_NOISE_NONE;
     double eta1 = eta_at(P, 1);
     if (private_mode && !(eta1 <= 1.0 / (2.0 * P->mu) * (1 + 1e-15)))
-        return dpdo__err(e->err, DPDO_E_INVAL,
-                         "prepare: eta = %g exceeds 1/(2 mu) = %g, which Lemma 4 needs with DP on (set "
-                         "wor-eta-cap = 1 or a smaller step_size)",
-                         eta1, 1.0 / (2.0 * P->mu));
+        return dpdo__err(
+            e->err, DPDO_E_INVAL,
+            "prepare: eta = %g exceeds 1/(2 mu) = %g, which Lemma 4 needs with DP on (set "
+            "wor-eta-cap = 1 or a smaller step_size)",
+            eta1, 1.0 / (2.0 * P->mu));
     if (private_mode && P->clip == 0 && (rc0 = check_data_bound(e, P->L, isnan(clip)))) {
         if (rc0 < 0) return rc0;
         P->clip = P->L; /* clip unset and the data exceed L: clip at L */
     }
     e->pv.nev = 0;
-    static const dpdo__noise_plan NP = {.paper = "dp-wor-sgd-thm2", .theorem = "Theorem 2",
-                                        .invalid_note = "paper bound", .paper_sigma_key = NULL,
-                                        .paper_set = wor_paper_set, .paper_sigma = wor_paper_sigma,
-                                        .rigorous = wor_rigorous, .notes = wor_notes};
+    static const dpdo__noise_plan NP = {.paper = "dp-wor-sgd-thm2",
+                                        .theorem = "Theorem 2",
+                                        .invalid_note = "paper bound",
+                                        .paper_sigma_key = NULL,
+                                        .paper_set = wor_paper_set,
+                                        .paper_sigma = wor_paper_sigma,
+                                        .rigorous = wor_rigorous,
+                                        .notes = wor_notes};
     double z = 0; /* DP-WOR-SGD's sigma is the multiplier sigma_model / Delta */
     int rc1 = dpdo__eng_noise_plan(e, P, &NP, &z);
     if (rc1) return rc1;
@@ -238,14 +259,16 @@ static int prepare(dpdo__eng *e, void *priv)
         int rc = dpdo__event_make(&e->pv.ev[0], DPDO_MECH_GAUSSIAN, &sd, 1.0, z, err);
         if (rc) return dpdo__err(e->err, rc, "prepare: %s", err);
         e->pv.nev = 1;
-        for (int64_t i = 0; i < n; i++) e->pv.node_ev[i] = 0;
+        for (int64_t i = 0; i < n; i++)
+            e->pv.node_ev[i] = 0;
     }
     /* buffers that depend on b */
     dpdo__free(P->prev_batch);
     dpdo__free(P->batch);
     P->prev_batch = dpdo__calloc((size_t)n * (size_t)P->b, sizeof *P->prev_batch);
     P->batch = dpdo__calloc((size_t)P->b, sizeof *P->batch);
-    if (!P->prev_batch || !P->batch) return dpdo__err(e->err, DPDO_E_NOMEM, "prepare: out of memory");
+    if (!P->prev_batch || !P->batch)
+        return dpdo__err(e->err, DPDO_E_NOMEM, "prepare: out of memory");
     (void)d; /* the policy's shape was checked by dpdo_algorithm_set_policy */
     return DPDO_OK;
 }
@@ -275,16 +298,19 @@ static void init(dpdo__eng *e, void *priv)
     P->holder = -1;
     P->version = 0;
     P->rr = 0;
-    for (int64_t i = 0; i < e->n; i++) draw_perm(e, P, i, 0);
+    for (int64_t i = 0; i < e->n; i++)
+        draw_perm(e, P, i, 0);
     if (e->policy) dpdo__policy_reset(e->policy, e->rng);
 }
 
-/* checkpoint: what carries over between rounds outside the arena (the *_n copies are round scratch) */
+/* checkpoint: what carries over between rounds outside the arena (the *_n copies are round scratch)
+ */
 static void ser_priv(dpdo__eng *e, void *priv, dpdo__ser *s)
 {
     wor *P = priv;
     int64_t n = e->n, qmax = 0;
-    for (int64_t i = 0; i < n; i++) qmax = e->q[i] > qmax ? e->q[i] : qmax;
+    for (int64_t i = 0; i < n; i++)
+        qmax = e->q[i] > qmax ? e->q[i] : qmax;
     dpdo__ser_idx(s, "wor cursor", P->cursor, n, 0, qmax);
     dpdo__ser_idx(s, "wor pass", P->pass, n, 0, INT64_MAX);
     dpdo__ser_idx(s, "wor steps", P->steps, n, 0, INT64_MAX);
@@ -334,18 +360,23 @@ static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
     int64_t kept = 0;
     for (int64_t c = 0; c < p->ncomp; c++) {
         int64_t i = p->comp[c];
-        if (e->pv.private_run && P->charged_pass[i] != P->pass[i] && e->pv.used[i] >= e->pv.allow[i]) continue;
+        if (e->pv.private_run && P->charged_pass[i] != P->pass[i] &&
+            e->pv.used[i] >= e->pv.allow[i])
+            continue;
         p->comp[kept++] = p->comp[c];
     }
     if (kept == 0 && p->ncomp > 0) return DPDO__PLAN_BUDGET;
     p->ncomp = kept;
-    for (int64_t c = 0; c < p->ncomp; c++) p->is_comp[p->comp[c]] = 1;
+    for (int64_t c = 0; c < p->ncomp; c++)
+        p->is_comp[p->comp[c]] = 1;
     p->nstages = 1;
-    p->stage[0].who = DPDO__RUN_COMPUTING; /* in ascending order: sequential within the round (S2) */
+    p->stage[0].who =
+        DPDO__RUN_COMPUTING; /* in ascending order: sequential within the round (S2) */
     p->stage[0].npat = 1;
     memset(P->cmsg, 0, (size_t)(n + 1) * sizeof(int64_t));
     memset(P->cval, 0, (size_t)(n + 1) * sizeof(int64_t));
-    p->stage[0].pat[0] = (dpdo__xpat){.kind = DPDO__PAT_COUNTS, .cmsg = P->cmsg, .cval = P->cval, .local_counts = 1};
+    p->stage[0].pat[0] =
+        (dpdo__xpat){.kind = DPDO__PAT_COUNTS, .cmsg = P->cmsg, .cval = P->cval, .local_counts = 1};
     /* distributed runs: the turn carries wG and its holder from process to process (the "fetch
      * wG from its last updater" message); the per-node pass bookkeeping is public */
     {
@@ -379,11 +410,12 @@ static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
 }
 
 /* f_D(w) and/or its gradient: mini-batch mean loss (clipped per sample when clip > 0) plus h */
-static int fD(dpdo__eng *e, wor *P, int64_t i, const double *w, const int64_t *rows, double *val, double *grad,
-              char *err)
+static int fD(dpdo__eng *e, wor *P, int64_t i, const double *w, const int64_t *rows, double *val,
+              double *grad, char *err)
 {
     struct dpdo_node *nd = e->nodes[i];
-    int rc = dpdo__loss_eval(nd->loss, nd->shard, w, rows, P->b, P->clip, val, grad, NULL, nd->scratch, err);
+    int rc = dpdo__loss_eval(nd->loss, nd->shard, w, rows, P->b, P->clip, val, grad, NULL,
+                             nd->scratch, err);
     if (rc || !e->reg) return rc;
     if (val) {
         double h = 0;
@@ -393,7 +425,8 @@ static int fD(dpdo__eng *e, wor *P, int64_t i, const double *w, const int64_t *r
     if (grad) {
         double *t = e->scr[P->stmp];
         if ((rc = dpdo__reg_grad(e->reg, w, t, err))) return rc;
-        for (int64_t k = 0; k < e->d; k++) grad[k] += t[k];
+        for (int64_t k = 0; k < e->d; k++)
+            grad[k] += t[k];
     }
     return DPDO_OK;
 }
@@ -410,7 +443,8 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
     if (P->cursor_n[i] >= Ki) return dpdo__eng_err(e, DPDO_E_STATE, i, "no data left in this pass");
     const int64_t *perm = P->perm + P->perm_off[i];
     int64_t *rows = P->batch;
-    for (int64_t r = 0; r < P->b; r++) rows[r] = perm[P->cursor_n[i] * P->b + r];
+    for (int64_t r = 0; r < P->b; r++)
+        rows[r] = perm[P->cursor_n[i] * P->b + r];
     /* 3: the step size and the privacy window */
     int64_t s = ++P->steps_n[i];
     double eta = eta_at(P, s);
@@ -434,8 +468,9 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
     if (rc) return dpdo__eng_err(e, rc, i, "policy: %s", err);
     if (a == DPDO_ACTION_LOCAL) { /* 5 */
         if ((rc = fD(e, P, i, wl, rows, NULL, g, err))) return dpdo__eng_err(e, rc, i, "%s", err);
-        for (size_t c = 0; c < d; c++) wl[c] = wl[c] - 2.0 * eta * g[c];
-    } else { /* 6 */
+        for (size_t c = 0; c < d; c++)
+            wl[c] = wl[c] - 2.0 * eta * g[c];
+    } else {                                        /* 6 */
         if (P->holder_n >= 0 && P->holder_n != i) { /* fetch wG from the last updater */
             P->cmsg[P->holder_n] += 1;
             P->cval[P->holder_n] += e->d;
@@ -443,9 +478,10 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
         if ((rc = fD(e, P, i, wg, rows, NULL, g, err))) return dpdo__eng_err(e, rc, i, "%s", err);
         if (e->pv.private_run) {
             double delta = 2.0 * P->L * P->etabar_n[i] / (double)P->b; /* Lemma 4 */
-            double sgrad = P->z * delta / eta;                        /* std of N per coordinate */
-            if (DPDO__WEAKENED(e, DPDO__WEAKEN_SENS_DOUBLE)) /* test build */
-                for (size_t c = 0; c < d; c++) g[c] *= 2;
+            double sgrad = P->z * delta / eta;                         /* std of N per coordinate */
+            if (DPDO__WEAKENED(e, DPDO__WEAKEN_SENS_DOUBLE))           /* test build */
+                for (size_t c = 0; c < d; c++)
+                    g[c] *= 2;
             dpdo__stream ns;
             dpdo__stream_open(&ns, e->rng, (uint64_t)i, p->t, DPDO_PURPOSE_NOISE);
             double *t = e->scr[P->stmp];
@@ -455,8 +491,10 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
                 double sg = DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF) ? 0.5 * sgrad : sgrad;
                 dpdo__stream_normals(&ns, t, d);
                 if ((rc = dpdo__stream_status(&ns)))
-                    return dpdo__eng_err(e, rc, i, "noise generator failed (code %d)", dpdo__stream_cb_code(&ns));
-                for (size_t c = 0; c < d; c++) g[c] += sg * t[c];
+                    return dpdo__eng_err(e, rc, i, "noise generator failed (code %d)",
+                                         dpdo__stream_cb_code(&ns));
+                for (size_t c = 0; c < d; c++)
+                    g[c] += sg * t[c];
             }
             /* one charge per node per pass: at its first Global step of the pass */
             if (P->charged_pass_n[i] != P->pass_n[i]) {
@@ -464,7 +502,8 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
                 if ((rc = dpdo__plan_add_charge(e, 0, i, 1))) return rc;
             }
         }
-        for (size_t c = 0; c < d; c++) wg[c] = 0.5 * (wg[c] + wl[c]) - eta * g[c];
+        for (size_t c = 0; c < d; c++)
+            wg[c] = 0.5 * (wg[c] + wl[c]) - eta * g[c];
         memcpy(wl, wg, d * sizeof(double));
         P->holder_n = i;
         P->version_n++;
@@ -510,7 +549,8 @@ static int check(dpdo__eng *e, void *priv, const dpdo__plan *p)
     for (int64_t c = 0; c < p->ncomp; c++) {
         const double *w = SROW(e, P->sxnew, p->comp[c]);
         if ((k = dpdo__first_nonfinite(w, d)) < d)
-            return dpdo__eng_err(e, DPDO_E_NUMERIC, p->comp[c], "wL[%zu] = %g after the step", k, w[k]);
+            return dpdo__eng_err(e, DPDO_E_NUMERIC, p->comp[c], "wL[%zu] = %g after the step", k,
+                                 w[k]);
     }
     return DPDO_OK;
 }
@@ -522,7 +562,8 @@ static void commit(dpdo__eng *e, void *priv, const dpdo__plan *p)
     for (int64_t c = 0; c < p->ncomp; c++) {
         int64_t i = p->comp[c];
         memcpy(ROW(e, P->bx, i), SROW(e, P->sxnew, i), d * sizeof(double));
-        if (P->pass_n[i] != P->pass[i] && P->pass_n[i] < P->passes) draw_perm(e, P, i, P->pass_n[i]);
+        if (P->pass_n[i] != P->pass[i] && P->pass_n[i] < P->passes)
+            draw_perm(e, P, i, P->pass_n[i]);
     }
     memcpy(e->blk[P->bg].cur, e->scr[P->sgnew], d * sizeof(double));
     memcpy(P->cursor, P->cursor_n, N * sizeof(int64_t));
@@ -547,14 +588,16 @@ static int paper_update(dpdo__eng *e, void *priv, dpdo_paper *pp)
 {
     wor *P = priv;
     int64_t done = 0; /* passes that released something, worst node */
-    for (int64_t i = 0; i < e->n; i++) done = e->pv.used[i] > done ? e->pv.used[i] : done;
+    for (int64_t i = 0; i < e->n; i++)
+        done = e->pv.used[i] > done ? e->pv.used[i] : done;
     (void)P;
     return dpdo_paper_set(pp, "passes", done > 0 ? (double)done : 1.0);
 }
 
 const dpdo__alg_vt dpdo__vt_dp_wor_sgd = {
     .name = "dp-wor-sgd",
-    .title = "DP-WOR-SGD: collaborative decentralized DP without-replacement SGD with a Local/Global policy, "
+    .title = "DP-WOR-SGD: collaborative decentralized DP without-replacement SGD with a "
+             "Local/Global policy, "
              "Algorithm 1",
     .priv_size = sizeof(wor),
     .keys = KEYS,
@@ -594,8 +637,8 @@ const dpdo__alg_vt dpdo__vt_dp_wor_sgd = {
 
 typedef struct wr {
     int bx, sgnew, sgrad, stmp;
-    int32_t *uses;        /* sum q_i: times each row was used */
-    int64_t *elig, *off;  /* per node: rows still eligible (first nelig[i]), offsets */
+    int32_t *uses;       /* sum q_i: times each row was used */
+    int64_t *elig, *off; /* per node: rows still eligible (first nelig[i]), offsets */
     int64_t *nelig, *maxuse;
     int64_t *batch;       /* b rows chosen this round */
     int64_t node, tau, b; /* the round's node, the global step counter */
@@ -603,13 +646,17 @@ typedef struct wr {
     double eta0, eta_pow, L, z, clip;
 } wr;
 
-static void wr_defaults(dpdo__eng *e) { (void)e; }
+static void wr_defaults(dpdo__eng *e)
+{
+    (void)e;
+}
 
 static void wr_release(dpdo__eng *e, void *priv)
 {
     (void)e;
     wr *P = priv;
-    dpdo__free(P->uses), dpdo__free(P->elig), dpdo__free(P->off), dpdo__free(P->nelig), dpdo__free(P->maxuse);
+    dpdo__free(P->uses), dpdo__free(P->elig), dpdo__free(P->off), dpdo__free(P->nelig),
+        dpdo__free(P->maxuse);
     dpdo__free(P->batch);
     memset(P, 0, sizeof *P);
 }
@@ -618,19 +665,22 @@ static int wr_configure(dpdo__eng *e, void *priv)
 {
     wr *P = priv;
     int64_t n = e->n, d = e->d;
-    P->bx = dpdo__eng_block(e, "x", 1, d); /* the public model: every node's iterate and the output */
+    P->bx =
+        dpdo__eng_block(e, "x", 1, d); /* the public model: every node's iterate and the output */
     P->sgnew = dpdo__eng_scratch(e, (size_t)d * sizeof(double));
     P->sgrad = dpdo__eng_scratch(e, (size_t)d * sizeof(double));
     P->stmp = dpdo__eng_scratch(e, (size_t)d * sizeof(double));
     size_t tot = 0;
-    for (int64_t i = 0; i < n; i++) tot += (size_t)e->q[i];
+    for (int64_t i = 0; i < n; i++)
+        tot += (size_t)e->q[i];
     P->uses = dpdo__calloc(tot, sizeof *P->uses);
     P->elig = dpdo__calloc(tot, sizeof *P->elig);
     P->off = dpdo__calloc((size_t)n + 1, sizeof *P->off);
     P->nelig = dpdo__calloc((size_t)n, sizeof *P->nelig);
     P->maxuse = dpdo__calloc((size_t)n, sizeof *P->maxuse);
     if (!P->uses || !P->elig || !P->off || !P->nelig || !P->maxuse) return DPDO_E_NOMEM;
-    for (int64_t i = 0; i < n; i++) P->off[i + 1] = P->off[i] + e->q[i];
+    for (int64_t i = 0; i < n; i++)
+        P->off[i + 1] = P->off[i] + e->q[i];
     return DPDO_OK;
 }
 
@@ -640,7 +690,8 @@ static int wr_prepare(dpdo__eng *e, void *priv)
     P->b = DPDO__PI(e, DPDO_PARAM_BATCH);
     int64_t qmin = e->qmin;
     if (P->b > qmin)
-        return dpdo__err(e->err, DPDO_E_INVAL, "prepare: batch = %lld exceeds the smallest shard (%lld rows)",
+        return dpdo__err(e->err, DPDO_E_INVAL,
+                         "prepare: batch = %lld exceeds the smallest shard (%lld rows)",
                          (long long)P->b, (long long)qmin);
     dpdo__free(P->batch);
     if (!(P->batch = dpdo__calloc((size_t)P->b, sizeof *P->batch)))
@@ -661,7 +712,8 @@ static int wr_prepare(dpdo__eng *e, void *priv)
     e->pv.nev = 0;
     if (mode == DPDO_NOISE_PAPER) {
         if (!(e->o.epsilon <= 1) && e->o.strict)
-            return dpdo__err(e->err, DPDO_E_INVAL, "prepare: eps = %g > 1 is outside Thm 1's range (strict)",
+            return dpdo__err(e->err, DPDO_E_INVAL,
+                             "prepare: eps = %g > 1 is outside Thm 1's range (strict)",
                              e->o.epsilon);
         z = sqrt(2.0 * log(1.25 * WR_USES / e->o.delta)) / (e->o.epsilon / WR_USES);
     } else if (mode == DPDO_NOISE_FIXED) {
@@ -682,8 +734,10 @@ static int wr_prepare(dpdo__eng *e, void *priv)
         int rc = dpdo__event_make(&e->pv.ev[0], DPDO_MECH_GAUSSIAN, &sd, 1.0, z, err);
         if (rc) return dpdo__err(e->err, rc, "prepare: %s", err);
         e->pv.nev = 1;
-        dpdo__eng_note(e, "paper: each iteration (eps/5, delta/5)-DP, each row used at most 5 times: (eps, delta) by basic "
-                "composition (spec dp-wor-sgd §6.4); no paper-bound object, the rigorous figure is the accountant's");
+        dpdo__eng_note(e, "paper: each iteration (eps/5, delta/5)-DP, each row used at most 5 "
+                          "times: (eps, delta) by basic "
+                          "composition (spec dp-wor-sgd §6.4); no paper-bound object, the rigorous "
+                          "figure is the accountant's");
     } else {
         dpdo__eng_note(e, "noise disabled: not private");
     }
@@ -694,7 +748,8 @@ static void wr_ser_priv(dpdo__eng *e, void *priv, dpdo__ser *s)
 {
     wr *P = priv;
     int64_t n = e->n, qmax = 0;
-    for (int64_t i = 0; i < n; i++) qmax = e->q[i] > qmax ? e->q[i] : qmax;
+    for (int64_t i = 0; i < n; i++)
+        qmax = e->q[i] > qmax ? e->q[i] : qmax;
     dpdo__ser_i32(s, "wr uses", P->uses, P->off[n]);
     dpdo__ser_idx(s, "wr eligible rows", P->elig, P->off[n], 0, qmax - 1);
     dpdo__ser_idx(s, "wr eligible counts", P->nelig, n, 0, qmax);
@@ -710,7 +765,8 @@ static void wr_init(dpdo__eng *e, void *priv)
     if (!P->uses) return;
     memset(P->uses, 0, (size_t)P->off[e->n] * sizeof *P->uses);
     for (int64_t i = 0; i < e->n; i++) {
-        for (int64_t r = 0; r < e->q[i]; r++) P->elig[P->off[i] + r] = r;
+        for (int64_t r = 0; r < e->q[i]; r++)
+            P->elig[P->off[i] + r] = r;
         P->nelig[i] = e->q[i];
         P->maxuse[i] = 0;
     }
@@ -729,7 +785,8 @@ static int wr_plan(dpdo__eng *e, void *priv, dpdo__plan *p)
 {
     wr *P = priv;
     int64_t live = 0;
-    for (int64_t i = 0; i < e->n; i++) live += P->nelig[i] >= P->b;
+    for (int64_t i = 0; i < e->n; i++)
+        live += P->nelig[i] >= P->b;
     dpdo__stream st;
     dpdo__stream_open(&st, e->rng, DPDO__NET_GLOBAL_NODE, p->t, DPDO_PURPOSE_ACTIVATION);
     int64_t pick = (int64_t)dpdo__stream_below(&st, (uint64_t)live), node = -1;
@@ -742,8 +799,9 @@ static int wr_plan(dpdo__eng *e, void *priv, dpdo__plan *p)
     p->ncomp = 1;
     p->nstages = 1;
     p->stage[0].who = DPDO__RUN_COMPUTING;
-    p->stage[0].npat = 0; /* the model is public: nothing is sent point to point (broadcast not counted) */
-    p->stage[0].seq = 1;  /* distributed runs: the node's process sends the new model to all */
+    p->stage[0].npat =
+        0; /* the model is public: nothing is sent point to point (broadcast not counted) */
+    p->stage[0].seq = 1; /* distributed runs: the node's process sends the new model to all */
     p->stage[0].nbaton = 2;
     p->stage[0].baton[0] = (dpdo__piece){e->scr[P->sgnew], e->d * (int64_t)sizeof(double)};
     p->stage[0].baton[1] = (dpdo__piece){&P->nelig_new, sizeof P->nelig_new};
@@ -771,31 +829,40 @@ static int wr_local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage
     memcpy(w, e->blk[P->bx].cur, d * sizeof(double));
     struct dpdo_node *nd = e->nodes[i];
     char err[DPDO__ERRMSG_LEN] = "";
-    int rc = dpdo__loss_eval(nd->loss, nd->shard, w, P->batch, P->b, P->clip, NULL, g, NULL, nd->scratch, err);
+    int rc = dpdo__loss_eval(nd->loss, nd->shard, w, P->batch, P->b, P->clip, NULL, g, NULL,
+                             nd->scratch, err);
     if (!rc && e->reg) {
         double *t = e->scr[P->stmp];
         if (!(rc = dpdo__reg_grad(e->reg, w, t, err)))
-            for (size_t c = 0; c < d; c++) g[c] += t[c];
+            for (size_t c = 0; c < d; c++)
+                g[c] += t[c];
     }
     if (rc) return dpdo__eng_err(e, rc, i, "%s", err);
     double tau = (double)(P->tau + 1);
-    double eta = P->eta_pow == 0 ? P->eta0 : P->eta_pow == 0.5 ? P->eta0 / sqrt(tau) : P->eta0 * pow(tau, -P->eta_pow);
+    double eta = P->eta_pow == 0     ? P->eta0
+                 : P->eta_pow == 0.5 ? P->eta0 / sqrt(tau)
+                                     : P->eta0 * pow(tau, -P->eta_pow);
     if (e->pv.private_run) {
         double s = P->z * 2.0 * P->L / (double)P->b;
         if (DPDO__WEAKENED(e, DPDO__WEAKEN_SENS_DOUBLE)) /* test build */
-            for (size_t c = 0; c < d; c++) g[c] *= 2;
+            for (size_t c = 0; c < d; c++)
+                g[c] *= 2;
         dpdo__stream ns;
         dpdo__stream_open(&ns, e->rng, (uint64_t)i, p->t, DPDO_PURPOSE_NOISE);
         if ((rc = dpdo__eng_noise_gauss(e, &ns, i, s, s / P->z, g, d))) return rc;
         /* a charge when this node's largest row use count grows */
         int64_t mx = P->maxuse[i];
         for (int64_t r = 0; r < P->b; r++)
-            if (P->uses[P->off[i] + P->batch[r]] + 1 > mx) mx = P->uses[P->off[i] + P->batch[r]] + 1;
-        if (mx > P->maxuse[i] && (rc = dpdo__plan_add_charge(e, 0, i, mx - P->maxuse[i]))) return rc;
+            if (P->uses[P->off[i] + P->batch[r]] + 1 > mx)
+                mx = P->uses[P->off[i] + P->batch[r]] + 1;
+        if (mx > P->maxuse[i] && (rc = dpdo__plan_add_charge(e, 0, i, mx - P->maxuse[i])))
+            return rc;
     }
-    for (size_t c = 0; c < d; c++) w[c] -= eta * g[c];
+    for (size_t c = 0; c < d; c++)
+        w[c] -= eta * g[c];
     int64_t retire = 0; /* rows that reach WR_USES uses leave the eligible list at commit */
-    for (int64_t r = 0; r < P->b; r++) retire += P->uses[P->off[i] + P->batch[r]] + 1 >= WR_USES;
+    for (int64_t r = 0; r < P->b; r++)
+        retire += P->uses[P->off[i] + P->batch[r]] + 1 >= WR_USES;
     P->nelig_new = P->nelig[i] - retire;
     return DPDO_OK;
 }
@@ -848,7 +915,8 @@ static int wr_combine(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t sta
 
 const dpdo__alg_vt dpdo__vt_dp_sgd_wr = {
     .name = "dp-sgd-wr",
-    .title = "DP-SGD with replacement (baseline of DP-WOR-SGD, after Hegedus & Jelasity): a random node updates the "
+    .title = "DP-SGD with replacement (baseline of DP-WOR-SGD, after Hegedus & Jelasity): a random "
+             "node updates the "
              "public model, rows used at most 5 times",
     .priv_size = sizeof(wr),
     .keys = NULL,

@@ -17,14 +17,14 @@
  *   led     agents: N_e steps (GATHER); coordinator: average (BCAST)
  *   5gcs    coordinator: x^ (BCAST); cohort: N_e inner steps on psi_i, upload
  *           Delta u_i (GATHER); coordinator: v, x (no message) */
-#include <math.h>
-#include <stdio.h>
-#include <string.h>
 #include "../engine/engine_impl.h"
 #include "../model/model_impl.h"
 #include "../rng/rng_impl.h"
 #include "../solver/solver_impl.h"
 #include "dpdo/solver.h"
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
 
 enum { M_FEDPD = 0, M_FEDLIN, M_TAMUNA, M_LED, M_5GCS };
 
@@ -33,13 +33,13 @@ typedef struct fb {
     /* blocks */
     int bx, b2, bc, bv; /* x (agents), second per-agent state, coordinator state, 5gcs v */
     /* scratch */
-    int sa, sb, sc;     /* n x d each */
-    int sd, se, sf;     /* d each */
+    int sa, sb, sc; /* n x d each */
+    int sd, se, sf; /* d each */
     /* resolved parameters */
     int64_t ne, m;
     double step, eta, beta, tau, mu, lstep, p, lo, hi;
-    int use_solver;      /* 5gcs: a user-set solver runs the inner problem */
-    int64_t L;           /* tamuna: local steps this round */
+    int use_solver; /* 5gcs: a user-set solver runs the inner problem */
+    int64_t L;      /* tamuna: local steps this round */
 } fb;
 
 #define ROW(e, b, i) ((e)->blk[(b)].cur + (size_t)(i) * (size_t)(e)->d)
@@ -47,16 +47,19 @@ typedef struct fb {
 #define SROW(e, k, i) ((double *)(e)->scr[(k)] + (size_t)(i) * (size_t)(e)->d)
 #define SVEC(e, k) ((double *)(e)->scr[(k)])
 
-static const int32_t KEYS_FEDPD[] = {DPDO_PARAM_FED_EPOCHS, DPDO_PARAM_FED_SAMPLER, DPDO_PARAM_FED_P,
-                                     DPDO_PARAM_FED_ACTIVE, DPDO_PARAM_FEDPD_ETA,   0};
-static const int32_t KEYS_FEDLIN[] = {DPDO_PARAM_FED_EPOCHS, DPDO_PARAM_FED_SAMPLER, DPDO_PARAM_FED_P,
-                                      DPDO_PARAM_FED_ACTIVE, 0};
-static const int32_t KEYS_TAMUNA[] = {DPDO_PARAM_FED_EPOCHS, DPDO_PARAM_FED_SAMPLER, DPDO_PARAM_FED_P,
-                                      DPDO_PARAM_FED_ACTIVE, DPDO_PARAM_TAMUNA_ETA,  0};
+static const int32_t KEYS_FEDPD[] = {DPDO_PARAM_FED_EPOCHS, DPDO_PARAM_FED_SAMPLER,
+                                     DPDO_PARAM_FED_P,      DPDO_PARAM_FED_ACTIVE,
+                                     DPDO_PARAM_FEDPD_ETA,  0};
+static const int32_t KEYS_FEDLIN[] = {DPDO_PARAM_FED_EPOCHS, DPDO_PARAM_FED_SAMPLER,
+                                      DPDO_PARAM_FED_P, DPDO_PARAM_FED_ACTIVE, 0};
+static const int32_t KEYS_TAMUNA[] = {DPDO_PARAM_FED_EPOCHS, DPDO_PARAM_FED_SAMPLER,
+                                      DPDO_PARAM_FED_P,      DPDO_PARAM_FED_ACTIVE,
+                                      DPDO_PARAM_TAMUNA_ETA, 0};
 static const int32_t KEYS_LED[] = {DPDO_PARAM_FED_EPOCHS, DPDO_PARAM_FED_SAMPLER, DPDO_PARAM_FED_P,
                                    DPDO_PARAM_FED_ACTIVE, DPDO_PARAM_LED_BETA,    0};
-static const int32_t KEYS_5GCS[] = {DPDO_PARAM_FED_EPOCHS, DPDO_PARAM_FED_SAMPLER,  DPDO_PARAM_FED_P,
-                                    DPDO_PARAM_FED_ACTIVE, DPDO_PARAM_5GCS_TAU,     DPDO_PARAM_5GCS_MU,
+static const int32_t KEYS_5GCS[] = {DPDO_PARAM_FED_EPOCHS,      DPDO_PARAM_FED_SAMPLER,
+                                    DPDO_PARAM_FED_P,           DPDO_PARAM_FED_ACTIVE,
+                                    DPDO_PARAM_5GCS_TAU,        DPDO_PARAM_5GCS_MU,
                                     DPDO_PARAM_5GCS_LOCAL_STEP, 0};
 
 /* ---- shared pieces -------------------------------------------------------------- */
@@ -74,7 +77,10 @@ static void def_fedpd(dpdo__eng *e)
     defaults_common(e);
     DPDO__PD(e, DPDO_PARAM_FEDPD_ETA) = 1.0;
 }
-static void def_fedlin(dpdo__eng *e) { defaults_common(e); }
+static void def_fedlin(dpdo__eng *e)
+{
+    defaults_common(e);
+}
 static void def_tamuna(dpdo__eng *e)
 {
     defaults_common(e);
@@ -109,9 +115,11 @@ static void mean_rows(const dpdo__eng *e, int k, const dpdo__plan *p, double *ou
     memcpy(out, SROW(e, k, p->comp[0]), d * sizeof(double));
     for (int64_t c = 1; c < p->ncomp; c++) {
         const double *r = SROW(e, k, p->comp[c]);
-        for (size_t j = 0; j < d; j++) out[j] += r[j];
+        for (size_t j = 0; j < d; j++)
+            out[j] += r[j];
     }
-    for (size_t j = 0; j < d; j++) out[j] /= (double)p->ncomp;
+    for (size_t j = 0; j < d; j++)
+        out[j] /= (double)p->ncomp;
 }
 
 static int configure(dpdo__eng *e, void *priv, int method)
@@ -127,12 +135,16 @@ static int configure(dpdo__eng *e, void *priv, int method)
         P->b2 = dpdo__eng_block(e, "lambda", n, d);
         P->bc = dpdo__eng_block(e, "x0", 1, d);
         break;
-    case M_FEDLIN: P->bc = dpdo__eng_block(e, "xhat", 1, d); break;
+    case M_FEDLIN:
+        P->bc = dpdo__eng_block(e, "xhat", 1, d);
+        break;
     case M_TAMUNA:
         P->b2 = dpdo__eng_block(e, "h", n, d);
         P->bc = dpdo__eng_block(e, "xbar", 1, d);
         break;
-    case M_LED: P->b2 = dpdo__eng_block(e, "y", n, d); break;
+    case M_LED:
+        P->b2 = dpdo__eng_block(e, "y", n, d);
+        break;
     default:
         P->b2 = dpdo__eng_block(e, "u", n, d);
         P->bc = dpdo__eng_block(e, "xs", 1, d);
@@ -145,17 +157,36 @@ static int configure(dpdo__eng *e, void *priv, int method)
     P->sd = dpdo__eng_scratch(e, dd);
     P->se = dpdo__eng_scratch(e, dd);
     P->sf = dpdo__eng_scratch(e, dd);
-    if (P->bx < 0 || P->sf < 0) return dpdo__err(e->err, DPDO_E_INVAL, "setup: engine tables are full");
+    if (P->bx < 0 || P->sf < 0)
+        return dpdo__err(e->err, DPDO_E_INVAL, "setup: engine tables are full");
     return DPDO_OK;
 }
 
-static int cfg_fedpd(dpdo__eng *e, void *priv) { return configure(e, priv, M_FEDPD); }
-static int cfg_fedlin(dpdo__eng *e, void *priv) { return configure(e, priv, M_FEDLIN); }
-static int cfg_tamuna(dpdo__eng *e, void *priv) { return configure(e, priv, M_TAMUNA); }
-static int cfg_led(dpdo__eng *e, void *priv) { return configure(e, priv, M_LED); }
-static int cfg_5gcs(dpdo__eng *e, void *priv) { return configure(e, priv, M_5GCS); }
+static int cfg_fedpd(dpdo__eng *e, void *priv)
+{
+    return configure(e, priv, M_FEDPD);
+}
+static int cfg_fedlin(dpdo__eng *e, void *priv)
+{
+    return configure(e, priv, M_FEDLIN);
+}
+static int cfg_tamuna(dpdo__eng *e, void *priv)
+{
+    return configure(e, priv, M_TAMUNA);
+}
+static int cfg_led(dpdo__eng *e, void *priv)
+{
+    return configure(e, priv, M_LED);
+}
+static int cfg_5gcs(dpdo__eng *e, void *priv)
+{
+    return configure(e, priv, M_5GCS);
+}
 
-static int positive(double v) { return v > 0 && v <= 1e300; }
+static int positive(double v)
+{
+    return v > 0 && v <= 1e300;
+}
 
 static int prepare(dpdo__eng *e, void *priv)
 {
@@ -173,26 +204,29 @@ static int prepare(dpdo__eng *e, void *priv)
                          "DPDO_NOISE_NONE, not %d",
                          name, (int)e->o.noise_mode);
     if (e->reg)
-        return dpdo__err(e->err, DPDO_E_UNSUPPORTED,
-                         "prepare: %s solves min sum_i f_i with h = 0 (spec fed-plt §7): a regularizer "
-                         "is not supported",
-                         name);
+        return dpdo__err(
+            e->err, DPDO_E_UNSUPPORTED,
+            "prepare: %s solves min sum_i f_i with h = 0 (spec fed-plt §7): a regularizer "
+            "is not supported",
+            name);
     P->ne = DPDO__PI(e, DPDO_PARAM_FED_EPOCHS);
     int sampler = (int)DPDO__PI(e, DPDO_PARAM_FED_SAMPLER);
     double pp = DPDO__PD(e, DPDO_PARAM_FED_P);
     int64_t m = DPDO__PI(e, DPDO_PARAM_FED_ACTIVE);
     if (sampler == DPDO_FED_SAMPLER_UNIFORM && m > n)
-        return dpdo__err(e->err, DPDO_E_INVAL, "prepare: fed-active = %lld exceeds the %lld agents", (long long)m,
-                         (long long)n);
+        return dpdo__err(e->err, DPDO_E_INVAL, "prepare: fed-active = %lld exceeds the %lld agents",
+                         (long long)m, (long long)n);
     int cohort_ok = P->method == M_TAMUNA || P->method == M_5GCS;
     if (sampler == DPDO_FED_SAMPLER_BERNOULLI && pp < 1)
-        return dpdo__err(e->err, DPDO_E_INVAL,
-                         "prepare: %s: Bernoulli participation (fed-p = %g) is not supported; %s", name, pp,
-                         cohort_ok ? "use DPDO_FED_SAMPLER_UNIFORM with fed-active = the cohort size"
-                                   : "it runs with full participation only");
+        return dpdo__err(
+            e->err, DPDO_E_INVAL,
+            "prepare: %s: Bernoulli participation (fed-p = %g) is not supported; %s", name, pp,
+            cohort_ok ? "use DPDO_FED_SAMPLER_UNIFORM with fed-active = the cohort size"
+                      : "it runs with full participation only");
     if (sampler == DPDO_FED_SAMPLER_UNIFORM && m < n && !cohort_ok)
         return dpdo__err(e->err, DPDO_E_INVAL,
-                         "prepare: %s runs with full participation only (spec fed-plt §7), but fed-active = %lld < "
+                         "prepare: %s runs with full participation only (spec fed-plt §7), but "
+                         "fed-active = %lld < "
                          "%lld agents",
                          name, (long long)m, (long long)n);
     P->m = sampler == DPDO_FED_SAMPLER_UNIFORM ? m : n;
@@ -228,7 +262,8 @@ static int prepare(dpdo__eng *e, void *priv)
         P->mu = DPDO__PD(e, DPDO_PARAM_5GCS_MU);
         if (isnan(P->mu)) P->mu = lo0;
         if (have_hi && P->mu > hi)
-            return dpdo__err(e->err, DPDO_E_INVAL, "prepare: 5gcs: mu = %g exceeds lambda_hi = %g", P->mu, hi);
+            return dpdo__err(e->err, DPDO_E_INVAL, "prepare: 5gcs: mu = %g exceeds lambda_hi = %g",
+                             P->mu, hi);
         P->tau = DPDO__PD(e, DPDO_PARAM_5GCS_TAU);
         if (isnan(P->tau) && have_hi) {
             double t = sqrt(P->mu * (hi - P->mu));
@@ -236,24 +271,32 @@ static int prepare(dpdo__eng *e, void *priv)
         }
         if (!positive(P->tau))
             return dpdo__err(e->err, DPDO_E_INVAL,
-                             "prepare: 5gcs: the dual step tau is unknown: set DPDO_PARAM_5GCS_TAU or the solver's "
+                             "prepare: 5gcs: the dual step tau is unknown: set DPDO_PARAM_5GCS_TAU "
+                             "or the solver's "
                              "\"lambda_hi\"");
         if (isnan(step)) step = 1.0 / (2.0 * P->tau * (double)n);
         P->lstep = DPDO__PD(e, DPDO_PARAM_5GCS_LOCAL_STEP);
-        /* a user-set solver runs psi_i = f_i + |y - c|^2/(2 rho) + const, rho = 1/(tau - mu): needs tau > mu */
+        /* a user-set solver runs psi_i = f_i + |y - c|^2/(2 rho) + const, rho = 1/(tau - mu): needs
+         * tau > mu */
         P->use_solver = !e->own_solver && P->tau > P->mu;
         if (!e->own_solver && !P->use_solver)
-            dpdo__eng_note(e, "5gcs: tau <= mu, so the built-in inner GD runs psi_i instead of the user solver");
-        if (!P->use_solver && isnan(P->lstep) && have_hi) P->lstep = 2.0 / (lo0 + hi - 2.0 * P->mu + 2.0 * P->tau);
+            dpdo__eng_note(
+                e,
+                "5gcs: tau <= mu, so the built-in inner GD runs psi_i instead of the user solver");
+        if (!P->use_solver && isnan(P->lstep) && have_hi)
+            P->lstep = 2.0 / (lo0 + hi - 2.0 * P->mu + 2.0 * P->tau);
         if (!P->use_solver && !positive(P->lstep))
-            return dpdo__err(e->err, DPDO_E_INVAL,
-                             "prepare: 5gcs: the inner step is unknown: set DPDO_PARAM_5GCS_LOCAL_STEP or the "
-                             "solver's \"lambda_hi\"");
+            return dpdo__err(
+                e->err, DPDO_E_INVAL,
+                "prepare: 5gcs: the inner step is unknown: set DPDO_PARAM_5GCS_LOCAL_STEP or the "
+                "solver's \"lambda_hi\"");
         if (P->use_solver) {
             char err[DPDO__ERRMSG_LEN] = "";
             for (int64_t i = 0; i < n; i++) {
                 int rc = dpdo__solver_check(e->solver, e->nodes[i], 1.0 / (P->tau - P->mu), err);
-                if (rc) return dpdo__err(e->err, rc, "prepare: 5gcs: local solver, agent %lld: %s", (long long)i, err);
+                if (rc)
+                    return dpdo__err(e->err, rc, "prepare: 5gcs: local solver, agent %lld: %s",
+                                     (long long)i, err);
             }
         }
         break;
@@ -261,7 +304,8 @@ static int prepare(dpdo__eng *e, void *priv)
     }
     if (!positive(step))
         return dpdo__err(e->err, DPDO_E_INVAL,
-                         "prepare: %s: the step size is unknown or not > 0 (%g): set DPDO_PARAM_STEP_SIZE or the "
+                         "prepare: %s: the step size is unknown or not > 0 (%g): set "
+                         "DPDO_PARAM_STEP_SIZE or the "
                          "solver's \"lambda_hi\"",
                          name, step);
     P->step = step;
@@ -285,7 +329,9 @@ static void set_stage(const dpdo__eng *e, dpdo__plan *p, int s, int who, int kin
 {
     p->stage[s].who = who;
     p->stage[s].npat = kind ? 1 : 0;
-    if (kind) p->stage[s].pat[0] = (dpdo__xpat){.kind = kind, .payload = DPDO__PAY_DENSE, .buf = buf, .ld = e->d};
+    if (kind)
+        p->stage[s].pat[0] =
+            (dpdo__xpat){.kind = kind, .payload = DPDO__PAY_DENSE, .buf = buf, .ld = e->d};
 }
 
 static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
@@ -294,14 +340,16 @@ static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
     int64_t n = e->n;
     memset(p->is_comp, 0, (size_t)n);
     if (e->inj_active && (P->method == M_TAMUNA || P->method == M_5GCS)) {
-        for (int64_t c = 0; c < e->inj_b; c++) p->is_comp[e->inj_active[c]] = 1;
+        for (int64_t c = 0; c < e->inj_b; c++)
+            p->is_comp[e->inj_active[c]] = 1;
     } else if (P->m >= n) {
         memset(p->is_comp, 1, (size_t)n);
     } else {
         dpdo__stream st;
         dpdo__stream_open(&st, e->rng, DPDO__NET_GLOBAL_NODE, p->t, DPDO_PURPOSE_ACTIVATION);
         dpdo__stream_subset(&st, n, P->m, p->comp);
-        for (int64_t c = 0; c < P->m; c++) p->is_comp[p->comp[c]] = 1;
+        for (int64_t c = 0; c < P->m; c++)
+            p->is_comp[p->comp[c]] = 1;
     }
     dpdo__plan_list(p, n);
     if (p->ncomp == 0) return dpdo__eng_err(e, DPDO_E_INVAL, -1, "empty cohort");
@@ -310,7 +358,8 @@ static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
     case M_FEDPD:
     case M_LED:
         p->nstages = 2;
-        set_stage(e, p, 0, DPDO__RUN_COMPUTING, DPDO__PAT_GATHER, e->scr[P->method == M_FEDPD ? P->sc : P->sa]);
+        set_stage(e, p, 0, DPDO__RUN_COMPUTING, DPDO__PAT_GATHER,
+                  e->scr[P->method == M_FEDPD ? P->sc : P->sa]);
         set_stage(e, p, 1, DPDO__RUN_COORD, DPDO__PAT_BCAST, e->scr[P->sd]);
         break;
     case M_FEDLIN:
@@ -330,7 +379,8 @@ static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
         if (p->ncomp < n) /* xbar_r to the new cohort */
             set_stage(e, p, s++, DPDO__RUN_COORD, DPDO__PAT_BCAST, CROW(e, P->bc));
         set_stage(e, p, s++, DPDO__RUN_COMPUTING, DPDO__PAT_GATHER, e->scr[P->sa]);
-        set_stage(e, p, s++, DPDO__RUN_COORD, DPDO__PAT_BCAST, e->scr[P->sd]); /* xbar_{r+1} to the cohort */
+        set_stage(e, p, s++, DPDO__RUN_COORD, DPDO__PAT_BCAST,
+                  e->scr[P->sd]); /* xbar_{r+1} to the cohort */
         p->nstages = s;
         break;
     }
@@ -355,13 +405,15 @@ static int local_fedpd(dpdo__eng *e, fb *P, const dpdo__plan *p, int32_t s, int6
         return DPDO_OK;
     }
     const double *x0 = CROW(e, P->bc), *lam = ROW(e, P->b2, i);
-    double *w = SROW(e, P->sa, i), *ln = SROW(e, P->sb, i), *cand = SROW(e, P->sc, i), *g = SVEC(e, P->se);
+    double *w = SROW(e, P->sa, i), *ln = SROW(e, P->sb, i), *cand = SROW(e, P->sc, i),
+           *g = SVEC(e, P->se);
     double a = P->step, ie = 1.0 / P->eta;
     memcpy(w, ROW(e, P->bx, i), d * sizeof(double));
     for (int64_t l = 0; l < P->ne; l++) {
         int rc = gradf(e, i, w, g);
         if (rc) return rc;
-        for (size_t k = 0; k < d; k++) w[k] -= a * (g[k] + lam[k] + (w[k] - x0[k]) * ie);
+        for (size_t k = 0; k < d; k++)
+            w[k] -= a * (g[k] + lam[k] + (w[k] - x0[k]) * ie);
     }
     for (size_t k = 0; k < d; k++) {
         ln[k] = lam[k] + (w[k] - x0[k]) * ie;
@@ -393,7 +445,8 @@ static int local_fedlin(dpdo__eng *e, fb *P, const dpdo__plan *p, int32_t s, int
             if (rc) return rc;
             gw = g;
         }
-        for (size_t k = 0; k < d; k++) w[k] -= a * (gw[k] - gi[k] + gb[k]);
+        for (size_t k = 0; k < d; k++)
+            w[k] -= a * (gw[k] - gi[k] + gb[k]);
     }
     return DPDO_OK;
 }
@@ -413,7 +466,8 @@ static int local_tamuna(dpdo__eng *e, fb *P, const dpdo__plan *p, int32_t s, int
     for (int64_t l = 0; l < P->L; l++) {
         int rc = gradf(e, i, w, g);
         if (rc) return rc;
-        for (size_t k = 0; k < d; k++) w[k] -= a * (g[k] - h[k]);
+        for (size_t k = 0; k < d; k++)
+            w[k] -= a * (g[k] - h[k]);
     }
     return DPDO_OK;
 }
@@ -433,7 +487,8 @@ static int local_led(dpdo__eng *e, fb *P, const dpdo__plan *p, int32_t s, int64_
     for (int64_t l = 0; l < P->ne; l++) {
         int rc = gradf(e, i, phi, g);
         if (rc) return rc;
-        for (size_t k = 0; k < d; k++) phi[k] -= a * g[k] + b * y[k];
+        for (size_t k = 0; k < d; k++)
+            phi[k] -= a * g[k] + b * y[k];
     }
     return DPDO_OK;
 }
@@ -445,7 +500,8 @@ static void xhat_of(const dpdo__eng *e, const fb *P, double *out)
 {
     const double *x = CROW(e, P->bc), *v = CROW(e, P->bv);
     double den = 1.0 + P->step * (double)e->n * P->mu;
-    for (int64_t k = 0; k < e->d; k++) out[k] = (x[k] - P->step * v[k]) / den;
+    for (int64_t k = 0; k < e->d; k++)
+        out[k] = (x[k] - P->step * v[k]) / den;
 }
 
 static int local_5gcs(dpdo__eng *e, fb *P, const dpdo__plan *p, int32_t s, int64_t i)
@@ -463,7 +519,8 @@ static int local_5gcs(dpdo__eng *e, fb *P, const dpdo__plan *p, int32_t s, int64
         for (int64_t c = 0; c < p->ncomp; c++) {
             int64_t j = p->comp[c];
             const double *un = SROW(e, P->sb, j), *u = ROW(e, P->b2, j);
-            for (size_t k = 0; k < d; k++) xn[k] += un[k] - u[k];
+            for (size_t k = 0; k < d; k++)
+                xn[k] += un[k] - u[k];
         }
         double sc = P->step * (double)e->n / (double)p->ncomp;
         for (size_t k = 0; k < d; k++) {
@@ -478,21 +535,26 @@ static int local_5gcs(dpdo__eng *e, fb *P, const dpdo__plan *p, int32_t s, int64
     memcpy(y, xh, d * sizeof(double)); /* y^0 = xhat [choice] */
     int rc;
     if (P->use_solver) {
-        /* psi_i(y) = f_i(y) + |y - c|^2 / (2 rho) + const, rho = 1/(tau - mu), c = (tau xhat + u_i)/(tau - mu) */
+        /* psi_i(y) = f_i(y) + |y - c|^2 / (2 rho) + const, rho = 1/(tau - mu), c = (tau xhat +
+         * u_i)/(tau - mu) */
         double r = tau - mu;
-        for (size_t k = 0; k < d; k++) g[k] = (tau * xh[k] + u[k]) / r;
+        for (size_t k = 0; k < d; k++)
+            g[k] = (tau * xh[k] + u[k]) / r;
         char err[DPDO__ERRMSG_LEN] = "";
-        rc = dpdo__solver_run(e->solver, e->nodes[i], g, 1.0 / r, P->ne, e->rng, (uint64_t)i, p->t, y, err);
+        rc = dpdo__solver_run(e->solver, e->nodes[i], g, 1.0 / r, P->ne, e->rng, (uint64_t)i, p->t,
+                              y, err);
         if (rc) return dpdo__eng_err(e, rc, i, "local solver: %s", err);
     } else {
         double a = P->lstep;
         for (int64_t l = 0; l < P->ne; l++) {
             if ((rc = gradf(e, i, y, g))) return rc;
-            for (size_t k = 0; k < d; k++) y[k] -= a * (g[k] - mu * y[k] + tau * (y[k] - xh[k]) - u[k]);
+            for (size_t k = 0; k < d; k++)
+                y[k] -= a * (g[k] - mu * y[k] + tau * (y[k] - xh[k]) - u[k]);
         }
     }
     if ((rc = gradf(e, i, y, g))) return rc; /* u_i' = grad F_i(y) = grad f_i(y) - mu y */
-    for (size_t k = 0; k < d; k++) un[k] = g[k] - mu * y[k];
+    for (size_t k = 0; k < d; k++)
+        un[k] = g[k] - mu * y[k];
     return DPDO_OK;
 }
 
@@ -502,11 +564,16 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t s, int64
 {
     fb *P = priv;
     switch (P->method) {
-    case M_FEDPD: return local_fedpd(e, P, p, s, i);
-    case M_FEDLIN: return local_fedlin(e, P, p, s, i);
-    case M_TAMUNA: return local_tamuna(e, P, p, s, i);
-    case M_LED: return local_led(e, P, p, s, i);
-    default: return local_5gcs(e, P, p, s, i);
+    case M_FEDPD:
+        return local_fedpd(e, P, p, s, i);
+    case M_FEDLIN:
+        return local_fedlin(e, P, p, s, i);
+    case M_TAMUNA:
+        return local_tamuna(e, P, p, s, i);
+    case M_LED:
+        return local_led(e, P, p, s, i);
+    default:
+        return local_5gcs(e, P, p, s, i);
     }
 }
 
@@ -522,7 +589,8 @@ static int combine(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t s, int
             int64_t j = p->comp[c];
             const double *h = ROW(e, P->b2, j), *w = SROW(e, P->sa, j);
             double *hn = SROW(e, P->sb, j);
-            for (size_t k = 0; k < d; k++) hn[k] = h[k] + r * (xb[k] - w[k]);
+            for (size_t k = 0; k < d; k++)
+                hn[k] = h[k] + r * (xb[k] - w[k]);
         }
     } else if (P->method == M_LED && s == 1) {
         const double *pb = SVEC(e, P->sd);
@@ -530,7 +598,8 @@ static int combine(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t s, int
             int64_t j = p->comp[c];
             const double *y = ROW(e, P->b2, j), *phi = SROW(e, P->sa, j);
             double *yn = SROW(e, P->sb, j);
-            for (size_t k = 0; k < d; k++) yn[k] = y[k] + phi[k] - pb[k];
+            for (size_t k = 0; k < d; k++)
+                yn[k] = y[k] + phi[k] - pb[k];
         }
     }
     return DPDO_OK;
@@ -539,7 +608,9 @@ static int combine(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t s, int
 static int chk(dpdo__eng *e, const double *x, size_t d, int64_t node, const char *what)
 {
     size_t k = dpdo__first_nonfinite(x, d);
-    if (k < d) return dpdo__eng_err(e, DPDO_E_NUMERIC, node, "%s[%zu] = %g (diverged? try a smaller step)", what, k, x[k]);
+    if (k < d)
+        return dpdo__eng_err(e, DPDO_E_NUMERIC, node, "%s[%zu] = %g (diverged? try a smaller step)",
+                             what, k, x[k]);
     return DPDO_OK;
 }
 
@@ -561,7 +632,9 @@ static int check(dpdo__eng *e, void *priv, const dpdo__plan *p)
         if ((rc = chk(e, SROW(e, P->sa, i), d, i, rows_a[m]))) return rc;
         if ((rc = chk(e, SROW(e, P->sb, i), d, i, rows_b[m]))) return rc;
     }
-    const double *cv = m == M_FEDLIN ? SVEC(e, P->se) : m == M_5GCS ? SVEC(e, P->sf) : SVEC(e, P->sd);
+    const double *cv = m == M_FEDLIN ? SVEC(e, P->se)
+                       : m == M_5GCS ? SVEC(e, P->sf)
+                                     : SVEC(e, P->sd);
     if ((rc = chk(e, cv, d, -1, vec[m]))) return rc;
     if (m == M_5GCS && (rc = chk(e, SVEC(e, P->se), d, -1, "v"))) return rc;
     return DPDO_OK;
@@ -578,7 +651,9 @@ static void commit(dpdo__eng *e, void *priv, const dpdo__plan *p)
             memcpy(ROW(e, P->bx, i), SROW(e, P->sa, i), dd);
             memcpy(ROW(e, P->b2, i), SROW(e, P->sb, i), dd);
             break;
-        case M_FEDLIN: memcpy(ROW(e, P->bx, i), SROW(e, P->sb, i), dd); break;
+        case M_FEDLIN:
+            memcpy(ROW(e, P->bx, i), SROW(e, P->sb, i), dd);
+            break;
         case M_TAMUNA:
             memcpy(ROW(e, P->bx, i), SROW(e, P->sa, i), dd);
             memcpy(ROW(e, P->b2, i), SROW(e, P->sb, i), dd);
@@ -595,13 +670,18 @@ static void commit(dpdo__eng *e, void *priv, const dpdo__plan *p)
     }
     switch (P->method) {
     case M_FEDPD:
-    case M_TAMUNA: memcpy(CROW(e, P->bc), SVEC(e, P->sd), dd); break;
-    case M_FEDLIN: memcpy(CROW(e, P->bc), SVEC(e, P->se), dd); break;
+    case M_TAMUNA:
+        memcpy(CROW(e, P->bc), SVEC(e, P->sd), dd);
+        break;
+    case M_FEDLIN:
+        memcpy(CROW(e, P->bc), SVEC(e, P->se), dd);
+        break;
     case M_5GCS:
         memcpy(CROW(e, P->bc), SVEC(e, P->sf), dd);
         memcpy(CROW(e, P->bv), SVEC(e, P->se), dd);
         break;
-    default: break;
+    default:
+        break;
     }
 }
 
@@ -613,7 +693,9 @@ static void output(const dpdo__eng *e, const void *priv, int64_t i, double *out)
     size_t dd = (size_t)e->d * sizeof(double);
     switch (P->method) {
     case M_FEDLIN:
-    case M_TAMUNA: memcpy(out, CROW(e, P->bc), dd); break;
+    case M_TAMUNA:
+        memcpy(out, CROW(e, P->bc), dd);
+        break;
     case M_5GCS:
         if (e->prepared) {
             xhat_of(e, P, out);
@@ -621,40 +703,47 @@ static void output(const dpdo__eng *e, const void *priv, int64_t i, double *out)
         }
         memcpy(out, CROW(e, P->bc), dd);
         break;
-    default: memcpy(out, ROW(e, P->bx, i), dd); break;
+    default:
+        memcpy(out, ROW(e, P->bx, i), dd);
+        break;
     }
 }
 
-#define VT(sym, nm, ttl, kk, dflt, cfg)                                                                    \
-    const dpdo__alg_vt sym = {                                                                               \
-        .name = nm,                                                                                          \
-        .title = ttl,                                                                                        \
-        .priv_size = sizeof(fb),                                                                             \
-        .keys = kk,                                                                                          \
-        .paper = NULL,                                                                                       \
-        .needs_net = 0,                                                                                      \
-        .uses_solver = 1,                                                                                    \
-        .distributable = 1,                                                                                  \
-        .defaults = dflt,                                                                                    \
-        .configure = cfg,                                                                                    \
-        .prepare = prepare,                                                                                  \
-        .init = init,                                                                                        \
-        .plan = plan,                                                                                        \
-        .local = local,                                                                                      \
-        .combine = combine,                                                                                  \
-        .check = check,                                                                                      \
-        .commit = commit,                                                                                    \
-        .output = output,                                                                                    \
-        .release = NULL,                                                                                     \
+#define VT(sym, nm, ttl, kk, dflt, cfg)                                                            \
+    const dpdo__alg_vt sym = {                                                                     \
+        .name = nm,                                                                                \
+        .title = ttl,                                                                              \
+        .priv_size = sizeof(fb),                                                                   \
+        .keys = kk,                                                                                \
+        .paper = NULL,                                                                             \
+        .needs_net = 0,                                                                            \
+        .uses_solver = 1,                                                                          \
+        .distributable = 1,                                                                        \
+        .defaults = dflt,                                                                          \
+        .configure = cfg,                                                                          \
+        .prepare = prepare,                                                                        \
+        .init = init,                                                                              \
+        .plan = plan,                                                                              \
+        .local = local,                                                                            \
+        .combine = combine,                                                                        \
+        .check = check,                                                                            \
+        .commit = commit,                                                                          \
+        .output = output,                                                                          \
+        .release = NULL,                                                                           \
     }
 
-VT(dpdo__vt_fedpd, "fedpd", "FedPD (Zhang, Hong, Dhople, Yin, Liu): federated primal-dual, Algorithm 1 with GD oracle",
+VT(dpdo__vt_fedpd, "fedpd",
+   "FedPD (Zhang, Hong, Dhople, Yin, Liu): federated primal-dual, Algorithm 1 with GD oracle",
    KEYS_FEDPD, def_fedpd, cfg_fedpd);
-VT(dpdo__vt_fedlin, "fedlin", "FedLin (Mitra, Jaafar, Pappas, Hassani): gradient-corrected local steps", KEYS_FEDLIN,
+VT(dpdo__vt_fedlin, "fedlin",
+   "FedLin (Mitra, Jaafar, Pappas, Hassani): gradient-corrected local steps", KEYS_FEDLIN,
    def_fedlin, cfg_fedlin);
 VT(dpdo__vt_tamuna, "tamuna",
-   "TAMUNA (Condat, Agarsky, Malinovsky, Richtarik): local training with client sampling, no compression",
+   "TAMUNA (Condat, Agarsky, Malinovsky, Richtarik): local training with client sampling, no "
+   "compression",
    KEYS_TAMUNA, def_tamuna, cfg_tamuna);
-VT(dpdo__vt_led, "led", "LED (Alghunaim): local exact-diffusion on the federated star", KEYS_LED, def_led, cfg_led);
-VT(dpdo__vt_5gcs, "5gcs", "5GCS (Grudzien, Malinovsky, Richtarik): local training with client sampling", KEYS_5GCS,
+VT(dpdo__vt_led, "led", "LED (Alghunaim): local exact-diffusion on the federated star", KEYS_LED,
+   def_led, cfg_led);
+VT(dpdo__vt_5gcs, "5gcs",
+   "5GCS (Grudzien, Malinovsky, Richtarik): local training with client sampling", KEYS_5GCS,
    def_5gcs, cfg_5gcs);

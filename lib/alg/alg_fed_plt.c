@@ -13,15 +13,15 @@
  * sqrt(2 gamma) tau) per round -- the transcript threat model of spec §4.7;
  * Proposition 4's final-model bound is reported beside it as the paper's
  * claim. */
-#include <math.h>
-#include <stdio.h>
-#include <string.h>
 #include "../engine/engine_impl.h"
-#include "../model/model_impl.h"
 #include "../engine/par_impl.h"
+#include "../model/model_impl.h"
 #include "../rng/rng_impl.h"
 #include "../solver/solver_impl.h"
 #include "dpdo/solver.h"
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
 
 typedef struct fed {
     int bx, bz, by;
@@ -38,8 +38,13 @@ typedef struct fed {
 #define ROW(e, b, i) ((e)->blk[(b)].cur + (size_t)(i) * (size_t)(e)->d)
 #define SROW(e, k, i) ((double *)(e)->scr[(k)] + (size_t)(i) * (size_t)(e)->d)
 
-static const int32_t KEYS[] = {DPDO_PARAM_FED_RHO, DPDO_PARAM_FED_EPOCHS, DPDO_PARAM_FED_SAMPLER,
-                               DPDO_PARAM_FED_P,   DPDO_PARAM_FED_ACTIVE, DPDO_PARAM_FED_DP_INIT, 0};
+static const int32_t KEYS[] = {DPDO_PARAM_FED_RHO,
+                               DPDO_PARAM_FED_EPOCHS,
+                               DPDO_PARAM_FED_SAMPLER,
+                               DPDO_PARAM_FED_P,
+                               DPDO_PARAM_FED_ACTIVE,
+                               DPDO_PARAM_FED_DP_INIT,
+                               0};
 
 static void defaults(dpdo__eng *e)
 {
@@ -90,8 +95,8 @@ static int prepare(dpdo__eng *e, void *priv)
     P->m = DPDO__PI(e, DPDO_PARAM_FED_ACTIVE);
     P->dp_init = (int)DPDO__PI(e, DPDO_PARAM_FED_DP_INIT);
     if (P->sampler == DPDO_FED_SAMPLER_UNIFORM && P->m > n)
-        return dpdo__err(e->err, DPDO_E_INVAL, "prepare: fed-active = %lld exceeds the %lld agents", (long long)P->m,
-                         (long long)n);
+        return dpdo__err(e->err, DPDO_E_INVAL, "prepare: fed-active = %lld exceeds the %lld agents",
+                         (long long)P->m, (long long)n);
     struct dpdo_solver *s = e->solver;
     double lo = NAN, hi = NAN;
     dpdo_solver_get(s, "lambda_lo", &lo);
@@ -111,12 +116,15 @@ static int prepare(dpdo__eng *e, void *priv)
     }
     if (!dpdo__solver_is_noisy_gd(s))
         return dpdo__err(e->err, DPDO_E_INVAL,
-                         "prepare: a private run needs the \"noisy-gd\" local solver (spec fed-plt §3.4), not \"%s\"",
+                         "prepare: a private run needs the \"noisy-gd\" local solver (spec fed-plt "
+                         "§3.4), not \"%s\"",
                          dpdo_solver_name(s));
     if (!(P->gamma > 0 && isfinite(P->gamma)))
         return dpdo__err(e->err, DPDO_E_INVAL,
-                         "prepare: the solver's step is unknown: set its \"step\" or \"lambda_lo\"/\"lambda_hi\"");
-    /* sensitivity of one noisy step: gamma * L_eff / q_i (Assumption 3); clipping to C gives L_eff = 2C */
+                         "prepare: the solver's step is unknown: set its \"step\" or "
+                         "\"lambda_lo\"/\"lambda_hi\"");
+    /* sensitivity of one noisy step: gamma * L_eff / q_i (Assumption 3); clipping to C gives L_eff
+     * = 2C */
     double L = e->o.lipschitz, clip = DPDO__PD(e, DPDO_PARAM_CLIP);
     double C = isnan(clip) ? L / 2 : clip;
     int trusted = clip == INFINITY;
@@ -126,26 +134,32 @@ static int prepare(dpdo__eng *e, void *priv)
     int64_t qmin = e->qmin;
     double g2 = sqrt(2.0 * P->gamma);
     /* expected participation for the calibration count */
-    double pi = P->sampler == DPDO_FED_SAMPLER_UNIFORM ? (double)P->m / (double)n : dpdo__eng_node_pmax(e, P->p);
+    double pi = P->sampler == DPDO_FED_SAMPLER_UNIFORM ? (double)P->m / (double)n
+                                                       : dpdo__eng_node_pmax(e, P->p);
     /* paper object: Prop. 4 (final model, full participation) */
     int have_paper = lo > 0 && isfinite(lo);
     if (have_paper) {
         if ((rc = dpdo_paper_create(&e->pv.paper, dpdo_paper_type_find("fed-plt-prop4"))))
             return dpdo__err(e->err, rc, "prepare: out of memory");
     } else {
-        dpdo__eng_note(e, "the solver's lambda_lo is unknown: no Proposition 4 bound and no DP initialisation");
+        dpdo__eng_note(
+            e,
+            "the solver's lambda_lo is unknown: no Proposition 4 bound and no DP initialisation");
     }
     double tau = 0;
     if (mode == DPDO_NOISE_FIXED) {
         tau = DPDO__PD(e, DPDO_PARAM_SIGMA); /* Fed-PLT: sigma is tau of eq. (13) */
     } else if (mode == DPDO_NOISE_PAPER) {
         if (!have_paper)
-            return dpdo__err(e->err, DPDO_E_INVAL, "prepare: PAPER noise needs the solver's lambda_lo (Prop. 4)");
+            return dpdo__err(e->err, DPDO_E_INVAL,
+                             "prepare: PAPER noise needs the solver's lambda_lo (Prop. 4)");
         dpdo_paper *pp = e->pv.paper;
         if ((rc = dpdo_paper_set(pp, "L", Leff)) || (rc = dpdo_paper_set(pp, "lambda_lo", lo)) ||
             (rc = dpdo_paper_set(pp, "tau", 1.0)) || (rc = dpdo_paper_set(pp, "q", (double)qmin)) ||
-            (rc = dpdo_paper_set(pp, "gamma", P->gamma)) || (rc = dpdo_paper_set(pp, "K", (double)T)) ||
-            (rc = dpdo_paper_set(pp, "Ne", (double)P->ne)) || (rc = dpdo_paper_set(pp, "delta", e->o.delta)) ||
+            (rc = dpdo_paper_set(pp, "gamma", P->gamma)) ||
+            (rc = dpdo_paper_set(pp, "K", (double)T)) ||
+            (rc = dpdo_paper_set(pp, "Ne", (double)P->ne)) ||
+            (rc = dpdo_paper_set(pp, "delta", e->o.delta)) ||
             (rc = dpdo_paper_set(pp, "eps", e->o.epsilon)) || (rc = dpdo_paper_evaluate(pp)))
             return dpdo__err(e->err, rc, "prepare: paper bound: %s", dpdo_paper_errmsg(pp));
         double t2 = NAN;
@@ -154,28 +168,35 @@ static int prepare(dpdo__eng *e, void *priv)
     } else { /* RIGOROUS: the transcript accountant, calibrated for the releases that can happen */
         /* calib-steps counts noisy steps; the automatic count is active rounds times N_e */
         double K = (double)DPDO__PI(e, DPDO_PARAM_CALIB_STEPS);
-        if (K == 0) { /* per node: the Binomial(T, pi_i) quantile of its active rounds, N_e steps each */
+        if (K ==
+            0) { /* per node: the Binomial(T, pi_i) quantile of its active rounds, N_e steps each */
             if (P->sampler == DPDO_FED_SAMPLER_UNIFORM) {
                 double *pv = dpdo__alloc_array((size_t)n, sizeof *pv);
                 if (!pv) return dpdo__err(e->err, DPDO_E_NOMEM, "prepare: out of memory");
-                for (int64_t i = 0; i < n; i++) pv[i] = pi;
+                for (int64_t i = 0; i < n; i++)
+                    pv[i] = pi;
                 K = dpdo__eng_calib_counts(e, pv, pi) * (double)P->ne;
                 dpdo__free(pv);
             } else {
                 K = dpdo__eng_calib_counts(e, NULL, P->p) * (double)P->ne;
             }
-            for (int64_t i = 0; i < n; i++) e->pv.planned[i] *= P->ne;
+            for (int64_t i = 0; i < n; i++)
+                e->pv.planned[i] *= P->ne;
         } else {
             dpdo__eng_set_planned(e, K);
         }
         dpdo__sampling_desc none = {DPDO_SAMPLING_NONE, 1.0, 0, 0};
         double sig = 0;
-        if ((rc = dpdo__eng_calibrate_sigma(e, &none, P->gamma * Leff / (double)qmin, K, &sig))) return rc;
+        if ((rc = dpdo__eng_calibrate_sigma(e, &none, P->gamma * Leff / (double)qmin, K, &sig)))
+            return rc;
         tau = sig / g2;
     }
-    if (!(tau >= 0 && isfinite(tau))) return dpdo__err(e->err, DPDO_E_NUMERIC, "prepare: tau = %g", tau);
+    if (!(tau >= 0 && isfinite(tau)))
+        return dpdo__err(e->err, DPDO_E_NUMERIC, "prepare: tau = %g", tau);
     /* test build: SIGMA_HALF makes the solver draw half the noise the accounting assumes */
-    if ((rc = dpdo_solver_set(s, "tau", DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF) ? tau / 2 : tau))) return dpdo__err(e->err, rc, "prepare: solver: %s", dpdo_solver_errmsg(s));
+    if ((rc =
+             dpdo_solver_set(s, "tau", DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF) ? tau / 2 : tau)))
+        return dpdo__err(e->err, rc, "prepare: solver: %s", dpdo_solver_errmsg(s));
     P->tau = tau;
     P->sens_num = P->gamma * Leff;
     e->pv.sigma = tau;
@@ -196,22 +217,27 @@ static int prepare(dpdo__eng *e, void *priv)
         if ((rc = dpdo_paper_set(pp, "L", Leff)) || (rc = dpdo_paper_set(pp, "lambda_lo", lo)) ||
             (rc = dpdo_paper_set(pp, "tau", tau)) || (rc = dpdo_paper_set(pp, "q", (double)qmin)) ||
             (rc = dpdo_paper_set(pp, "gamma", P->gamma)) || (rc = dpdo_paper_set(pp, "K", 0.0)) ||
-            (rc = dpdo_paper_set(pp, "Ne", (double)P->ne)) || (rc = dpdo_paper_set(pp, "delta", e->o.delta)) ||
+            (rc = dpdo_paper_set(pp, "Ne", (double)P->ne)) ||
+            (rc = dpdo_paper_set(pp, "delta", e->o.delta)) ||
             (!isnan(hi) && (rc = dpdo_paper_set(pp, "lambda_hi", hi))) ||
             (rc = dpdo_paper_set(pp, "rho", P->rho)) || (rc = dpdo_paper_evaluate(pp)))
             return dpdo__err(e->err, rc, "prepare: paper bound: %s", dpdo_paper_errmsg(pp));
         if (!dpdo_paper_valid(pp)) {
             if (e->o.strict)
-                return dpdo__err(e->err, DPDO_E_INVAL, "prepare: Proposition 4 does not apply (strict): %s",
+                return dpdo__err(e->err, DPDO_E_INVAL,
+                                 "prepare: Proposition 4 does not apply (strict): %s",
                                  dpdo_paper_violations(pp));
             char buf[400];
             snprintf(buf, sizeof buf, "paper bound: %s", dpdo_paper_violations(pp));
             dpdo__eng_note(e, buf);
         }
-        dpdo__eng_note(e, "paper bound (Prop. 4) covers the released final model only, assumes full participation, and its "
-                "proof has gaps (spec fed-plt §4.8); the rigorous figure accounts every message");
+        dpdo__eng_note(
+            e, "paper bound (Prop. 4) covers the released final model only, assumes full "
+               "participation, and its "
+               "proof has gaps (spec fed-plt §4.8); the rigorous figure accounts every message");
     }
-    if (trusted) dpdo__eng_note(e, "no clipping: the guarantee assumes per-sample gradient norms <= L/2");
+    if (trusted)
+        dpdo__eng_note(e, "no clipping: the guarantee assumes per-sample gradient norms <= L/2");
     /* events: N_e Gaussian releases per active round, one event per distinct shard size */
     for (int64_t i = 0; i < n; i++) {
         int32_t k;
@@ -220,8 +246,8 @@ static int prepare(dpdo__eng *e, void *priv)
         if (k == e->pv.nev) {
             dpdo__sampling_desc sd = {DPDO_SAMPLING_NONE, 1.0, 0, 0};
             char err[DPDO__ERRMSG_LEN];
-            if ((rc = dpdo__event_make(&e->pv.ev[k], DPDO_MECH_GAUSSIAN, &sd, P->gamma * Leff / (double)e->q[i],
-                                       g2 * tau, err)))
+            if ((rc = dpdo__event_make(&e->pv.ev[k], DPDO_MECH_GAUSSIAN, &sd,
+                                       P->gamma * Leff / (double)e->q[i], g2 * tau, err)))
                 return dpdo__err(e->err, rc, "prepare: agent %lld: %s", (long long)i, err);
             e->pv.nev++;
         }
@@ -258,23 +284,26 @@ static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
         dpdo__plan_bernoulli(e, p, P->p);
     } else {
         memset(p->is_comp, 0, (size_t)n);
-        if (P->m == n) memset(p->is_comp, 1, (size_t)n);
+        if (P->m == n)
+            memset(p->is_comp, 1, (size_t)n);
         else {
             dpdo__stream st;
             dpdo__stream_open(&st, e->rng, DPDO__NET_GLOBAL_NODE, p->t, DPDO_PURPOSE_ACTIVATION);
             dpdo__stream_subset(&st, n, P->m, p->comp);
-            for (int64_t c = 0; c < P->m; c++) p->is_comp[p->comp[c]] = 1;
+            for (int64_t c = 0; c < P->m; c++)
+                p->is_comp[p->comp[c]] = 1;
         }
     }
     dpdo__plan_list(p, n); /* ascending */
     p->nstages = 2;
     p->stage[0].who = DPDO__RUN_COORD;
     p->stage[0].npat = 1;
-    p->stage[0].pat[0] = (dpdo__xpat){.kind = DPDO__PAT_BCAST, .payload = DPDO__PAY_DENSE, .buf = e->scr[P->synew]};
+    p->stage[0].pat[0] =
+        (dpdo__xpat){.kind = DPDO__PAT_BCAST, .payload = DPDO__PAY_DENSE, .buf = e->scr[P->synew]};
     p->stage[1].who = DPDO__RUN_COMPUTING;
     p->stage[1].npat = 1;
-    p->stage[1].pat[0] = (dpdo__xpat){.kind = DPDO__PAT_GATHER, .payload = DPDO__PAY_DENSE, .buf = e->scr[P->sznew],
-                                      .ld = e->d};
+    p->stage[1].pat[0] = (dpdo__xpat){
+        .kind = DPDO__PAT_GATHER, .payload = DPDO__PAY_DENSE, .buf = e->scr[P->sznew], .ld = e->d};
     if (dpdo__plan_charge_computing(e, p, P->ne)) return e->plan.charge_err;
     return DPDO_OK;
 }
@@ -290,13 +319,16 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
         memcpy(zbar, ROW(e, P->bz, 0), d * sizeof(double));
         for (int64_t j = 1; j < e->n; j++) {
             const double *z = ROW(e, P->bz, j);
-            for (size_t k = 0; k < d; k++) zbar[k] += z[k];
+            for (size_t k = 0; k < d; k++)
+                zbar[k] += z[k];
         }
-        for (size_t k = 0; k < d; k++) zbar[k] /= (double)e->n;
+        for (size_t k = 0; k < d; k++)
+            zbar[k] /= (double)e->n;
         if (!e->reg) {
             memcpy(ynew, zbar, d * sizeof(double));
         } else if ((rc = dpdo_regularizer_prox(e->reg, zbar, e->d, P->rho / (double)e->n, ynew))) {
-            return dpdo__eng_err(e, rc, -1, "coordinator prox: %s", dpdo_regularizer_errmsg(e->reg));
+            return dpdo__eng_err(e, rc, -1, "coordinator prox: %s",
+                                 dpdo_regularizer_errmsg(e->reg));
         }
         return DPDO_OK;
     }
@@ -305,15 +337,17 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
     int32_t slot = dpdo__par_slot(e, i);
     double *ws = slot ? P->ws + (size_t)(slot - 1) * 4 * d : NULL;
     double *v = ws ? ws : e->scr[P->sv], *w = SROW(e, P->sxnew, i), *zn = SROW(e, P->sznew, i);
-    for (size_t k = 0; k < d; k++) v[k] = 2.0 * ynew[k] - z[k];
+    for (size_t k = 0; k < d; k++)
+        v[k] = 2.0 * ynew[k] - z[k];
     memcpy(w, ROW(e, P->bx, i), d * sizeof(double)); /* warm start (mandatory, spec §2.8) */
     char err[DPDO__ERRMSG_LEN] = "";
     /* secure private runs: grid noise with this agent's one-step sensitivity gamma L_eff / q_i */
     double gs = dpdo__eng_grid_noise(e) ? P->sens_num / (double)e->q[i] : 0.0;
-    rc = dpdo__solver_run_ws(e->solver, e->nodes[i], v, P->rho, P->ne, e->rng, (uint64_t)i, p->t, gs,
-                             DPDO__GRID_ETA, w, ws ? ws + d : NULL, err);
+    rc = dpdo__solver_run_ws(e->solver, e->nodes[i], v, P->rho, P->ne, e->rng, (uint64_t)i, p->t,
+                             gs, DPDO__GRID_ETA, w, ws ? ws + d : NULL, err);
     if (rc) return dpdo__eng_err(e, rc, i, "local solver: %s", err);
-    for (size_t k = 0; k < d; k++) zn[k] = z[k] + 2.0 * (w[k] - ynew[k]);
+    for (size_t k = 0; k < d; k++)
+        zn[k] = z[k] + 2.0 * (w[k] - ynew[k]);
     return DPDO_OK;
 }
 
@@ -361,7 +395,8 @@ static void output(const dpdo__eng *e, const void *priv, int64_t i, double *out)
 
 const dpdo__alg_vt dpdo__vt_fed_plt = {
     .name = "fed-plt",
-    .title = "Fed-PLT (Bastianello, Liu, Johansson): federated learning with partial participation and private "
+    .title = "Fed-PLT (Bastianello, Liu, Johansson): federated learning with partial participation "
+             "and private "
              "local training, Algorithm 1",
     .priv_size = sizeof(fed),
     .keys = KEYS,

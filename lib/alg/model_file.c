@@ -2,16 +2,16 @@
 /* Model files (include/dpdo/model_file.h, format in docs/model.md "Model
  * files"): the output vector of a run with what produced it, saved as text,
  * loaded with strict checks (the file is untrusted input), and prediction. */
+#include "dpdo/model_file.h"
+#include "../data/data_impl.h"
+#include "../engine/engine_impl.h"
+#include "../model/model_impl.h"
+#include "dpdo/version.h"
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include "dpdo/model_file.h"
-#include "dpdo/version.h"
-#include "../engine/engine_impl.h"
-#include "../model/model_impl.h"
-#include "../data/data_impl.h"
 
 #define MODEL_FORMAT 1 /* the version this library reads and writes */
 #define TOKLEN 64
@@ -45,7 +45,8 @@ static void set_token(char *dst, const char *src)
 {
     size_t k = 0;
     if (src)
-        for (; src[k] && k < TOKLEN - 1; k++) dst[k] = tok_char(src[k]) ? src[k] : '_';
+        for (; src[k] && k < TOKLEN - 1; k++)
+            dst[k] = tok_char(src[k]) ? src[k] : '_';
     if (k == 0) dst[k++] = '_';
     dst[k] = '\0';
 }
@@ -101,7 +102,9 @@ DPDO_API void dpdo_model_destroy(dpdo_model *m)
 
 DPDO_API const char *dpdo_model_errmsg(const dpdo_model *m)
 {
-    return !m ? DPDO__NULL_TEXT("dpdo_model_errmsg", "m") : DPDO__LIVE(m, DPDO__MAGIC_MODEL) ? m->errmsg : DPDO__DEAD_TEXT("dpdo_model_errmsg", "m");
+    return !m                                 ? DPDO__NULL_TEXT("dpdo_model_errmsg", "m")
+           : DPDO__LIVE(m, DPDO__MAGIC_MODEL) ? m->errmsg
+                                              : DPDO__DEAD_TEXT("dpdo_model_errmsg", "m");
 }
 
 static int usable(struct dpdo_model *m)
@@ -124,7 +127,9 @@ DPDO_API int dpdo_model_from_algorithm(dpdo_model *m, dpdo_algorithm *alg)
     memset(&c, 0, sizeof c);
     c.dim = e->d;
     c.x = dpdo__alloc_array((size_t)c.dim, sizeof(double));
-    if (!c.x) return dpdo__err(m->errmsg, DPDO_E_NOMEM, "out of memory for %lld values", (long long)c.dim);
+    if (!c.x)
+        return dpdo__err(m->errmsg, DPDO_E_NOMEM, "out of memory for %lld values",
+                         (long long)c.dim);
     int rc = dpdo_algorithm_get_output(alg, DPDO_NODE_ALL, c.x, c.dim);
     if (rc) {
         dpdo__free(c.x);
@@ -149,7 +154,8 @@ DPDO_API int dpdo_model_from_algorithm(dpdo_model *m, dpdo_algorithm *alg)
     double eps = INFINITY, delta = 0.0;
     const char *src = "none";
     if (e->acc &&
-        dpdo_algorithm_privacy(alg, DPDO_PRIVACY_RIGOROUS, DPDO_NODE_ALL, &eps, &delta, NULL) == DPDO_OK &&
+        dpdo_algorithm_privacy(alg, DPDO_PRIVACY_RIGOROUS, DPDO_NODE_ALL, &eps, &delta, NULL) ==
+            DPDO_OK &&
         !isnan(eps) && eps >= 0 && delta >= 0 && delta < 1) {
         src = dpdo_algorithm_privacy_source(alg, DPDO_PRIVACY_RIGOROUS);
         if (!src || !*src) src = "none";
@@ -171,18 +177,19 @@ DPDO_API int dpdo_model_set(dpdo_model *m, const double *x, int64_t dim, const c
     if (!usable(m)) return DPDO_E_INVAL;
     if (!x) return dpdo__err(m->errmsg, DPDO_E_INVAL, "x is NULL");
     if (dim < 1 || dim > DPDO_MODEL_MAX_DIM)
-        return dpdo__err(m->errmsg, DPDO_E_INVAL, "dim = %lld out of range [1, 2^26]", (long long)dim);
+        return dpdo__err(m->errmsg, DPDO_E_INVAL, "dim = %lld out of range [1, 2^26]",
+                         (long long)dim);
     if (!valid_token(loss) || !valid_token(algorithm))
         return dpdo__err(m->errmsg, DPDO_E_INVAL,
                          "loss and algorithm names must be 1..63 characters of [A-Za-z0-9._+-]");
     size_t bad = dpdo__first_nonfinite(x, (size_t)dim);
-    if (bad < (size_t)dim)
-        return dpdo__err(m->errmsg, DPDO_E_INVAL, "x[%zu] is not finite", bad);
+    if (bad < (size_t)dim) return dpdo__err(m->errmsg, DPDO_E_INVAL, "x[%zu] is not finite", bad);
     content c;
     memset(&c, 0, sizeof c);
     c.dim = dim;
     c.x = dpdo__alloc_array((size_t)dim, sizeof(double));
-    if (!c.x) return dpdo__err(m->errmsg, DPDO_E_NOMEM, "out of memory for %lld values", (long long)dim);
+    if (!c.x)
+        return dpdo__err(m->errmsg, DPDO_E_NOMEM, "out of memory for %lld values", (long long)dim);
     memcpy(c.x, x, (size_t)dim * sizeof(double));
     set_token(c.loss, loss);
     set_token(c.alg, algorithm);
@@ -197,8 +204,10 @@ DPDO_API int dpdo_model_set(dpdo_model *m, const double *x, int64_t dim, const c
 /* ---- writing ------------------------------------------------------------------- */
 static void put_double(FILE *f, double v)
 {
-    if (isinf(v)) fputs(v > 0 ? "inf" : "-inf", f);
-    else fprintf(f, "%.17g", v);
+    if (isinf(v))
+        fputs(v > 0 ? "inf" : "-inf", f);
+    else
+        fprintf(f, "%.17g", v);
 }
 
 DPDO_API int dpdo_model_save(dpdo_model *m, const char *path)
@@ -208,7 +217,8 @@ DPDO_API int dpdo_model_save(dpdo_model *m, const char *path)
     if (!m->filled) return dpdo__err(m->errmsg, DPDO_E_STATE, "the model is empty");
     FILE *f = fopen(path, "wb");
     if (!f)
-        return dpdo__err(m->errmsg, DPDO_E_IO, "cannot open '%s' for writing (errno %d)", path, errno);
+        return dpdo__err(m->errmsg, DPDO_E_IO, "cannot open '%s' for writing (errno %d)", path,
+                         errno);
     fprintf(f, "dpdo-model %d\n# a linear model x of libdpdo (docs/model.md)\n", MODEL_FORMAT);
     fprintf(f, "library %s\nalgorithm %s\nloss %s\n", m->lib, m->alg, m->loss);
     fprintf(f, "regularizer %s ", m->reg);
@@ -232,10 +242,20 @@ DPDO_API int dpdo_model_save(dpdo_model *m, const char *path)
 }
 
 /* ---- reading ------------------------------------------------------------------- */
-enum { K_LIBRARY, K_ALGORITHM, K_LOSS, K_REGULARIZER, K_ROUNDS, K_EPSILON, K_DELTA, K_ACCOUNTANT,
-       K_DIM, K_N };
-static const char *const KEYS[K_N] = {"library", "algorithm", "loss", "regularizer", "rounds",
-                                      "epsilon", "delta", "accountant", "dim"};
+enum {
+    K_LIBRARY,
+    K_ALGORITHM,
+    K_LOSS,
+    K_REGULARIZER,
+    K_ROUNDS,
+    K_EPSILON,
+    K_DELTA,
+    K_ACCOUNTANT,
+    K_DIM,
+    K_N
+};
+static const char *const KEYS[K_N] = {"library", "algorithm", "loss",       "regularizer", "rounds",
+                                      "epsilon", "delta",     "accountant", "dim"};
 
 typedef struct {
     const char *name;
@@ -252,7 +272,8 @@ static int perr(reader *r, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    return dpdo__err(r->err, DPDO_E_FORMAT, "'%s' line %lld: %s", r->name, (long long)r->line, what);
+    return dpdo__err(r->err, DPDO_E_FORMAT, "'%s' line %lld: %s", r->name, (long long)r->line,
+                     what);
 }
 
 /* the next line that is neither blank nor a comment: [*b, *e) without the
@@ -265,9 +286,11 @@ static int next_line(reader *r, const char **b, const char **e)
         const char *le = nl ? nl : r->end;
         r->p = nl ? nl + 1 : r->end;
         r->line++;
-        while (s < le && (*s == ' ' || *s == '\t')) s++;
+        while (s < le && (*s == ' ' || *s == '\t'))
+            s++;
         const char *t = le;
-        while (t > s && (t[-1] == ' ' || t[-1] == '\t' || t[-1] == '\r')) t--;
+        while (t > s && (t[-1] == ' ' || t[-1] == '\t' || t[-1] == '\r'))
+            t--;
         if (s == t || *s == '#') continue;
         *b = s;
         *e = t;
@@ -280,9 +303,11 @@ static int next_line(reader *r, const char **b, const char **e)
 static size_t token(const char **s, const char *e, const char **tok)
 {
     const char *p = *s;
-    while (p < e && (*p == ' ' || *p == '\t')) p++;
+    while (p < e && (*p == ' ' || *p == '\t'))
+        p++;
     const char *q = p;
-    while (q < e && *q != ' ' && *q != '\t') q++;
+    while (q < e && *q != ' ' && *q != '\t')
+        q++;
     *tok = p;
     *s = q;
     return (size_t)(q - p);
@@ -303,7 +328,9 @@ static int copy_tok(reader *r, char *dst, const char *t, size_t n, const char *k
 {
     if (n == 0 || n >= TOKLEN) return perr(r, "%s: a name of 1..63 characters is expected", key);
     for (size_t k = 0; k < n; k++)
-        if (!tok_char(t[k])) return perr(r, "%s: character 0x%02x is not allowed in a name", key, (unsigned char)t[k]);
+        if (!tok_char(t[k]))
+            return perr(r, "%s: character 0x%02x is not allowed in a name", key,
+                        (unsigned char)t[k]);
     memcpy(dst, t, n);
     dst[n] = '\0';
     return 0;
@@ -314,11 +341,13 @@ static int parse(content *c, const char *name, const char *buf, size_t len, char
     reader r = {name, buf, buf + len, 0, err};
     const char *b, *e, *t;
     size_t n;
-    if (!next_line(&r, &b, &e)) return dpdo__err(err, DPDO_E_FORMAT, "'%s': empty model file", name);
+    if (!next_line(&r, &b, &e))
+        return dpdo__err(err, DPDO_E_FORMAT, "'%s': empty model file", name);
     const char *s = b;
     n = token(&s, e, &t);
     if (n != 10 || memcmp(t, "dpdo-model", 10) != 0)
-        return perr(&r, "not a dpdo model file (the first line must be 'dpdo-model %d')", MODEL_FORMAT);
+        return perr(&r, "not a dpdo model file (the first line must be 'dpdo-model %d')",
+                    MODEL_FORMAT);
     n = token(&s, e, &t);
     double ver;
     if (!num(t, n, 0, &ver) || ver != floor(ver) || ver < 1 || s != e)
@@ -329,12 +358,14 @@ static int parse(content *c, const char *name, const char *buf, size_t len, char
     int seen[K_N] = {0};
     int rc;
     for (;;) {
-        if (!next_line(&r, &b, &e)) return dpdo__err(err, DPDO_E_FORMAT, "'%s': truncated: no 'x' line", name);
+        if (!next_line(&r, &b, &e))
+            return dpdo__err(err, DPDO_E_FORMAT, "'%s': truncated: no 'x' line", name);
         s = b;
         n = token(&s, e, &t);
         if (n == 1 && t[0] == 'x' && s == e) break;
         int k = 0;
-        while (k < K_N && !(strlen(KEYS[k]) == n && memcmp(KEYS[k], t, n) == 0)) k++;
+        while (k < K_N && !(strlen(KEYS[k]) == n && memcmp(KEYS[k], t, n) == 0))
+            k++;
         if (k == K_N) return perr(&r, "unknown key '%.*s'", (int)(n < 40 ? n : 40), t);
         if (seen[k]) return perr(&r, "key '%s' repeated", KEYS[k]);
         seen[k] = 1;
@@ -345,7 +376,10 @@ static int parse(content *c, const char *name, const char *buf, size_t len, char
         case K_ALGORITHM:
         case K_LOSS:
         case K_ACCOUNTANT: {
-            char *dst = k == K_LIBRARY ? c->lib : k == K_ALGORITHM ? c->alg : k == K_LOSS ? c->loss : c->acc;
+            char *dst = k == K_LIBRARY     ? c->lib
+                        : k == K_ALGORITHM ? c->alg
+                        : k == K_LOSS      ? c->loss
+                                           : c->acc;
             n = token(&s, e, &t);
             if ((rc = copy_tok(&r, dst, t, n, key))) return rc;
             break;
@@ -378,13 +412,15 @@ static int parse(content *c, const char *name, const char *buf, size_t len, char
         default: /* K_DIM */
             n = token(&s, e, &t);
             if (!num(t, n, 0, &v) || v < 1 || v != floor(v) || v > (double)DPDO_MODEL_MAX_DIM)
-                return perr(&r, "dim: an integer in [1, %lld] is expected", (long long)DPDO_MODEL_MAX_DIM);
+                return perr(&r, "dim: an integer in [1, %lld] is expected",
+                            (long long)DPDO_MODEL_MAX_DIM);
             c->dim = (int64_t)v;
             break;
         }
         if (s != e) {
             token(&s, e, &t);
-            return perr(&r, "%s: unexpected '%.*s' after the value", key, (int)(e - t < 40 ? e - t : 40), t);
+            return perr(&r, "%s: unexpected '%.*s' after the value", key,
+                        (int)(e - t < 40 ? e - t : 40), t);
         }
     }
     for (int k = 0; k < K_N; k++)
@@ -392,10 +428,12 @@ static int parse(content *c, const char *name, const char *buf, size_t len, char
     /* every value needs at least two bytes ("0\n"): refuse a dimension the
      * rest of the file cannot hold before allocating for it */
     if ((size_t)(r.end - r.p) / 2 < (size_t)c->dim)
-        return perr(&r, "dim %lld but the rest of the file (%zu bytes) cannot hold that many values",
+        return perr(&r,
+                    "dim %lld but the rest of the file (%zu bytes) cannot hold that many values",
                     (long long)c->dim, (size_t)(r.end - r.p));
     c->x = dpdo__alloc_array((size_t)c->dim, sizeof(double));
-    if (!c->x) return dpdo__err(err, DPDO_E_NOMEM, "out of memory for %lld values", (long long)c->dim);
+    if (!c->x)
+        return dpdo__err(err, DPDO_E_NOMEM, "out of memory for %lld values", (long long)c->dim);
     for (int64_t j = 0; j < c->dim; j++) {
         if (!next_line(&r, &b, &e))
             return dpdo__err(err, DPDO_E_FORMAT, "'%s': truncated: %lld of %lld values", name,
@@ -469,8 +507,9 @@ DPDO_API int dpdo_model_get_x(dpdo_model *m, double *out, int64_t dim)
     if (!usable(m)) return DPDO_E_INVAL;
     if (!m->filled) return dpdo__err(m->errmsg, DPDO_E_STATE, "the model is empty");
     if (!out || dim != m->dim)
-        return dpdo__err(m->errmsg, DPDO_E_INVAL, "out is NULL or dim %lld differs from the model's %lld",
-                         (long long)dim, (long long)m->dim);
+        return dpdo__err(m->errmsg, DPDO_E_INVAL,
+                         "out is NULL or dim %lld differs from the model's %lld", (long long)dim,
+                         (long long)m->dim);
     memcpy(out, m->x, (size_t)dim * sizeof(double));
     return DPDO_OK;
 }
@@ -513,7 +552,8 @@ DPDO_API int dpdo_model_predict(dpdo_model *m, dpdo_dataset *ds, int kind, doubl
         return dpdo__err(m->errmsg, DPDO_E_INVAL,
                          "kind = %d: use DPDO_PREDICT_MARGIN, _LABEL or _PROBABILITY", kind);
     if (!m->filled) return dpdo__err(m->errmsg, DPDO_E_STATE, "the model is empty");
-    if (ds->layout == DPDO__DS_EMPTY) return dpdo__err(m->errmsg, DPDO_E_STATE, "the dataset is empty");
+    if (ds->layout == DPDO__DS_EMPTY)
+        return dpdo__err(m->errmsg, DPDO_E_STATE, "the dataset is empty");
     if (n != ds->n)
         return dpdo__err(m->errmsg, DPDO_E_INVAL, "n = %lld but the dataset has %lld rows",
                          (long long)n, (long long)ds->n);
@@ -523,14 +563,17 @@ DPDO_API int dpdo_model_predict(dpdo_model *m, dpdo_dataset *ds, int kind, doubl
                          (long long)m->dim);
     if (kind == DPDO_PREDICT_PROBABILITY && strcmp(m->loss, "logistic") != 0)
         return dpdo__err(m->errmsg, DPDO_E_UNSUPPORTED,
-                         "probabilities need the logistic loss; this model's loss is '%s'", m->loss);
+                         "probabilities need the logistic loss; this model's loss is '%s'",
+                         m->loss);
     /* the dataset's features are the first ds->d of the model's */
     dpdo__margins(ds, NULL, ds->n, m->x, out);
     for (int64_t i = 0; i < n; i++) {
         double z = out[i];
-        if (kind == DPDO_PREDICT_LABEL) out[i] = z >= 0 ? 1.0 : -1.0;
+        if (kind == DPDO_PREDICT_LABEL)
+            out[i] = z >= 0 ? 1.0 : -1.0;
         else if (kind == DPDO_PREDICT_PROBABILITY) {
-            if (z >= 0) out[i] = 1.0 / (1.0 + exp(-z));
+            if (z >= 0)
+                out[i] = 1.0 / (1.0 + exp(-z));
             else {
                 double ez = exp(z);
                 out[i] = ez / (1.0 + ez);

@@ -5,24 +5,24 @@
  * attack's success into an epsilon lower bound (stats.c). Engine internals are used for two
  * things only: fresh node keys between runs without a new prepare (the keys the engine reads
  * when it opens a private stream), and the test-build weakening hooks. */
-#include <math.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sodium.h>
+#include "../core/core_impl.h"
+#include "../engine/engine_impl.h"
 #include "audit_impl.h"
 #include "dpdo/dataset.h"
 #include "dpdo/loss.h"
-#include "dpdo/node.h"
 #include "dpdo/network.h"
+#include "dpdo/node.h"
 #include "dpdo/policy.h"
 #include "dpdo/regularizer.h"
 #include "dpdo/status.h"
 #include "dpdo/transport.h"
-#include "../core/core_impl.h"
-#include "../engine/engine_impl.h"
+#include <math.h>
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
 
-extern void dposv_(const char *uplo, const int *n, const int *nrhs, double *a, const int *lda, double *b,
-                   const int *ldb, int *info, size_t uplo_len);
+extern void dposv_(const char *uplo, const int *n, const int *nrhs, double *a, const int *lda,
+                   double *b, const int *ldb, int *info, size_t uplo_len);
 
 #define MAX_PARAMS 32
 
@@ -39,7 +39,8 @@ struct dpdo_audit {
     dpdo_audit_progress_fn fn;
     void *user;
     uint32_t weaken;
-    int public_keys; /* test build: key each run through dpdo_algorithm_set_node_secret (re-prepare) */
+    int public_keys; /* test build: key each run through dpdo_algorithm_set_node_secret (re-prepare)
+                      */
 };
 
 /* ---- the canary loss: l(x; a, y) = -y <a, x> (phi kind), gradient -y a ---------------------- */
@@ -58,8 +59,10 @@ static int lin_bounds(void *user, double mb, double lb, double *d1, double *d2)
     *d2 = 0;
     return 0;
 }
-static const dpdo_loss_type linear_loss = {.struct_size = sizeof(dpdo_loss_type), .name = "audit-linear",
-                                           .phi = lin_phi, .phi_bounds = lin_bounds};
+static const dpdo_loss_type linear_loss = {.struct_size = sizeof(dpdo_loss_type),
+                                           .name = "audit-linear",
+                                           .phi = lin_phi,
+                                           .phi_bounds = lin_bounds};
 
 /* ---- options ----------------------------------------------------------------------------- */
 
@@ -108,39 +111,52 @@ DPDO_API const char *dpdo_audit_errmsg(const dpdo_audit *a)
 
 DPDO_API const char *dpdo_audit_verdict_name(int v)
 {
-    return v == DPDO_AUDIT_CONSISTENT ? "consistent"
-         : v == DPDO_AUDIT_VIOLATION  ? "VIOLATION"
-         : v == DPDO_AUDIT_NO_CLAIM   ? "no claim"
-                                      : "(unknown)";
+    return v == DPDO_AUDIT_CONSISTENT  ? "consistent"
+           : v == DPDO_AUDIT_VIOLATION ? "VIOLATION"
+           : v == DPDO_AUDIT_NO_CLAIM  ? "no claim"
+                                       : "(unknown)";
 }
 
 static int check_options(const dpdo_audit_options *o, char *err)
 {
 #define BAD(...) return dpdo__err(err, DPDO_E_INVAL, "audit setup: " __VA_ARGS__)
-    if (o->method != DPDO_AUDIT_RELEASE && o->method != DPDO_AUDIT_ONE_RUN) BAD("method %d is unknown", o->method);
-    if (o->view != DPDO_AUDIT_VIEW_TRANSCRIPT && o->view != DPDO_AUDIT_VIEW_MODEL) BAD("view %d is unknown", o->view);
+    if (o->method != DPDO_AUDIT_RELEASE && o->method != DPDO_AUDIT_ONE_RUN)
+        BAD("method %d is unknown", o->method);
+    if (o->view != DPDO_AUDIT_VIEW_TRANSCRIPT && o->view != DPDO_AUDIT_VIEW_MODEL)
+        BAD("view %d is unknown", o->view);
     if (o->neighbour != DPDO_AUDIT_REPLACE && o->neighbour != DPDO_AUDIT_REMOVE)
         BAD("neighbour %d is unknown", o->neighbour);
     if (o->randomness != DPDO_RANDOMNESS_SECURE && o->randomness != DPDO_RANDOMNESS_REPRODUCIBLE)
         BAD("randomness %d is unknown", o->randomness);
-    if (o->loss != DPDO_AUDIT_LOSS_LINEAR && o->loss != DPDO_AUDIT_LOSS_LOGISTIC) BAD("loss %d is unknown", o->loss);
-    if (o->runs < 20 || o->runs > ((int64_t)1 << 40)) BAD("runs = %lld must be in [20, 2^40]", (long long)o->runs);
-    if (!(o->train_fraction > 0 && o->train_fraction < 1)) BAD("train_fraction = %g must be in (0, 1)", o->train_fraction);
-    if (!(o->confidence > 0 && o->confidence < 1)) BAD("confidence = %g must be in (0, 1)", o->confidence);
-    if (o->canaries < 2 || o->canaries > 5000) BAD("canaries = %lld must be in [2, 5000]", (long long)o->canaries);
+    if (o->loss != DPDO_AUDIT_LOSS_LINEAR && o->loss != DPDO_AUDIT_LOSS_LOGISTIC)
+        BAD("loss %d is unknown", o->loss);
+    if (o->runs < 20 || o->runs > ((int64_t)1 << 40))
+        BAD("runs = %lld must be in [20, 2^40]", (long long)o->runs);
+    if (!(o->train_fraction > 0 && o->train_fraction < 1))
+        BAD("train_fraction = %g must be in (0, 1)", o->train_fraction);
+    if (!(o->confidence > 0 && o->confidence < 1))
+        BAD("confidence = %g must be in (0, 1)", o->confidence);
+    if (o->canaries < 2 || o->canaries > 5000)
+        BAD("canaries = %lld must be in [2, 5000]", (long long)o->canaries);
     if (o->guesses < 0 || 2 * o->guesses > o->canaries)
-        BAD("guesses = %lld: need 0 <= 2 guesses <= canaries = %lld", (long long)o->guesses, (long long)o->canaries);
-    if (o->nodes < 2 || o->nodes > 100000) BAD("nodes = %lld must be in [2, 100000]", (long long)o->nodes);
-    if (o->rows < 1 || o->rows > 1000000) BAD("rows = %lld must be in [1, 10^6]", (long long)o->rows);
+        BAD("guesses = %lld: need 0 <= 2 guesses <= canaries = %lld", (long long)o->guesses,
+            (long long)o->canaries);
+    if (o->nodes < 2 || o->nodes > 100000)
+        BAD("nodes = %lld must be in [2, 100000]", (long long)o->nodes);
+    if (o->rows < 1 || o->rows > 1000000)
+        BAD("rows = %lld must be in [1, 10^6]", (long long)o->rows);
     if (o->neighbour == DPDO_AUDIT_REMOVE && o->rows < 2) BAD("neighbour REMOVE needs rows >= 2");
     if (o->neighbour == DPDO_AUDIT_REMOVE && o->method == DPDO_AUDIT_ONE_RUN)
         BAD("the one-run audit flips canary labels (REPLACE); REMOVE is for the release audit");
     if (o->dim < 2 || o->dim > 1000000) BAD("dim = %lld must be in [2, 10^6]", (long long)o->dim);
     if (o->canary_node < -1 || o->canary_node >= o->nodes)
-        BAD("canary_node = %lld is not -1 or in [0, %lld)", (long long)o->canary_node, (long long)o->nodes);
-    if (!(o->canary_norm >= 0 && isfinite(o->canary_norm))) BAD("canary_norm = %g must be finite and >= 0", o->canary_norm);
+        BAD("canary_node = %lld is not -1 or in [0, %lld)", (long long)o->canary_node,
+            (long long)o->nodes);
+    if (!(o->canary_norm >= 0 && isfinite(o->canary_norm)))
+        BAD("canary_norm = %g must be finite and >= 0", o->canary_norm);
     if (!(o->l2 >= 0 && isfinite(o->l2))) BAD("l2 = %g must be finite and >= 0", o->l2);
-    if (o->accountant && !dpdo_accountant_type_find(o->accountant)) BAD("accountant '%s' is unknown", o->accountant);
+    if (o->accountant && !dpdo_accountant_type_find(o->accountant))
+        BAD("accountant '%s' is unknown", o->accountant);
     if (o->policy && !dpdo_policy_type_find(o->policy)) BAD("policy '%s' is unknown", o->policy);
     if (o->max_features < 1 || o->max_features > 4096)
         BAD("max_features = %lld must be in [1, 4096]", (long long)o->max_features);
@@ -148,7 +164,8 @@ static int check_options(const dpdo_audit_options *o, char *err)
     return DPDO_OK;
 }
 
-DPDO_API int dpdo_audit_setup(dpdo_audit *a, const dpdo_algorithm_type *type, const dpdo_algorithm_options *alg_opts,
+DPDO_API int dpdo_audit_setup(dpdo_audit *a, const dpdo_algorithm_type *type,
+                              const dpdo_algorithm_options *alg_opts,
                               const dpdo_audit_options *opts)
 {
     if (!a) return DPDO_E_INVAL;
@@ -156,13 +173,13 @@ DPDO_API int dpdo_audit_setup(dpdo_audit *a, const dpdo_algorithm_type *type, co
     dpdo_algorithm_options ao;
     dpdo_algorithm_options_init(&ao, sizeof ao);
     int rc;
-    if ((rc = dpdo__options_accept(&ao, sizeof ao, offsetof(dpdo_algorithm_options, reserved), alg_opts,
-                                   "dpdo_algorithm_options", a->err)))
+    if ((rc = dpdo__options_accept(&ao, sizeof ao, offsetof(dpdo_algorithm_options, reserved),
+                                   alg_opts, "dpdo_algorithm_options", a->err)))
         return rc;
     dpdo_audit_options o;
     dpdo_audit_options_init(&o, sizeof o);
-    if ((rc = dpdo__options_accept(&o, sizeof o, offsetof(dpdo_audit_options, reserved), opts, "dpdo_audit_options",
-                                   a->err)))
+    if ((rc = dpdo__options_accept(&o, sizeof o, offsetof(dpdo_audit_options, reserved), opts,
+                                   "dpdo_audit_options", a->err)))
         return rc;
     if ((rc = check_options(&o, a->err))) return rc;
     if ((o.accountant && strlen(o.accountant) >= sizeof a->acc_name) ||
@@ -182,15 +199,19 @@ DPDO_API int dpdo_audit_setup(dpdo_audit *a, const dpdo_algorithm_type *type, co
 DPDO_API int dpdo_audit_set_param(dpdo_audit *a, int key, double value)
 {
     if (!a) return DPDO_E_INVAL;
-    if (!a->set_up) return dpdo__err(a->err, DPDO_E_INVAL, "set_param: call dpdo_audit_setup first");
-    if (dpdo_param_type(key) < 0) return dpdo__err(a->err, DPDO_E_INVAL, "set_param: unknown key %d", key);
-    if (isnan(value)) return dpdo__err(a->err, DPDO_E_INVAL, "set_param: %s: NaN", dpdo_param_name(key));
+    if (!a->set_up)
+        return dpdo__err(a->err, DPDO_E_INVAL, "set_param: call dpdo_audit_setup first");
+    if (dpdo_param_type(key) < 0)
+        return dpdo__err(a->err, DPDO_E_INVAL, "set_param: unknown key %d", key);
+    if (isnan(value))
+        return dpdo__err(a->err, DPDO_E_INVAL, "set_param: %s: NaN", dpdo_param_name(key));
     for (int32_t k = 0; k < a->nparam; k++)
         if (a->pkey[k] == key) {
             a->pval[k] = value;
             return DPDO_OK;
         }
-    if (a->nparam == MAX_PARAMS) return dpdo__err(a->err, DPDO_E_INVAL, "set_param: more than %d parameters", MAX_PARAMS);
+    if (a->nparam == MAX_PARAMS)
+        return dpdo__err(a->err, DPDO_E_INVAL, "set_param: more than %d parameters", MAX_PARAMS);
     a->pkey[a->nparam] = key;
     a->pval[a->nparam++] = value;
     return DPDO_OK;
@@ -214,7 +235,8 @@ int dpdo__audit_set_public_keys(dpdo_audit *a, int on)
 
 int dpdo__audit_set_weaken(dpdo_audit *a, uint32_t bits)
 {
-    if (!a || bits & ~(DPDO__WEAKEN_SIGMA_HALF | DPDO__WEAKEN_SENS_DOUBLE | DPDO__WEAKEN_WOR_PASS)) return DPDO_E_INVAL;
+    if (!a || bits & ~(DPDO__WEAKEN_SIGMA_HALF | DPDO__WEAKEN_SENS_DOUBLE | DPDO__WEAKEN_WOR_PASS))
+        return DPDO_E_INVAL;
     a->weaken = bits;
     return DPDO_OK;
 }
@@ -242,9 +264,11 @@ static void probe_take(probe *pr, const double *v, const int64_t *idx, int64_t k
     pr->nmsg++;
     if (pr->m > 0) {
         if (!idx) {
-            for (int64_t j = 0; j < pr->m; j++) pr->sum[j] += v[j], pr->last[j] = v[j];
+            for (int64_t j = 0; j < pr->m; j++)
+                pr->sum[j] += v[j], pr->last[j] = v[j];
         } else {
-            for (int64_t j = 0; j < pr->m; j++) pr->last[j] = 0;
+            for (int64_t j = 0; j < pr->m; j++)
+                pr->last[j] = 0;
             for (int64_t t = 0; t < k; t++)
                 if (idx[t] >= 0 && idx[t] < pr->m) pr->sum[idx[t]] += v[t], pr->last[idx[t]] = v[t];
         }
@@ -253,7 +277,8 @@ static void probe_take(probe *pr, const double *v, const int64_t *idx, int64_t k
     if (pr->nf >= pr->cap) return;
     double x = 0;
     if (!idx) {
-        for (int64_t j = 0; j < pr->d; j++) x += v[j] * pr->u[j];
+        for (int64_t j = 0; j < pr->d; j++)
+            x += v[j] * pr->u[j];
     } else {
         for (int64_t t = 0; t < k; t++)
             if (idx[t] >= 0 && idx[t] < pr->d) x += v[t] * pr->u[idx[t]];
@@ -264,12 +289,14 @@ static void probe_take(probe *pr, const double *v, const int64_t *idx, int64_t k
 static int pr_layout(void *user, int64_t n, int64_t *proc, int64_t *self)
 {
     (void)user;
-    for (int64_t i = 0; i <= n; i++) proc[i] = 0;
+    for (int64_t i = 0; i <= n; i++)
+        proc[i] = 0;
     *self = 0;
     return 0;
 }
 
-static int pr_exchange(void *user, int status, const dpdo_message *msg, int64_t nmsg, int32_t *any_failed)
+static int pr_exchange(void *user, int status, const dpdo_message *msg, int64_t nmsg,
+                       int32_t *any_failed)
 {
     probe *pr = user;
     *any_failed = status != 0;
@@ -365,8 +392,10 @@ static void world_free(world *w)
     dpdo_ledger_destroy(w->led);
     dpdo_regularizer_destroy(w->reg);
     dpdo_network_destroy(w->net);
-    for (int64_t i = 0; w->nd && i < w->n; i++) dpdo_node_destroy(w->nd[i]);
-    for (int64_t i = 0; w->sh && i < w->n; i++) dpdo_shard_destroy(w->sh[i]);
+    for (int64_t i = 0; w->nd && i < w->n; i++)
+        dpdo_node_destroy(w->nd[i]);
+    for (int64_t i = 0; w->sh && i < w->n; i++)
+        dpdo_shard_destroy(w->sh[i]);
     dpdo_loss_destroy(w->loss);
     dpdo_dataset_destroy(w->ds);
     dpdo__free(w->nd), dpdo__free(w->sh);
@@ -394,17 +423,19 @@ static double gauss(uint64_t *s)
 /* The data of a world. Release audit: n nodes x q rows, d features; benign rows use features
  * 0..d-2 (norm <= 0.9, labels +-1); the canary is row 0 of node c: K (1, ..., 1)/sqrt(d), label
  * +1 (D1) or -1 (D0, REPLACE), or absent (D0, REMOVE). One-run audit: d = m + 1; node c holds
- * the m canaries K e_j with labels coins[j] (K = canary_norm, or L); every other node m benign rows on
- * feature m. */
-static int build_data(const dpdo_audit *a, int64_t c, int which, const int8_t *coins, double **Xo, double **yo,
-                      int64_t **rowso, int64_t *Nout, int64_t *d_out)
+ * the m canaries K e_j with labels coins[j] (K = canary_norm, or L); every other node m benign rows
+ * on feature m. */
+static int build_data(const dpdo_audit *a, int64_t c, int which, const int8_t *coins, double **Xo,
+                      double **yo, int64_t **rowso, int64_t *Nout, int64_t *d_out)
 {
     const dpdo_audit_options *o = &a->o;
     int one = o->method == DPDO_AUDIT_ONE_RUN;
     int64_t n = o->nodes, q = one ? o->canaries : o->rows, d = one ? o->canaries + 1 : o->dim;
     int64_t N = n * q;
-    double *X = dpdo__calloc((size_t)N * (size_t)d, sizeof *X), *y = dpdo__calloc((size_t)N, sizeof *y);
-    int64_t *rows = dpdo__calloc((size_t)n + 1, sizeof *rows); /* first row of each node; rows[n] = N used */
+    double *X = dpdo__calloc((size_t)N * (size_t)d, sizeof *X),
+           *y = dpdo__calloc((size_t)N, sizeof *y);
+    int64_t *rows =
+        dpdo__calloc((size_t)n + 1, sizeof *rows); /* first row of each node; rows[n] = N used */
     if (!X || !y || !rows) {
         dpdo__free(X), dpdo__free(y), dpdo__free(rows);
         return DPDO_E_NOMEM;
@@ -422,17 +453,21 @@ static int build_data(const dpdo_audit *a, int64_t c, int which, const int8_t *c
                 continue;
             }
             if (i == c && k == 0) {
-                if (which == 0 && o->neighbour == DPDO_AUDIT_REMOVE) continue; /* the row is absent */
-                for (int64_t j = 0; j < d; j++) x[j] = K / sqrt((double)d);
+                if (which == 0 && o->neighbour == DPDO_AUDIT_REMOVE)
+                    continue; /* the row is absent */
+                for (int64_t j = 0; j < d; j++)
+                    x[j] = K / sqrt((double)d);
                 y[r++] = which ? 1.0 : -1.0;
                 continue;
             }
             /* benign: the same in both worlds (the stream does not depend on `which`) */
             double nrm = 0;
             int64_t f0 = one ? d - 1 : 0, f1 = one ? d : d - 1;
-            for (int64_t j = f0; j < f1; j++) x[j] = gauss(&s), nrm += x[j] * x[j];
+            for (int64_t j = f0; j < f1; j++)
+                x[j] = gauss(&s), nrm += x[j] * x[j];
             double sc = 0.9 * unif(&s) / sqrt(nrm > 0 ? nrm : 1);
-            for (int64_t j = f0; j < f1; j++) x[j] *= sc;
+            for (int64_t j = f0; j < f1; j++)
+                x[j] *= sc;
             y[r++] = unif(&s) < 0.5 ? -1.0 : 1.0;
         }
     }
@@ -446,9 +481,12 @@ static int apply_params(dpdo_audit *a, dpdo_algorithm *alg, int one)
     int rc;
     for (int32_t k = 0; k < a->nparam; k++) {
         int key = a->pkey[k];
-        rc = dpdo_param_type(key) == 0 ? dpdo_algorithm_set_int(alg, key, (int64_t)llround(a->pval[k]))
-                                       : dpdo_algorithm_set_double(alg, key, a->pval[k]);
-        if (rc) return dpdo__err(a->err, rc, "audit: parameter %s: %s", dpdo_param_name(key), dpdo_algorithm_errmsg(alg));
+        rc = dpdo_param_type(key) == 0
+                 ? dpdo_algorithm_set_int(alg, key, (int64_t)llround(a->pval[k]))
+                 : dpdo_algorithm_set_double(alg, key, a->pval[k]);
+        if (rc)
+            return dpdo__err(a->err, rc, "audit: parameter %s: %s", dpdo_param_name(key),
+                             dpdo_algorithm_errmsg(alg));
     }
     (void)one;
     return DPDO_OK;
@@ -472,10 +510,13 @@ static int world_make(dpdo_audit *a, world *w, int64_t c, int which, const int8_
         goto out;
     }
     const char *what = "dataset";
-    if ((rc = dpdo_dataset_create(&w->ds)) || (rc = dpdo_dataset_set_dense(w->ds, N, d, X, y, DPDO_COPY))) goto fail;
+    if ((rc = dpdo_dataset_create(&w->ds)) ||
+        (rc = dpdo_dataset_set_dense(w->ds, N, d, X, y, DPDO_COPY)))
+        goto fail;
     what = "loss";
-    rc = o->loss == DPDO_AUDIT_LOSS_LINEAR ? dpdo_loss_create(&w->loss, &linear_loss, NULL, d)
-                                           : dpdo_loss_create(&w->loss, dpdo_loss_type_find("logistic"), NULL, d);
+    rc = o->loss == DPDO_AUDIT_LOSS_LINEAR
+             ? dpdo_loss_create(&w->loss, &linear_loss, NULL, d)
+             : dpdo_loss_create(&w->loss, dpdo_loss_type_find("logistic"), NULL, d);
     if (rc) goto fail;
     what = "nodes";
     for (int64_t i = 0; i < n; i++)
@@ -483,14 +524,17 @@ static int world_make(dpdo_audit *a, world *w, int64_t c, int which, const int8_
             (rc = dpdo_node_create(&w->nd[i], w->sh[i], w->loss, 1.0)))
             goto fail;
     what = "network";
-    if ((rc = dpdo_network_create(&w->net)) || (rc = dpdo_network_set_complete(w->net, n))) goto fail;
+    if ((rc = dpdo_network_create(&w->net)) || (rc = dpdo_network_set_complete(w->net, n)))
+        goto fail;
     what = "regularizer";
-    if (o->l2 > 0 && (rc = dpdo_regularizer_create(&w->reg, dpdo_regularizer_type_find("l2"), NULL, d, &o->l2, 1)))
+    if (o->l2 > 0 && (rc = dpdo_regularizer_create(&w->reg, dpdo_regularizer_type_find("l2"), NULL,
+                                                   d, &o->l2, 1)))
         goto fail;
     what = "accountant";
     if ((rc = dpdo_ledger_create(&w->led, n)) ||
-        (rc = dpdo_accountant_create(&w->acc, dpdo_accountant_type_find(o->accountant ? o->accountant : "rdp"), NULL, w->led,
-                                           NULL)))
+        (rc = dpdo_accountant_create(
+             &w->acc, dpdo_accountant_type_find(o->accountant ? o->accountant : "rdp"), NULL,
+             w->led, NULL)))
         goto fail;
     dpdo_algorithm_options ao = a->ao;
     ao.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* keyed by the node secrets set per run */
@@ -511,17 +555,19 @@ static int world_make(dpdo_audit *a, world *w, int64_t c, int which, const int8_
             (rc = dpdo_solver_set(w->solver, "lambda_lo", o->l2 > 0 ? o->l2 : 0.1)) ||
             (rc = dpdo_solver_set(w->solver, "lambda_hi", (o->l2 > 0 ? o->l2 : 0.1) + 1.0)) ||
             (rc = dpdo_algorithm_set_solver(w->alg, w->solver))) {
-            dpdo__err(a->err, rc, "audit: the %s solver: %s", sn, w->solver ? dpdo_algorithm_errmsg(w->alg) : "out of memory");
+            dpdo__err(a->err, rc, "audit: the %s solver: %s", sn,
+                      w->solver ? dpdo_algorithm_errmsg(w->alg) : "out of memory");
             goto out;
         }
     }
     if (o->policy) {
         if (!dpdo__algorithm_eng(w->alg)->vt->uses_policy) {
-            rc = dpdo__err(a->err, DPDO_E_UNSUPPORTED, "audit: %s takes no policy ('%s')", dpdo_algorithm_name(w->alg),
-                           o->policy);
+            rc = dpdo__err(a->err, DPDO_E_UNSUPPORTED, "audit: %s takes no policy ('%s')",
+                           dpdo_algorithm_name(w->alg), o->policy);
             goto out;
         }
-        if ((rc = dpdo_policy_create(&w->policy, dpdo_policy_type_find(o->policy), NULL, n, d + 2)) ||
+        if ((rc = dpdo_policy_create(&w->policy, dpdo_policy_type_find(o->policy), NULL, n,
+                                     d + 2)) ||
             (rc = dpdo_algorithm_set_policy(w->alg, w->policy))) {
             dpdo__err(a->err, rc, "audit: policy '%s': %s", o->policy,
                       w->policy ? dpdo_algorithm_errmsg(w->alg) : "could not be created");
@@ -553,7 +599,8 @@ static int world_make(dpdo_audit *a, world *w, int64_t c, int which, const int8_
         w->pr.f = dpdo__calloc((size_t)o->max_features, sizeof(double));
         w->pr.u = dpdo__alloc_array((size_t)d, sizeof(double));
         if (w->pr.u)
-            for (int64_t j = 0; j < d; j++) w->pr.u[j] = 1 / sqrt((double)d);
+            for (int64_t j = 0; j < d; j++)
+                w->pr.u[j] = 1 / sqrt((double)d);
         if (!w->pr.f || !w->pr.u) {
             rc = dpdo__err(a->err, DPDO_E_NOMEM, "audit: out of memory");
             goto out;
@@ -583,8 +630,10 @@ static int next_keys(const dpdo_audit *a, world *w, uint64_t *ks)
         int rc = dpdo_algorithm_reset(w->alg);
         for (int64_t i = 0; i < w->n && !rc; i++) {
             uint64_t k;
-            if (a->o.randomness == DPDO_RANDOMNESS_SECURE) randombytes_buf(&k, sizeof k);
-            else k = mix64(ks);
+            if (a->o.randomness == DPDO_RANDOMNESS_SECURE)
+                randombytes_buf(&k, sizeof k);
+            else
+                k = mix64(ks);
             rc = dpdo_algorithm_set_node_secret(w->alg, i, k);
         }
         return rc;
@@ -601,11 +650,13 @@ static int next_keys(const dpdo_audit *a, world *w, uint64_t *ks)
 
 /* One run: reset with fresh keys, step to the end; the probe records. counts[n] (may be NULL):
  * rounds in which each node computed. */
-static int one_run(dpdo_audit *a, world *w, uint64_t *ks, int64_t *counts, int64_t *rounds, const char *tag,
-                   int64_t run)
+static int one_run(dpdo_audit *a, world *w, uint64_t *ks, int64_t *counts, int64_t *rounds,
+                   const char *tag, int64_t run)
 {
     int rc = next_keys(a, w, ks);
-    if (rc) return dpdo__err(a->err, rc, "audit: run %lld on %s: %s", (long long)run, tag, dpdo_algorithm_errmsg(w->alg));
+    if (rc)
+        return dpdo__err(a->err, rc, "audit: run %lld on %s: %s", (long long)run, tag,
+                         dpdo_algorithm_errmsg(w->alg));
     w->pr.nf = 0;
     w->pr.nmsg = 0;
     if (w->pr.m > 0) {
@@ -619,13 +670,14 @@ static int one_run(dpdo_audit *a, world *w, uint64_t *ks, int64_t *counts, int64
     while ((rc = dpdo_algorithm_step(w->alg)) == DPDO_ROUND) {
         t++;
         if (act && dpdo_algorithm_get_active(w->alg, act, w->n) == DPDO_OK)
-            for (int64_t i = 0; i < w->n; i++) counts[i] += act[i];
+            for (int64_t i = 0; i < w->n; i++)
+                counts[i] += act[i];
     }
     dpdo__free(act);
     w->pr.record = 0;
     if (rc != DPDO_DONE)
-        return dpdo__err(a->err, rc < 0 ? rc : DPDO_E_STATE, "audit: run %lld on %s: %s", (long long)run, tag,
-                         dpdo_algorithm_errmsg(w->alg));
+        return dpdo__err(a->err, rc < 0 ? rc : DPDO_E_STATE, "audit: run %lld on %s: %s",
+                         (long long)run, tag, dpdo_algorithm_errmsg(w->alg));
     if (rounds) *rounds = t;
     return DPDO_OK;
 }
@@ -633,8 +685,8 @@ static int one_run(dpdo_audit *a, world *w, uint64_t *ks, int64_t *counts, int64
 static int report(dpdo_audit *a, int64_t done, int64_t total)
 {
     if (a->fn && a->fn(done, total, a->user))
-        return dpdo__err(a->err, DPDO_E_CANCELED, "audit: canceled after %lld of %lld runs", (long long)done,
-                         (long long)total);
+        return dpdo__err(a->err, DPDO_E_CANCELED, "audit: canceled after %lld of %lld runs",
+                         (long long)done, (long long)total);
     return DPDO_OK;
 }
 
@@ -668,7 +720,8 @@ static int choose_node(dpdo_audit *a, int64_t *c, int64_t *rounds)
     if (one) {
         coins = dpdo__alloc_array((size_t)a->o.canaries, sizeof *coins);
         if (!coins) return dpdo__err(a->err, DPDO_E_NOMEM, "audit: out of memory");
-        for (int64_t j = 0; j < a->o.canaries; j++) coins[j] = 1;
+        for (int64_t j = 0; j < a->o.canaries; j++)
+            coins[j] = 1;
     }
     int rc = world_make(a, &w, 0, 1, coins);
     dpdo__free(coins);
@@ -692,38 +745,46 @@ static int choose_node(dpdo_audit *a, int64_t *c, int64_t *rounds)
 /* LDA weights w = (S + ridge)^-1 (mu1 - mu0) from training rows X1[n1 x F], X0[n0 x F] */
 static int lda(const double *X1, int64_t n1, const double *X0, int64_t n0, int64_t F, double *w)
 {
-    double *mu1 = dpdo__calloc((size_t)F, sizeof(double)), *mu0 = dpdo__calloc((size_t)F, sizeof(double));
+    double *mu1 = dpdo__calloc((size_t)F, sizeof(double)),
+           *mu0 = dpdo__calloc((size_t)F, sizeof(double));
     double *S = dpdo__calloc((size_t)F * (size_t)F, sizeof(double));
     if (!mu1 || !mu0 || !S) {
         dpdo__free(mu1), dpdo__free(mu0), dpdo__free(S);
         return DPDO_E_NOMEM;
     }
     for (int64_t r = 0; r < n1; r++)
-        for (int64_t j = 0; j < F; j++) mu1[j] += X1[r * F + j] / (double)n1;
+        for (int64_t j = 0; j < F; j++)
+            mu1[j] += X1[r * F + j] / (double)n1;
     for (int64_t r = 0; r < n0; r++)
-        for (int64_t j = 0; j < F; j++) mu0[j] += X0[r * F + j] / (double)n0;
+        for (int64_t j = 0; j < F; j++)
+            mu0[j] += X0[r * F + j] / (double)n0;
     for (int side = 0; side < 2; side++) {
         const double *X = side ? X0 : X1, *mu = side ? mu0 : mu1;
         int64_t nr = side ? n0 : n1;
         for (int64_t r = 0; r < nr; r++)
             for (int64_t j = 0; j < F; j++) {
                 double dj = X[r * F + j] - mu[j];
-                for (int64_t k = 0; k <= j; k++) S[j * F + k] += dj * (X[r * F + k] - mu[k]);
+                for (int64_t k = 0; k <= j; k++)
+                    S[j * F + k] += dj * (X[r * F + k] - mu[k]);
             }
     }
     double tr = 0;
-    for (int64_t j = 0; j < F; j++) tr += S[j * F + j];
+    for (int64_t j = 0; j < F; j++)
+        tr += S[j * F + j];
     double ridge = 1e-9 * (tr > 0 ? tr / (double)F : 1.0) + 1e-300;
     for (int64_t j = 0; j < F; j++) {
         S[j * F + j] += ridge;
-        for (int64_t k = 0; k < j; k++) S[k * F + j] = S[j * F + k];
+        for (int64_t k = 0; k < j; k++)
+            S[k * F + j] = S[j * F + k];
         w[j] = mu1[j] - mu0[j];
     }
     int nn = (int)F, one = 1, info = 0;
     dposv_("L", &nn, &one, S, &nn, w, &nn, &info, 1);
     int rc = DPDO_OK;
-    if (info != 0) { /* not positive definite even with the ridge: fall back to the mean difference */
-        for (int64_t j = 0; j < F; j++) w[j] = mu1[j] - mu0[j];
+    if (info !=
+        0) { /* not positive definite even with the ridge: fall back to the mean difference */
+        for (int64_t j = 0; j < F; j++)
+            w[j] = mu1[j] - mu0[j];
     }
     dpdo__free(mu1), dpdo__free(mu0), dpdo__free(S);
     return rc;
@@ -733,21 +794,26 @@ static int lda(const double *X1, int64_t n1, const double *X0, int64_t n0, int64
  * direction whose Clopper-Pearson bound, evaluated at the counts the model expects in `ntest`
  * runs per dataset, is the largest. Smooth in the data, so it does not chase lucky counts in
  * the tails as the empirical choice can. */
-static void model_threshold(const double *s1, int64_t n1, const double *s0, int64_t n0, int64_t ntest, double delta,
-                            double conf, double *thr, int32_t *dir)
+static void model_threshold(const double *s1, int64_t n1, const double *s0, int64_t n0,
+                            int64_t ntest, double delta, double conf, double *thr, int32_t *dir)
 {
     double m1 = 0, m0 = 0, v1 = 0, v0 = 0;
-    for (int64_t i = 0; i < n1; i++) m1 += s1[i] / (double)n1;
-    for (int64_t i = 0; i < n0; i++) m0 += s0[i] / (double)n0;
-    for (int64_t i = 0; i < n1; i++) v1 += (s1[i] - m1) * (s1[i] - m1) / (double)(n1 - 1);
-    for (int64_t i = 0; i < n0; i++) v0 += (s0[i] - m0) * (s0[i] - m0) / (double)(n0 - 1);
+    for (int64_t i = 0; i < n1; i++)
+        m1 += s1[i] / (double)n1;
+    for (int64_t i = 0; i < n0; i++)
+        m0 += s0[i] / (double)n0;
+    for (int64_t i = 0; i < n1; i++)
+        v1 += (s1[i] - m1) * (s1[i] - m1) / (double)(n1 - 1);
+    for (int64_t i = 0; i < n0; i++)
+        v0 += (s0[i] - m0) * (s0[i] - m0) / (double)(n0 - 1);
     double sd1 = sqrt(v1) + 1e-300, sd0 = sqrt(v0) + 1e-300, sd = sd1 > sd0 ? sd1 : sd0;
     double lo = (m1 < m0 ? m1 : m0) - 9 * sd, hi = (m1 > m0 ? m1 : m0) + 9 * sd, best = -1;
     *thr = (m1 + m0) / 2, *dir = m1 >= m0 ? 1 : -1;
     const int G = 600;
     for (int g = 0; g <= G; g++) {
         double t = lo + (hi - lo) * g / G;
-        double tpr = 0.5 * erfc((t - m1) / sd1 / sqrt(2.0)), fpr = 0.5 * erfc((t - m0) / sd0 / sqrt(2.0));
+        double tpr = 0.5 * erfc((t - m1) / sd1 / sqrt(2.0)),
+               fpr = 0.5 * erfc((t - m0) / sd0 / sqrt(2.0));
         for (int d = 0; d < 2; d++) {
             double p1 = d ? 1 - tpr : tpr, p0 = d ? 1 - fpr : fpr, e = 0;
             int64_t k1 = llround(p1 * (double)ntest), k0 = llround(p0 * (double)ntest);
@@ -766,16 +832,18 @@ static int64_t train_runs(int64_t R, double frac)
     return ntr;
 }
 
-DPDO_API int dpdo_audit_bound_scores(const double *s1, const double *s0, int64_t runs, double train_fraction,
-                                     double delta, double confidence, double *eps, double *threshold,
-                                     int32_t *direction, double *tpr, double *fpr)
+DPDO_API int dpdo_audit_bound_scores(const double *s1, const double *s0, int64_t runs,
+                                     double train_fraction, double delta, double confidence,
+                                     double *eps, double *threshold, int32_t *direction,
+                                     double *tpr, double *fpr)
 {
-    if (!s1 || !s0 || runs < 20 || !(train_fraction > 0 && train_fraction < 1) || !(delta >= 0 && delta < 1) ||
-        !(confidence > 0 && confidence < 1) || !eps)
+    if (!s1 || !s0 || runs < 20 || !(train_fraction > 0 && train_fraction < 1) ||
+        !(delta >= 0 && delta < 1) || !(confidence > 0 && confidence < 1) || !eps)
         return DPDO_E_INVAL;
     for (int64_t i = 0; i < runs; i++)
         if (!isfinite(s1[i]) || !isfinite(s0[i])) return DPDO_E_INVAL;
-    int64_t ntr = train_runs(runs, train_fraction), nte = runs - ntr, nfit = ntr - ntr / 3, nval = ntr - nfit;
+    int64_t ntr = train_runs(runs, train_fraction), nte = runs - ntr, nfit = ntr - ntr / 3,
+            nval = ntr - nfit;
     /* two candidate tests from the fitting part of the training runs (the empirical choice and
      * the normal model's); the validation part (the last third) picks one; the test split then
      * gives the bound */
@@ -784,12 +852,15 @@ DPDO_API int dpdo_audit_bound_scores(const double *s1, const double *s0, int64_t
     int rc = dpdo_audit_choose_threshold(s1, nfit, s0, nfit, delta, confidence, &thr, &dir, NULL);
     if (rc) return rc;
     model_threshold(s1, nfit, s0, nfit, nte, delta, confidence, &thr_m, &dir_m);
-    dpdo_audit_epsilon_at_threshold(s1 + nfit, nval, s0 + nfit, nval, thr, dir, delta, confidence, &ev, NULL, NULL);
-    dpdo_audit_epsilon_at_threshold(s1 + nfit, nval, s0 + nfit, nval, thr_m, dir_m, delta, confidence, &evm, NULL, NULL);
+    dpdo_audit_epsilon_at_threshold(s1 + nfit, nval, s0 + nfit, nval, thr, dir, delta, confidence,
+                                    &ev, NULL, NULL);
+    dpdo_audit_epsilon_at_threshold(s1 + nfit, nval, s0 + nfit, nval, thr_m, dir_m, delta,
+                                    confidence, &evm, NULL, NULL);
     if (evm >= ev) thr = thr_m, dir = dir_m;
     if (threshold) *threshold = thr;
     if (direction) *direction = dir;
-    return dpdo_audit_epsilon_at_threshold(s1 + ntr, nte, s0 + ntr, nte, thr, dir, delta, confidence, eps, tpr, fpr);
+    return dpdo_audit_epsilon_at_threshold(s1 + ntr, nte, s0 + ntr, nte, thr, dir, delta,
+                                           confidence, eps, tpr, fpr);
 }
 
 static int release_audit(dpdo_audit *a, dpdo_audit_result *res)
@@ -805,7 +876,8 @@ static int release_audit(dpdo_audit *a, dpdo_audit_result *res)
      * max_features); allocated after the first run, R x F per dataset */
     int64_t F = o->view == DPDO_AUDIT_VIEW_MODEL ? 1 : 0;
     double *feat[2] = {NULL, NULL}, *xo = NULL, *wts = NULL, *sc[2] = {NULL, NULL};
-    for (int which = 1; which >= 0 && !rc; which--) rc = world_make(a, &w[which], c, which, NULL);
+    for (int which = 1; which >= 0 && !rc; which--)
+        rc = world_make(a, &w[which], c, which, NULL);
     if (rc) goto out;
     xo = dpdo__calloc((size_t)w[1].pr.d, sizeof *xo);
     if (!xo) {
@@ -821,16 +893,18 @@ static int release_audit(dpdo_audit *a, dpdo_audit_result *res)
             if (r == 0 && which == 1) {
                 res->rounds = t;
                 if (!F && !(F = W->pr.nf)) {
-                    rc = dpdo__err(a->err, DPDO_E_UNSUPPORTED,
-                                   "audit: node %lld sent no message a transport carries; use the model view",
-                                   (long long)c);
+                    rc = dpdo__err(
+                        a->err, DPDO_E_UNSUPPORTED,
+                        "audit: node %lld sent no message a transport carries; use the model view",
+                        (long long)c);
                     break;
                 }
                 feat[0] = dpdo__calloc((size_t)R * (size_t)F, sizeof(double));
                 feat[1] = dpdo__calloc((size_t)R * (size_t)F, sizeof(double));
                 if (!feat[0] || !feat[1]) {
-                    rc = dpdo__err(a->err, DPDO_E_NOMEM, "audit: out of memory (%lld runs x %lld features)",
-                                   (long long)R, (long long)F);
+                    rc = dpdo__err(a->err, DPDO_E_NOMEM,
+                                   "audit: out of memory (%lld runs x %lld features)", (long long)R,
+                                   (long long)F);
                     break;
                 }
             }
@@ -841,7 +915,8 @@ static int release_audit(dpdo_audit *a, dpdo_audit_result *res)
                     dpdo__err(a->err, rc, "audit: %s", dpdo_algorithm_errmsg(W->alg));
                     break;
                 }
-                for (int64_t j = 0; j < W->pr.d; j++) row[0] += xo[j] * W->pr.u[j];
+                for (int64_t j = 0; j < W->pr.d; j++)
+                    row[0] += xo[j] * W->pr.u[j];
             } else {
                 memcpy(row, W->pr.f, (size_t)(W->pr.nf < F ? W->pr.nf : F) * sizeof(double));
             }
@@ -860,36 +935,41 @@ static int release_audit(dpdo_audit *a, dpdo_audit_result *res)
         rc = dpdo__err(a->err, DPDO_E_NOMEM, "audit: out of memory");
         goto out;
     }
-    if (F == 1) wts[0] = 1;
+    if (F == 1)
+        wts[0] = 1;
     else if ((rc = lda(feat[1], ntr - ntr / 3, feat[0], ntr - ntr / 3, F, wts)))
         rc = dpdo__err(a->err, rc, "audit: out of memory");
     for (int s = 0; s < 2 && !rc; s++)
         for (int64_t r = 0; r < R; r++) {
             double v = 0;
-            for (int64_t j = 0; j < F; j++) v += wts[j] * feat[s][r * F + j];
+            for (int64_t j = 0; j < F; j++)
+                v += wts[j] * feat[s][r * F + j];
             sc[s][r] = v;
         }
     if (rc) goto out;
     double thr = 0;
     int32_t dir = 1;
-    if ((rc = dpdo_audit_bound_scores(sc[1], sc[0], R, o->train_fraction, res->delta, o->confidence, &res->eps_lower,
-                                      &thr, &dir, &res->tpr, &res->fpr))) {
-        dpdo__err(a->err, rc, "audit: bound: %s", rc == DPDO_E_NOMEM ? "out of memory" : "non-finite scores");
+    if ((rc = dpdo_audit_bound_scores(sc[1], sc[0], R, o->train_fraction, res->delta, o->confidence,
+                                      &res->eps_lower, &thr, &dir, &res->tpr, &res->fpr))) {
+        dpdo__err(a->err, rc, "audit: bound: %s",
+                  rc == DPDO_E_NOMEM ? "out of memory" : "non-finite scores");
         goto out;
     }
     res->threshold = thr;
     res->direction = dir;
     res->test_runs = nte;
     if (!isnan(res->delta_paper) && res->delta_paper < 1)
-        rc = dpdo_audit_epsilon_at_threshold(sc[1] + ntr, nte, sc[0] + ntr, nte, thr, dir, res->delta_paper,
-                                             o->confidence, &res->eps_lower_paper, NULL, NULL);
+        rc = dpdo_audit_epsilon_at_threshold(sc[1] + ntr, nte, sc[0] + ntr, nte, thr, dir,
+                                             res->delta_paper, o->confidence, &res->eps_lower_paper,
+                                             NULL, NULL);
     else if (!isnan(res->delta_paper))
         res->eps_lower_paper = 0; /* a figure at delta >= 1 claims nothing */
     if (rc) dpdo__err(a->err, rc, "audit: bound failed");
     res->runs = 2 * R;
 out:
     world_free(&w[0]), world_free(&w[1]);
-    dpdo__free(feat[0]), dpdo__free(feat[1]), dpdo__free(xo), dpdo__free(wts), dpdo__free(sc[0]), dpdo__free(sc[1]);
+    dpdo__free(feat[0]), dpdo__free(feat[1]), dpdo__free(xo), dpdo__free(wts), dpdo__free(sc[0]),
+        dpdo__free(sc[1]);
     return rc;
 }
 
@@ -908,7 +988,8 @@ static int cmp_scored(const void *x, const void *y)
 static int64_t correct_guesses(const scored *v, int64_t m, int64_t k)
 {
     int64_t right = 0;
-    for (int64_t t = 0; t < k; t++) right += v[m - 1 - t].coin > 0, right += v[t].coin < 0;
+    for (int64_t t = 0; t < k; t++)
+        right += v[m - 1 - t].coin > 0, right += v[t].coin < 0;
     return right;
 }
 
@@ -936,14 +1017,17 @@ static int one_run_audit(dpdo_audit *a, dpdo_audit_result *res)
     for (int pass = 0; pass < 2 && !rc; pass++) {
         for (int64_t j = 0; j < m; j++) {
             uint64_t b;
-            if (o->randomness == DPDO_RANDOMNESS_SECURE) randombytes_buf(&b, sizeof b);
-            else b = mix64(&cs);
+            if (o->randomness == DPDO_RANDOMNESS_SECURE)
+                randombytes_buf(&b, sizeof b);
+            else
+                b = mix64(&cs);
             coins[j] = (b >> 63) ? 1 : -1;
         }
         world_free(&w);
         if ((rc = world_make(a, &w, c, 1, coins))) break;
         int64_t t = 0;
-        if ((rc = one_run(a, &w, &ks, NULL, &t, pass ? "the audited run" : "the pilot run", pass))) break;
+        if ((rc = one_run(a, &w, &ks, NULL, &t, pass ? "the audited run" : "the pilot run", pass)))
+            break;
         if (pass == 1) {
             res->rounds = t;
             claims(&w, c, res);
@@ -956,30 +1040,35 @@ static int one_run_audit(dpdo_audit *a, dpdo_audit_result *res)
             }
             cand[0] = xo, cand[1] = NULL;
         }
-        if (pass == 0) { /* the pilot: pick the candidate score and sign with the largest correlation */
+        if (pass ==
+            0) { /* the pilot: pick the candidate score and sign with the largest correlation */
             double best = -1;
             for (int k = 0; k < 2 && cand[k]; k++) {
                 double sx = 0, sxx = 0, sxy = 0;
-                for (int64_t j = 0; j < m; j++) sx += cand[k][j], sxx += cand[k][j] * cand[k][j], sxy += cand[k][j] * coins[j];
+                for (int64_t j = 0; j < m; j++)
+                    sx += cand[k][j], sxx += cand[k][j] * cand[k][j], sxy += cand[k][j] * coins[j];
                 double var = sxx / (double)m - (sx / (double)m) * (sx / (double)m);
                 double corr = var > 0 ? (sxy / (double)m) / sqrt(var) : 0;
                 if (fabs(corr) > best) best = fabs(corr), choice = k, sign = corr >= 0 ? 1 : -1;
             }
         } else {
             const double *sv = cand[choice] ? cand[choice] : cand[0];
-            for (int64_t j = 0; j < m; j++) v[j] = (scored){sign * sv[j], coins[j]};
+            for (int64_t j = 0; j < m; j++)
+                v[j] = (scored){sign * sv[j], coins[j]};
         }
         if ((rc = report(a, pass + 1, 2))) break;
     }
     if (rc) goto out;
     qsort(v, (size_t)m, sizeof *v, cmp_scored);
     int64_t grid[6] = {m / 100, m / 50, m / 20, m / 10, m / 5, m / 2}, ng = 0, ks_[6];
-    if (o->guesses > 0) ks_[ng++] = o->guesses;
+    if (o->guesses > 0)
+        ks_[ng++] = o->guesses;
     else
         for (int g = 0; g < 6; g++) {
             int64_t k = grid[g] < 1 ? 1 : grid[g];
             int dup = 0;
-            for (int h = 0; h < ng; h++) dup |= ks_[h] == k;
+            for (int h = 0; h < ng; h++)
+                dup |= ks_[h] == k;
             if (!dup) ks_[ng++] = k;
         }
     double conf = 1 - (1 - o->confidence) / (double)ng; /* Bonferroni over the k tried */
@@ -991,7 +1080,8 @@ static int one_run_audit(dpdo_audit *a, dpdo_audit_result *res)
         if ((rc = dpdo_audit_one_run_epsilon(m, 2 * k, right, res->delta, conf, &e))) break;
         if (e >= res->eps_lower) res->eps_lower = e, res->guesses = 2 * k, res->correct = right;
         if (!isnan(res->delta_paper) && res->delta_paper < 1) {
-            if ((rc = dpdo_audit_one_run_epsilon(m, 2 * k, right, res->delta_paper, conf, &ep))) break;
+            if ((rc = dpdo_audit_one_run_epsilon(m, 2 * k, right, res->delta_paper, conf, &ep)))
+                break;
             if (ep > res->eps_lower_paper) res->eps_lower_paper = ep;
         }
     }
@@ -1006,13 +1096,17 @@ out:
 DPDO_API int dpdo_audit_run(dpdo_audit *a, dpdo_audit_result *res)
 {
     if (!a) return DPDO_E_INVAL;
-    if (!a->set_up) return dpdo__err(a->err, DPDO_E_INVAL, "audit run: call dpdo_audit_setup first");
+    if (!a->set_up)
+        return dpdo__err(a->err, DPDO_E_INVAL, "audit run: call dpdo_audit_setup first");
     if (!res) return dpdo__err(a->err, DPDO_E_INVAL, "audit run: NULL result");
     if (res->struct_size < sizeof *res)
-        return dpdo__err(a->err, DPDO_E_VERSION, "audit run: result struct_size %zu < %zu (built against an older "
-                                                 "libdpdo?)", res->struct_size, sizeof *res);
+        return dpdo__err(a->err, DPDO_E_VERSION,
+                         "audit run: result struct_size %zu < %zu (built against an older "
+                         "libdpdo?)",
+                         res->struct_size, sizeof *res);
     if (a->o.randomness == DPDO_RANDOMNESS_SECURE && sodium_init() < 0)
-        return dpdo__err(a->err, DPDO_E_UNSUPPORTED, "audit run: libsodium could not be initialised (no entropy)");
+        return dpdo__err(a->err, DPDO_E_UNSUPPORTED,
+                         "audit run: libsodium could not be initialised (no entropy)");
     size_t sz = res->struct_size;
     memset(res, 0, sz);
     res->struct_size = sz;
@@ -1025,12 +1119,17 @@ DPDO_API int dpdo_audit_run(dpdo_audit *a, dpdo_audit_result *res)
     int rc = a->o.method == DPDO_AUDIT_ONE_RUN ? one_run_audit(a, res) : release_audit(a, res);
     if (rc) return rc;
     const double slack = 1e-9; /* rounding of the claimed figure */
-    if (isnan(res->eps_claimed)) res->verdict = DPDO_AUDIT_NO_CLAIM; /* the accountant gave no figure */
-    else res->verdict = res->eps_lower > res->eps_claimed * (1 + slack) ? DPDO_AUDIT_VIOLATION : DPDO_AUDIT_CONSISTENT;
-    if (isnan(res->eps_paper)) res->paper_verdict = DPDO_AUDIT_NO_CLAIM;
+    if (isnan(res->eps_claimed))
+        res->verdict = DPDO_AUDIT_NO_CLAIM; /* the accountant gave no figure */
     else
-        res->paper_verdict = res->eps_lower_paper > res->eps_paper * (1 + slack) ? DPDO_AUDIT_VIOLATION
-                                                                                 : DPDO_AUDIT_CONSISTENT;
+        res->verdict = res->eps_lower > res->eps_claimed * (1 + slack) ? DPDO_AUDIT_VIOLATION
+                                                                       : DPDO_AUDIT_CONSISTENT;
+    if (isnan(res->eps_paper))
+        res->paper_verdict = DPDO_AUDIT_NO_CLAIM;
+    else
+        res->paper_verdict = res->eps_lower_paper > res->eps_paper * (1 + slack)
+                                 ? DPDO_AUDIT_VIOLATION
+                                 : DPDO_AUDIT_CONSISTENT;
     dpdo__err_clear(a->err);
     return DPDO_OK;
 }

@@ -4,8 +4,8 @@
 #ifndef DPDO_AUDIT_IMPL_H
 #define DPDO_AUDIT_IMPL_H
 
-#include <stdint.h>
 #include "dpdo/audit.h"
+#include <stdint.h>
 
 /* Regularized incomplete beta I_x(a, b) (a, b > 0, x in [0, 1]): continued fraction (modified
  * Lentz) on the side where it converges, the symmetry I_x(a,b) = 1 - I_{1-x}(b,a) on the other.

@@ -3,12 +3,12 @@
  * (Clopper-Pearson bounds), epsilon lower bounds from a distinguisher's counts (Jagielski et al.
  * 2020, Nasr et al. 2021) and from a one-run audit (Steinke, Nasr, Jagielski 2023). Pure
  * functions, no allocation except the one-run scratch. */
+#include "../core/core_impl.h"
+#include "audit_impl.h"
+#include "dpdo/status.h"
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
-#include "audit_impl.h"
-#include "dpdo/status.h"
-#include "../core/core_impl.h"
 
 /* continued fraction of I_x(a, b) (modified Lentz), for x < (a + 1) / (a + b + 2) */
 static double betacf(double x, double a, double b)
@@ -70,8 +70,10 @@ double dpdo__incbeta_inv(double p, double a, double b)
     for (int it = 0; it < 2000; it++) {
         double f = dpdo__incbeta(x, a, b) - p;
         if (f == 0) return x;
-        if (f < 0) lo = x;
-        else hi = x;
+        if (f < 0)
+            lo = x;
+        else
+            hi = x;
         if (hi - lo <= 4 * DBL_EPSILON * hi || hi - lo < DBL_MIN) break;
         /* Newton step, kept when it lands strictly inside the bracket and shrinks it enough */
         double dens = exp(log_pdf(x, a, b)), nx = x - f / dens;
@@ -98,13 +100,16 @@ double dpdo__binom_sf(int64_t k, int64_t n, double p)
     return dpdo__incbeta(p, (double)k, (double)(n - k + 1));
 }
 
-DPDO_API int dpdo_audit_clopper_pearson(int64_t k, int64_t n, double confidence, double *lower, double *upper)
+DPDO_API int dpdo_audit_clopper_pearson(int64_t k, int64_t n, double confidence, double *lower,
+                                        double *upper)
 {
-    if (n < 1 || k < 0 || k > n || !(confidence > 0 && confidence < 1) || (!lower && !upper)) return DPDO_E_INVAL;
+    if (n < 1 || k < 0 || k > n || !(confidence > 0 && confidence < 1) || (!lower && !upper))
+        return DPDO_E_INVAL;
     double alpha = 1 - confidence;
     /* lower: the p with P[Bin(n, p) >= k] = alpha; upper: the p with P[Bin(n, p) <= k] = alpha */
     if (lower) *lower = k == 0 ? 0.0 : dpdo__incbeta_inv(alpha, (double)k, (double)(n - k + 1));
-    if (upper) *upper = k == n ? 1.0 : dpdo__incbeta_inv(1 - alpha, (double)(k + 1), (double)(n - k));
+    if (upper)
+        *upper = k == n ? 1.0 : dpdo__incbeta_inv(1 - alpha, (double)(k + 1), (double)(n - k));
     return DPDO_OK;
 }
 
@@ -124,11 +129,11 @@ static double eps_from_rates(double tl, double fu, double delta)
     return e;
 }
 
-DPDO_API int dpdo_audit_epsilon_from_counts(int64_t tp, int64_t n1, int64_t fp, int64_t n0, double delta,
-                                            double confidence, double *eps)
+DPDO_API int dpdo_audit_epsilon_from_counts(int64_t tp, int64_t n1, int64_t fp, int64_t n0,
+                                            double delta, double confidence, double *eps)
 {
-    if (!eps || n1 < 1 || n0 < 1 || tp < 0 || tp > n1 || fp < 0 || fp > n0 || !(delta >= 0 && delta < 1) ||
-        !(confidence > 0 && confidence < 1))
+    if (!eps || n1 < 1 || n0 < 1 || tp < 0 || tp > n1 || fp < 0 || fp > n0 ||
+        !(delta >= 0 && delta < 1) || !(confidence > 0 && confidence < 1))
         return DPDO_E_INVAL;
     /* each one-sided bound at 1 - alpha/2: both hold together with probability >= 1 - alpha */
     double c2 = 1 - (1 - confidence) / 2, tl, fu;
@@ -150,14 +155,17 @@ static int64_t count_above(const double *v, int64_t n, double t)
     int64_t lo = 0, hi = n; /* first index with v > t */
     while (lo < hi) {
         int64_t mid = lo + (hi - lo) / 2;
-        if (v[mid] > t) hi = mid;
-        else lo = mid + 1;
+        if (v[mid] > t)
+            hi = mid;
+        else
+            lo = mid + 1;
     }
     return n - lo;
 }
 
-DPDO_API int dpdo_audit_choose_threshold(const double *s1, int64_t n1, const double *s0, int64_t n0, double delta,
-                                         double confidence, double *threshold, int32_t *direction, double *eps)
+DPDO_API int dpdo_audit_choose_threshold(const double *s1, int64_t n1, const double *s0, int64_t n0,
+                                         double delta, double confidence, double *threshold,
+                                         int32_t *direction, double *eps)
 {
     if (!s1 || !s0 || n1 < 1 || n0 < 1 || !threshold || !direction || !(delta >= 0 && delta < 1) ||
         !(confidence > 0 && confidence < 1))
@@ -166,13 +174,16 @@ DPDO_API int dpdo_audit_choose_threshold(const double *s1, int64_t n1, const dou
         if (isnan(s1[i])) return DPDO_E_INVAL;
     for (int64_t i = 0; i < n0; i++)
         if (isnan(s0[i])) return DPDO_E_INVAL;
-    double *a = dpdo__alloc_array((size_t)n1, sizeof *a), *b = dpdo__alloc_array((size_t)n0, sizeof *b);
+    double *a = dpdo__alloc_array((size_t)n1, sizeof *a),
+           *b = dpdo__alloc_array((size_t)n0, sizeof *b);
     if (!a || !b) {
         dpdo__free(a), dpdo__free(b);
         return DPDO_E_NOMEM;
     }
-    for (int64_t i = 0; i < n1; i++) a[i] = s1[i];
-    for (int64_t i = 0; i < n0; i++) b[i] = s0[i];
+    for (int64_t i = 0; i < n1; i++)
+        a[i] = s1[i];
+    for (int64_t i = 0; i < n0; i++)
+        b[i] = s0[i];
     qsort(a, (size_t)n1, sizeof *a, cmp_double);
     qsort(b, (size_t)n0, sizeof *b, cmp_double);
     /* candidates: order statistics of both samples, a linear grid of 100 and a geometric grid
@@ -201,7 +212,8 @@ DPDO_API int dpdo_audit_choose_threshold(const double *s1, int64_t n1, const dou
                     double ea, eb;
                     /* direction +1: guess "dataset 1" when score > t; -1: when score <= t */
                     dpdo_audit_epsilon_from_counts(tp, n1, fp, n0, delta, confidence, &ea);
-                    dpdo_audit_epsilon_from_counts(n1 - tp, n1, n0 - fp, n0, delta, confidence, &eb);
+                    dpdo_audit_epsilon_from_counts(n1 - tp, n1, n0 - fp, n0, delta, confidence,
+                                                   &eb);
                     if (ea > best) best = ea, bt = tt, bd = 1;
                     if (eb > best) best = eb, bt = tt, bd = -1;
                 }
@@ -215,15 +227,19 @@ DPDO_API int dpdo_audit_choose_threshold(const double *s1, int64_t n1, const dou
     return DPDO_OK;
 }
 
-DPDO_API int dpdo_audit_epsilon_at_threshold(const double *s1, int64_t n1, const double *s0, int64_t n0,
-                                             double threshold, int32_t direction, double delta, double confidence,
-                                             double *eps, double *tpr, double *fpr)
+DPDO_API int dpdo_audit_epsilon_at_threshold(const double *s1, int64_t n1, const double *s0,
+                                             int64_t n0, double threshold, int32_t direction,
+                                             double delta, double confidence, double *eps,
+                                             double *tpr, double *fpr)
 {
-    if (!s1 || !s0 || n1 < 1 || n0 < 1 || !eps || (direction != 1 && direction != -1) || isnan(threshold))
+    if (!s1 || !s0 || n1 < 1 || n0 < 1 || !eps || (direction != 1 && direction != -1) ||
+        isnan(threshold))
         return DPDO_E_INVAL;
     int64_t tp = 0, fp = 0;
-    for (int64_t i = 0; i < n1; i++) tp += direction > 0 ? s1[i] > threshold : s1[i] <= threshold;
-    for (int64_t i = 0; i < n0; i++) fp += direction > 0 ? s0[i] > threshold : s0[i] <= threshold;
+    for (int64_t i = 0; i < n1; i++)
+        tp += direction > 0 ? s1[i] > threshold : s1[i] <= threshold;
+    for (int64_t i = 0; i < n0; i++)
+        fp += direction > 0 ? s0[i] > threshold : s0[i] <= threshold;
     if (tpr) *tpr = (double)tp / (double)n1;
     if (fpr) *fpr = (double)fp / (double)n0;
     return dpdo_audit_epsilon_from_counts(tp, n1, fp, n0, delta, confidence, eps);
@@ -235,9 +251,11 @@ double dpdo__one_run_pvalue(int64_t m, int64_t r, int64_t v, double eps, double 
     double q = 1 / (1 + exp(-eps)), lq = log(q), lr = log1p(-q);
     double lgr = lgamma((double)r + 1);
     for (int64_t j = 0; j <= r; j++)
-        pmf[j] = exp(lgr - lgamma((double)j + 1) - lgamma((double)(r - j) + 1) + (double)j * lq + (double)(r - j) * lr);
+        pmf[j] = exp(lgr - lgamma((double)j + 1) - lgamma((double)(r - j) + 1) + (double)j * lq +
+                     (double)(r - j) * lr);
     double beta = 0; /* f(v) = P[Bin >= v] */
-    for (int64_t j = r; j >= v; j--) beta += pmf[j];
+    for (int64_t j = r; j >= v; j--)
+        beta += pmf[j];
     double alpha = 0, sum = 0; /* max_i P[v - i <= Bin < v] / i */
     for (int64_t i = 1; i <= v; i++) {
         sum += pmf[v - i];
@@ -247,7 +265,8 @@ double dpdo__one_run_pvalue(int64_t m, int64_t r, int64_t v, double eps, double 
     return pv < 1 ? pv : 1;
 }
 
-DPDO_API int dpdo_audit_one_run_epsilon(int64_t m, int64_t r, int64_t v, double delta, double confidence, double *eps)
+DPDO_API int dpdo_audit_one_run_epsilon(int64_t m, int64_t r, int64_t v, double delta,
+                                        double confidence, double *eps)
 {
     if (!eps || m < 1 || r < 0 || r > m || v < 0 || v > r || !(delta >= 0 && delta < 1) ||
         !(confidence > 0 && confidence < 1))
@@ -261,11 +280,14 @@ DPDO_API int dpdo_audit_one_run_epsilon(int64_t m, int64_t r, int64_t v, double 
         dpdo__free(pmf);
         return DPDO_OK;
     }
-    while (dpdo__one_run_pvalue(m, r, v, hi, delta, pmf) < alpha && hi < 1e3) lo = hi, hi *= 2;
+    while (dpdo__one_run_pvalue(m, r, v, hi, delta, pmf) < alpha && hi < 1e3)
+        lo = hi, hi *= 2;
     for (int it = 0; it < 60; it++) { /* invariant: p(lo) < alpha <= p(hi) */
         double mid = (lo + hi) / 2;
-        if (dpdo__one_run_pvalue(m, r, v, mid, delta, pmf) < alpha) lo = mid;
-        else hi = mid;
+        if (dpdo__one_run_pvalue(m, r, v, mid, delta, pmf) < alpha)
+            lo = mid;
+        else
+            hi = mid;
     }
     dpdo__free(pmf);
     *eps = lo;

@@ -6,14 +6,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core_impl.h"
 #include "dpdo/status.h"
 #include "dpdo/version.h"
-#include "core_impl.h"
 
 /* ---- versions --------------------------------------------------------- */
-DPDO_API int dpdo_version_number(void) { return DPDO_VERSION_NUMBER; }
-DPDO_API const char *dpdo_version_string(void) { return DPDO_VERSION_STRING; }
-DPDO_API int dpdo_abi_major(void) { return DPDO_ABI_MAJOR; }
+DPDO_API int dpdo_version_number(void)
+{
+    return DPDO_VERSION_NUMBER;
+}
+DPDO_API const char *dpdo_version_string(void)
+{
+    return DPDO_VERSION_STRING;
+}
+DPDO_API int dpdo_abi_major(void)
+{
+    return DPDO_ABI_MAJOR;
+}
 
 /* ---- status text ------------------------------------------------------ */
 static const struct {
@@ -63,8 +72,14 @@ void dpdo__fault_arm(long k)
     fault_allocs = 0;
     fault_fired = 0;
 }
-long dpdo__fault_allocs(void) { return fault_allocs; }
-int dpdo__fault_fired(void) { return fault_fired; }
+long dpdo__fault_allocs(void)
+{
+    return fault_allocs;
+}
+int dpdo__fault_fired(void)
+{
+    return fault_fired;
+}
 
 static int fault_hit(void)
 {
@@ -77,9 +92,18 @@ static int fault_hit(void)
     return 0;
 }
 #else
-void dpdo__fault_arm(long k) { (void)k; }
-long dpdo__fault_allocs(void) { return 0; }
-int dpdo__fault_fired(void) { return 0; }
+void dpdo__fault_arm(long k)
+{
+    (void)k;
+}
+long dpdo__fault_allocs(void)
+{
+    return 0;
+}
+int dpdo__fault_fired(void)
+{
+    return 0;
+}
 #define fault_hit() 0
 #endif
 
@@ -120,8 +144,14 @@ void *dpdo__alloc_aligned(size_t size)
     return p;
 }
 
-void dpdo__free(void *p) { free(p); }
-void dpdo__free_aligned(void *p) { free(p); }
+void dpdo__free(void *p)
+{
+    free(p);
+}
+void dpdo__free_aligned(void *p)
+{
+    free(p);
+}
 
 char *dpdo__strdup(const char *s)
 {
@@ -171,7 +201,10 @@ size_t dpdo__first_nonfinite(const double *x, size_t n)
     return n;
 }
 
-int dpdo__all_finite(const double *x, size_t n) { return dpdo__first_nonfinite(x, n) == n; }
+int dpdo__all_finite(const double *x, size_t n)
+{
+    return dpdo__first_nonfinite(x, n) == n;
+}
 
 int dpdo__mul_size(size_t a, size_t b, size_t *out)
 {
@@ -180,7 +213,8 @@ int dpdo__mul_size(size_t a, size_t b, size_t *out)
     return 1;
 }
 
-/* ---- built-in type tables --------------------------------------------------------------------- */
+/* ---- built-in type tables ---------------------------------------------------------------------
+ */
 
 typedef struct dpdo__type_head {
     size_t struct_size;

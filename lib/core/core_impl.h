@@ -6,9 +6,9 @@
 #ifndef DPDO_CORE_IMPL_H
 #define DPDO_CORE_IMPL_H
 
+#include "dpdo/status.h"
 #include <stddef.h>
 #include <stdint.h>
-#include "dpdo/status.h"
 
 #define DPDO__ERRMSG_LEN 256
 
@@ -20,19 +20,19 @@
  * and the line). Invariants whose failure would under-report privacy are also enforced by plain
  * code in every build; the assertions are a second line that tests can reach. */
 #if defined(DPDO_DEBUG) || defined(DPDO_FAULT_INJECTION)
-#  define DPDO__ASSERT_ON 1
-#  define DPDO__ASSERT(cond) ((cond) ? DPDO_OK : DPDO_E_STATE)
+#define DPDO__ASSERT_ON 1
+#define DPDO__ASSERT(cond) ((cond) ? DPDO_OK : DPDO_E_STATE)
 #else
-#  define DPDO__ASSERT_ON 0
-#  define DPDO__ASSERT(cond) ((void)sizeof(cond), DPDO_OK)
+#define DPDO__ASSERT_ON 0
+#define DPDO__ASSERT(cond) ((void)sizeof(cond), DPDO_OK)
 #endif
 
 #if defined(__GNUC__) || defined(__clang__)
-#  define DPDO__PRINTF(a, b) __attribute__((format(printf, a, b)))
-#  define DPDO__UNUSED __attribute__((unused))
+#define DPDO__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define DPDO__UNUSED __attribute__((unused))
 #else
-#  define DPDO__PRINTF(a, b)
-#  define DPDO__UNUSED
+#define DPDO__PRINTF(a, b)
+#define DPDO__UNUSED
 #endif
 
 /* ---- allocation -------------------------------------------------------
@@ -40,10 +40,10 @@
  * size 0 requests only when the size is 0 (callers must not rely on that).
  * Overflow of n*size returns NULL. */
 void *dpdo__alloc(size_t size);
-void *dpdo__calloc(size_t n, size_t size);       /* zeroed, overflow-checked */
-void *dpdo__alloc_array(size_t n, size_t size);  /* not zeroed, overflow-checked */
-void *dpdo__realloc(void *p, size_t size);       /* like realloc; p kept on failure */
-void *dpdo__alloc_aligned(size_t size);          /* 64-byte aligned, free with dpdo__free_aligned */
+void *dpdo__calloc(size_t n, size_t size);      /* zeroed, overflow-checked */
+void *dpdo__alloc_array(size_t n, size_t size); /* not zeroed, overflow-checked */
+void *dpdo__realloc(void *p, size_t size);      /* like realloc; p kept on failure */
+void *dpdo__alloc_aligned(size_t size);         /* 64-byte aligned, free with dpdo__free_aligned */
 void dpdo__free(void *p);
 void dpdo__free_aligned(void *p);
 char *dpdo__strdup(const char *s);
@@ -73,7 +73,7 @@ void dpdo__err_clear(char *buf);
 #include "options_impl.h"
 
 /* ---- checks -----------------------------------------------------------*/
-int dpdo__all_finite(const double *x, size_t n); /* 1 if no NaN/Inf */
+int dpdo__all_finite(const double *x, size_t n);         /* 1 if no NaN/Inf */
 size_t dpdo__first_nonfinite(const double *x, size_t n); /* index or n */
 /* out = a*b; returns 0 on overflow. */
 int dpdo__mul_size(size_t a, size_t b, size_t *out);
@@ -144,11 +144,11 @@ enum {
 };
 
 #if defined(__SANITIZE_ADDRESS__)
-#  define DPDO__ASAN 1
+#define DPDO__ASAN 1
 #elif defined(__has_feature)
-#  if __has_feature(address_sanitizer)
-#    define DPDO__ASAN 1
-#  endif
+#if __has_feature(address_sanitizer)
+#define DPDO__ASAN 1
+#endif
 #endif
 #ifdef DPDO__ASAN
 int __asan_address_is_poisoned(void const volatile *addr);

@@ -5,10 +5,10 @@
 #ifndef DPDO_OPTIONS_IMPL_H
 #define DPDO_OPTIONS_IMPL_H
 
+#include "dpdo/status.h"
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
-#include "dpdo/status.h"
 
 /* ---- options structs --------------------------------------------------
  * The one versioning rule of every public options struct (docs/abi.md,

@@ -4,12 +4,12 @@
  * process-wide runtime state, no interaction with a host's or BLIS's OpenMP
  * team, clean shutdown at destroy), and a host can replace it with its own
  * (dpdo_algorithm_set_pool). */
+#include "core_impl.h"
+#include "pool_impl.h"
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
-#include "core_impl.h"
-#include "pool_impl.h"
 
 enum { SPIN = 4000 }; /* polls of the generation counter before sleeping (a few microseconds) */
 
@@ -18,16 +18,16 @@ struct dpdo__pool {
     pthread_t *th;
     pthread_mutex_t mu;
     pthread_cond_t go, cv_done;
-    atomic_uint_fast64_t gen; /* bumped by run(); workers wait for a change */
+    atomic_uint_fast64_t gen;   /* bumped by run(); workers wait for a change */
     atomic_uint_fast64_t claim; /* (ntasks << 32) | next task index to claim, one word so that a
                                  * claim and the run it belongs to cannot be torn apart */
-    atomic_int done;          /* tasks finished in the current run */
+    atomic_int done;            /* tasks finished in the current run */
     atomic_int stop;
     dpdo__task_fn fn;
     void *arg;
     struct worker {
         dpdo__pool *p;
-    } *w;
+    } * w;
 };
 
 static inline void cpu_relax(void)
@@ -50,7 +50,8 @@ static void run_tasks(dpdo__pool *p)
         /* a stale word (an earlier run) cannot match: its index or count differs, or it is the very
          * same claim of the same shape, which is then a valid claim of this run (fn/arg are read
          * after the exchange, which acquires the run's publication) */
-        if (!atomic_compare_exchange_weak_explicit(&p->claim, &w, w + 1, memory_order_acq_rel, memory_order_acquire))
+        if (!atomic_compare_exchange_weak_explicit(&p->claim, &w, w + 1, memory_order_acq_rel,
+                                                   memory_order_acquire))
             continue;
         p->fn(p->arg, (int32_t)k);
         if (atomic_fetch_add_explicit(&p->done, 1, memory_order_acq_rel) + 1 == (int)nt) {
@@ -95,7 +96,8 @@ void dpdo__pool_destroy(dpdo__pool *p)
         atomic_store_explicit(&p->stop, 1, memory_order_release);
         pthread_cond_broadcast(&p->go);
         pthread_mutex_unlock(&p->mu);
-        for (int32_t k = 0; k < p->started; k++) pthread_join(p->th[k], NULL);
+        for (int32_t k = 0; k < p->started; k++)
+            pthread_join(p->th[k], NULL);
     }
     pthread_cond_destroy(&p->go);
     pthread_cond_destroy(&p->cv_done);
@@ -140,19 +142,24 @@ int dpdo__pool_create(dpdo__pool **out, int32_t width)
     return DPDO_OK;
 }
 
-int32_t dpdo__pool_width(const dpdo__pool *p) { return p ? p->width : 1; }
+int32_t dpdo__pool_width(const dpdo__pool *p)
+{
+    return p ? p->width : 1;
+}
 
 void dpdo__pool_run(dpdo__pool *p, int32_t ntasks, dpdo__task_fn fn, void *arg)
 {
     if (ntasks < 1) return;
     if (p->width == 1 || ntasks == 1) {
-        for (int32_t k = 0; k < ntasks; k++) fn(arg, k);
+        for (int32_t k = 0; k < ntasks; k++)
+            fn(arg, k);
         return;
     }
     p->fn = fn;
     p->arg = arg;
     atomic_store_explicit(&p->done, 0, memory_order_relaxed);
-    atomic_store_explicit(&p->claim, (uint_fast64_t)ntasks << 32, memory_order_release); /* publishes fn, arg */
+    atomic_store_explicit(&p->claim, (uint_fast64_t)ntasks << 32,
+                          memory_order_release); /* publishes fn, arg */
     pthread_mutex_lock(&p->mu);
     atomic_fetch_add_explicit(&p->gen, 1, memory_order_release);
     pthread_cond_broadcast(&p->go);
@@ -165,7 +172,8 @@ void dpdo__pool_run(dpdo__pool *p, int32_t ntasks, dpdo__task_fn fn, void *arg)
             continue;
         }
         pthread_mutex_lock(&p->mu);
-        while (atomic_load_explicit(&p->done, memory_order_acquire) != ntasks) pthread_cond_wait(&p->cv_done, &p->mu);
+        while (atomic_load_explicit(&p->done, memory_order_acquire) != ntasks)
+            pthread_cond_wait(&p->cv_done, &p->mu);
         pthread_mutex_unlock(&p->mu);
     }
 }

@@ -3,17 +3,17 @@
 #ifndef DPDO_DATA_IMPL_H
 #define DPDO_DATA_IMPL_H
 
+#include "../core/core_impl.h"
+#include "dpdo/dataset.h"
 #include <stddef.h>
 #include <stdint.h>
-#include "dpdo/dataset.h"
-#include "../core/core_impl.h"
 
 enum { DPDO__DS_EMPTY = 0, DPDO__DS_DENSE = 1, DPDO__DS_CSR = 2 };
 
 struct dpdo_dataset {
     uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
-    int layout;        /* DPDO__DS_* */
-    int64_t n, d;      /* rows, features */
+    int layout;     /* DPDO__DS_* */
+    int64_t n, d;   /* rows, features */
     /* dense: X[i*d + j], row-major */
     const double *X;
     /* CSR: row i holds entries rowptr[i] .. rowptr[i+1]-1, columns 0-based and
@@ -21,28 +21,28 @@ struct dpdo_dataset {
     const int64_t *rowptr;
     const int32_t *colidx;
     const double *val;
-    const double *y;        /* labels as doubles (+-1 for binary tasks), n */
-    const int32_t *cls;     /* class ids (IDX/multiclass), n, or NULL */
-    double *row_norm;       /* ||x_i||_2, computed once, n */
+    const double *y;    /* labels as doubles (+-1 for binary tasks), n */
+    const int32_t *cls; /* class ids (IDX/multiclass), n, or NULL */
+    double *row_norm;   /* ||x_i||_2, computed once, n */
     double max_row_norm;
     /* ownership: buffers this handle frees (NULL if borrowed) */
     void *own[6];
-    int32_t refs;           /* shards/nodes borrowing this dataset (refill -> E_STATE) */
-    int destroyed;          /* dpdo_dataset_destroy called while refs > 0: freed by the last shard */
-    int64_t nnz;            /* n*d (dense) or rowptr[n] (CSR) */
+    int32_t refs;  /* shards/nodes borrowing this dataset (refill -> E_STATE) */
+    int destroyed; /* dpdo_dataset_destroy called while refs > 0: freed by the last shard */
+    int64_t nnz;   /* n*d (dense) or rowptr[n] (CSR) */
     char errmsg[DPDO__ERRMSG_LEN];
 };
 
 /* A shard: rows of a parent dataset given by an index list (a view, no copy).
  * rows == NULL means the contiguous range [first, first+n). */
 struct dpdo_shard {
-    uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
+    uint32_t magic;              /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
     struct dpdo_dataset *parent; /* borrowed; parent->refs counts this shard */
     int64_t n;
     int64_t first;
-    int64_t *rows;               /* owned, sorted or not */
-    int64_t borrowers;           /* nodes borrowing this shard (core_impl.h, borrowed handles) */
-    int doomed;                  /* destroy requested while borrowed */
+    int64_t *rows;     /* owned, sorted or not */
+    int64_t borrowers; /* nodes borrowing this shard (core_impl.h, borrowed handles) */
+    int doomed;        /* destroy requested while borrowed */
     char errmsg[DPDO__ERRMSG_LEN];
 };
 void dpdo__shard_retain(struct dpdo_shard *s);
@@ -61,8 +61,8 @@ typedef double (*dpdo__phi_fn)(const void *ctx, double margin, double label, dou
 
 /* Margins m_k = <x_{r_k}, w> for the rows r_0..r_{m-1} (rows == NULL:
  * rows 0..m-1 of ds). */
-void dpdo__margins(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m,
-                   const double *w, double *margins);
+void dpdo__margins(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m, const double *w,
+                   double *margins);
 
 /* One fused pass: for each row r_k: margin, phi, coefficient c_k = phi'
  * (optionally clipped so that |c_k| * ||x|| <= clip when clip > 0), then
@@ -75,11 +75,12 @@ void dpdo__margins(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m
  * that phi, except that loss_sum NULL skips the loss values, and the gradient is summed in four
  * interleaved partial sums (rows k = t mod 4) combined at the end. Returns 1 if it handled the
  * call, 0 (nothing done) for other layouts or d > 16. */
-int dpdo__lin_grad_logistic(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m, const double *w,
-                            double clip, double scale, double *grad, double *loss_sum, int64_t *nclipped);
-void dpdo__lin_grad(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m,
-                    const double *w, dpdo__phi_fn phi, const void *ctx, double clip, double scale,
-                    double *grad, double *loss_sum, int64_t *nclipped);
+int dpdo__lin_grad_logistic(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m,
+                            const double *w, double clip, double scale, double *grad,
+                            double *loss_sum, int64_t *nclipped);
+void dpdo__lin_grad(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m, const double *w,
+                    dpdo__phi_fn phi, const void *ctx, double clip, double scale, double *grad,
+                    double *loss_sum, int64_t *nclipped);
 
 /* y += alpha * x_r (one row of ds). */
 void dpdo__row_axpy(const struct dpdo_dataset *ds, int64_t r, double alpha, double *y);
@@ -120,8 +121,8 @@ void dpdo__content_free(struct dpdo__ds_content *c);
  * max_decompressed_bytes and max_compression_ratio are applied while reading
  * and inflating (DPDO_E_FORMAT naming the option). */
 enum { DPDO__READ_ANY = 0, DPDO__READ_TEXT = 1, DPDO__READ_IDX = 2 };
-int dpdo__read_file(const char *path, int kind, const dpdo_load_options *o, char **buf,
-                    size_t *len, char *errmsg);
+int dpdo__read_file(const char *path, int kind, const dpdo_load_options *o, char **buf, size_t *len,
+                    char *errmsg);
 /* If (buf,len) is gzip data, replace it by the inflated bytes (the old
  * buffer freed); else leave it. On failure *buf is unchanged (caller frees). `name` is used in
  * messages. o (NULL: defaults) gives the inflation limits. */

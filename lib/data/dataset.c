@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Dataset handle: life cycle, filling from caller arrays, accessors, class
  * ids, shards and partitions, public kernel wrappers. */
+#include "../rng/rng_impl.h"
+#include "data_impl.h"
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "data_impl.h"
-#include "../rng/rng_impl.h"
 
-static const char *nonfinite_name(double v) { return isnan(v) ? "NaN" : "Inf"; }
+static const char *nonfinite_name(double v)
+{
+    return isnan(v) ? "NaN" : "Inf";
+}
 
 int dpdo_dataset_create(dpdo_dataset **out)
 {
@@ -52,7 +55,9 @@ void dpdo_dataset_destroy(dpdo_dataset *ds)
 
 const char *dpdo_dataset_errmsg(const dpdo_dataset *ds)
 {
-    return !ds ? DPDO__NULL_TEXT("dpdo_dataset_errmsg", "ds") : DPDO__LIVE(ds, DPDO__MAGIC_DATASET) ? ds->errmsg : DPDO__DEAD_TEXT("dpdo_dataset_errmsg", "ds");
+    return !ds                                   ? DPDO__NULL_TEXT("dpdo_dataset_errmsg", "ds")
+           : DPDO__LIVE(ds, DPDO__MAGIC_DATASET) ? ds->errmsg
+                                                 : DPDO__DEAD_TEXT("dpdo_dataset_errmsg", "ds");
 }
 
 void dpdo__content_free(struct dpdo__ds_content *c)
@@ -90,7 +95,8 @@ int dpdo__ds_install(struct dpdo_dataset *ds, struct dpdo__ds_content *c)
             dpdo__content_free(c);
             return dpdo__err(ds->errmsg, c->loaded ? DPDO_E_FORMAT : DPDO_E_INVAL,
                              "row %lld: the Euclidean norm overflows (larger than %.3g); "
-                             "rescale the data", (long long)i, DBL_MAX);
+                             "rescale the data",
+                             (long long)i, DBL_MAX);
         }
         if (rn[i] > mx) mx = rn[i];
     }
@@ -121,8 +127,11 @@ static int check_fill(struct dpdo_dataset *ds, int64_t n, int64_t d, const doubl
         return dpdo__err(ds->errmsg, DPDO_E_STATE,
                          "dataset is borrowed by %d shard(s); destroy them before refilling",
                          (int)ds->refs);
-    if (n < 1) return dpdo__err(ds->errmsg, DPDO_E_INVAL, "n = %lld: need at least one row", (long long)n);
-    if (d < 1) return dpdo__err(ds->errmsg, DPDO_E_INVAL, "d = %lld: need at least one feature", (long long)d);
+    if (n < 1)
+        return dpdo__err(ds->errmsg, DPDO_E_INVAL, "n = %lld: need at least one row", (long long)n);
+    if (d < 1)
+        return dpdo__err(ds->errmsg, DPDO_E_INVAL, "d = %lld: need at least one feature",
+                         (long long)d);
     if (!y) return dpdo__err(ds->errmsg, DPDO_E_INVAL, "labels y are NULL");
     if (mode != DPDO_COPY && mode != DPDO_BORROW)
         return dpdo__err(ds->errmsg, DPDO_E_INVAL, "mode = %d: use DPDO_COPY or DPDO_BORROW", mode);
@@ -141,7 +150,8 @@ static int check_labels(struct dpdo_dataset *ds, int64_t n, const double *y)
 double dpdo__norm2(const double *x, size_t n)
 {
     double s = 0.0;
-    for (size_t j = 0; j < n; j++) s += x[j] * x[j];
+    for (size_t j = 0; j < n; j++)
+        s += x[j] * x[j];
     /* in range: no square overflowed, and the sum is far from the subnormals
      * (a row of tiny values keeps full precision through the scaled pass) */
     if (s <= 0x1p1000 && (s >= 0x1p-960 || s == 0.0)) {
@@ -171,14 +181,15 @@ static void *dup_mem(const void *src, size_t n, size_t size)
     return p;
 }
 
-int dpdo_dataset_set_dense(dpdo_dataset *ds, int64_t n, int64_t d, const double *X,
-                           const double *y, int mode)
+int dpdo_dataset_set_dense(dpdo_dataset *ds, int64_t n, int64_t d, const double *X, const double *y,
+                           int mode)
 {
     if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     int rc = check_fill(ds, n, d, y, mode);
     if (rc) return rc;
     size_t nd;
-    if (!dpdo__mul_size((size_t)n, (size_t)d, &nd) || !dpdo__mul_size(nd, sizeof(double), &(size_t){0}))
+    if (!dpdo__mul_size((size_t)n, (size_t)d, &nd) ||
+        !dpdo__mul_size(nd, sizeof(double), &(size_t){0}))
         return dpdo__err(ds->errmsg, DPDO_E_INVAL, "n*d = %lld*%lld overflows", (long long)n,
                          (long long)d);
     if (!X) return dpdo__err(ds->errmsg, DPDO_E_INVAL, "X is NULL");
@@ -243,12 +254,21 @@ int dpdo_dataset_set_csr(dpdo_dataset *ds, int64_t n, int64_t d, const int64_t *
                                  (long long)i, (int)colidx[k], nonfinite_name(val[k]));
         }
     }
-    struct dpdo__ds_content c = {.layout = DPDO__DS_CSR, .n = n, .d = d, .rowptr = rowptr,
-                                 .colidx = colidx, .val = val, .y = y};
+    struct dpdo__ds_content c = {.layout = DPDO__DS_CSR,
+                                 .n = n,
+                                 .d = d,
+                                 .rowptr = rowptr,
+                                 .colidx = colidx,
+                                 .val = val,
+                                 .y = y};
     if (mode == DPDO_COPY) {
         int64_t *rp = dup_mem(rowptr, (size_t)n + 1, sizeof(int64_t));
-        int32_t *ci = rp ? dup_mem(colidx ? (const void *)colidx : (const void *)"", (size_t)nnz, sizeof(int32_t)) : NULL;
-        double *v = ci ? dup_mem(val ? (const void *)val : (const void *)"", (size_t)nnz, sizeof(double)) : NULL;
+        int32_t *ci = rp ? dup_mem(colidx ? (const void *)colidx : (const void *)"", (size_t)nnz,
+                                   sizeof(int32_t))
+                         : NULL;
+        double *v =
+            ci ? dup_mem(val ? (const void *)val : (const void *)"", (size_t)nnz, sizeof(double))
+               : NULL;
         double *yc = v ? dup_mem(y, (size_t)n, sizeof(double)) : NULL;
         if (!yc) {
             dpdo__free(rp);
@@ -290,8 +310,7 @@ int dpdo_dataset_set_classes(dpdo_dataset *ds, const int32_t *cls, int64_t n)
     if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     int rc = need_filled(ds);
     if (rc) return rc;
-    if (ds->refs > 0)
-        return dpdo__err(ds->errmsg, DPDO_E_STATE, "dataset is borrowed by shards");
+    if (ds->refs > 0) return dpdo__err(ds->errmsg, DPDO_E_STATE, "dataset is borrowed by shards");
     if (!cls) return dpdo__err(ds->errmsg, DPDO_E_INVAL, "cls is NULL");
     if (n != ds->n)
         return dpdo__err(ds->errmsg, DPDO_E_INVAL, "n = %lld but the dataset has %lld rows",
@@ -312,8 +331,7 @@ int dpdo_dataset_binarize(dpdo_dataset *ds, int mode, int32_t positive_class)
     if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     int rc = need_filled(ds);
     if (rc) return rc;
-    if (ds->refs > 0)
-        return dpdo__err(ds->errmsg, DPDO_E_STATE, "dataset is borrowed by shards");
+    if (ds->refs > 0) return dpdo__err(ds->errmsg, DPDO_E_STATE, "dataset is borrowed by shards");
     if (mode != DPDO_BINARY_ONE_VS_REST && mode != DPDO_BINARY_EVEN_ODD)
         return dpdo__err(ds->errmsg, DPDO_E_INVAL,
                          "mode = %d: use DPDO_BINARY_ONE_VS_REST or DPDO_BINARY_EVEN_ODD", mode);
@@ -336,12 +354,30 @@ int dpdo_dataset_binarize(dpdo_dataset *ds, int mode, int32_t positive_class)
 }
 
 /* ---- accessors --------------------------------------------------------- */
-int64_t dpdo_dataset_rows(const dpdo_dataset *ds) { return ds ? ds->n : 0; }
-int64_t dpdo_dataset_features(const dpdo_dataset *ds) { return ds ? ds->d : 0; }
-int dpdo_dataset_layout(const dpdo_dataset *ds) { return ds ? ds->layout : DPDO_LAYOUT_EMPTY; }
-int64_t dpdo_dataset_nnz(const dpdo_dataset *ds) { return ds ? ds->nnz : 0; }
-double dpdo_dataset_max_row_norm(const dpdo_dataset *ds) { return ds ? ds->max_row_norm : 0.0; }
-int dpdo_dataset_has_classes(const dpdo_dataset *ds) { return ds && ds->cls ? 1 : 0; }
+int64_t dpdo_dataset_rows(const dpdo_dataset *ds)
+{
+    return ds ? ds->n : 0;
+}
+int64_t dpdo_dataset_features(const dpdo_dataset *ds)
+{
+    return ds ? ds->d : 0;
+}
+int dpdo_dataset_layout(const dpdo_dataset *ds)
+{
+    return ds ? ds->layout : DPDO_LAYOUT_EMPTY;
+}
+int64_t dpdo_dataset_nnz(const dpdo_dataset *ds)
+{
+    return ds ? ds->nnz : 0;
+}
+double dpdo_dataset_max_row_norm(const dpdo_dataset *ds)
+{
+    return ds ? ds->max_row_norm : 0.0;
+}
+int dpdo_dataset_has_classes(const dpdo_dataset *ds)
+{
+    return ds && ds->cls ? 1 : 0;
+}
 
 static int check_row(struct dpdo_dataset *ds, int64_t i)
 {
@@ -366,7 +402,8 @@ int dpdo_dataset_get_row(dpdo_dataset *ds, int64_t i, double *out, int64_t d)
         memcpy(out, ds->X + (size_t)i * (size_t)d, (size_t)d * sizeof(double));
     } else {
         memset(out, 0, (size_t)d * sizeof(double));
-        for (int64_t k = ds->rowptr[i]; k < ds->rowptr[i + 1]; k++) out[ds->colidx[k]] = ds->val[k];
+        for (int64_t k = ds->rowptr[i]; k < ds->rowptr[i + 1]; k++)
+            out[ds->colidx[k]] = ds->val[k];
     }
     return DPDO_OK;
 }
@@ -454,7 +491,8 @@ int dpdo_dataset_gemv(dpdo_dataset *ds, int trans, double alpha, const double *x
             y[i] = beta == 0.0 ? alpha * m : alpha * m + beta * y[i];
         }
     } else {
-        for (int64_t j = 0; j < ds->d; j++) y[j] = beta == 0.0 ? 0.0 : beta * y[j];
+        for (int64_t j = 0; j < ds->d; j++)
+            y[j] = beta == 0.0 ? 0.0 : beta * y[j];
         for (int64_t i = 0; i < ds->n; i++) {
             double a = alpha * x[i];
             if (a != 0.0) dpdo__row_axpy(ds, i, a, y);
@@ -484,7 +522,9 @@ int dpdo_shard_create(dpdo_shard **out, dpdo_dataset *ds, const int64_t *rows, i
     int rc = need_filled(ds);
     if (rc) return rc;
     if (!rows) return dpdo__err(ds->errmsg, DPDO_E_INVAL, "rows is NULL");
-    if (m < 1) return dpdo__err(ds->errmsg, DPDO_E_INVAL, "m = %lld: a shard needs at least one row", (long long)m);
+    if (m < 1)
+        return dpdo__err(ds->errmsg, DPDO_E_INVAL, "m = %lld: a shard needs at least one row",
+                         (long long)m);
     for (int64_t k = 0; k < m; k++)
         if (rows[k] < 0 || rows[k] >= ds->n)
             return dpdo__err(ds->errmsg, DPDO_E_INVAL, "rows[%lld] = %lld out of range [0, %lld)",
@@ -506,7 +546,9 @@ int dpdo_shard_create_range(dpdo_shard **out, dpdo_dataset *ds, int64_t first, i
     if (!ds || !DPDO__LIVE(ds, DPDO__MAGIC_DATASET)) return DPDO_E_INVAL; /* NULL or destroyed */
     int rc = need_filled(ds);
     if (rc) return rc;
-    if (m < 1) return dpdo__err(ds->errmsg, DPDO_E_INVAL, "m = %lld: a shard needs at least one row", (long long)m);
+    if (m < 1)
+        return dpdo__err(ds->errmsg, DPDO_E_INVAL, "m = %lld: a shard needs at least one row",
+                         (long long)m);
     if (first < 0 || first > ds->n - m)
         return dpdo__err(ds->errmsg, DPDO_E_INVAL, "range [%lld, %lld + %lld) outside [0, %lld)",
                          (long long)first, (long long)first, (long long)m, (long long)ds->n);
@@ -534,15 +576,24 @@ void dpdo_shard_destroy(dpdo_shard *s)
     shard_free(s);
 }
 
-void dpdo__shard_retain(struct dpdo_shard *s) { s->borrowers++; }
+void dpdo__shard_retain(struct dpdo_shard *s)
+{
+    s->borrowers++;
+}
 
 void dpdo__shard_release(struct dpdo_shard *s)
 {
     if (s && --s->borrowers == 0 && s->doomed) shard_free(s);
 }
 
-const char *dpdo_shard_errmsg(const dpdo_shard *s) { return s ? s->errmsg : DPDO__NULL_TEXT("dpdo_shard_errmsg", "s"); }
-int64_t dpdo_shard_rows(const dpdo_shard *s) { return s ? s->n : 0; }
+const char *dpdo_shard_errmsg(const dpdo_shard *s)
+{
+    return s ? s->errmsg : DPDO__NULL_TEXT("dpdo_shard_errmsg", "s");
+}
+int64_t dpdo_shard_rows(const dpdo_shard *s)
+{
+    return s ? s->n : 0;
+}
 
 int64_t dpdo_shard_row_index(const dpdo_shard *s, int64_t k)
 {
@@ -557,7 +608,8 @@ int dpdo_shard_get_rows(dpdo_shard *s, int64_t *out, int64_t m)
     if (m != s->n)
         return dpdo__err(s->errmsg, DPDO_E_INVAL, "m = %lld but the shard has %lld rows",
                          (long long)m, (long long)s->n);
-    for (int64_t k = 0; k < m; k++) out[k] = dpdo__shard_row(s, k);
+    for (int64_t k = 0; k < m; k++)
+        out[k] = dpdo__shard_row(s, k);
     return DPDO_OK;
 }
 
@@ -575,7 +627,8 @@ int dpdo_shard_margins(dpdo_shard *s, const double *w, int64_t d, double *margin
     if (s->rows) {
         dpdo__margins(s->parent, s->rows, m, w, margins);
     } else {
-        for (int64_t k = 0; k < m; k++) margins[k] = dpdo__row_dot(s->parent, s->first + k, w);
+        for (int64_t k = 0; k < m; k++)
+            margins[k] = dpdo__row_dot(s->parent, s->first + k, w);
     }
     return DPDO_OK;
 }
@@ -594,7 +647,8 @@ int dpdo_dataset_partition(dpdo_dataset *ds, int64_t nshards, const int64_t *siz
     if (nshards < 1)
         return dpdo__err(ds->errmsg, DPDO_E_INVAL, "nshards = %lld: need at least one",
                          (long long)nshards);
-    for (int64_t k = 0; k < nshards; k++) shards_out[k] = NULL;
+    for (int64_t k = 0; k < nshards; k++)
+        shards_out[k] = NULL;
     int rc = need_filled(ds);
     if (rc) return rc;
     int64_t total = 0;

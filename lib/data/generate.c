@@ -5,14 +5,13 @@
  * changing n does not change the direction, and rows are generated one
  * stream block range at a time in a fixed order: same options, same bytes.
  * docs/data.md gives the exact distributions. */
+#include "../rng/rng_impl.h"
+#include "data_impl.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "data_impl.h"
-#include "../rng/rng_impl.h"
 
-static const char *const kinds[] = {"epsilon-like", "rcv1-like", "fedplt-logistic",
-                                    "covtype-like"};
+static const char *const kinds[] = {"epsilon-like", "rcv1-like", "fedplt-logistic", "covtype-like"};
 enum { NKINDS = 4 };
 
 /* sub-stream ids (the stream's `node` field) */
@@ -51,10 +50,12 @@ int dpdo_generate_options_init(dpdo_generate_options *o, size_t struct_size)
 static void normalize(double *x, int64_t d)
 {
     double s = 0;
-    for (int64_t j = 0; j < d; j++) s += x[j] * x[j];
+    for (int64_t j = 0; j < d; j++)
+        s += x[j] * x[j];
     if (s > 0) {
         double inv = 1.0 / sqrt(s);
-        for (int64_t j = 0; j < d; j++) x[j] *= inv;
+        for (int64_t j = 0; j < d; j++)
+            x[j] *= inv;
     }
 }
 
@@ -92,7 +93,8 @@ static int gen_epsilon(struct dpdo_dataset *ds, const dpdo_generate_options *o, 
         double flip = dpdo__stream_uniform(&sl) < o->label_noise ? -1.0 : 1.0;
         double *x = X + (size_t)i * (size_t)d;
         dpdo__stream_normals(&sx, x, (size_t)d);
-        for (int64_t j = 0; j < d; j++) x[j] += b * o->separation * u[j];
+        for (int64_t j = 0; j < d; j++)
+            x[j] += b * o->separation * u[j];
         if (norm) normalize(x, d);
         y[i] = b * flip;
     }
@@ -136,7 +138,8 @@ static int gen_fedplt(struct dpdo_dataset *ds, const dpdo_generate_options *o, d
                 dpdo__stream sm;
                 dpdo__stream_open(&sm, rng, S_SHIFT + (uint64_t)k * 16u, 0, DPDO_PURPOSE_DATA);
                 dpdo__stream_normals(&sm, m, (size_t)d);
-                for (int64_t j = 0; j < d; j++) m[j] *= o->shift_scale;
+                for (int64_t j = 0; j < d; j++)
+                    m[j] *= o->shift_scale;
             }
         }
         double *x = X + (size_t)i * (size_t)d;
@@ -147,8 +150,10 @@ static int gen_fedplt(struct dpdo_dataset *ds, const dpdo_generate_options *o, d
             dot += x[j] * xt[j];
         }
         double uu = dpdo__stream_uniform(&sl);
-        if (o->independent_labels) y[i] = uu < 0.5 ? 1.0 : -1.0;
-        else y[i] = uu < sigmoid(dot) ? 1.0 : -1.0;
+        if (o->independent_labels)
+            y[i] = uu < 0.5 ? 1.0 : -1.0;
+        else
+            y[i] = uu < sigmoid(dot) ? 1.0 : -1.0;
         if (o->normalize_rows == 1) normalize(x, d);
     }
     dpdo__free(xt);
@@ -185,7 +190,8 @@ static int gen_covtype(struct dpdo_dataset *ds, const dpdo_generate_options *o, 
     dpdo__stream_normals(&s, &W[0][0], 7 * 54);
     static const double wild[4] = {0.45, 0.05, 0.44, 0.06};
     double soil_cdf[40], z = 0;
-    for (int k = 0; k < 40; k++) z += 1.0 / (k + 1);
+    for (int k = 0; k < 40; k++)
+        z += 1.0 / (k + 1);
     double acc = 0;
     for (int k = 0; k < 40; k++) {
         acc += 1.0 / (k + 1) / z;
@@ -220,7 +226,8 @@ static int gen_covtype(struct dpdo_dataset *ds, const dpdo_generate_options *o, 
         double bs = -HUGE_VAL;
         for (int k = 0; k < 7; k++) {
             double sc = bias[k] - log(-log(dpdo__stream_uniform(&sx)));
-            for (int j = 0; j < 10; j++) sc += W[k][j] * (x[j] - 0.5) * 2.0;
+            for (int j = 0; j < 10; j++)
+                sc += W[k][j] * (x[j] - 0.5) * 2.0;
             sc += W[k][10 + w] + W[k][14 + st];
             if (sc > bs) {
                 bs = sc;
@@ -250,8 +257,10 @@ static int64_t upper_bound(const double *cdf, int64_t d, double u)
     int64_t lo = 0, hi = d - 1;
     while (lo < hi) {
         int64_t mid = lo + (hi - lo) / 2;
-        if (cdf[mid] > u) hi = mid;
-        else lo = mid + 1;
+        if (cdf[mid] > u)
+            hi = mid;
+        else
+            lo = mid + 1;
     }
     return lo;
 }
@@ -286,13 +295,20 @@ static int gen_rcv1(struct dpdo_dataset *ds, const dpdo_generate_options *o, dpd
     int64_t *perm = w ? dpdo__alloc_array((size_t)d, sizeof(int64_t)) : NULL;
     unsigned char *mark = perm ? dpdo__calloc((size_t)d, 1) : NULL;
     if (!mark) {
-        dpdo__free(rp); dpdo__free(ci); dpdo__free(va); dpdo__free(y); dpdo__free(cdf);
-        dpdo__free(idf); dpdo__free(w); dpdo__free(perm);
+        dpdo__free(rp);
+        dpdo__free(ci);
+        dpdo__free(va);
+        dpdo__free(y);
+        dpdo__free(cdf);
+        dpdo__free(idf);
+        dpdo__free(w);
+        dpdo__free(perm);
         return dpdo__err(ds->errmsg, DPDO_E_NOMEM, "out of memory generating rcv1-like %lld x %lld",
                          (long long)n, (long long)d);
     }
     double z = 0;
-    for (int64_t r = 0; r < d; r++) z += pow((double)(r + 1), -o->zipf_exponent);
+    for (int64_t r = 0; r < d; r++)
+        z += pow((double)(r + 1), -o->zipf_exponent);
     double acc = 0;
     for (int64_t r = 0; r < d; r++) {
         double pr = pow((double)(r + 1), -o->zipf_exponent) / z;
@@ -349,12 +365,15 @@ static int gen_rcv1(struct dpdo_dataset *ds, const dpdo_generate_options *o, dpd
             va[pos + u + 1] = vv;
         }
         double nn = 0, dot = 0;
-        for (int64_t t = 0; t < k; t++) nn += va[pos + t] * va[pos + t];
+        for (int64_t t = 0; t < k; t++)
+            nn += va[pos + t] * va[pos + t];
         if (norm && nn > 0) {
             double inv = 1.0 / sqrt(nn);
-            for (int64_t t = 0; t < k; t++) va[pos + t] *= inv;
+            for (int64_t t = 0; t < k; t++)
+                va[pos + t] *= inv;
         }
-        for (int64_t t = 0; t < k; t++) dot += va[pos + t] * w[ci[pos + t]];
+        for (int64_t t = 0; t < k; t++)
+            dot += va[pos + t] * w[ci[pos + t]];
         y[i] = dot; /* score for now */
         pos += k;
         rp[i + 1] = pos;
@@ -364,8 +383,15 @@ static int gen_rcv1(struct dpdo_dataset *ds, const dpdo_generate_options *o, dpd
      * balance the classes); then flipped w.p. label_noise */
     double *sorted = dpdo__alloc_array((size_t)n, sizeof(double));
     if (!sorted) {
-        dpdo__free(rp); dpdo__free(ci); dpdo__free(va); dpdo__free(y); dpdo__free(cdf);
-        dpdo__free(idf); dpdo__free(w); dpdo__free(perm); dpdo__free(mark);
+        dpdo__free(rp);
+        dpdo__free(ci);
+        dpdo__free(va);
+        dpdo__free(y);
+        dpdo__free(cdf);
+        dpdo__free(idf);
+        dpdo__free(w);
+        dpdo__free(perm);
+        dpdo__free(mark);
         return dpdo__err(ds->errmsg, DPDO_E_NOMEM, "out of memory generating rcv1-like labels");
     }
     memcpy(sorted, y, (size_t)n * sizeof(double));
@@ -374,9 +400,12 @@ static int gen_rcv1(struct dpdo_dataset *ds, const dpdo_generate_options *o, dpd
     dpdo__free(sorted);
     for (int64_t i = 0; i < n; i++) {
         double u = dpdo__stream_uniform(&sl), b;
-        if (y[i] > med) b = 1.0;
-        else if (y[i] < med) b = -1.0;
-        else b = u < 0.5 ? 1.0 : -1.0;
+        if (y[i] > med)
+            b = 1.0;
+        else if (y[i] < med)
+            b = -1.0;
+        else
+            b = u < 0.5 ? 1.0 : -1.0;
         if (dpdo__stream_uniform(&sl) < o->label_noise) b = -b;
         y[i] = b;
     }
@@ -402,7 +431,8 @@ int dpdo_dataset_generate(dpdo_dataset *ds, const char *kind, const dpdo_generat
     if (which < 0)
         return dpdo__err(ds->errmsg, DPDO_E_INVAL,
                          "unknown generator '%s' (valid: epsilon-like, rcv1-like, "
-                         "fedplt-logistic, covtype-like)", kind ? kind : "(null)");
+                         "fedplt-logistic, covtype-like)",
+                         kind ? kind : "(null)");
     dpdo_generate_options o;
     gen_defaults(&o);
     int rc = dpdo__options_accept(&o, sizeof o, offsetof(dpdo_generate_options, reserved), opts,
@@ -410,9 +440,11 @@ int dpdo_dataset_generate(dpdo_dataset *ds, const char *kind, const dpdo_generat
     if (rc) return rc;
     if (which == 3) o.d = 54; /* covtype-like ignores d */
     if (o.n < 1 || o.n > ((int64_t)1 << 40))
-        return dpdo__err(ds->errmsg, DPDO_E_INVAL, "n = %lld out of range [1, 2^40]", (long long)o.n);
+        return dpdo__err(ds->errmsg, DPDO_E_INVAL, "n = %lld out of range [1, 2^40]",
+                         (long long)o.n);
     if (o.d < 1 || o.d > INT32_MAX)
-        return dpdo__err(ds->errmsg, DPDO_E_INVAL, "d = %lld out of range [1, 2^31-1]", (long long)o.d);
+        return dpdo__err(ds->errmsg, DPDO_E_INVAL, "d = %lld out of range [1, 2^31-1]",
+                         (long long)o.d);
     size_t nd;
     if (which != 1 && (!dpdo__mul_size((size_t)o.n, (size_t)o.d, &nd) ||
                        !dpdo__mul_size(nd, sizeof(double), &nd)))
@@ -420,17 +452,20 @@ int dpdo_dataset_generate(dpdo_dataset *ds, const char *kind, const dpdo_generat
     if (!(o.density > 0 && o.density <= 1))
         return dpdo__err(ds->errmsg, DPDO_E_INVAL, "density = %g must be in (0, 1]", o.density);
     if (!(o.label_noise >= 0 && o.label_noise <= 1))
-        return dpdo__err(ds->errmsg, DPDO_E_INVAL, "label_noise = %g must be in [0, 1]", o.label_noise);
+        return dpdo__err(ds->errmsg, DPDO_E_INVAL, "label_noise = %g must be in [0, 1]",
+                         o.label_noise);
     if (!isfinite(o.separation))
         return dpdo__err(ds->errmsg, DPDO_E_INVAL, "separation is not finite");
     if (!(o.zipf_exponent >= 0 && o.zipf_exponent <= 10))
-        return dpdo__err(ds->errmsg, DPDO_E_INVAL, "zipf_exponent = %g must be in [0, 10]", o.zipf_exponent);
+        return dpdo__err(ds->errmsg, DPDO_E_INVAL, "zipf_exponent = %g must be in [0, 10]",
+                         o.zipf_exponent);
     if (!(o.scale > 0 && isfinite(o.scale)))
         return dpdo__err(ds->errmsg, DPDO_E_INVAL, "scale = %g must be > 0", o.scale);
     if (!(o.shift_scale >= 0 && isfinite(o.shift_scale)))
         return dpdo__err(ds->errmsg, DPDO_E_INVAL, "shift_scale = %g must be >= 0", o.shift_scale);
     if (o.n_agents < 1 || o.n_agents > o.n)
-        return dpdo__err(ds->errmsg, DPDO_E_INVAL, "n_agents = %d must be in [1, n]", (int)o.n_agents);
+        return dpdo__err(ds->errmsg, DPDO_E_INVAL, "n_agents = %d must be in [1, n]",
+                         (int)o.n_agents);
     if (o.independent_labels < 0 || o.independent_labels > 1 || o.normalize_rows < -1 ||
         o.normalize_rows > 1)
         return dpdo__err(ds->errmsg, DPDO_E_INVAL,
@@ -447,10 +482,18 @@ int dpdo_dataset_generate(dpdo_dataset *ds, const char *kind, const dpdo_generat
     c.n = o.n;
     c.d = o.d;
     switch (which) {
-    case 0: rc = gen_epsilon(ds, &o, rng, &c); break;
-    case 1: rc = gen_rcv1(ds, &o, rng, &c); break;
-    case 2: rc = gen_fedplt(ds, &o, rng, &c); break;
-    default: rc = gen_covtype(ds, &o, rng, &c); break;
+    case 0:
+        rc = gen_epsilon(ds, &o, rng, &c);
+        break;
+    case 1:
+        rc = gen_rcv1(ds, &o, rng, &c);
+        break;
+    case 2:
+        rc = gen_fedplt(ds, &o, rng, &c);
+        break;
+    default:
+        rc = gen_covtype(ds, &o, rng, &c);
+        break;
     }
     dpdo_rng_destroy(rng);
     if (rc) return rc;

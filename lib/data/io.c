@@ -2,6 +2,7 @@
 /* File input for the loaders: whole-file reads, transparent gzip (detected by
  * the magic bytes 1f 8b, never by the name), a fast correctly-rounded number
  * parser, loader options and the LIBSVM writer. */
+#include "data_impl.h"
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -9,25 +10,35 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <zlib.h>
-#include "data_impl.h"
 
 /* strerror() is not thread-safe; name the usual cases ourselves. */
 static const char *errno_text(int e)
 {
     switch (e) {
-    case ENOENT: return "no such file or directory";
-    case EACCES: return "permission denied";
-    case EISDIR: return "is a directory";
-    case ENOMEM: return "out of memory";
-    case EIO: return "input/output error";
-    case ENOTDIR: return "a path component is not a directory";
-    case EMFILE: return "too many open files";
-    default: return "read error";
+    case ENOENT:
+        return "no such file or directory";
+    case EACCES:
+        return "permission denied";
+    case EISDIR:
+        return "is a directory";
+    case ENOMEM:
+        return "out of memory";
+    case EIO:
+        return "input/output error";
+    case ENOTDIR:
+        return "a path component is not a directory";
+    case EMFILE:
+        return "too many open files";
+    default:
+        return "read error";
     }
 }
 
 /* A limit option: > 0 is the limit, 0 (or less) none */
-static uint64_t limit_of(int64_t v) { return v > 0 ? (uint64_t)v : UINT64_MAX; }
+static uint64_t limit_of(int64_t v)
+{
+    return v > 0 ? (uint64_t)v : UINT64_MAX;
+}
 
 int dpdo__check_limits(const dpdo_load_options *o, char *errmsg)
 {
@@ -66,8 +77,8 @@ int dpdo__read_file(const char *path, int kind, const dpdo_load_options *opts, c
             fclose(f);
             return dpdo__err(errmsg, DPDO_E_FORMAT,
                              "'%s' has %lld bytes, more than the limit max_file_bytes = %llu "
-                             "(a load option)", path, (long long)st.st_size,
-                             (unsigned long long)maxb);
+                             "(a load option)",
+                             path, (long long)st.st_size, (unsigned long long)maxb);
         }
         cap = (size_t)st.st_size + 1;
     }
@@ -96,7 +107,8 @@ int dpdo__read_file(const char *path, int kind, const dpdo_load_options *opts, c
         if (len > maxb) {
             rc = dpdo__err(errmsg, DPDO_E_FORMAT,
                            "'%s': more than max_file_bytes = %llu bytes to read (a load option; "
-                           "an endless device or pipe?)", path, (unsigned long long)maxb);
+                           "an endless device or pipe?)",
+                           path, (unsigned long long)maxb);
             break;
         }
         /* look at the first bytes as soon as there are enough, so that a
@@ -108,7 +120,8 @@ int dpdo__read_file(const char *path, int kind, const dpdo_load_options *opts, c
             if (!gz && kind == DPDO__READ_IDX && (len < 4 || u[0] || u[1] || u[2] != 0x08)) {
                 rc = dpdo__err(errmsg, DPDO_E_FORMAT,
                                "'%s' byte 0: not an IDX file (magic must be 00 00 08 xx, or the "
-                               "gzip magic 1f 8b)", path);
+                               "gzip magic 1f 8b)",
+                               path);
                 break;
             }
         }
@@ -158,8 +171,8 @@ static void z_free(voidpf opaque, voidpf p)
     dpdo__free(p);
 }
 
-int dpdo__maybe_gunzip(const char *name, const dpdo_load_options *opts, char **bufp,
-                       size_t *lenp, char *errmsg)
+int dpdo__maybe_gunzip(const char *name, const dpdo_load_options *opts, char **bufp, size_t *lenp,
+                       char *errmsg)
 {
     const unsigned char *in = (const unsigned char *)*bufp;
     size_t inlen = *lenp;
@@ -208,13 +221,13 @@ int dpdo__maybe_gunzip(const char *name, const dpdo_load_options *opts, char **b
             if (maxd <= maxr)
                 rc = dpdo__err(errmsg, DPDO_E_FORMAT,
                                "'%s': inflates to more than max_decompressed_bytes = %llu bytes "
-                               "(a load option)", name, (unsigned long long)maxd);
+                               "(a load option)",
+                               name, (unsigned long long)maxd);
             else
                 rc = dpdo__err(errmsg, DPDO_E_FORMAT,
                                "'%s': %zu gzip bytes inflate to more than %llu bytes, a ratio "
                                "above max_compression_ratio = %g (a load option; a gzip bomb?)",
-                               name, inlen, (unsigned long long)maxr,
-                               opts->max_compression_ratio);
+                               name, inlen, (unsigned long long)maxr, opts->max_compression_ratio);
             break;
         }
         if (cap - opos < 2) {
@@ -260,7 +273,8 @@ int dpdo__maybe_gunzip(const char *name, const dpdo_load_options *opts, char **b
         if (ipos == inlen && z.avail_out > 0) {
             rc = dpdo__err(errmsg, DPDO_E_FORMAT,
                            "'%s': truncated gzip data (input ends at byte %zu before the end "
-                           "of the compressed stream)", name, inlen);
+                           "of the compressed stream)",
+                           name, inlen);
             break;
         }
         if (zr == Z_BUF_ERROR && gi - z.avail_in == 0 && go - z.avail_out == 0 && z.avail_out > 0) {
@@ -416,8 +430,9 @@ int dpdo_dataset_save_libsvm(dpdo_dataset *ds, const char *path)
     if (ds->layout == DPDO__DS_EMPTY)
         return dpdo__err(ds->errmsg, DPDO_E_STATE, "dataset is empty (fill it first)");
     FILE *f = fopen(path, "wb");
-    if (!f) return dpdo__err(ds->errmsg, DPDO_E_IO, "cannot open '%s' for writing: %s", path,
-                             errno_text(errno));
+    if (!f)
+        return dpdo__err(ds->errmsg, DPDO_E_IO, "cannot open '%s' for writing: %s", path,
+                         errno_text(errno));
     for (int64_t i = 0; i < ds->n; i++) {
         fprintf(f, "%.17g", ds->y[i]);
         if (ds->layout == DPDO__DS_DENSE) {

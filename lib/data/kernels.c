@@ -9,9 +9,9 @@
  * gradient reads each row once from memory: the dot product brings it into
  * L1/L2 and the axpy reuses it there (bench/bench_data.c measures it
  * against a STREAM triad). */
-#include <math.h>
 #include "data_impl.h"
 #include "vmath_impl.h"
+#include <math.h>
 
 /* Dense row kernels. The dot product keeps 8 partial sums s0..s7 (lane k
  * of the accumulators holds s_k) and combines them as
@@ -19,7 +19,8 @@
  * SSE2 2-lane, AVX2 4-lane) uses exactly this order and no FMA, so all give
  * bit-identical results: the AVX2 path is chosen at run time and a binary
  * still runs on any x86-64. */
-DPDO__UNUSED static inline double dot_scalar(const double *restrict x, const double *restrict w, int64_t d)
+DPDO__UNUSED static inline double dot_scalar(const double *restrict x, const double *restrict w,
+                                             int64_t d)
 {
     double s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0, s7 = 0;
     int64_t j = 0;
@@ -33,13 +34,16 @@ DPDO__UNUSED static inline double dot_scalar(const double *restrict x, const dou
         s6 += x[j + 6] * w[j + 6];
         s7 += x[j + 7] * w[j + 7];
     }
-    for (; j < d; j++) s0 += x[j] * w[j];
+    for (; j < d; j++)
+        s0 += x[j] * w[j];
     return ((s0 + s4) + (s1 + s5)) + ((s2 + s6) + (s3 + s7));
 }
 
-DPDO__UNUSED static inline void axpy_scalar(double a, const double *restrict x, double *restrict y, int64_t d)
+DPDO__UNUSED static inline void axpy_scalar(double a, const double *restrict x, double *restrict y,
+                                            int64_t d)
 {
-    for (int64_t j = 0; j < d; j++) y[j] += a * x[j];
+    for (int64_t j = 0; j < d; j++)
+        y[j] += a * x[j];
 }
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -52,8 +56,10 @@ typedef int64_t v4di __attribute__((vector_size(32), aligned(8), may_alias));
  * one cache line per 8 elements shifted right by `sh` (0: pf[0..d), 1:
  * pf[0..d/2)), so that fetching the next row from DRAM overlaps the
  * computation on this one. */
-#define PREFETCH(pf, j, sh) \
-    do { if (pf) __builtin_prefetch((pf) + ((j) >> (sh)), 0, 2); } while (0)
+#define PREFETCH(pf, j, sh)                                                                        \
+    do {                                                                                           \
+        if (pf) __builtin_prefetch((pf) + ((j) >> (sh)), 0, 2);                                    \
+    } while (0)
 
 static inline double dot_sse2(const double *restrict x, const double *restrict w, int64_t d,
                               const double *pf, int sh)
@@ -68,7 +74,8 @@ static inline double dot_sse2(const double *restrict x, const double *restrict w
         a3 += *(const v2d *)(x + j + 6) * *(const v2d *)(w + j + 6);
     }
     double s0 = a0[0];
-    for (; j < d; j++) s0 += x[j] * w[j];
+    for (; j < d; j++)
+        s0 += x[j] * w[j];
     return ((s0 + a2[0]) + (a0[1] + a2[1])) + ((a1[0] + a3[0]) + (a1[1] + a3[1]));
 }
 
@@ -84,7 +91,8 @@ static inline void axpy_sse2(double a, const double *restrict x, double *restric
         *(v2d *)(y + j + 4) += av * *(const v2d *)(x + j + 4);
         *(v2d *)(y + j + 6) += av * *(const v2d *)(x + j + 6);
     }
-    for (; j < d; j++) y[j] += a * x[j];
+    for (; j < d; j++)
+        y[j] += a * x[j];
 }
 
 #if defined(__x86_64__)
@@ -101,12 +109,13 @@ AVX2 static inline double dot_avx2(const double *restrict x, const double *restr
         a1 += *(const v4d *)(x + j + 4) * *(const v4d *)(w + j + 4);
     }
     double s0 = a0[0];
-    for (; j < d; j++) s0 += x[j] * w[j];
+    for (; j < d; j++)
+        s0 += x[j] * w[j];
     return ((s0 + a1[0]) + (a0[1] + a1[1])) + ((a0[2] + a1[2]) + (a0[3] + a1[3]));
 }
 
-AVX2 static inline void axpy_avx2(double a, const double *restrict x, double *restrict y,
-                                  int64_t d, const double *pf, int sh)
+AVX2 static inline void axpy_avx2(double a, const double *restrict x, double *restrict y, int64_t d,
+                                  const double *pf, int sh)
 {
     v4d av = {a, a, a, a};
     int64_t j = 0;
@@ -115,7 +124,8 @@ AVX2 static inline void axpy_avx2(double a, const double *restrict x, double *re
         *(v4d *)(y + j) += av * *(const v4d *)(x + j);
         *(v4d *)(y + j + 4) += av * *(const v4d *)(x + j + 4);
     }
-    for (; j < d; j++) y[j] += a * x[j];
+    for (; j < d; j++)
+        y[j] += a * x[j];
 }
 
 /* Four rows at a time (same per-row summation order as dot_avx2, same
@@ -150,7 +160,8 @@ AVX2 static inline void dot4_avx2(const double *const *x, const double *restrict
         s2 += x2[t] * w[t];
         s3 += x3[t] * w[t];
     }
-#define DPDO__RED(s, a, b) (((s) + (b)[0]) + ((a)[1] + (b)[1])) + (((a)[2] + (b)[2]) + ((a)[3] + (b)[3]))
+#define DPDO__RED(s, a, b)                                                                         \
+    (((s) + (b)[0]) + ((a)[1] + (b)[1])) + (((a)[2] + (b)[2]) + ((a)[3] + (b)[3]))
     out[0] = DPDO__RED(s0, a00, a01);
     out[1] = DPDO__RED(s1, a10, a11);
     out[2] = DPDO__RED(s2, a20, a21);
@@ -197,50 +208,63 @@ AVX2 static inline void axpy4_avx2(const double *a, const double *const *x, doub
 #define AVX512 __attribute__((target("avx512f")))
 typedef double v8d __attribute__((vector_size(64), aligned(8), may_alias));
 
-AVX512 static inline void dot8_avx512(const double *const *x, const double *restrict w,
-                                      int64_t d, const double *const *p, double *out)
+AVX512 static inline void dot8_avx512(const double *const *x, const double *restrict w, int64_t d,
+                                      const double *const *p, double *out)
 {
     v8d a[8];
-    for (int t = 0; t < 8; t++) a[t] = (v8d){0, 0, 0, 0, 0, 0, 0, 0};
+    for (int t = 0; t < 8; t++)
+        a[t] = (v8d){0, 0, 0, 0, 0, 0, 0, 0};
     int64_t j = 0;
     for (; j + 8 <= d; j += 8) {
         v8d w0 = *(const v8d *)(w + j);
         for (int t = 0; t < 4; t++)
             if (p[t]) __builtin_prefetch(p[t] + j, 0, 2);
-        for (int t = 0; t < 8; t++) a[t] += *(const v8d *)(x[t] + j) * w0;
+        for (int t = 0; t < 8; t++)
+            a[t] += *(const v8d *)(x[t] + j) * w0;
     }
     for (int t = 0; t < 8; t++) {
         double s0 = a[t][0];
-        for (int64_t u = j; u < d; u++) s0 += x[t][u] * w[u];
-        out[t] = ((s0 + a[t][4]) + (a[t][1] + a[t][5])) + ((a[t][2] + a[t][6]) + (a[t][3] + a[t][7]));
+        for (int64_t u = j; u < d; u++)
+            s0 += x[t][u] * w[u];
+        out[t] =
+            ((s0 + a[t][4]) + (a[t][1] + a[t][5])) + ((a[t][2] + a[t][6]) + (a[t][3] + a[t][7]));
     }
 }
 
-AVX512 static inline void axpy8_avx512(const double *a, const double *const *x,
-                                       double *restrict y, int64_t d, const double *const *p)
+AVX512 static inline void axpy8_avx512(const double *a, const double *const *x, double *restrict y,
+                                       int64_t d, const double *const *p)
 {
     v8d b[8];
-    for (int t = 0; t < 8; t++) b[t] = (v8d){a[t], a[t], a[t], a[t], a[t], a[t], a[t], a[t]};
+    for (int t = 0; t < 8; t++)
+        b[t] = (v8d){a[t], a[t], a[t], a[t], a[t], a[t], a[t], a[t]};
     int64_t j = 0;
     for (; j + 8 <= d; j += 8) {
         for (int t = 4; t < 8; t++)
             if (p[t]) __builtin_prefetch(p[t] + j, 0, 2);
         v8d g = *(v8d *)(y + j);
-        for (int t = 0; t < 8; t++) g += b[t] * *(const v8d *)(x[t] + j);
+        for (int t = 0; t < 8; t++)
+            g += b[t] * *(const v8d *)(x[t] + j);
         *(v8d *)(y + j) = g;
     }
     for (; j < d; j++) {
         double g = y[j];
-        for (int t = 0; t < 8; t++) g += a[t] * x[t][j];
+        for (int t = 0; t < 8; t++)
+            g += a[t] * x[t][j];
         y[j] = g;
     }
 }
 
-static int have_avx512(void) { return __builtin_cpu_supports("avx512f"); }
+static int have_avx512(void)
+{
+    return __builtin_cpu_supports("avx512f");
+}
 
 /* __builtin_cpu_supports reads libgcc's CPU model (filled by a constructor
  * before main); no state of ours. */
-static int have_avx2(void) { return __builtin_cpu_supports("avx2"); }
+static int have_avx2(void)
+{
+    return __builtin_cpu_supports("avx2");
+}
 #endif /* __x86_64__ */
 #endif /* DPDO__VEC */
 
@@ -282,27 +306,29 @@ static inline void axpy_csr(const struct dpdo_dataset *ds, int64_t r, double a, 
     int64_t b = ds->rowptr[r], e = ds->rowptr[r + 1];
     const int32_t *ci = ds->colidx;
     const double *v = ds->val;
-    for (int64_t k = b; k < e; k++) y[ci[k]] += a * v[k];
+    for (int64_t k = b; k < e; k++)
+        y[ci[k]] += a * v[k];
 }
 
 /* Coefficient of one sample: c = phi'(margin), clipped so |c|*||x|| <= clip
  * (per-sample gradient clipping for DP; the per-sample gradient of a linear
  * model is c*x, so its norm is |c|*||x||). */
-static inline double clip_coef(const struct dpdo_dataset *ds, int64_t r, double c, double clip, int64_t *ncl)
+static inline double clip_coef(const struct dpdo_dataset *ds, int64_t r, double c, double clip,
+                               int64_t *ncl)
 {
     double g = fabs(c) * ds->row_norm[r];
     if (g > clip) {
         double cc = clip / ds->row_norm[r];
-        while (cc * ds->row_norm[r] > clip) cc = nextafter(cc, 0.0);
+        while (cc * ds->row_norm[r] > clip)
+            cc = nextafter(cc, 0.0);
         c = c < 0 ? -cc : cc;
         (*ncl)++;
     }
     return c;
 }
 
-static inline double coef(const struct dpdo_dataset *ds, int64_t r, double margin,
-                          dpdo__phi_fn phi, const void *ctx, double clip, double *loss_acc,
-                          int64_t *ncl)
+static inline double coef(const struct dpdo_dataset *ds, int64_t r, double margin, dpdo__phi_fn phi,
+                          const void *ctx, double clip, double *loss_acc, int64_t *ncl)
 {
     double loss = 0.0;
     double c = phi(ctx, margin, ds->y[r], &loss);
@@ -313,7 +339,8 @@ static inline double coef(const struct dpdo_dataset *ds, int64_t r, double margi
             /* c' = c * clip / g, written so that |c'| * ||x|| <= clip holds
              * after rounding too */
             double cc = clip / ds->row_norm[r];
-            while (cc * ds->row_norm[r] > clip) cc = nextafter(cc, 0.0);
+            while (cc * ds->row_norm[r] > clip)
+                cc = nextafter(cc, 0.0);
             c = c < 0 ? -cc : cc;
             (*ncl)++;
         }
@@ -326,42 +353,47 @@ static inline double coef(const struct dpdo_dataset *ds, int64_t r, double margi
 enum { PF_AHEAD = 8 };
 static inline void prefetch_row(const double *x, size_t d)
 {
-    for (size_t j = 0; j < d; j += 8) __builtin_prefetch(x + j, 0, 3);
+    for (size_t j = 0; j < d; j += 8)
+        __builtin_prefetch(x + j, 0, 3);
     __builtin_prefetch(x + d - 1, 0, 3);
 }
 
-#define DENSE_MARGINS(NAME, ATTR, DOT)                                                       \
-    ATTR static void NAME(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m,    \
-                          const double *w, double *margins)                                 \
-    {                                                                                       \
-        const size_t d = (size_t)ds->d;                                                     \
-        /* short rows of a gathered batch: the next row's prefetch comes too late (a dot of  \
-         * a few hundred bytes is faster than a cache miss), so prefetch PF_AHEAD rows ahead */ \
-        const int ahead = rows && d * sizeof(double) <= 1024;                               \
-        if (ahead)                                                                          \
-            for (int64_t q = 0; q < m && q < PF_AHEAD; q++) prefetch_row(ds->X + (size_t)rows[q] * d, d); \
-        for (int64_t k = 0; k < m; k++) {                                                   \
-            int64_t r = rows ? rows[k] : k;                                                 \
-            if (ahead && k + PF_AHEAD < m) prefetch_row(ds->X + (size_t)rows[k + PF_AHEAD] * d, d); \
-            const double *nx = k + 1 < m ? ds->X + (size_t)(rows ? rows[k + 1] : k + 1) * d : NULL; \
-            margins[k] = DOT(ds->X + (size_t)r * d, w, ds->d, nx, 0);                       \
-        }                                                                                   \
+#define DENSE_MARGINS(NAME, ATTR, DOT)                                                             \
+    ATTR static void NAME(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m,           \
+                          const double *w, double *margins)                                        \
+    {                                                                                              \
+        const size_t d = (size_t)ds->d;                                                            \
+        /* short rows of a gathered batch: the next row's prefetch comes too late (a dot of        \
+         * a few hundred bytes is faster than a cache miss), so prefetch PF_AHEAD rows ahead */    \
+        const int ahead = rows && d * sizeof(double) <= 1024;                                      \
+        if (ahead)                                                                                 \
+            for (int64_t q = 0; q < m && q < PF_AHEAD; q++)                                        \
+                prefetch_row(ds->X + (size_t)rows[q] * d, d);                                      \
+        for (int64_t k = 0; k < m; k++) {                                                          \
+            int64_t r = rows ? rows[k] : k;                                                        \
+            if (ahead && k + PF_AHEAD < m)                                                         \
+                prefetch_row(ds->X + (size_t)rows[k + PF_AHEAD] * d, d);                           \
+            const double *nx =                                                                     \
+                k + 1 < m ? ds->X + (size_t)(rows ? rows[k + 1] : k + 1) * d : NULL;               \
+            margins[k] = DOT(ds->X + (size_t)r * d, w, ds->d, nx, 0);                              \
+        }                                                                                          \
     }
 
-#define DENSE_GRAD(NAME, ATTR, DOT, AXPY)                                                    \
-    ATTR static void NAME(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m,    \
-                          const double *w, dpdo__phi_fn phi, const void *ctx, double clip,  \
-                          double scale, double *grad, double *loss_acc, int64_t *ncl)       \
-    {                                                                                       \
-        const size_t d = (size_t)ds->d;                                                     \
-        for (int64_t k = 0; k < m; k++) {                                                   \
-            int64_t r = rows ? rows[k] : k;                                                 \
-            const double *x = ds->X + (size_t)r * d;                                        \
-            const double *nx = k + 1 < m ? ds->X + (size_t)(rows ? rows[k + 1] : k + 1) * d : NULL; \
-            double mg = DOT(x, w, ds->d, nx, 1);                                            \
-            double a = scale * coef(ds, r, mg, phi, ctx, clip, loss_acc, ncl);              \
-            if (a != 0.0) AXPY(a, x, grad, ds->d, nx ? nx + d / 2 : NULL, 1);               \
-        }                                                                                   \
+#define DENSE_GRAD(NAME, ATTR, DOT, AXPY)                                                          \
+    ATTR static void NAME(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m,           \
+                          const double *w, dpdo__phi_fn phi, const void *ctx, double clip,         \
+                          double scale, double *grad, double *loss_acc, int64_t *ncl)              \
+    {                                                                                              \
+        const size_t d = (size_t)ds->d;                                                            \
+        for (int64_t k = 0; k < m; k++) {                                                          \
+            int64_t r = rows ? rows[k] : k;                                                        \
+            const double *x = ds->X + (size_t)r * d;                                               \
+            const double *nx =                                                                     \
+                k + 1 < m ? ds->X + (size_t)(rows ? rows[k + 1] : k + 1) * d : NULL;               \
+            double mg = DOT(x, w, ds->d, nx, 1);                                                   \
+            double a = scale * coef(ds, r, mg, phi, ctx, clip, loss_acc, ncl);                     \
+            if (a != 0.0) AXPY(a, x, grad, ds->d, nx ? nx + d / 2 : NULL, 1);                      \
+        }                                                                                          \
     }
 
 #ifdef DPDO__VEC
@@ -377,9 +409,9 @@ DENSE_GRAD(grad_base, , dot_scalar_pf, axpy_scalar_pf)
 #ifdef DPDO__X86
 DENSE_MARGINS(margins_avx2, AVX2, dot_avx2)
 /* rows k0 .. m-1 of the list (rows NULL: row k is k) */
-AVX2 static void grad_avx2(const struct dpdo_dataset *ds, const int64_t *rows, int64_t k0, int64_t m,
-                           const double *w, dpdo__phi_fn phi, const void *ctx, double clip,
-                           double scale, double *grad, double *loss_acc, int64_t *ncl)
+AVX2 static void grad_avx2(const struct dpdo_dataset *ds, const int64_t *rows, int64_t k0,
+                           int64_t m, const double *w, dpdo__phi_fn phi, const void *ctx,
+                           double clip, double scale, double *grad, double *loss_acc, int64_t *ncl)
 {
     const size_t d = (size_t)ds->d;
     int64_t k = k0;
@@ -462,117 +494,137 @@ AVX512 static void grad_avx512(const struct dpdo_dataset *ds, const int64_t *row
 enum { LOGIT_DMAX = 16, LOGIT_BLK = 64 };
 /* lane-wise mask ? a : b (GCC's C front end has no vector ?:) */
 #define VSEL(mask, a, b) ((v4d)(((v4di)(a) & (mask)) | ((v4di)(b) & ~(mask))))
-#define LOGIT_SMALL(NAME, ATTR, DD)                                                                           \
-    ATTR static void NAME(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m, const double *w,     \
-                          double clip, double scale, double *grad, double *loss_acc, int64_t *ncl)           \
-    {                                                                                                         \
-        const int64_t d = DD > 0 ? DD : ds->d; /* DD > 0: a constant, so the j loops unroll */                 \
-        const v4d ONE = {1, 1, 1, 1}, VZ = {0, 0, 0, 0};                                                     \
-        v4d G[LOGIT_DMAX], SV[LOGIT_BLK / 4], YV[LOGIT_BLK / 4];                                              \
-        for (int64_t j = 0; j < d; j++) G[j] = VZ;                                                            \
-        for (int64_t k0 = 0; k0 < m; k0 += LOGIT_BLK) {                                                       \
-            const int64_t nb = m - k0 < LOGIT_BLK ? m - k0 : LOGIT_BLK, nv = (nb + 3) / 4;                    \
-            /* 1: margins s = -y <x, w> of 4 rows per vector (padding repeats the block's first row) */      \
-            for (int64_t v = 0; v < nv; v++) {                                                                \
-                const double *x[4];                                                                           \
-                double yv[4];                                                                                 \
-                for (int t = 0; t < 4; t++) {                                                                 \
-                    int64_t q = 4 * v + t < nb ? k0 + 4 * v + t : k0;                                         \
-                    int64_t r = rows ? rows[q] : q;                                                           \
-                    x[t] = ds->X + (size_t)r * (size_t)d;                                                     \
-                    yv[t] = ds->y[r];                                                                         \
-                }                                                                                             \
-                v4d M = VZ;                                                                                   \
-                for (int64_t j = 0; j < d; j++) M += (v4d){x[0][j], x[1][j], x[2][j], x[3][j]} * w[j];       \
-                YV[v] = (v4d){yv[0], yv[1], yv[2], yv[3]};                                                    \
-                SV[v] = -YV[v] * M;                                                                           \
-            }                                                                                                 \
-            /* 2: coefficients c = -y sigma(s) (and loss values), independent per vector */                      \
-            for (int64_t v = 0; v < nv; v++) {                                                                \
-                v4d S = SV[v];                                                                                \
-                v4d NA = VSEL(S < 0, S, -S); /* -|s|; NaN stays NaN */                                        \
-                v4d T = NA * DPDO__INV_LN2 + DPDO__EXP_SHIFT;                                                 \
-                v4d KD = T - DPDO__EXP_SHIFT;                                                                 \
-                v4d R = (NA - KD * DPDO__LN2_HI) - KD * DPDO__LN2_LO;                                         \
-                v4di KI = (v4di)T - (v4di)(VZ + DPDO__EXP_SHIFT);                                             \
-                v4d R2 = R * R, R4 = R2 * R2, R8 = R4 * R4;                                              \
-                v4d E = DPDO__EXP_POLY(R, R2, R4, R8) * (v4d)((KI + 1023) << 52);                                         \
-                E = VSEL(NA < DPDO__EXP_MIN, VZ, E);                                                          \
-                if (loss_acc) {                                                                               \
-                    v4d BIG = VSEL(E > 0x1.a827999fcef34p-2, ONE, VZ);                                        \
-                    v4d NU = E - BIG, DE = (ONE + ONE) + (E + BIG); /* e - 1, 3 + e  or  e, 2 + e */         \
-                    v4d SS = NU / DE, Z = SS * SS;                                                            \
-                    v4d L = BIG * DPDO__LN2_HI + ((SS + SS) + (SS * DPDO__ATANH_POLY(Z) + BIG * DPDO__LN2_LO)); \
-                    L = VSEL(S > 0, S, VZ) + L;                                                               \
-                    for (int t = 0; t < 4 && 4 * v + t < nb; t++) *loss_acc += L[t];                          \
-                }                                                                                             \
-                SV[v] = -YV[v] * (VSEL(S >= 0, ONE, E) / (ONE + E));                                \
-            }                                                                                                 \
-            if (clip > 0.0)                                                                                   \
-                for (int64_t q = 0; q < nb; q++) {                                                            \
-                    int64_t r = rows ? rows[k0 + q] : k0 + q;                                                 \
-                    SV[q / 4][q % 4] = clip_coef(ds, r, SV[q / 4][q % 4], clip, ncl);                         \
-                }                                                                                             \
-            for (int64_t q = nb; q < 4 * nv; q++) SV[q / 4][q % 4] = 0.0; /* padding adds nothing */         \
-            /* 3: gradient, lane t summing the rows q = t mod 4 in order */                                   \
-            for (int64_t v = 0; v < nv; v++) {                                                                \
-                const double *x[4];                                                                           \
-                for (int t = 0; t < 4; t++) {                                                                 \
-                    int64_t q = 4 * v + t < nb ? k0 + 4 * v + t : k0;                                         \
-                    x[t] = ds->X + (size_t)(rows ? rows[q] : q) * (size_t)d;                                  \
-                }                                                                                             \
-                v4d A = scale * SV[v];                                                                        \
-                for (int64_t j = 0; j < d; j++) G[j] += A * (v4d){x[0][j], x[1][j], x[2][j], x[3][j]};       \
-            }                                                                                                 \
-        }                                                                                                     \
-        for (int64_t j = 0; j < d; j++) grad[j] += (G[j][0] + G[j][1]) + (G[j][2] + G[j][3]);                \
+#define LOGIT_SMALL(NAME, ATTR, DD)                                                                \
+    ATTR static void NAME(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m,           \
+                          const double *w, double clip, double scale, double *grad,                \
+                          double *loss_acc, int64_t *ncl)                                          \
+    {                                                                                              \
+        const int64_t d = DD > 0 ? DD : ds->d; /* DD > 0: a constant, so the j loops unroll */     \
+        const v4d ONE = {1, 1, 1, 1}, VZ = {0, 0, 0, 0};                                           \
+        v4d G[LOGIT_DMAX], SV[LOGIT_BLK / 4], YV[LOGIT_BLK / 4];                                   \
+        for (int64_t j = 0; j < d; j++)                                                            \
+            G[j] = VZ;                                                                             \
+        for (int64_t k0 = 0; k0 < m; k0 += LOGIT_BLK) {                                            \
+            const int64_t nb = m - k0 < LOGIT_BLK ? m - k0 : LOGIT_BLK, nv = (nb + 3) / 4;         \
+            /* 1: margins s = -y <x, w> of 4 rows per vector (padding repeats the block's first    \
+             * row) */                                                                             \
+            for (int64_t v = 0; v < nv; v++) {                                                     \
+                const double *x[4];                                                                \
+                double yv[4];                                                                      \
+                for (int t = 0; t < 4; t++) {                                                      \
+                    int64_t q = 4 * v + t < nb ? k0 + 4 * v + t : k0;                              \
+                    int64_t r = rows ? rows[q] : q;                                                \
+                    x[t] = ds->X + (size_t)r * (size_t)d;                                          \
+                    yv[t] = ds->y[r];                                                              \
+                }                                                                                  \
+                v4d M = VZ;                                                                        \
+                for (int64_t j = 0; j < d; j++)                                                    \
+                    M += (v4d){x[0][j], x[1][j], x[2][j], x[3][j]} * w[j];                         \
+                YV[v] = (v4d){yv[0], yv[1], yv[2], yv[3]};                                         \
+                SV[v] = -YV[v] * M;                                                                \
+            }                                                                                      \
+            /* 2: coefficients c = -y sigma(s) (and loss values), independent per vector */        \
+            for (int64_t v = 0; v < nv; v++) {                                                     \
+                v4d S = SV[v];                                                                     \
+                v4d NA = VSEL(S < 0, S, -S); /* -|s|; NaN stays NaN */                             \
+                v4d T = NA * DPDO__INV_LN2 + DPDO__EXP_SHIFT;                                      \
+                v4d KD = T - DPDO__EXP_SHIFT;                                                      \
+                v4d R = (NA - KD * DPDO__LN2_HI) - KD * DPDO__LN2_LO;                              \
+                v4di KI = (v4di)T - (v4di)(VZ + DPDO__EXP_SHIFT);                                  \
+                v4d R2 = R * R, R4 = R2 * R2, R8 = R4 * R4;                                        \
+                v4d E = DPDO__EXP_POLY(R, R2, R4, R8) * (v4d)((KI + 1023) << 52);                  \
+                E = VSEL(NA < DPDO__EXP_MIN, VZ, E);                                               \
+                if (loss_acc) {                                                                    \
+                    v4d BIG = VSEL(E > 0x1.a827999fcef34p-2, ONE, VZ);                             \
+                    v4d NU = E - BIG,                                                              \
+                        DE = (ONE + ONE) + (E + BIG); /* e - 1, 3 + e  or  e, 2 + e */             \
+                    v4d SS = NU / DE, Z = SS * SS;                                                 \
+                    v4d L = BIG * DPDO__LN2_HI +                                                   \
+                            ((SS + SS) + (SS * DPDO__ATANH_POLY(Z) + BIG * DPDO__LN2_LO));         \
+                    L = VSEL(S > 0, S, VZ) + L;                                                    \
+                    for (int t = 0; t < 4 && 4 * v + t < nb; t++)                                  \
+                        *loss_acc += L[t];                                                         \
+                }                                                                                  \
+                SV[v] = -YV[v] * (VSEL(S >= 0, ONE, E) / (ONE + E));                               \
+            }                                                                                      \
+            if (clip > 0.0)                                                                        \
+                for (int64_t q = 0; q < nb; q++) {                                                 \
+                    int64_t r = rows ? rows[k0 + q] : k0 + q;                                      \
+                    SV[q / 4][q % 4] = clip_coef(ds, r, SV[q / 4][q % 4], clip, ncl);              \
+                }                                                                                  \
+            for (int64_t q = nb; q < 4 * nv; q++)                                                  \
+                SV[q / 4][q % 4] = 0.0; /* padding adds nothing */                                 \
+            /* 3: gradient, lane t summing the rows q = t mod 4 in order */                        \
+            for (int64_t v = 0; v < nv; v++) {                                                     \
+                const double *x[4];                                                                \
+                for (int t = 0; t < 4; t++) {                                                      \
+                    int64_t q = 4 * v + t < nb ? k0 + 4 * v + t : k0;                              \
+                    x[t] = ds->X + (size_t)(rows ? rows[q] : q) * (size_t)d;                       \
+                }                                                                                  \
+                v4d A = scale * SV[v];                                                             \
+                for (int64_t j = 0; j < d; j++)                                                    \
+                    G[j] += A * (v4d){x[0][j], x[1][j], x[2][j], x[3][j]};                         \
+            }                                                                                      \
+        }                                                                                          \
+        for (int64_t j = 0; j < d; j++)                                                            \
+            grad[j] += (G[j][0] + G[j][1]) + (G[j][2] + G[j][3]);                                  \
     }
 
 /* Coefficients c_k = -y_k sigma(s_k) of margins s_k = -y_k <x_k, w> (and, if loss_acc, the loss
  * values added in order), four at a time with the same operations as LOGIT_SMALL's phase 2. */
-#define LOGIT_COEFS(NAME, ATTR)                                                                               \
-    ATTR static void NAME(const double *s, const double *y, int64_t m, double *c, double *loss_acc)          \
-    {                                                                                                         \
-        const v4d ONE = {1, 1, 1, 1}, VZ = {0, 0, 0, 0};                                                     \
-        for (int64_t k = 0; k < m; k += 4) {                                                                  \
-            v4d S = VZ, Y = ONE;                                                                              \
-            for (int t = 0; t < 4 && k + t < m; t++) S[t] = s[k + t], Y[t] = y[k + t];                        \
-            v4d NA = VSEL(S < 0, S, -S);                                                                      \
-            v4d T = NA * DPDO__INV_LN2 + DPDO__EXP_SHIFT;                                                     \
-            v4d KD = T - DPDO__EXP_SHIFT;                                                                     \
-            v4d R = (NA - KD * DPDO__LN2_HI) - KD * DPDO__LN2_LO;                                             \
-            v4di KI = (v4di)T - (v4di)(VZ + DPDO__EXP_SHIFT);                                                 \
-            v4d R2 = R * R, R4 = R2 * R2, R8 = R4 * R4;                                                       \
-            v4d E = DPDO__EXP_POLY(R, R2, R4, R8) * (v4d)((KI + 1023) << 52);                                 \
-            E = VSEL(NA < DPDO__EXP_MIN, VZ, E);                                                              \
-            if (loss_acc) {                                                                                   \
-                v4d BIG = VSEL(E > 0x1.a827999fcef34p-2, ONE, VZ);                                            \
-                v4d NU = E - BIG, DE = (ONE + ONE) + (E + BIG);                                               \
-                v4d SS = NU / DE, Z = SS * SS;                                                                \
-                v4d L = BIG * DPDO__LN2_HI + ((SS + SS) + (SS * DPDO__ATANH_POLY(Z) + BIG * DPDO__LN2_LO));   \
-                L = VSEL(S > 0, S, VZ) + L;                                                                   \
-                for (int t = 0; t < 4 && k + t < m; t++) *loss_acc += L[t];                                   \
-            }                                                                                                 \
-            v4d C = -Y * (VSEL(S >= 0, ONE, E) / (ONE + E));                                                  \
-            for (int t = 0; t < 4 && k + t < m; t++) c[k + t] = C[t];                                         \
-        }                                                                                                     \
+#define LOGIT_COEFS(NAME, ATTR)                                                                    \
+    ATTR static void NAME(const double *s, const double *y, int64_t m, double *c,                  \
+                          double *loss_acc)                                                        \
+    {                                                                                              \
+        const v4d ONE = {1, 1, 1, 1}, VZ = {0, 0, 0, 0};                                           \
+        for (int64_t k = 0; k < m; k += 4) {                                                       \
+            v4d S = VZ, Y = ONE;                                                                   \
+            for (int t = 0; t < 4 && k + t < m; t++)                                               \
+                S[t] = s[k + t], Y[t] = y[k + t];                                                  \
+            v4d NA = VSEL(S < 0, S, -S);                                                           \
+            v4d T = NA * DPDO__INV_LN2 + DPDO__EXP_SHIFT;                                          \
+            v4d KD = T - DPDO__EXP_SHIFT;                                                          \
+            v4d R = (NA - KD * DPDO__LN2_HI) - KD * DPDO__LN2_LO;                                  \
+            v4di KI = (v4di)T - (v4di)(VZ + DPDO__EXP_SHIFT);                                      \
+            v4d R2 = R * R, R4 = R2 * R2, R8 = R4 * R4;                                            \
+            v4d E = DPDO__EXP_POLY(R, R2, R4, R8) * (v4d)((KI + 1023) << 52);                      \
+            E = VSEL(NA < DPDO__EXP_MIN, VZ, E);                                                   \
+            if (loss_acc) {                                                                        \
+                v4d BIG = VSEL(E > 0x1.a827999fcef34p-2, ONE, VZ);                                 \
+                v4d NU = E - BIG, DE = (ONE + ONE) + (E + BIG);                                    \
+                v4d SS = NU / DE, Z = SS * SS;                                                     \
+                v4d L = BIG * DPDO__LN2_HI +                                                       \
+                        ((SS + SS) + (SS * DPDO__ATANH_POLY(Z) + BIG * DPDO__LN2_LO));             \
+                L = VSEL(S > 0, S, VZ) + L;                                                        \
+                for (int t = 0; t < 4 && k + t < m; t++)                                           \
+                    *loss_acc += L[t];                                                             \
+            }                                                                                      \
+            v4d C = -Y * (VSEL(S >= 0, ONE, E) / (ONE + E));                                       \
+            for (int t = 0; t < 4 && k + t < m; t++)                                               \
+                c[k + t] = C[t];                                                                   \
+        }                                                                                          \
     }
 
 #ifdef DPDO__VEC
 /* one instance per d = 1 .. 8 (registers for G, unrolled loops) and one for d = 9 .. 16 */
-#define LOGIT_SET(SUF, ATTR)                                                                                  \
-    LOGIT_SMALL(logit1_##SUF, ATTR, 1) LOGIT_SMALL(logit2_##SUF, ATTR, 2) LOGIT_SMALL(logit3_##SUF, ATTR, 3) \
-    LOGIT_SMALL(logit4_##SUF, ATTR, 4) LOGIT_SMALL(logit5_##SUF, ATTR, 5) LOGIT_SMALL(logit6_##SUF, ATTR, 6) \
-    LOGIT_SMALL(logit7_##SUF, ATTR, 7) LOGIT_SMALL(logit8_##SUF, ATTR, 8) LOGIT_SMALL(logitn_##SUF, ATTR, 0) \
-    typedef void (*logit_fn_##SUF)(const struct dpdo_dataset *, const int64_t *, int64_t, const double *,     \
-                                    double, double, double *, double *, int64_t *);                          \
-    static logit_fn_##SUF logit_pick_##SUF(int64_t d)                                                         \
-    {                                                                                                         \
-        static const logit_fn_##SUF f[9] = {logitn_##SUF, logit1_##SUF, logit2_##SUF, logit3_##SUF,           \
-                                            logit4_##SUF, logit5_##SUF, logit6_##SUF, logit7_##SUF,           \
-                                            logit8_##SUF};                                                    \
-        return f[d <= 8 ? d : 0];                                                                             \
+/* a macro of macro instances, laid out by hand */
+/* clang-format off */
+#define LOGIT_SET(SUF, ATTR)                                                                       \
+    LOGIT_SMALL(logit1_##SUF, ATTR, 1) LOGIT_SMALL(logit2_##SUF, ATTR, 2)                          \
+    LOGIT_SMALL(logit3_##SUF, ATTR, 3) LOGIT_SMALL(logit4_##SUF, ATTR, 4)                          \
+    LOGIT_SMALL(logit5_##SUF, ATTR, 5) LOGIT_SMALL(logit6_##SUF, ATTR, 6)                          \
+    LOGIT_SMALL(logit7_##SUF, ATTR, 7) LOGIT_SMALL(logit8_##SUF, ATTR, 8)                          \
+    LOGIT_SMALL(logitn_##SUF, ATTR, 0)                                                             \
+    typedef void (*logit_fn_##SUF)(const struct dpdo_dataset *, const int64_t *, int64_t,          \
+                                   const double *, double, double, double *, double *, int64_t *); \
+    static logit_fn_##SUF logit_pick_##SUF(int64_t d)                                              \
+    {                                                                                              \
+        static const logit_fn_##SUF f[9] = {logitn_##SUF, logit1_##SUF, logit2_##SUF,              \
+                                            logit3_##SUF, logit4_##SUF, logit5_##SUF,              \
+                                            logit6_##SUF, logit7_##SUF, logit8_##SUF};             \
+        return f[d <= 8 ? d : 0];                                                                  \
     }
+/* clang-format on */
 LOGIT_SET(base, )
 LOGIT_COEFS(coefs_base, )
 #ifdef DPDO__X86
@@ -596,23 +648,27 @@ void dpdo__row_axpy(const struct dpdo_dataset *ds, int64_t r, double alpha, doub
         axpy_csr(ds, r, alpha, y);
 }
 
-void dpdo__margins(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m,
-                   const double *w, double *margins)
+void dpdo__margins(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m, const double *w,
+                   double *margins)
 {
     if (ds->layout == DPDO__DS_DENSE) {
 #ifdef DPDO__X86
-        if (have_avx2()) margins_avx2(ds, rows, m, w, margins);
+        if (have_avx2())
+            margins_avx2(ds, rows, m, w, margins);
         else
 #endif
             margins_base(ds, rows, m, w, margins);
     } else if (ds->layout == DPDO__DS_CSR) {
-        for (int64_t k = 0; k < m; k++) margins[k] = dot_csr(ds, rows ? rows[k] : k, w);
+        for (int64_t k = 0; k < m; k++)
+            margins[k] = dot_csr(ds, rows ? rows[k] : k, w);
     } else {
-        for (int64_t k = 0; k < m; k++) margins[k] = 0.0;
+        for (int64_t k = 0; k < m; k++)
+            margins[k] = 0.0;
     }
 }
 
-/* the coefficients of dpdo__lin_grad_logistic's long-row path, handed to dpdo__lin_grad in row order */
+/* the coefficients of dpdo__lin_grad_logistic's long-row path, handed to dpdo__lin_grad in row
+ * order */
 typedef struct pre_coef {
     const double *c;
     int64_t k;
@@ -625,8 +681,9 @@ static double phi_pre(const void *ctx, double m, double y, double *loss)
     return p->c[p->k++];
 }
 
-int dpdo__lin_grad_logistic(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m, const double *w,
-                            double clip, double scale, double *grad, double *loss_sum, int64_t *nclipped)
+int dpdo__lin_grad_logistic(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m,
+                            const double *w, double clip, double scale, double *grad,
+                            double *loss_sum, int64_t *nclipped)
 {
 #ifdef DPDO__VEC
     if ((ds->layout == DPDO__DS_DENSE && ds->d > LOGIT_DMAX) || ds->layout == DPDO__DS_CSR) {
@@ -639,9 +696,11 @@ int dpdo__lin_grad_logistic(const struct dpdo_dataset *ds, const int64_t *rows, 
         for (int64_t off = 0; off < m; off += CH) {
             int64_t k = m - off < CH ? m - off : CH;
             dpdo__margins(ds, rows + off, k, w, mg);
-            for (int64_t j = 0; j < k; j++) y[j] = ds->y[rows[off + j]], mg[j] = -y[j] * mg[j];
+            for (int64_t j = 0; j < k; j++)
+                y[j] = ds->y[rows[off + j]], mg[j] = -y[j] * mg[j];
 #ifdef DPDO__X86
-            if (have_avx2()) coefs_avx2(mg, y, k, c, loss_sum ? &lacc : NULL);
+            if (have_avx2())
+                coefs_avx2(mg, y, k, c, loss_sum ? &lacc : NULL);
             else
 #endif
                 coefs_base(mg, y, k, c, loss_sum ? &lacc : NULL);
@@ -659,10 +718,13 @@ int dpdo__lin_grad_logistic(const struct dpdo_dataset *ds, const int64_t *rows, 
     double loss_acc = 0.0;
     int64_t ncl = 0;
 #ifdef DPDO__X86
-    if (have_avx2()) logit_pick_avx2(ds->d)(ds, rows, m, w, clip, scale, grad, loss_sum ? &loss_acc : NULL, &ncl);
+    if (have_avx2())
+        logit_pick_avx2(ds->d)(ds, rows, m, w, clip, scale, grad, loss_sum ? &loss_acc : NULL,
+                               &ncl);
     else
 #endif
-        logit_pick_base(ds->d)(ds, rows, m, w, clip, scale, grad, loss_sum ? &loss_acc : NULL, &ncl);
+        logit_pick_base(ds->d)(ds, rows, m, w, clip, scale, grad, loss_sum ? &loss_acc : NULL,
+                               &ncl);
     if (loss_sum) *loss_sum = loss_acc;
     if (nclipped) *nclipped = ncl;
     return 1;
@@ -671,9 +733,9 @@ int dpdo__lin_grad_logistic(const struct dpdo_dataset *ds, const int64_t *rows, 
 #endif
 }
 
-void dpdo__lin_grad(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m,
-                    const double *w, dpdo__phi_fn phi, const void *ctx, double clip, double scale,
-                    double *grad, double *loss_sum, int64_t *nclipped)
+void dpdo__lin_grad(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m, const double *w,
+                    dpdo__phi_fn phi, const void *ctx, double clip, double scale, double *grad,
+                    double *loss_sum, int64_t *nclipped)
 {
     double loss_acc = 0.0;
     int64_t ncl = 0;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* IDX loader (MNIST / Fashion-MNIST): big-endian headers, unsigned-byte
  * images and labels, optionally gzip-compressed. */
+#include "data_impl.h"
 #include <math.h>
 #include <string.h>
-#include "data_impl.h"
 
 static uint32_t be32(const unsigned char *p)
 {
@@ -20,8 +20,8 @@ int dpdo__parse_idx(struct dpdo_dataset *ds, const char *iname, const unsigned c
                                   "dpdo_load_options", ds->errmsg);
     if (rc) return rc;
     if (o.scale < 0 || o.scale > 2)
-        return dpdo__err(ds->errmsg, DPDO_E_INVAL, "scale = %d: use DPDO_IDX_UNIT, _ROW_NORMALIZE or _RAW",
-                         (int)o.scale);
+        return dpdo__err(ds->errmsg, DPDO_E_INVAL,
+                         "scale = %d: use DPDO_IDX_UNIT, _ROW_NORMALIZE or _RAW", (int)o.scale);
     if (o.layout == DPDO_LAYOUT_CSR)
         return dpdo__err(ds->errmsg, DPDO_E_UNSUPPORTED, "the IDX loader produces dense data only");
     if ((rc = dpdo__check_limits(&o, ds->errmsg))) return rc;
@@ -33,12 +33,13 @@ int dpdo__parse_idx(struct dpdo_dataset *ds, const char *iname, const unsigned c
                          (int)ds->refs);
     /* images: 00 00 08 03, n, rows, cols  (or 00 00 08 02, n, d) */
     if (ilen < 4 || ib[0] != 0 || ib[1] != 0 || ib[2] != 0x08 || (ib[3] != 3 && ib[3] != 2))
-        return dpdo__err(ds->errmsg, DPDO_E_FORMAT,
-                         "'%s' byte 0: bad IDX magic (expected 00 00 08 03 for unsigned-byte images)",
-                         iname);
+        return dpdo__err(
+            ds->errmsg, DPDO_E_FORMAT,
+            "'%s' byte 0: bad IDX magic (expected 00 00 08 03 for unsigned-byte images)", iname);
     size_t hdr = 4 + 4 * (size_t)ib[3];
     if (ilen < hdr)
-        return dpdo__err(ds->errmsg, DPDO_E_FORMAT, "'%s': truncated IDX header (%zu bytes)", iname, ilen);
+        return dpdo__err(ds->errmsg, DPDO_E_FORMAT, "'%s': truncated IDX header (%zu bytes)", iname,
+                         ilen);
     uint64_t n = be32(ib + 4);
     uint64_t d = be32(ib + 8);
     if (ib[3] == 3) d *= be32(ib + 12);
@@ -55,31 +56,34 @@ int dpdo__parse_idx(struct dpdo_dataset *ds, const char *iname, const unsigned c
                          "'%s': %llu images, more than max_rows = %lld (a load option)", iname,
                          (unsigned long long)n, (long long)o.max_rows);
     if (o.max_features > 0 && d > (uint64_t)o.max_features)
-        return dpdo__err(ds->errmsg, DPDO_E_FORMAT,
-                         "'%s': %llu pixels per image, more than max_features = %lld (a load option)",
-                         iname, (unsigned long long)d, (long long)o.max_features);
+        return dpdo__err(
+            ds->errmsg, DPDO_E_FORMAT,
+            "'%s': %llu pixels per image, more than max_features = %lld (a load option)", iname,
+            (unsigned long long)d, (long long)o.max_features);
     if (o.max_dense_cells > 0 && nd > (uint64_t)o.max_dense_cells)
-        return dpdo__err(ds->errmsg, DPDO_E_FORMAT,
-                         "'%s': %llu x %llu pixels, more than max_dense_cells = %lld (a load option)",
-                         iname, (unsigned long long)n, (unsigned long long)d,
-                         (long long)o.max_dense_cells);
+        return dpdo__err(
+            ds->errmsg, DPDO_E_FORMAT,
+            "'%s': %llu x %llu pixels, more than max_dense_cells = %lld (a load option)", iname,
+            (unsigned long long)n, (unsigned long long)d, (long long)o.max_dense_cells);
     if (ilen - hdr != nd)
         return dpdo__err(ds->errmsg, DPDO_E_FORMAT,
                          "'%s': size mismatch: the header announces %llu x %llu bytes of pixels "
-                         "but the file has %zu after the %zu-byte header%s", iname,
-                         (unsigned long long)n, (unsigned long long)d, ilen - hdr, hdr,
+                         "but the file has %zu after the %zu-byte header%s",
+                         iname, (unsigned long long)n, (unsigned long long)d, ilen - hdr, hdr,
                          ilen - hdr < nd ? " (truncated)" : "");
     if (llen < 8 || lb[0] != 0 || lb[1] != 0 || lb[2] != 0x08 || lb[3] != 1)
-        return dpdo__err(ds->errmsg, DPDO_E_FORMAT,
-                         "'%s' byte 0: bad IDX magic (expected 00 00 08 01 for unsigned-byte labels)",
-                         lname);
+        return dpdo__err(
+            ds->errmsg, DPDO_E_FORMAT,
+            "'%s' byte 0: bad IDX magic (expected 00 00 08 01 for unsigned-byte labels)", lname);
     if (be32(lb + 4) != n)
         return dpdo__err(ds->errmsg, DPDO_E_FORMAT, "'%s': %lu labels but '%s' has %llu images",
                          lname, (unsigned long)be32(lb + 4), iname, (unsigned long long)n);
     if (llen - 8 != n)
         return dpdo__err(ds->errmsg, DPDO_E_FORMAT,
-                         "'%s': size mismatch: the header announces %llu labels but the file has %zu bytes after the 8-byte header%s",
-                         lname, (unsigned long long)n, llen - 8, llen - 8 < n ? " (truncated)" : "");
+                         "'%s': size mismatch: the header announces %llu labels but the file has "
+                         "%zu bytes after the 8-byte header%s",
+                         lname, (unsigned long long)n, llen - 8,
+                         llen - 8 < n ? " (truncated)" : "");
     double *X = dpdo__alloc_array(nd, sizeof(double));
     double *y = X ? dpdo__alloc_array((size_t)n, sizeof(double)) : NULL;
     int32_t *cls = y ? dpdo__alloc_array((size_t)n, sizeof(int32_t)) : NULL;
@@ -90,22 +94,27 @@ int dpdo__parse_idx(struct dpdo_dataset *ds, const char *iname, const unsigned c
     }
     const unsigned char *px = ib + hdr;
     double lut[256];
-    for (int v = 0; v < 256; v++) lut[v] = o.scale == DPDO_IDX_RAW ? (double)v : (double)v / 255.0;
+    for (int v = 0; v < 256; v++)
+        lut[v] = o.scale == DPDO_IDX_RAW ? (double)v : (double)v / 255.0;
     for (size_t i = 0; i < (size_t)n; i++) {
         double *row = X + i * (size_t)d;
         const unsigned char *src = px + i * (size_t)d;
-        for (size_t j = 0; j < (size_t)d; j++) row[j] = lut[src[j]];
+        for (size_t j = 0; j < (size_t)d; j++)
+            row[j] = lut[src[j]];
         if (o.scale == DPDO_IDX_ROW_NORMALIZE) {
             double s = 0;
-            for (size_t j = 0; j < (size_t)d; j++) s += row[j] * row[j];
+            for (size_t j = 0; j < (size_t)d; j++)
+                s += row[j] * row[j];
             if (s > 0) {
                 double inv = 1.0 / sqrt(s);
-                for (size_t j = 0; j < (size_t)d; j++) row[j] *= inv;
+                for (size_t j = 0; j < (size_t)d; j++)
+                    row[j] *= inv;
             }
         }
         int c = lb[8 + i];
         cls[i] = c;
-        if (o.label_map == DPDO_LABEL_POSITIVE) y[i] = (double)c == o.positive_label ? 1.0 : -1.0;
+        if (o.label_map == DPDO_LABEL_POSITIVE)
+            y[i] = (double)c == o.positive_label ? 1.0 : -1.0;
         else if (o.label_map == DPDO_LABEL_BINARY) {
             if (c > 1) {
                 dpdo__free(X);
@@ -116,10 +125,11 @@ int dpdo__parse_idx(struct dpdo_dataset *ds, const char *iname, const unsigned c
                                  8 + i, c);
             }
             y[i] = c ? 1.0 : -1.0;
-        } else y[i] = (double)c;
+        } else
+            y[i] = (double)c;
     }
-    struct dpdo__ds_content cont = {.layout = DPDO__DS_DENSE, .n = (int64_t)n, .d = (int64_t)d,
-                                    .X = X, .y = y, .cls = cls};
+    struct dpdo__ds_content cont = {
+        .layout = DPDO__DS_DENSE, .n = (int64_t)n, .d = (int64_t)d, .X = X, .y = y, .cls = cls};
     cont.own[0] = X;
     cont.own[1] = y;
     cont.own[2] = cls;

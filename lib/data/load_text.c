@@ -2,12 +2,12 @@
 /* Text loaders: LIBSVM/SVMlight and CSV. Both parse a whole file image in
  * one pass into growable arrays, check everything, and install the result
  * only at the end, so a failure leaves the dataset as it was. */
+#include "data_impl.h"
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "data_impl.h"
 
 /* ---- small growable arrays ------------------------------------------------ */
 typedef struct {
@@ -41,7 +41,10 @@ struct ctx {
     int integral;
 };
 
-static int64_t col_of(const struct ctx *c, const char *p) { return (int64_t)(p - c->line_start) + 1; }
+static int64_t col_of(const struct ctx *c, const char *p)
+{
+    return (int64_t)(p - c->line_start) + 1;
+}
 
 /* Quote at most 24 characters of the token at p (up to whitespace) */
 static int tok_len(const char *p, const char *end)
@@ -73,10 +76,16 @@ static int map_label(struct ctx *c, const char *p, double raw, double *out)
     if (raw != floor(raw) || raw < INT32_MIN || raw > INT32_MAX) c->integral = 0;
     switch (c->o.label_map) {
     case DPDO_LABEL_BINARY:
-        if (raw == 1.0) *out = 1.0;
-        else if (raw == -1.0) { *out = -1.0; c->saw_minus1 = 1; }
-        else if (raw == 0.0) { *out = -1.0; c->saw_zero = 1; }
-        else return FMT_ERR(c, p, "label %.17g is not binary (expected -1/+1 or 0/1)", raw);
+        if (raw == 1.0)
+            *out = 1.0;
+        else if (raw == -1.0) {
+            *out = -1.0;
+            c->saw_minus1 = 1;
+        } else if (raw == 0.0) {
+            *out = -1.0;
+            c->saw_zero = 1;
+        } else
+            return FMT_ERR(c, p, "label %.17g is not binary (expected -1/+1 or 0/1)", raw);
         if (c->saw_zero && c->saw_minus1)
             return FMT_ERR(c, p, "labels mix 0 and -1 (expected -1/+1 or 0/1)");
         return 0;
@@ -99,12 +108,13 @@ static int check_opts(struct dpdo_dataset *ds, const dpdo_load_options *in, dpdo
         return dpdo__err(ds->errmsg, DPDO_E_INVAL, "n_features = %lld out of range [0, 2^31-1]",
                          (long long)o->n_features);
     if (o->layout < 0 || o->layout > 2)
-        return dpdo__err(ds->errmsg, DPDO_E_INVAL, "layout = %d: use DPDO_LAYOUT_AUTO, _DENSE or _CSR",
-                         (int)o->layout);
+        return dpdo__err(ds->errmsg, DPDO_E_INVAL,
+                         "layout = %d: use DPDO_LAYOUT_AUTO, _DENSE or _CSR", (int)o->layout);
     if (!(o->dense_threshold >= 0.0 && o->dense_threshold <= 1.0))
         return dpdo__err(ds->errmsg, DPDO_E_INVAL, "dense_threshold must be in [0, 1]");
     if (o->label_map < 0 || o->label_map > 2)
-        return dpdo__err(ds->errmsg, DPDO_E_INVAL, "label_map = %d: use DPDO_LABEL_RAW, _BINARY or _POSITIVE",
+        return dpdo__err(ds->errmsg, DPDO_E_INVAL,
+                         "label_map = %d: use DPDO_LABEL_RAW, _BINARY or _POSITIVE",
                          (int)o->label_map);
     if (!isfinite(o->positive_label))
         return dpdo__err(ds->errmsg, DPDO_E_INVAL, "positive_label is not finite");
@@ -112,8 +122,8 @@ static int check_opts(struct dpdo_dataset *ds, const dpdo_load_options *in, dpdo
         o->delimiter == '-' || o->delimiter == '+' || (o->delimiter >= '0' && o->delimiter <= '9'))
         return dpdo__err(ds->errmsg, DPDO_E_INVAL, "delimiter %d is not usable", (int)o->delimiter);
     if (o->scale < 0 || o->scale > 2)
-        return dpdo__err(ds->errmsg, DPDO_E_INVAL, "scale = %d: use DPDO_IDX_UNIT, _ROW_NORMALIZE or _RAW",
-                         (int)o->scale);
+        return dpdo__err(ds->errmsg, DPDO_E_INVAL,
+                         "scale = %d: use DPDO_IDX_UNIT, _ROW_NORMALIZE or _RAW", (int)o->scale);
     if (o->header < 0 || o->header > 1 || o->reject_qid < 0 || o->reject_qid > 1)
         return dpdo__err(ds->errmsg, DPDO_E_INVAL, "header and reject_qid must be 0 or 1");
     if ((rc = dpdo__check_limits(o, ds->errmsg))) return rc;
@@ -141,12 +151,16 @@ static int32_t *make_cls(const double *raw, int64_t n)
 {
     int32_t *cls = dpdo__alloc_array((size_t)n, sizeof(int32_t));
     if (cls)
-        for (int64_t i = 0; i < n; i++) cls[i] = (int32_t)raw[i];
+        for (int64_t i = 0; i < n; i++)
+            cls[i] = (int32_t)raw[i];
     return cls;
 }
 
 /* ---- LIBSVM ---------------------------------------------------------------------- */
-static inline int is_sep(char ch) { return ch == ' ' || ch == '\t' || ch == '\r'; }
+static inline int is_sep(char ch)
+{
+    return ch == ' ' || ch == '\t' || ch == '\r';
+}
 /* Common start of every text parser: a zeroed context over buf and the
  * validated options. */
 static int ctx_init(struct ctx *c, struct dpdo_dataset *ds, const char *name, const char *buf,
@@ -177,7 +191,8 @@ int dpdo__parse_libsvm(struct dpdo_dataset *ds, const char *name, const char *bu
     vec rp = {NULL, 0, 0, sizeof(int64_t)}, ci = {NULL, 0, 0, sizeof(int32_t)},
         va = {NULL, 0, 0, sizeof(double)};
     size_t est = len / 16 + 16;
-    if (vec_reserve(&ci, est) || vec_reserve(&va, est) || vec_reserve(&rp, len / 256 + 16)) goto oom;
+    if (vec_reserve(&ci, est) || vec_reserve(&va, est) || vec_reserve(&rp, len / 256 + 16))
+        goto oom;
     ((int64_t *)rp.p)[0] = 0;
     rp.n = 1;
 
@@ -186,7 +201,8 @@ int dpdo__parse_libsvm(struct dpdo_dataset *ds, const char *name, const char *bu
     c.line = 1;
     while (p < end) {
         c.line_start = p;
-        while (p < end && is_sep(*p)) p++;
+        while (p < end && is_sep(*p))
+            p++;
         if (p == end) break;
         if (*p == '\n') {
             p++;
@@ -219,7 +235,8 @@ int dpdo__parse_libsvm(struct dpdo_dataset *ds, const char *name, const char *bu
         p = q;
         int64_t prev = 0;
         for (;;) {
-            while (p < end && is_sep(*p)) p++;
+            while (p < end && is_sep(*p))
+                p++;
             if (p == end || *p == '\n') break;
             if (*p == '#') {
                 const char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -237,7 +254,8 @@ int dpdo__parse_libsvm(struct dpdo_dataset *ds, const char *name, const char *bu
                     rc = FMT_ERR(&c, t, "bad qid '%.*s'", tok_len(t, end), t);
                     goto fail;
                 }
-                while (p < end && (unsigned)(*p - '0') < 10u) p++;
+                while (p < end && (unsigned)(*p - '0') < 10u)
+                    p++;
                 if (!is_end_tok(p, end)) {
                     rc = FMT_ERR(&c, t, "bad qid '%.*s'", tok_len(t, end), t);
                     goto fail;
@@ -251,8 +269,10 @@ int dpdo__parse_libsvm(struct dpdo_dataset *ds, const char *name, const char *bu
             int64_t idx = 0;
             int over = 0;
             while (p < end && (unsigned)(*p - '0') < 10u) {
-                if (idx > ((int64_t)1 << 40)) over = 1;
-                else idx = idx * 10 + (*p - '0');
+                if (idx > ((int64_t)1 << 40))
+                    over = 1;
+                else
+                    idx = idx * 10 + (*p - '0');
                 p++;
             }
             if (p == end || *p != ':') {
@@ -326,7 +346,8 @@ int dpdo__parse_libsvm(struct dpdo_dataset *ds, const char *name, const char *bu
     int64_t nnz = (int64_t)ci.n;
     int layout = c.o.layout;
     size_t nd;
-    int fits = dpdo__mul_size((size_t)n, (size_t)d, &nd) && dpdo__mul_size(nd, sizeof(double), &(size_t){0});
+    int fits = dpdo__mul_size((size_t)n, (size_t)d, &nd) &&
+               dpdo__mul_size(nd, sizeof(double), &(size_t){0});
     int over = fits && c.o.max_dense_cells > 0 && (uint64_t)nd > (uint64_t)c.o.max_dense_cells;
     if (layout == DPDO__DS_DENSE && over) {
         rc = dpdo__err(ds->errmsg, DPDO_E_FORMAT,
@@ -367,7 +388,8 @@ int dpdo__parse_libsvm(struct dpdo_dataset *ds, const char *name, const char *bu
         const int32_t *cip = ci.p;
         const double *vap = va.p;
         for (int64_t i = 0; i < n; i++)
-            for (int64_t k = rpp[i]; k < rpp[i + 1]; k++) X[(size_t)i * (size_t)d + (size_t)cip[k]] = vap[k];
+            for (int64_t k = rpp[i]; k < rpp[i + 1]; k++)
+                X[(size_t)i * (size_t)d + (size_t)cip[k]] = vap[k];
         cont.X = X;
         cont.own[2] = X;
     } else {
@@ -419,7 +441,8 @@ int dpdo__parse_csv(struct dpdo_dataset *ds, const char *name, const char *buf, 
     while (p < end) {
         c.line_start = p;
         const char *s = p;
-        while (s < end && (*s == ' ' || *s == '\t' || *s == '\r')) s++;
+        while (s < end && (*s == ' ' || *s == '\t' || *s == '\r'))
+            s++;
         if (s == end) break;
         if (*s == '\n') {
             p = s + 1;
@@ -432,11 +455,13 @@ int dpdo__parse_csv(struct dpdo_dataset *ds, const char *name, const char *buf, 
         const char *labp = s;
         size_t row0 = X.n;
         for (;;) {
-            while (s < end && (*s == ' ' || *s == '\t')) s++;
+            while (s < end && (*s == ' ' || *s == '\t'))
+                s++;
             const char *t = s;
             double v;
             const char *q = (s < end && *s != delim && *s != '\n' && *s != '\r')
-                                ? dpdo__parse_double(s, end, &v) : NULL;
+                                ? dpdo__parse_double(s, end, &v)
+                                : NULL;
             if (!q) {
                 if (s == end || *s == delim || *s == '\n' || *s == '\r')
                     rc = FMT_ERR(&c, t, "empty field %lld", (long long)f + 1);
@@ -446,7 +471,8 @@ int dpdo__parse_csv(struct dpdo_dataset *ds, const char *name, const char *buf, 
                 goto fail;
             }
             s = q;
-            while (s < end && (*s == ' ' || *s == '\t' || *s == '\r')) s++;
+            while (s < end && (*s == ' ' || *s == '\t' || *s == '\r'))
+                s++;
             if (s < end && *s != delim && *s != '\n') {
                 rc = FMT_ERR(&c, t, "bad number '%.*s' in field %lld", tok_len(t, end), t,
                              (long long)f + 1);
@@ -485,14 +511,16 @@ int dpdo__parse_csv(struct dpdo_dataset *ds, const char *name, const char *buf, 
              * into X, so take the label out now */
             ncols = f;
             if (ncols < 2) {
-                rc = FMT_ERR(&c, s, "need a label and at least one feature per line (found %lld field)",
+                rc = FMT_ERR(&c, s,
+                             "need a label and at least one feature per line (found %lld field)",
                              (long long)f);
                 goto fail;
             }
             labcol = c.o.label_column < 0 ? ncols - 1 : c.o.label_column;
             if (c.o.label_column < -1 || labcol >= ncols) {
-                rc = dpdo__err(ds->errmsg, DPDO_E_INVAL, "label_column = %d but '%s' has %lld columns",
-                               (int)c.o.label_column, name, (long long)ncols);
+                rc = dpdo__err(ds->errmsg, DPDO_E_INVAL,
+                               "label_column = %d but '%s' has %lld columns", (int)c.o.label_column,
+                               name, (long long)ncols);
                 goto fail;
             }
             double *row = (double *)X.p + row0;
@@ -501,7 +529,8 @@ int dpdo__parse_csv(struct dpdo_dataset *ds, const char *name, const char *buf, 
             X.n--;
             d = ncols - 1;
         } else if (f < ncols) {
-            rc = FMT_ERR(&c, s, "too few fields: %lld (expected %lld)", (long long)f, (long long)ncols);
+            rc = FMT_ERR(&c, s, "too few fields: %lld (expected %lld)", (long long)f,
+                         (long long)ncols);
             goto fail;
         }
         double ym;
@@ -526,12 +555,12 @@ int dpdo__parse_csv(struct dpdo_dataset *ds, const char *name, const char *buf, 
         goto fail;
     }
     if (c.o.n_features > 0 && c.o.n_features != d) {
-        rc = dpdo__err(ds->errmsg, DPDO_E_FORMAT, "'%s': %lld features but n_features = %lld",
-                       name, (long long)d, (long long)c.o.n_features);
+        rc = dpdo__err(ds->errmsg, DPDO_E_FORMAT, "'%s': %lld features but n_features = %lld", name,
+                       (long long)d, (long long)c.o.n_features);
         goto fail;
     }
-    struct dpdo__ds_content cont = {.layout = DPDO__DS_DENSE, .n = (int64_t)y.n, .d = d,
-                                    .X = X.p, .y = y.p, .loaded = 1};
+    struct dpdo__ds_content cont = {
+        .layout = DPDO__DS_DENSE, .n = (int64_t)y.n, .d = d, .X = X.p, .y = y.p, .loaded = 1};
     cont.own[0] = X.p;
     cont.own[1] = y.p;
     X.p = y.p = NULL;

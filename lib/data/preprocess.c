@@ -8,17 +8,17 @@
  * projected with BLIS dgemm (apply). No n x d temporary is ever made. CSR
  * rows are densified into the block buffer, so dense and CSR inputs with
  * the same values give bitwise identical results. */
+#include "dpdo/preprocess.h"
+#include "data_impl.h"
+#include <blis.h>
 #include <math.h>
 #include <string.h>
-#include <blis.h>
-#include "data_impl.h"
-#include "dpdo/preprocess.h"
 
 /* Reference LAPACK (Fortran, 32-bit integers on Debian). The trailing
  * size_t arguments are the hidden lengths of the character arguments
  * (gfortran ABI). Declared here, never in a public header. */
-extern void dsyevr_(const char *jobz, const char *range, const char *uplo, const int *n,
-                    double *a, const int *lda, const double *vl, const double *vu, const int *il,
+extern void dsyevr_(const char *jobz, const char *range, const char *uplo, const int *n, double *a,
+                    const int *lda, const double *vl, const double *vu, const int *il,
                     const int *iu, const double *abstol, int *m, double *w, double *z,
                     const int *ldz, int *isuppz, double *work, const int *lwork, int *iwork,
                     const int *liwork, int *info, size_t jobz_len, size_t range_len,
@@ -32,16 +32,16 @@ enum { CK_NONE = 0, CK_CENTER = 1, CK_STANDARDIZE = 2 };
 
 struct dpdo_transform {
     uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
-    int stage;          /* last fitted step, ST_* */
+    int stage;      /* last fitted step, ST_* */
     int has_scale;
     double factor;
-    int center_kind;    /* CK_* */
-    int64_t d;          /* input feature count, 0 until a data fit fixes it */
-    double *mean;       /* d, after the scale */
-    double *sd;         /* d divisors (standardise), else NULL */
-    int64_t k;          /* PCA components, 0 = no PCA */
-    double *P;          /* d x k row-major: column c is the c-th principal axis */
-    double *evr;        /* k explained-variance ratios */
+    int center_kind; /* CK_* */
+    int64_t d;       /* input feature count, 0 until a data fit fixes it */
+    double *mean;    /* d, after the scale */
+    double *sd;      /* d divisors (standardise), else NULL */
+    int64_t k;       /* PCA components, 0 = no PCA */
+    double *P;       /* d x k row-major: column c is the c-th principal axis */
+    double *evr;     /* k explained-variance ratios */
     int32_t normalize;
     char errmsg[DPDO__ERRMSG_LEN];
 };
@@ -77,10 +77,14 @@ const char *dpdo_transform_errmsg(const dpdo_transform *t)
 static const char *stage_name(int stage, int ck)
 {
     switch (stage) {
-    case ST_SCALE: return "fit_scale";
-    case ST_CENTER: return ck == CK_STANDARDIZE ? "fit_standardize" : "fit_center";
-    case ST_PCA: return "fit_pca";
-    default: return "nothing";
+    case ST_SCALE:
+        return "fit_scale";
+    case ST_CENTER:
+        return ck == CK_STANDARDIZE ? "fit_standardize" : "fit_center";
+    case ST_PCA:
+        return "fit_pca";
+    default:
+        return "nothing";
     }
 }
 
@@ -101,8 +105,8 @@ int dpdo_transform_fit_scale(dpdo_transform *t, double factor)
     int rc = check_order(t, ST_SCALE, "fit_scale");
     if (rc) return rc;
     if (!isfinite(factor) || factor == 0.0)
-        return dpdo__err(t->errmsg, DPDO_E_INVAL, "fit_scale: factor = %g: need a finite non-zero value",
-                         factor);
+        return dpdo__err(t->errmsg, DPDO_E_INVAL,
+                         "fit_scale: factor = %g: need a finite non-zero value", factor);
     t->factor = factor;
     t->has_scale = 1;
     t->stage = ST_SCALE;
@@ -114,7 +118,8 @@ int dpdo_transform_set_normalize_rows(dpdo_transform *t, int32_t on)
 {
     if (!t) return DPDO_E_INVAL;
     if (on != 0 && on != 1)
-        return dpdo__err(t->errmsg, DPDO_E_INVAL, "set_normalize_rows: on = %d: use 0 or 1", (int)on);
+        return dpdo__err(t->errmsg, DPDO_E_INVAL, "set_normalize_rows: on = %d: use 0 or 1",
+                         (int)on);
     t->normalize = on;
     dpdo__err_clear(t->errmsg);
     return DPDO_OK;
@@ -144,7 +149,8 @@ static const double *raw_row(const struct dpdo_dataset *ds, int64_t i, double *t
     size_t d = (size_t)ds->d;
     if (ds->layout == DPDO__DS_DENSE) return ds->X + (size_t)i * d;
     memset(tmp, 0, d * sizeof(double));
-    for (int64_t p = ds->rowptr[i]; p < ds->rowptr[i + 1]; p++) tmp[ds->colidx[p]] = ds->val[p];
+    for (int64_t p = ds->rowptr[i]; p < ds->rowptr[i + 1]; p++)
+        tmp[ds->colidx[p]] = ds->val[p];
     return tmp;
 }
 
@@ -155,17 +161,22 @@ static void prep_row(const struct dpdo_transform *t, const double *r, double *z,
     if (t->center_kind == CK_STANDARDIZE) {
         const double *m = t->mean, *s = t->sd;
         if (t->has_scale)
-            for (int64_t j = 0; j < d; j++) z[j] = (f * r[j] - m[j]) / s[j];
+            for (int64_t j = 0; j < d; j++)
+                z[j] = (f * r[j] - m[j]) / s[j];
         else
-            for (int64_t j = 0; j < d; j++) z[j] = (r[j] - m[j]) / s[j];
+            for (int64_t j = 0; j < d; j++)
+                z[j] = (r[j] - m[j]) / s[j];
     } else if (t->center_kind == CK_CENTER) {
         const double *m = t->mean;
         if (t->has_scale)
-            for (int64_t j = 0; j < d; j++) z[j] = f * r[j] - m[j];
+            for (int64_t j = 0; j < d; j++)
+                z[j] = f * r[j] - m[j];
         else
-            for (int64_t j = 0; j < d; j++) z[j] = r[j] - m[j];
+            for (int64_t j = 0; j < d; j++)
+                z[j] = r[j] - m[j];
     } else if (t->has_scale) {
-        for (int64_t j = 0; j < d; j++) z[j] = f * r[j];
+        for (int64_t j = 0; j < d; j++)
+            z[j] = f * r[j];
     } else if (z != r) {
         memcpy(z, r, (size_t)d * sizeof(double));
     }
@@ -351,8 +362,9 @@ int dpdo_transform_fit_pca(dpdo_transform *t, const dpdo_dataset *train, int64_t
     double *work = NULL;
     int *iwork = NULL;
     if (!C || !buf || !w || !Z || !isuppz || !P || !evr) {
-        rc = dpdo__err(t->errmsg, DPDO_E_NOMEM, "fit_pca: out of memory for a %lld x %lld covariance",
-                       (long long)d, (long long)d);
+        rc = dpdo__err(t->errmsg, DPDO_E_NOMEM,
+                       "fit_pca: out of memory for a %lld x %lld covariance", (long long)d,
+                       (long long)d);
         goto done;
     }
     /* C = sum_i z_i z_i^T, lower triangle of the row-major C, block by block */
@@ -389,8 +401,8 @@ int dpdo_transform_fit_pca(dpdo_transform *t, const dpdo_dataset *train, int64_t
     dsyevr_("V", "I", "L", &in, C, &in, &vl, &vu, &il, &iu, &abstol, &m, w, Z, &in, isuppz, &wq,
             &lwork, &iwq, &liwork, &info, 1, 1, 1);
     if (info != 0) {
-        rc = dpdo__err(t->errmsg, DPDO_E_NUMERIC, "fit_pca: dsyevr workspace query failed (info %d)",
-                       info);
+        rc = dpdo__err(t->errmsg, DPDO_E_NUMERIC,
+                       "fit_pca: dsyevr workspace query failed (info %d)", info);
         goto done;
     }
     lwork = (int)wq + 1;
@@ -416,7 +428,8 @@ int dpdo_transform_fit_pca(dpdo_transform *t, const dpdo_dataset *train, int64_t
         for (size_t j = 1; j < D; j++)
             if (fabs(v[j]) > fabs(v[jm])) jm = j;
         double sgn = v[jm] < 0.0 ? -1.0 : 1.0;
-        for (size_t j = 0; j < D; j++) P[j * K + c] = sgn * v[j];
+        for (size_t j = 0; j < D; j++)
+            P[j * K + c] = sgn * v[j];
         double lam = w[K - 1 - c];
         evr[c] = lam > 0.0 ? lam / trace : 0.0; /* C is PSD: rounding below 0 is clamped */
     }
@@ -455,9 +468,11 @@ static void normalize_row(double *x, int64_t m)
     if (amax == 0.0) return;
     if (amax >= 0x1p-400 && amax <= 0x1p400) {
         double s = 0.0;
-        for (int64_t j = 0; j < m; j++) s += x[j] * x[j];
+        for (int64_t j = 0; j < m; j++)
+            s += x[j] * x[j];
         double nr = sqrt(s);
-        for (int64_t j = 0; j < m; j++) x[j] /= nr;
+        for (int64_t j = 0; j < m; j++)
+            x[j] /= nr;
         return;
     }
     int e = 0;
@@ -469,7 +484,8 @@ static void normalize_row(double *x, int64_t m)
         s += x[j] * x[j];
     }
     double nr = sqrt(s);
-    for (int64_t j = 0; j < m; j++) x[j] /= nr;
+    for (int64_t j = 0; j < m; j++)
+        x[j] /= nr;
 }
 
 int dpdo_transform_apply(const dpdo_transform *t, const dpdo_dataset *in, dpdo_dataset *out)
@@ -528,11 +544,12 @@ int dpdo_transform_apply(const dpdo_transform *t, const dpdo_dataset *in, dpdo_d
             goto fail;
         }
         if (t->normalize)
-            for (int64_t r = 0; r < nb; r++) normalize_row(Yb + (size_t)r * DO, dout);
+            for (int64_t r = 0; r < nb; r++)
+                normalize_row(Yb + (size_t)r * DO, dout);
     }
     dpdo__free(buf);
-    struct dpdo__ds_content c = {.layout = DPDO__DS_DENSE, .n = n, .d = dout, .X = Y, .y = y,
-                                 .cls = cls};
+    struct dpdo__ds_content c = {
+        .layout = DPDO__DS_DENSE, .n = n, .d = dout, .X = Y, .y = y, .cls = cls};
     c.own[0] = Y;
     c.own[1] = y;
     c.own[2] = cls;

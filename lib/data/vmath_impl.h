@@ -25,27 +25,39 @@
 
 #define DPDO__EXP_SHIFT 0x1.8p52
 #define DPDO__INV_LN2 0x1.71547652b82fep0
-#define DPDO__LN2_HI 0x1.62e42fee00000p-1 /* 32 significant bits: k * LN2_HI is exact for |k| < 2^21 */
+#define DPDO__LN2_HI                                                                               \
+    0x1.62e42fee00000p-1 /* 32 significant bits: k * LN2_HI is exact for |k| < 2^21 */
 #define DPDO__LN2_LO 0x1.a39ef35793c76p-33
 #define DPDO__EXP_MIN (-708.39)
 
 /* Taylor coefficients 1/k!, k = 0 .. 13 (correctly rounded), evaluated by Estrin's scheme
  * (independent pairs, then powers r^2, r^4, r^8): a short dependency chain, so the vector
  * kernel is not latency-bound. R2, R4, R8 are r^2, r^4, r^8 computed by the caller. */
-#define DPDO__EXP_POLY(r, R2, R4, R8)                                                                  \
-    (1.0 + ((r) + ((R2) * (0x1p-1 + (r) * 0x1.5555555555555p-3) +                                      \
-     ((R4) * ((0x1.5555555555555p-5 + (r) * 0x1.1111111111111p-7) +                                   \
-             (R2) * (0x1.6c16c16c16c17p-10 + (r) * 0x1.a01a01a01a01ap-13)) +                           \
-     (R8) * (((0x1.a01a01a01a01ap-16 + (r) * 0x1.71de3a556c734p-19) +                                  \
-              (R2) * (0x1.27e4fb7789f5cp-22 + (r) * 0x1.ae64567f544e4p-26)) +                          \
-             (R4) * (0x1.1eed8eff8d898p-29 + (r) * 0x1.6124613a86d09p-33))))))
+#define DPDO__EXP_POLY(r, R2, R4, R8)                                                              \
+    (1.0 + ((r) + ((R2) * (0x1p-1 + (r)*0x1.5555555555555p-3) +                                    \
+                   ((R4) * ((0x1.5555555555555p-5 + (r)*0x1.1111111111111p-7) +                    \
+                            (R2) * (0x1.6c16c16c16c17p-10 + (r)*0x1.a01a01a01a01ap-13)) +          \
+                    (R8) * (((0x1.a01a01a01a01ap-16 + (r)*0x1.71de3a556c734p-19) +                 \
+                             (R2) * (0x1.27e4fb7789f5cp-22 + (r)*0x1.ae64567f544e4p-26)) +         \
+                            (R4) * (0x1.1eed8eff8d898p-29 + (r)*0x1.6124613a86d09p-33))))))
 
 /* 2/(2k+1), k = 1 .. 11 */
-#define DPDO__ATANH_POLY(z)                                                                            \
-    ((z) * (0x1.5555555555555p-1 + (z) * (0x1.999999999999ap-2 + (z) * (0x1.2492492492492p-2 +         \
-     (z) * (0x1.c71c71c71c71cp-3 + (z) * (0x1.745d1745d1746p-3 + (z) * (0x1.3b13b13b13b14p-3 +         \
-     (z) * (0x1.1111111111111p-3 + (z) * (0x1.e1e1e1e1e1e1ep-4 + (z) * (0x1.af286bca1af28p-4 +         \
-     (z) * (0x1.8618618618618p-4 + (z) * 0x1.642c8590b2164p-4)))))))))))
+#define DPDO__ATANH_POLY(z)                                                                        \
+    ((z) *                                                                                         \
+     (0x1.5555555555555p-1 +                                                                       \
+      (z) *                                                                                        \
+          (0x1.999999999999ap-2 +                                                                  \
+           (z) *                                                                                   \
+               (0x1.2492492492492p-2 +                                                             \
+                (z) *                                                                              \
+                    (0x1.c71c71c71c71cp-3 +                                                        \
+                     (z) * (0x1.745d1745d1746p-3 +                                                 \
+                            (z) * (0x1.3b13b13b13b14p-3 +                                          \
+                                   (z) * (0x1.1111111111111p-3 +                                   \
+                                          (z) * (0x1.e1e1e1e1e1e1ep-4 +                            \
+                                                 (z) * (0x1.af286bca1af28p-4 +                     \
+                                                        (z) * (0x1.8618618618618p-4 +              \
+                                                               (z)*0x1.642c8590b2164p-4)))))))))))
 
 static inline double dpdo__bits_to_double(uint64_t b)
 {
@@ -77,7 +89,7 @@ static inline double dpdo__exp_neg(double x)
 static inline double dpdo__log1p01(double e)
 {
     double big = e > 0x1.a827999fcef34p-2 ? 1.0 : 0.0; /* sqrt(2) - 1 */
-    double num = e - big, den = 2.0 + (e + big);              /* e - 1, 3 + e  or  e, 2 + e */
+    double num = e - big, den = 2.0 + (e + big);       /* e - 1, 3 + e  or  e, 2 + e */
     double s = num / den, z = s * s;
     return big * DPDO__LN2_HI + ((s + s) + (s * DPDO__ATANH_POLY(z) + big * DPDO__LN2_LO));
 }

@@ -7,17 +7,17 @@
  * serializer below: first the configuration fingerprint (named values compared one by one on
  * load, so that a refusal names the field), then the run state. One description of the state
  * (describe_state) serves the three passes: save, check, install. */
+#include "dpdo/checkpoint.h"
+#include "../model/policy_impl.h"
+#include "dist_impl.h"
+#include "dpdo/version.h"
+#include "engine_impl.h"
 #include <errno.h>
 #include <math.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sodium.h>
-#include "dpdo/checkpoint.h"
-#include "dpdo/version.h"
-#include "engine_impl.h"
-#include "dist_impl.h"
-#include "../model/policy_impl.h"
 
 #define HDR_BYTES 48
 #define NONCE_BYTES crypto_aead_xchacha20poly1305_ietf_NPUBBYTES
@@ -31,7 +31,15 @@
 static const char MAGIC[8] = {'D', 'P', 'D', 'O', 'C', 'K', 'P', 'T'};
 
 enum { SER_WRITE = 0, SER_CHECK = 1, SER_LOAD = 2 };
-enum { K_I64 = 1, K_I32 = 2, K_F64 = 3, K_BYTES = 4, K_CFG_I64 = 11, K_CFG_F64 = 12, K_CFG_STR = 13 };
+enum {
+    K_I64 = 1,
+    K_I32 = 2,
+    K_F64 = 3,
+    K_BYTES = 4,
+    K_CFG_I64 = 11,
+    K_CFG_F64 = 12,
+    K_CFG_STR = 13
+};
 
 struct dpdo__ser {
     int mode, rc;
@@ -40,7 +48,8 @@ struct dpdo__ser {
     char *err;
 };
 
-static void ser_fail(dpdo__ser *s, int rc, const char *fmt, const char *name, long long a, long long b)
+static void ser_fail(dpdo__ser *s, int rc, const char *fmt, const char *name, long long a,
+                     long long b)
 {
     if (s->rc) return;
     char tmp[DPDO__ERRMSG_LEN];
@@ -117,20 +126,23 @@ static int64_t take_head(dpdo__ser *s, uint32_t kind, const char *name)
         memcpy(got, nm, l);
         got[l] = 0;
         if (!s->rc)
-            s->rc = dpdo__err(s->err, DPDO_E_FORMAT,
-                              "load: the file has item '%s' (kind %u) where this algorithm has '%s' (kind %u): "
-                              "another algorithm, configuration or library version",
-                              got, (unsigned)k, name, (unsigned)kind);
+            s->rc = dpdo__err(
+                s->err, DPDO_E_FORMAT,
+                "load: the file has item '%s' (kind %u) where this algorithm has '%s' (kind %u): "
+                "another algorithm, configuration or library version",
+                got, (unsigned)k, name, (unsigned)kind);
         return -1;
     }
     const unsigned char *c = take(s, 8, name);
     if (!c) return -1;
     uint64_t cnt = get_u64(c);
-    return cnt > (uint64_t)INT64_MAX ? (ser_fail(s, DPDO_E_FORMAT, "item '%s': bad count", name, 0, 0), -1)
-                                     : (int64_t)cnt;
+    return cnt > (uint64_t)INT64_MAX
+               ? (ser_fail(s, DPDO_E_FORMAT, "item '%s': bad count", name, 0, 0), -1)
+               : (int64_t)cnt;
 }
 
-static void ser_raw(dpdo__ser *s, uint32_t kind, const char *name, void *p, int64_t count, size_t elem)
+static void ser_raw(dpdo__ser *s, uint32_t kind, const char *name, void *p, int64_t count,
+                    size_t elem)
 {
     if (s->rc) return;
     if (s->mode == SER_WRITE) {
@@ -141,8 +153,8 @@ static void ser_raw(dpdo__ser *s, uint32_t kind, const char *name, void *p, int6
     int64_t c = take_head(s, kind, name);
     if (c < 0) return;
     if (c != count) {
-        ser_fail(s, DPDO_E_FORMAT, "item '%s' holds %lld values where this algorithm has %lld", name, (long long)c,
-                 (long long)count);
+        ser_fail(s, DPDO_E_FORMAT, "item '%s' holds %lld values where this algorithm has %lld",
+                 name, (long long)c, (long long)count);
         return;
     }
     const unsigned char *d = take(s, (size_t)count * elem, name);
@@ -166,7 +178,8 @@ static void ser_bytes(dpdo__ser *s, const char *name, void *p, int64_t count)
     ser_raw(s, K_BYTES, name, p, count, 1);
 }
 
-void dpdo__ser_idx(dpdo__ser *s, const char *name, int64_t *p, int64_t count, int64_t lo, int64_t hi)
+void dpdo__ser_idx(dpdo__ser *s, const char *name, int64_t *p, int64_t count, int64_t lo,
+                   int64_t hi)
 {
     ser_raw(s, K_I64, name, p, count, 8);
     if (s->rc || s->mode != SER_CHECK) return;
@@ -175,8 +188,9 @@ void dpdo__ser_idx(dpdo__ser *s, const char *name, int64_t *p, int64_t count, in
         int64_t v;
         memcpy(&v, d + 8 * k, 8);
         if (v < lo || v > hi) {
-            s->rc = dpdo__err(s->err, DPDO_E_FORMAT, "load: item '%s': value %lld at %lld is outside [%lld, %lld]",
-                              name, (long long)v, (long long)k, (long long)lo, (long long)hi);
+            s->rc = dpdo__err(s->err, DPDO_E_FORMAT,
+                              "load: item '%s': value %lld at %lld is outside [%lld, %lld]", name,
+                              (long long)v, (long long)k, (long long)lo, (long long)hi);
             return;
         }
     }
@@ -201,8 +215,8 @@ static void cfg_i64(dpdo__ser *s, const char *name, int64_t v)
     int64_t f;
     memcpy(&f, d, 8);
     if (f != v)
-        ser_fail(s, DPDO_E_FORMAT, "%s differs: %lld in the file, %lld in this algorithm", name, (long long)f,
-                 (long long)v);
+        ser_fail(s, DPDO_E_FORMAT, "%s differs: %lld in the file, %lld in this algorithm", name,
+                 (long long)f, (long long)v);
 }
 
 static void cfg_f64(dpdo__ser *s, const char *name, double v)
@@ -222,8 +236,9 @@ static void cfg_f64(dpdo__ser *s, const char *name, double v)
     double f;
     memcpy(&f, d, 8);
     if (memcmp(&f, &v, 8) != 0 && !(isnan(f) && isnan(v)) && !s->rc)
-        s->rc = dpdo__err(s->err, DPDO_E_FORMAT, "load: %s differs: %.17g in the file, %.17g in this algorithm", name,
-                          f, v);
+        s->rc =
+            dpdo__err(s->err, DPDO_E_FORMAT,
+                      "load: %s differs: %.17g in the file, %.17g in this algorithm", name, f, v);
 }
 
 static void cfg_str(dpdo__ser *s, const char *name, const char *v)
@@ -245,7 +260,8 @@ static void cfg_str(dpdo__ser *s, const char *name, const char *v)
         memcpy(got, d, k);
         got[k] = 0;
         if (!s->rc)
-            s->rc = dpdo__err(s->err, DPDO_E_FORMAT, "load: %s differs: '%s' in the file, '%s' in this algorithm", name,
+            s->rc = dpdo__err(s->err, DPDO_E_FORMAT,
+                              "load: %s differs: '%s' in the file, '%s' in this algorithm", name,
                               got, v);
     }
 }
@@ -281,8 +297,10 @@ static void describe_config(dpdo__eng *e, dpdo__ser *s)
         if (!name) break;
         if (live) continue; /* taken from the file, with the guard's allowances */
         snprintf(nm, sizeof nm, "parameter %s", name);
-        if (type) cfg_f64(s, nm, e->pd[k]);
-        else cfg_i64(s, nm, e->pi[k]);
+        if (type)
+            cfg_f64(s, nm, e->pd[k]);
+        else
+            cfg_i64(s, nm, e->pi[k]);
     }
     cfg_i64(s, "network edges", e->net ? e->net->m : -1);
     cfg_i64(s, "per-node activation probabilities set", e->node_p != NULL);
@@ -308,21 +326,26 @@ static void describe_config(dpdo__eng *e, dpdo__ser *s)
  * have a host key (compared on load: the host sets the same nodes' keys again with
  * dpdo_algorithm_set_node_key / _secret before load); an encrypted file carries the sources and
  * the keys (src, keys: scratch of n and 32 n bytes, filled on every pass). */
-static void describe_keys(dpdo__eng *e, dpdo__ser *s, int encrypted, unsigned char *src, unsigned char *keys)
+static void describe_keys(dpdo__eng *e, dpdo__ser *s, int encrypted, unsigned char *src,
+                          unsigned char *keys)
 {
     int64_t n = e->n;
     if (!encrypted) {
         for (int64_t i = 0; i < n; i++) {
             char nm[80];
-            snprintf(nm, sizeof nm, "node %lld has a host key (dpdo_algorithm_set_node_key)", (long long)i);
+            snprintf(nm, sizeof nm, "node %lld has a host key (dpdo_algorithm_set_node_key)",
+                     (long long)i);
             cfg_i64(s, nm, e->key_src && e->key_src[i] == DPDO__KEY_HOST);
         }
         return;
     }
     if (s->mode == SER_WRITE) {
-        for (int64_t i = 0; i < n; i++) src[i] = e->key_src ? e->key_src[i] : DPDO__KEY_NONE;
-        if (e->key) memcpy(keys, e->key, 32 * (size_t)n);
-        else memset(keys, 0, 32 * (size_t)n);
+        for (int64_t i = 0; i < n; i++)
+            src[i] = e->key_src ? e->key_src[i] : DPDO__KEY_NONE;
+        if (e->key)
+            memcpy(keys, e->key, 32 * (size_t)n);
+        else
+            memset(keys, 0, 32 * (size_t)n);
     }
     int mode = s->mode;
     if (mode == SER_CHECK) s->mode = SER_LOAD; /* scratch: read on the check pass too */
@@ -331,8 +354,8 @@ static void describe_keys(dpdo__eng *e, dpdo__ser *s, int encrypted, unsigned ch
     s->mode = mode;
     for (int64_t i = 0; i < n && mode == SER_CHECK && !s->rc; i++)
         if (src[i] > DPDO__KEY_ENTROPY)
-            ser_fail(s, DPDO_E_FORMAT, "item '%s': node %lld has key source %lld", "node key sources", (long long)i,
-                     (long long)src[i]);
+            ser_fail(s, DPDO_E_FORMAT, "item '%s': node %lld has key source %lld",
+                     "node key sources", (long long)i, (long long)src[i]);
 }
 
 /* The DQN agents (weights, target network, Adam moments, replay ring, pending decision). */
@@ -352,9 +375,10 @@ static void describe_policy(dpdo__eng *e, dpdo__ser *s)
         int32_t f[4] = {ag->prev_a, ag->has_prev, ag->init, ag->bad};
         dpdo__ser_i32(s, "dqn flags", f, 4);
         if (s->mode == SER_CHECK && !s->rc && ((uint32_t)f[0] > 1 || (uint32_t)f[1] > 1))
-            ser_fail(s, DPDO_E_FORMAT, "item '%s': bad action or flag for agent %lld (%lld)", "dqn flags", (long long)i,
-                     (long long)f[0]);
-        if (s->mode == SER_LOAD) ag->prev_a = f[0], ag->has_prev = f[1], ag->init = f[2], ag->bad = f[3];
+            ser_fail(s, DPDO_E_FORMAT, "item '%s': bad action or flag for agent %lld (%lld)",
+                     "dqn flags", (long long)i, (long long)f[0]);
+        if (s->mode == SER_LOAD)
+            ag->prev_a = f[0], ag->has_prev = f[1], ag->init = f[2], ag->bad = f[3];
     }
 }
 
@@ -362,8 +386,8 @@ typedef struct run_scalars {
     int64_t v[4]; /* round, state, stop, tol_met */
 } run_scalars;
 
-static void describe_state(dpdo__eng *e, dpdo__ser *s, run_scalars *rs, int encrypted, unsigned char *sflags,
-                           unsigned char *skeys, int64_t *ledger_pos)
+static void describe_state(dpdo__eng *e, dpdo__ser *s, run_scalars *rs, int encrypted,
+                           unsigned char *sflags, unsigned char *skeys, int64_t *ledger_pos)
 {
     int64_t n = e->n;
     dpdo__ser_idx(s, "round", &rs->v[0], 1, 1, (int64_t)1 << 48);
@@ -429,7 +453,8 @@ DPDO_API int dpdo_checkpoint_options_init(dpdo_checkpoint_options *o, size_t str
 
 static void ledger_positions(const dpdo__eng *e, int64_t *pos)
 {
-    for (int32_t k = 0; k < e->pv.nev; k++) pos[k] = e->ledger ? dpdo__ledger_find(e->ledger, &e->pv.ev[k]) : -1;
+    for (int32_t k = 0; k < e->pv.nev; k++)
+        pos[k] = e->ledger ? dpdo__ledger_find(e->ledger, &e->pv.ev[k]) : -1;
 }
 
 /* ---- distributed runs: one part per process and a manifest (docs/checkpoint.md) ---------- */
@@ -445,8 +470,8 @@ static int dist_agree(dpdo__eng *e, int rc, int64_t P)
         memcpy(tmp, e->err, sizeof tmp);
         tmp[sizeof tmp - 1] = 0;
         size_t k = strncmp(tmp, "save: ", 6) == 0 || strncmp(tmp, "load: ", 6) == 0 ? 6 : 0;
-        snprintf(e->err, DPDO__ERRMSG_LEN, "%.*sprocess %lld of %lld: %.200s", (int)k, tmp, (long long)self,
-                 (long long)P, tmp + k);
+        snprintf(e->err, DPDO__ERRMSG_LEN, "%.*sprocess %lld of %lld: %.200s", (int)k, tmp,
+                 (long long)self, (long long)P, tmp + k);
     }
     return dpdo__dist_agree(e, rc, self);
 }
@@ -468,8 +493,10 @@ static void describe_part(dpdo__eng *e, dpdo__ser *s, int64_t P)
     cfg_i64(s, "process count", P);
     cfg_i64(s, "process", dpdo__dist_self(e));
     for (int64_t i = 0; i <= e->n; i++) {
-        if (i < e->n) snprintf(nm, sizeof nm, "process of node %lld", (long long)i);
-        else snprintf(nm, sizeof nm, "process of the coordinator");
+        if (i < e->n)
+            snprintf(nm, sizeof nm, "process of node %lld", (long long)i);
+        else
+            snprintf(nm, sizeof nm, "process of the coordinator");
         cfg_i64(s, nm, dpdo__dist_proc(e, i));
     }
 }
@@ -480,25 +507,30 @@ static int save_checks(dpdo__eng *e, int state, const dpdo_checkpoint_options *o
 {
     if (state != DPDO_ALG_RUNNING && state != DPDO_ALG_DONE)
         return dpdo__err(e->err, DPDO_E_STATE, "save: nothing to save: the algorithm is %s",
-                         state == DPDO_ALG_FAILED ? "FAILED (a round failed)" : "READY (no round has run)");
+                         state == DPDO_ALG_FAILED ? "FAILED (a round failed)"
+                                                  : "READY (no round has run)");
     if (e->policy && e->policy->kind == DPDO__POLICY_USER)
         return dpdo__err(e->err, DPDO_E_UNSUPPORTED,
                          "save: the state of a user-defined policy is not visible to the library");
     if (!o->key && e->o.randomness == DPDO_RANDOMNESS_SECURE && e->pv.private_run)
         return dpdo__err(e->err, DPDO_E_STATE,
-                         "save: a private DPDO_RANDOMNESS_SECURE run can only be saved encrypted: set options.key (a "
-                         "%d-byte host key)", DPDO_CHECKPOINT_KEY_BYTES);
-    if (sodium_init() < 0) return dpdo__err(e->err, DPDO_E_UNSUPPORTED, "save: libsodium failed to initialise");
+                         "save: a private DPDO_RANDOMNESS_SECURE run can only be saved encrypted: "
+                         "set options.key (a "
+                         "%d-byte host key)",
+                         DPDO_CHECKPOINT_KEY_BYTES);
+    if (sodium_init() < 0)
+        return dpdo__err(e->err, DPDO_E_UNSUPPORTED, "save: libsodium failed to initialise");
     return DPDO_OK;
 }
 
 /* The file image of a payload: header, [nonce], payload (encrypted under key when given),
  * BLAKE2b-256 of all that precedes it. */
-static int make_image(dpdo__eng *e, const dpdo__ser *s, const unsigned char *key, uint32_t kind, unsigned char **out,
-                      size_t *total)
+static int make_image(dpdo__eng *e, const dpdo__ser *s, const unsigned char *key, uint32_t kind,
+                      unsigned char **out, size_t *total)
 {
     int encrypted = key != NULL;
-    size_t plen = s->len + (encrypted ? TAG_BYTES : 0), pre = HDR_BYTES + (encrypted ? NONCE_BYTES : 0);
+    size_t plen = s->len + (encrypted ? TAG_BYTES : 0),
+           pre = HDR_BYTES + (encrypted ? NONCE_BYTES : 0);
     *total = pre + plen + SUM_BYTES;
     unsigned char *file = dpdo__alloc_array(*total, 1);
     *out = file;
@@ -507,8 +539,8 @@ static int make_image(dpdo__eng *e, const dpdo__ser *s, const unsigned char *key
     if (encrypted) {
         randombytes_buf(file + HDR_BYTES, NONCE_BYTES);
         unsigned long long clen = 0;
-        crypto_aead_xchacha20poly1305_ietf_encrypt(file + pre, &clen, s->buf, s->len, file, pre, NULL, file + HDR_BYTES,
-                                                   key);
+        crypto_aead_xchacha20poly1305_ietf_encrypt(file + pre, &clen, s->buf, s->len, file, pre,
+                                                   NULL, file + HDR_BYTES, key);
     } else {
         memcpy(file + pre, s->buf, s->len);
     }
@@ -517,7 +549,8 @@ static int make_image(dpdo__eng *e, const dpdo__ser *s, const unsigned char *key
 }
 
 /* Write the image to path + ".tmp"; then, when final, rename it to path. */
-static int write_image(dpdo__eng *e, const char *path, const unsigned char *file, size_t total, int final)
+static int write_image(dpdo__eng *e, const char *path, const unsigned char *file, size_t total,
+                       int final)
 {
     size_t l = strlen(path) + 5;
     char *tmp = dpdo__alloc_array(l, 1);
@@ -572,8 +605,8 @@ static void ser_free(dpdo__ser *s)
 
 /* The manifest (process 0): the algorithm, the node count, the process count, the round and the
  * BLAKE2b-256 of every part (so that a part from another save, or an edited one, is refused). */
-static void describe_manifest(dpdo__eng *e, dpdo__ser *s, int64_t *P, int64_t *round, unsigned char *sums,
-                              int64_t Pmax)
+static void describe_manifest(dpdo__eng *e, dpdo__ser *s, int64_t *P, int64_t *round,
+                              unsigned char *sums, int64_t Pmax)
 {
     cfg_str(s, "algorithm type", e->vt->name);
     cfg_i64(s, "number of nodes", e->n);
@@ -583,14 +616,16 @@ static void describe_manifest(dpdo__eng *e, dpdo__ser *s, int64_t *P, int64_t *r
     dpdo__ser_idx(s, "round", round, 1, 1, (int64_t)1 << 48);
     if (!s->rc && *P != Pmax)
         s->rc = dpdo__err(s->err, DPDO_E_FORMAT,
-                          "load: the checkpoint set was written by a run over %lld processes; this run has %lld (a "
+                          "load: the checkpoint set was written by a run over %lld processes; this "
+                          "run has %lld (a "
                           "set resumes only on as many processes, each hosting the same nodes)",
                           (long long)*P, (long long)Pmax);
     ser_bytes(s, "part checksums", sums, SUM_BYTES * Pmax);
     s->mode = mode;
 }
 
-static int dist_save(dpdo__eng *e, int state, int stop, const char *path, const dpdo_checkpoint_options *o, int rc0)
+static int dist_save(dpdo__eng *e, int state, int stop, const char *path,
+                     const dpdo_checkpoint_options *o, int rc0)
 {
     int64_t P = 0;
     int rc = dpdo__dist_count(e, &P);
@@ -603,7 +638,8 @@ static int dist_save(dpdo__eng *e, int state, int stop, const char *path, const 
     int64_t *sums = dpdo__calloc((size_t)P, SUM_BYTES);
     /* 1. every process writes its part to <part>.tmp */
     rc = rc0 ? rc0 : save_checks(e, state, o);
-    if (!rc && (!part || !ptmp || !sums)) rc = dpdo__err(e->err, DPDO_E_NOMEM, "save: out of memory");
+    if (!rc && (!part || !ptmp || !sums))
+        rc = dpdo__err(e->err, DPDO_E_NOMEM, "save: out of memory");
     if (!rc) rc = save_payload(e, state, stop, o->key != NULL, P, &s);
     if (!rc) rc = make_image(e, &s, o->key, FLAG_PART, &file, &total);
     if (!rc) rc = write_image(e, part, file, total, 0);
@@ -613,8 +649,10 @@ static int dist_save(dpdo__eng *e, int state, int stop, const char *path, const 
     /* 2. the parts' checksums to process 0; every part takes its name */
     memcpy((unsigned char *)sums + SUM_BYTES * (size_t)self, sum, SUM_BYTES);
     if ((rc = dpdo__dist_sum(e, sums, P * (SUM_BYTES / 8)))) goto out;
-    if (rename(ptmp, part) != 0) rc = dpdo__err(e->err, DPDO_E_IO, "save: cannot write %s: %s", part, strerror(errno));
-    else written = 0;
+    if (rename(ptmp, part) != 0)
+        rc = dpdo__err(e->err, DPDO_E_IO, "save: cannot write %s: %s", part, strerror(errno));
+    else
+        written = 0;
     if ((rc = dist_agree(e, rc, P))) goto out;
     /* 3. the manifest, last: it names the parts, so a set is complete once it is in place */
     if (self == 0) {
@@ -639,11 +677,13 @@ out:
     return rc;
 }
 
-int dpdo__ckpt_save(dpdo__eng *e, int state, int stop, const char *path, const dpdo_checkpoint_options *opts)
+int dpdo__ckpt_save(dpdo__eng *e, int state, int stop, const char *path,
+                    const dpdo_checkpoint_options *opts)
 {
     dpdo_checkpoint_options o;
     int rc = opts_of(opts, &o, e->err);
-    if (e->dist) return dist_save(e, state, stop, path, &o, rc); /* collective: bad options agreed on too */
+    if (e->dist)
+        return dist_save(e, state, stop, path, &o, rc); /* collective: bad options agreed on too */
     if (rc) return rc;
     if ((rc = save_checks(e, state, &o))) return rc;
     dpdo__ser s = {.mode = SER_WRITE, .err = e->err};
@@ -659,31 +699,37 @@ int dpdo__ckpt_save(dpdo__eng *e, int state, int stop, const char *path, const d
 
 /* Verify a whole file image (header, size, checksum, decryption); *payload (plain, owned by the
  * caller) on success. name: for messages. */
-static int check_header(dpdo__eng *e, const char *name, const unsigned char *buf, size_t size, int *encrypted,
-                        uint64_t *payload_len, uint32_t *kind)
+static int check_header(dpdo__eng *e, const char *name, const unsigned char *buf, size_t size,
+                        int *encrypted, uint64_t *payload_len, uint32_t *kind)
 {
     if (size < 8 || memcmp(buf, MAGIC, 8) != 0)
-        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s is not a libdpdo checkpoint (no DPDOCKPT magic)", name);
+        return dpdo__err(e->err, DPDO_E_FORMAT,
+                         "load: %s is not a libdpdo checkpoint (no DPDOCKPT magic)", name);
     if (size < HDR_BYTES)
-        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s is truncated (%zu bytes: the header alone has %d)", name,
-                         size, HDR_BYTES);
+        return dpdo__err(e->err, DPDO_E_FORMAT,
+                         "load: %s is truncated (%zu bytes: the header alone has %d)", name, size,
+                         HDR_BYTES);
     uint32_t w[4];
     memcpy(w, buf + 8, 16);
     if (w[1] != ENDIAN_MARK)
-        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s was written on a machine of another byte order", name);
+        return dpdo__err(e->err, DPDO_E_FORMAT,
+                         "load: %s was written on a machine of another byte order", name);
     if (w[0] != DPDO_CHECKPOINT_FORMAT)
-        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s has checkpoint format %u; this library reads format %d",
-                         name, (unsigned)w[0], DPDO_CHECKPOINT_FORMAT);
+        return dpdo__err(e->err, DPDO_E_FORMAT,
+                         "load: %s has checkpoint format %u; this library reads format %d", name,
+                         (unsigned)w[0], DPDO_CHECKPOINT_FORMAT);
     char ver[17];
     memcpy(ver, buf + 24, 16);
     ver[16] = 0;
     for (int k = 0; ver[k]; k++)
         if (ver[k] < 32 || ver[k] > 126) ver[k] = '?';
     if (strcmp(ver, DPDO_VERSION_STRING) != 0)
-        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s was written by libdpdo %s; this is libdpdo %s", name, ver,
+        return dpdo__err(e->err, DPDO_E_FORMAT,
+                         "load: %s was written by libdpdo %s; this is libdpdo %s", name, ver,
                          DPDO_VERSION_STRING);
     if ((w[2] & ~(FLAG_ENCRYPTED | FLAG_KIND)) || (w[2] & FLAG_KIND) == FLAG_KIND)
-        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s: unknown flags %#x", name, (unsigned)w[2]);
+        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s: unknown flags %#x", name,
+                         (unsigned)w[2]);
     *encrypted = (w[2] & FLAG_ENCRYPTED) != 0;
     *kind = w[2] & FLAG_KIND;
     *payload_len = get_u64(buf + 40);
@@ -691,8 +737,8 @@ static int check_header(dpdo__eng *e, const char *name, const unsigned char *buf
 }
 
 static int verify_image(dpdo__eng *e, const char *name, const unsigned char *buf, size_t size,
-                        const dpdo_checkpoint_options *o, unsigned char **payload, size_t *plen, int *encrypted,
-                        uint32_t *kind, unsigned char *sum_out)
+                        const dpdo_checkpoint_options *o, unsigned char **payload, size_t *plen,
+                        int *encrypted, uint32_t *kind, unsigned char *sum_out)
 {
     *payload = NULL;
     uint64_t pl = 0;
@@ -700,29 +746,38 @@ static int verify_image(dpdo__eng *e, const char *name, const unsigned char *buf
     if (rc) return rc;
     size_t pre = HDR_BYTES + (*encrypted ? NONCE_BYTES : 0);
     if (pl > SIZE_MAX / 2 || size != pre + pl + SUM_BYTES)
-        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s is %s: %zu bytes where the header announces %llu", name,
-                         pl <= SIZE_MAX / 2 && size < pre + pl + SUM_BYTES ? "truncated" : "of the wrong size", size,
-                         pl > SIZE_MAX / 2 ? (unsigned long long)pl : (unsigned long long)(pre + pl + SUM_BYTES));
-    if (sodium_init() < 0) return dpdo__err(e->err, DPDO_E_UNSUPPORTED, "load: libsodium failed to initialise");
+        return dpdo__err(e->err, DPDO_E_FORMAT,
+                         "load: %s is %s: %zu bytes where the header announces %llu", name,
+                         pl <= SIZE_MAX / 2 && size < pre + pl + SUM_BYTES ? "truncated"
+                                                                           : "of the wrong size",
+                         size,
+                         pl > SIZE_MAX / 2 ? (unsigned long long)pl
+                                           : (unsigned long long)(pre + pl + SUM_BYTES));
+    if (sodium_init() < 0)
+        return dpdo__err(e->err, DPDO_E_UNSUPPORTED, "load: libsodium failed to initialise");
     unsigned char sum[SUM_BYTES];
     crypto_generichash(sum, SUM_BYTES, buf, size - SUM_BYTES, NULL, 0);
     if (sodium_memcmp(sum, buf + size - SUM_BYTES, SUM_BYTES) != 0)
-        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s: checksum mismatch (the file was changed or damaged)", name);
+        return dpdo__err(e->err, DPDO_E_FORMAT,
+                         "load: %s: checksum mismatch (the file was changed or damaged)", name);
     if (sum_out) memcpy(sum_out, sum, SUM_BYTES);
     if (*encrypted && !o->key)
-        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s is encrypted: set options.key to the host key", name);
+        return dpdo__err(e->err, DPDO_E_FORMAT,
+                         "load: %s is encrypted: set options.key to the host key", name);
     if (!*encrypted && o->key)
-        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s is not encrypted but a host key was given", name);
+        return dpdo__err(e->err, DPDO_E_FORMAT,
+                         "load: %s is not encrypted but a host key was given", name);
     if (*encrypted && pl < TAG_BYTES)
         return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s: payload too short", name);
     unsigned char *plain = dpdo__alloc_array((size_t)pl + 1, 1);
     if (!plain) return dpdo__err(e->err, DPDO_E_NOMEM, "load: out of memory");
     if (*encrypted) {
         unsigned long long ml = 0;
-        if (crypto_aead_xchacha20poly1305_ietf_decrypt(plain, &ml, NULL, buf + pre, pl, buf, pre, buf + HDR_BYTES,
-                                                       o->key) != 0) {
+        if (crypto_aead_xchacha20poly1305_ietf_decrypt(plain, &ml, NULL, buf + pre, pl, buf, pre,
+                                                       buf + HDR_BYTES, o->key) != 0) {
             dpdo__free(plain);
-            return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s: authentication failed (wrong host key?)", name);
+            return dpdo__err(e->err, DPDO_E_FORMAT,
+                             "load: %s: authentication failed (wrong host key?)", name);
         }
         *plen = (size_t)ml;
     } else {
@@ -734,8 +789,9 @@ static int verify_image(dpdo__eng *e, const char *name, const unsigned char *buf
 }
 
 /* Read the file (only as many bytes as its header announces) and verify it. */
-static int read_verified(dpdo__eng *e, const char *path, const dpdo_checkpoint_options *o, unsigned char **payload,
-                         size_t *plen, int *encrypted, uint32_t *kind, unsigned char *sum_out)
+static int read_verified(dpdo__eng *e, const char *path, const dpdo_checkpoint_options *o,
+                         unsigned char **payload, size_t *plen, int *encrypted, uint32_t *kind,
+                         unsigned char *sum_out)
 {
     *payload = NULL;
     FILE *f = fopen(path, "rb");
@@ -751,8 +807,8 @@ static int read_verified(dpdo__eng *e, const char *path, const dpdo_checkpoint_o
     }
     if (pl > SIZE_MAX / 4) {
         fclose(f);
-        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s: the header announces %llu payload bytes", path,
-                         (unsigned long long)pl);
+        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s: the header announces %llu payload bytes",
+                         path, (unsigned long long)pl);
     }
     /* the header is valid: the announced size bounds what is read */
     size_t want = HDR_BYTES + (*encrypted ? NONCE_BYTES : 0) + (size_t)pl + SUM_BYTES;
@@ -765,7 +821,8 @@ static int read_verified(dpdo__eng *e, const char *path, const dpdo_checkpoint_o
     size_t have = (size_t)fsz < want ? (size_t)fsz : want;
     if ((size_t)fsz > want) {
         fclose(f);
-        return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s is of the wrong size: %ld bytes where the header announces %zu",
+        return dpdo__err(e->err, DPDO_E_FORMAT,
+                         "load: %s is of the wrong size: %ld bytes where the header announces %zu",
                          path, fsz, want);
     }
     buf = dpdo__alloc_array(have ? have : 1, 1);
@@ -782,8 +839,9 @@ static int read_verified(dpdo__eng *e, const char *path, const dpdo_checkpoint_o
     return rc;
 }
 
-int dpdo__ckpt_load(dpdo__eng *e, int *state, int *stop, const char *path, const unsigned char *image,
-                    size_t image_size, const dpdo_checkpoint_options *opts, int (*prepare)(void *), void *prep_arg)
+int dpdo__ckpt_load(dpdo__eng *e, int *state, int *stop, const char *path,
+                    const unsigned char *image, size_t image_size,
+                    const dpdo_checkpoint_options *opts, int (*prepare)(void *), void *prep_arg)
 {
     dpdo_checkpoint_options o;
     int rc = opts_of(opts, &o, e->err);
@@ -793,7 +851,8 @@ int dpdo__ckpt_load(dpdo__eng *e, int *state, int *stop, const char *path, const
     if (e->dist && (rc = dpdo__dist_count(e, &P))) return rc;
     if (!e->dist && rc) return rc;
     if (!rc && (*state != DPDO_ALG_READY || e->round != 0))
-        rc = dpdo__err(e->err, DPDO_E_STATE, "load: the algorithm must be READY at round 0 (freshly set up, or reset)");
+        rc = dpdo__err(e->err, DPDO_E_STATE,
+                       "load: the algorithm must be READY at round 0 (freshly set up, or reset)");
     if (!rc && e->dist && !path)
         rc = dpdo__err(e->err, DPDO_E_UNSUPPORTED, "load: a distributed run loads from files only");
     if (rc && !e->dist) return rc;
@@ -809,40 +868,51 @@ int dpdo__ckpt_load(dpdo__eng *e, int *state, int *stop, const char *path, const
         if (!sums || !part) rc = dpdo__err(e->err, DPDO_E_NOMEM, "load: out of memory");
         if (!rc) rc = read_verified(e, path, &o, &mpay, &mlen, &menc, &kind, NULL);
         if (!rc && kind != FLAG_MANIFEST)
-            rc = dpdo__err(e->err, DPDO_E_FORMAT,
-                           kind ? "load: %s is one process's part of a checkpoint set: give the path of the set "
-                                  "(its manifest, without the .p<process> suffix)"
-                                : "load: %s is the checkpoint of a run in one process; this run is spread over "
-                                  "processes (a checkpoint resumes only on the layout it was saved with)",
-                           path);
+            rc = dpdo__err(
+                e->err, DPDO_E_FORMAT,
+                kind
+                    ? "load: %s is one process's part of a checkpoint set: give the path of the "
+                      "set "
+                      "(its manifest, without the .p<process> suffix)"
+                    : "load: %s is the checkpoint of a run in one process; this run is spread over "
+                      "processes (a checkpoint resumes only on the layout it was saved with)",
+                path);
         if (!rc) {
             dpdo__ser m = {.mode = SER_CHECK, .err = e->err, .buf = mpay, .len = mlen, .cap = mlen};
             int64_t Pm = 0, round = 0;
             describe_manifest(e, &m, &Pm, &round, sums, P);
             if (!m.rc && m.pos != m.len)
-                m.rc = dpdo__err(e->err, DPDO_E_FORMAT, "load: %s: %zu unexpected bytes after the last item", path,
+                m.rc = dpdo__err(e->err, DPDO_E_FORMAT,
+                                 "load: %s: %zu unexpected bytes after the last item", path,
                                  m.len - m.pos);
             rc = m.rc;
         }
         if (!rc) rc = read_verified(e, part, &o, &payload, &plen, &encrypted, &kind, psum);
         if (!rc && kind != FLAG_PART)
-            rc = dpdo__err(e->err, DPDO_E_FORMAT, "load: %s is not a part of a checkpoint set", part);
-        if (!rc && sodium_memcmp(psum, sums + SUM_BYTES * (size_t)dpdo__dist_self(e), SUM_BYTES) != 0)
-            rc = dpdo__err(e->err, DPDO_E_FORMAT,
-                           "load: %s is not the part the manifest %s names (its checksum differs: a file from "
-                           "another save, or a replaced one)",
-                           part, path);
+            rc = dpdo__err(e->err, DPDO_E_FORMAT, "load: %s is not a part of a checkpoint set",
+                           part);
+        if (!rc &&
+            sodium_memcmp(psum, sums + SUM_BYTES * (size_t)dpdo__dist_self(e), SUM_BYTES) != 0)
+            rc = dpdo__err(
+                e->err, DPDO_E_FORMAT,
+                "load: %s is not the part the manifest %s names (its checksum differs: a file from "
+                "another save, or a replaced one)",
+                part, path);
         if (!rc && encrypted != menc)
-            rc = dpdo__err(e->err, DPDO_E_FORMAT, "load: %s and its manifest differ in encryption", part);
+            rc = dpdo__err(e->err, DPDO_E_FORMAT, "load: %s and its manifest differ in encryption",
+                           part);
     } else if (!rc) {
         rc = path ? read_verified(e, path, &o, &payload, &plen, &encrypted, &kind, NULL)
-                  : verify_image(e, "the image", image, image_size, &o, &payload, &plen, &encrypted, &kind, NULL);
+                  : verify_image(e, "the image", image, image_size, &o, &payload, &plen, &encrypted,
+                                 &kind, NULL);
         if (!rc && kind)
-            rc = dpdo__err(e->err, DPDO_E_UNSUPPORTED,
-                           "load: %s is %s of a distributed run: load it on as many processes, with the same "
-                           "transport and layout attached",
-                           path ? path : "the image",
-                           kind == FLAG_MANIFEST ? "the manifest of the checkpoint" : "one process's part of the checkpoint");
+            rc = dpdo__err(
+                e->err, DPDO_E_UNSUPPORTED,
+                "load: %s is %s of a distributed run: load it on as many processes, with the same "
+                "transport and layout attached",
+                path ? path : "the image",
+                kind == FLAG_MANIFEST ? "the manifest of the checkpoint"
+                                      : "one process's part of the checkpoint");
         if (rc) {
             if (payload) sodium_memzero(payload, plen);
             dpdo__free(payload);
@@ -873,14 +943,17 @@ int dpdo__ckpt_load(dpdo__eng *e, int *state, int *stop, const char *path, const
     if (!rc) {
         describe_state(e, &s, &rs, encrypted, sflags, skeys, lpos);
         if (!s.rc && s.pos != s.len)
-            s.rc = dpdo__err(e->err, DPDO_E_FORMAT, "load: %zu unexpected bytes after the last item", s.len - s.pos);
+            s.rc = dpdo__err(e->err, DPDO_E_FORMAT,
+                             "load: %zu unexpected bytes after the last item", s.len - s.pos);
         rc = s.rc;
     }
     /* keys: without encryption the host has set the same nodes' keys (compared above); an encrypted
      * file's keys need the engine's key table */
-    for (int64_t i = 0; !rc && i < e->n && encrypted; i++) any_key |= sflags[i] != DPDO__KEY_NONE;
+    for (int64_t i = 0; !rc && i < e->n && encrypted; i++)
+        any_key |= sflags[i] != DPDO__KEY_NONE;
     if (!rc && any_key) rc = dpdo__eng_keys_alloc(e);
-    if (!rc && e->ledger && e->pv.nev > 0) { /* prepare reserved this already; kept for hosts that prepared long ago */
+    if (!rc && e->ledger &&
+        e->pv.nev > 0) { /* prepare reserved this already; kept for hosts that prepared long ago */
         if ((rc = dpdo__ledger_reserve(e->ledger, e->pv.nev)))
             rc = dpdo__err(e->err, rc, "load: ledger: %s", dpdo_ledger_errmsg(e->ledger));
     }
@@ -905,7 +978,8 @@ int dpdo__ckpt_load(dpdo__eng *e, int *state, int *stop, const char *path, const
             int32_t best = -1;
             for (int32_t k = 0; k < e->pv.nev; k++) {
                 if (lpos[k] == INT64_MIN) continue;
-                if (best < 0 || (uint64_t)lpos[k] < (uint64_t)lpos[best]) best = k; /* -1 (never charged) last */
+                if (best < 0 || (uint64_t)lpos[k] < (uint64_t)lpos[best])
+                    best = k; /* -1 (never charged) last */
             }
             if (best < 0) break;
             for (int64_t i = 0; i < e->n; i++) {

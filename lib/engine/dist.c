@@ -14,25 +14,28 @@
  * so the ledger, counters and plan stay identical on all processes. Rows of
  * nodes a process does not host are unspecified there until
  * dpdo__dist_share_state(). See docs/distributed.md. */
-#include <string.h>
-#include "engine_impl.h"
 #include "dist_impl.h"
+#include "engine_impl.h"
+#include <string.h>
 
 /* The state of a distributed run (e->dist). */
 struct dpdo__dist {
     const dpdo_transport_type *xt;
     void *xu;
-    int64_t n;                  /* nodes */
-    int64_t *proc;              /* n + 1: process of each node, then of the coordinator */
+    int64_t n;     /* nodes */
+    int64_t *proc; /* n + 1: process of each node, then of the coordinator */
     int64_t self;
-    dpdo_message *msg;          /* message list of a stage (2n + 2) */
-    unsigned char *baton;       /* baton buffer */
+    dpdo_message *msg;    /* message list of a stage (2n + 2) */
+    unsigned char *baton; /* baton buffer */
     int64_t baton_cap;
-    int64_t *lc;                /* 2n: local charges (event + 1, count) per node */
-    int broken;                 /* the transport failed: its status (processes out of step) */
+    int64_t *lc; /* 2n: local charges (event + 1, count) per node */
+    int broken;  /* the transport failed: its status (processes out of step) */
 };
 
-int dpdo__dist_hosts(const dpdo__dist *x, int64_t i) { return x->proc[i >= 0 ? i : x->n] == x->self; }
+int dpdo__dist_hosts(const dpdo__dist *x, int64_t i)
+{
+    return x->proc[i >= 0 ? i : x->n] == x->self;
+}
 
 static int xfail(dpdo__eng *e, int rc, const char *what)
 {
@@ -74,13 +77,15 @@ int dpdo__dist_attach(dpdo__eng *e, const dpdo_transport_type *t, void *user)
     }
     rc = DPDO_E_INVAL;
     if (self < 0) {
-        dpdo__err(e->err, rc, "set_transport: '%s': layout gave process %lld for this process", t->name, (long long)self);
+        dpdo__err(e->err, rc, "set_transport: '%s': layout gave process %lld for this process",
+                  t->name, (long long)self);
         goto fail;
     }
     for (int64_t i = 0; i <= n; i++)
         if (proc[i] < 0) {
-            dpdo__err(e->err, rc, "set_transport: '%s': layout gave process %lld for %s %lld", t->name,
-                      (long long)proc[i], i < n ? "node" : "the coordinator", (long long)i);
+            dpdo__err(e->err, rc, "set_transport: '%s': layout gave process %lld for %s %lld",
+                      t->name, (long long)proc[i], i < n ? "node" : "the coordinator",
+                      (long long)i);
             goto fail;
         }
     /* a sequential stage hands the baton on in node order: each process must host one block */
@@ -89,9 +94,11 @@ int dpdo__dist_attach(dpdo__eng *e, const dpdo_transport_type *t, void *user)
             for (int64_t k = 0; k < i - 1; k++)
                 if (proc[k] == proc[i]) {
                     dpdo__err(e->err, rc,
-                              "set_transport: '%s': process %lld hosts nodes %lld and %lld but not %lld: each "
+                              "set_transport: '%s': process %lld hosts nodes %lld and %lld but not "
+                              "%lld: each "
                               "process must host one contiguous block of nodes",
-                              t->name, (long long)proc[i], (long long)k, (long long)i, (long long)(i - 1));
+                              t->name, (long long)proc[i], (long long)k, (long long)i,
+                              (long long)(i - 1));
                     goto fail;
                 }
     dpdo__dist_detach(e);
@@ -121,7 +128,10 @@ static int64_t pattern_messages(dpdo__eng *e, const dpdo__plan *p, const dpdo__x
     size_t d = (size_t)e->d, d8 = d * sizeof(double);
     if (!pt->buf) return nm;
     if (pt->kind == DPDO__PAT_BCAST) {
-        m[nm++] = (dpdo_message){.src = DPDO_NODE_COORDINATOR, .ndst = p->ncomp, .dst = p->comp, .nseg = 1,
+        m[nm++] = (dpdo_message){.src = DPDO_NODE_COORDINATOR,
+                                 .ndst = p->ncomp,
+                                 .dst = p->comp,
+                                 .nseg = 1,
                                  .seg = {{pt->buf, (int64_t)d8, (int64_t)d8}}};
         return nm;
     }
@@ -159,8 +169,9 @@ static int64_t pattern_messages(dpdo__eng *e, const dpdo__plan *p, const dpdo__x
             x->seg[2] = (dpdo_segment){(double *)pt->buf + (size_t)j * (size_t)pt->ld, 8 * k, cap};
         } else {
             x->nseg = 1;
-            x->seg[0] = (dpdo_segment){(double *)pt->buf + (size_t)j * (size_t)(pt->ld ? pt->ld : e->d),
-                                       (int64_t)d8, (int64_t)d8};
+            x->seg[0] =
+                (dpdo_segment){(double *)pt->buf + (size_t)j * (size_t)(pt->ld ? pt->ld : e->d),
+                               (int64_t)d8, (int64_t)d8};
         }
         nm++;
     }
@@ -170,7 +181,8 @@ static int64_t pattern_messages(dpdo__eng *e, const dpdo__plan *p, const dpdo__x
 static int64_t baton_bytes(const dpdo__stage *st)
 {
     int64_t b = 2 * (int64_t)sizeof(int64_t);
-    for (int32_t k = 0; k < st->nbaton; k++) b += st->baton[k].bytes;
+    for (int32_t k = 0; k < st->nbaton; k++)
+        b += st->baton[k].bytes;
     return b;
 }
 
@@ -205,9 +217,12 @@ int dpdo__dist_seq_local(dpdo__eng *e, dpdo__plan *p, int32_t s, int *rc, int64_
     dpdo__dist *x = e->dist;
     const dpdo__stage *st = &p->stage[s];
     int64_t need = baton_bytes(st);
-    if (need > x->baton_cap) { /* first round of the run (the baton's size is fixed per algorithm) */
+    if (need >
+        x->baton_cap) { /* first round of the run (the baton's size is fixed per algorithm) */
         unsigned char *nb = dpdo__realloc(x->baton, (size_t)need);
-        if (!nb) return dpdo__err(e->err, DPDO_E_NOMEM, "round %llu: out of memory", (unsigned long long)p->t);
+        if (!nb)
+            return dpdo__err(e->err, DPDO_E_NOMEM, "round %llu: out of memory",
+                             (unsigned long long)p->t);
         x->baton = nb;
         x->baton_cap = need;
     }
@@ -226,7 +241,8 @@ int dpdo__dist_seq_local(dpdo__eng *e, dpdo__plan *p, int32_t s, int *rc, int64_
             }
             prev = P;
         }
-        if (x->self == P && !*rc && ((*rc = e->vt->local(e, e->priv, p, s, i)) || (*rc = p->charge_err)))
+        if (x->self == P && !*rc &&
+            ((*rc = e->vt->local(e, e->priv, p, s, i)) || (*rc = p->charge_err)))
             *fail_node = i;
     }
     if (prev >= 0) {
@@ -244,7 +260,8 @@ int dpdo__dist_exchange(dpdo__eng *e, dpdo__plan *p, int32_t s, int rc, int *sto
     int xr;
     int64_t nm = 0;
     *stop = 0;
-    for (int32_t k = 0; k < st->npat; k++) nm = pattern_messages(e, p, &st->pat[k], nm);
+    for (int32_t k = 0; k < st->npat; k++)
+        nm = pattern_messages(e, p, &st->pat[k], nm);
     int32_t anyf = 0;
     if ((xr = x->xt->exchange(x->xu, rc, x->msg, nm, &anyf))) return xfail(e, xr, "exchange");
     if (anyf) {
@@ -253,20 +270,23 @@ int dpdo__dist_exchange(dpdo__eng *e, dpdo__plan *p, int32_t s, int rc, int *sto
     }
     for (int32_t k = 0; k < st->npat; k++) {
         const dpdo__xpat *pt = &st->pat[k];
-        if (pt->kvar && (xr = x->xt->share(x->xu, (void *)pt->kvar, 8, e->n))) return xfail(e, xr, "share");
+        if (pt->kvar && (xr = x->xt->share(x->xu, (void *)pt->kvar, 8, e->n)))
+            return xfail(e, xr, "share");
         if (pt->kind == DPDO__PAT_COUNTS && pt->local_counts) {
             if ((xr = x->xt->sum(x->xu, (int64_t *)pt->cmsg, e->n + 1))) return xfail(e, xr, "sum");
             if ((xr = x->xt->sum(x->xu, (int64_t *)pt->cval, e->n + 1))) return xfail(e, xr, "sum");
         }
     }
     for (int32_t k = 0; k < st->nshare; k++)
-        if ((xr = x->xt->share(x->xu, st->share[k].p, st->share[k].bytes, e->n))) return xfail(e, xr, "share");
+        if ((xr = x->xt->share(x->xu, st->share[k].p, st->share[k].bytes, e->n)))
+            return xfail(e, xr, "share");
     return DPDO_OK;
 }
 
 /* charges decided inside local(): one per node and round, summed over processes (node order);
  * collective, so a process whose combine() failed takes part too */
-int dpdo__dist_local_charges(dpdo__eng *e, dpdo__plan *p, int64_t nplan, int *rc, int64_t *fail_node)
+int dpdo__dist_local_charges(dpdo__eng *e, dpdo__plan *p, int64_t nplan, int *rc,
+                             int64_t *fail_node)
 {
     dpdo__dist *x = e->dist;
     int64_t n = e->n;
@@ -275,7 +295,8 @@ int dpdo__dist_local_charges(dpdo__eng *e, dpdo__plan *p, int64_t nplan, int *rc
     for (int64_t c = nplan; c < p->ncharges && !*rc; c++) {
         const dpdo__charge *ch = &p->charge[c];
         if (x->lc[2 * ch->node]) {
-            *rc = dpdo__eng_err(e, DPDO_E_STATE, ch->node, "two charges decided in one round (internal)");
+            *rc = dpdo__eng_err(e, DPDO_E_STATE, ch->node,
+                                "two charges decided in one round (internal)");
             *fail_node = ch->node;
             break;
         }
@@ -286,7 +307,9 @@ int dpdo__dist_local_charges(dpdo__eng *e, dpdo__plan *p, int64_t nplan, int *rc
     if ((xr = x->xt->sum(x->xu, x->lc, 2 * n))) return xfail(e, xr, "sum");
     p->ncharges = nplan;
     for (int64_t i = 0; i < n; i++)
-        if (x->lc[2 * i]) p->charge[p->ncharges++] = (dpdo__charge){(int32_t)(x->lc[2 * i] - 1), i, x->lc[2 * i + 1]};
+        if (x->lc[2 * i])
+            p->charge[p->ncharges++] =
+                (dpdo__charge){(int32_t)(x->lc[2 * i] - 1), i, x->lc[2 * i + 1]};
     return DPDO_OK;
 }
 
@@ -314,10 +337,14 @@ int dpdo__dist_init_gather(dpdo__eng *e)
 {
     dpdo__dist *x = e->dist;
     const dpdo__block *b = dpdo__eng_find_block(e, e->vt->init_gather);
-    if (!b || b->rows != e->n) return dpdo__eng_err(e, DPDO_E_STATE, -1, "init_gather: no block '%s'", e->vt->init_gather);
+    if (!b || b->rows != e->n)
+        return dpdo__eng_err(e, DPDO_E_STATE, -1, "init_gather: no block '%s'", e->vt->init_gather);
     int64_t row = b->cols * (int64_t)sizeof(double);
     for (int64_t i = 0; i < e->n; i++)
-        x->msg[i] = (dpdo_message){.src = i, .ndst = 1, .dst = &coord_dst, .nseg = 1,
+        x->msg[i] = (dpdo_message){.src = i,
+                                   .ndst = 1,
+                                   .dst = &coord_dst,
+                                   .nseg = 1,
                                    .seg = {{b->cur + (size_t)i * (size_t)b->cols, row, row}}};
     int32_t anyf = 0;
     int xr = x->xt->exchange(x->xu, 0, x->msg, e->n, &anyf);
@@ -341,8 +368,14 @@ int dpdo__dist_share_state(dpdo__eng *e)
     return DPDO_OK;
 }
 
-int64_t dpdo__dist_self(const dpdo__eng *e) { return e->dist->self; }
-int64_t dpdo__dist_proc(const dpdo__eng *e, int64_t i) { return e->dist->proc[i]; }
+int64_t dpdo__dist_self(const dpdo__eng *e)
+{
+    return e->dist->self;
+}
+int64_t dpdo__dist_proc(const dpdo__eng *e, int64_t i)
+{
+    return e->dist->proc[i];
+}
 
 /* The transport failed outside a round (a checkpoint): processes out of step, as in xfail. */
 static int cfail(dpdo__eng *e, int rc, const char *what)
@@ -351,7 +384,8 @@ static int cfail(dpdo__eng *e, int rc, const char *what)
     const char *m = x->xt->errmsg ? x->xt->errmsg(x->xu) : NULL;
     rc = rc < 0 ? rc : DPDO_E_CALLBACK;
     x->broken = rc;
-    return dpdo__err(e->err, rc, "checkpoint: transport '%s': %s: %s", x->xt->name, what, m && *m ? m : "failed");
+    return dpdo__err(e->err, rc, "checkpoint: transport '%s': %s: %s", x->xt->name, what,
+                     m && *m ? m : "failed");
 }
 
 int dpdo__dist_sum(dpdo__eng *e, int64_t *v, int64_t count)

@@ -24,7 +24,8 @@ void dpdo__dist_detach(dpdo__eng *e);
  * Each returns DPDO_OK or the transport's failure (its message in e->err). */
 int dpdo__dist_seq_local(dpdo__eng *e, dpdo__plan *p, int32_t s, int *rc, int64_t *fail_node);
 int dpdo__dist_exchange(dpdo__eng *e, dpdo__plan *p, int32_t s, int rc, int *stop);
-int dpdo__dist_local_charges(dpdo__eng *e, dpdo__plan *p, int64_t nplan, int *rc, int64_t *fail_node);
+int dpdo__dist_local_charges(dpdo__eng *e, dpdo__plan *p, int64_t nplan, int *rc,
+                             int64_t *fail_node);
 int dpdo__dist_agree(dpdo__eng *e, int rc, int64_t fail_node);
 /* Every process receives every node's state rows (blocks of n rows) and the coordinator's. */
 int dpdo__dist_share_state(dpdo__eng *e);

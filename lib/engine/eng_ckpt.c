@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Checkpoint glue: dpdo_algorithm_save / _load on top of checkpoint.c. */
-#include "eng_handle.h"
 #include "dpdo/checkpoint.h"
+#include "eng_handle.h"
 
 /* ---- checkpoints (lib/engine/checkpoint.c) ------------------------------------------ */
 
@@ -11,7 +11,8 @@ static int prepare_cb(void *arg)
     return a->e->prepared ? DPDO_OK : dpdo__eng_prepare(a);
 }
 
-DPDO_API int dpdo_algorithm_save(dpdo_algorithm *a, const char *path, const dpdo_checkpoint_options *opts)
+DPDO_API int dpdo_algorithm_save(dpdo_algorithm *a, const char *path,
+                                 const dpdo_checkpoint_options *opts)
 {
     if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM)) return DPDO_E_INVAL;
     if (!path) return dpdo__err(a->errmsg, DPDO_E_INVAL, "save: path is NULL");
@@ -22,7 +23,9 @@ DPDO_API int dpdo_algorithm_save(dpdo_algorithm *a, const char *path, const dpdo
 static int load_common(dpdo_algorithm *a, const char *path, const unsigned char *image, size_t size,
                        const dpdo_checkpoint_options *opts)
 {
-    if (!a->e) return dpdo__err(a->errmsg, DPDO_E_STATE, "load: the algorithm is EMPTY; call dpdo_algorithm_setup");
+    if (!a->e)
+        return dpdo__err(a->errmsg, DPDO_E_STATE,
+                         "load: the algorithm is EMPTY; call dpdo_algorithm_setup");
     int state = a->state, stop = a->stop;
     int rc = dpdo__ckpt_load(a->e, &state, &stop, path, image, size, opts, prepare_cb, a);
     if (rc) return rc;
@@ -32,7 +35,8 @@ static int load_common(dpdo_algorithm *a, const char *path, const unsigned char 
     return DPDO_OK;
 }
 
-DPDO_API int dpdo_algorithm_load(dpdo_algorithm *a, const char *path, const dpdo_checkpoint_options *opts)
+DPDO_API int dpdo_algorithm_load(dpdo_algorithm *a, const char *path,
+                                 const dpdo_checkpoint_options *opts)
 {
     if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM)) return DPDO_E_INVAL;
     if (!path) return dpdo__err(a->errmsg, DPDO_E_INVAL, "load: path is NULL");

@@ -2,11 +2,11 @@
 /* The bottom of the engine: helpers every other engine file and the algorithms call (messages,
  * state blocks and scratch, the state arena, privacy notes, the plan helpers). Calls nothing
  * above it in lib/engine. */
+#include "../rng/rng_impl.h"
+#include "eng_handle.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include "eng_handle.h"
-#include "../rng/rng_impl.h"
 
 int dpdo__eng_block(dpdo__eng *e, const char *name, int64_t rows, int64_t cols)
 {
@@ -29,7 +29,8 @@ int dpdo__eng_scratch(dpdo__eng *e, size_t bytes)
 
 int dpdo__eng_err(dpdo__eng *e, int status, int64_t node, const char *fmt, ...)
 {
-    if (e->par_mute) return status; /* tasks on threads: the first failing node is rerun alone (par.c) */
+    if (e->par_mute)
+        return status; /* tasks on threads: the first failing node is rerun alone (par.c) */
     char msg[DPDO__ERRMSG_LEN];
     va_list ap;
     va_start(ap, fmt);
@@ -64,8 +65,10 @@ int dpdo__eng_alloc_arena(dpdo__eng *e)
     e->arena_bytes = total;
     memset(e->arena, 0, total);
     k = 0;
-    for (int i = 0; i < e->nblk; i++, k++) e->blk[i].cur = (double *)((char *)e->arena + off[k]);
-    for (int i = 0; i < e->nscr; i++, k++) e->scr[i] = (char *)e->arena + off[k];
+    for (int i = 0; i < e->nblk; i++, k++)
+        e->blk[i].cur = (double *)((char *)e->arena + off[k]);
+    for (int i = 0; i < e->nscr; i++, k++)
+        e->scr[i] = (char *)e->arena + off[k];
     return DPDO_OK;
 }
 
@@ -73,8 +76,10 @@ void dpdo__eng_note(dpdo__eng *e, const char *s)
 {
     size_t len = strlen(e->pv.notes);
     static const char more[] = "; (more notes did not fit)";
-    if (len + 3 + strlen(s) + sizeof more >= sizeof e->pv.notes) { /* never drop a caveat silently */
-        if (!strstr(e->pv.notes, more) && len + sizeof more < sizeof e->pv.notes) strcat(e->pv.notes, more);
+    if (len + 3 + strlen(s) + sizeof more >=
+        sizeof e->pv.notes) { /* never drop a caveat silently */
+        if (!strstr(e->pv.notes, more) && len + sizeof more < sizeof e->pv.notes)
+            strcat(e->pv.notes, more);
         return;
     }
     if (len) strcat(e->pv.notes, "; ");
@@ -85,7 +90,8 @@ void dpdo__plan_bernoulli(const dpdo__eng *e, dpdo__plan *p, double prob)
 {
     memset(p->is_comp, 0, (size_t)e->n);
     if (e->inj_active) {
-        for (int64_t c = 0; c < e->inj_b; c++) p->is_comp[e->inj_active[c]] = 1;
+        for (int64_t c = 0; c < e->inj_b; c++)
+            p->is_comp[e->inj_active[c]] = 1;
         return;
     }
     for (int64_t i = 0; i < e->n; i++) {
@@ -112,7 +118,8 @@ int dpdo__plan_charge_computing(dpdo__eng *e, dpdo__plan *p, int64_t count)
     p->ncharges = 0;
     if (!e->pv.private_run) return DPDO_OK;
     int rc = DPDO_OK;
-    for (int64_t c = 0; c < p->ncomp && !rc; c++) rc = dpdo__plan_add_charge(e, e->pv.node_ev[p->comp[c]], p->comp[c], count);
+    for (int64_t c = 0; c < p->ncomp && !rc; c++)
+        rc = dpdo__plan_add_charge(e, e->pv.node_ev[p->comp[c]], p->comp[c], count);
     return rc;
 }
 
@@ -121,12 +128,19 @@ int dpdo__plan_add_charge(dpdo__eng *e, int32_t ev, int64_t node, int64_t count)
     dpdo__plan *p = &e->plan;
     int bit = p->in_local ? 2 : 1;
     const char *why = NULL;
-    if (!e->pv.private_run) why = "a charge in a run without noise";
-    else if (node < 0 || node >= e->n) why = "a charge for a node out of range";
-    else if (ev < 0 || ev >= e->pv.nev) why = "a charge of an unknown event";
-    else if (count < 1) why = "a charge of fewer than one release";
-    else if (p->cmark[node] & bit) why = bit == 1 ? "two charges for one node from one plan" : "two charges for one node decided in one round";
-    else if (p->ncharges >= 2 * e->n) why = "the charge list is full"; /* not reached: one of each kind per node */
+    if (!e->pv.private_run)
+        why = "a charge in a run without noise";
+    else if (node < 0 || node >= e->n)
+        why = "a charge for a node out of range";
+    else if (ev < 0 || ev >= e->pv.nev)
+        why = "a charge of an unknown event";
+    else if (count < 1)
+        why = "a charge of fewer than one release";
+    else if (p->cmark[node] & bit)
+        why = bit == 1 ? "two charges for one node from one plan"
+                       : "two charges for one node decided in one round";
+    else if (p->ncharges >= 2 * e->n)
+        why = "the charge list is full"; /* not reached: one of each kind per node */
     if (why) {
         int rc = dpdo__eng_err(e, DPDO_E_STATE, node >= 0 && node < e->n ? node : -1,
                                "privacy: %s (internal; the round is not released)", why);

@@ -24,8 +24,8 @@ struct dpdo_algorithm {
     uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
     const dpdo__alg_vt *vt;
     int state, stop;
-    dpdo__eng *e; /* NULL while EMPTY */
-    dpdo_progress_fn progress;  /* dpdo_algorithm_set_progress; NULL = none */
+    dpdo__eng *e;              /* NULL while EMPTY */
+    dpdo_progress_fn progress; /* dpdo_algorithm_set_progress; NULL = none */
     void *progress_user;
     int64_t progress_every;
     int32_t progress_flags;
@@ -40,8 +40,9 @@ struct dpdo_algorithm {
 /* eng_options.c: validation of options and of the problem (message into err, "setup: ..."), and
  * the options' parameter slots. */
 int dpdo__eng_check_options(const dpdo_algorithm_options *o, char *err);
-int dpdo__eng_check_problem(const dpdo__alg_vt *vt, dpdo_node *const *nodes, int32_t n, dpdo_network *net,
-                            dpdo_regularizer *reg, dpdo_accountant *acc, const dpdo_algorithm_options *o, char *err);
+int dpdo__eng_check_problem(const dpdo__alg_vt *vt, dpdo_node *const *nodes, int32_t n,
+                            dpdo_network *net, dpdo_regularizer *reg, dpdo_accountant *acc,
+                            const dpdo_algorithm_options *o, char *err);
 void dpdo__eng_opts_to_params(dpdo__eng *e);
 
 /* eng_core.c: place the declared blocks and scratch in one zeroed, 64-byte aligned arena. */

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The life cycle of an algorithm handle: create, setup, prepare, reset, destroy, and the
  * handle's simple getters. */
+#include "../model/model_impl.h"
+#include "dist_impl.h"
+#include "eng_handle.h"
+#include "par_impl.h"
 #include <math.h>
+#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sodium.h>
-#include "eng_handle.h"
-#include "dist_impl.h"
-#include "par_impl.h"
-#include "../model/model_impl.h"
 
 static void eng_free(dpdo__eng *e)
 {
@@ -46,8 +46,10 @@ static void eng_free(dpdo__eng *e)
     dpdo_rng_destroy(e->rng);
     dpdo__eng_plugin_release(e);
     if (e->net) dpdo__network_release(e->net);
-    if (e->retained) { /* after every use of them above; frees a node/reg/acc destroyed while borrowed */
-        for (int64_t i = 0; i < e->n; i++) dpdo__node_release(e->nodes[i]);
+    if (e->retained) { /* after every use of them above; frees a node/reg/acc destroyed while
+                          borrowed */
+        for (int64_t i = 0; i < e->n; i++)
+            dpdo__node_release(e->nodes[i]);
         dpdo__reg_release(e->reg);
         dpdo__accountant_release(e->acc);
     }
@@ -75,18 +77,21 @@ static int alloc_eng(dpdo__eng *e)
     e->last_active = dpdo__calloc(n, 1);
     e->tmp_a = dpdo__alloc_array(d, sizeof(double));
     e->tmp_b = dpdo__alloc_array(d, sizeof(double));
-    e->tol_prev = dpdo__calloc(d, sizeof(double)); /* zero: checkpoints copy it before the first test */
+    e->tol_prev =
+        dpdo__calloc(d, sizeof(double)); /* zero: checkpoints copy it before the first test */
     e->pv.node_ev = dpdo__calloc(n, sizeof *e->pv.node_ev);
     e->pv.allow = dpdo__alloc_array(n, sizeof *e->pv.allow);
     e->pv.used = dpdo__calloc(n, sizeof *e->pv.used);
     e->pv.planned = dpdo__calloc(n, sizeof *e->pv.planned);
     e->pv.ev = dpdo__calloc(n, sizeof *e->pv.ev);
     e->mask_list = dpdo__calloc(n, sizeof *e->mask_list);
-    if (!e->mask_list || !e->pv.ev || !e->q || !e->plan.comp || !e->plan.is_comp || !e->plan.charge || !e->plan.cmark || !e->pv.released || !e->comm || !e->rcomm ||
-        !e->last_active || !e->tmp_a || !e->tmp_b || !e->tol_prev || !e->pv.node_ev || !e->pv.allow ||
-        !e->pv.used || !e->pv.planned)
+    if (!e->mask_list || !e->pv.ev || !e->q || !e->plan.comp || !e->plan.is_comp ||
+        !e->plan.charge || !e->plan.cmark || !e->pv.released || !e->comm || !e->rcomm ||
+        !e->last_active || !e->tmp_a || !e->tmp_b || !e->tol_prev || !e->pv.node_ev ||
+        !e->pv.allow || !e->pv.used || !e->pv.planned)
         return DPDO_E_NOMEM;
-    for (size_t i = 0; i < n; i++) e->pv.allow[i] = INT64_MAX;
+    for (size_t i = 0; i < n; i++)
+        e->pv.allow[i] = INT64_MAX;
     return DPDO_OK;
 }
 
@@ -122,17 +127,39 @@ DPDO_API void dpdo_algorithm_destroy(dpdo_algorithm *a)
 
 DPDO_API const char *dpdo_algorithm_errmsg(const dpdo_algorithm *a)
 {
-    return !a ? DPDO__NULL_TEXT("dpdo_algorithm_errmsg", "alg")
-              : DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM) ? a->errmsg : DPDO__DEAD_TEXT("dpdo_algorithm_errmsg", "alg");
+    return !a                                     ? DPDO__NULL_TEXT("dpdo_algorithm_errmsg", "alg")
+           : DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM) ? a->errmsg
+                                                  : DPDO__DEAD_TEXT("dpdo_algorithm_errmsg", "alg");
 }
-DPDO_API const char *dpdo_algorithm_name(const dpdo_algorithm *a) { return a ? a->vt->name : "(null)"; }
-DPDO_API int dpdo_algorithm_state(const dpdo_algorithm *a) { return a ? a->state : -1; }
-DPDO_API int64_t dpdo_algorithm_nodes(const dpdo_algorithm *a) { return a && a->e ? a->e->n : 0; }
-DPDO_API int64_t dpdo_algorithm_dim(const dpdo_algorithm *a) { return a && a->e ? a->e->d : 0; }
-DPDO_API int64_t dpdo_algorithm_round(const dpdo_algorithm *a) { return a && a->e ? (int64_t)a->e->round : 0; }
-DPDO_API int dpdo_algorithm_stop_reason(const dpdo_algorithm *a) { return a ? a->stop : -1; }
+DPDO_API const char *dpdo_algorithm_name(const dpdo_algorithm *a)
+{
+    return a ? a->vt->name : "(null)";
+}
+DPDO_API int dpdo_algorithm_state(const dpdo_algorithm *a)
+{
+    return a ? a->state : -1;
+}
+DPDO_API int64_t dpdo_algorithm_nodes(const dpdo_algorithm *a)
+{
+    return a && a->e ? a->e->n : 0;
+}
+DPDO_API int64_t dpdo_algorithm_dim(const dpdo_algorithm *a)
+{
+    return a && a->e ? a->e->d : 0;
+}
+DPDO_API int64_t dpdo_algorithm_round(const dpdo_algorithm *a)
+{
+    return a && a->e ? (int64_t)a->e->round : 0;
+}
+DPDO_API int dpdo_algorithm_stop_reason(const dpdo_algorithm *a)
+{
+    return a ? a->stop : -1;
+}
 
-dpdo__eng *dpdo__algorithm_eng(dpdo_algorithm *a) { return a ? a->e : NULL; }
+dpdo__eng *dpdo__algorithm_eng(dpdo_algorithm *a)
+{
+    return a ? a->e : NULL;
+}
 
 DPDO_API int dpdo_algorithm_setup(dpdo_algorithm *a, dpdo_node *const *nodes, int64_t n_nodes_in,
                                   dpdo_network *net, dpdo_regularizer *reg, dpdo_accountant *acc,
@@ -140,9 +167,11 @@ DPDO_API int dpdo_algorithm_setup(dpdo_algorithm *a, dpdo_node *const *nodes, in
 {
     if (!a) return DPDO_E_INVAL;
     if (a->state == DPDO_ALG_RUNNING)
-        return dpdo__err(a->errmsg, DPDO_E_STATE, "setup: the algorithm is running; call dpdo_algorithm_reset first");
+        return dpdo__err(a->errmsg, DPDO_E_STATE,
+                         "setup: the algorithm is running; call dpdo_algorithm_reset first");
     if (n_nodes_in < 1 || n_nodes_in >= ((int64_t)1 << 31))
-        return dpdo__err(a->errmsg, DPDO_E_INVAL, "setup: n_nodes = %lld: must be in [1, 2^31)", (long long)n_nodes_in);
+        return dpdo__err(a->errmsg, DPDO_E_INVAL, "setup: n_nodes = %lld: must be in [1, 2^31)",
+                         (long long)n_nodes_in);
     int32_t n_nodes = (int32_t)n_nodes_in;
     dpdo_algorithm_options o;
     int rc;
@@ -151,7 +180,8 @@ DPDO_API int dpdo_algorithm_setup(dpdo_algorithm *a, dpdo_node *const *nodes, in
                                    "dpdo_algorithm_options", a->errmsg)))
         return rc;
     char err[DPDO__ERRMSG_LEN] = "";
-    if ((rc = dpdo__eng_check_options(&o, err)) || (rc = dpdo__eng_check_problem(a->vt, nodes, n_nodes, net, reg, acc, &o, err))) {
+    if ((rc = dpdo__eng_check_options(&o, err)) ||
+        (rc = dpdo__eng_check_problem(a->vt, nodes, n_nodes, net, reg, acc, &o, err))) {
         memcpy(a->errmsg, err, sizeof err);
         return rc;
     }
@@ -162,9 +192,11 @@ DPDO_API int dpdo_algorithm_setup(dpdo_algorithm *a, dpdo_node *const *nodes, in
         memcpy(tmp, nodes, (size_t)n_nodes * sizeof *tmp);
         qsort(tmp, (size_t)n_nodes, sizeof *tmp, cmp_ptr);
         int dup = 0;
-        for (int32_t i = 1; i < n_nodes; i++) dup |= tmp[i] == tmp[i - 1];
+        for (int32_t i = 1; i < n_nodes; i++)
+            dup |= tmp[i] == tmp[i - 1];
         dpdo__free(tmp);
-        if (dup) return dpdo__err(a->errmsg, DPDO_E_INVAL, "setup: a node appears twice in nodes[]");
+        if (dup)
+            return dpdo__err(a->errmsg, DPDO_E_INVAL, "setup: a node appears twice in nodes[]");
     }
     dpdo__eng *e = dpdo__calloc(1, sizeof *e);
     if (!e) return dpdo__err(a->errmsg, DPDO_E_NOMEM, "setup: out of memory");
@@ -187,7 +219,8 @@ DPDO_API int dpdo_algorithm_setup(dpdo_algorithm *a, dpdo_node *const *nodes, in
         any_remote |= e->nodes[i]->remote_rows > 0;
     }
     e->qmin = e->q[0];
-    for (int64_t i = 1; i < e->n; i++) e->qmin = e->q[i] < e->qmin ? e->q[i] : e->qmin;
+    for (int64_t i = 1; i < e->n; i++)
+        e->qmin = e->q[i] < e->qmin ? e->q[i] : e->qmin;
     if (e->vt->priv_size && !(e->priv = dpdo__calloc(1, e->vt->priv_size))) goto nomem;
     if ((rc = dpdo_rng_create(&e->rng, dpdo_rng_type_find("philox4x32-10"), NULL, o.seed))) {
         if (rc == DPDO_E_NOMEM) goto nomem;
@@ -225,7 +258,8 @@ DPDO_API int dpdo_algorithm_setup(dpdo_algorithm *a, dpdo_node *const *nodes, in
     if ((rc = dpdo__eng_alloc_arena(e))) goto nomem;
     e->vt->init(e, e->priv);
     /* success: borrow the problem's handles, replace the previous setup */
-    for (int64_t i = 0; i < e->n; i++) dpdo__node_retain(e->nodes[i]);
+    for (int64_t i = 0; i < e->n; i++)
+        dpdo__node_retain(e->nodes[i]);
     if (reg) dpdo__reg_retain(reg);
     if (acc) dpdo__accountant_retain(acc);
     e->retained = 1;
@@ -256,10 +290,12 @@ int dpdo__eng_prepare(dpdo_algorithm *a)
     int rc = dpdo__eng_plugin_derive(e);
     if (!rc) rc = e->vt->prepare(e, e->priv);
     if (!rc) dpdo__eng_secure_events(e);
-    /* every event a private run can charge: positive finite sensitivity and noise; every node mapped */
+    /* every event a private run can charge: positive finite sensitivity and noise; every node
+     * mapped */
     for (int32_t k = 0; !rc && e->pv.private_run && k < e->pv.nev; k++)
-        rc = DPDO__ENG_ASSERT(e, -1, e->pv.ev[k].sens > 0 && e->pv.ev[k].sens < INFINITY && e->pv.ev[k].noise > 0 &&
-                                         e->pv.ev[k].noise < INFINITY);
+        rc = DPDO__ENG_ASSERT(e, -1,
+                              e->pv.ev[k].sens > 0 && e->pv.ev[k].sens < INFINITY &&
+                                  e->pv.ev[k].noise > 0 && e->pv.ev[k].noise < INFINITY);
     for (int64_t i = 0; !rc && e->pv.private_run && e->pv.nev > 0 && i < e->n; i++)
         rc = DPDO__ENG_ASSERT(e, i, e->pv.node_ev[i] >= 0 && e->pv.node_ev[i] < e->pv.nev);
     if (!rc && (!e->pv.private_run || e->o.noise_mode != DPDO_NOISE_RIGOROUS))
@@ -280,20 +316,27 @@ int dpdo__eng_prepare(dpdo_algorithm *a)
     if (!rc && e->pv.private_run && e->o.randomness == DPDO_RANDOMNESS_REPRODUCIBLE) {
         int64_t open_nodes = 0;
         for (int64_t i = 0; i < e->n; i++)
-            open_nodes += dpdo__eng_hosted(e, i) && !(e->key_src && e->key_src[i] != DPDO__KEY_NONE);
+            open_nodes +=
+                dpdo__eng_hosted(e, i) && !(e->key_src && e->key_src[i] != DPDO__KEY_NONE);
         if (open_nodes > 0)
-            dpdo__eng_note(e, "reproducible mode: nodes hosted here have no secret key, so their private streams are "
-                              "keyed by options.seed (Philox) and epsilon holds only against parties who do not know "
-                              "the seed; continuous double-precision noise, not floating-point safe");
+            dpdo__eng_note(e,
+                           "reproducible mode: nodes hosted here have no secret key, so their "
+                           "private streams are "
+                           "keyed by options.seed (Philox) and epsilon holds only against parties "
+                           "who do not know "
+                           "the seed; continuous double-precision noise, not floating-point safe");
         else
-            dpdo__eng_note(e, "reproducible mode: private streams keyed by the host's node keys; continuous "
-                              "double-precision noise, not floating-point safe");
+            dpdo__eng_note(
+                e, "reproducible mode: private streams keyed by the host's node keys; continuous "
+                   "double-precision noise, not floating-point safe");
     }
     if (!rc && e->ledger && e->pv.private_run && e->o.noise_mode == DPDO_NOISE_RIGOROUS) {
         int64_t held = 0;
-        for (int64_t i = 0; i < e->n; i++) held += dpdo_ledger_charges(e->ledger, i);
+        for (int64_t i = 0; i < e->n; i++)
+            held += dpdo_ledger_charges(e->ledger, i);
         if (held > 0)
-            dpdo__eng_note(e, "sigma calibrated on top of the charges already in the ledger (a shared budget: later "
+            dpdo__eng_note(e, "sigma calibrated on top of the charges already in the ledger (a "
+                              "shared budget: later "
                               "runs get more noise)");
     }
     e->err = a->errmsg;
@@ -312,7 +355,8 @@ DPDO_API int dpdo_algorithm_prepare(dpdo_algorithm *a)
 {
     if (!a) return DPDO_E_INVAL;
     if (a->state != DPDO_ALG_READY)
-        return dpdo__err(a->errmsg, DPDO_E_STATE, "prepare: the algorithm is not READY (state %d)", a->state);
+        return dpdo__err(a->errmsg, DPDO_E_STATE, "prepare: the algorithm is not READY (state %d)",
+                         a->state);
     if (a->e->prepared) return DPDO_OK;
     return dpdo__eng_prepare(a);
 }
@@ -328,9 +372,11 @@ DPDO_API int dpdo_algorithm_reset(dpdo_algorithm *a)
     if (e->pv.charged && e->ledger) {
         for (int32_t k = 0; k < e->pv.nev; k++)
             for (int64_t i = 0; i < e->n; i++)
-                if (dpdo__ledger_count(e->ledger, &e->pv.ev[k], i) < e->pv.charged[(size_t)k * (size_t)e->n + (size_t)i])
+                if (dpdo__ledger_count(e->ledger, &e->pv.ev[k], i) <
+                    e->pv.charged[(size_t)k * (size_t)e->n + (size_t)i])
                     lost = 1;
-        for (int32_t k = e->pv.nev - 1; k >= 0; k--) /* last event first: trailing rows drop cleanly */
+        for (int32_t k = e->pv.nev - 1; k >= 0;
+             k--) /* last event first: trailing rows drop cleanly */
             for (int64_t i = 0; i < e->n; i++) {
                 int64_t *c = &e->pv.charged[(size_t)k * (size_t)e->n + (size_t)i];
                 if (*c == 0) continue;
@@ -348,15 +394,17 @@ DPDO_API int dpdo_algorithm_reset(dpdo_algorithm *a)
     e->plan.t = 0;
     e->inj_active = NULL;
     e->inj_zeta = NULL;
-    int krc = e->prepared ? dpdo__eng_draw_keys(e, a->errmsg) : DPDO_OK; /* secure: a new run, new keys */
+    int krc =
+        e->prepared ? dpdo__eng_draw_keys(e, a->errmsg) : DPDO_OK; /* secure: a new run, new keys */
     e->vt->init(e, e->priv);
     a->state = DPDO_ALG_READY;
     a->stop = DPDO_STOP_NONE;
     if (krc) return krc;
     dpdo__err_clear(a->errmsg);
     if (lost)
-        return dpdo__err(a->errmsg, DPDO_E_STATE,
-                         "reset: done, but the ledger no longer held all of this run's charges (was it reset or "
-                         "reloaded?); what it held was removed");
+        return dpdo__err(
+            a->errmsg, DPDO_E_STATE,
+            "reset: done, but the ledger no longer held all of this run's charges (was it reset or "
+            "reloaded?); what it held was removed");
     return DPDO_OK;
 }

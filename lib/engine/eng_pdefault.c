@@ -5,12 +5,13 @@
  * Above params.c and eng_options.c; nothing in lib/ calls this file. */
 #include "eng_handle.h"
 
-DPDO_API int dpdo_algorithm_type_param_default(const dpdo_algorithm_type *t, int key, int64_t n_nodes,
-                                               double *value)
+DPDO_API int dpdo_algorithm_type_param_default(const dpdo_algorithm_type *t, int key,
+                                               int64_t n_nodes, double *value)
 {
     if (!t || !t->vt || !value || n_nodes < 1 || n_nodes > INT32_MAX) return DPDO_E_INVAL;
     int k = dpdo_algorithm_type_param_next(t, 0);
-    while (k > 0 && k != key) k = dpdo_algorithm_type_param_next(t, k);
+    while (k > 0 && k != key)
+        k = dpdo_algorithm_type_param_next(t, k);
     if (k <= 0) return DPDO_E_UNSUPPORTED;
     dpdo__eng *e = dpdo__calloc(1, sizeof *e);
     if (!e) return DPDO_E_NOMEM;

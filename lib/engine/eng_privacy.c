@@ -2,20 +2,23 @@
 /* Privacy plumbing: release planning (calibration counts), sigma calibration, events, the
  * budget guard, the one noise path, the discrete charging of secure runs, and the privacy
  * getters (dpdo_algorithm_privacy, _planned_releases, _privacy_source, _privacy_notes). */
+#include "../rng/rng_impl.h"
+#include "eng_handle.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "eng_handle.h"
-#include "../rng/rng_impl.h"
 
 /* A public sampling object for an internal descriptor (the accountant's calibration takes one). */
 static int sampling_of(const dpdo__sampling_desc *sd, dpdo_sampling **out)
 {
     int rc = dpdo_sampling_create(out);
     if (rc) return rc;
-    if (sd->kind == DPDO_SAMPLING_WOR) rc = dpdo_sampling_set_wor(*out, sd->n, sd->m);
-    else if (sd->kind == DPDO_SAMPLING_POISSON) rc = dpdo_sampling_set_poisson(*out, sd->q);
-    else rc = dpdo_sampling_set_none(*out);
+    if (sd->kind == DPDO_SAMPLING_WOR)
+        rc = dpdo_sampling_set_wor(*out, sd->n, sd->m);
+    else if (sd->kind == DPDO_SAMPLING_POISSON)
+        rc = dpdo_sampling_set_poisson(*out, sd->q);
+    else
+        rc = dpdo_sampling_set_none(*out);
     if (rc) {
         dpdo_sampling_destroy(*out);
         *out = NULL;
@@ -28,7 +31,8 @@ double dpdo__eng_calib_count(const dpdo__eng *e, double pmax)
     double K = (double)e->pi[dpdo__param_slot(DPDO_PARAM_CALIB_STEPS)];
     if (K > 0) return K;
     double T = (double)e->pi[dpdo__param_slot(DPDO_PARAM_MAX_ROUNDS)];
-    K = pmax >= 1 ? T : dpdo__binom_quantile(T, pmax, e->pd[dpdo__param_slot(DPDO_PARAM_CALIB_TAIL)]);
+    K = pmax >= 1 ? T
+                  : dpdo__binom_quantile(T, pmax, e->pd[dpdo__param_slot(DPDO_PARAM_CALIB_TAIL)]);
     return K < 1 ? 1 : K;
 }
 
@@ -46,11 +50,12 @@ double dpdo__eng_calib_counts(dpdo__eng *e, const double *pi, double pdef)
 
 void dpdo__eng_set_planned(dpdo__eng *e, double count)
 {
-    for (int64_t i = 0; i < e->n; i++) e->pv.planned[i] = count >= 9.2e18 ? INT64_MAX : (int64_t)ceil(count);
+    for (int64_t i = 0; i < e->n; i++)
+        e->pv.planned[i] = count >= 9.2e18 ? INT64_MAX : (int64_t)ceil(count);
 }
 
-void dpdo__eng_note_wor_floor(dpdo__eng *e, const dpdo__sampling_desc *sd, double sens, double releases,
-                              double sigma)
+void dpdo__eng_note_wor_floor(dpdo__eng *e, const dpdo__sampling_desc *sd, double sens,
+                              double releases, double sigma)
 {
     if (sd->kind != DPDO_SAMPLING_WOR || !(sd->q < 1) || !(sigma > 0)) return;
     dpdo_sampling *s = NULL;
@@ -60,15 +65,19 @@ void dpdo__eng_note_wor_floor(dpdo__eng *e, const dpdo__sampling_desc *sd, doubl
     }
     double sp = 0;
     /* the accountant's calibration may fail for the Poisson twin (unreachable): then say nothing */
-    int rc = dpdo_accountant_calibrate_sigma(e->acc, s, sens, releases, e->o.epsilon, e->o.delta, &sp);
+    int rc =
+        dpdo_accountant_calibrate_sigma(e->acc, s, sens, releases, e->o.epsilon, e->o.delta, &sp);
     dpdo_sampling_destroy(s);
     if (rc || !(sp > 0) || !(sigma > 4 * sp)) return;
     char buf[400];
-    snprintf(buf, sizeof buf,
-             "accounting floor: the without-replacement bound gives little or no amplification for batch %lld of "
-             "%lld rows over %.0f releases, so it, not the sensitivity, sets sigma = %.4g (%.1fx the Poisson-sampled "
-             "figure at the same rate); a smaller batch, more rows per node or fewer releases lowers it",
-             (long long)sd->m, (long long)sd->n, releases, sigma, sigma / sp);
+    snprintf(
+        buf, sizeof buf,
+        "accounting floor: the without-replacement bound gives little or no amplification for "
+        "batch %lld of "
+        "%lld rows over %.0f releases, so it, not the sensitivity, sets sigma = %.4g (%.1fx the "
+        "Poisson-sampled "
+        "figure at the same rate); a smaller batch, more rows per node or fewer releases lowers it",
+        (long long)sd->m, (long long)sd->n, releases, sigma, sigma / sp);
     dpdo__eng_note(e, buf);
 }
 
@@ -76,7 +85,8 @@ double dpdo__eng_node_pmax(const dpdo__eng *e, double p)
 {
     if (!e->node_p) return p;
     double m = 0;
-    for (int64_t i = 0; i < e->n; i++) m = e->node_p[i] > m ? e->node_p[i] : m;
+    for (int64_t i = 0; i < e->n; i++)
+        m = e->node_p[i] > m ? e->node_p[i] : m;
     return m;
 }
 
@@ -99,8 +109,8 @@ static void calib_done(dpdo__eng *e)
     if (e->acc) dpdo__accountant_calib_mech(e->acc, DPDO_MECH_GAUSSIAN);
 }
 
-int dpdo__eng_calibrate_sigma(dpdo__eng *e, const dpdo__sampling_desc *sd, double sens, double releases,
-                              double *sigma)
+int dpdo__eng_calibrate_sigma(dpdo__eng *e, const dpdo__sampling_desc *sd, double sens,
+                              double releases, double *sigma)
 {
     dpdo_sampling *s = NULL;
     int rc = sampling_of(sd, &s);
@@ -109,14 +119,16 @@ int dpdo__eng_calibrate_sigma(dpdo__eng *e, const dpdo__sampling_desc *sd, doubl
     rc = dpdo_accountant_calibrate_sigma(acc, s, sens, releases, e->o.epsilon, e->o.delta, sigma);
     calib_done(e);
     dpdo_sampling_destroy(s);
-    if (rc) rc = dpdo__err(e->err, rc, "prepare: calibrating the noise for %g releases per node: %s", releases,
-                           dpdo_accountant_errmsg(acc));
+    if (rc)
+        rc = dpdo__err(e->err, rc, "prepare: calibrating the noise for %g releases per node: %s",
+                       releases, dpdo_accountant_errmsg(acc));
     dpdo_accountant_destroy(tmp);
     if (rc) return rc;
     return DPDO_OK;
 }
 
-int dpdo__eng_events_wor(dpdo__eng *e, int64_t B, double sens, double sigma, dpdo__sampling_desc *samp)
+int dpdo__eng_events_wor(dpdo__eng *e, int64_t B, double sens, double sigma,
+                         dpdo__sampling_desc *samp)
 {
     e->pv.nev = 0;
     for (int64_t i = 0; i < e->n; i++) {
@@ -124,7 +136,8 @@ int dpdo__eng_events_wor(dpdo__eng *e, int64_t B, double sens, double sigma, dpd
         if (samp) samp[i] = sd;
         if (!e->pv.private_run) continue;
         int32_t k = 0;
-        while (k < e->pv.nev && e->pv.ev[k].samp.n != e->q[i]) k++;
+        while (k < e->pv.nev && e->pv.ev[k].samp.n != e->q[i])
+            k++;
         if (k == e->pv.nev) {
             char err[DPDO__ERRMSG_LEN];
             int rc = dpdo__event_make(&e->pv.ev[k], DPDO_MECH_GAUSSIAN, &sd, sens, sigma, err);
@@ -143,7 +156,8 @@ int dpdo__eng_compute_guard(dpdo__eng *e)
     double g = DPDO__PD(e, DPDO_PARAM_MAX_EPSILON);
     if (g == 0) g = e->o.noise_mode == DPDO_NOISE_RIGOROUS ? e->o.epsilon : INFINITY;
     pv->guard_eps = pv->private_run ? g : INFINITY;
-    for (int64_t i = 0; i < e->n; i++) pv->allow[i] = INT64_MAX;
+    for (int64_t i = 0; i < e->n; i++)
+        pv->allow[i] = INT64_MAX;
     if (!(pv->guard_eps < INFINITY)) return DPDO_OK;
     for (int32_t k = 0; k < pv->nev; k++) {
         /* the step calibration is Gaussian; algorithms with Laplace events (dpdo, cpgt) guard
@@ -154,17 +168,20 @@ int dpdo__eng_compute_guard(dpdo__eng *e)
         dpdo_sampling *s = NULL;
         /* the discrete Gaussian is charged without Poisson amplification (math.c): plan the same */
         dpdo__sampling_desc none = {DPDO_SAMPLING_NONE, 1.0, 0, 0};
-        int disc_poisson = pv->ev[k].mech == DPDO_MECH_DISCRETE_GAUSSIAN && pv->ev[k].samp.kind == DPDO_SAMPLING_POISSON;
+        int disc_poisson = pv->ev[k].mech == DPDO_MECH_DISCRETE_GAUSSIAN &&
+                           pv->ev[k].samp.kind == DPDO_SAMPLING_POISSON;
         int rc = sampling_of(disc_poisson ? &none : &pv->ev[k].samp, &s);
         if (rc) return dpdo__err(e->err, rc, "prepare: budget guard: cannot build the sampling");
         double steps = 0;
         dpdo_accountant *tmp = NULL, *acc = e->acc;
-        int old = dpdo__accountant_calib_mech(acc, pv->ev[k].mech); /* plan for the charged mechanism */
+        int old =
+            dpdo__accountant_calib_mech(acc, pv->ev[k].mech); /* plan for the charged mechanism */
         rc = dpdo_accountant_calibrate_steps(acc, s, pv->ev[k].sens, pv->ev[k].noise, pv->guard_eps,
-                                                 e->o.delta, &steps);
+                                             e->o.delta, &steps);
         dpdo__accountant_calib_mech(acc, old);
         dpdo_sampling_destroy(s);
-        if (rc) rc = dpdo__err(e->err, rc, "prepare: budget guard: %s", dpdo_accountant_errmsg(acc));
+        if (rc)
+            rc = dpdo__err(e->err, rc, "prepare: budget guard: %s", dpdo_accountant_errmsg(acc));
         dpdo_accountant_destroy(tmp);
         if (rc) return rc;
         int64_t allow = steps >= 4e18 ? INT64_MAX : (int64_t)steps;
@@ -175,9 +192,9 @@ int dpdo__eng_compute_guard(dpdo__eng *e)
 }
 
 #ifdef DPDO_FAULT_INJECTION
-#define TAP(e, node, out, n, g) \
-    do { \
-        if ((e)->tap) (e)->tap((e)->tap_user, node, out, n, g); \
+#define TAP(e, node, out, n, g)                                                                    \
+    do {                                                                                           \
+        if ((e)->tap) (e)->tap((e)->tap_user, node, out, n, g);                                    \
     } while (0)
 #else
 #define TAP(e, node, out, n, g) ((void)0)
@@ -185,23 +202,28 @@ int dpdo__eng_compute_guard(dpdo__eng *e)
 
 /* Fed-PLT's noise is drawn inside the local solver, on the grid too (dpdo__solver_run_grid); the
  * other solver-using algorithms are not private. */
-int dpdo__eng_grid_noise(const dpdo__eng *e) { return DPDO__SECURE(e); }
+int dpdo__eng_grid_noise(const dpdo__eng *e)
+{
+    return DPDO__SECURE(e);
+}
 
 /* The one noise path of both mechanisms: reproducible runs add continuous draws from the seeded
  * stream; secure runs add exact discrete draws on a grid (l1 = 1: discrete Laplace, rounding
  * measured in L1). `scale` is sigma or the Laplace scale b. */
-static int add_noise(dpdo__eng *e, dpdo__stream *st, int64_t node, double scale, double sens, double *out, size_t n,
-                     int l1)
+static int add_noise(dpdo__eng *e, dpdo__stream *st, int64_t node, double scale, double sens,
+                     double *out, size_t n, int l1)
 {
     double s = DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF) ? 0.5 * scale : scale;
     int rc;
     if (e->pv.private_run && sens > 0) { /* a release of this node's data */
-        if ((rc = DPDO__ENG_ASSERT(e, node, scale > 0 && scale < INFINITY && sens < INFINITY))) return rc;
+        if ((rc = DPDO__ENG_ASSERT(e, node, scale > 0 && scale < INFINITY && sens < INFINITY)))
+            return rc;
         if (node >= 0 && node < e->n) e->pv.released[node]++;
     }
     if (!dpdo__eng_grid_noise(e)) {
         if (l1)
-            for (size_t k = 0; k < n; k++) out[k] += dpdo__stream_laplace(st, s);
+            for (size_t k = 0; k < n; k++)
+                out[k] += dpdo__stream_laplace(st, s);
         else
             dpdo__stream_add_normals(st, s, out, n);
         TAP(e, node, out, n, 0.0);
@@ -210,23 +232,25 @@ static int add_noise(dpdo__eng *e, dpdo__stream *st, int64_t node, double scale,
         double g;
         uint64_t S;
         if ((rc = dpdo__grid_choose(s, sens > 0 ? sens : s, n, DPDO__GRID_ETA, l1, &g, &S, err)) ||
-            (rc = l1 ? dpdo__grid_add_dlaplace(st, S, g, out, n, err) : dpdo__grid_add_dgauss(st, S, g, out, n, err)))
+            (rc = l1 ? dpdo__grid_add_dlaplace(st, S, g, out, n, err)
+                     : dpdo__grid_add_dgauss(st, S, g, out, n, err)))
             return dpdo__eng_err(e, rc, node, "secure noise: %s", err);
         TAP(e, node, out, n, g);
     }
     if ((rc = dpdo__stream_status(st)))
-        return dpdo__eng_err(e, rc, node, "noise generator failed (code %d)", dpdo__stream_cb_code(st));
+        return dpdo__eng_err(e, rc, node, "noise generator failed (code %d)",
+                             dpdo__stream_cb_code(st));
     return DPDO_OK;
 }
 
-int dpdo__eng_noise_gauss(dpdo__eng *e, dpdo__stream *st, int64_t node, double sigma, double sens, double *out,
-                          size_t n)
+int dpdo__eng_noise_gauss(dpdo__eng *e, dpdo__stream *st, int64_t node, double sigma, double sens,
+                          double *out, size_t n)
 {
     return add_noise(e, st, node, sigma, sens, out, n, 0);
 }
 
-int dpdo__eng_noise_laplace(dpdo__eng *e, dpdo__stream *st, int64_t node, double b, double sens, double *out,
-                            size_t n)
+int dpdo__eng_noise_laplace(dpdo__eng *e, dpdo__stream *st, int64_t node, double b, double sens,
+                            double *out, size_t n)
 {
     return add_noise(e, st, node, b, sens, out, n, 1);
 }
@@ -242,7 +266,8 @@ void dpdo__eng_secure_events(dpdo__eng *e)
         dpdo__event_desc *ev = &e->pv.ev[k];
         if (ev->mech != DPDO_MECH_GAUSSIAN && ev->mech != DPDO_MECH_LAPLACE) continue;
         /* the grid has S^2 >= 2^24 d (dpdo__grid_choose): the fine lattice Gaussian */
-        ev->mech = ev->mech == DPDO_MECH_GAUSSIAN ? DPDO_MECH_DISCRETE_GAUSSIAN_FINE : DPDO_MECH_DISCRETE_LAPLACE;
+        ev->mech = ev->mech == DPDO_MECH_GAUSSIAN ? DPDO_MECH_DISCRETE_GAUSSIAN_FINE
+                                                  : DPDO_MECH_DISCRETE_LAPLACE;
         ev->sens *= 1.0 + DPDO__GRID_ETA;
         ev->noise *= 1.0 + DPDO__GRID_ETA;
     }
@@ -256,34 +281,40 @@ DPDO_API int dpdo_algorithm_planned_releases(dpdo_algorithm *a, int64_t node, in
     dpdo__eng *e = a->e;
     if (!e) return dpdo__err(a->errmsg, DPDO_E_STATE, "planned releases: the algorithm is EMPTY");
     if (node != DPDO_NODE_ALL && (node < 0 || node >= e->n))
-        return dpdo__err(a->errmsg, DPDO_E_INVAL, "planned releases: node %lld is not in [0, %lld) or DPDO_NODE_ALL",
+        return dpdo__err(a->errmsg, DPDO_E_INVAL,
+                         "planned releases: node %lld is not in [0, %lld) or DPDO_NODE_ALL",
                          (long long)node, (long long)e->n);
     if (!e->prepared)
-        return dpdo__err(a->errmsg, DPDO_E_STATE, "planned releases: not prepared yet (call dpdo_algorithm_prepare)");
+        return dpdo__err(a->errmsg, DPDO_E_STATE,
+                         "planned releases: not prepared yet (call dpdo_algorithm_prepare)");
     int64_t c = 0;
     for (int64_t i = 0; i < e->n; i++)
         if (node == DPDO_NODE_ALL || node == i) c = e->pv.planned[i] > c ? e->pv.planned[i] : c;
     if (c == 0)
-        return dpdo__err(a->errmsg, DPDO_E_UNSUPPORTED,
-                         "planned releases: sigma was not calibrated by the accountant (noise mode %d%s)",
-                         e->o.noise_mode, e->pv.private_run ? "" : ", no noise");
+        return dpdo__err(
+            a->errmsg, DPDO_E_UNSUPPORTED,
+            "planned releases: sigma was not calibrated by the accountant (noise mode %d%s)",
+            e->o.noise_mode, e->pv.private_run ? "" : ", no noise");
     *count = c;
     return DPDO_OK;
 }
 
-DPDO_API int dpdo_algorithm_privacy(dpdo_algorithm *a, int kind, int64_t node, double *eps, double *delta,
-                                    int32_t *valid)
+DPDO_API int dpdo_algorithm_privacy(dpdo_algorithm *a, int kind, int64_t node, double *eps,
+                                    double *delta, int32_t *valid)
 {
     if (!a || !eps) return DPDO_E_INVAL;
     dpdo__eng *e = a->e;
     if (!e) return dpdo__err(a->errmsg, DPDO_E_STATE, "privacy: the algorithm is EMPTY");
     if (kind != DPDO_PRIVACY_RIGOROUS && kind != DPDO_PRIVACY_PAPER)
-        return dpdo__err(a->errmsg, DPDO_E_INVAL, "privacy: kind %d is not a DPDO_PRIVACY_* value", kind);
+        return dpdo__err(a->errmsg, DPDO_E_INVAL, "privacy: kind %d is not a DPDO_PRIVACY_* value",
+                         kind);
     if (node != DPDO_NODE_ALL && (node < 0 || node >= e->n))
-        return dpdo__err(a->errmsg, DPDO_E_INVAL, "privacy: node %lld is not in [0, %lld) or DPDO_NODE_ALL",
-                         (long long)node, (long long)e->n);
+        return dpdo__err(a->errmsg, DPDO_E_INVAL,
+                         "privacy: node %lld is not in [0, %lld) or DPDO_NODE_ALL", (long long)node,
+                         (long long)e->n);
     if (!e->prepared)
-        return dpdo__err(a->errmsg, DPDO_E_STATE, "privacy: not prepared yet (call dpdo_algorithm_prepare or step)");
+        return dpdo__err(a->errmsg, DPDO_E_STATE,
+                         "privacy: not prepared yet (call dpdo_algorithm_prepare or step)");
     if (kind == DPDO_PRIVACY_RIGOROUS) {
         if (delta) *delta = e->o.delta;
         if (!e->pv.private_run) {
@@ -300,13 +331,15 @@ DPDO_API int dpdo_algorithm_privacy(dpdo_algorithm *a, int kind, int64_t node, d
         return dpdo__err(a->errmsg, DPDO_E_UNSUPPORTED, "privacy: no paper bound for this run (%s)",
                          e->pv.private_run ? "the algorithm has none" : "noise disabled");
     int rc = e->vt->paper_update ? e->vt->paper_update(e, e->priv, e->pv.paper)
-             : e->vt->paper_round ? dpdo_paper_set(e->pv.paper, e->vt->paper_round, (double)e->round)
-                                  : DPDO_OK;
+             : e->vt->paper_round
+                 ? dpdo_paper_set(e->pv.paper, e->vt->paper_round, (double)e->round)
+                 : DPDO_OK;
     if (!rc) rc = dpdo_paper_evaluate(e->pv.paper);
     double v = NAN, dl = NAN;
     if (!rc) rc = dpdo_paper_get(e->pv.paper, e->vt->paper_eps, &v);
     if (!rc) rc = dpdo_paper_get(e->pv.paper, e->vt->paper_delta, &dl);
-    if (rc) return dpdo__err(a->errmsg, rc, "privacy: paper bound: %s", dpdo_paper_errmsg(e->pv.paper));
+    if (rc)
+        return dpdo__err(a->errmsg, rc, "privacy: paper bound: %s", dpdo_paper_errmsg(e->pv.paper));
     *eps = v;
     if (delta) *delta = dl;
     if (valid) *valid = dpdo_paper_valid(e->pv.paper);
@@ -352,17 +385,20 @@ int dpdo__eng_noise_plan(dpdo__eng *e, void *priv, const dpdo__noise_plan *np, d
             if ((rc = np->paper_sigma(e, priv, pp, &sigma))) return rc;
         } else if (mode == DPDO_NOISE_FIXED) {
             sigma = DPDO__PD(e, DPDO_PARAM_SIGMA);
-            if (isnan(sigma)) return dpdo__err(e->err, DPDO_E_INVAL, "prepare: DPDO_NOISE_FIXED but sigma is not set");
+            if (isnan(sigma))
+                return dpdo__err(e->err, DPDO_E_INVAL,
+                                 "prepare: DPDO_NOISE_FIXED but sigma is not set");
         } else if ((rc = np->rigorous(e, priv, &sigma))) {
             return rc;
         }
         if (pp && np->paper_sigma_key && sigma > 0 &&
-            ((rc = dpdo_paper_set(pp, np->paper_sigma_key, sigma)) || (rc = dpdo_paper_evaluate(pp))))
+            ((rc = dpdo_paper_set(pp, np->paper_sigma_key, sigma)) ||
+             (rc = dpdo_paper_evaluate(pp))))
             return dpdo__err(e->err, rc, "prepare: paper bound: %s", dpdo_paper_errmsg(pp));
         if (pp && !dpdo_paper_valid(pp)) {
             if (e->o.strict)
-                return dpdo__err(e->err, DPDO_E_INVAL, "prepare: %s does not apply (strict): %s", np->theorem,
-                                 dpdo_paper_violations(pp));
+                return dpdo__err(e->err, DPDO_E_INVAL, "prepare: %s does not apply (strict): %s",
+                                 np->theorem, dpdo_paper_violations(pp));
             char buf[400];
             snprintf(buf, sizeof buf, "%s: %s", np->invalid_note, dpdo_paper_violations(pp));
             dpdo__eng_note(e, buf);

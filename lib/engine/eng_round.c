@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The round driver: one round (dpdo_algorithm_step), the stage runner, the message counters,
  * the tolerance test, dpdo_algorithm_run and its progress reports. */
+#include "dist_impl.h"
+#include "eng_handle.h"
+#include "par_impl.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "eng_handle.h"
-#include "dist_impl.h"
-#include "par_impl.h"
 
 /* Per-sender counts of the round from its message patterns. Returns 1 when any row may be
  * non-zero (a per-sender COUNTS pattern: all n + 1 rows were cleared); otherwise only the computing
@@ -16,11 +16,13 @@ static int count_round(dpdo__eng *e, const dpdo__plan *p)
 {
     int full = 0;
     for (int32_t s = 0; s < p->nstages; s++)
-        for (int32_t k = 0; k < p->stage[s].npat; k++) full |= p->stage[s].pat[k].kind == DPDO__PAT_COUNTS;
+        for (int32_t k = 0; k < p->stage[s].npat; k++)
+            full |= p->stage[s].pat[k].kind == DPDO__PAT_COUNTS;
     if (full) {
         memset(e->rcomm, 0, (size_t)(e->n + 1) * sizeof *e->rcomm);
     } else {
-        for (int64_t c = 0; c < p->ncomp; c++) memset(e->rcomm[p->comp[c]], 0, sizeof *e->rcomm);
+        for (int64_t c = 0; c < p->ncomp; c++)
+            memset(e->rcomm[p->comp[c]], 0, sizeof *e->rcomm);
         memset(e->rcomm[e->n], 0, sizeof *e->rcomm);
     }
     for (int32_t s = 0; s < p->nstages; s++) {
@@ -36,15 +38,17 @@ static int count_round(dpdo__eng *e, const dpdo__plan *p)
                 if (pt->kind == DPDO__PAT_ROUND) {
                     const dpdo__round *r = pt->r;
                     if (r->is_active[j]) {
-                        if (r->full_average) msgs = r->nactive - 1;
-                        else msgs = r->wptr[r->pos[j] + 1] - r->wptr[r->pos[j]] - 1;
+                        if (r->full_average)
+                            msgs = r->nactive - 1;
+                        else
+                            msgs = r->wptr[r->pos[j] + 1] - r->wptr[r->pos[j]] - 1;
                     }
                 } else if (pt->kind == DPDO__PAT_NET) {
                     msgs = e->net->rowptr[j + 1] - e->net->rowptr[j] - 1;
                 } else if (pt->kind == DPDO__PAT_GATHER) {
                     msgs = 1;
                 } else if (pt->kind == DPDO__PAT_COUNTS) {
-                    continue; /* counted below, per sender */
+                    continue;                             /* counted below, per sender */
                 } else if (pt->kind == DPDO__PAT_BCAST) { /* sent by the coordinator (row n) */
                     e->rcomm[e->n][0] += 1;
                     e->rcomm[e->n][1] += vals;
@@ -73,7 +77,8 @@ static int tolerance_test(dpdo_algorithm *a)
     int64_t c = DPDO__PI(e, DPDO_PARAM_CHECK_EVERY);
     if (!(tol > 0) || e->round % (uint64_t)c != 0) return DPDO_OK;
     int rc;
-    if (e->dist && (rc = dpdo__dist_share_state(e))) return rc; /* the average needs every node's row */
+    if (e->dist && (rc = dpdo__dist_share_state(e)))
+        return rc; /* the average needs every node's row */
     dpdo__eng_output_all(e, e->tmp_b);
     if (e->round != (uint64_t)c) {
         double dn = 0, xn = 0;
@@ -95,14 +100,17 @@ static int tolerance_test(dpdo_algorithm *a)
  * local() may charge a pass, not every release, so they are exempt). */
 static int check_charges(dpdo__eng *e, const dpdo__plan *p, int after_stages)
 {
-    int rc = DPDO__ENG_ASSERT(e, -1, p->ncharges <= 2 * e->n && (e->pv.private_run || p->ncharges == 0));
+    int rc =
+        DPDO__ENG_ASSERT(e, -1, p->ncharges <= 2 * e->n && (e->pv.private_run || p->ncharges == 0));
     for (int64_t c = 0; c < p->ncharges && !rc; c++) {
         const dpdo__charge *ch = &p->charge[c];
-        rc = DPDO__ENG_ASSERT(e, -1, ch->node >= 0 && ch->node < e->n && ch->ev >= 0 && ch->ev < e->pv.nev &&
-                                         ch->count >= 1);
+        rc = DPDO__ENG_ASSERT(e, -1,
+                              ch->node >= 0 && ch->node < e->n && ch->ev >= 0 &&
+                                  ch->ev < e->pv.nev && ch->count >= 1);
         if (!rc && after_stages)
-            rc = DPDO__ENG_ASSERT(e, ch->node, e->pv.used[ch->node] <= e->pv.allow[ch->node] - ch->count ||
-                                                   e->vt->local_charges);
+            rc = DPDO__ENG_ASSERT(e, ch->node,
+                                  e->pv.used[ch->node] <= e->pv.allow[ch->node] - ch->count ||
+                                      e->vt->local_charges);
     }
     if (rc || !after_stages || e->vt->local_charges || !DPDO__ASSERT_ON) return rc;
     for (int64_t i = 0; i < e->n && !rc; i++) {
@@ -120,7 +128,9 @@ static int charge_ledger(dpdo__eng *e, const dpdo__plan *p)
 {
     if (p->ncharges == 0) return DPDO_OK;
     int rc = DPDO__ENG_ASSERT(e, -1, e->ledger != NULL);
-    if (!e->ledger) return rc ? rc : dpdo__eng_err(e, DPDO_E_STATE, -1, "privacy: charges but no ledger (internal)");
+    if (!e->ledger)
+        return rc ? rc
+                  : dpdo__eng_err(e, DPDO_E_STATE, -1, "privacy: charges but no ledger (internal)");
     for (int64_t c = 0; c < p->ncharges; c++) {
         const dpdo__charge *ch = &p->charge[c];
         if ((rc = dpdo__ledger_charge(e->ledger, &e->pv.ev[ch->ev], ch->count, &ch->node, 1))) {
@@ -131,8 +141,9 @@ static int charge_ledger(dpdo__eng *e, const dpdo__plan *p)
                 const dpdo__charge *b = &p->charge[c];
                 (void)dpdo__ledger_discharge(e->ledger, &e->pv.ev[b->ev], b->count, &b->node, 1);
             }
-            return dpdo__eng_err(e, lrc, ch->node, "privacy ledger: the charge failed (%s); the round is not released",
-                                 why);
+            return dpdo__eng_err(
+                e, lrc, ch->node,
+                "privacy ledger: the charge failed (%s); the round is not released", why);
         }
     }
     for (int64_t c = 0; c < p->ncharges; c++) {
@@ -140,7 +151,9 @@ static int charge_ledger(dpdo__eng *e, const dpdo__plan *p)
         e->pv.used[ch->node] += ch->count;
         int64_t *k = &e->pv.charged[(size_t)ch->ev * (size_t)e->n + (size_t)ch->node];
         *k += ch->count;
-        if (!rc) rc = DPDO__ENG_ASSERT(e, ch->node, dpdo__ledger_count(e->ledger, &e->pv.ev[ch->ev], ch->node) >= *k);
+        if (!rc)
+            rc = DPDO__ENG_ASSERT(e, ch->node,
+                                  dpdo__ledger_count(e->ledger, &e->pv.ev[ch->ev], ch->node) >= *k);
     }
     return rc;
 }
@@ -162,7 +175,8 @@ static int run_stages(dpdo__eng *e, dpdo__plan *p, int64_t *fail_node)
         const dpdo__stage *st = &p->stage[s];
         int who = st->who;
         int64_t cnt = who == DPDO__RUN_COORD ? 1 : who == DPDO__RUN_ALL ? e->n : p->ncomp;
-#define WHO(c) (who == DPDO__RUN_COORD ? DPDO_NODE_COORDINATOR : who == DPDO__RUN_ALL ? (c) : p->comp[c])
+#define WHO(c)                                                                                     \
+    (who == DPDO__RUN_COORD ? DPDO_NODE_COORDINATOR : who == DPDO__RUN_ALL ? (c) : p->comp[c])
         if (!e->dist && !st->seq && dpdo__par_width(e) > 1) { /* one process, on threads (par.c) */
             rc = dpdo__par_stage(e, p, s, fail_node);
             continue;
@@ -172,7 +186,8 @@ static int run_stages(dpdo__eng *e, dpdo__plan *p, int64_t *fail_node)
         } else {
             for (int64_t c = 0; c < cnt && !rc; c++) {
                 int64_t i = WHO(c);
-                if (dpdo__eng_hosted(e, i) && ((rc = e->vt->local(e, e->priv, p, s, i)) || (rc = p->charge_err)))
+                if (dpdo__eng_hosted(e, i) &&
+                    ((rc = e->vt->local(e, e->priv, p, s, i)) || (rc = p->charge_err)))
                     *fail_node = i;
             }
         }
@@ -186,26 +201,34 @@ static int run_stages(dpdo__eng *e, dpdo__plan *p, int64_t *fail_node)
          * transport put them; a coordinator stage's combine() runs on every process */
         for (int64_t c = 0; c < cnt && !rc; c++) {
             int64_t i = WHO(c);
-            if ((who == DPDO__RUN_COORD || dpdo__eng_hosted(e, i)) && (rc = e->vt->combine(e, e->priv, p, s, i)))
+            if ((who == DPDO__RUN_COORD || dpdo__eng_hosted(e, i)) &&
+                (rc = e->vt->combine(e, e->priv, p, s, i)))
                 *fail_node = i;
         }
 #undef WHO
     }
     p->in_local = 0;
-    if (e->dist && e->vt->local_charges && (xr = dpdo__dist_local_charges(e, p, nplan, &rc, fail_node))) return xr;
+    if (e->dist && e->vt->local_charges &&
+        (xr = dpdo__dist_local_charges(e, p, nplan, &rc, fail_node)))
+        return xr;
     return rc;
 }
 
 DPDO_API int dpdo_algorithm_step(dpdo_algorithm *a)
 {
     if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM)) return DPDO_E_INVAL; /* NULL or destroyed */
-    if (!a->e) return dpdo__err(a->errmsg, DPDO_E_STATE, "step: the algorithm is EMPTY; call dpdo_algorithm_setup");
+    if (!a->e)
+        return dpdo__err(a->errmsg, DPDO_E_STATE,
+                         "step: the algorithm is EMPTY; call dpdo_algorithm_setup");
     if (a->state == DPDO_ALG_DONE || a->state == DPDO_ALG_FAILED) {
-        static const char *const why[] = {"none", "max rounds", "budget", "tolerance", "passes complete"};
+        static const char *const why[] = {"none", "max rounds", "budget", "tolerance",
+                                          "passes complete"};
         if (a->state == DPDO_ALG_DONE)
-            return dpdo__err(a->errmsg, DPDO_E_STATE, "step: the run is done (stop reason: %s); call dpdo_algorithm_reset",
+            return dpdo__err(a->errmsg, DPDO_E_STATE,
+                             "step: the run is done (stop reason: %s); call dpdo_algorithm_reset",
                              why[a->stop]);
-        return dpdo__err(a->errmsg, DPDO_E_STATE, "step: a round failed; call dpdo_algorithm_reset");
+        return dpdo__err(a->errmsg, DPDO_E_STATE,
+                         "step: a round failed; call dpdo_algorithm_reset");
     }
     dpdo__eng *e = a->e;
     int rc;
@@ -230,7 +253,8 @@ DPDO_API int dpdo_algorithm_step(dpdo_algorithm *a)
     }
     /* distributed with node secrets: the coordinator cannot compute the nodes' secret initial
      * rows, so they are uploaded before round 1 */
-    if (e->dist && e->round == 0 && e->keyed && e->vt->init_gather && (rc = dpdo__dist_init_gather(e)))
+    if (e->dist && e->round == 0 && e->keyed && e->vt->init_gather &&
+        (rc = dpdo__dist_init_gather(e)))
         goto failed;
     dpdo__plan *p = &e->plan;
     p->t = e->round + 1;
@@ -269,8 +293,11 @@ DPDO_API int dpdo_algorithm_step(dpdo_algorithm *a)
     rc = run_stages(e, p, &fail_node);
     if (!rc) rc = check_charges(e, p, 1);
     if (!rc) rc = e->vt->check(e, e->priv, p);
-    if (!rc) full = count_round(e, p); /* after local(): sparse messages may have data-independent varying sizes */
-    if (e->dist) rc = dpdo__dist_agree(e, rc, fail_node); /* every process ends the round the same way */
+    if (!rc)
+        full = count_round(
+            e, p); /* after local(): sparse messages may have data-independent varying sizes */
+    if (e->dist)
+        rc = dpdo__dist_agree(e, rc, fail_node); /* every process ends the round the same way */
     /* privacy: the ledger first, so that a failed charge fails the round before commit installs
      * (releases) anything; capacity was reserved at prepare, so this is not expected to fail */
     if (!rc) rc = charge_ledger(e, p);
@@ -279,11 +306,14 @@ DPDO_API int dpdo_algorithm_step(dpdo_algorithm *a)
     e->vt->commit(e, e->priv, p);
     if (full) {
         for (int64_t i = 0; i <= e->n; i++)
-            for (int k = 0; k < 3; k++) e->comm[i][k] += e->rcomm[i][k];
+            for (int k = 0; k < 3; k++)
+                e->comm[i][k] += e->rcomm[i][k];
     } else { /* only these rows were counted this round (count_round) */
         for (int64_t c = 0; c < p->ncomp; c++)
-            for (int k = 0; k < 3; k++) e->comm[p->comp[c]][k] += e->rcomm[p->comp[c]][k];
-        for (int k = 0; k < 3; k++) e->comm[e->n][k] += e->rcomm[e->n][k];
+            for (int k = 0; k < 3; k++)
+                e->comm[p->comp[c]][k] += e->rcomm[p->comp[c]][k];
+        for (int k = 0; k < 3; k++)
+            e->comm[e->n][k] += e->rcomm[e->n][k];
     }
     memcpy(e->last_active, p->is_comp, (size_t)e->n);
     e->round = p->t;
@@ -298,13 +328,16 @@ failed:
     return rc;
 }
 
-DPDO_API int dpdo_algorithm_set_progress(dpdo_algorithm *a, dpdo_progress_fn fn, void *user, int64_t every,
-                                         int32_t flags)
+DPDO_API int dpdo_algorithm_set_progress(dpdo_algorithm *a, dpdo_progress_fn fn, void *user,
+                                         int64_t every, int32_t flags)
 {
     if (!a) return DPDO_E_INVAL;
-    if (every < 1) return dpdo__err(a->errmsg, DPDO_E_INVAL, "set_progress: every = %lld: must be >= 1", (long long)every);
+    if (every < 1)
+        return dpdo__err(a->errmsg, DPDO_E_INVAL, "set_progress: every = %lld: must be >= 1",
+                         (long long)every);
     if (flags & ~(int32_t)(DPDO_PROGRESS_EPSILON | DPDO_PROGRESS_OBJECTIVE))
-        return dpdo__err(a->errmsg, DPDO_E_INVAL, "set_progress: flags = %d: unknown DPDO_PROGRESS_* bits", (int)flags);
+        return dpdo__err(a->errmsg, DPDO_E_INVAL,
+                         "set_progress: flags = %d: unknown DPDO_PROGRESS_* bits", (int)flags);
     a->progress = fn;
     a->progress_user = user;
     a->progress_every = every;
@@ -330,14 +363,16 @@ static int report_progress(dpdo_algorithm *a, int64_t steps, int status)
         /* getters may fail (e.g. a non-private run has no accountant): the field stays NaN */
         if ((a->progress_flags & DPDO_PROGRESS_EPSILON) && a->e->pv.private_run) {
             double eps = NAN, del = NAN;
-            if (dpdo_algorithm_privacy(a, DPDO_PRIVACY_RIGOROUS, DPDO_NODE_ALL, &eps, &del, NULL) == DPDO_OK) {
+            if (dpdo_algorithm_privacy(a, DPDO_PRIVACY_RIGOROUS, DPDO_NODE_ALL, &eps, &del, NULL) ==
+                DPDO_OK) {
                 p.epsilon = eps;
                 p.delta = del;
             }
         }
         if (a->progress_flags & DPDO_PROGRESS_OBJECTIVE) {
             double F = NAN;
-            if (dpdo_algorithm_objective(a, DPDO_POINT_OUTPUT, DPDO_NODE_ALL, &F) == DPDO_OK) p.objective = F;
+            if (dpdo_algorithm_objective(a, DPDO_POINT_OUTPUT, DPDO_NODE_ALL, &F) == DPDO_OK)
+                p.objective = F;
         }
     }
     return a->progress(&p, a->progress_user);
@@ -356,7 +391,8 @@ DPDO_API int dpdo_algorithm_run(dpdo_algorithm *a, int64_t max_steps, int64_t *s
         k++;
         int last = max_steps > 0 && k >= max_steps;
         if (a->progress && !last && k % a->progress_every == 0 && report_progress(a, k, rc)) {
-            rc = dpdo__err(a->errmsg, DPDO_E_CANCELED, "run: stopped by the progress callback after round %lld",
+            rc = dpdo__err(a->errmsg, DPDO_E_CANCELED,
+                           "run: stopped by the progress callback after round %lld",
                            (long long)dpdo_algorithm_round(a));
             if (steps) *steps = k;
             return rc;

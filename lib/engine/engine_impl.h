@@ -17,14 +17,14 @@
 #ifndef DPDO_ENGINE_IMPL_H
 #define DPDO_ENGINE_IMPL_H
 
-#include <stddef.h>
-#include <stdint.h>
+#include "../core/core_impl.h"
+#include "../net/net_impl.h"
+#include "../privacy/privacy_impl.h"
 #include "dpdo/algorithm.h"
 #include "dpdo/reference.h"
 #include "dpdo/transport.h"
-#include "../core/core_impl.h"
-#include "../privacy/privacy_impl.h"
-#include "../net/net_impl.h"
+#include <stddef.h>
+#include <stdint.h>
 
 #define DPDO__MAX_BLOCKS 8
 #define DPDO__MAX_SCRATCH 16
@@ -43,7 +43,8 @@ void dpdo__ser_i64(dpdo__ser *s, const char *name, int64_t *p, int64_t count);
 void dpdo__ser_i32(dpdo__ser *s, const char *name, int32_t *p, int64_t count);
 void dpdo__ser_f64(dpdo__ser *s, const char *name, double *p, int64_t count);
 /* int64 values that must lie in [lo, hi] (indices, counters). */
-void dpdo__ser_idx(dpdo__ser *s, const char *name, int64_t *p, int64_t count, int64_t lo, int64_t hi);
+void dpdo__ser_idx(dpdo__ser *s, const char *name, int64_t *p, int64_t count, int64_t lo,
+                   int64_t hi);
 
 /* One state variable: rows x cols doubles, row-major, 64-byte aligned. */
 typedef struct dpdo__block {
@@ -66,15 +67,19 @@ enum {
 /* plan() may return this instead of DPDO_OK: no node may act within its budget -> DONE(BUDGET) */
 #define DPDO__PLAN_BUDGET 1000
 /* Who runs local/combine in a stage. */
-enum { DPDO__RUN_COMPUTING = 0, DPDO__RUN_COORD = 1, DPDO__RUN_ALL = 2 /* every node, in node order */ };
+enum {
+    DPDO__RUN_COMPUTING = 0,
+    DPDO__RUN_COORD = 1,
+    DPDO__RUN_ALL = 2 /* every node, in node order */
+};
 enum { DPDO__PAY_DENSE = 0, DPDO__PAY_SPARSE = 1 };
 
 typedef struct dpdo__xpat {
     int32_t kind, payload, slot;
-    int64_t k;                   /* SPARSE: pairs per message */
-    const int64_t *kvar;         /* SPARSE: pairs per message by sender (n), written by local(); NULL = k */
-    const int64_t *cmsg, *cval;  /* COUNTS */
-    const dpdo__round *r;        /* ROUND */
+    int64_t k;           /* SPARSE: pairs per message */
+    const int64_t *kvar; /* SPARSE: pairs per message by sender (n), written by local(); NULL = k */
+    const int64_t *cmsg, *cval; /* COUNTS */
+    const dpdo__round *r;       /* ROUND */
     /* What moves between processes in a distributed run (dpdo/transport.h); ignored in one
      * process. DENSE: sender j's message is d doubles at (double *)buf + j * ld (BCAST: at buf).
      * SPARSE: kvar[j] indices at ibuf + j * ld and values at (double *)buf + j * ld (ld >= the
@@ -83,11 +88,11 @@ typedef struct dpdo__xpat {
     void *buf;
     int64_t ld;
     int64_t *ibuf;
-    int64_t *kbuf;               /* with ibuf: the count of sender j at kbuf[j] travels with its
-                                    message (kvar may be NULL for a pattern counted as dense) */
-    int32_t route;               /* COUNTS: DPDO__ROUTE_NET_ALL = every node sends its buf row to its
-                                    graph neighbours; 0 = nothing moves */
-    int32_t local_counts;        /* COUNTS: cmsg/cval were added to in local(): summed over processes */
+    int64_t *kbuf;        /* with ibuf: the count of sender j at kbuf[j] travels with its
+                             message (kvar may be NULL for a pattern counted as dense) */
+    int32_t route;        /* COUNTS: DPDO__ROUTE_NET_ALL = every node sends its buf row to its
+                             graph neighbours; 0 = nothing moves */
+    int32_t local_counts; /* COUNTS: cmsg/cval were added to in local(): summed over processes */
 } dpdo__xpat;
 enum { DPDO__ROUTE_NET_ALL = 1 };
 
@@ -97,7 +102,7 @@ typedef struct dpdo__piece {
 } dpdo__piece;
 
 typedef struct dpdo__stage {
-    int32_t who;                 /* DPDO__RUN_*; COORD: local/combine once with node = -2 */
+    int32_t who; /* DPDO__RUN_*; COORD: local/combine once with node = -2 */
     int32_t npat;
     dpdo__xpat pat[2];
     /* Distributed runs (ignored in one process):
@@ -120,44 +125,53 @@ typedef struct dpdo__charge {
 } dpdo__charge;
 
 typedef struct dpdo__plan {
-    uint64_t t;                 /* 1-based round number (the streams' round id) */
+    uint64_t t; /* 1-based round number (the streams' round id) */
     int64_t ncomp;
-    int64_t *comp;              /* computing nodes, ascending (n capacity) */
-    unsigned char *is_comp;     /* n flags */
+    int64_t *comp;          /* computing nodes, ascending (n capacity) */
+    unsigned char *is_comp; /* n flags */
     int32_t nstages;
     dpdo__stage stage[DPDO__MAX_STAGES];
     int64_t ncharges;
-    dpdo__charge *charge;       /* 2n capacity: at most one charge per node from plan() and one from
-                                   local() (dpdo__plan_add_charge), so the list cannot overflow */
-    unsigned char *cmark;       /* n: this round's charges of each node (1: from plan, 2: from local) */
-    int32_t in_local;           /* 1 while the stages run: a charge now is a local one */
-    int32_t charge_err;         /* sticky for the round: a charge was refused (the round fails before
-                                   anything is released, even if the caller dropped the status) */
+    dpdo__charge *charge; /* 2n capacity: at most one charge per node from plan() and one from
+                             local() (dpdo__plan_add_charge), so the list cannot overflow */
+    unsigned char *cmark; /* n: this round's charges of each node (1: from plan, 2: from local) */
+    int32_t in_local;     /* 1 while the stages run: a charge now is a local one */
+    int32_t charge_err;   /* sticky for the round: a charge was refused (the round fails before
+                             anything is released, even if the caller dropped the status) */
 } dpdo__plan;
 
 /* Bench probes at phase boundaries; lib/ never reads a clock. */
-enum { DPDO__PH_PLAN = 0, DPDO__PH_GRAD, DPDO__PH_NOISE, DPDO__PH_EXCHANGE, DPDO__PH_GOSSIP,
-       DPDO__PH_PRIMAL, DPDO__PH_COMMIT, DPDO__PH_COUNT };
+enum {
+    DPDO__PH_PLAN = 0,
+    DPDO__PH_GRAD,
+    DPDO__PH_NOISE,
+    DPDO__PH_EXCHANGE,
+    DPDO__PH_GOSSIP,
+    DPDO__PH_PRIMAL,
+    DPDO__PH_COMMIT,
+    DPDO__PH_COUNT
+};
 typedef void (*dpdo__probe_fn)(void *user, int phase);
 
 typedef struct dpdo__alg_vt {
     const char *name, *title;
     size_t priv_size;
-    const int32_t *keys;   /* accepted algorithm-specific keys, 0-terminated */
-    const char *paper;     /* paper-bound type name, or NULL */
+    const int32_t *keys;                 /* accepted algorithm-specific keys, 0-terminated */
+    const char *paper;                   /* paper-bound type name, or NULL */
     const char *paper_eps, *paper_delta; /* its outputs reported by dpdo_algorithm_privacy */
-    const char *paper_round;              /* its parameter that takes the round count */
-    int needs_net;         /* 1: setup requires a network with n nodes */
-    int uses_solver;       /* 1: a local solver (dpdo_solver) runs on the computing nodes */
-    int uses_compressor;   /* 1: messages go through a compressor (dpdo_compressor) */
-    int uses_policy;       /* 1: a Local/Global decision policy (dpdo_policy) */
-    int accepts_mask;      /* 1: plan() honours e->inj_active (dpdo_algorithm_set_next_active) */
-    int distributable;     /* 1: the stages describe what moves (buf/seq/share): runs over a transport */
-    int local_charges;     /* 1: local() may add charges (dpdo__plan_add_charge) */
+    const char *paper_round;             /* its parameter that takes the round count */
+    int needs_net;                       /* 1: setup requires a network with n nodes */
+    int uses_solver;     /* 1: a local solver (dpdo_solver) runs on the computing nodes */
+    int uses_compressor; /* 1: messages go through a compressor (dpdo_compressor) */
+    int uses_policy;     /* 1: a Local/Global decision policy (dpdo_policy) */
+    int accepts_mask;    /* 1: plan() honours e->inj_active (dpdo_algorithm_set_next_active) */
+    int distributable;   /* 1: the stages describe what moves (buf/seq/share): runs over a transport
+                          */
+    int local_charges;   /* 1: local() may add charges (dpdo__plan_add_charge) */
     /* a block (by name) whose rows the coordinator needs at round 0 and reads from every node
      * (Fed-PLT: z_i0); in a distributed run with node secrets they are uploaded before round 1 */
     const char *init_gather;
-    int node_probs;        /* 1: plan() draws Bernoulli activation with e->node_p[i] when set */
+    int node_probs; /* 1: plan() draws Bernoulli activation with e->node_p[i] when set */
     /* optional: 1 when the run has nothing left to do (stop reason DPDO_STOP_PASSES) */
     int (*finished)(dpdo__eng *e, void *priv);
     /* optional: set the round-dependent parameters of the paper object (instead of paper_round) */
@@ -191,48 +205,48 @@ struct dpdo_algorithm_type {
 
 /* Privacy state of a run (filled by the algorithm's prepare, used by the engine). */
 typedef struct dpdo__priv_state {
-    int32_t private_run;          /* 0: no noise (NONE or sigma = 0) */
-    double sigma;                 /* noise std in use; NaN before prepare */
-    double sens;                  /* sensitivity of one release */
+    int32_t private_run; /* 0: no noise (NONE or sigma = 0) */
+    double sigma;        /* noise std in use; NaN before prepare */
+    double sens;         /* sensitivity of one release */
     int32_t nev;
-    dpdo__event_desc *ev;         /* n capacity (engine-allocated): distinct events of the run */
-    int32_t *node_ev;             /* n: event index of each node */
-    int64_t *allow;               /* n: releases the guard allows (INT64_MAX = off) */
-    int64_t *used;                /* n: releases this run charged (per node, all events) */
-    int64_t *planned;             /* n: releases per node the rigorous sigma was planned for (0: none;
-                                   * dpdo_algorithm_planned_releases) */
-    int64_t *charged;             /* nev x n: charges to remove at reset (allocated at prepare) */
-    int64_t *released;            /* n: data-dependent noisy releases of this round (dpdo__eng_noise_*),
-                                   * checked against the round's charges */
-    dpdo_paper *paper;            /* paper-bound object, or NULL */
-    double guard_eps;             /* guard threshold at options.delta (inf = off) */
+    dpdo__event_desc *ev; /* n capacity (engine-allocated): distinct events of the run */
+    int32_t *node_ev;     /* n: event index of each node */
+    int64_t *allow;       /* n: releases the guard allows (INT64_MAX = off) */
+    int64_t *used;        /* n: releases this run charged (per node, all events) */
+    int64_t *planned;     /* n: releases per node the rigorous sigma was planned for (0: none;
+                           * dpdo_algorithm_planned_releases) */
+    int64_t *charged;     /* nev x n: charges to remove at reset (allocated at prepare) */
+    int64_t *released;    /* n: data-dependent noisy releases of this round (dpdo__eng_noise_*),
+                           * checked against the round's charges */
+    dpdo_paper *paper;    /* paper-bound object, or NULL */
+    double guard_eps;     /* guard threshold at options.delta (inf = off) */
     char notes[2048];
 } dpdo__priv_state;
 
 struct dpdo__eng {
     const dpdo__alg_vt *vt;
     void *priv;
-    char *err;                    /* the handle's message buffer */
-    dpdo_algorithm_options o;     /* validated copy */
+    char *err;                /* the handle's message buffer */
+    dpdo_algorithm_options o; /* validated copy */
     int64_t pi[DPDO__NSLOTS];
     double pd[DPDO__NSLOTS];
     struct dpdo_node **nodes;
     int64_t n, d;
-    int64_t *q;                   /* shard rows per node */
-    int64_t qmin;                 /* the smallest shard */
+    int64_t *q;   /* shard rows per node */
+    int64_t qmin; /* the smallest shard */
     struct dpdo_network *net;
     int retained; /* nodes, reg and acc retained by setup (borrowed handles, core_impl.h) */
     struct dpdo_regularizer *reg;
     dpdo_accountant *acc;
     dpdo_ledger *ledger;
-    dpdo_rng *rng;                /* owned built-in Philox keyed by options.seed */
-    dpdo_reference *ref;          /* objective helper */
-    struct dpdo_solver *solver;   /* local solver (borrowed, or owned when own_solver) */
+    dpdo_rng *rng;              /* owned built-in Philox keyed by options.seed */
+    dpdo_reference *ref;        /* objective helper */
+    struct dpdo_solver *solver; /* local solver (borrowed, or owned when own_solver) */
     int own_solver;
     double auto_lambda_hi;        /* > 0: the lambda_hi the engine derived for its own solver */
     struct dpdo_compressor *comp; /* message compressor (borrowed, or owned when own_comp) */
     int own_comp;
-    struct dpdo_policy *policy;   /* decision policy (borrowed, or owned when own_policy) */
+    struct dpdo_policy *policy; /* decision policy (borrowed, or owned when own_policy) */
     int own_policy;
     dpdo__block blk[DPDO__MAX_BLOCKS];
     int32_t nblk;
@@ -240,38 +254,39 @@ struct dpdo__eng {
     void *scr[DPDO__MAX_SCRATCH];
     int32_t nscr;
     void *arena;
-    size_t arena_bytes;           /* blocks and scratch, 64-byte padded (checkpoints copy it all) */
+    size_t arena_bytes; /* blocks and scratch, 64-byte padded (checkpoints copy it all) */
     dpdo__plan plan;
-    int64_t (*comm)[3];           /* n+1 rows (row n = coordinator): messages, scalars, bytes */
-    int64_t (*rcomm)[3];          /* the round's counts */
-    unsigned char *last_active;   /* n flags of the last completed round */
+    int64_t (*comm)[3];         /* n+1 rows (row n = coordinator): messages, scalars, bytes */
+    int64_t (*rcomm)[3];        /* the round's counts */
+    unsigned char *last_active; /* n flags of the last completed round */
     dpdo__priv_state pv;
     int prepared;
     uint64_t round;
     /* tolerance test */
-    double *tol_prev;             /* d: averaged output at the last test */
-    double *tmp_a, *tmp_b;        /* d each: getter and objective scratch */
+    double *tol_prev;      /* d: averaged output at the last test */
+    double *tmp_a, *tmp_b; /* d each: getter and objective scratch */
     int tol_met;
     /* test injection and bench probes */
     const int64_t *inj_active;
     int64_t inj_b;
-    int64_t *mask_list;           /* n: the host's next-round mask as an ascending list */
-    double *node_p;               /* n: per-node activation probabilities, or NULL (the key's p) */
-    const double *inj_zeta;       /* n x d, used instead of the gradient + noise, or NULL */
+    int64_t *mask_list;     /* n: the host's next-round mask as an ascending list */
+    double *node_p;         /* n: per-node activation probabilities, or NULL (the key's p) */
+    const double *inj_zeta; /* n x d, used instead of the gradient + noise, or NULL */
     dpdo__probe_fn probe;
     void *probe_user;
     /* distributed runs: dist.c's state (dist_impl.h), NULL in one process */
     struct dpdo__dist *dist;
-    unsigned char *key;           /* 32 n bytes: per-node 256-bit keys of the private streams, or NULL */
-    unsigned char *key_src;       /* n: DPDO__KEY_NONE / _HOST (set_node_key/secret) / _ENTROPY */
-    int keyed;                    /* some node has a key (its secret initial rows are gathered) */
-    struct dpdo__par *par;        /* threads for the per-node work of a round (par.c), or NULL */
-    int par_mute;                 /* 1 while worker tasks run: dpdo__eng_err writes no message */
+    unsigned char *key;     /* 32 n bytes: per-node 256-bit keys of the private streams, or NULL */
+    unsigned char *key_src; /* n: DPDO__KEY_NONE / _HOST (set_node_key/secret) / _ENTROPY */
+    int keyed;              /* some node has a key (its secret initial rows are gathered) */
+    struct dpdo__par *par;  /* threads for the per-node work of a round (par.c), or NULL */
+    int par_mute;           /* 1 while worker tasks run: dpdo__eng_err writes no message */
 #ifdef DPDO_FAULT_INJECTION
-    uint32_t weaken;              /* test build only: DPDO__WEAKEN_* bits (mechanisms weakened on
-                                   * purpose so that the auditor can be shown to catch real bugs) */
-    void (*tap)(void *user, int64_t node, const double *out, size_t n, double grid); /* test build:
-                                   * every noisy release right after the draw (grid 0: continuous) */
+    uint32_t weaken; /* test build only: DPDO__WEAKEN_* bits (mechanisms weakened on
+                      * purpose so that the auditor can be shown to catch real bugs) */
+    void (*tap)(void *user, int64_t node, const double *out, size_t n,
+                double grid); /* test build:
+                               * every noisy release right after the draw (grid 0: continuous) */
     void *tap_user;
 #endif
 };
@@ -294,13 +309,15 @@ void dpdo__node_secret_key(uint64_t secret, unsigned char key[32]);
 #define DPDO__WEAKEN_WOR_PASS 4u
 #ifdef DPDO_FAULT_INJECTION
 #define DPDO__WEAKENED(e, bit) (((e)->weaken & (bit)) != 0)
-/* Set the weakening bits of a set-up algorithm (test build only). DPDO_OK, DPDO_E_INVAL, DPDO_E_STATE. */
+/* Set the weakening bits of a set-up algorithm (test build only). DPDO_OK, DPDO_E_INVAL,
+ * DPDO_E_STATE. */
 int dpdo__algorithm_set_weaken(struct dpdo_algorithm *a, uint32_t bits);
 /* Test build only: where node's key came from (DPDO__KEY_NONE / _HOST / _ENTROPY), -1 if EMPTY. */
 int dpdo__algorithm_key_source(const struct dpdo_algorithm *a, int64_t node);
 /* Test build only: call tap after every noise draw of dpdo__eng_noise_* (NULL: off). */
 int dpdo__algorithm_set_noise_tap(struct dpdo_algorithm *a,
-                                  void (*tap)(void *user, int64_t node, const double *out, size_t n, double grid),
+                                  void (*tap)(void *user, int64_t node, const double *out, size_t n,
+                                              double grid),
                                   void *user);
 #else
 #define DPDO__WEAKENED(e, bit) 0
@@ -332,8 +349,8 @@ void dpdo__eng_set_planned(dpdo__eng *e, double count);
 /* After a rigorous WOR calibration: when the accountant's without-replacement bound rather than
  * the sensitivity sets sigma (sigma more than 4x the Poisson-sampled sigma at the same rate and
  * count, e.g. a large batch from a small shard), add a one-line privacy note saying so. */
-void dpdo__eng_note_wor_floor(dpdo__eng *e, const dpdo__sampling_desc *sd, double sens, double releases,
-                              double sigma);
+void dpdo__eng_note_wor_floor(dpdo__eng *e, const dpdo__sampling_desc *sd, double sens,
+                              double releases, double sigma);
 /* The largest per-node activation probability: max e->node_p[i] when set, else p. */
 double dpdo__eng_node_pmax(const dpdo__eng *e, double p);
 /* sigma such that `releases` Gaussian releases of sensitivity sens under the sampling sd keep
@@ -350,16 +367,16 @@ double dpdo__eng_node_pmax(const dpdo__eng *e, double p);
  * Test builds with DPDO__WEAKEN_SIGMA_HALF draw with half the scale. Returns DPDO_OK or an error
  * already reported for `node` (dpdo__eng_err). */
 #define DPDO__GRID_ETA 0x1p-10
-int dpdo__eng_noise_gauss(dpdo__eng *e, struct dpdo__stream *st, int64_t node, double sigma, double sens,
-                          double *out, size_t n);
-int dpdo__eng_noise_laplace(dpdo__eng *e, struct dpdo__stream *st, int64_t node, double b, double sens,
-                            double *out, size_t n);
+int dpdo__eng_noise_gauss(dpdo__eng *e, struct dpdo__stream *st, int64_t node, double sigma,
+                          double sens, double *out, size_t n);
+int dpdo__eng_noise_laplace(dpdo__eng *e, struct dpdo__stream *st, int64_t node, double b,
+                            double sens, double *out, size_t n);
 /* 1 if the noise draws of this run are the exact discrete grid samplers (secure private run of
  * an algorithm whose noise goes through the helpers above). */
 int dpdo__eng_grid_noise(const dpdo__eng *e);
 
-int dpdo__eng_calibrate_sigma(dpdo__eng *e, const dpdo__sampling_desc *sd, double sens, double releases,
-                              double *sigma);
+int dpdo__eng_calibrate_sigma(dpdo__eng *e, const dpdo__sampling_desc *sd, double sens,
+                              double releases, double *sigma);
 /* The noise skeleton shared by the paper algorithms' prepare() (DP-DDA, DO-ADP, DP-WOR-SGD):
  * drop the previous paper bound; unless noise_mode is NONE, create the bound `paper` (NULL: none),
  * set its inputs (paper_set) and evaluate it, choose sigma by the mode (PAPER: paper_sigma;
@@ -380,7 +397,8 @@ int dpdo__eng_noise_plan(dpdo__eng *e, void *priv, const dpdo__noise_plan *np, d
 
 /* One Gaussian event per distinct shard size: WOR(B of q_i), sensitivity sens, noise sigma;
  * fills e->pv.ev/nev/node_ev, and samp[i] (may be NULL) with each node's sampler. */
-int dpdo__eng_events_wor(dpdo__eng *e, int64_t B, double sens, double sigma, dpdo__sampling_desc *samp);
+int dpdo__eng_events_wor(dpdo__eng *e, int64_t B, double sens, double sigma,
+                         dpdo__sampling_desc *samp);
 
 /* Plan helpers shared by the algorithms. Bernoulli activation: is_comp[i] from the host's mask
  * (e->inj_active) if set, else 1 w.p. e->node_p[i] (or p) drawn from stream (i, t, ACTIVATION)
@@ -402,10 +420,11 @@ int dpdo__plan_add_charge(dpdo__eng *e, int32_t ev, int64_t node, int64_t count)
 
 /* An internal invariant (DPDO__ASSERT, core_impl.h): DPDO_OK, or DPDO_E_STATE with a message
  * naming the condition, in debug and test builds. */
-#define DPDO__ENG_ASSERT(e, node, cond)                                                                          \
-    (DPDO__ASSERT(cond) ? dpdo__eng_err((e), DPDO_E_STATE, (node), "internal invariant violated: %s (%s:%d)", #cond, \
-                                        __FILE__, __LINE__)                                                      \
-                        : DPDO_OK)
+#define DPDO__ENG_ASSERT(e, node, cond)                                                            \
+    (DPDO__ASSERT(cond)                                                                            \
+         ? dpdo__eng_err((e), DPDO_E_STATE, (node), "internal invariant violated: %s (%s:%d)",     \
+                         #cond, __FILE__, __LINE__)                                                \
+         : DPDO_OK)
 
 /* Parameter access by key (valid keys only; see params.c). */
 int dpdo__param_slot(int key);
@@ -434,9 +453,10 @@ static inline void dpdo__eng_probe(const dpdo__eng *e, int phase)
 }
 
 /* Algorithms (lib/alg). */
-extern const dpdo__alg_vt dpdo__vt_dp_dda, dpdo__vt_dp_dda_baseline, dpdo__vt_fed_plt, dpdo__vt_do_adp,
-    dpdo__vt_dp_wor_sgd, dpdo__vt_dp_sgd_wr;
-extern const dpdo__alg_vt dpdo__vt_fedpd, dpdo__vt_fedlin, dpdo__vt_tamuna, dpdo__vt_led, dpdo__vt_5gcs;
+extern const dpdo__alg_vt dpdo__vt_dp_dda, dpdo__vt_dp_dda_baseline, dpdo__vt_fed_plt,
+    dpdo__vt_do_adp, dpdo__vt_dp_wor_sgd, dpdo__vt_dp_sgd_wr;
+extern const dpdo__alg_vt dpdo__vt_fedpd, dpdo__vt_fedlin, dpdo__vt_tamuna, dpdo__vt_led,
+    dpdo__vt_5gcs;
 extern const dpdo__alg_vt dpdo__vt_dpdo_huang, dpdo__vt_cpgt;
 /* DPDO's Laplace calibration (lib/alg/alg_do_adp_baselines.c, spec do-adp §5.6, T-9): b0 of
  * b_t = b0 pn^t for pure eps-DP by basic composition, l2 gradient sensitivity `sens2`
@@ -444,15 +464,18 @@ extern const dpdo__alg_vt dpdo__vt_dpdo_huang, dpdo__vt_cpgt;
  * horizon; qs < pn): sqrt(d) sens2 c / (eps (pn - qs)). Finite horizon (T rounds,
  * releases t = 1..T-1; sched DPDO_DPDO_STEP_*): (sqrt(d) sens2/eps) sum gamma_{t-1}/pn^t. */
 double dpdo__dpdo_b0_closed(double d, double sens2, double c, double eps, double pn, double qs);
-double dpdo__dpdo_b0_finite(double d, double sens2, double eps, int sched, double c, double qs, double pn,
-                            int64_t T);
+double dpdo__dpdo_b0_finite(double d, double sens2, double eps, int sched, double c, double qs,
+                            double pn, int64_t T);
 
 /* Checkpoints (checkpoint.c). state/stop: the handle's; load checks and prepares the handle
  * (prepare callback: the engine's do_prepare) and installs everything only when all is valid. */
 struct dpdo_checkpoint_options;
-int dpdo__ckpt_save(dpdo__eng *e, int state, int stop, const char *path, const struct dpdo_checkpoint_options *o);
-int dpdo__ckpt_load(dpdo__eng *e, int *state, int *stop, const char *path, const unsigned char *image,
-                    size_t image_size, const struct dpdo_checkpoint_options *o, int (*prepare)(void *), void *prep_arg);
+int dpdo__ckpt_save(dpdo__eng *e, int state, int stop, const char *path,
+                    const struct dpdo_checkpoint_options *o);
+int dpdo__ckpt_load(dpdo__eng *e, int *state, int *stop, const char *path,
+                    const unsigned char *image, size_t image_size,
+                    const struct dpdo_checkpoint_options *o, int (*prepare)(void *),
+                    void *prep_arg);
 /* Allocate the per-node key table (all DPDO__KEY_NONE) when there is none; message into e->err. */
 int dpdo__eng_keys_alloc(dpdo__eng *e);
 /* dpdo_algorithm_load from a file image in memory (fuzzing, tests). */

@@ -1,20 +1,20 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The per-node work of a round on threads: see par_impl.h for the contract, docs/architecture.md
  * ("Threads") for the choice of POSIX threads. */
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-#include "eng_handle.h"
-#include "par_impl.h"
 #include "../core/pool_impl.h"
 #include "../model/model_impl.h"
 #include "../net/compress_impl.h"
 #include "../solver/solver_impl.h"
+#include "eng_handle.h"
+#include "par_impl.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 
 struct dpdo__par {
-    int32_t width;   /* requested: workspace copies (slots) */
-    int32_t active;  /* threads the rounds use (decided at prepare) */
-    int vouched;     /* options.num_threads >= 1 or a host pool: user callbacks may run concurrently */
+    int32_t width;  /* requested: workspace copies (slots) */
+    int32_t active; /* threads the rounds use (decided at prepare) */
+    int vouched; /* options.num_threads >= 1 or a host pool: user callbacks may run concurrently */
     dpdo_parallel_fn host_run;
     void *host;
     dpdo__pool *pool;
@@ -29,7 +29,8 @@ struct dpdo__par {
     void *for_arg;
     int64_t for_cnt;
     int32_t for_tasks;
-    int64_t bnd[DPDO__MAX_THREADS + 1]; /* task k runs positions bnd[k] .. bnd[k+1]-1 of the stage */
+    int64_t
+        bnd[DPDO__MAX_THREADS + 1]; /* task k runs positions bnd[k] .. bnd[k+1]-1 of the stage */
     int rc[DPDO__MAX_THREADS];
     int64_t fail[DPDO__MAX_THREADS]; /* first failing position of each task, or cnt */
 };
@@ -43,13 +44,15 @@ static int env_threads(int32_t *out, char *err)
     errno = 0;
     long t = strtol(v, &end, 10);
     if (errno || end == v || *end || t < 1 || t > DPDO__MAX_THREADS)
-        return dpdo__err(err, DPDO_E_INVAL, "setup: DPDO_NUM_THREADS=\"%.40s\": must be an integer in [1, %d]", v,
+        return dpdo__err(err, DPDO_E_INVAL,
+                         "setup: DPDO_NUM_THREADS=\"%.40s\": must be an integer in [1, %d]", v,
                          DPDO__MAX_THREADS);
     *out = (int32_t)t;
     return DPDO_OK;
 }
 
-int dpdo__par_create(dpdo__eng *e, dpdo_parallel_fn host_run, void *host, int32_t host_width, char *err)
+int dpdo__par_create(dpdo__eng *e, dpdo_parallel_fn host_run, void *host, int32_t host_width,
+                     char *err)
 {
     int32_t env = 0;
     int rc;
@@ -64,7 +67,10 @@ int dpdo__par_create(dpdo__eng *e, dpdo_parallel_fn host_run, void *host, int32_
     P->host_run = host_run;
     P->host = host;
     P->vouched = host_run != NULL || e->o.num_threads >= 1;
-    P->width = host_run ? host_width : e->o.num_threads >= 1 ? e->o.num_threads : env >= 1 ? env : 1;
+    P->width = host_run                ? host_width
+               : e->o.num_threads >= 1 ? e->o.num_threads
+               : env >= 1              ? env
+                                       : 1;
     if (P->width > e->n) P->width = e->n > 0 ? (int32_t)e->n : 1; /* never more tasks than nodes */
     P->active = 1;
     e->par = P;
@@ -118,8 +124,14 @@ int dpdo__par_prepare(dpdo__eng *e, char *err)
     return DPDO_OK;
 }
 
-int32_t dpdo__par_slots(const dpdo__eng *e) { return e && e->par ? e->par->width : 1; }
-int32_t dpdo__par_width(const dpdo__eng *e) { return e && e->par ? e->par->active : 1; }
+int32_t dpdo__par_slots(const dpdo__eng *e)
+{
+    return e && e->par ? e->par->width : 1;
+}
+int32_t dpdo__par_width(const dpdo__eng *e)
+{
+    return e && e->par ? e->par->active : 1;
+}
 
 int32_t dpdo__par_slot(const dpdo__eng *e, int64_t node)
 {
@@ -146,7 +158,10 @@ static void task(void *arg, int32_t k)
     }
 }
 
-static void host_task(void *arg, int32_t k) { task(arg, k); }
+static void host_task(void *arg, int32_t k)
+{
+    task(arg, k);
+}
 
 /* one phase on the tasks; the status of the first failing position, its message written by a
  * serial rerun of that node alone */
@@ -156,8 +171,10 @@ static int run_phase(struct dpdo__par *P, int phase)
     P->phase = phase;
     P->running = 1;
     e->par_mute = 1;
-    if (P->host_run) P->host_run(P->host, P->ntasks, host_task, P);
-    else dpdo__pool_run(P->pool, P->ntasks, task, P);
+    if (P->host_run)
+        P->host_run(P->host, P->ntasks, host_task, P);
+    else
+        dpdo__pool_run(P->pool, P->ntasks, task, P);
     int64_t first = P->cnt;
     for (int32_t k = 0; k < P->ntasks; k++)
         if (P->fail[k] < first) first = P->fail[k];
@@ -188,9 +205,11 @@ int dpdo__par_stage(dpdo__eng *e, dpdo__plan *p, int32_t s, int64_t *fail_node)
         || e->tap
 #endif
     ) {
-#define SWHO(c) (who == DPDO__RUN_COORD ? DPDO_NODE_COORDINATOR : who == DPDO__RUN_ALL ? (c) : p->comp[c])
+#define SWHO(c)                                                                                    \
+    (who == DPDO__RUN_COORD ? DPDO_NODE_COORDINATOR : who == DPDO__RUN_ALL ? (c) : p->comp[c])
         for (int64_t c = 0; c < cnt && !rc; c++)
-            if ((rc = e->vt->local(e, e->priv, p, s, SWHO(c))) || (rc = p->charge_err)) *fail_node = SWHO(c);
+            if ((rc = e->vt->local(e, e->priv, p, s, SWHO(c))) || (rc = p->charge_err))
+                *fail_node = SWHO(c);
         dpdo__eng_probe(e, DPDO__PH_EXCHANGE);
         for (int64_t c = 0; c < cnt && !rc; c++)
             if ((rc = e->vt->combine(e, e->priv, p, s, SWHO(c)))) *fail_node = SWHO(c);
@@ -211,17 +230,21 @@ int dpdo__par_stage(dpdo__eng *e, dpdo__plan *p, int32_t s, int64_t *fail_node)
     P->bnd[0] = 0;
     if (who == DPDO__RUN_ALL) {
         int64_t tot = 0, acc = 0, c = 0;
-        for (int64_t i = 0; i < cnt; i++) tot += p->is_comp[i] ? 4 : 1;
+        for (int64_t i = 0; i < cnt; i++)
+            tot += p->is_comp[i] ? 4 : 1;
         for (int32_t k = 1; k < P->ntasks; k++) {
-            while (c < cnt && acc * P->ntasks < tot * k) acc += p->is_comp[c++] ? 4 : 1;
+            while (c < cnt && acc * P->ntasks < tot * k)
+                acc += p->is_comp[c++] ? 4 : 1;
             P->bnd[k] = c;
         }
     } else {
-        for (int32_t k = 1; k < P->ntasks; k++) P->bnd[k] = cnt * k / P->ntasks;
+        for (int32_t k = 1; k < P->ntasks; k++)
+            P->bnd[k] = cnt * k / P->ntasks;
     }
     P->bnd[P->ntasks] = cnt;
     for (int32_t k = 0; k < P->ntasks; k++)
-        for (int64_t c = P->bnd[k]; c < P->bnd[k + 1]; c++) P->slot_of[WHO(P, c)] = k;
+        for (int64_t c = P->bnd[k]; c < P->bnd[k + 1]; c++)
+            P->slot_of[WHO(P, c)] = k;
     if ((rc = run_phase(P, 0))) return rc;
     if ((rc = run_phase(P, 1))) return rc;
     return DPDO_OK;
@@ -230,7 +253,8 @@ int dpdo__par_stage(dpdo__eng *e, dpdo__plan *p, int32_t s, int64_t *fail_node)
 static void for_task(void *arg, int32_t k)
 {
     struct dpdo__par *P = arg;
-    for (int64_t c = P->for_cnt * k / P->for_tasks, end = P->for_cnt * (k + 1) / P->for_tasks; c < end; c++)
+    for (int64_t c = P->for_cnt * k / P->for_tasks, end = P->for_cnt * (k + 1) / P->for_tasks;
+         c < end; c++)
         P->for_fn(P->for_arg, c);
 }
 
@@ -238,27 +262,32 @@ void dpdo__par_for(dpdo__eng *e, int64_t cnt, void (*fn)(void *arg, int64_t c), 
 {
     struct dpdo__par *P = e->par;
     if (!P || P->active < 2 || P->running || cnt < 2) {
-        for (int64_t c = 0; c < cnt; c++) fn(arg, c);
+        for (int64_t c = 0; c < cnt; c++)
+            fn(arg, c);
         return;
     }
     P->for_fn = fn;
     P->for_arg = arg;
     P->for_cnt = cnt;
     P->for_tasks = cnt < P->active ? (int32_t)cnt : P->active;
-    if (P->host_run) P->host_run(P->host, P->for_tasks, for_task, P);
-    else dpdo__pool_run(P->pool, P->for_tasks, for_task, P);
+    if (P->host_run)
+        P->host_run(P->host, P->for_tasks, for_task, P);
+    else
+        dpdo__pool_run(P->pool, P->for_tasks, for_task, P);
 }
 
 /* ---- public: the host's pool, the width in use ------------------------------------------ */
 
-DPDO_API int dpdo_algorithm_set_pool(dpdo_algorithm *a, dpdo_parallel_fn run, void *host, int32_t width)
+DPDO_API int dpdo_algorithm_set_pool(dpdo_algorithm *a, dpdo_parallel_fn run, void *host,
+                                     int32_t width)
 {
     if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM)) return DPDO_E_INVAL;
     if (run && (width < 1 || width > DPDO__MAX_THREADS))
-        return dpdo__err(a->errmsg, DPDO_E_INVAL, "set_pool: width = %d: must be in [1, %d]", (int)width,
-                         DPDO__MAX_THREADS);
+        return dpdo__err(a->errmsg, DPDO_E_INVAL, "set_pool: width = %d: must be in [1, %d]",
+                         (int)width, DPDO__MAX_THREADS);
     if (a->state == DPDO_ALG_RUNNING)
-        return dpdo__err(a->errmsg, DPDO_E_STATE, "set_pool: the algorithm is running; call it before setup");
+        return dpdo__err(a->errmsg, DPDO_E_STATE,
+                         "set_pool: the algorithm is running; call it before setup");
     a->pool_run = run;
     a->pool_host = run ? host : NULL;
     a->pool_width = run ? width : 0;

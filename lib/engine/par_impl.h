@@ -29,8 +29,8 @@
 #ifndef DPDO_PAR_IMPL_H
 #define DPDO_PAR_IMPL_H
 
-#include <stdint.h>
 #include "dpdo/algorithm.h"
+#include <stdint.h>
 
 struct dpdo__eng;
 struct dpdo__plan;
@@ -38,7 +38,8 @@ struct dpdo__plan;
 /* At setup, before configure: the requested width (host pool width, else options.num_threads,
  * else DPDO_NUM_THREADS, else 1). DPDO_E_INVAL with a message for a malformed environment
  * value; DPDO_E_NOMEM. */
-int dpdo__par_create(struct dpdo__eng *e, dpdo_parallel_fn host_run, void *host, int32_t host_width, char *err);
+int dpdo__par_create(struct dpdo__eng *e, dpdo_parallel_fn host_run, void *host, int32_t host_width,
+                     char *err);
 /* At prepare: decide the width actually used and start the library's pool if needed
  * (DPDO_E_NOMEM if a thread cannot be started). */
 int dpdo__par_prepare(struct dpdo__eng *e, char *err);

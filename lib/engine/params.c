@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The table of typed algorithm parameters (dpdo_param_*). */
+#include "engine_impl.h"
 #include <math.h>
 #include <stddef.h>
-#include "engine_impl.h"
 
 typedef struct pdef {
     int key;
     const char *name;
-    int type;       /* 0 int, 1 double */
-    double lo, hi;  /* inclusive bounds */
-    int live;       /* 1: settable while RUNNING */
+    int type;        /* 0 int, 1 double */
+    double lo, hi;   /* inclusive bounds */
+    int live;        /* 1: settable while RUNNING */
     const char *doc; /* one line: meaning and default (dpdo_param_doc) */
 } pdef;
 

@@ -2,11 +2,11 @@
 /* Losses: built-in hinge/logistic/squared (phi kind, evaluated by the data
  * layer's fused kernel dpdo__lin_grad) and user losses of the phi, batch
  * and model kinds. */
+#include "../data/vmath_impl.h"
+#include "model_impl.h"
 #include <float.h>
 #include <math.h>
 #include <string.h>
-#include "model_impl.h"
-#include "../data/vmath_impl.h"
 
 /* ---- built-in phi ---------------------------------------------------------
  * Each returns d phi / d margin and stores phi in *loss. */
@@ -47,7 +47,10 @@ double dpdo__phi_squared(const void *ctx, double m, double y, double *loss)
     return r;
 }
 
-static inline double xlogx(double s) { return s > 0.0 ? s * log(s) : 0.0; }
+static inline double xlogx(double s)
+{
+    return s > 0.0 ? s * log(s) : 0.0;
+}
 
 double dpdo__phi_conjugate(int builtin, double u, double y)
 {
@@ -63,8 +66,10 @@ double dpdo__phi_conjugate(int builtin, double u, double y)
         s = fmin(fmax(s, 0.0), 1.0);
         return xlogx(s) + xlogx(1.0 - s);
     }
-    case DPDO__LOSS_SQUARED: return 0.5 * u * u + u * y;
-    default: return NAN;
+    case DPDO__LOSS_SQUARED:
+        return 0.5 * u * u + u * y;
+    default:
+        return NAN;
     }
 }
 
@@ -117,8 +122,8 @@ static const dpdo_loss_type builtin_types[DPDO__LOSS_NBUILTIN] = {
     {sizeof(dpdo_loss_type), "logistic", bt_logistic, NULL, NULL, bb_logistic, NULL, NULL},
     {sizeof(dpdo_loss_type), "squared", bt_squared, NULL, NULL, bb_squared, NULL, NULL},
 };
-static const dpdo__phi_fn builtin_phi[DPDO__LOSS_NBUILTIN] = {
-    dpdo__phi_hinge, dpdo__phi_logistic, dpdo__phi_squared};
+static const dpdo__phi_fn builtin_phi[DPDO__LOSS_NBUILTIN] = {dpdo__phi_hinge, dpdo__phi_logistic,
+                                                              dpdo__phi_squared};
 
 static int builtin_index(const dpdo_loss_type *t)
 {
@@ -142,12 +147,10 @@ DPDO_API const char *dpdo_loss_type_name(const dpdo_loss_type *type)
 
 /* ---- life cycle ------------------------------------------------------------ */
 
-#define HAS(l, field)                                                                        \
-    ((l)->tsize >= offsetof(dpdo_loss_type, field) + sizeof((l)->type->field) &&             \
-     (l)->type->field)
+#define HAS(l, field)                                                                              \
+    ((l)->tsize >= offsetof(dpdo_loss_type, field) + sizeof((l)->type->field) && (l)->type->field)
 
-DPDO_API int dpdo_loss_create(dpdo_loss **out, const dpdo_loss_type *type, void *user,
-                              int64_t dim)
+DPDO_API int dpdo_loss_create(dpdo_loss **out, const dpdo_loss_type *type, void *user, int64_t dim)
 {
     if (!out) return DPDO_E_INVAL;
     *out = NULL;
@@ -204,7 +207,10 @@ DPDO_API void dpdo_loss_destroy(dpdo_loss *loss)
     loss_free(loss);
 }
 
-void dpdo__loss_retain(struct dpdo_loss *l) { l->borrowers++; }
+void dpdo__loss_retain(struct dpdo_loss *l)
+{
+    l->borrowers++;
+}
 
 void dpdo__loss_release(struct dpdo_loss *l)
 {
@@ -215,12 +221,18 @@ DPDO_API const char *dpdo_loss_errmsg(const dpdo_loss *loss)
 {
     return loss ? loss->errmsg : DPDO__NULL_TEXT("dpdo_loss_errmsg", "loss");
 }
-DPDO_API int64_t dpdo_loss_dim(const dpdo_loss *loss) { return loss ? loss->dim : 0; }
+DPDO_API int64_t dpdo_loss_dim(const dpdo_loss *loss)
+{
+    return loss ? loss->dim : 0;
+}
 DPDO_API const char *dpdo_loss_name(const dpdo_loss *loss)
 {
     return loss ? loss->type->name : "(null)";
 }
-DPDO_API int dpdo_loss_kind(const dpdo_loss *loss) { return loss ? loss->kind : -1; }
+DPDO_API int dpdo_loss_kind(const dpdo_loss *loss)
+{
+    return loss ? loss->kind : -1;
+}
 
 /* ---- scalar phi ----------------------------------------------------------- */
 
@@ -278,9 +290,8 @@ static double user_phi(const void *ctx, double m, double y, double *loss)
     return d;
 }
 
-int dpdo__loss_check_x(const struct dpdo_loss *loss, const struct dpdo_shard *sh,
-                       const double *x, int64_t dim, const int64_t *idx, int64_t m,
-                       double clip, char *err)
+int dpdo__loss_check_x(const struct dpdo_loss *loss, const struct dpdo_shard *sh, const double *x,
+                       int64_t dim, const int64_t *idx, int64_t m, double clip, char *err)
 {
     if (!x) return dpdo__err(err, DPDO_E_INVAL, "x is NULL");
     if (dim != loss->dim)
@@ -302,13 +313,14 @@ int dpdo__loss_check_x(const struct dpdo_loss *loss, const struct dpdo_shard *sh
         if (!sh) return dpdo__err(err, DPDO_E_INVAL, "shard is NULL");
         if (loss->kind == DPDO_LOSS_KIND_PHI && sh->parent->d != dim)
             return dpdo__err(err, DPDO_E_INVAL,
-                             "x has dimension %lld, the shard's data %lld features",
-                             (long long)dim, (long long)sh->parent->d);
+                             "x has dimension %lld, the shard's data %lld features", (long long)dim,
+                             (long long)sh->parent->d);
         if (!idx && m != 0)
             return dpdo__err(err, DPDO_E_INVAL, "idx is NULL but m = %lld (use m = 0 for all rows)",
                              (long long)m);
         if (idx) {
-            if (m < 1) return dpdo__err(err, DPDO_E_INVAL, "mini-batch size m = %lld < 1", (long long)m);
+            if (m < 1)
+                return dpdo__err(err, DPDO_E_INVAL, "mini-batch size m = %lld < 1", (long long)m);
             for (int64_t k = 0; k < m; k++)
                 if (idx[k] < 0 || idx[k] >= sh->n)
                     return dpdo__err(err, DPDO_E_INVAL,
@@ -336,7 +348,9 @@ static int eval_core(const struct dpdo_loss *loss, const struct dpdo_shard *sh, 
 
     if (loss->kind == DPDO_LOSS_KIND_MODEL) {
         double v = 0.0;
-        if (grad) memset(acc, 0, (size_t)dim * sizeof *acc); /* defined even if the callback skips entries */
+        if (grad)
+            memset(acc, 0,
+                   (size_t)dim * sizeof *acc); /* defined even if the callback skips entries */
         int rc = loss->type->model(loss->user, x, dim, &v, grad ? acc : NULL);
         if (rc)
             return dpdo__err(err, DPDO_E_CALLBACK, "loss '%s': model callback returned %d", name,
@@ -369,7 +383,8 @@ static int eval_core(const struct dpdo_loss *loss, const struct dpdo_shard *sh, 
          * when asked for) */
         const int logit = loss->builtin == DPDO__LOSS_LOGISTIC;
         if (!idx && sh->rows) {
-            if (!logit || !dpdo__lin_grad_logistic(ds, sh->rows, count, x, clipb, sc, acc, value ? &lsum : NULL, &ncl))
+            if (!logit || !dpdo__lin_grad_logistic(ds, sh->rows, count, x, clipb, sc, acc,
+                                                   value ? &lsum : NULL, &ncl))
                 dpdo__lin_grad(ds, sh->rows, count, x, phi, ctx, clipb, sc, acc, &lsum, &ncl);
         } else {
             for (int64_t off = 0; off < count; off += CHUNK) {
@@ -378,7 +393,8 @@ static int eval_core(const struct dpdo_loss *loss, const struct dpdo_shard *sh, 
                     rows[j] = dpdo__shard_row(sh, idx ? idx[off + j] : off + j);
                 double ls = 0.0;
                 int64_t nc = 0;
-                if (!logit || !dpdo__lin_grad_logistic(ds, rows, k, x, clipb, sc, acc, value ? &ls : NULL, &nc))
+                if (!logit || !dpdo__lin_grad_logistic(ds, rows, k, x, clipb, sc, acc,
+                                                       value ? &ls : NULL, &nc))
                     dpdo__lin_grad(ds, rows, k, x, phi, ctx, clipb, sc, acc, &ls, &nc);
                 lsum += ls;
                 ncl += nc;
@@ -402,14 +418,16 @@ static int eval_core(const struct dpdo_loss *loss, const struct dpdo_shard *sh, 
                 lsum += ls;
                 if (grad) {
                     double s2 = 0.0;
-                    for (int64_t j = 0; j < dim; j++) s2 += tmp[j] * tmp[j];
+                    for (int64_t j = 0; j < dim; j++)
+                        s2 += tmp[j] * tmp[j];
                     double nrm = sqrt(s2), f = 1.0;
                     if (nrm > clip) {
                         f = clip / nrm;
                         /* make sure the rescaled norm does not exceed clip by rounding */
                         while (f > 0.0) {
                             double t2 = 0.0;
-                            for (int64_t j = 0; j < dim; j++) t2 += (tmp[j] * f) * (tmp[j] * f);
+                            for (int64_t j = 0; j < dim; j++)
+                                t2 += (tmp[j] * f) * (tmp[j] * f);
                             if (sqrt(t2) <= clip) break;
                             f = nextafter(f, 0.0);
                         }
@@ -417,7 +435,8 @@ static int eval_core(const struct dpdo_loss *loss, const struct dpdo_shard *sh, 
                     } else if (!(nrm == nrm)) {
                         f = 1.0; /* NaN: reported below */
                     }
-                    for (int64_t j = 0; j < dim; j++) acc[j] += (tmp[j] * f) * inv;
+                    for (int64_t j = 0; j < dim; j++)
+                        acc[j] += (tmp[j] * f) * inv;
                 }
             }
         } else {
@@ -434,12 +453,12 @@ static int eval_core(const struct dpdo_loss *loss, const struct dpdo_shard *sh, 
                 lsum += ls;
             }
             if (grad)
-                for (int64_t j = 0; j < dim; j++) acc[j] *= inv;
+                for (int64_t j = 0; j < dim; j++)
+                    acc[j] *= inv;
         }
     }
     double v = lsum * inv;
-    if (!isfinite(v))
-        return dpdo__err(err, DPDO_E_NUMERIC, "loss '%s': mean loss is %g", name, v);
+    if (!isfinite(v)) return dpdo__err(err, DPDO_E_NUMERIC, "loss '%s': mean loss is %g", name, v);
     if (grad && !dpdo__all_finite(acc, (size_t)dim))
         return dpdo__err(err, DPDO_E_NUMERIC, "loss '%s': gradient is not finite", name);
     if (value) *value = v;
@@ -463,8 +482,8 @@ int dpdo__loss_eval_into(const struct dpdo_loss *loss, const struct dpdo_shard *
 }
 
 DPDO_API int dpdo_loss_eval(dpdo_loss *loss, dpdo_shard *shard, const double *x, int64_t dim,
-                            const int64_t *idx, int64_t m, double clip, double *value,
-                            double *grad, int64_t *nclipped)
+                            const int64_t *idx, int64_t m, double clip, double *value, double *grad,
+                            int64_t *nclipped)
 {
     if (!loss) return DPDO_E_INVAL;
     int rc = dpdo__loss_check_x(loss, shard, x, dim, idx, m, clip, loss->errmsg);
@@ -482,8 +501,7 @@ int dpdo__loss_constants(struct dpdo_loss *loss, const struct dpdo_shard *sh, do
     if (loss->kind == DPDO_LOSS_KIND_PHI) {
         if (!sh) return dpdo__err(err, DPDO_E_INVAL, "shard is NULL");
         if (loss->builtin < 0 && !HAS(loss, phi_bounds))
-            return dpdo__err(err, DPDO_E_UNSUPPORTED, "loss '%s' has no phi_bounds callback",
-                             name);
+            return dpdo__err(err, DPDO_E_UNSUPPORTED, "loss '%s' has no phi_bounds callback", name);
         const struct dpdo_dataset *ds = sh->parent;
         double R = 0.0, Y = 0.0;
         for (int64_t k = 0; k < sh->n; k++) {

@@ -4,14 +4,14 @@
 #ifndef DPDO_MODEL_IMPL_H
 #define DPDO_MODEL_IMPL_H
 
-#include <stddef.h>
-#include <stdint.h>
-#include "dpdo/loss.h"
-#include "dpdo/node.h"
-#include "dpdo/regularizer.h"
-#include "dpdo/reference.h"
 #include "../core/core_impl.h"
 #include "../data/data_impl.h"
+#include "dpdo/loss.h"
+#include "dpdo/node.h"
+#include "dpdo/reference.h"
+#include "dpdo/regularizer.h"
+#include <stddef.h>
+#include <stdint.h>
 
 /* ---- regularizers ------------------------------------------------------ */
 enum {
@@ -29,11 +29,11 @@ enum {
 struct dpdo_regularizer {
     uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
     const dpdo_regularizer_type *type;
-    int kind;        /* DPDO__REG_* */
-    void *user;      /* user types: the caller's pointer; built-ins: this handle */
+    int kind;   /* DPDO__REG_* */
+    void *user; /* user types: the caller's pointer; built-ins: this handle */
     int64_t dim;
-    double p[2];     /* parameters of built-ins */
-    size_t tsize;    /* the type's struct_size */
+    double p[2];       /* parameters of built-ins */
+    size_t tsize;      /* the type's struct_size */
     int64_t borrowers; /* reference solvers borrowing it */
     int doomed;        /* destroy requested while borrowed */
     char errmsg[DPDO__ERRMSG_LEN];
@@ -47,26 +47,30 @@ double dpdo__reg_conjugate(const struct dpdo_regularizer *reg, const double *w, 
 double dpdo__reg_dual_scale(const struct dpdo_regularizer *reg, const double *w);
 /* value/prox without argument checks (message into err) */
 int dpdo__reg_value(struct dpdo_regularizer *reg, const double *x, double *out, char *err);
-int dpdo__reg_prox(struct dpdo_regularizer *reg, const double *v, double t, double *out,
-                   char *err);
+int dpdo__reg_prox(struct dpdo_regularizer *reg, const double *v, double t, double *out, char *err);
 int dpdo__reg_grad(struct dpdo_regularizer *reg, const double *x, double *g, char *err);
 double dpdo__reg_modulus_builtin(const struct dpdo_regularizer *reg);
 /* scalar prox of lambda u^2/(1+u^2): global minimiser (exposed for tests) */
 double dpdo__ncvx_prox1(double v, double lambda, double t);
 
 /* ---- losses ------------------------------------------------------------- */
-enum { DPDO__LOSS_USER = -1, DPDO__LOSS_HINGE = 0, DPDO__LOSS_LOGISTIC, DPDO__LOSS_SQUARED,
-       DPDO__LOSS_NBUILTIN };
+enum {
+    DPDO__LOSS_USER = -1,
+    DPDO__LOSS_HINGE = 0,
+    DPDO__LOSS_LOGISTIC,
+    DPDO__LOSS_SQUARED,
+    DPDO__LOSS_NBUILTIN
+};
 
 struct dpdo_loss {
     uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
     const dpdo_loss_type *type;
-    int builtin;     /* DPDO__LOSS_* */
-    int kind;        /* DPDO_LOSS_KIND_* */
+    int builtin; /* DPDO__LOSS_* */
+    int kind;    /* DPDO_LOSS_KIND_* */
     void *user;
     int64_t dim;
     size_t tsize;
-    double *scratch; /* 2*dim */
+    double *scratch;   /* 2*dim */
     int64_t borrowers; /* nodes borrowing this loss (core_impl.h, borrowed handles) */
     int doomed;        /* destroy requested while borrowed */
     char errmsg[DPDO__ERRMSG_LEN];
@@ -95,23 +99,22 @@ int dpdo__loss_eval(const struct dpdo_loss *loss, const struct dpdo_shard *sh, c
 int dpdo__loss_eval_into(const struct dpdo_loss *loss, const struct dpdo_shard *sh, const double *x,
                          const int64_t *idx, int64_t m, double clip, double *value, double *grad,
                          int64_t *nclipped, double *scratch, char *err);
-int dpdo__loss_check_x(const struct dpdo_loss *loss, const struct dpdo_shard *sh,
-                       const double *x, int64_t dim, const int64_t *idx, int64_t m,
-                       double clip, char *err);
+int dpdo__loss_check_x(const struct dpdo_loss *loss, const struct dpdo_shard *sh, const double *x,
+                       int64_t dim, const int64_t *idx, int64_t m, double clip, char *err);
 int dpdo__loss_constants(struct dpdo_loss *loss, const struct dpdo_shard *sh, double radius,
                          double *lip, double *smooth, char *err);
 
 /* ---- nodes -------------------------------------------------------------- */
 struct dpdo_node {
-    uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
+    uint32_t magic;           /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
     struct dpdo_shard *shard; /* borrowed, may be NULL (model-kind loss) */
     struct dpdo_loss *loss;   /* borrowed */
     double weight;
     int64_t dim;
-    double *scratch;          /* 2*dim */
-    int64_t remote_rows;      /* > 0: a remote node (no shard; data on another process) */
-    int64_t borrowers;        /* reference solvers borrowing this node */
-    int doomed;               /* destroy requested while borrowed */
+    double *scratch;     /* 2*dim */
+    int64_t remote_rows; /* > 0: a remote node (no shard; data on another process) */
+    int64_t borrowers;   /* reference solvers borrowing this node */
+    int doomed;          /* destroy requested while borrowed */
     char errmsg[DPDO__ERRMSG_LEN];
 };
 void dpdo__node_retain(struct dpdo_node *nd);

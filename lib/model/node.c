@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Nodes: a borrowed shard + a borrowed loss + a weight, with their own
  * scratch so distinct nodes can be evaluated in parallel. */
+#include "model_impl.h"
 #include <math.h>
 #include <string.h>
-#include "model_impl.h"
 
 DPDO_API int dpdo_node_create(dpdo_node **out, dpdo_shard *shard, dpdo_loss *loss, double weight)
 {
@@ -74,7 +74,10 @@ DPDO_API void dpdo_node_destroy(dpdo_node *node)
     node_free(node);
 }
 
-void dpdo__node_retain(struct dpdo_node *nd) { nd->borrowers++; }
+void dpdo__node_retain(struct dpdo_node *nd)
+{
+    nd->borrowers++;
+}
 
 void dpdo__node_release(struct dpdo_node *nd)
 {
@@ -90,19 +93,22 @@ DPDO_API int64_t dpdo_node_samples(const dpdo_node *node)
     return !node ? 0 : node->remote_rows > 0 ? node->remote_rows : node->shard ? node->shard->n : 0;
 }
 
-DPDO_API int dpdo_node_create_remote(dpdo_node **out, dpdo_loss *loss, int64_t samples, double weight)
+DPDO_API int dpdo_node_create_remote(dpdo_node **out, dpdo_loss *loss, int64_t samples,
+                                     double weight)
 {
     if (!out) return DPDO_E_INVAL;
     *out = NULL;
     if (!loss) return DPDO_E_INVAL;
     if (loss->kind == DPDO_LOSS_KIND_MODEL)
-        return dpdo__err(loss->errmsg, DPDO_E_INVAL, "a remote node needs a sample-kind loss ('%s' is model-kind)",
+        return dpdo__err(loss->errmsg, DPDO_E_INVAL,
+                         "a remote node needs a sample-kind loss ('%s' is model-kind)",
                          loss->type->name);
     if (samples < 1)
         return dpdo__err(loss->errmsg, DPDO_E_INVAL, "a remote node needs samples >= 1 (got %lld)",
                          (long long)samples);
     if (!isfinite(weight) || !(weight > 0.0))
-        return dpdo__err(loss->errmsg, DPDO_E_INVAL, "node weight %g must be finite and > 0", weight);
+        return dpdo__err(loss->errmsg, DPDO_E_INVAL, "node weight %g must be finite and > 0",
+                         weight);
     struct dpdo_node *nd = dpdo__calloc(1, sizeof *nd);
     if (!nd) return DPDO_E_NOMEM;
     nd->magic = DPDO__MAGIC_NODE;
@@ -115,19 +121,34 @@ DPDO_API int dpdo_node_create_remote(dpdo_node **out, dpdo_loss *loss, int64_t s
     return DPDO_OK;
 }
 
-DPDO_API int dpdo_node_is_remote(const dpdo_node *node) { return node && node->remote_rows > 0; }
+DPDO_API int dpdo_node_is_remote(const dpdo_node *node)
+{
+    return node && node->remote_rows > 0;
+}
 
-#define REMOTE_CHECK(node)                                                                            \
-    if ((node)->remote_rows > 0)                                                                      \
-    return dpdo__err((node)->errmsg, DPDO_E_STATE, "the node is remote: its data is on another process")
-DPDO_API int64_t dpdo_node_dim(const dpdo_node *node) { return node ? node->dim : 0; }
-DPDO_API double dpdo_node_weight(const dpdo_node *node) { return node ? node->weight : 0.0; }
-DPDO_API dpdo_shard *dpdo_node_shard(const dpdo_node *node) { return node ? node->shard : NULL; }
-DPDO_API dpdo_loss *dpdo_node_loss(const dpdo_node *node) { return node ? node->loss : NULL; }
+#define REMOTE_CHECK(node)                                                                         \
+    if ((node)->remote_rows > 0)                                                                   \
+    return dpdo__err((node)->errmsg, DPDO_E_STATE,                                                 \
+                     "the node is remote: its data is on another process")
+DPDO_API int64_t dpdo_node_dim(const dpdo_node *node)
+{
+    return node ? node->dim : 0;
+}
+DPDO_API double dpdo_node_weight(const dpdo_node *node)
+{
+    return node ? node->weight : 0.0;
+}
+DPDO_API dpdo_shard *dpdo_node_shard(const dpdo_node *node)
+{
+    return node ? node->shard : NULL;
+}
+DPDO_API dpdo_loss *dpdo_node_loss(const dpdo_node *node)
+{
+    return node ? node->loss : NULL;
+}
 
 DPDO_API int dpdo_node_eval(dpdo_node *node, const double *x, int64_t dim, const int64_t *idx,
-                            int64_t m, double clip, double *value, double *grad,
-                            int64_t *nclipped)
+                            int64_t m, double clip, double *value, double *grad, int64_t *nclipped)
 {
     if (!node) return DPDO_E_INVAL;
     REMOTE_CHECK(node);

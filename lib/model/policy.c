@@ -13,16 +13,19 @@
  * takes ~20-30 us against 130-230 us for plain loops, which GCC does not
  * vectorise at -O2 (measured, docs/policy.md). Same machine and BLIS build -> same bits;
  * across CPUs the last bits may differ (BLIS picks its kernel at run time). */
+#include "../rng/rng_impl.h"
+#include "policy_impl.h"
+#include <blis.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
-#include "policy_impl.h"
-#include "../rng/rng_impl.h"
-#include <blis.h>
 
 /* ---- built-in type objects ----------------------------------------------- */
 
-static int code_of(int rc) { return rc == DPDO_OK ? 0 : (rc < 0 ? -rc : rc); }
+static int code_of(int rc)
+{
+    return rc == DPDO_OK ? 0 : (rc < 0 ? -rc : rc);
+}
 
 /* Built-ins are ordinary type objects whose `user` is the handle itself. */
 static int builtin_decide(void *user, int64_t node, int64_t k, const double *state, int64_t len,
@@ -49,10 +52,13 @@ static int builtin_reset(void *user)
     return 0;
 }
 
-#define BUILTIN(nm) {sizeof(dpdo_policy_type), nm, builtin_decide, builtin_finish, builtin_reset, NULL}
+#define BUILTIN(nm)                                                                                \
+    {                                                                                              \
+        sizeof(dpdo_policy_type), nm, builtin_decide, builtin_finish, builtin_reset, NULL          \
+    }
 static const dpdo_policy_type builtin_types[DPDO__POLICY_NBUILTIN] = {
-    BUILTIN("dqn"), BUILTIN("always-global"), BUILTIN("always-local"), BUILTIN("random"),
-    BUILTIN("periodic"),
+    BUILTIN("dqn"),    BUILTIN("always-global"), BUILTIN("always-local"),
+    BUILTIN("random"), BUILTIN("periodic"),
 };
 #undef BUILTIN
 
@@ -76,9 +82,8 @@ DPDO_API const char *dpdo_policy_type_name(const dpdo_policy_type *t)
     return t && t->name ? t->name : "(null)";
 }
 
-#define HAS(p, field)                                                                        \
-    ((p)->tsize >= offsetof(dpdo_policy_type, field) + sizeof((p)->type->field) &&           \
-     (p)->type->field)
+#define HAS(p, field)                                                                              \
+    ((p)->tsize >= offsetof(dpdo_policy_type, field) + sizeof((p)->type->field) && (p)->type->field)
 
 /* ---- DQN storage ----------------------------------------------------------- */
 
@@ -124,8 +129,7 @@ static size_t agent_doubles(int64_t S, int64_t H, int64_t R, int64_t *nparam)
     return tot;
 }
 
-static int store_alloc(struct dqn_store *s, int64_t n, int64_t S, int64_t H, int64_t R,
-                       int64_t B)
+static int store_alloc(struct dqn_store *s, int64_t n, int64_t S, int64_t H, int64_t R, int64_t B)
 {
     memset(s, 0, sizeof *s);
     int64_t P = 0;
@@ -207,8 +211,10 @@ static void agent_init(const struct dpdo_policy *p, struct dpdo__dqn_agent *ag, 
     dpdo__stream_uniforms(&st, W1, (size_t)(H * S));
     dpdo__stream_uniforms(&st, W2, (size_t)(2 * H));
     const double r1 = sqrt(6.0 / (double)(S + H)), r2 = sqrt(6.0 / (double)(H + 2));
-    for (int64_t i = 0; i < H * S; i++) W1[i] = r1 * (2.0 * W1[i] - 1.0);
-    for (int64_t i = 0; i < 2 * H; i++) W2[i] = r2 * (2.0 * W2[i] - 1.0);
+    for (int64_t i = 0; i < H * S; i++)
+        W1[i] = r1 * (2.0 * W1[i] - 1.0);
+    for (int64_t i = 0; i < 2 * H; i++)
+        W2[i] = r2 * (2.0 * W2[i] - 1.0);
     memset(b1, 0, (size_t)H * sizeof *b1);
     b2[0] = b2[1] = 0.0;
     memcpy(ag->target, th, (size_t)P * sizeof *th);
@@ -307,7 +313,10 @@ DPDO_API void dpdo_policy_destroy(dpdo_policy *p)
     policy_free(p);
 }
 
-void dpdo__policy_retain(struct dpdo_policy *p) { p->borrowers++; }
+void dpdo__policy_retain(struct dpdo_policy *p)
+{
+    p->borrowers++;
+}
 
 void dpdo__policy_release(struct dpdo_policy *p)
 {
@@ -343,7 +352,10 @@ struct param_def {
     size_t off;
 };
 
-#define PD(nm, own, form, field) {nm, own, form, offsetof(struct dpdo_policy, field)}
+#define PD(nm, own, form, field)                                                                   \
+    {                                                                                              \
+        nm, own, form, offsetof(struct dpdo_policy, field)                                         \
+    }
 static const struct param_def params[] = {
     PD("p_global", DPDO__POLICY_RANDOM, PK_DOUBLE, p_global),
     PD("period", DPDO__POLICY_PERIODIC, PK_INT, period),
@@ -394,8 +406,8 @@ DPDO_API int dpdo_policy_set(dpdo_policy *p, const char *param, double value)
                          param);
     if (d->owner != p->kind)
         return dpdo__err(p->errmsg, DPDO_E_UNSUPPORTED,
-                         "policy '%s' has no \"%s\" parameter (it belongs to '%s')",
-                         p->type->name, param, kind_name(d->owner));
+                         "policy '%s' has no \"%s\" parameter (it belongs to '%s')", p->type->name,
+                         param, kind_name(d->owner));
     const char *nm = d->name;
     int ok;
     const char *range;
@@ -450,9 +462,12 @@ DPDO_API int dpdo_policy_set(dpdo_policy *p, const char *param, double value)
     /* structural */
     if (*(int64_t *)(void *)field == iv) return DPDO_OK;
     int64_t H = p->hidden, R = p->replay, B = p->batch;
-    if (!strcmp(nm, "hidden")) H = iv;
-    else if (!strcmp(nm, "replay")) R = iv;
-    else B = iv;
+    if (!strcmp(nm, "hidden"))
+        H = iv;
+    else if (!strcmp(nm, "replay"))
+        R = iv;
+    else
+        B = iv;
     struct dqn_store s, old;
     if (store_alloc(&s, p->n_nodes, p->state_len, H, R, B) != DPDO_OK)
         return dpdo__err(p->errmsg, DPDO_E_NOMEM, "%s = %lld: out of memory", nm, (long long)iv);
@@ -472,9 +487,12 @@ DPDO_API int dpdo_policy_get(const dpdo_policy *p, const char *param, double *va
     if (!d) return DPDO_E_INVAL;
     if (d->owner != p->kind) return DPDO_E_UNSUPPORTED;
     const char *field = (const char *)p + d->off;
-    if (!strcmp(d->name, "finish_train")) *value = (double)p->finish_train;
-    else if (d->form == PK_DOUBLE) *value = *(const double *)(const void *)field;
-    else *value = (double)*(const int64_t *)(const void *)field;
+    if (!strcmp(d->name, "finish_train"))
+        *value = (double)p->finish_train;
+    else if (d->form == PK_DOUBLE)
+        *value = *(const double *)(const void *)field;
+    else
+        *value = (double)*(const int64_t *)(const void *)field;
     return DPDO_OK;
 }
 
@@ -483,16 +501,16 @@ DPDO_API int dpdo_policy_get(const dpdo_policy *p, const char *param, double *va
 /* W1 is stored as the row-major S x H matrix W1^T (entry (i, c) of W1 at
  * c H + i), so the batched products below are plain row-major BLIS calls.
  * Sizes are >= 1 and validated at create/set, as BLIS aborts on bad ones. */
-void dpdo__dqn_forward(const struct dpdo_policy *p, const double *theta, const double *s,
-                       double *h, double *q)
+void dpdo__dqn_forward(const struct dpdo_policy *p, const double *theta, const double *s, double *h,
+                       double *q)
 {
     const int64_t S = p->state_len, H = p->hidden;
     const double *W1 = theta, *b1 = theta + H * S, *W2 = b1 + H, *b2 = W2 + 2 * H;
     double one = 1.0;
     memcpy(h, b1, (size_t)H * sizeof *h);
     /* h = b1 + (W1^T)^T s */
-    bli_dgemv(BLIS_TRANSPOSE, BLIS_NO_CONJUGATE, (dim_t)S, (dim_t)H, &one, (double *)W1,
-              (inc_t)H, 1, (double *)s, 1, &one, h, 1);
+    bli_dgemv(BLIS_TRANSPOSE, BLIS_NO_CONJUGATE, (dim_t)S, (dim_t)H, &one, (double *)W1, (inc_t)H,
+              1, (double *)s, 1, &one, h, 1);
     double q0 = 0.0, q1 = 0.0;
     for (int64_t i = 0; i < H; i++) {
         q0 += W2[i] * h[i];
@@ -509,9 +527,10 @@ static void forward_batch(const struct dpdo_policy *p, const double *theta, int6
     const int64_t S = p->state_len, H = p->hidden;
     const double *W1 = theta, *b1 = theta + H * S, *W2 = b1 + H, *b2 = W2 + 2 * H;
     double one = 1.0;
-    for (int64_t j = 0; j < B; j++) memcpy(Hb + j * H, b1, (size_t)H * sizeof *Hb);
-    bli_dgemm(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, (dim_t)B, (dim_t)H, (dim_t)S, &one,
-              (double *)X, (inc_t)S, 1, (double *)W1, (inc_t)H, 1, &one, Hb, (inc_t)H, 1);
+    for (int64_t j = 0; j < B; j++)
+        memcpy(Hb + j * H, b1, (size_t)H * sizeof *Hb);
+    bli_dgemm(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, (dim_t)B, (dim_t)H, (dim_t)S, &one, (double *)X,
+              (inc_t)S, 1, (double *)W1, (inc_t)H, 1, &one, Hb, (inc_t)H, 1);
     for (int64_t j = 0; j < B; j++) {
         const double *h = Hb + j * H;
         double q0 = 0.0, q1 = 0.0;
@@ -547,7 +566,8 @@ double dpdo__dqn_loss_grad(const struct dpdo_policy *p, const double *theta, int
         const double dq = -2.0 * diff / (double)B;
         double *gw2 = gW2 + aj * H;
         const double *w2 = W2 + aj * H;
-        for (int64_t i = 0; i < H; i++) gw2[i] += dq * h[i];
+        for (int64_t i = 0; i < H; i++)
+            gw2[i] += dq * h[i];
         gb2[aj] += dq;
         for (int64_t i = 0; i < H; i++) {
             h[i] = w2[i] * dq;
@@ -555,8 +575,8 @@ double dpdo__dqn_loss_grad(const struct dpdo_policy *p, const double *theta, int
         }
     }
     double one = 1.0, zero = 0.0;
-    bli_dgemm(BLIS_TRANSPOSE, BLIS_NO_TRANSPOSE, (dim_t)S, (dim_t)H, (dim_t)B, &one,
-              (double *)X, (inc_t)S, 1, hbuf, (inc_t)H, 1, &zero, gW1, (inc_t)H, 1);
+    bli_dgemm(BLIS_TRANSPOSE, BLIS_NO_TRANSPOSE, (dim_t)S, (dim_t)H, (dim_t)B, &one, (double *)X,
+              (inc_t)S, 1, hbuf, (inc_t)H, 1, &zero, gW1, (inc_t)H, 1);
     return loss / (double)B;
 }
 
@@ -591,8 +611,7 @@ double dpdo__dqn_explore_p(const struct dpdo_policy *p, int64_t step)
            (p->explore_start - p->explore_min) * ((double)step / p->explore_steps);
 }
 
-static double *entry_at(const struct dpdo_policy *p, const struct dpdo__dqn_agent *ag,
-                        int64_t i)
+static double *entry_at(const struct dpdo_policy *p, const struct dpdo__dqn_agent *ag, int64_t i)
 {
     const int64_t R = p->replay;
     int64_t phys = (ag->head + R - ag->count + i) % R;
@@ -670,16 +689,15 @@ static int pending(struct dpdo_policy *p, char *err)
     if (!p->pending_cb) return DPDO_OK;
     int code = p->pending_cb;
     p->pending_cb = 0;
-    return dpdo__err(err, DPDO_E_CALLBACK, "policy '%s': reset callback returned %d",
-                     p->type->name, code);
+    return dpdo__err(err, DPDO_E_CALLBACK, "policy '%s': reset callback returned %d", p->type->name,
+                     code);
 }
 
 static int need_rng(const struct dpdo_policy *p, int64_t node, const struct dpdo_rng *rng,
                     uint64_t round, char *err)
 {
     if (!rng)
-        return dpdo__err(err, DPDO_E_INVAL, "policy '%s' needs an rng (it is NULL)",
-                         p->type->name);
+        return dpdo__err(err, DPDO_E_INVAL, "policy '%s' needs an rng (it is NULL)", p->type->name);
     return dpdo__stream_ids_check((uint64_t)node, round, DPDO_PURPOSE_EXPLORATION, err);
 }
 
@@ -703,13 +721,14 @@ static int dqn_prepare(struct dpdo_policy *p, struct dpdo__dqn_agent *ag, int64_
 
 /* Spec §3.6 POLICY_DQN: store the previous transition, train, act. */
 static int dqn_decide(struct dpdo_policy *p, int64_t node, int64_t k, const double *state,
-                      double reward, const struct dpdo_rng *rng, uint64_t round,
-                      int32_t *action, char *err)
+                      double reward, const struct dpdo_rng *rng, uint64_t round, int32_t *action,
+                      char *err)
 {
     struct dpdo__dqn_agent *ag = &p->agents[node];
     int rc = dqn_prepare(p, ag, node, rng, err);
     if (rc) return rc;
-    if (k == 0) ag->has_prev = 0; /* episode start: an unfinished episode's pending step is dropped */
+    if (k == 0)
+        ag->has_prev = 0; /* episode start: an unfinished episode's pending step is dropped */
     if (ag->has_prev) push(p, ag, ag->prev_s, ag->prev_a, reward, state, 0);
     if (ag->count >= p->batch) {
         rc = train(p, ag, node, rng, round, DPDO__DQN_BLOCK_TRAIN, err);
@@ -751,8 +770,8 @@ static int check_node(const struct dpdo_policy *p, int64_t node, char *err)
 }
 
 int dpdo__policy_decide(struct dpdo_policy *p, int64_t node, int64_t k, const double *state,
-                        double reward, const struct dpdo_rng *rng, uint64_t round,
-                        int32_t *action, char *err)
+                        double reward, const struct dpdo_rng *rng, uint64_t round, int32_t *action,
+                        char *err)
 {
     int rc = check_node(p, node, err);
     if (rc) return rc;
@@ -777,8 +796,8 @@ int dpdo__policy_decide(struct dpdo_policy *p, int64_t node, int64_t k, const do
         if (rc) return rc;
         dpdo__stream st;
         dpdo__stream_open(&st, rng, (uint64_t)node, round, DPDO_PURPOSE_EXPLORATION);
-        int32_t a = dpdo__stream_bernoulli(&st, p->p_global) ? DPDO_ACTION_GLOBAL
-                                                              : DPDO_ACTION_LOCAL;
+        int32_t a =
+            dpdo__stream_bernoulli(&st, p->p_global) ? DPDO_ACTION_GLOBAL : DPDO_ACTION_LOCAL;
         if (stream_failed(&st, p, err)) return DPDO_E_CALLBACK;
         *action = a;
         return DPDO_OK;
@@ -950,11 +969,16 @@ double *dpdo__dqn_params(struct dpdo_policy *p, int64_t node, int which)
     struct dpdo__dqn_agent *ag = dpdo__dqn_agent(p, node);
     if (!ag) return NULL;
     switch (which) {
-    case DPDO__DQN_ONLINE: return ag->theta;
-    case DPDO__DQN_TARGET: return ag->target;
-    case DPDO__DQN_ADAM_M: return ag->m;
-    case DPDO__DQN_ADAM_V: return ag->v;
-    default: return NULL;
+    case DPDO__DQN_ONLINE:
+        return ag->theta;
+    case DPDO__DQN_TARGET:
+        return ag->target;
+    case DPDO__DQN_ADAM_M:
+        return ag->m;
+    case DPDO__DQN_ADAM_V:
+        return ag->v;
+    default:
+        return NULL;
     }
 }
 

@@ -5,10 +5,10 @@
 #ifndef DPDO_POLICY_IMPL_H
 #define DPDO_POLICY_IMPL_H
 
+#include "../core/core_impl.h"
+#include "dpdo/policy.h"
 #include <stddef.h>
 #include <stdint.h>
-#include "dpdo/policy.h"
-#include "../core/core_impl.h"
 
 struct dpdo_rng;
 
@@ -31,28 +31,28 @@ enum {
 
 /* One DQN agent (one node). Arrays point into the policy's arena. */
 struct dpdo__dqn_agent {
-    double *theta;   /* online parameters [W1 (H x S, column-major: entry (i, c) at c H + i) |
-                      * b1 (H) | W2 (2 x H, row-major) | b2 (2)] */
-    double *target;  /* target network, same layout */
-    double *m, *v;   /* Adam moments */
-    double *mem;     /* replay ring: R entries of E = 2S + 3 doubles [s | s' | a | r | done] */
-    double *prev_s;  /* state of the pending decision (S) */
-    int64_t head;    /* next ring slot to write */
-    int64_t count;   /* transitions held (<= R) */
-    int64_t steps;   /* decisions since reset (exploration schedule) */
-    int64_t trains;  /* training steps since reset (Adam t, target sync) */
-    int32_t prev_a;  /* action of the pending decision */
+    double *theta;  /* online parameters [W1 (H x S, column-major: entry (i, c) at c H + i) |
+                     * b1 (H) | W2 (2 x H, row-major) | b2 (2)] */
+    double *target; /* target network, same layout */
+    double *m, *v;  /* Adam moments */
+    double *mem;    /* replay ring: R entries of E = 2S + 3 doubles [s | s' | a | r | done] */
+    double *prev_s; /* state of the pending decision (S) */
+    int64_t head;   /* next ring slot to write */
+    int64_t count;  /* transitions held (<= R) */
+    int64_t steps;  /* decisions since reset (exploration schedule) */
+    int64_t trains; /* training steps since reset (Adam t, target sync) */
+    int32_t prev_a; /* action of the pending decision */
     int32_t has_prev;
-    int32_t init;    /* weights initialised */
-    int32_t bad;     /* non-finite weights seen: decisions fail until reset */
+    int32_t init; /* weights initialised */
+    int32_t bad;  /* non-finite weights seen: decisions fail until reset */
 };
 
 struct dpdo_policy {
     uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
     const dpdo_policy_type *type;
-    int kind;      /* DPDO__POLICY_* */
-    void *user;    /* user types: the caller's pointer; built-ins: this handle */
-    size_t tsize;  /* the type's struct_size */
+    int kind;     /* DPDO__POLICY_* */
+    void *user;   /* user types: the caller's pointer; built-ins: this handle */
+    size_t tsize; /* the type's struct_size */
     int64_t n_nodes, state_len;
     /* parameters */
     double p_global;
@@ -73,8 +73,8 @@ struct dpdo_policy {
     double *xbuf;                   /* 2 x batch x S: the batch's states, next states */
     double *qbuf;                   /* batch x 2: Q-values */
     int64_t *ibuf;                  /* batch: replay indices */
-    int64_t borrowers; /* algorithms borrowing it (core_impl.h, borrowed handles) */
-    int doomed;        /* destroy requested while borrowed */
+    int64_t borrowers;              /* algorithms borrowing it (core_impl.h, borrowed handles) */
+    int doomed;                     /* destroy requested while borrowed */
     char errmsg[DPDO__ERRMSG_LEN];
 };
 void dpdo__policy_retain(struct dpdo_policy *p);
@@ -86,8 +86,8 @@ void dpdo__policy_release(struct dpdo_policy *p);
  * rng present when needed, round < 2^48) still run. Allocate nothing.
  * Message into err (DPDO__ERRMSG_LEN bytes, may be NULL). */
 int dpdo__policy_decide(struct dpdo_policy *p, int64_t node, int64_t k, const double *state,
-                        double reward, const struct dpdo_rng *rng, uint64_t round,
-                        int32_t *action, char *err);
+                        double reward, const struct dpdo_rng *rng, uint64_t round, int32_t *action,
+                        char *err);
 int dpdo__policy_finish(struct dpdo_policy *p, int64_t node, double reward,
                         const struct dpdo_rng *rng, uint64_t round, char *err);
 /* Back to the initial state (see dpdo_policy_reset). Cannot fail: a failing
@@ -107,8 +107,8 @@ const double *dpdo__dqn_replay_entry(const struct dpdo_policy *p, int64_t node, 
 /* The exploration probability after `step` decisions. */
 double dpdo__dqn_explore_p(const struct dpdo_policy *p, int64_t step);
 /* q[2] = Q(s; theta); h (H doubles) receives the hidden layer. */
-void dpdo__dqn_forward(const struct dpdo_policy *p, const double *theta, const double *s,
-                       double *h, double *q);
+void dpdo__dqn_forward(const struct dpdo_policy *p, const double *theta, const double *s, double *h,
+                       double *q);
 /* Squared TD loss (1/B) sum_j (y_j - Q(s_j; theta)[a_j])^2 and its gradient
  * grad[P] (spec §3.4 backprop); X[B x S] the states row by row; scratch
  * hbuf[B x H] and q[2 B]. */

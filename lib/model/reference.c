@@ -11,10 +11,10 @@
  * with the largest theta in [0,1] keeping h* finite (only l1 and
  * elastic-net without l2 part need theta < 1). The dual CD method for
  * hinge + l2 carries its own dual variables (Hsieh et al., ICML 2008). */
+#include "model_impl.h"
 #include <float.h>
 #include <math.h>
 #include <string.h>
-#include "model_impl.h"
 
 enum { M_LBFGS = 0, M_FISTA, M_DUALCD, M_SFISTA, M_PPA };
 static const char *const method_names[] = {"lbfgs", "fista", "dual-cd", "smoothed-fista",
@@ -28,23 +28,23 @@ struct dpdo_reference {
     struct dpdo_regularizer none_reg; /* used when reg == NULL */
     dpdo_reference_options o;
     int64_t dim;
-    double *omega;  /* per-node weight in F */
-    double *work;   /* vectors, see ws() */
+    double *omega; /* per-node weight in F */
+    double *work;  /* vectors, see ws() */
     int mem;
     /* dual CD (hinge + l2) */
     int64_t nsamp;
     int64_t *s_row;
     int32_t *s_node;
     double *alpha;
-    int64_t *act;         /* active set (shrinking); margin set (polish) */
-    double *marg;         /* polish: y_s <a_s, x> per sample */
-    int polish;           /* hinge + l1: LP-vertex polish of the smoothed solution */
+    int64_t *act; /* active set (shrinking); margin set (polish) */
+    double *marg; /* polish: y_s <a_s, x> per sample */
+    int polish;   /* hinge + l1: LP-vertex polish of the smoothed solution */
     unsigned char *keep;
     /* properties */
     int method;
-    int gap_ok;     /* every loss a built-in phi and h has a conjugate */
+    int gap_ok; /* every loss a built-in phi and h has a conjugate */
     int any_hinge;
-    double mu_h;    /* modulus of h */
+    double mu_h; /* modulus of h */
     /* results */
     double cert;
     int64_t iters;
@@ -52,8 +52,12 @@ struct dpdo_reference {
     char errmsg[DPDO__ERRMSG_LEN];
 };
 
-/* work vectors: 0 x, 1 y, 2 g, 3 gy, 4 xn, 5 t1, 6 t2, then S (mem*dim), Y (mem*dim), rho/alpha (2*mem) */
-static double *wv(struct dpdo_reference *r, int k) { return r->work + (size_t)k * (size_t)r->dim; }
+/* work vectors: 0 x, 1 y, 2 g, 3 gy, 4 xn, 5 t1, 6 t2, then S (mem*dim), Y (mem*dim), rho/alpha
+ * (2*mem) */
+static double *wv(struct dpdo_reference *r, int k)
+{
+    return r->work + (size_t)k * (size_t)r->dim;
+}
 
 DPDO_API int dpdo_reference_options_init(dpdo_reference_options *o, size_t struct_size)
 {
@@ -77,13 +81,17 @@ static int h_smooth(const struct dpdo_regularizer *g)
     switch (g->kind) {
     case DPDO__REG_NONE:
     case DPDO__REG_L2:
-    case DPDO__REG_NCVX: return 1;
-    case DPDO__REG_L1: return g->p[0] == 0.0;
-    case DPDO__REG_EN: return g->p[0] == 0.0;
+    case DPDO__REG_NCVX:
+        return 1;
+    case DPDO__REG_L1:
+        return g->p[0] == 0.0;
+    case DPDO__REG_EN:
+        return g->p[0] == 0.0;
     case DPDO__REG_USER:
         return g->tsize >= offsetof(dpdo_regularizer_type, grad) + sizeof(g->type->grad) &&
                g->type->grad != NULL;
-    default: return 0;
+    default:
+        return 0;
     }
 }
 
@@ -139,7 +147,8 @@ DPDO_API int dpdo_reference_create(dpdo_reference **out, dpdo_node *const *nodes
     if (!r->nodes || !r->omega || !r->work) goto nomem;
     memcpy(r->nodes, nodes, (size_t)n_nodes * sizeof *nodes);
 
-    if (reg) r->reg = reg;
+    if (reg)
+        r->reg = reg;
     else {
         r->none_reg.type = dpdo_regularizer_type_find("none");
         r->none_reg.kind = DPDO__REG_NONE;
@@ -158,7 +167,8 @@ DPDO_API int dpdo_reference_create(dpdo_reference **out, dpdo_node *const *nodes
                                                          : nodes[i]->weight;
         tot += r->omega[i];
     }
-    for (int32_t i = 0; i < n_nodes; i++) r->omega[i] /= tot;
+    for (int32_t i = 0; i < n_nodes; i++)
+        r->omega[i] /= tot;
 
     /* properties and method */
     r->gap_ok = 1;
@@ -183,11 +193,16 @@ DPDO_API int dpdo_reference_create(dpdo_reference **out, dpdo_node *const *nodes
         double mu = 0.0;
         if (dpdo_regularizer_modulus(r->reg, &mu) == DPDO_OK) r->mu_h = mu;
     }
-    if (all_hinge && hk == DPDO__REG_L2 && r->reg->p[0] > 0.0) r->method = M_DUALCD;
-    else if (all_hinge && hk == DPDO__REG_EN && r->reg->p[1] > 0.0) r->method = M_PPA;
-    else if (r->any_hinge) r->method = M_SFISTA;
-    else if (h_smooth(r->reg)) r->method = M_LBFGS;
-    else r->method = M_FISTA;
+    if (all_hinge && hk == DPDO__REG_L2 && r->reg->p[0] > 0.0)
+        r->method = M_DUALCD;
+    else if (all_hinge && hk == DPDO__REG_EN && r->reg->p[1] > 0.0)
+        r->method = M_PPA;
+    else if (r->any_hinge)
+        r->method = M_SFISTA;
+    else if (h_smooth(r->reg))
+        r->method = M_LBFGS;
+    else
+        r->method = M_FISTA;
 
     /* tol 0: the method's default. Smoothing converges as O(1/eps), so its
      * default is looser (docs/model.md, "Tolerances in practice"). */
@@ -195,7 +210,8 @@ DPDO_API int dpdo_reference_create(dpdo_reference **out, dpdo_node *const *nodes
     r->polish = r->method == M_SFISTA && all_hinge && hk == DPDO__REG_L1 && r->reg->p[0] > 0.0;
     if (r->method == M_DUALCD || r->method == M_PPA || r->polish) {
         int64_t N = 0;
-        for (int32_t i = 0; i < n_nodes; i++) N += nodes[i]->shard->n;
+        for (int32_t i = 0; i < n_nodes; i++)
+            N += nodes[i]->shard->n;
         r->nsamp = N;
         r->s_row = dpdo__alloc_array((size_t)N, sizeof *r->s_row);
         r->s_node = dpdo__alloc_array((size_t)N, sizeof *r->s_node);
@@ -214,7 +230,8 @@ DPDO_API int dpdo_reference_create(dpdo_reference **out, dpdo_node *const *nodes
                 r->s_node[s] = i;
             }
     }
-    for (int32_t i = 0; i < n_nodes; i++) dpdo__node_retain(nodes[i]);
+    for (int32_t i = 0; i < n_nodes; i++)
+        dpdo__node_retain(nodes[i]);
     if (reg) dpdo__reg_retain(reg);
     r->retained = 1;
     *out = r;
@@ -229,7 +246,8 @@ DPDO_API void dpdo_reference_destroy(dpdo_reference *ref)
     if (!ref || !DPDO__LIVE(ref, DPDO__MAGIC_REFERENCE)) return; /* NULL or destroyed */
     DPDO__KILL(ref);
     if (ref->retained) {
-        for (int32_t i = 0; i < ref->n; i++) dpdo__node_release(ref->nodes[i]);
+        for (int32_t i = 0; i < ref->n; i++)
+            dpdo__node_release(ref->nodes[i]);
         if (ref->reg != &ref->none_reg) dpdo__reg_release(ref->reg);
     }
     dpdo__free(ref->nodes);
@@ -248,8 +266,14 @@ DPDO_API const char *dpdo_reference_errmsg(const dpdo_reference *ref)
 {
     return ref ? ref->errmsg : DPDO__NULL_TEXT("dpdo_reference_errmsg", "ref");
 }
-DPDO_API double dpdo_reference_certificate(const dpdo_reference *ref) { return ref ? ref->cert : NAN; }
-DPDO_API int64_t dpdo_reference_iterations(const dpdo_reference *ref) { return ref ? ref->iters : 0; }
+DPDO_API double dpdo_reference_certificate(const dpdo_reference *ref)
+{
+    return ref ? ref->cert : NAN;
+}
+DPDO_API int64_t dpdo_reference_iterations(const dpdo_reference *ref)
+{
+    return ref ? ref->iters : 0;
+}
 DPDO_API const char *dpdo_reference_method(const dpdo_reference *ref)
 {
     return ref ? method_names[ref->method] : "(null)";
@@ -289,7 +313,8 @@ static double shard_pass(const struct dpdo_shard *sh, const double *x, dpdo__phi
     int64_t rows[CH];
     for (int64_t off = 0; off < sh->n; off += CH) {
         int64_t k = sh->n - off < CH ? sh->n - off : CH;
-        for (int64_t j = 0; j < k; j++) rows[j] = sh->first + off + j;
+        for (int64_t j = 0; j < k; j++)
+            rows[j] = sh->first + off + j;
         double ls = 0.0;
         dpdo__lin_grad(sh->parent, rows, k, x, phi, ctx, 0.0, scale, grad, &ls, NULL);
         lsum += ls;
@@ -319,7 +344,8 @@ static int f_eval(struct dpdo_reference *r, const double *x, double mu_s, double
         if (rc) return rc;
         fs += w * v;
         if (g)
-            for (int64_t j = 0; j < d; j++) g[j] += w * t[j];
+            for (int64_t j = 0; j < d; j++)
+                g[j] += w * t[j];
     }
     if (!isfinite(fs)) return dpdo__err(r->errmsg, DPDO_E_NUMERIC, "objective is not finite");
     *f = fs;
@@ -359,8 +385,12 @@ static double phi_gap(const void *vctx, double m, double y, double *conj)
         }
         break;
     }
-    case DPDO__LOSS_LOGISTIC: u = dpdo__phi_logistic(NULL, m, y, &l); break;
-    default: u = dpdo__phi_squared(NULL, m, y, &l); break;
+    case DPDO__LOSS_LOGISTIC:
+        u = dpdo__phi_logistic(NULL, m, y, &l);
+        break;
+    default:
+        u = dpdo__phi_squared(NULL, m, y, &l);
+        break;
     }
     c->primal += l;
     u *= c->theta;
@@ -382,7 +412,8 @@ static double gap_at(struct dpdo_reference *r, const double *x, double mu_s)
         conj += c * shard_pass(nd->shard, x, phi_gap, &gc, c, v);
         primal += c * gc.primal;
     }
-    for (int64_t j = 0; j < d; j++) t[j] = -v[j];
+    for (int64_t j = 0; j < d; j++)
+        t[j] = -v[j];
     double theta = dpdo__reg_dual_scale(r->reg, t);
     if (theta < 1.0) {
         conj = 0.0;
@@ -393,7 +424,8 @@ static double gap_at(struct dpdo_reference *r, const double *x, double mu_s)
             struct gap_ctx gc = {nd->loss->builtin, theta, mu_s, 0.0};
             conj += c * shard_pass(nd->shard, x, phi_gap, &gc, c, v);
         }
-        for (int64_t j = 0; j < d; j++) t[j] = -v[j];
+        for (int64_t j = 0; j < d; j++)
+            t[j] = -v[j];
     }
     int ok = 0;
     double hs = dpdo__reg_conjugate(r->reg, t, &ok);
@@ -407,14 +439,16 @@ static double gap_at(struct dpdo_reference *r, const double *x, double mu_s)
 static double nrm(const double *v, int64_t n)
 {
     double s = 0.0;
-    for (int64_t j = 0; j < n; j++) s += v[j] * v[j];
+    for (int64_t j = 0; j < n; j++)
+        s += v[j] * v[j];
     return sqrt(s);
 }
 
 static double dotp(const double *a, const double *b, int64_t n)
 {
     double s = 0.0;
-    for (int64_t j = 0; j < n; j++) s += a[j] * b[j];
+    for (int64_t j = 0; j < n; j++)
+        s += a[j] * b[j];
     return s;
 }
 
@@ -430,7 +464,8 @@ static int Fg_smooth(struct dpdo_reference *r, const double *x, double *F, doubl
     double *t = wv(r, 5);
     rc = dpdo__reg_grad(r->reg, x, t, r->errmsg);
     if (rc) return rc;
-    for (int64_t j = 0; j < r->dim; j++) g[j] += t[j];
+    for (int64_t j = 0; j < r->dim; j++)
+        g[j] += t[j];
     *F = f + h;
     return DPDO_OK;
 }
@@ -457,33 +492,39 @@ static int solve_lbfgs(struct dpdo_reference *r, double *Fout)
             break;
         }
         /* two-loop recursion: dir = -H g */
-        for (int64_t j = 0; j < d; j++) dir[j] = -g[j];
+        for (int64_t j = 0; j < d; j++)
+            dir[j] = -g[j];
         for (int k = 0; k < npairs; k++) {
             int p = (head - 1 - k + M) % M;
             al[p] = rho[p] * dotp(S + (size_t)p * d, dir, d);
             double *yp = Y + (size_t)p * d;
-            for (int64_t j = 0; j < d; j++) dir[j] -= al[p] * yp[j];
+            for (int64_t j = 0; j < d; j++)
+                dir[j] -= al[p] * yp[j];
         }
         if (npairs > 0) {
             int p = (head - 1 + M) % M;
             double *yp = Y + (size_t)p * d;
             double gam = 1.0 / (rho[p] * dotp(yp, yp, d));
-            for (int64_t j = 0; j < d; j++) dir[j] *= gam;
+            for (int64_t j = 0; j < d; j++)
+                dir[j] *= gam;
         } else {
             double s0 = 1.0 / fmax(gn0, 1.0);
-            for (int64_t j = 0; j < d; j++) dir[j] *= s0;
+            for (int64_t j = 0; j < d; j++)
+                dir[j] *= s0;
         }
         for (int k = npairs - 1; k >= 0; k--) {
             int p = (head - 1 - k + M) % M;
             double b = rho[p] * dotp(Y + (size_t)p * d, dir, d);
             double *sp = S + (size_t)p * d;
-            for (int64_t j = 0; j < d; j++) dir[j] += (al[p] - b) * sp[j];
+            for (int64_t j = 0; j < d; j++)
+                dir[j] += (al[p] - b) * sp[j];
         }
         double gd = dotp(g, dir, d);
         if (!(gd < 0.0)) { /* not a descent direction: restart with steepest descent */
             npairs = 0;
             double s0 = 1.0 / fmax(gnorm, 1.0);
-            for (int64_t j = 0; j < d; j++) dir[j] = -g[j] * s0;
+            for (int64_t j = 0; j < d; j++)
+                dir[j] = -g[j] * s0;
             gd = dotp(g, dir, d);
         }
         /* backtracking: Armijo, or (near the optimum, where F differences are
@@ -491,7 +532,8 @@ static int solve_lbfgs(struct dpdo_reference *r, double *Fout)
         double step = 1.0;
         int accepted = 0;
         for (int ls = 0; ls < 60; ls++) {
-            for (int64_t j = 0; j < d; j++) xn[j] = x[j] + step * dir[j];
+            for (int64_t j = 0; j < d; j++)
+                xn[j] = x[j] + step * dir[j];
             rc = Fg_smooth(r, xn, &Fn, gn);
             if (rc == DPDO_E_NUMERIC) {
                 step *= 0.5;
@@ -539,7 +581,6 @@ static int solve_lbfgs(struct dpdo_reference *r, double *Fout)
 
 /* ---- FISTA with backtracking and adaptive restart ------------------------------- */
 
-
 /* ---- hinge + l1: LP-vertex polish ----------------------------------------
  * min_x sum_s c_s max(0, 1 - z_s) + lambda ||x||_1, z_s = y_s <a_s, x>, is a
  * linear program; smoothing approaches its solution only at rate O(1/eps).
@@ -555,24 +596,28 @@ static int chol_solve(double *G, int64_t k, double *rhs)
 {
     for (int64_t j = 0; j < k; j++) {
         double dj = G[j * k + j];
-        for (int64_t p = 0; p < j; p++) dj -= G[j * k + p] * G[j * k + p];
+        for (int64_t p = 0; p < j; p++)
+            dj -= G[j * k + p] * G[j * k + p];
         if (!(dj > 0.0)) return -1;
         dj = sqrt(dj);
         G[j * k + j] = dj;
         for (int64_t i = j + 1; i < k; i++) {
             double v = G[i * k + j];
-            for (int64_t p = 0; p < j; p++) v -= G[i * k + p] * G[j * k + p];
+            for (int64_t p = 0; p < j; p++)
+                v -= G[i * k + p] * G[j * k + p];
             G[i * k + j] = v / dj;
         }
     }
     for (int64_t i = 0; i < k; i++) { /* L y = rhs */
         double v = rhs[i];
-        for (int64_t p = 0; p < i; p++) v -= G[i * k + p] * rhs[p];
+        for (int64_t p = 0; p < i; p++)
+            v -= G[i * k + p] * rhs[p];
         rhs[i] = v / G[i * k + i];
     }
     for (int64_t i = k - 1; i >= 0; i--) { /* L^T x = y */
         double v = rhs[i];
-        for (int64_t p = i + 1; p < k; p++) v -= G[p * k + i] * rhs[p];
+        for (int64_t p = i + 1; p < k; p++)
+            v -= G[p * k + i] * rhs[p];
         rhs[i] = v / G[i * k + i];
     }
     return 0;
@@ -603,7 +648,8 @@ static double hinge_l1_gap(struct dpdo_reference *r, const double *x)
         cs += c * sv;
     }
     double lam = r->reg->p[0], vmax = 0.0, l1 = 0.0;
-    for (int64_t j = 0; j < d; j++) vmax = fmax(vmax, fabs(v[j])), l1 += fabs(x[j]);
+    for (int64_t j = 0; j < d; j++)
+        vmax = fmax(vmax, fabs(v[j])), l1 += fabs(x[j]);
     double theta = vmax <= lam ? 1.0 : lam / vmax;
     double gap = P + lam * l1 - theta * cs;
     return gap < 0.0 ? 0.0 : gap;
@@ -646,7 +692,8 @@ static void hinge_l1_polish(struct dpdo_reference *r, double *x, double *F, doub
             double y = ds->y[row];
             memset(xt, 0, (size_t)d * sizeof *xt);
             dpdo__row_axpy(ds, row, y, xt); /* y a_s as a dense vector */
-            for (int64_t b = 0; b < nJ; b++) A[a * nJ + b] = xt[J[b]];
+            for (int64_t b = 0; b < nJ; b++)
+                A[a * nJ + b] = xt[J[b]];
         }
         /* G = A^T A (k = nJ) or A A^T (k = nM), plus a tiny ridge */
         double tr = 0.0;
@@ -654,14 +701,17 @@ static void hinge_l1_polish(struct dpdo_reference *r, double *x, double *F, doub
             for (int64_t j = 0; j <= i; j++) {
                 double g = 0.0;
                 if (k == nJ)
-                    for (int64_t a = 0; a < nM; a++) g += A[a * nJ + i] * A[a * nJ + j];
+                    for (int64_t a = 0; a < nM; a++)
+                        g += A[a * nJ + i] * A[a * nJ + j];
                 else
-                    for (int64_t b = 0; b < nJ; b++) g += A[i * nJ + b] * A[j * nJ + b];
+                    for (int64_t b = 0; b < nJ; b++)
+                        g += A[i * nJ + b] * A[j * nJ + b];
                 G[i * k + j] = G[j * k + i] = g;
                 if (i == j) tr += g;
             }
         double eps = 1e-13 * (tr / (double)k) + 1e-300;
-        for (int64_t i = 0; i < k; i++) G[i * k + i] += eps;
+        for (int64_t i = 0; i < k; i++)
+            G[i * k + i] += eps;
         double *Gc = dpdo__alloc_array((size_t)(k * k), sizeof(double));
         if (!Gc) {
             dpdo__free(A);
@@ -670,7 +720,8 @@ static void hinge_l1_polish(struct dpdo_reference *r, double *x, double *F, doub
         /* primal: minimum-norm correction delta_J with A delta = 1 - A x_J */
         for (int64_t a = 0; a < nM; a++) {
             double z = 0.0;
-            for (int64_t b = 0; b < nJ; b++) z += A[a * nJ + b] * x[J[b]];
+            for (int64_t b = 0; b < nJ; b++)
+                z += A[a * nJ + b] * x[J[b]];
             w1[a] = 1.0 - z;
         }
         memcpy(xt, x, (size_t)d * sizeof *xt);
@@ -679,19 +730,22 @@ static void hinge_l1_polish(struct dpdo_reference *r, double *x, double *F, doub
         if (k == nJ) { /* delta = G^{-1} A^T r */
             for (int64_t b = 0; b < nJ; b++) {
                 double v = 0.0;
-                for (int64_t a = 0; a < nM; a++) v += A[a * nJ + b] * w1[a];
+                for (int64_t a = 0; a < nM; a++)
+                    v += A[a * nJ + b] * w1[a];
                 w2[b] = v;
             }
             ok = chol_solve(Gc, k, w2) == 0;
             if (ok)
-                for (int64_t b = 0; b < nJ; b++) xt[J[b]] += w2[b];
+                for (int64_t b = 0; b < nJ; b++)
+                    xt[J[b]] += w2[b];
         } else { /* delta = A^T G^{-1} r */
             memcpy(w2, w1, (size_t)nM * sizeof *w2);
             ok = chol_solve(Gc, k, w2) == 0;
             if (ok)
                 for (int64_t b = 0; b < nJ; b++) {
                     double v = 0.0;
-                    for (int64_t a = 0; a < nM; a++) v += A[a * nJ + b] * w2[a];
+                    for (int64_t a = 0; a < nM; a++)
+                        v += A[a * nJ + b] * w2[a];
                     xt[J[b]] += v;
                 }
         }
@@ -719,17 +773,20 @@ static void hinge_l1_polish(struct dpdo_reference *r, double *x, double *F, doub
             ok = chol_solve(Gc, k, w2) == 0;
             for (int64_t a = 0; a < nM && ok; a++) {
                 double v = 0.0;
-                for (int64_t b = 0; b < nJ; b++) v += A[a * nJ + b] * w2[b];
+                for (int64_t b = 0; b < nJ; b++)
+                    v += A[a * nJ + b] * w2[b];
                 w1[nJ + a] = v;
             }
         } else { /* t = G^{-1} A b */
             for (int64_t a = 0; a < nM; a++) {
                 double v = 0.0;
-                for (int64_t b = 0; b < nJ; b++) v += A[a * nJ + b] * w1[b];
+                for (int64_t b = 0; b < nJ; b++)
+                    v += A[a * nJ + b] * w1[b];
                 w2[a] = v;
             }
             ok = chol_solve(Gc, k, w2) == 0;
-            for (int64_t a = 0; a < nM && ok; a++) w1[nJ + a] = w2[a];
+            for (int64_t a = 0; a < nM && ok; a++)
+                w1[nJ + a] = w2[a];
         }
         if (ok) {
             for (int64_t a = 0; a < nM; a++) {
@@ -764,7 +821,10 @@ static void hinge_l1_polish(struct dpdo_reference *r, double *x, double *F, doub
  * after scaling by theta in [0,1] (theta b stays in the box): the bound is
  * P(x) - max_theta (theta sum b_s - h*(theta v)) over theta in
  * {1, min(1, l1 / ||v||_inf)}, with v recomputed from scratch (no drift). */
-static double softt(double u, double t) { return u > t ? u - t : (u < -t ? u + t : 0.0); }
+static double softt(double u, double t)
+{
+    return u > t ? u - t : (u < -t ? u + t : 0.0);
+}
 
 /* G(t) = y <a_row, x(b + t e_s)> - 1, increasing in t */
 static double ppa_G(const struct dpdo_dataset *ds, int64_t row, double y, double t,
@@ -801,11 +861,13 @@ static int ppa_gap(struct dpdo_reference *r, const double *x, double *F, double 
     int rc = F_eval(r, x, F);
     if (rc) return rc;
     double amax = 0.0;
-    for (int64_t j = 0; j < d; j++) amax = fmax(amax, fabs(t[j]));
+    for (int64_t j = 0; j < d; j++)
+        amax = fmax(amax, fabs(t[j]));
     const double l1 = r->reg->p[0];
     double thetas[2] = {1.0, amax <= l1 ? 1.0 : l1 / amax}, best = -INFINITY;
     for (int k = 0; k < 2; k++) {
-        for (int64_t j = 0; j < d; j++) u[j] = thetas[k] * t[j];
+        for (int64_t j = 0; j < d; j++)
+            u[j] = thetas[k] * t[j];
         int ok = 0;
         double hs = dpdo__reg_conjugate(r->reg, u, &ok);
         double D = thetas[k] * sb - hs;
@@ -863,7 +925,8 @@ static int solve_ppa(struct dpdo_reference *r, double *Fout)
     double eps_in = 0.1;
     while (ep < r->o.max_iter) {
         /* inner: dual CD with shrinking until the full set is eps_in-optimal */
-        for (int64_t s = 0; s < N; s++) act[s] = s;
+        for (int64_t s = 0; s < N; s++)
+            act[s] = s;
         int64_t nact = N;
         double PGmax_old = INFINITY, PGmin_old = -INFINITY;
         for (; ep < r->o.max_iter; ep++) {
@@ -913,8 +976,10 @@ static int solve_ppa(struct dpdo_reference *r, double *Fout)
                     tb = 0.0, Gb = G, ta = -al;
                     Ga = ppa_G(ds, row, y, ta, w0, v, irho, thr);
                 }
-                if (G < 0.0 && Gb <= 0.0) tt = tb;
-                else if (G > 0.0 && Ga >= 0.0) tt = ta;
+                if (G < 0.0 && Gb <= 0.0)
+                    tt = tb;
+                else if (G > 0.0 && Ga >= 0.0)
+                    tt = ta;
                 else {
                     tt = G < 0.0 ? ta : tb;
                     int side = 0;
@@ -967,7 +1032,8 @@ static int solve_ppa(struct dpdo_reference *r, double *Fout)
             if (PGmin == INFINITY) PGmin = 0.0;
             if (PGmax - PGmin <= eps_in) {
                 if (nact < N) {
-                    for (int64_t s = 0; s < N; s++) act[s] = s;
+                    for (int64_t s = 0; s < N; s++)
+                        act[s] = s;
                     nact = N;
                     PGmax_old = INFINITY;
                     PGmin_old = -INFINITY;
@@ -993,7 +1059,10 @@ static int solve_ppa(struct dpdo_reference *r, double *Fout)
         }
         /* proximal step: new centre z = x; keep b (and v), recompute x(b) */
         if (rp * rpf >= rpmin) rp *= rpf;
-        rho = l2 + rp; irho = 1.0 / rho; thr = l1 / rho; wsc = rp / rho;
+        rho = l2 + rp;
+        irho = 1.0 / rho;
+        thr = l1 / rho;
+        wsc = rp / rho;
         for (int64_t j = 0; j < d; j++) {
             w0[j] = wsc * x[j];
             x[j] = softt(w0[j] + v[j] * irho, thr);
@@ -1036,7 +1105,8 @@ static int solve_fista(struct dpdo_reference *r, double *Fout)
         rc = f_eval(r, y, mu_s, &fy, gy);
         if (rc) return rc;
         for (int ls = 0;; ls++) {
-            for (int64_t j = 0; j < d; j++) xn[j] = y[j] - gy[j] / L;
+            for (int64_t j = 0; j < d; j++)
+                xn[j] = y[j] - gy[j] / L;
             rc = dpdo__reg_prox(r->reg, xn, 1.0 / L, xn, r->errmsg);
             if (rc) return rc;
             rc = f_eval(r, xn, mu_s, &fx, NULL);
@@ -1057,7 +1127,8 @@ static int solve_fista(struct dpdo_reference *r, double *Fout)
         }
         /* adaptive restart (O'Donoghue & Candes 2015): momentum against progress */
         double rs = 0.0;
-        for (int64_t j = 0; j < d; j++) rs += (y[j] - xn[j]) * (xn[j] - x[j]);
+        for (int64_t j = 0; j < d; j++)
+            rs += (y[j] - xn[j]) * (xn[j] - x[j]);
         double tn = 0.5 * (1.0 + sqrt(1.0 + 4.0 * t * t));
         double beta = (t - 1.0) / tn;
         if (rs > 0.0) {
@@ -1080,7 +1151,8 @@ static int solve_fista(struct dpdo_reference *r, double *Fout)
                  * kink-heavy optimum a slightly larger one is often better */
                 gap = gap_at(r, x, mu_s);
                 double gb = gap;
-                if (mu_s > 0.0) gb = fmin(gb, fmin(gap_at(r, x, 10.0 * mu_s), gap_at(r, x, 0.1 * mu_s)));
+                if (mu_s > 0.0)
+                    gb = fmin(gb, fmin(gap_at(r, x, 10.0 * mu_s), gap_at(r, x, 0.1 * mu_s)));
                 if (gb < best_cert) { /* keep the best certified point */
                     best_cert = gb;
                     best_F = F;
@@ -1134,14 +1206,17 @@ static int solve_fista(struct dpdo_reference *r, double *Fout)
             memcpy(x, best, (size_t)d * sizeof *x);
         }
         if (r->any_hinge) /* a ladder of dual points at the returned x */
-            for (double m = 1.0; m > 1e-14; m *= 0.1) r->cert = fmin(r->cert, gap_at(r, x, m));
-        if (r->polish && r->cert > r->o.tol * fmax(1.0, fabs(F))) hinge_l1_polish(r, x, &F, &r->cert);
+            for (double m = 1.0; m > 1e-14; m *= 0.1)
+                r->cert = fmin(r->cert, gap_at(r, x, m));
+        if (r->polish && r->cert > r->o.tol * fmax(1.0, fabs(F)))
+            hinge_l1_polish(r, x, &F, &r->cert);
         if (r->polish && status != DPDO_OK && r->cert <= r->o.tol * fmax(1.0, fabs(F))) {
             status = DPDO_OK;
             dpdo__err_clear(r->errmsg);
         }
         if (isinf(r->cert)) r->cert = NAN;
-    } else r->cert = NAN;
+    } else
+        r->cert = NAN;
     *Fout = F;
     if (status != DPDO_OK)
         dpdo__err(r->errmsg, DPDO_E_NUMERIC,
@@ -1165,7 +1240,8 @@ static int dualcd_gap(struct dpdo_reference *r, double *F, double *gap)
     int rc = f_eval(r, w, 0.0, &f, NULL);
     if (rc) return rc;
     double ww = dotp(w, w, r->dim), sa = 0.0;
-    for (int64_t s = 0; s < r->nsamp; s++) sa += r->alpha[s];
+    for (int64_t s = 0; s < r->nsamp; s++)
+        sa += r->alpha[s];
     *F = f + 0.5 * lam * ww;
     double g = *F - lam * (sa - 0.5 * ww);
     *gap = g < 0.0 ? 0.0 : g;
@@ -1186,7 +1262,8 @@ static int solve_dualcd(struct dpdo_reference *r, double *Fout)
     memset(r->alpha, 0, (size_t)N * sizeof *r->alpha);
     int64_t *act = r->act;
     unsigned char *keep = r->keep;
-    for (int64_t s = 0; s < N; s++) act[s] = s;
+    for (int64_t s = 0; s < N; s++)
+        act[s] = s;
     int64_t nact = N;
     double PGmax_old = INFINITY, PGmin_old = -INFINITY, eps_in = 0.1;
     int status = DPDO_E_NUMERIC;
@@ -1246,7 +1323,8 @@ static int solve_dualcd(struct dpdo_reference *r, double *Fout)
         int check = (ep % 50 == 49) || ep + 1 == r->o.max_iter;
         if (PGmax - PGmin <= eps_in) {
             if (nact < N) { /* the active set is optimal: restore the full set */
-                for (int64_t s = 0; s < N; s++) act[s] = s;
+                for (int64_t s = 0; s < N; s++)
+                    act[s] = s;
                 nact = N;
                 PGmax_old = INFINITY;
                 PGmin_old = -INFINITY;
@@ -1295,10 +1373,18 @@ DPDO_API int dpdo_reference_solve(dpdo_reference *ref, double *x, int64_t dim, d
     ref->cert = NAN;
     ref->iters = 0;
     switch (ref->method) {
-    case M_LBFGS: rc = solve_lbfgs(ref, &F); break;
-    case M_DUALCD: rc = solve_dualcd(ref, &F); break;
-    case M_PPA: rc = solve_ppa(ref, &F); break;
-    default: rc = solve_fista(ref, &F); break;
+    case M_LBFGS:
+        rc = solve_lbfgs(ref, &F);
+        break;
+    case M_DUALCD:
+        rc = solve_dualcd(ref, &F);
+        break;
+    case M_PPA:
+        rc = solve_ppa(ref, &F);
+        break;
+    default:
+        rc = solve_fista(ref, &F);
+        break;
     }
     if (rc != DPDO_OK && rc != DPDO_E_NUMERIC) return rc;
     if (rc == DPDO_E_NUMERIC && !isfinite(F)) return rc;
@@ -1307,8 +1393,7 @@ DPDO_API int dpdo_reference_solve(dpdo_reference *ref, double *x, int64_t dim, d
     return rc;
 }
 
-DPDO_API int dpdo_reference_objective(dpdo_reference *ref, const double *x, int64_t dim,
-                                      double *F)
+DPDO_API int dpdo_reference_objective(dpdo_reference *ref, const double *x, int64_t dim, double *F)
 {
     if (!ref) return DPDO_E_INVAL;
     if (!x || !F) return dpdo__err(ref->errmsg, DPDO_E_INVAL, "x or F is NULL");
@@ -1316,7 +1401,6 @@ DPDO_API int dpdo_reference_objective(dpdo_reference *ref, const double *x, int6
         return dpdo__err(ref->errmsg, DPDO_E_INVAL, "x has dimension %lld, the problem %lld",
                          (long long)dim, (long long)ref->dim);
     size_t bad = dpdo__first_nonfinite(x, (size_t)dim);
-    if (bad < (size_t)dim)
-        return dpdo__err(ref->errmsg, DPDO_E_INVAL, "x[%zu] is not finite", bad);
+    if (bad < (size_t)dim) return dpdo__err(ref->errmsg, DPDO_E_INVAL, "x[%zu] is not finite", bad);
     return F_eval(ref, x, F);
 }

@@ -3,10 +3,10 @@
  * map (spec dp-dda.md §2.6, paper eq. (6)) and the conjugates the reference
  * solver's duality gap needs. Built-ins are ordinary type objects whose
  * `user` is the handle itself (so they prove the extension point works). */
+#include "model_impl.h"
 #include <float.h>
 #include <math.h>
 #include <string.h>
-#include "model_impl.h"
 
 /* ---- small vector helpers ------------------------------------------------ */
 
@@ -28,7 +28,8 @@ static double nrm2(const double *v, int64_t n)
         }
         return amax * sqrt(s);
     }
-    for (int64_t j = 0; j < n; j++) s += v[j] * v[j];
+    for (int64_t j = 0; j < n; j++)
+        s += v[j] * v[j];
     return sqrt(s);
 }
 
@@ -55,7 +56,8 @@ static void proj_ball(const double *v, int64_t n, double r, double *out)
         return;
     }
     double s = r / nv;
-    for (int64_t j = 0; j < n; j++) out[j] = v[j] * s;
+    for (int64_t j = 0; j < n; j++)
+        out[j] = v[j] * s;
 }
 
 /* ---- fedplt-nonconvex: scalar prox of lambda u^2/(1+u^2) ---------------
@@ -83,7 +85,8 @@ static inline double ncvx_d2(double u, double lambda, double t)
 {
     double s = u * u;
     double r2;
-    if (s > 1e100) r2 = -6.0 / (s * s);
+    if (s > 1e100)
+        r2 = -6.0 / (s * s);
     else {
         double q = 1.0 + s;
         r2 = (2.0 - 6.0 * s) / (q * q * q);
@@ -106,8 +109,10 @@ static double ncvx_root(double lo, double hi, double a, double lambda, double t)
     for (int it = 0; it < 400; it++) {
         double g = ncvx_d1(u, a, lambda, t);
         if (g == 0.0) return u;
-        if (g < 0.0) lo = u;
-        else hi = u;
+        if (g < 0.0)
+            lo = u;
+        else
+            hi = u;
         double h2 = ncvx_d2(u, lambda, t);
         double un = (h2 > 0.0) ? u - g / h2 : NAN;
         if (!(un > lo && un < hi)) un = 0.5 * (lo + hi);
@@ -127,8 +132,10 @@ static double ncvx_d2_zero(double lo, double hi, int incr, double lambda, double
         double mid = 0.5 * (lo + hi);
         if (mid <= lo || mid >= hi) break;
         double v = ncvx_d2(mid, lambda, t);
-        if ((v < 0.0) == (incr != 0)) lo = mid;
-        else hi = mid;
+        if ((v < 0.0) == (incr != 0))
+            lo = mid;
+        else
+            hi = mid;
     }
     return 0.5 * (lo + hi);
 }
@@ -143,7 +150,8 @@ double dpdo__ncvx_prox1(double v, double lambda, double t)
     } else {
         double p = ncvx_d2_zero(0.0, 1.0, 0, lambda, t);
         double Q = 2.0;
-        while (ncvx_d2(Q, lambda, t) <= 0.0 && Q < 1e300) Q *= 2.0;
+        while (ncvx_d2(Q, lambda, t) <= 0.0 && Q < 1e300)
+            Q *= 2.0;
         double q = ncvx_d2_zero(1.0, Q, 1, lambda, t);
         /* candidates: a root on [0, min(p,a)] and one on [q, a] (if q < a) */
         double cand[2];
@@ -172,19 +180,22 @@ static int b_value(void *user, const double *x, int64_t n, double *out)
     const struct dpdo_regularizer *r = user;
     double s = 0.0;
     switch (r->kind) {
-    case DPDO__REG_NONE: break;
+    case DPDO__REG_NONE:
+        break;
     case DPDO__REG_L2: {
         double nx = nrm2(x, n);
         s = 0.5 * r->p[0] * nx * nx;
         break;
     }
     case DPDO__REG_L1:
-        for (int64_t j = 0; j < n; j++) s += fabs(x[j]);
+        for (int64_t j = 0; j < n; j++)
+            s += fabs(x[j]);
         s *= r->p[0];
         break;
     case DPDO__REG_EN: {
         double a = 0.0;
-        for (int64_t j = 0; j < n; j++) a += fabs(x[j]);
+        for (int64_t j = 0; j < n; j++)
+            a += fabs(x[j]);
         double nx = nrm2(x, n);
         s = r->p[0] * a + 0.5 * r->p[1] * nx * nx;
         break;
@@ -213,16 +224,20 @@ static int b_grad(void *user, const double *x, int64_t n, double *g)
     const struct dpdo_regularizer *r = user;
     switch (r->kind) {
     case DPDO__REG_NONE:
-        for (int64_t j = 0; j < n; j++) g[j] = 0.0;
+        for (int64_t j = 0; j < n; j++)
+            g[j] = 0.0;
         break;
     case DPDO__REG_L2:
-        for (int64_t j = 0; j < n; j++) g[j] = r->p[0] * x[j];
+        for (int64_t j = 0; j < n; j++)
+            g[j] = r->p[0] * x[j];
         break;
     case DPDO__REG_L1: /* only with lambda == 0 (checked by the caller) */
-        for (int64_t j = 0; j < n; j++) g[j] = 0.0;
+        for (int64_t j = 0; j < n; j++)
+            g[j] = 0.0;
         break;
     case DPDO__REG_EN: /* only with lambda1 == 0 */
-        for (int64_t j = 0; j < n; j++) g[j] = r->p[1] * x[j];
+        for (int64_t j = 0; j < n; j++)
+            g[j] = r->p[1] * x[j];
         break;
     case DPDO__REG_NCVX:
         for (int64_t j = 0; j < n; j++) {
@@ -230,7 +245,8 @@ static int b_grad(void *user, const double *x, int64_t n, double *g)
             g[j] = r->p[0] * 2.0 * x[j] / (q * q);
         }
         break;
-    default: return 1;
+    default:
+        return 1;
     }
     return 0;
 }
@@ -244,27 +260,35 @@ static int b_prox(void *user, const double *v, int64_t n, double t, double *out)
         break;
     case DPDO__REG_L2: {
         double c = 1.0 / (1.0 + t * r->p[0]);
-        for (int64_t j = 0; j < n; j++) out[j] = v[j] * c;
+        for (int64_t j = 0; j < n; j++)
+            out[j] = v[j] * c;
         break;
     }
     case DPDO__REG_L1: {
         double tau = t * r->p[0];
-        for (int64_t j = 0; j < n; j++) out[j] = soft(v[j], tau);
+        for (int64_t j = 0; j < n; j++)
+            out[j] = soft(v[j], tau);
         break;
     }
     case DPDO__REG_EN: {
         double tau = t * r->p[0], c = 1.0 / (1.0 + t * r->p[1]);
-        for (int64_t j = 0; j < n; j++) out[j] = soft(v[j], tau) * c;
+        for (int64_t j = 0; j < n; j++)
+            out[j] = soft(v[j], tau) * c;
         break;
     }
-    case DPDO__REG_BALL: proj_ball(v, n, r->p[0], out); break;
+    case DPDO__REG_BALL:
+        proj_ball(v, n, r->p[0], out);
+        break;
     case DPDO__REG_BOX:
-        for (int64_t j = 0; j < n; j++) out[j] = clampd(v[j], r->p[0], r->p[1]);
+        for (int64_t j = 0; j < n; j++)
+            out[j] = clampd(v[j], r->p[0], r->p[1]);
         break;
     case DPDO__REG_NCVX:
-        for (int64_t j = 0; j < n; j++) out[j] = dpdo__ncvx_prox1(v[j], r->p[0], t);
+        for (int64_t j = 0; j < n; j++)
+            out[j] = dpdo__ncvx_prox1(v[j], r->p[0], t);
         break;
-    default: return 1;
+    default:
+        return 1;
     }
     return 0;
 }
@@ -272,10 +296,14 @@ static int b_prox(void *user, const double *v, int64_t n, double t, double *out)
 double dpdo__reg_modulus_builtin(const struct dpdo_regularizer *r)
 {
     switch (r->kind) {
-    case DPDO__REG_L2: return r->p[0];
-    case DPDO__REG_EN: return r->p[1];
-    case DPDO__REG_NCVX: return -0.5 * r->p[0];
-    default: return 0.0;
+    case DPDO__REG_L2:
+        return r->p[0];
+    case DPDO__REG_EN:
+        return r->p[1];
+    case DPDO__REG_NCVX:
+        return -0.5 * r->p[0];
+    default:
+        return 0.0;
     }
 }
 
@@ -285,13 +313,17 @@ static int b_modulus(void *user, double *mu)
     return 0;
 }
 
-#define BTYPE(nm)                                                                            \
-    {                                                                                        \
-        sizeof(dpdo_regularizer_type), nm, b_value, b_grad, b_prox, b_modulus, NULL          \
+#define BTYPE(nm)                                                                                  \
+    {                                                                                              \
+        sizeof(dpdo_regularizer_type), nm, b_value, b_grad, b_prox, b_modulus, NULL                \
     }
-static const dpdo_regularizer_type builtin_types[DPDO__REG_NBUILTIN] = {
-    BTYPE("none"), BTYPE("l2"), BTYPE("l1"), BTYPE("elastic-net"),
-    BTYPE("l2-ball"), BTYPE("box"), BTYPE("fedplt-nonconvex")};
+static const dpdo_regularizer_type builtin_types[DPDO__REG_NBUILTIN] = {BTYPE("none"),
+                                                                        BTYPE("l2"),
+                                                                        BTYPE("l1"),
+                                                                        BTYPE("elastic-net"),
+                                                                        BTYPE("l2-ball"),
+                                                                        BTYPE("box"),
+                                                                        BTYPE("fedplt-nonconvex")};
 static const int builtin_nparams[DPDO__REG_NBUILTIN] = {0, 1, 1, 2, 1, 2, 1};
 
 static int builtin_index(const dpdo_regularizer_type *t)
@@ -344,14 +376,14 @@ static int check_params(int kind, const double *p, char *err)
         if (p[0] == INFINITY || p[1] == -INFINITY)
             return dpdo__err(err, DPDO_E_INVAL, "box [%g, %g] is empty", p[0], p[1]);
         break;
-    default: break;
+    default:
+        break;
     }
     return DPDO_OK;
 }
 
 DPDO_API int dpdo_regularizer_create(dpdo_regularizer **out, const dpdo_regularizer_type *type,
-                                     void *user, int64_t dim, const double *params,
-                                     int64_t nparams)
+                                     void *user, int64_t dim, const double *params, int64_t nparams)
 {
     if (!out) return DPDO_E_INVAL;
     *out = NULL;
@@ -362,7 +394,8 @@ DPDO_API int dpdo_regularizer_create(dpdo_regularizer **out, const dpdo_regulari
     if (kind >= 0) {
         if (user) return DPDO_E_INVAL;
         if (nparams != builtin_nparams[kind] || (nparams > 0 && !params)) return DPDO_E_INVAL;
-        for (int64_t k = 0; k < nparams; k++) p[k] = params[k];
+        for (int64_t k = 0; k < nparams; k++)
+            p[k] = params[k];
         if (check_params(kind, p, NULL) != DPDO_OK) return DPDO_E_INVAL;
     } else {
         if (type->struct_size < offsetof(dpdo_regularizer_type, value) + sizeof(type->value))
@@ -385,8 +418,8 @@ DPDO_API int dpdo_regularizer_create(dpdo_regularizer **out, const dpdo_regulari
     return DPDO_OK;
 }
 
-#define HAS(r, field)                                                                        \
-    ((r)->tsize >= offsetof(dpdo_regularizer_type, field) + sizeof((r)->type->field) &&      \
+#define HAS(r, field)                                                                              \
+    ((r)->tsize >= offsetof(dpdo_regularizer_type, field) + sizeof((r)->type->field) &&            \
      (r)->type->field)
 
 static void reg_free(struct dpdo_regularizer *reg)
@@ -406,7 +439,10 @@ DPDO_API void dpdo_regularizer_destroy(dpdo_regularizer *reg)
     reg_free(reg);
 }
 
-void dpdo__reg_retain(struct dpdo_regularizer *r) { r->borrowers++; }
+void dpdo__reg_retain(struct dpdo_regularizer *r)
+{
+    r->borrowers++;
+}
 
 void dpdo__reg_release(struct dpdo_regularizer *r)
 {
@@ -418,7 +454,10 @@ DPDO_API const char *dpdo_regularizer_errmsg(const dpdo_regularizer *reg)
     return reg ? reg->errmsg : DPDO__NULL_TEXT("dpdo_regularizer_errmsg", "reg");
 }
 
-DPDO_API int64_t dpdo_regularizer_dim(const dpdo_regularizer *reg) { return reg ? reg->dim : 0; }
+DPDO_API int64_t dpdo_regularizer_dim(const dpdo_regularizer *reg)
+{
+    return reg ? reg->dim : 0;
+}
 
 DPDO_API const char *dpdo_regularizer_name(const dpdo_regularizer *reg)
 {
@@ -460,7 +499,8 @@ int dpdo__reg_value(struct dpdo_regularizer *r, const double *x, double *out, ch
 int dpdo__reg_grad(struct dpdo_regularizer *r, const double *x, double *g, char *err)
 {
     int smooth = 0;
-    if (r->kind == DPDO__REG_USER) smooth = HAS(r, grad);
+    if (r->kind == DPDO__REG_USER)
+        smooth = HAS(r, grad);
     else
         smooth = r->kind == DPDO__REG_NONE || r->kind == DPDO__REG_L2 ||
                  r->kind == DPDO__REG_NCVX || (r->kind == DPDO__REG_L1 && r->p[0] == 0.0) ||
@@ -476,8 +516,7 @@ int dpdo__reg_grad(struct dpdo_regularizer *r, const double *x, double *g, char 
     return DPDO_OK;
 }
 
-int dpdo__reg_prox(struct dpdo_regularizer *r, const double *v, double t, double *out,
-                   char *err)
+int dpdo__reg_prox(struct dpdo_regularizer *r, const double *v, double t, double *out, char *err)
 {
     if (r->kind == DPDO__REG_USER && !HAS(r, prox))
         return dpdo__err(err, DPDO_E_UNSUPPORTED, "regularizer '%s' has no prox callback",
@@ -500,8 +539,7 @@ DPDO_API int dpdo_regularizer_value(dpdo_regularizer *reg, const double *x, int6
     return dpdo__reg_value(reg, x, out, reg->errmsg);
 }
 
-DPDO_API int dpdo_regularizer_grad(dpdo_regularizer *reg, const double *x, int64_t dim,
-                                   double *g)
+DPDO_API int dpdo_regularizer_grad(dpdo_regularizer *reg, const double *x, int64_t dim, double *g)
 {
     if (!reg) return DPDO_E_INVAL;
     if (!g) return dpdo__err(reg->errmsg, DPDO_E_INVAL, "g is NULL");
@@ -534,8 +572,8 @@ static int modulus(struct dpdo_regularizer *r, double *mu, char *err)
         int rc = r->type->modulus(r->user, &m);
         if (rc) return cb_fail(r, err, "modulus", rc);
         if (!isfinite(m))
-            return dpdo__err(err, DPDO_E_NUMERIC, "regularizer '%s': modulus is %g",
-                             r->type->name, m);
+            return dpdo__err(err, DPDO_E_NUMERIC, "regularizer '%s': modulus is %g", r->type->name,
+                             m);
     }
     *mu = m;
     return DPDO_OK;
@@ -573,42 +611,50 @@ DPDO_API int dpdo_regularizer_da_map(dpdo_regularizer *reg, const double *z, int
     switch (reg->kind) {
     case DPDO__REG_NONE: {
         double c = -1.0 / gamma;
-        for (int64_t j = 0; j < n; j++) x[j] = z[j] * c;
+        for (int64_t j = 0; j < n; j++)
+            x[j] = z[j] * c;
         return DPDO_OK;
     }
     case DPDO__REG_L2: { /* x = -z / (kappa lambda + gamma) */
         double c = -1.0 / (kappa * p[0] + gamma);
-        for (int64_t j = 0; j < n; j++) x[j] = z[j] * c;
+        for (int64_t j = 0; j < n; j++)
+            x[j] = z[j] * c;
         return DPDO_OK;
     }
     case DPDO__REG_L1: { /* x_k = -S_{kappa lambda}(z_k) / gamma */
         double tau = kappa * p[0], c = -1.0 / gamma;
-        for (int64_t j = 0; j < n; j++) x[j] = soft(z[j], tau) * c;
+        for (int64_t j = 0; j < n; j++)
+            x[j] = soft(z[j], tau) * c;
         return DPDO_OK;
     }
     case DPDO__REG_EN: { /* x_k = -S_{kappa lambda1}(z_k) / (kappa lambda2 + gamma) */
         double tau = kappa * p[0], c = -1.0 / (kappa * p[1] + gamma);
-        for (int64_t j = 0; j < n; j++) x[j] = soft(z[j], tau) * c;
+        for (int64_t j = 0; j < n; j++)
+            x[j] = soft(z[j], tau) * c;
         return DPDO_OK;
     }
     case DPDO__REG_BALL: { /* x = Proj_ball(-z / gamma) */
         double c = -1.0 / gamma;
-        for (int64_t j = 0; j < n; j++) x[j] = z[j] * c;
+        for (int64_t j = 0; j < n; j++)
+            x[j] = z[j] * c;
         proj_ball(x, n, p[0], x);
         return DPDO_OK;
     }
     case DPDO__REG_BOX: {
         double c = -1.0 / gamma;
-        for (int64_t j = 0; j < n; j++) x[j] = clampd(z[j] * c, p[0], p[1]);
+        for (int64_t j = 0; j < n; j++)
+            x[j] = clampd(z[j] * c, p[0], p[1]);
         return DPDO_OK;
     }
     default: { /* gamma > 0 here: x = prox_{(kappa/gamma) h}(-z/gamma) */
         double c = -1.0 / gamma;
         if (kappa == 0.0) {
-            for (int64_t j = 0; j < n; j++) x[j] = z[j] * c;
+            for (int64_t j = 0; j < n; j++)
+                x[j] = z[j] * c;
             return DPDO_OK;
         }
-        for (int64_t j = 0; j < n; j++) x[j] = z[j] * c;
+        for (int64_t j = 0; j < n; j++)
+            x[j] = z[j] * c;
         return dpdo__reg_prox(reg, x, kappa / gamma, x, reg->errmsg);
     }
     }
@@ -650,16 +696,21 @@ double dpdo__reg_conjugate(const struct dpdo_regularizer *r, const double *w, in
         }
         return p[1] > 0 ? s / (2.0 * p[1]) : 0.0;
     }
-    case DPDO__REG_BALL: return p[0] * nrm2(w, n);
+    case DPDO__REG_BALL:
+        return p[0] * nrm2(w, n);
     case DPDO__REG_BOX: {
         double s = 0.0;
         for (int64_t j = 0; j < n; j++) {
-            if (w[j] > 0) s += p[1] * w[j];
-            else if (w[j] < 0) s += p[0] * w[j];
+            if (w[j] > 0)
+                s += p[1] * w[j];
+            else if (w[j] < 0)
+                s += p[0] * w[j];
         }
         return s;
     }
-    default: *ok = 0; return 0.0;
+    default:
+        *ok = 0;
+        return 0.0;
     }
 }
 
@@ -667,11 +718,15 @@ double dpdo__reg_dual_scale(const struct dpdo_regularizer *r, const double *w)
 {
     const int64_t n = r->dim;
     double amax = 0.0;
-    for (int64_t j = 0; j < n; j++) amax = fmax(amax, fabs(w[j]));
+    for (int64_t j = 0; j < n; j++)
+        amax = fmax(amax, fabs(w[j]));
     switch (r->kind) {
-    case DPDO__REG_NONE: return amax == 0.0 ? 1.0 : 0.0;
-    case DPDO__REG_L2: return (r->p[0] > 0 || amax == 0.0) ? 1.0 : 0.0;
-    case DPDO__REG_L1: return amax <= r->p[0] ? 1.0 : r->p[0] / amax;
+    case DPDO__REG_NONE:
+        return amax == 0.0 ? 1.0 : 0.0;
+    case DPDO__REG_L2:
+        return (r->p[0] > 0 || amax == 0.0) ? 1.0 : 0.0;
+    case DPDO__REG_L1:
+        return amax <= r->p[0] ? 1.0 : r->p[0] / amax;
     case DPDO__REG_EN:
         if (r->p[1] > 0) return 1.0;
         return amax <= r->p[0] ? 1.0 : r->p[0] / amax;
@@ -680,6 +735,7 @@ double dpdo__reg_dual_scale(const struct dpdo_regularizer *r, const double *w)
             if ((w[j] > 0 && isinf(r->p[1])) || (w[j] < 0 && isinf(r->p[0]))) return 0.0;
         return 1.0;
     }
-    default: return 1.0;
+    default:
+        return 1.0;
     }
 }

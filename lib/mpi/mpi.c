@@ -3,26 +3,26 @@
  * libdpdo API. Every MPI call is non-blocking and waited for with a deadline,
  * so a vanished peer gives DPDO_E_IO instead of a hang. */
 #define _POSIX_C_SOURCE 200809L
+#include "dpdo/mpi.h"
+#include "../core/options_impl.h"
+#include "dpdo/status.h"
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "dpdo/mpi.h"
-#include "dpdo/status.h"
-#include "../core/options_impl.h"
 
 #define MSG_LEN 256
 #define TAG_BATON 4711
 
 struct dpdo_mpi {
-    MPI_Comm comm;      /* dup of the user's communicator */
-    MPI_Comm graph;     /* distributed graph of ranks (MPI_COMM_NULL: none) */
+    MPI_Comm comm;  /* dup of the user's communicator */
+    MPI_Comm graph; /* distributed graph of ranks (MPI_COMM_NULL: none) */
     int rank, size, root, broken;
     double timeout, spin;
     int64_t n;
-    int64_t *first;     /* size + 1 */
+    int64_t *first; /* size + 1 */
     /* rank graph */
     int nnb;            /* neighbours (in = out, symmetric) */
     int *nb;            /* their ranks, ascending */
@@ -33,11 +33,11 @@ struct dpdo_mpi {
     /* exchange buffers (grown on demand, kept) */
     unsigned char *sbuf, *rbuf;
     size_t scap, rcap;
-    int64_t *scnt, *rcnt;              /* size: bytes to / from each rank */
-    int *sc, *sd, *rc, *rd;            /* size: MPI counts and displacements */
-    int *stamp;                         /* size: per-message dedup of receiving ranks */
-    int64_t *proc_of;                   /* n + 1 */
-    int *gc, *gd;                       /* size: allgatherv counts/displacements (bytes) */
+    int64_t *scnt, *rcnt;   /* size: bytes to / from each rank */
+    int *sc, *sd, *rc, *rd; /* size: MPI counts and displacements */
+    int *stamp;             /* size: per-message dedup of receiving ranks */
+    int64_t *proc_of;       /* n + 1 */
+    int *gc, *gd;           /* size: allgatherv counts/displacements (bytes) */
     /* traffic */
     int64_t t_msgs, t_bytes, t_ctl;
     char msg[MSG_LEN];
@@ -78,7 +78,8 @@ static int wait_all(dpdo_mpi *m, int nreq, MPI_Request *req, const char *what)
         if (done) return DPDO_OK;
         if (MPI_Wtime() - t0 > m->timeout) {
             m->broken = 1;
-            return fail(m, DPDO_E_IO, "rank %d: %s: no answer from a peer within %g s (failed or vanished?)",
+            return fail(m, DPDO_E_IO,
+                        "rank %d: %s: no answer from a peer within %g s (failed or vanished?)",
                         m->rank, what, m->timeout);
         }
         double waited = MPI_Wtime() - t0;
@@ -91,8 +92,8 @@ static int wait_all(dpdo_mpi *m, int nreq, MPI_Request *req, const char *what)
     }
 }
 
-#define CHECK_BROKEN(m)                                                                               \
-    do {                                                                                              \
+#define CHECK_BROKEN(m)                                                                            \
+    do {                                                                                           \
         if ((m)->broken) return DPDO_E_IO; /* the first failure's message stays */                 \
     } while (0)
 
@@ -110,7 +111,8 @@ static int grow(unsigned char **p, size_t *cap, size_t need)
 {
     if (need <= *cap) return DPDO_OK;
     size_t nc = *cap ? *cap : 4096;
-    while (nc < need) nc *= 2;
+    while (nc < need)
+        nc *= 2;
     unsigned char *q = realloc(*p, nc);
     if (!q) return DPDO_E_NOMEM;
     *p = q;
@@ -118,7 +120,8 @@ static int grow(unsigned char **p, size_t *cap, size_t need)
     return DPDO_OK;
 }
 
-/* ---- the transport callbacks ------------------------------------------------------------------ */
+/* ---- the transport callbacks ------------------------------------------------------------------
+ */
 
 static int rank_of(const dpdo_mpi *m, int64_t node)
 {
@@ -128,7 +131,9 @@ static int rank_of(const dpdo_mpi *m, int64_t node)
 static int t_layout(void *user, int64_t n, int64_t *proc, int64_t *self)
 {
     dpdo_mpi *m = user;
-    if (n != m->n) return fail(m, DPDO_E_INVAL, "the algorithm has %lld nodes, the handle %lld", (long long)n, (long long)m->n);
+    if (n != m->n)
+        return fail(m, DPDO_E_INVAL, "the algorithm has %lld nodes, the handle %lld", (long long)n,
+                    (long long)m->n);
     memcpy(proc, m->proc_of, (size_t)(n + 1) * sizeof *proc);
     *self = m->rank;
     return DPDO_OK;
@@ -146,7 +151,8 @@ static int goes(const dpdo_mpi *m, const dpdo_message *x, int q, int r)
 static int64_t msg_bytes(const dpdo_message *x)
 {
     int64_t b = 0;
-    for (int32_t s = 0; s < x->nseg; s++) b += 8 + x->seg[s].bytes;
+    for (int32_t s = 0; s < x->nseg; s++)
+        b += 8 + x->seg[s].bytes;
     return b;
 }
 
@@ -154,7 +160,8 @@ static int64_t msg_bytes(const dpdo_message *x)
  * reduction and the data move together; otherwise two - the status with the sizes, then the data.
  * A rank whose computation failed still sends its (meaningless) fixed-size rows: when anybody
  * failed, nothing received is used. */
-static int t_exchange(void *user, int status, const dpdo_message *msg, int64_t nmsg, int32_t *any_failed)
+static int t_exchange(void *user, int status, const dpdo_message *msg, int64_t nmsg,
+                      int32_t *any_failed)
 {
     dpdo_mpi *m = user;
     CHECK_BROKEN(m);
@@ -182,7 +189,8 @@ static int t_exchange(void *user, int status, const dpdo_message *msg, int64_t n
         }
         if (q != me) continue;
         int64_t b = msg_bytes(x);
-        for (int r = 0; r < P; r++) m->stamp[r] = 0;
+        for (int r = 0; r < P; r++)
+            m->stamp[r] = 0;
         for (int64_t j = 0; j < x->ndst; j++) {
             int r = rank_of(m, x->dst[j]);
             if (r != me && !m->stamp[r]) {
@@ -193,11 +201,13 @@ static int t_exchange(void *user, int status, const dpdo_message *msg, int64_t n
             }
         }
     }
-    if (status && !fixed) memset(m->scnt, 0, (size_t)P * sizeof *m->scnt); /* its sizes may be garbage */
+    if (status && !fixed)
+        memset(m->scnt, 0, (size_t)P * sizeof *m->scnt); /* its sizes may be garbage */
     /* 2. pack, in message order, per receiving rank (a failed rank's fixed rows too, see above) */
     int64_t tot = 0;
     for (int r = 0; r < P; r++) {
-        if (m->scnt[r] > 2147483647LL) return fail(m, DPDO_E_UNSUPPORTED, "a stage sends over 2 GiB to rank %d", r);
+        if (m->scnt[r] > 2147483647LL)
+            return fail(m, DPDO_E_UNSUPPORTED, "a stage sends over 2 GiB to rank %d", r);
         tot += m->scnt[r];
     }
     if (grow(&m->sbuf, &m->scap, (size_t)tot + 1)) return fail(m, DPDO_E_NOMEM, "out of memory");
@@ -210,7 +220,8 @@ static int t_exchange(void *user, int status, const dpdo_message *msg, int64_t n
     for (int64_t k = 0; k < nmsg && (fixed || !status); k++) {
         const dpdo_message *x = &msg[k];
         if (rank_of(m, x->src) != me) continue;
-        for (int r = 0; r < P; r++) m->stamp[r] = 0;
+        for (int r = 0; r < P; r++)
+            m->stamp[r] = 0;
         for (int64_t j = 0; j < x->ndst; j++) {
             int r = rank_of(m, x->dst[j]);
             if (r == me || m->stamp[r]) continue;
@@ -231,23 +242,30 @@ static int t_exchange(void *user, int status, const dpdo_message *msg, int64_t n
     const int *peer = use_graph ? m->nb : m->all;
     MPI_Comm comm = use_graph ? m->graph : m->comm;
     int64_t sz_s[np > 0 ? np : 1], sz_r[np > 0 ? np : 1];
-    for (int k = 0; k < np; k++) sz_s[k] = m->scnt[peer[k]];
+    for (int k = 0; k < np; k++)
+        sz_s[k] = m->scnt[peer[k]];
     int64_t mine = status != 0, all = 0;
-    if ((rc = mpi_call(m, MPI_Iallreduce(&mine, &all, 1, MPI_INT64_T, MPI_MAX, m->comm, &req[0]), "exchange")))
+    if ((rc = mpi_call(m, MPI_Iallreduce(&mine, &all, 1, MPI_INT64_T, MPI_MAX, m->comm, &req[0]),
+                       "exchange")))
         return rc;
     m->t_ctl += 8;
     if (fixed) {
         int64_t inc[P];
-        for (int r = 0; r < P; r++) inc[r] = 0;
+        for (int r = 0; r < P; r++)
+            inc[r] = 0;
         for (int64_t k = 0; k < nmsg; k++) {
             int q = rank_of(m, msg[k].src);
             if (goes(m, &msg[k], q, me)) inc[q] += msg_bytes(&msg[k]);
         }
-        for (int k = 0; k < np; k++) sz_r[k] = inc[peer[k]];
+        for (int k = 0; k < np; k++)
+            sz_r[k] = inc[peer[k]];
     } else {
-        rc = use_graph ? MPI_Ineighbor_alltoall(sz_s, 1, MPI_INT64_T, sz_r, 1, MPI_INT64_T, comm, &req[1])
-                       : MPI_Ialltoall(sz_s, 1, MPI_INT64_T, sz_r, 1, MPI_INT64_T, comm, &req[1]);
-        if ((rc = mpi_call(m, rc, "exchange")) || (rc = wait_all(m, 2, req, "exchange (status and sizes)"))) return rc;
+        rc = use_graph
+                 ? MPI_Ineighbor_alltoall(sz_s, 1, MPI_INT64_T, sz_r, 1, MPI_INT64_T, comm, &req[1])
+                 : MPI_Ialltoall(sz_s, 1, MPI_INT64_T, sz_r, 1, MPI_INT64_T, comm, &req[1]);
+        if ((rc = mpi_call(m, rc, "exchange")) ||
+            (rc = wait_all(m, 2, req, "exchange (status and sizes)")))
+            return rc;
         m->t_ctl += 8 * (use_graph ? np : P - 1);
         *any_failed = all != 0;
         if (all) return DPDO_OK;
@@ -266,32 +284,38 @@ static int t_exchange(void *user, int status, const dpdo_message *msg, int64_t n
                     ro > 2147483647LL ? "a stage receives over 2 GiB" : "out of memory");
     }
     MPI_Request *dreq = fixed ? &req[1] : &req[0];
-    rc = use_graph ? MPI_Ineighbor_alltoallv(m->sbuf, m->sc, m->sd, MPI_BYTE, m->rbuf, m->rc, m->rd, MPI_BYTE, comm,
-                                             dreq)
-                   : MPI_Ialltoallv(m->sbuf, m->sc, m->sd, MPI_BYTE, m->rbuf, m->rc, m->rd, MPI_BYTE, comm, dreq);
+    rc = use_graph ? MPI_Ineighbor_alltoallv(m->sbuf, m->sc, m->sd, MPI_BYTE, m->rbuf, m->rc, m->rd,
+                                             MPI_BYTE, comm, dreq)
+                   : MPI_Ialltoallv(m->sbuf, m->sc, m->sd, MPI_BYTE, m->rbuf, m->rc, m->rd,
+                                    MPI_BYTE, comm, dreq);
     if ((rc = mpi_call(m, rc, "exchange"))) return rc;
-    if ((rc = fixed ? wait_all(m, 2, req, "exchange (status and data)") : wait_all(m, 1, req, "exchange (data)")))
+    if ((rc = fixed ? wait_all(m, 2, req, "exchange (status and data)")
+                    : wait_all(m, 1, req, "exchange (data)")))
         return rc;
     *any_failed = all != 0;
     if (all) return DPDO_OK;
     m->t_msgs += lmsgs;
     m->t_bytes += lbytes;
-    for (int r = 0; r < P; r++) m->rcnt[r] = -1; /* where each sending rank's bytes start */
-    for (int k = 0; k < np; k++) m->rcnt[peer[k]] = m->rd[k];
+    for (int r = 0; r < P; r++)
+        m->rcnt[r] = -1; /* where each sending rank's bytes start */
+    for (int k = 0; k < np; k++)
+        m->rcnt[peer[k]] = m->rd[k];
     /* 4. unpack, in message order, from each sending rank */
     for (int64_t k = 0; k < nmsg; k++) {
         const dpdo_message *x = &msg[k];
         int q = rank_of(m, x->src);
         if (!goes(m, x, q, me)) continue;
-        if (m->rcnt[q] < 0) return fail(m, DPDO_E_STATE, "rank %d: a message from rank %d off the graph", me, q);
+        if (m->rcnt[q] < 0)
+            return fail(m, DPDO_E_STATE, "rank %d: a message from rank %d off the graph", me, q);
         const unsigned char *rp = m->rbuf + m->rcnt[q];
         for (int32_t s = 0; s < x->nseg; s++) {
             int64_t b;
             memcpy(&b, rp, 8);
             if (b < 0 || b > x->seg[s].cap) {
                 m->broken = 1;
-                return fail(m, DPDO_E_FORMAT, "rank %d: a piece of %lld bytes from rank %d exceeds its room (%lld)", me,
-                            (long long)b, q, (long long)x->seg[s].cap);
+                return fail(m, DPDO_E_FORMAT,
+                            "rank %d: a piece of %lld bytes from rank %d exceeds its room (%lld)",
+                            me, (long long)b, q, (long long)x->seg[s].cap);
             }
             memcpy(x->seg[s].data, rp + 8, (size_t)b);
             rp += 8 + b;
@@ -312,7 +336,9 @@ static int t_agree(void *user, int *status, int64_t *node, char *msg, size_t len
         return DPDO_OK;
     }
     int64_t mine[2] = {*status, *status ? *node : 0}, all[2 * P];
-    if ((rc = mpi_call(m, MPI_Iallgather(mine, 2, MPI_INT64_T, all, 2, MPI_INT64_T, m->comm, &req), "agree"))) return rc;
+    if ((rc = mpi_call(m, MPI_Iallgather(mine, 2, MPI_INT64_T, all, 2, MPI_INT64_T, m->comm, &req),
+                       "agree")))
+        return rc;
     if ((rc = wait_all(m, 1, &req, "agree"))) return rc;
     m->t_ctl += 16;
     int who = -1;
@@ -326,7 +352,8 @@ static int t_agree(void *user, int *status, int64_t *node, char *msg, size_t len
     *status = (int)all[2 * who];
     *node = all[2 * who + 1];
     if (len > 0) {
-        if ((rc = mpi_call(m, MPI_Ibcast(msg, (int)len, MPI_CHAR, who, m->comm, &req), "agree"))) return rc;
+        if ((rc = mpi_call(m, MPI_Ibcast(msg, (int)len, MPI_CHAR, who, m->comm, &req), "agree")))
+            return rc;
         if ((rc = wait_all(m, 1, &req, "agree (message)"))) return rc;
         msg[len - 1] = 0;
         if (m->rank == who) m->t_ctl += (int64_t)len * (P - 1);
@@ -338,17 +365,23 @@ static int t_share(void *user, void *base, int64_t row, int64_t n)
 {
     dpdo_mpi *m = user;
     CHECK_BROKEN(m);
-    if (n != m->n) return fail(m, DPDO_E_INVAL, "share of %lld rows, the run has %lld", (long long)n, (long long)m->n);
+    if (n != m->n)
+        return fail(m, DPDO_E_INVAL, "share of %lld rows, the run has %lld", (long long)n,
+                    (long long)m->n);
     int P = m->size, rc;
     if (P == 1) return DPDO_OK;
     for (int r = 0; r < P; r++) {
         int64_t c = (m->first[r + 1] - m->first[r]) * row, d = m->first[r] * row;
-        if (c > 2147483647LL || d > 2147483647LL) return fail(m, DPDO_E_UNSUPPORTED, "a share of over 2 GiB");
+        if (c > 2147483647LL || d > 2147483647LL)
+            return fail(m, DPDO_E_UNSUPPORTED, "a share of over 2 GiB");
         m->gc[r] = (int)c;
         m->gd[r] = (int)d;
     }
     MPI_Request req;
-    if ((rc = mpi_call(m, MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_BYTE, base, m->gc, m->gd, MPI_BYTE, m->comm, &req), "share")))
+    if ((rc = mpi_call(m,
+                       MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_BYTE, base, m->gc, m->gd, MPI_BYTE,
+                                       m->comm, &req),
+                       "share")))
         return rc;
     if ((rc = wait_all(m, 1, &req, "share"))) return rc;
     m->t_ctl += (int64_t)m->gc[m->rank] * (P - 1);
@@ -363,7 +396,9 @@ static int t_sum(void *user, int64_t *v, int64_t count)
     if (m->size == 1) return DPDO_OK;
     MPI_Request req;
     int rc;
-    if ((rc = mpi_call(m, MPI_Iallreduce(MPI_IN_PLACE, v, (int)count, MPI_INT64_T, MPI_SUM, m->comm, &req), "sum")))
+    if ((rc = mpi_call(
+             m, MPI_Iallreduce(MPI_IN_PLACE, v, (int)count, MPI_INT64_T, MPI_SUM, m->comm, &req),
+             "sum")))
         return rc;
     if ((rc = wait_all(m, 1, &req, "sum"))) return rc;
     m->t_ctl += 8 * count;
@@ -378,7 +413,9 @@ static int t_bcast(void *user, int64_t from, void *buf, int64_t bytes)
     if (m->size == 1) return DPDO_OK;
     MPI_Request req;
     int rc;
-    if ((rc = mpi_call(m, MPI_Ibcast(buf, (int)bytes, MPI_BYTE, (int)from, m->comm, &req), "bcast"))) return rc;
+    if ((rc =
+             mpi_call(m, MPI_Ibcast(buf, (int)bytes, MPI_BYTE, (int)from, m->comm, &req), "bcast")))
+        return rc;
     if ((rc = wait_all(m, 1, &req, "bcast"))) return rc;
     if (m->rank == from) m->t_ctl += bytes * (m->size - 1);
     return DPDO_OK;
@@ -390,7 +427,9 @@ static int t_send(void *user, int64_t to, const void *buf, int64_t bytes)
     CHECK_BROKEN(m);
     MPI_Request req;
     int rc;
-    if ((rc = mpi_call(m, MPI_Isend(buf, (int)bytes, MPI_BYTE, (int)to, TAG_BATON, m->comm, &req), "send"))) return rc;
+    if ((rc = mpi_call(m, MPI_Isend(buf, (int)bytes, MPI_BYTE, (int)to, TAG_BATON, m->comm, &req),
+                       "send")))
+        return rc;
     if ((rc = wait_all(m, 1, &req, "send"))) return rc;
     m->t_msgs++;
     m->t_bytes += bytes;
@@ -403,7 +442,9 @@ static int t_recv(void *user, int64_t from, void *buf, int64_t bytes)
     CHECK_BROKEN(m);
     MPI_Request req;
     int rc;
-    if ((rc = mpi_call(m, MPI_Irecv(buf, (int)bytes, MPI_BYTE, (int)from, TAG_BATON, m->comm, &req), "recv"))) return rc;
+    if ((rc = mpi_call(m, MPI_Irecv(buf, (int)bytes, MPI_BYTE, (int)from, TAG_BATON, m->comm, &req),
+                       "recv")))
+        return rc;
     return wait_all(m, 1, &req, "recv");
 }
 
@@ -446,13 +487,16 @@ DPDO_API int dpdo_mpi_create(dpdo_mpi **out, MPI_Comm comm, int64_t n, const int
     *out = NULL;
     dpdo_mpi_options o;
     dpdo_mpi_options_init(&o, sizeof o);
-    int rc = dpdo__options_accept(&o, sizeof o, offsetof(dpdo_mpi_options, reserved), opts, "dpdo_mpi_options",
-                                  NULL);
+    int rc = dpdo__options_accept(&o, sizeof o, offsetof(dpdo_mpi_options, reserved), opts,
+                                  "dpdo_mpi_options", NULL);
     if (rc) return rc;
     if (o.reserved0) return DPDO_E_INVAL;
     int size, rank;
-    if (MPI_Comm_size(comm, &size) != MPI_SUCCESS || MPI_Comm_rank(comm, &rank) != MPI_SUCCESS) return DPDO_E_IO;
-    if (n < 1 || n >= (INT64_C(1) << 31) || !(o.timeout > 0) || !(o.spin >= 0) || o.root < 0 || o.root >= size) return DPDO_E_INVAL;
+    if (MPI_Comm_size(comm, &size) != MPI_SUCCESS || MPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
+        return DPDO_E_IO;
+    if (n < 1 || n >= (INT64_C(1) << 31) || !(o.timeout > 0) || !(o.spin >= 0) || o.root < 0 ||
+        o.root >= size)
+        return DPDO_E_INVAL;
     if (first) {
         if (first[0] != 0 || first[size] != n) return DPDO_E_INVAL;
         for (int r = 0; r < size; r++)
@@ -475,18 +519,21 @@ DPDO_API int dpdo_mpi_create(dpdo_mpi **out, MPI_Comm comm, int64_t n, const int
     m->stamp = malloc(P * sizeof(int));
     m->adj = calloc(P * P, 1);
     m->proc_of = malloc(((size_t)n + 1) * sizeof *m->proc_of);
-    if (!m->first || !m->nbpos || !m->nb || !m->all || !m->scnt || !m->rcnt || !m->sc || !m->sd || !m->rc || !m->rd || !m->gc ||
-        !m->gd || !m->stamp || !m->proc_of || !m->adj) {
+    if (!m->first || !m->nbpos || !m->nb || !m->all || !m->scnt || !m->rcnt || !m->sc || !m->sd ||
+        !m->rc || !m->rd || !m->gc || !m->gd || !m->stamp || !m->proc_of || !m->adj) {
         dpdo_mpi_destroy(m);
         return DPDO_E_NOMEM;
     }
-    m->rank = rank, m->size = size, m->root = o.root, m->timeout = o.timeout, m->spin = o.spin, m->n = n;
+    m->rank = rank, m->size = size, m->root = o.root, m->timeout = o.timeout, m->spin = o.spin,
+    m->n = n;
     for (int r = 0; r <= size; r++)
         m->first[r] = first ? first[r] : (int64_t)r * (n / size) + (r < n % size ? r : n % size);
     for (int r = 0; r < size; r++)
-        for (int64_t i = m->first[r]; i < m->first[r + 1]; i++) m->proc_of[i] = r;
+        for (int64_t i = m->first[r]; i < m->first[r + 1]; i++)
+            m->proc_of[i] = r;
     m->proc_of[n] = o.root;
-    for (int r = 0; r < size; r++) m->nbpos[r] = -1, m->all[r] = r;
+    for (int r = 0; r < size; r++)
+        m->nbpos[r] = -1, m->all[r] = r;
     if (MPI_Comm_dup(comm, &m->comm) != MPI_SUCCESS) {
         m->comm = MPI_COMM_NULL;
         dpdo_mpi_destroy(m);
@@ -503,18 +550,35 @@ DPDO_API void dpdo_mpi_destroy(dpdo_mpi *m)
     if (m->graph != MPI_COMM_NULL) MPI_Comm_free(&m->graph);
     if (m->comm != MPI_COMM_NULL) MPI_Comm_free(&m->comm);
     free(m->first), free(m->nbpos), free(m->nb), free(m->all), free(m->scnt), free(m->rcnt);
-    free(m->sc), free(m->sd), free(m->rc), free(m->rd), free(m->gc), free(m->gd), free(m->stamp), free(m->adj);
+    free(m->sc), free(m->sd), free(m->rc), free(m->rd), free(m->gc), free(m->gd), free(m->stamp),
+        free(m->adj);
     free(m->proc_of), free(m->sbuf), free(m->rbuf);
     free(m);
 }
 
-DPDO_API const char *dpdo_mpi_errmsg(const dpdo_mpi *m) { return m ? m->msg : "dpdo_mpi_errmsg: m is NULL"; }
-DPDO_API int dpdo_mpi_rank(const dpdo_mpi *m) { return m ? m->rank : -1; }
-DPDO_API int dpdo_mpi_size(const dpdo_mpi *m) { return m ? m->size : -1; }
-DPDO_API int64_t dpdo_mpi_first_node(const dpdo_mpi *m) { return m ? m->first[m->rank] : 0; }
-DPDO_API int64_t dpdo_mpi_end_node(const dpdo_mpi *m) { return m ? m->first[m->rank + 1] : 0; }
+DPDO_API const char *dpdo_mpi_errmsg(const dpdo_mpi *m)
+{
+    return m ? m->msg : "dpdo_mpi_errmsg: m is NULL";
+}
+DPDO_API int dpdo_mpi_rank(const dpdo_mpi *m)
+{
+    return m ? m->rank : -1;
+}
+DPDO_API int dpdo_mpi_size(const dpdo_mpi *m)
+{
+    return m ? m->size : -1;
+}
+DPDO_API int64_t dpdo_mpi_first_node(const dpdo_mpi *m)
+{
+    return m ? m->first[m->rank] : 0;
+}
+DPDO_API int64_t dpdo_mpi_end_node(const dpdo_mpi *m)
+{
+    return m ? m->first[m->rank + 1] : 0;
+}
 
-DPDO_API int dpdo_mpi_traffic(const dpdo_mpi *m, int64_t *messages, int64_t *bytes, int64_t *control_bytes)
+DPDO_API int dpdo_mpi_traffic(const dpdo_mpi *m, int64_t *messages, int64_t *bytes,
+                              int64_t *control_bytes)
 {
     if (!m) return DPDO_E_INVAL;
     if (messages) *messages = m->t_msgs;
@@ -528,11 +592,11 @@ DPDO_API int dpdo_mpi_attach(dpdo_mpi *m, dpdo_algorithm *alg, dpdo_network *net
     if (!m || !alg) return DPDO_E_INVAL;
     CHECK_BROKEN(m);
     if (dpdo_algorithm_nodes(alg) != m->n)
-        return fail(m, DPDO_E_INVAL, "the algorithm has %lld nodes, the handle %lld", (long long)dpdo_algorithm_nodes(alg),
-                    (long long)m->n);
+        return fail(m, DPDO_E_INVAL, "the algorithm has %lld nodes, the handle %lld",
+                    (long long)dpdo_algorithm_nodes(alg), (long long)m->n);
     if (net && dpdo_network_nodes(net) != m->n)
-        return fail(m, DPDO_E_INVAL, "the network has %lld nodes, the handle %lld", (long long)dpdo_network_nodes(net),
-                    (long long)m->n);
+        return fail(m, DPDO_E_INVAL, "the network has %lld nodes, the handle %lld",
+                    (long long)dpdo_network_nodes(net), (long long)m->n);
     /* the rank graph: ranks hosting adjacent nodes (symmetric), built once */
     if (net && m->graph == MPI_COMM_NULL) {
         int P = m->size, me = m->rank;
@@ -553,7 +617,8 @@ DPDO_API int dpdo_mpi_attach(dpdo_mpi *m, dpdo_algorithm *alg, dpdo_network *net
             for (int64_t k = 0; k < cnt; k++) {
                 int r = (int)m->proc_of[nb[k]];
                 if (r == q) continue;
-                m->adj[(size_t)q * (size_t)P + (size_t)r] = m->adj[(size_t)r * (size_t)P + (size_t)q] = 1;
+                m->adj[(size_t)q * (size_t)P + (size_t)r] =
+                    m->adj[(size_t)r * (size_t)P + (size_t)q] = 1;
                 if (q == me) adj[r] = 1;
                 if (r == me) adj[q] = 1;
             }
@@ -566,8 +631,8 @@ DPDO_API int dpdo_mpi_attach(dpdo_mpi *m, dpdo_algorithm *alg, dpdo_network *net
                 m->nb[m->nnb++] = r;
             }
         free(adj);
-        int rc = MPI_Dist_graph_create_adjacent(m->comm, m->nnb, m->nb, MPI_UNWEIGHTED, m->nnb, m->nb, MPI_UNWEIGHTED,
-                                                MPI_INFO_NULL, 0, &m->graph);
+        int rc = MPI_Dist_graph_create_adjacent(m->comm, m->nnb, m->nb, MPI_UNWEIGHTED, m->nnb,
+                                                m->nb, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &m->graph);
         if (rc != MPI_SUCCESS) {
             m->graph = MPI_COMM_NULL;
             return mpi_call(m, rc, "MPI_Dist_graph_create_adjacent");

@@ -3,11 +3,11 @@
  * (Definition 2, Lemma 7), Random_k and Bernoulli sparsifiers, all unscaled,
  * plus user types. All scratch is allocated at create; applying a compressor
  * allocates nothing. */
+#include "../rng/rng_impl.h"
+#include "compress_impl.h"
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
-#include "compress_impl.h"
-#include "../rng/rng_impl.h"
 
 /* ---- built-in type objects ----------------------------------------------- */
 
@@ -18,7 +18,9 @@ static int builtin_compress(void *user, const double *x, int64_t dim, int64_t k,
                             double *val, int64_t cap, int64_t *count)
 {
     struct dpdo_compressor *c = user;
-    if (!c || !x || !idx || !val || !count || dim != c->dim || k != c->k || cap < dpdo_compressor_capacity(c)) return 1;
+    if (!c || !x || !idx || !val || !count || dim != c->dim || k != c->k ||
+        cap < dpdo_compressor_capacity(c))
+        return 1;
     int rc = dpdo__compressor_apply(c, x, rng, node_id, round, idx, val, count, c->errmsg);
     return rc == DPDO_OK ? 0 : (rc < 0 ? -rc : rc);
 }
@@ -31,9 +33,15 @@ static int builtin_contraction(void *user, int64_t dim, int64_t k, double *delta
     return rc == DPDO_OK ? 0 : (rc < 0 ? -rc : rc);
 }
 
-#define BUILTIN(nm) {sizeof(dpdo_compressor_type), nm, builtin_compress, builtin_contraction, NULL}
+#define BUILTIN(nm)                                                                                \
+    {                                                                                              \
+        sizeof(dpdo_compressor_type), nm, builtin_compress, builtin_contraction, NULL              \
+    }
 static const dpdo_compressor_type builtin_types[DPDO__COMP_NBUILTIN] = {
-    BUILTIN("identity"), BUILTIN("top-k"), BUILTIN("rand-k"), BUILTIN("bernoulli"),
+    BUILTIN("identity"),
+    BUILTIN("top-k"),
+    BUILTIN("rand-k"),
+    BUILTIN("bernoulli"),
 };
 #undef BUILTIN
 
@@ -59,8 +67,8 @@ DPDO_API const char *dpdo_compressor_type_name(const dpdo_compressor_type *t)
 
 /* ---- life cycle ------------------------------------------------------------ */
 
-#define HAS(c, field)                                                                        \
-    ((c)->tsize >= offsetof(dpdo_compressor_type, field) + sizeof((c)->type->field) &&       \
+#define HAS(c, field)                                                                              \
+    ((c)->tsize >= offsetof(dpdo_compressor_type, field) + sizeof((c)->type->field) &&             \
      (c)->type->field)
 
 DPDO_API int dpdo_compressor_create(dpdo_compressor **out, const dpdo_compressor_type *type,
@@ -113,7 +121,10 @@ DPDO_API void dpdo_compressor_destroy(dpdo_compressor *c)
     comp_free(c);
 }
 
-void dpdo__compressor_retain(struct dpdo_compressor *c) { c->borrowers++; }
+void dpdo__compressor_retain(struct dpdo_compressor *c)
+{
+    c->borrowers++;
+}
 
 void dpdo__compressor_release(struct dpdo_compressor *c)
 {
@@ -135,8 +146,14 @@ DPDO_API const char *dpdo_compressor_name(const dpdo_compressor *c)
 {
     return c ? c->type->name : "(null)";
 }
-DPDO_API int64_t dpdo_compressor_dim(const dpdo_compressor *c) { return c ? c->dim : 0; }
-DPDO_API int64_t dpdo_compressor_k(const dpdo_compressor *c) { return c ? c->k : 0; }
+DPDO_API int64_t dpdo_compressor_dim(const dpdo_compressor *c)
+{
+    return c ? c->dim : 0;
+}
+DPDO_API int64_t dpdo_compressor_k(const dpdo_compressor *c)
+{
+    return c ? c->k : 0;
+}
 
 DPDO_API int dpdo_compressor_set_k(dpdo_compressor *c, int64_t k)
 {
@@ -177,8 +194,7 @@ DPDO_API int dpdo_compressor_contraction(dpdo_compressor *c, double *delta)
     }
     if (!HAS(c, contraction))
         return dpdo__err(c->errmsg, DPDO_E_UNSUPPORTED,
-                         "contraction: compressor '%s' has no contraction callback",
-                         c->type->name);
+                         "contraction: compressor '%s' has no contraction callback", c->type->name);
     double v = NAN;
     int rc = c->type->contraction(c->user, c->dim, c->k, &v);
     if (rc != 0)
@@ -206,7 +222,10 @@ static inline uint64_t abs_key(double v)
     return u & UINT64_C(0x7fffffffffffffff);
 }
 
-static inline int top_bit(uint64_t v) { return 63 - __builtin_clzll(v); }
+static inline int top_bit(uint64_t v)
+{
+    return 63 - __builtin_clzll(v);
+}
 
 /* Write the selection in ascending index order: l is selected when
  * (key_l >> sh) > tq, or when it equals tq and fewer than `take` equal ones
@@ -282,9 +301,11 @@ void dpdo__topk_select(const double *x, int64_t d, int64_t k, uint64_t *scratch,
         uint64_t mk = (UINT64_C(1) << (top + 1 - sh)) - 1; /* top + 1 - sh <= 11 */
         memset(hist, 0, (size_t)(mk + 1) * sizeof hist[0]);
         if (first) {
-            for (int64_t l = 0; l < d; l++) hist[(abs_key(x[l]) >> sh) & mk]++;
+            for (int64_t l = 0; l < d; l++)
+                hist[(abs_key(x[l]) >> sh) & mk]++;
         } else {
-            for (int64_t j = 0; j < n; j++) hist[(scratch[j] >> sh) & mk]++;
+            for (int64_t j = 0; j < n; j++)
+                hist[(scratch[j] >> sh) & mk]++;
         }
         int64_t b = (int64_t)mk;
         while (hist[b] < need) {
@@ -328,8 +349,8 @@ void dpdo__topk_select(const double *x, int64_t d, int64_t k, uint64_t *scratch,
 
 /* ---- apply ------------------------------------------------------------------- */
 
-static int check_user_output(const struct dpdo_compressor *c, const int64_t *idx,
-                             const double *val, int64_t cnt, char *err)
+static int check_user_output(const struct dpdo_compressor *c, const int64_t *idx, const double *val,
+                             int64_t cnt, char *err)
 {
     const char *nm = c->type->name;
     int64_t cap = c->dim;
@@ -362,11 +383,14 @@ int dpdo__compressor_apply(struct dpdo_compressor *c, const double *x, const str
     return dpdo__compressor_apply_ws(c, x, rng, node_id, round, idx, val, count, NULL, err);
 }
 
-int dpdo__compressor_concurrent(const struct dpdo_compressor *c) { return !c || c->kind != DPDO__COMP_USER; }
+int dpdo__compressor_concurrent(const struct dpdo_compressor *c)
+{
+    return !c || c->kind != DPDO__COMP_USER;
+}
 
-int dpdo__compressor_apply_ws(struct dpdo_compressor *c, const double *x, const struct dpdo_rng *rng,
-                              uint64_t node_id, uint64_t round, int64_t *idx, double *val,
-                              int64_t *count, uint64_t *keys, char *err)
+int dpdo__compressor_apply_ws(struct dpdo_compressor *c, const double *x,
+                              const struct dpdo_rng *rng, uint64_t node_id, uint64_t round,
+                              int64_t *idx, double *val, int64_t *count, uint64_t *keys, char *err)
 {
     const int64_t d = c->dim, k = c->k;
     *count = 0;
@@ -392,7 +416,8 @@ int dpdo__compressor_apply_ws(struct dpdo_compressor *c, const double *x, const 
             return dpdo__err(err, DPDO_E_CALLBACK,
                              "compressor 'rand-k': the rng's block callback returned %d",
                              dpdo__stream_cb_code(&s));
-        for (int64_t j = 0; j < k; j++) val[j] = x[idx[j]];
+        for (int64_t j = 0; j < k; j++)
+            val[j] = x[idx[j]];
         *count = k;
         return DPDO_OK;
     }
@@ -443,10 +468,14 @@ DPDO_API int dpdo_compressor_apply(dpdo_compressor *c, const double *x, int64_t 
     if (!c) return DPDO_E_INVAL;
     if (!x || !idx || !val || !count)
         return dpdo__err(c->errmsg, DPDO_E_INVAL, "apply: %s is NULL",
-                         !x ? "x" : !idx ? "idx" : !val ? "val" : "count");
+                         !x     ? "x"
+                         : !idx ? "idx"
+                         : !val ? "val"
+                                : "count");
     if (dim != c->dim)
-        return dpdo__err(c->errmsg, DPDO_E_INVAL, "apply: dim = %lld differs from the compressor's %lld",
-                         (long long)dim, (long long)c->dim);
+        return dpdo__err(c->errmsg, DPDO_E_INVAL,
+                         "apply: dim = %lld differs from the compressor's %lld", (long long)dim,
+                         (long long)c->dim);
     int64_t need = dpdo_compressor_capacity(c);
     if (cap < need)
         return dpdo__err(c->errmsg, DPDO_E_INVAL,
@@ -457,8 +486,7 @@ DPDO_API int dpdo_compressor_apply(dpdo_compressor *c, const double *x, int64_t 
      * val), so they must not overlap. */
     uintptr_t xa = (uintptr_t)x, xb = xa + (uintptr_t)dim * sizeof(double);
     uintptr_t va = (uintptr_t)val, vb = va + (uintptr_t)need * sizeof(double);
-    if (va < xb && xa < vb)
-        return dpdo__err(c->errmsg, DPDO_E_INVAL, "apply: val overlaps x");
+    if (va < xb && xa < vb) return dpdo__err(c->errmsg, DPDO_E_INVAL, "apply: val overlaps x");
     size_t bad = dpdo__first_nonfinite(x, (size_t)dim);
     if (bad < (size_t)dim)
         return dpdo__err(c->errmsg, DPDO_E_INVAL, "apply: x[%lld] = %g is not finite",

@@ -4,10 +4,10 @@
 #ifndef DPDO_COMPRESS_IMPL_H
 #define DPDO_COMPRESS_IMPL_H
 
+#include "../core/core_impl.h"
+#include "dpdo/compressor.h"
 #include <stddef.h>
 #include <stdint.h>
-#include "dpdo/compressor.h"
-#include "../core/core_impl.h"
 
 struct dpdo_rng;
 
@@ -23,9 +23,9 @@ enum {
 struct dpdo_compressor {
     uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
     const dpdo_compressor_type *type;
-    int kind;          /* DPDO__COMP_* */
-    void *user;        /* user types: the caller's pointer; built-ins: this handle */
-    size_t tsize;      /* the type's struct_size */
+    int kind;     /* DPDO__COMP_* */
+    void *user;   /* user types: the caller's pointer; built-ins: this handle */
+    size_t tsize; /* the type's struct_size */
     int64_t dim;
     int64_t k;         /* 1..dim; identity: dim */
     uint64_t *keys;    /* top-k: dim words of radix-select scratch; else NULL */
@@ -50,9 +50,9 @@ int dpdo__compressor_apply(struct dpdo_compressor *c, const double *x, const str
 /* The same with `keys` (dim words, or NULL = the handle's) as top-k's scratch, so that several
  * nodes can apply one built-in compressor at once (one workspace per task of the engine's
  * thread pool). */
-int dpdo__compressor_apply_ws(struct dpdo_compressor *c, const double *x, const struct dpdo_rng *rng,
-                              uint64_t node_id, uint64_t round, int64_t *idx, double *val,
-                              int64_t *count, uint64_t *keys, char *err);
+int dpdo__compressor_apply_ws(struct dpdo_compressor *c, const double *x,
+                              const struct dpdo_rng *rng, uint64_t node_id, uint64_t round,
+                              int64_t *idx, double *val, int64_t *count, uint64_t *keys, char *err);
 /* 1 if c is NULL or built-in (no user callback): dpdo__compressor_apply_ws may run concurrently */
 int dpdo__compressor_concurrent(const struct dpdo_compressor *c);
 

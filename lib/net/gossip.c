@@ -2,9 +2,9 @@
 /* Gossip application y = W x on n x d row-major state blocks: the sparse
  * path (one scaled copy + one axpy per stored off-diagonal entry, i.e.
  * O((n + 2m) d) flops) and the dense BLIS dgemm path for small dense W. */
+#include "net_impl.h"
 #include <blis.h>
 #include <string.h>
-#include "net_impl.h"
 
 /* y = sum_k val[k] * x[col[k]] for one row; y is written, never read first.
  * Neighbours are taken four at a time, but each sum is formed left to right,
@@ -24,8 +24,8 @@ typedef double v2d __attribute__((vector_size(16), aligned(8), may_alias));
  * multiply-add) this is bit-identical to k separate axpys (or to a scaled
  * copy followed by k-1 axpys when init is set), but y is loaded and stored
  * once per pass instead of once per entry. */
-static void row_pass(double *restrict y, int init, int k, const double *const *src,
-                     const double *w, size_t D)
+static void row_pass(double *restrict y, int init, int k, const double *const *src, const double *w,
+                     size_t D)
 {
     const double *restrict a = src[0], *restrict b = src[k > 1 ? 1 : 0];
     const double *restrict e = src[k > 2 ? 2 : 0], *restrict f = src[k > 3 ? 3 : 0];
@@ -33,16 +33,21 @@ static void row_pass(double *restrict y, int init, int k, const double *const *s
     size_t c = 0;
 #ifdef DPDO__V2
     v2d va = {wa, wa}, vb = {wb, wb}, ve = {we, we}, vf = {wf, wf};
-#define VLOOP(expr)                                  \
-    for (; c + 2 <= D; c += 2) *(v2d *)(y + c) = (expr);
+#define VLOOP(expr)                                                                                \
+    for (; c + 2 <= D; c += 2)                                                                     \
+        *(v2d *)(y + c) = (expr);
 #else
 #define VLOOP(expr)
 #endif
-#define SLOOP(expr) for (; c < D; c++) y[c] = (expr);
+#define SLOOP(expr)                                                                                \
+    for (; c < D; c++)                                                                             \
+        y[c] = (expr);
     if (init) {
         switch (k) {
-        case 1: VLOOP(va * LD(a + c)) SLOOP(wa * a[c]) break;
-        case 2: VLOOP(va * LD(a + c) + vb * LD(b + c)) SLOOP(wa * a[c] + wb * b[c]) break;
+        case 1:
+            VLOOP(va * LD(a + c)) SLOOP(wa * a[c]) break;
+        case 2:
+            VLOOP(va * LD(a + c) + vb * LD(b + c)) SLOOP(wa * a[c] + wb * b[c]) break;
         case 3:
             VLOOP(va * LD(a + c) + vb * LD(b + c) + ve * LD(e + c))
             SLOOP(wa * a[c] + wb * b[c] + we * e[c]) break;
@@ -52,7 +57,8 @@ static void row_pass(double *restrict y, int init, int k, const double *const *s
         }
     } else {
         switch (k) {
-        case 1: VLOOP(LD(y + c) + va * LD(a + c)) SLOOP(y[c] + wa * a[c]) break;
+        case 1:
+            VLOOP(LD(y + c) + va * LD(a + c)) SLOOP(y[c] + wa * a[c]) break;
         case 2:
             VLOOP(LD(y + c) + va * LD(a + c) + vb * LD(b + c))
             SLOOP(y[c] + wa * a[c] + wb * b[c]) break;
@@ -77,7 +83,8 @@ static void row_combine(const int64_t *col, const double *val, int64_t cnt,
     const double *src[4];
     for (int64_t k = 0; k < cnt; k += 4) {
         int g = cnt - k < 4 ? (int)(cnt - k) : 4;
-        for (int t = 0; t < g; t++) src[t] = x + (size_t)col[k + t] * D;
+        for (int t = 0; t < g; t++)
+            src[t] = x + (size_t)col[k + t] * D;
         row_pass(y, k == 0, g, src, val + k, D);
     }
 }
@@ -99,8 +106,8 @@ void dpdo__gossip(const struct dpdo_network *net, const double *x, double *y, in
         /* sizes were validated by the caller: n in [2, 4096], d >= 1 */
         double one = 1.0, zero = 0.0;
         bli_dgemm(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, (dim_t)net->n, (dim_t)d, (dim_t)net->n,
-                  &one, net->wdense, (inc_t)net->n, 1, (double *)x, (inc_t)d, 1, &zero, y,
-                  (inc_t)d, 1);
+                  &one, net->wdense, (inc_t)net->n, 1, (double *)x, (inc_t)d, 1, &zero, y, (inc_t)d,
+                  1);
         return;
     }
     sparse_rows(net, NULL, net->n, x, y, d);
@@ -124,10 +131,12 @@ void dpdo__round_gossip(const dpdo__round *r, const double *restrict x, double *
         memcpy(y0, x0, D * sizeof(double));
         for (int64_t t = 1; t < r->nactive; t++) {
             const double *xj = x + (size_t)r->active[t] * D;
-            for (size_t c = 0; c < D; c++) y0[c] += xj[c];
+            for (size_t c = 0; c < D; c++)
+                y0[c] += xj[c];
         }
         double inv = 1.0 / (double)r->nactive;
-        for (size_t c = 0; c < D; c++) y0[c] *= inv;
+        for (size_t c = 0; c < D; c++)
+            y0[c] *= inv;
         for (int64_t t = 1; t < r->nactive; t++)
             memcpy(y + (size_t)r->active[t] * D, y0, D * sizeof(double));
         return;
@@ -151,9 +160,11 @@ int dpdo_network_gossip(dpdo_network *net, const double *x, double *y, int64_t n
     if (net->n == 0) return dpdo__err(net->errmsg, DPDO_E_INVAL, "gossip: the network is empty");
     if (!x || !y) return dpdo__err(net->errmsg, DPDO_E_INVAL, "gossip: x or y is NULL");
     if (n != net->n)
-        return dpdo__err(net->errmsg, DPDO_E_INVAL, "gossip: n = %lld but the network has %lld nodes",
-                         (long long)n, (long long)net->n);
-    if (d < 1) return dpdo__err(net->errmsg, DPDO_E_INVAL, "gossip: d = %lld, need d >= 1", (long long)d);
+        return dpdo__err(net->errmsg, DPDO_E_INVAL,
+                         "gossip: n = %lld but the network has %lld nodes", (long long)n,
+                         (long long)net->n);
+    if (d < 1)
+        return dpdo__err(net->errmsg, DPDO_E_INVAL, "gossip: d = %lld, need d >= 1", (long long)d);
     size_t len;
     if (!dpdo__mul_size((size_t)n, (size_t)d, &len) || len > SIZE_MAX / sizeof(double))
         return dpdo__err(net->errmsg, DPDO_E_INVAL, "gossip: n*d overflows");

@@ -7,11 +7,11 @@
 #ifndef DPDO_NET_IMPL_H
 #define DPDO_NET_IMPL_H
 
-#include <stddef.h>
-#include <stdint.h>
-#include "dpdo/network.h"
 #include "../core/core_impl.h"
 #include "../rng/rng_impl.h"
+#include "dpdo/network.h"
+#include <stddef.h>
+#include <stdint.h>
 
 /* Stream node id of draws that belong to no node (the round's edges,
  * matchings and b-of-n active sets): every process computes the same plan. */
@@ -26,9 +26,9 @@
 
 struct dpdo_network {
     uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
-    int64_t n;       /* nodes; 0 = empty */
-    int64_t m;       /* undirected edges */
-    int64_t dmax;    /* maximum degree */
+    int64_t n;      /* nodes; 0 = empty */
+    int64_t m;      /* undirected edges */
+    int64_t dmax;   /* maximum degree */
     /* CSR over closed neighbourhoods: row i holds its neighbours and i itself,
      * columns ascending; val = W entries. nnz = n + 2m. */
     int64_t *rowptr; /* n+1 */
@@ -43,10 +43,10 @@ struct dpdo_network {
     double *wdense;  /* n*n copy of W when path == DENSE (or NULL) */
     /* spectral cache */
     int spec_ok;
-    double *eig;     /* n eigenvalues, descending */
+    double *eig; /* n eigenvalues, descending */
     double slem;
-    int refs;        /* borrowers (algorithms) */
-    int destroyed;   /* destroy requested while borrowed */
+    int refs;      /* borrowers (algorithms) */
+    int destroyed; /* destroy requested while borrowed */
     char errmsg[DPDO__ERRMSG_LEN];
 };
 
@@ -69,25 +69,25 @@ void dpdo__gossip_rows(const struct dpdo_network *net, const int64_t *rows, int6
  * Inactive node k has row and column e_k (§2.4 step 2), which is implicit:
  * gossip over a round touches active rows only. */
 typedef struct dpdo__round {
-    int64_t n, m;          /* copied from the network at init */
-    int64_t cap_edges;     /* max |E_t| this struct can hold */
+    int64_t n, m;      /* copied from the network at init */
+    int64_t cap_edges; /* max |E_t| this struct can hold */
     /* outputs of the last sampler */
     int64_t nactive;
-    int64_t *active;       /* nactive nodes, ascending */
+    int64_t *active;          /* nactive nodes, ascending */
     unsigned char *is_active; /* n flags */
     int64_t nedges;
-    int64_t *edges;        /* 2*nedges endpoints (i<j) of E_t */
-    int full_average;      /* 1: W^(t) = (1/b) 1 1^T on the active set (scheme (c)) */
+    int64_t *edges;   /* 2*nedges endpoints (i<j) of E_t */
+    int full_average; /* 1: W^(t) = (1/b) 1 1^T on the active set (scheme (c)) */
     /* W^(t) rows of active nodes: row r (node active[r]) is
      * wptr[r]..wptr[r+1]-1 of (wcol, wval), self entry first. */
-    int64_t *wptr;         /* n+1 */
-    int64_t *wcol;         /* n + 2*cap_edges */
+    int64_t *wptr; /* n+1 */
+    int64_t *wcol; /* n + 2*cap_edges */
     double *wval;
     /* scratch */
-    int64_t *deg;          /* n: degrees within E_t (zero between rounds) */
-    int64_t *perm;         /* max(n, m): identity between rounds (partial Fisher-Yates) */
-    int64_t *swaps;        /* max(n, m): swap log to restore perm */
-    int64_t *pos;          /* n: row of each active node in wptr, -1 if inactive */
+    int64_t *deg;   /* n: degrees within E_t (zero between rounds) */
+    int64_t *perm;  /* max(n, m): identity between rounds (partial Fisher-Yates) */
+    int64_t *swaps; /* max(n, m): swap log to restore perm */
+    int64_t *pos;   /* n: row of each active node in wptr, -1 if inactive */
 } dpdo__round;
 
 /* Allocate a round structure for `net` able to hold up to max_edges edges
@@ -113,13 +113,12 @@ void dpdo__round_free(dpdo__round *r);
  *              stream (GLOBAL, round, EDGES), pairs (v0,v1), (v2,v3), ...
  *              (spec §2.5(b)); otherwise greedy over a random edge order (same
  *              stream), stopping at b/2 pairs or when the edges run out. */
-int dpdo__round_sample_nodes(dpdo__round *r, const struct dpdo_rng *rng, uint64_t round,
-                             int64_t b, char *errbuf);
+int dpdo__round_sample_nodes(dpdo__round *r, const struct dpdo_rng *rng, uint64_t round, int64_t b,
+                             char *errbuf);
 int dpdo__round_sample_bernoulli(dpdo__round *r, const struct dpdo_rng *rng, uint64_t round,
                                  double p, char *errbuf);
 int dpdo__round_sample_edges(dpdo__round *r, const struct dpdo_network *net,
-                             const struct dpdo_rng *rng, uint64_t round, int64_t k,
-                             char *errbuf);
+                             const struct dpdo_rng *rng, uint64_t round, int64_t k, char *errbuf);
 int dpdo__round_sample_matching(dpdo__round *r, const struct dpdo_network *net,
                                 const struct dpdo_rng *rng, uint64_t round, int64_t b,
                                 char *errbuf);

@@ -2,9 +2,9 @@
 /* Network handle: life cycle, topologies, weight rules, caller matrices and
  * queries. A graph is installed in one transaction (build everything new,
  * then swap), so a failed call leaves the previous network intact. */
+#include "net_impl.h"
 #include <math.h>
 #include <string.h>
-#include "net_impl.h"
 
 /* ---- life cycle ------------------------------------------------------ */
 
@@ -48,7 +48,10 @@ void dpdo_network_destroy(dpdo_network *net)
     dpdo__free(net);
 }
 
-void dpdo__network_retain(struct dpdo_network *net) { net->refs++; }
+void dpdo__network_retain(struct dpdo_network *net)
+{
+    net->refs++;
+}
 
 void dpdo__network_release(struct dpdo_network *net)
 {
@@ -96,7 +99,10 @@ static void gb_free(gbuild *g)
 }
 
 /* Sizes are checked by the callers (n <= INT32_MAX, m <= n(n-1)/2). */
-static int64_t row_degree(const int64_t *rowptr, int64_t i) { return rowptr[i + 1] - rowptr[i] - 1; }
+static int64_t row_degree(const int64_t *rowptr, int64_t i)
+{
+    return rowptr[i + 1] - rowptr[i] - 1;
+}
 
 /* Build the CSR of closed neighbourhoods from lexicographically sorted,
  * unique pairs (i < j). Takes ownership of `edges` (also on failure). */
@@ -115,8 +121,9 @@ static int gb_csr(gbuild *g, int64_t n, int64_t *edges, int64_t m, char *errbuf)
     if (!g->rowptr || !g->diag || !g->col || !g->val || !cur) {
         dpdo__free(cur);
         gb_free(g);
-        return dpdo__err(errbuf, DPDO_E_NOMEM, "out of memory for a graph of %lld nodes and %lld edges",
-                         (long long)n, (long long)m);
+        return dpdo__err(errbuf, DPDO_E_NOMEM,
+                         "out of memory for a graph of %lld nodes and %lld edges", (long long)n,
+                         (long long)m);
     }
     /* degree counts: rowptr[i+1] = degree, diag[i] = lower degree */
     for (int64_t e = 0; e < m; e++) {
@@ -254,7 +261,8 @@ static int check_connected(const gbuild *g, char *errbuf)
     int rc = DPDO_OK;
     if (tail < n) {
         int64_t miss = 0;
-        while (seen[miss]) miss++;
+        while (seen[miss])
+            miss++;
         rc = dpdo__err(errbuf, DPDO_E_INVAL,
                        "graph is disconnected: node %lld is not reachable from node 0 "
                        "(node 0's component has %lld of %lld nodes)",
@@ -341,7 +349,8 @@ static void epair_sift(epair *v, size_t root, size_t n)
 static void epair_sort(epair *v, size_t n)
 {
     if (n < 2) return;
-    for (size_t i = n / 2; i-- > 0;) epair_sift(v, i, n);
+    for (size_t i = n / 2; i-- > 0;)
+        epair_sift(v, i, n);
     for (size_t end = n - 1; end > 0; end--) {
         epair t = v[0];
         v[0] = v[end];
@@ -479,7 +488,8 @@ int dpdo_network_set_edges(dpdo_network *net, int64_t n, const int64_t *edges, i
     int rc;
     if ((rc = check_mutable(net)) || (rc = check_n(net, "edge list", n, 1))) return rc;
     if (m < 0)
-        return dpdo__err(net->errmsg, DPDO_E_INVAL, "edge list: m = %lld is negative", (long long)m);
+        return dpdo__err(net->errmsg, DPDO_E_INVAL, "edge list: m = %lld is negative",
+                         (long long)m);
     if (m > 0 && !edges)
         return dpdo__err(net->errmsg, DPDO_E_INVAL, "edge list: edges is NULL but m = %lld",
                          (long long)m);
@@ -552,10 +562,11 @@ int dpdo_network_set_erdos_renyi(dpdo_network *net, int64_t n, double p, uint64_
         return dpdo__err(net->errmsg, DPDO_E_INVAL,
                          "Erdos-Renyi graph: n = %lld, at most 65536 (O(n^2) draws)", (long long)n);
     if (!(p >= 0.0 && p <= 1.0))
-        return dpdo__err(net->errmsg, DPDO_E_INVAL, "Erdos-Renyi graph: p = %g is not in [0, 1]", p);
+        return dpdo__err(net->errmsg, DPDO_E_INVAL, "Erdos-Renyi graph: p = %g is not in [0, 1]",
+                         p);
     if (max_tries < 1)
-        return dpdo__err(net->errmsg, DPDO_E_INVAL, "Erdos-Renyi graph: max_tries = %lld, need >= 1",
-                         (long long)max_tries);
+        return dpdo__err(net->errmsg, DPDO_E_INVAL,
+                         "Erdos-Renyi graph: max_tries = %lld, need >= 1", (long long)max_tries);
     if (n > 1 && p == 0.0)
         return dpdo__err(net->errmsg, DPDO_E_INVAL,
                          "Erdos-Renyi graph: p = 0 gives no edges, never connected for n = %lld",
@@ -579,7 +590,8 @@ int dpdo_network_set_erdos_renyi(dpdo_network *net, int64_t n, double p, uint64_
         dpdo__stream s;
         dpdo__stream_open(&s, rng, DPDO__NET_GRAPH_NODE, (uint64_t)attempt, DPDO_PURPOSE_EDGES);
         int64_t m = 0, comps = n;
-        for (int64_t i = 0; i < n; i++) par[i] = i;
+        for (int64_t i = 0; i < n; i++)
+            par[i] = i;
         for (int64_t i = 0; i < n; i++)
             for (int64_t j = i + 1; j < n; j++) {
                 if (!(dpdo__stream_uniform(&s) < p)) continue;
@@ -630,8 +642,8 @@ done:
 static int need_graph(struct dpdo_network *net, const char *what)
 {
     if (net->n == 0)
-        return dpdo__err(net->errmsg, DPDO_E_INVAL, "%s: the network is empty (set a topology first)",
-                         what);
+        return dpdo__err(net->errmsg, DPDO_E_INVAL,
+                         "%s: the network is empty (set a topology first)", what);
     return DPDO_OK;
 }
 
@@ -727,10 +739,12 @@ int dpdo_network_set_weight_matrix(dpdo_network *net, int64_t n, const double *w
             if (!isfinite(v)) return entry_err(net, i, j, v, "is infinite");
             if (v < 0.0) return entry_err(net, i, j, v, "is negative");
             if (net->n) {
-                while (c < cend && *c < j) c++;
+                while (c < cend && *c < j)
+                    c++;
                 int on = (c < cend && *c == j);
                 if (!on && v != 0.0)
-                    return entry_err(net, i, j, v, "is nonzero but (i, j) is not an edge of the graph");
+                    return entry_err(net, i, j, v,
+                                     "is nonzero but (i, j) is not an edge of the graph");
             }
         }
     }
@@ -833,10 +847,22 @@ int dpdo_network_set_gossip_mode(dpdo_network *net, int mode)
 
 /* ---- queries ------------------------------------------------------------ */
 
-int64_t dpdo_network_nodes(const dpdo_network *net) { return net ? net->n : 0; }
-int64_t dpdo_network_edge_count(const dpdo_network *net) { return net ? net->m : 0; }
-int64_t dpdo_network_max_degree(const dpdo_network *net) { return net ? net->dmax : 0; }
-int dpdo_network_weight_rule(const dpdo_network *net) { return net && net->n ? net->rule : -1; }
+int64_t dpdo_network_nodes(const dpdo_network *net)
+{
+    return net ? net->n : 0;
+}
+int64_t dpdo_network_edge_count(const dpdo_network *net)
+{
+    return net ? net->m : 0;
+}
+int64_t dpdo_network_max_degree(const dpdo_network *net)
+{
+    return net ? net->dmax : 0;
+}
+int dpdo_network_weight_rule(const dpdo_network *net)
+{
+    return net && net->n ? net->rule : -1;
+}
 int dpdo_network_gossip_path(const dpdo_network *net)
 {
     return net && net->n ? net->path : -1;
@@ -848,17 +874,16 @@ int64_t dpdo_network_degree(const dpdo_network *net, int64_t node)
     return row_degree(net->rowptr, node);
 }
 
-int dpdo_network_neighbors(dpdo_network *net, int64_t node, int64_t *out, int64_t cap,
-                           int64_t *len)
+int dpdo_network_neighbors(dpdo_network *net, int64_t node, int64_t *out, int64_t cap, int64_t *len)
 {
     if (!net) return DPDO_E_INVAL;
     if (node < 0 || node >= net->n)
-        return dpdo__err(net->errmsg, DPDO_E_INVAL, "neighbors: node %lld is out of range [0, %lld)",
-                         (long long)node, (long long)net->n);
+        return dpdo__err(net->errmsg, DPDO_E_INVAL,
+                         "neighbors: node %lld is out of range [0, %lld)", (long long)node,
+                         (long long)net->n);
     int64_t deg = row_degree(net->rowptr, node);
     if (len) *len = deg;
-    if (deg > 0 && !out)
-        return dpdo__err(net->errmsg, DPDO_E_INVAL, "neighbors: out is NULL");
+    if (deg > 0 && !out) return dpdo__err(net->errmsg, DPDO_E_INVAL, "neighbors: out is NULL");
     if (cap < deg)
         return dpdo__err(net->errmsg, DPDO_E_INVAL,
                          "neighbors: cap = %lld is smaller than the degree %lld of node %lld",

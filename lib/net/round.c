@@ -4,9 +4,9 @@
  * (seed, node, round, purpose), so a round's plan does not depend on which
  * rounds were drawn before or in what order. Nothing here allocates after
  * dpdo__round_init(). */
+#include "net_impl.h"
 #include <math.h>
 #include <string.h>
-#include "net_impl.h"
 
 int dpdo__round_init(dpdo__round *r, const struct dpdo_network *net, int64_t max_edges)
 {
@@ -33,8 +33,10 @@ int dpdo__round_init(dpdo__round *r, const struct dpdo_network *net, int64_t max
         dpdo__round_free(r);
         return DPDO_E_NOMEM;
     }
-    for (int64_t i = 0; i < big; i++) r->perm[i] = i;
-    for (int64_t i = 0; i < n; i++) r->pos[i] = -1;
+    for (int64_t i = 0; i < big; i++)
+        r->perm[i] = i;
+    for (int64_t i = 0; i < n; i++)
+        r->pos[i] = -1;
     return DPDO_OK;
 }
 
@@ -108,8 +110,8 @@ static int stream_fail(const dpdo__stream *s, char *errbuf, const char *what)
     return dpdo__err(errbuf, st, "%s: the random generator failed (status %d)", what, st);
 }
 
-int dpdo__round_sample_nodes(dpdo__round *r, const struct dpdo_rng *rng, uint64_t round,
-                             int64_t b, char *errbuf)
+int dpdo__round_sample_nodes(dpdo__round *r, const struct dpdo_rng *rng, uint64_t round, int64_t b,
+                             char *errbuf)
 {
     if (b < 1 || b > r->n)
         return dpdo__err(errbuf, DPDO_E_INVAL, "node sampling: b = %lld, need 1 <= b <= n = %lld",
@@ -120,7 +122,8 @@ int dpdo__round_sample_nodes(dpdo__round *r, const struct dpdo_rng *rng, uint64_
     dpdo__stream_open(&s, rng, DPDO__NET_GLOBAL_NODE, round, DPDO_PURPOSE_ACTIVATION);
     dpdo__stream_subset(&s, r->n, b, r->active);
     r->nactive = b;
-    for (int64_t t = 0; t < b; t++) r->is_active[r->active[t]] = 1;
+    for (int64_t t = 0; t < b; t++)
+        r->is_active[r->active[t]] = 1;
     return stream_fail(&s, errbuf, "node sampling");
 }
 
@@ -176,8 +179,7 @@ int dpdo__round_sample_edges(dpdo__round *r, const struct dpdo_network *net,
 }
 
 int dpdo__round_sample_matching(dpdo__round *r, const struct dpdo_network *net,
-                                const struct dpdo_rng *rng, uint64_t round, int64_t b,
-                                char *errbuf)
+                                const struct dpdo_rng *rng, uint64_t round, int64_t b, char *errbuf)
 {
     if (b < 2 || b > r->n || b % 2)
         return dpdo__err(errbuf, DPDO_E_INVAL,
@@ -202,7 +204,8 @@ int dpdo__round_sample_matching(dpdo__round *r, const struct dpdo_network *net,
             r->swaps[t] = j;
         }
         steps = b;
-        for (int64_t t = 0; t < b; t += 2) add_edge(r, r->perm[t], r->perm[t + 1]);
+        for (int64_t t = 0; t < b; t += 2)
+            add_edge(r, r->perm[t], r->perm[t + 1]);
     } else {
         /* General graph: scan the edges in a uniformly random order (lazy
          * Fisher-Yates over edge indices) and keep each edge disjoint from
@@ -275,7 +278,8 @@ int dpdo__round_set_edges(dpdo__round *r, const int64_t *edges, int64_t k, char 
         }
     }
     clear(r);
-    for (int64_t t = 0; t < k; t++) add_edge(r, edges[2 * t], edges[2 * t + 1]);
+    for (int64_t t = 0; t < k; t++)
+        add_edge(r, edges[2 * t], edges[2 * t + 1]);
     sort_i64(r->active, r->nactive);
     return DPDO_OK;
 }
@@ -313,7 +317,8 @@ int dpdo__round_weights_from_edges(dpdo__round *r)
     }
     for (int64_t t = 0; t < r->nactive; t++) {
         double off = 0.0;
-        for (int64_t k = r->wptr[t] + 1; k < r->wptr[t + 1]; k++) off += r->wval[k];
+        for (int64_t k = r->wptr[t] + 1; k < r->wptr[t + 1]; k++)
+            off += r->wval[k];
         r->wval[r->wptr[t]] = 1.0 - off;
     }
     for (int64_t e = 0; e < r->nedges; e++) {
@@ -395,7 +400,8 @@ int dpdo__round_draw(dpdo__round *r, const struct dpdo_network *net, const struc
         if ((rc = dpdo__round_sample_bernoulli(r, rng, round, p, errbuf))) return rc;
         return dpdo__round_weights_induced(r, net, errbuf);
     default:
-        return dpdo__err(errbuf, DPDO_E_INVAL, "round scheme %d is not a DPDO_ROUND_* value", scheme);
+        return dpdo__err(errbuf, DPDO_E_INVAL, "round scheme %d is not a DPDO_ROUND_* value",
+                         scheme);
     }
 }
 
@@ -423,21 +429,23 @@ int dpdo_network_round_matrix(dpdo_network *net, dpdo_rng *rng, uint64_t round, 
                               int64_t count, double p, int32_t *active, double *w, int64_t wcap)
 {
     if (!net) return DPDO_E_INVAL;
-    if (net->n == 0) return dpdo__err(net->errmsg, DPDO_E_INVAL, "round_matrix: the network is empty");
+    if (net->n == 0)
+        return dpdo__err(net->errmsg, DPDO_E_INVAL, "round_matrix: the network is empty");
     if (!rng) return dpdo__err(net->errmsg, DPDO_E_INVAL, "round_matrix: rng is NULL");
     if (w && wcap / net->n < net->n)
         return dpdo__err(net->errmsg, DPDO_E_INVAL, "round_matrix: wcap = %lld, need n*n = %lld",
                          (long long)wcap, (long long)(net->n * net->n));
     if (scheme < DPDO_ROUND_ALL || scheme > DPDO_ROUND_BERNOULLI)
-        return dpdo__err(net->errmsg, DPDO_E_INVAL, "round_matrix: scheme %d is not a DPDO_ROUND_* value",
-                         scheme);
+        return dpdo__err(net->errmsg, DPDO_E_INVAL,
+                         "round_matrix: scheme %d is not a DPDO_ROUND_* value", scheme);
     dpdo__round r;
     int rc = dpdo__round_init(&r, net, -1);
     if (rc) return dpdo__err(net->errmsg, rc, "round_matrix: out of memory");
     rc = dpdo__round_draw(&r, net, rng, round, scheme, count, p, net->errmsg);
     if (rc == DPDO_OK) {
         if (active)
-            for (int64_t i = 0; i < net->n; i++) active[i] = r.is_active[i];
+            for (int64_t i = 0; i < net->n; i++)
+                active[i] = r.is_active[i];
         if (w) dpdo__round_dense(&r, w);
         dpdo__err_clear(net->errmsg);
     }

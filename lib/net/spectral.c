@@ -2,9 +2,9 @@
 /* Spectral quantities of W: all eigenvalues of the dense symmetric W from
  * LAPACK dsyevd (eigenvalues only: tridiagonal reduction + root-free QR,
  * O(n^3)), cached in the handle until W changes. */
+#include "net_impl.h"
 #include <math.h>
 #include <string.h>
-#include "net_impl.h"
 
 /* Reference LAPACK (Fortran, 32-bit integers on Debian). Declared here, never
  * in a public header. The trailing size_t is the hidden length of the
@@ -17,8 +17,7 @@ extern void dsyevd_(const char *jobz, const char *uplo, const int *n, double *a,
 
 static int spectrum(struct dpdo_network *net)
 {
-    if (net->n == 0)
-        return dpdo__err(net->errmsg, DPDO_E_INVAL, "spectrum: the network is empty");
+    if (net->n == 0) return dpdo__err(net->errmsg, DPDO_E_INVAL, "spectrum: the network is empty");
     if (net->spec_ok) return DPDO_OK;
     int64_t n = net->n;
     if (n > SPEC_NMAX)
@@ -41,8 +40,9 @@ static int spectrum(struct dpdo_network *net)
         dpdo__free(a);
         dpdo__free(wv);
         dpdo__free(eig);
-        return dpdo__err(net->errmsg, DPDO_E_NOMEM, "spectrum: out of memory for a %lld x %lld matrix",
-                         (long long)n, (long long)n);
+        return dpdo__err(net->errmsg, DPDO_E_NOMEM,
+                         "spectrum: out of memory for a %lld x %lld matrix", (long long)n,
+                         (long long)n);
     }
     /* Row-major W; LAPACK reads column-major, so with uplo = 'L' it reads the
      * row-major upper triangle, w_ij for i <= j. */
@@ -58,8 +58,10 @@ static int spectrum(struct dpdo_network *net)
     int *iwork = dpdo__alloc_array((size_t)liwork, sizeof(int));
     int rc = DPDO_OK;
     if (info != 0 || !work || !iwork) {
-        rc = info != 0 ? dpdo__err(net->errmsg, DPDO_E_NUMERIC, "spectrum: dsyevd workspace query failed (info %d)", info)
-                       : dpdo__err(net->errmsg, DPDO_E_NOMEM, "spectrum: out of memory for the workspace");
+        rc = info != 0 ? dpdo__err(net->errmsg, DPDO_E_NUMERIC,
+                                   "spectrum: dsyevd workspace query failed (info %d)", info)
+                       : dpdo__err(net->errmsg, DPDO_E_NOMEM,
+                                   "spectrum: out of memory for the workspace");
     } else {
         dsyevd_("N", "L", &in, a, &in, wv, work, &lwork, iwork, &liwork, &info, 1, 1);
         if (info != 0)
@@ -73,7 +75,8 @@ static int spectrum(struct dpdo_network *net)
         dpdo__free(eig);
         return rc;
     }
-    for (int64_t i = 0; i < n; i++) eig[i] = wv[n - 1 - i]; /* descending */
+    for (int64_t i = 0; i < n; i++)
+        eig[i] = wv[n - 1 - i]; /* descending */
     dpdo__free(wv);
     double l2 = fabs(eig[1]), ln = fabs(eig[n - 1]);
     net->slem = l2 > ln ? l2 : ln;

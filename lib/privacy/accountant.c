@@ -2,10 +2,10 @@
 /* Accountant type objects (rdp, exact, zcdp, pure), the accountant handle
  * (queries per node and worst case), the budget guard, calibration, and the
  * public formula functions. */
+#include "privacy_impl.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "privacy_impl.h"
 
 enum { K_RDP = 1, K_EXACT = 2, K_ZCDP = 3, K_PURE = 4, K_PLD = 5, K_AUTO = 6 };
 
@@ -20,25 +20,25 @@ typedef struct builtin {
     double *logtab;
     int64_t logtab_n, logtab_fill; /* allocated / filled entries */
     int64_t cache_cap;
-    dpdo__event_desc *keys; /* [cache_cap]; mech 0 = empty */
-    double *vals;           /* [cache_cap * n_orders] */
-    double *tot;            /* [n_orders] */
+    dpdo__event_desc *keys;  /* [cache_cap]; mech 0 = empty */
+    double *vals;            /* [cache_cap * n_orders] */
+    double *tot;             /* [n_orders] */
     unsigned char *deferred; /* [n_orders] 1 = fractional order computed only when needed */
     double *convc;           /* [n_orders] epsilon = r + convc[o] at delta = conv_delta */
     double *loga, *l1ma;     /* [n_orders] log(a) and log1p(-1/a) of the orders */
     double conv_delta, kl_thr;
-    int64_t *lower;          /* [n_orders] largest non-deferred order <= this one, or -1 */
+    int64_t *lower; /* [n_orders] largest non-deferred order <= this one, or -1 */
     struct cand {
         double lb;
         int64_t o;
-    } * cands; /* [n_orders] scratch */
-    double *memo;   /* [cache_cap * DPDO__PG_MEMO] per-event kernel memo (Poisson Gaussian) */
-    int64_t *perm;  /* [n_orders] order indices sorted by increasing order */
-    int64_t kmax;   /* largest integer order used as a convexity point (<= DPDO__PG_NI - 1) */
-    double *bnd;    /* [cache_cap * 3 * n_orders] per event: lower bound, upper bound (convexity),
-                     * lower bound from a stopped series (0 = none) */
-    int64_t *bsig;  /* [cache_cap] integer points the bounds were built from (-1 = none) */
-    double *lbv, *ubv; /* [n_orders] scratch: bounds of the composed RDP */
+    } * cands;     /* [n_orders] scratch */
+    double *memo;  /* [cache_cap * DPDO__PG_MEMO] per-event kernel memo (Poisson Gaussian) */
+    int64_t *perm; /* [n_orders] order indices sorted by increasing order */
+    int64_t kmax;  /* largest integer order used as a convexity point (<= DPDO__PG_NI - 1) */
+    double *bnd;   /* [cache_cap * 3 * n_orders] per event: lower bound, upper bound (convexity),
+                    * lower bound from a stopped series (0 = none) */
+    int64_t *bsig; /* [cache_cap] integer points the bounds were built from (-1 = none) */
+    double *lbv, *ubv;  /* [n_orders] scratch: bounds of the composed RDP */
     dpdo__pld_acc *pld; /* pld and auto */
     double pld_h;       /* pld discretisation interval */
     double limit;       /* auto: an RDP answer <= limit is returned without the other accountants */
@@ -74,11 +74,12 @@ struct dpdo_accountant {
     double budget_eps, budget_delta;
     double last_lo;       /* worst-node lower bound of the last epsilon query */
     const char *last_src; /* accountant behind the last answer */
-    double *rows; /* [(rows_cap) * DPDO_EV_FIELDS] */
+    double *rows;         /* [(rows_cap) * DPDO_EV_FIELDS] */
     int64_t rows_cap;
     int64_t borrowers; /* algorithms borrowing this accountant (core_impl.h, borrowed handles) */
     int doomed;        /* destroy requested while borrowed */
-    int calib_mech; /* the Gaussian mechanism calibrate_sigma/_steps plan for (dpdo__accountant_calib_mech) */
+    int calib_mech;    /* the Gaussian mechanism calibrate_sigma/_steps plan for
+                          (dpdo__accountant_calib_mech) */
     char errmsg[DPDO__ERRMSG_LEN];
 };
 
@@ -113,7 +114,8 @@ static const double *rdp_vec(builtin *b, int64_t k, const double *row)
 {
     if (k >= b->cache_cap) {
         int64_t nc = b->cache_cap ? b->cache_cap : 8;
-        while (nc <= k) nc *= 2;
+        while (nc <= k)
+            nc *= 2;
         size_t cells, mcells, bcells;
         if (!dpdo__mul_size((size_t)nc, (size_t)b->n_orders, &cells)) return NULL;
         if (!dpdo__mul_size((size_t)nc, (size_t)DPDO__PG_MEMO, &mcells)) return NULL;
@@ -155,10 +157,12 @@ static const double *rdp_vec(builtin *b, int64_t k, const double *row)
     double *v = b->vals + k * b->n_orders;
     if (!same_desc(&b->keys[k], &d)) {
         /* values are computed lazily (NaN = not yet), on first use */
-        for (int64_t o = 0; o < b->n_orders; o++) v[o] = NAN;
+        for (int64_t o = 0; o < b->n_orders; o++)
+            v[o] = NAN;
         dpdo__pg_memo_reset(b->memo + k * DPDO__PG_MEMO);
         double *bd = b->bnd + k * 3 * b->n_orders;
-        for (int64_t o = 0; o < 3 * b->n_orders; o++) bd[o] = 0.0;
+        for (int64_t o = 0; o < 3 * b->n_orders; o++)
+            bd[o] = 0.0;
         b->bsig[k] = -1;
         b->keys[k] = d;
     }
@@ -168,10 +172,12 @@ static const double *rdp_vec(builtin *b, int64_t k, const double *row)
 static double ev_rdp(builtin *b, int64_t k, double alpha)
 {
     if (alpha + 1.0 >= (double)b->logtab_fill && b->logtab_fill < b->logtab_n) {
-        for (int64_t i = b->logtab_fill; i < b->logtab_n; i++) b->logtab[i] = log((double)i);
+        for (int64_t i = b->logtab_fill; i < b->logtab_n; i++)
+            b->logtab[i] = log((double)i);
         b->logtab_fill = b->logtab_n;
     }
-    return dpdo__rdp_event_m(&b->keys[k], alpha, b->logtab, b->logtab_fill, b->memo + k * DPDO__PG_MEMO);
+    return dpdo__rdp_event_m(&b->keys[k], alpha, b->logtab, b->logtab_fill,
+                             b->memo + k * DPDO__PG_MEMO);
 }
 
 /* composed RDP at order o over the charged rows (vectors already cached) */
@@ -206,7 +212,8 @@ static int rdp_prepare(builtin *b, const double *ev, int64_t n)
     for (int64_t k = 0; k < n; k++) {
         const double *r = ev + k * DPDO_EV_FIELDS;
         if (!(r[DPDO_EV_COUNT] > 0)) continue;
-        if (!rdp_vec(b, k, r)) return dpdo__err(b->msg, DPDO_E_NOMEM, "out of memory in the RDP cache");
+        if (!rdp_vec(b, k, r))
+            return dpdo__err(b->msg, DPDO_E_NOMEM, "out of memory in the RDP cache");
     }
     return DPDO_OK;
 }
@@ -215,7 +222,8 @@ static int rdp_total(builtin *b, const double *ev, int64_t n)
 {
     int rc = rdp_prepare(b, ev, n);
     if (rc) return rc;
-    for (int64_t o = 0; o < b->n_orders; o++) b->tot[o] = tot_at(b, ev, n, o);
+    for (int64_t o = 0; o < b->n_orders; o++)
+        b->tot[o] = tot_at(b, ev, n, o);
     return DPDO_OK;
 }
 
@@ -286,7 +294,9 @@ static int convex_case(const double *ev, int64_t n)
         const double *r = ev + k * DPDO_EV_FIELDS;
         if (!(r[DPDO_EV_COUNT] > 0)) continue;
         if (r[DPDO_EV_MECH] != DPDO_MECH_GAUSSIAN) return 0;
-        if (r[DPDO_EV_SAMPLING] != DPDO_SAMPLING_POISSON && r[DPDO_EV_SAMPLING] != DPDO_SAMPLING_NONE) return 0;
+        if (r[DPDO_EV_SAMPLING] != DPDO_SAMPLING_POISSON &&
+            r[DPDO_EV_SAMPLING] != DPDO_SAMPLING_NONE)
+            return 0;
     }
     return 1;
 }
@@ -303,7 +313,8 @@ static int64_t n_known(const builtin *b, int64_t k)
 {
     const double *la = b->memo + k * DPDO__PG_MEMO;
     int64_t c = 0;
-    for (int64_t i = 2; i <= b->kmax; i++) c += !isnan(la[i]);
+    for (int64_t i = 2; i <= b->kmax; i++)
+        c += !isnan(la[i]);
     return c;
 }
 
@@ -315,7 +326,8 @@ static void ev_bounds(builtin *b, int64_t k)
     double *lbr = b->bnd + k * 3 * no, *ubr = lbr + no;
     if (closed_form(&b->keys[k])) {
         if (b->bsig[k] == 0) return;
-        for (int64_t o = 0; o < no; o++) lbr[o] = ubr[o] = ev_rdp(b, k, b->orders[o]);
+        for (int64_t o = 0; o < no; o++)
+            lbr[o] = ubr[o] = ev_rdp(b, k, b->orders[o]);
         b->bsig[k] = 0;
         return;
     }
@@ -346,7 +358,8 @@ static void ev_bounds(builtin *b, int64_t k)
             lbr[o] = ubr[o] = INFINITY;
             continue;
         }
-        while (p + 1 < nk && kx[p + 1] <= a) p++;
+        while (p + 1 < nk && kx[p + 1] <= a)
+            p++;
         double lbf = 0.0, ubf = INFINITY;
         if (kx[p] == a) {
             lbf = ubf = kf[p];
@@ -380,7 +393,8 @@ static void ev_bounds(builtin *b, int64_t k)
 static double eps_bounds(builtin *b, const double *ev, int64_t n)
 {
     int64_t no = b->n_orders;
-    for (int64_t o = 0; o < no; o++) b->lbv[o] = b->ubv[o] = 0.0;
+    for (int64_t o = 0; o < no; o++)
+        b->lbv[o] = b->ubv[o] = 0.0;
     for (int64_t k = 0; k < n; k++) {
         double c = ev[k * DPDO_EV_FIELDS + DPDO_EV_COUNT];
         if (!(c > 0)) continue;
@@ -400,7 +414,10 @@ static double eps_bounds(builtin *b, const double *ev, int64_t n)
     return best_ub;
 }
 
-static int is_cand(double lb, double best) { return best == INFINITY || lb <= best * (1.0 + 1e-12); }
+static int is_cand(double lb, double best)
+{
+    return best == INFINITY || lb <= best * (1.0 + 1e-12);
+}
 
 /* the value at order o; for a ledger with ONE charged event (Poisson
  * Gaussian, fractional order) the kernel may stop early once a rigorous lower
@@ -428,8 +445,9 @@ static double tot_at_lim(builtin *b, const double *ev, int64_t n, int64_t o, dou
     if (rk > rs) rs = rk;
     rs = rs > 0 ? rs * (1.0 + 1e-9) : 0.0;
     int pruned = 0;
-    double r = dpdo__rdp_poisson_gauss_lb(d->samp.q, d->noise / d->sens, a, b->logtab, b->logtab_fill,
-                                          b->memo + k1 * DPDO__PG_MEMO, rs, &pruned);
+    double r =
+        dpdo__rdp_poisson_gauss_lb(d->samp.q, d->noise / d->sens, a, b->logtab, b->logtab_fill,
+                                   b->memo + k1 * DPDO__PG_MEMO, rs, &pruned);
     if (pruned) {
         double *slb = b->bnd + k1 * 3 * b->n_orders + 2 * b->n_orders;
         double l = r * (1.0 - BRK_SLACK);
@@ -449,7 +467,9 @@ static void rdp_epsilon_convex(builtin *b, const double *ev, int64_t n, double *
      * a second round of bounds below, the result never depends on it) */
     int fresh = 0;
     for (int64_t k = 0; k < n; k++)
-        if (ev[k * DPDO_EV_FIELDS + DPDO_EV_COUNT] > 0 && !closed_form(&b->keys[k]) && b->bsig[k] < 0) fresh = 1;
+        if (ev[k * DPDO_EV_FIELDS + DPDO_EV_COUNT] > 0 && !closed_form(&b->keys[k]) &&
+            b->bsig[k] < 0)
+            fresh = 1;
     if (fresh) {
         double kbest = INFINITY;
         int64_t kstar = 2;
@@ -569,7 +589,8 @@ static void rdp_epsilon_convex(builtin *b, const double *ev, int64_t n, double *
 }
 
 /* min over orders of the converted epsilon, with exact pruning (see above) */
-static int rdp_epsilon(builtin *b, const double *ev, int64_t n, double delta, double *eps, double *order)
+static int rdp_epsilon(builtin *b, const double *ev, int64_t n, double delta, double *eps,
+                       double *order)
 {
     int rc = rdp_prepare(b, ev, n);
     if (rc) return rc;
@@ -616,13 +637,17 @@ static int rdp_epsilon(builtin *b, const double *ev, int64_t n, double delta, do
 
 static const char *mech_name(double m)
 {
-    return m == DPDO_MECH_GAUSSIAN ? "Gaussian" : m == DPDO_MECH_LAPLACE ? "Laplace"
-         : m == DPDO_MECH_DISCRETE_GAUSSIAN || m == DPDO_MECH_DISCRETE_GAUSSIAN_FINE ? "discrete Gaussian"
-         : "discrete Laplace";
+    return m == DPDO_MECH_GAUSSIAN  ? "Gaussian"
+           : m == DPDO_MECH_LAPLACE ? "Laplace"
+           : m == DPDO_MECH_DISCRETE_GAUSSIAN || m == DPDO_MECH_DISCRETE_GAUSSIAN_FINE
+               ? "discrete Gaussian"
+               : "discrete Laplace";
 }
 static const char *samp_name(double s)
 {
-    return s == DPDO_SAMPLING_POISSON ? "Poisson-sampled" : s == DPDO_SAMPLING_WOR ? "WOR-sampled" : "unsampled";
+    return s == DPDO_SAMPLING_POISSON ? "Poisson-sampled"
+           : s == DPDO_SAMPLING_WOR   ? "WOR-sampled"
+                                      : "unsampled";
 }
 
 /* exact: mu^2; zcdp: rho; pure: eps. Reject what the accountant cannot do. */
@@ -633,14 +658,16 @@ static int closed_total(builtin *b, int kind, const double *ev, int64_t n, doubl
         const double *r = ev + k * DPDO_EV_FIELDS;
         double c = r[DPDO_EV_COUNT];
         if (!(c > 0)) continue;
-        int gauss = r[DPDO_EV_MECH] == DPDO_MECH_GAUSSIAN || r[DPDO_EV_MECH] == DPDO_MECH_DISCRETE_GAUSSIAN ||
+        int gauss = r[DPDO_EV_MECH] == DPDO_MECH_GAUSSIAN ||
+                    r[DPDO_EV_MECH] == DPDO_MECH_DISCRETE_GAUSSIAN ||
                     r[DPDO_EV_MECH] == DPDO_MECH_DISCRETE_GAUSSIAN_FINE;
         int sampled = r[DPDO_EV_SAMPLING] != DPDO_SAMPLING_NONE && r[DPDO_EV_RATE] < 1.0;
         double x = r[DPDO_EV_SENS] / r[DPDO_EV_NOISE];
         if (kind == K_PURE) {
             if (gauss)
                 return dpdo__err(b->msg, DPDO_E_UNSUPPORTED,
-                                 "pure-DP accountant: event %lld is Gaussian (no finite pure epsilon); use rdp, exact or zcdp",
+                                 "pure-DP accountant: event %lld is Gaussian (no finite pure "
+                                 "epsilon); use rdp, exact or zcdp",
                                  (long long)k);
             dpdo__event_desc d;
             dpdo__event_row_desc(r, &d);
@@ -649,18 +676,21 @@ static int closed_total(builtin *b, int kind, const double *ev, int64_t n, doubl
         }
         if (sampled)
             return dpdo__err(b->msg, DPDO_E_UNSUPPORTED,
-                             "%s accountant: event %lld is a %s %s mechanism; only unsampled events are supported (use rdp)",
-                             kind == K_EXACT ? "exact" : "zcdp", (long long)k, samp_name(r[DPDO_EV_SAMPLING]),
-                             mech_name(r[DPDO_EV_MECH]));
+                             "%s accountant: event %lld is a %s %s mechanism; only unsampled "
+                             "events are supported (use rdp)",
+                             kind == K_EXACT ? "exact" : "zcdp", (long long)k,
+                             samp_name(r[DPDO_EV_SAMPLING]), mech_name(r[DPDO_EV_MECH]));
         if (kind == K_EXACT) {
             if (r[DPDO_EV_MECH] != DPDO_MECH_GAUSSIAN)
                 return dpdo__err(b->msg, DPDO_E_UNSUPPORTED,
-                                 "exact accountant: event %lld is a %s mechanism; only (continuous) Gaussian events are "
+                                 "exact accountant: event %lld is a %s mechanism; only "
+                                 "(continuous) Gaussian events are "
                                  "supported (use rdp or zcdp)",
                                  (long long)k, mech_name(r[DPDO_EV_MECH]));
             s += c * x * x; /* mu^2 of the composition */
         } else {
-            s += gauss ? c * x * x / 2.0 : c * x * x / 2.0; /* Gaussian: D^2/(2s^2); Laplace eps-DP: eps^2/2 */
+            s += gauss ? c * x * x / 2.0
+                       : c * x * x / 2.0; /* Gaussian: D^2/(2s^2); Laplace eps-DP: eps^2/2 */
         }
     }
     *out = s;
@@ -704,7 +734,8 @@ static int guard_lookahead(builtin *b, const double *ev_in, int64_t n, double de
         b->safe_n = 0;
         b->safe_rows = dpdo__alloc_array(cells, sizeof *b->safe_rows);
         b->look_rows = dpdo__alloc_array(cells, sizeof *b->look_rows);
-        if (!b->safe_rows || !b->look_rows) return dpdo__err(b->msg, DPDO_E_NOMEM, "out of memory in the guard");
+        if (!b->safe_rows || !b->look_rows)
+            return dpdo__err(b->msg, DPDO_E_NOMEM, "out of memory in the guard");
         b->safe_cap = n;
     }
     /* canonical table: the hypothetical release (last row) merged into the
@@ -745,11 +776,13 @@ static int guard_lookahead(builtin *b, const double *ev_in, int64_t n, double de
         if (same)
             for (int64_t k = 0; k < n; k++) {
                 double c = b->safe_rows[k * DPDO_EV_FIELDS + DPDO_EV_COUNT];
-                if (c > ev[k * DPDO_EV_FIELDS + DPDO_EV_COUNT]) ev[k * DPDO_EV_FIELDS + DPDO_EV_COUNT] = c;
+                if (c > ev[k * DPDO_EV_FIELDS + DPDO_EV_COUNT])
+                    ev[k * DPDO_EV_FIELDS + DPDO_EV_COUNT] = c;
             }
     }
     double total = 0.0;
-    for (int64_t k = 0; k < n; k++) total += ev[k * DPDO_EV_FIELDS + DPDO_EV_COUNT];
+    for (int64_t k = 0; k < n; k++)
+        total += ev[k * DPDO_EV_FIELDS + DPDO_EV_COUNT];
     if (!(b->look >= 1.0)) b->look = floor(total / 16.0) + 1.0;
     ev[x * DPDO_EV_FIELDS + DPDO_EV_COUNT] += b->look;
     double hi, lo;
@@ -776,7 +809,8 @@ static int guard_lookahead(builtin *b, const double *ev_in, int64_t n, double de
  * it supports every event and delta). Each is a valid upper bound, so their
  * minimum is. An accountant that cannot answer is skipped (out of memory is
  * an error). */
-static int auto_epsilon(builtin *b, const double *ev, int64_t n, double delta, double *eps, double *order)
+static int auto_epsilon(builtin *b, const double *ev, int64_t n, double delta, double *eps,
+                        double *order)
 {
     int rc = rdp_epsilon(b, ev, n, delta, eps, order);
     if (rc) return rc;
@@ -815,13 +849,18 @@ static int auto_epsilon(builtin *b, const double *ev, int64_t n, double delta, d
     return DPDO_OK;
 }
 
-static int b_epsilon(void *user, const double *ev, int64_t n, double delta, double *eps, double *order)
+static int b_epsilon(void *user, const double *ev, int64_t n, double delta, double *eps,
+                     double *order)
 {
     builtin *b = user;
     *order = NAN;
     b->last_lo = 0.0;
-    b->last_src = b->kind == K_RDP ? "rdp" : b->kind == K_EXACT ? "exact" : b->kind == K_ZCDP ? "zcdp"
-                  : b->kind == K_PURE ? "pure" : b->kind == K_PLD ? "pld" : "auto";
+    b->last_src = b->kind == K_RDP     ? "rdp"
+                  : b->kind == K_EXACT ? "exact"
+                  : b->kind == K_ZCDP  ? "zcdp"
+                  : b->kind == K_PURE  ? "pure"
+                  : b->kind == K_PLD   ? "pld"
+                                       : "auto";
     if (!any_charged(ev, n)) {
         *eps = 0.0;
         return DPDO_OK;
@@ -953,7 +992,10 @@ const dpdo_accountant_type *dpdo_accountant_type_next(const dpdo_accountant_type
     return (k > 0 && k < N_TYPES) ? &TYPES[k] : NULL;
 }
 
-const char *dpdo_accountant_type_name(const dpdo_accountant_type *t) { return t && t->name ? t->name : ""; }
+const char *dpdo_accountant_type_name(const dpdo_accountant_type *t)
+{
+    return t && t->name ? t->name : "";
+}
 
 /* ---- options ------------------------------------------------------------------- */
 
@@ -963,95 +1005,98 @@ const char *dpdo_accountant_type_name(const dpdo_accountant_type *t) { return t 
  * log1p return, as exact hex floats: creating an accountant on the default
  * grid costs no logarithms) */
 static const double DEFAULT_LOG_A[N_DEFAULT_ORDERS] = {
-0x1.8663f793c46ccp-4, 0x1.7565011e49675p-3, 0x1.0ca937be1b9dcp-2, 0x1.588c2d913348fp-2,
-0x1.9f323ecbf984cp-2, 0x1.e148a1a2726cfp-2, 0x1.0fae81914a991p-1, 0x1.2cf25fad8f1c4p-1,
-0x1.48a11293d785bp-1, 0x1.62e42fefa39efp-1, 0x1.7bdf362e9666ep-1, 0x1.93b0aee21c2c9p-1,
-0x1.aa73108717b69p-1, 0x1.c03d703735f8cp-1, 0x1.d5240f0e0e078p-1, 0x1.e938cbceb16ddp-1,
-0x1.fc8b7f138bdeap-1, 0x1.0795235c1ea1bp+0, 0x1.1090e20315212p+0, 0x1.193ea7aad030bp+0,
-0x1.21a3919b7ac89p+0, 0x1.29c440606e6abp+0, 0x1.31a4e7240c777p+0, 0x1.394958c0771cp+0,
-0x1.40b512eb53d6p+0, 0x1.47eb47ce995d9p+0, 0x1.4eeee650ae55p+0, 0x1.55c2a141bd925p+0,
-0x1.5c68f59a57181p+0, 0x1.62e42fefa39efp+0, 0x1.6936713b2ae7p+0, 0x1.6f61b30f1d02fp+0,
-0x1.7567cb4bf2df7p+0, 0x1.7b4a6f68dfe5cp+0, 0x1.810b375dce91ep+0, 0x1.86aba03b5daacp+0,
-0x1.8c2d0e7b73742p+0, 0x1.9190d0136ccbep+0, 0x1.96d81e4fa0a84p+0, 0x1.9c041f7ed8d33p+0,
-0x1.a115e873757d3p+0, 0x1.a60e7ddf2a866p+0, 0x1.aaeed58d9cf2ap+0, 0x1.afb7d78197bedp+0,
-0x1.b46a5ef8151ap+0, 0x1.b9073b53f0713p+0, 0x1.bd8f30f4bbf39p+0, 0x1.c202f9fae6f0ap+0,
-0x1.c66346fb1fbb8p+0, 0x1.cab0bfa2a2002p+0, 0x1.ceec034df0608p+0, 0x1.d315a9934c981p+0,
-0x1.d72e42c21b641p+0, 0x1.db365858403a3p+0, 0x1.df2e6d6e5fbaap+0, 0x1.e316ff1bde46ep+0,
-0x1.e6f084d359a8bp+0, 0x1.eabb70b848eb8p+0, 0x1.ee782fee5c0cp+0, 0x1.f2272ae325a57p+0,
-0x1.f5c8c5928b0f9p+0, 0x1.f95d5fc66b2d1p+0, 0x1.fce55551e156ep+0, 0x1.00307f2440124p+1,
-0x1.01e85798eb9a3p+1, 0x1.039a5c9cc7b0ep+1, 0x1.0546b52e30f62p+1, 0x1.06ed86c91473dp+1,
-0x1.088ef57aa0dd1p+1, 0x1.0a2b23f3bab73p+1, 0x1.0bc2339a4b1p+1, 0x1.0d5444997e5b4p+1,
-0x1.0ee175f1073eep+1, 0x1.1069e58377693p+1, 0x1.11edb023bf0fep+1, 0x1.136cf1a1e2577p+1,
-0x1.14e7c4d6f2a8ep+1, 0x1.165e43b058daap+1, 0x1.17d0873a7c0d7p+1, 0x1.193ea7aad030bp+1,
-0x1.1aa8bc6956467p+1, 0x1.1c0edc1997bd2p+1, 0x1.1d711ca3257cap+1, 0x1.1ecf9339a2a1dp+1,
-0x1.202a5464624b1p+1, 0x1.218174059f4dbp+1, 0x1.22d50561542dap+1, 0x1.24251b23b93bep+1,
-0x1.2571c7676e541p+1, 0x1.26bb1bbb55516p+1, 0x1.2801292821f4cp+1, 0x1.29440035a3a65p+1,
-0x1.2a83b0efcd2c2p+1, 0x1.2bc04aeb7e2afp+1, 0x1.2cf9dd4b12035p+1, 0x1.2e3076c2b7611p+1,
-0x1.2f64259c939a1p+1, 0x1.3094f7bcb4c72p+1, 0x1.31c2faa4d54f7p+1, 0x1.32ee3b77f374cp+1,
-0x1.3e116bcd39e7dp+1, 0x1.485042b318c51p+1, 0x1.51cca16d7bba7p+1, 0x1.5aa16394d481fp+1,
-0x1.62e42fefa39efp+1, 0x1.6aa6bc1fa7f7ap+1, 0x1.71f7b3a6b9186p+1, 0x1.78e360604b32cp+1,
-0x1.7f7427b73e391p+1, 0x1.85b2e946faeb1p+1, 0x1.8ba74773dc5c8p+1, 0x1.9157dfdd1b3fp+1,
-0x1.96ca77c922cf9p+1, 0x1.9c041f7ed8d33p+1, 0x1.a1094eaf01acdp+1, 0x1.a5ddfb803849p+1,
-0x1.aa85ad6964a23p+1, 0x1.af038cbcdfe1fp+1, 0x1.b35a6f90bd69bp+1, 0x1.b78ce48912b5ap+1,
-0x1.bb9d3beb8c86bp+1, 0x1.bf8d8f4d5b8d1p+1, 0x1.c35fc81b90df6p+1, 0x1.c715a530ff3c5p+1,
-0x1.cab0bfa2a2002p+1, 0x1.ce328ee3ac7bdp+1, 0x1.d19c6c5c341a8p+1, 0x1.d4ef968880dd6p+1,
-0x1.d82d33b32720dp+1, 0x1.db565458eac4ep+1, 0x1.de6bf542e3d2dp+1, 0x1.e16f01614ec11p+1,
-0x1.e460536fc5443p+1, 0x1.e740b76a3c9a4p+1, 0x1.ea10ebd90426cp+1, 0x1.ecd1a2f90f0b6p+1,
-0x1.ef8383c50bb75p+1, 0x1.f2272ae325a57p+1, 0x1.f4bd2b7ac1bafp+1, 0x1.f7460ff5100ffp+1,
-0x1.f9c25aaaea949p+1, 0x1.fc32868223cabp+1, 0x1.fe97077c2130cp+1, 0x1.0078259bafef3p+2,
-0x1.019f5cb2a6c5p+2, 0x1.02c15a1ad9a59p+2, 0x1.03de4c5c6464dp+2, 0x1.04f65f9c72979p+2,
-0x1.0609bdc65328bp+2, 0x1.07188eb126c0dp+2, 0x1.0822f8427dcebp+2, 0x1.09291e8e3181bp+2,
-0x1.3687a9f1af2b1p+2, 0x1.62e42fefa39efp+2, 0x1.8f40b5ed9812dp+2, 0x1.bb9d3beb8c86bp+2,
+    0x1.8663f793c46ccp-4, 0x1.7565011e49675p-3, 0x1.0ca937be1b9dcp-2, 0x1.588c2d913348fp-2,
+    0x1.9f323ecbf984cp-2, 0x1.e148a1a2726cfp-2, 0x1.0fae81914a991p-1, 0x1.2cf25fad8f1c4p-1,
+    0x1.48a11293d785bp-1, 0x1.62e42fefa39efp-1, 0x1.7bdf362e9666ep-1, 0x1.93b0aee21c2c9p-1,
+    0x1.aa73108717b69p-1, 0x1.c03d703735f8cp-1, 0x1.d5240f0e0e078p-1, 0x1.e938cbceb16ddp-1,
+    0x1.fc8b7f138bdeap-1, 0x1.0795235c1ea1bp+0, 0x1.1090e20315212p+0, 0x1.193ea7aad030bp+0,
+    0x1.21a3919b7ac89p+0, 0x1.29c440606e6abp+0, 0x1.31a4e7240c777p+0, 0x1.394958c0771cp+0,
+    0x1.40b512eb53d6p+0,  0x1.47eb47ce995d9p+0, 0x1.4eeee650ae55p+0,  0x1.55c2a141bd925p+0,
+    0x1.5c68f59a57181p+0, 0x1.62e42fefa39efp+0, 0x1.6936713b2ae7p+0,  0x1.6f61b30f1d02fp+0,
+    0x1.7567cb4bf2df7p+0, 0x1.7b4a6f68dfe5cp+0, 0x1.810b375dce91ep+0, 0x1.86aba03b5daacp+0,
+    0x1.8c2d0e7b73742p+0, 0x1.9190d0136ccbep+0, 0x1.96d81e4fa0a84p+0, 0x1.9c041f7ed8d33p+0,
+    0x1.a115e873757d3p+0, 0x1.a60e7ddf2a866p+0, 0x1.aaeed58d9cf2ap+0, 0x1.afb7d78197bedp+0,
+    0x1.b46a5ef8151ap+0,  0x1.b9073b53f0713p+0, 0x1.bd8f30f4bbf39p+0, 0x1.c202f9fae6f0ap+0,
+    0x1.c66346fb1fbb8p+0, 0x1.cab0bfa2a2002p+0, 0x1.ceec034df0608p+0, 0x1.d315a9934c981p+0,
+    0x1.d72e42c21b641p+0, 0x1.db365858403a3p+0, 0x1.df2e6d6e5fbaap+0, 0x1.e316ff1bde46ep+0,
+    0x1.e6f084d359a8bp+0, 0x1.eabb70b848eb8p+0, 0x1.ee782fee5c0cp+0,  0x1.f2272ae325a57p+0,
+    0x1.f5c8c5928b0f9p+0, 0x1.f95d5fc66b2d1p+0, 0x1.fce55551e156ep+0, 0x1.00307f2440124p+1,
+    0x1.01e85798eb9a3p+1, 0x1.039a5c9cc7b0ep+1, 0x1.0546b52e30f62p+1, 0x1.06ed86c91473dp+1,
+    0x1.088ef57aa0dd1p+1, 0x1.0a2b23f3bab73p+1, 0x1.0bc2339a4b1p+1,   0x1.0d5444997e5b4p+1,
+    0x1.0ee175f1073eep+1, 0x1.1069e58377693p+1, 0x1.11edb023bf0fep+1, 0x1.136cf1a1e2577p+1,
+    0x1.14e7c4d6f2a8ep+1, 0x1.165e43b058daap+1, 0x1.17d0873a7c0d7p+1, 0x1.193ea7aad030bp+1,
+    0x1.1aa8bc6956467p+1, 0x1.1c0edc1997bd2p+1, 0x1.1d711ca3257cap+1, 0x1.1ecf9339a2a1dp+1,
+    0x1.202a5464624b1p+1, 0x1.218174059f4dbp+1, 0x1.22d50561542dap+1, 0x1.24251b23b93bep+1,
+    0x1.2571c7676e541p+1, 0x1.26bb1bbb55516p+1, 0x1.2801292821f4cp+1, 0x1.29440035a3a65p+1,
+    0x1.2a83b0efcd2c2p+1, 0x1.2bc04aeb7e2afp+1, 0x1.2cf9dd4b12035p+1, 0x1.2e3076c2b7611p+1,
+    0x1.2f64259c939a1p+1, 0x1.3094f7bcb4c72p+1, 0x1.31c2faa4d54f7p+1, 0x1.32ee3b77f374cp+1,
+    0x1.3e116bcd39e7dp+1, 0x1.485042b318c51p+1, 0x1.51cca16d7bba7p+1, 0x1.5aa16394d481fp+1,
+    0x1.62e42fefa39efp+1, 0x1.6aa6bc1fa7f7ap+1, 0x1.71f7b3a6b9186p+1, 0x1.78e360604b32cp+1,
+    0x1.7f7427b73e391p+1, 0x1.85b2e946faeb1p+1, 0x1.8ba74773dc5c8p+1, 0x1.9157dfdd1b3fp+1,
+    0x1.96ca77c922cf9p+1, 0x1.9c041f7ed8d33p+1, 0x1.a1094eaf01acdp+1, 0x1.a5ddfb803849p+1,
+    0x1.aa85ad6964a23p+1, 0x1.af038cbcdfe1fp+1, 0x1.b35a6f90bd69bp+1, 0x1.b78ce48912b5ap+1,
+    0x1.bb9d3beb8c86bp+1, 0x1.bf8d8f4d5b8d1p+1, 0x1.c35fc81b90df6p+1, 0x1.c715a530ff3c5p+1,
+    0x1.cab0bfa2a2002p+1, 0x1.ce328ee3ac7bdp+1, 0x1.d19c6c5c341a8p+1, 0x1.d4ef968880dd6p+1,
+    0x1.d82d33b32720dp+1, 0x1.db565458eac4ep+1, 0x1.de6bf542e3d2dp+1, 0x1.e16f01614ec11p+1,
+    0x1.e460536fc5443p+1, 0x1.e740b76a3c9a4p+1, 0x1.ea10ebd90426cp+1, 0x1.ecd1a2f90f0b6p+1,
+    0x1.ef8383c50bb75p+1, 0x1.f2272ae325a57p+1, 0x1.f4bd2b7ac1bafp+1, 0x1.f7460ff5100ffp+1,
+    0x1.f9c25aaaea949p+1, 0x1.fc32868223cabp+1, 0x1.fe97077c2130cp+1, 0x1.0078259bafef3p+2,
+    0x1.019f5cb2a6c5p+2,  0x1.02c15a1ad9a59p+2, 0x1.03de4c5c6464dp+2, 0x1.04f65f9c72979p+2,
+    0x1.0609bdc65328bp+2, 0x1.07188eb126c0dp+2, 0x1.0822f8427dcebp+2, 0x1.09291e8e3181bp+2,
+    0x1.3687a9f1af2b1p+2, 0x1.62e42fefa39efp+2, 0x1.8f40b5ed9812dp+2, 0x1.bb9d3beb8c86bp+2,
 };
 static const double DEFAULT_LOG1M_INV_A[N_DEFAULT_ORDERS] = {
--0x1.32ee3b77f374bp+1, -0x1.cab0bfa2a2003p+0, -0x1.7761ddbb61596p+0, -0x1.40b512eb53d6p+0,
--0x1.193ea7aad030ap+0, -0x1.f62f40794a7b8p-1, -0x1.c64c9ab854939p-1, -0x1.9f323ecbf984cp-1,
--0x1.7e92e2d5ec087p-1, -0x1.62e42fefa39efp-1, -0x1.4b12b73c1dd94p-1, -0x1.36576e9a89d2ap-1,
--0x1.241e74a809e7dp-1, -0x1.13f7596e9c545p-1, -0x1.058aefa811452p-1, -0x1.f128f5faf06ecp-2,
--0x1.d9b9fb04828bp-2, -0x1.c46fce155c4e7p-2, -0x1.b10162e4a5793p-2, -0x1.9f323ecbf984cp-2,
--0x1.8ecfda10be548p-2, -0x1.7fafa3bd8151cp-2, -0x1.71ad7b8202708p-2, -0x1.64aa8293707e8p-2,
--0x1.588c2d913348fp-2, -0x1.4d3b879d029acp-2, -0x1.42a49b1ba196ap-2, -0x1.38b5f7967bc28p-2,
--0x1.2f604e5d07dbdp-2, -0x1.269621134db92p-2, -0x1.1e4b7e7ec079ep-2, -0x1.1675cababa60ep-2,
--0x1.0f0b909f99ap-2, -0x1.08045aa1a326ep-2, -0x1.015891c9eaef7p-2, -0x1.f602c3662269bp-3,
--0x1.e9f1415628f92p-3, -0x1.de71768d79cc4p-3, -0x1.d37945aa4c81p-3, -0x1.c8ff7c79a9a22p-3,
--0x1.befbb9c254b18p-3, -0x1.b56656806c1bdp-3, -0x1.ac38520d5099ap-3, -0x1.a36b40c5bec85p-3,
--0x1.9af93cd234412p-3, -0x1.92dcd8c496334p-3, -0x1.8b1113ca43fb6p-3, -0x1.83914f3bd1261p-3,
--0x1.7c59455bf89a1p-3, -0x1.7565011e49676p-3, -0x1.6eb0d6d3d71abp-3, -0x1.68395da1108d2p-3,
--0x1.61fb69a3f38b8p-3, -0x1.5bf406b543db2p-3, -0x1.562073b255055p-3, -0x1.507e1e3f6eadcp-3,
--0x1.4b0a9ef4eda9p-3, -0x1.45c3b5eb0fd6ep-3, -0x1.40a74799e283fp-3, -0x1.3bb35a041d2a9p-3,
--0x1.36e61224d5783p-3, -0x1.323db198f4a84p-3, -0x1.2db8947e2f962p-3, -0x1.29552f81ff522p-3,
--0x1.25120e1bbbcep-3, -0x1.20edd0ed88d73p-3, -0x1.1ce72c48421cap-3, -0x1.18fce6ceffe0cp-3,
--0x1.152dd8372d70ap-3, -0x1.1178e8227e47cp-3, -0x1.0ddd0d1058834p-3, -0x1.0a594b648c4b8p-3,
--0x1.06ecb4816936dp-3, -0x1.039665f3756f8p-3, -0x1.005588ad375adp-3, -0x1.fa52a0a354d1bp-4,
--0x1.f421f51836596p-4, -0x1.ee179ce88cda1p-4, -0x1.e83237fb660cep-4, -0x1.e27076e2af2e5p-4,
--0x1.dcd119e166cefp-4, -0x1.d752f0032c3c6p-4, -0x1.d1f4d643c7b7fp-4, -0x1.ccb5b6c567133p-4,
--0x1.c794881467654p-4, -0x1.c2904c779ec6ep-4, -0x1.bda8114c3098p-4, -0x1.b8daee6c0c27fp-4,
--0x1.b428059e48d3cp-4, -0x1.af8e8210a415ep-4, -0x1.ab0d97d975c9bp-4, -0x1.a6a483817d26ap-4,
--0x1.a2528994f5f12p-4, -0x1.9e16f63b71247p-4, -0x1.99f11cd5f709p-4, -0x1.95e057a3026c7p-4,
--0x1.91e40767ed8ddp-4, -0x1.8dfb931f7168bp-4, -0x1.8a2667acdf6c7p-4, -0x1.8663f793c46c7p-4,
--0x1.64660aa8ce626p-4, -0x1.47dadcbbdba83p-4, -0x1.2f8bd74c5eacfp-4, -0x1.1a9844eb18ef1p-4,
--0x1.08598b59e3a07p-4, -0x1.f0a30c01162a6p-5, -0x1.d43de1c448325p-5, -0x1.baeb2e6486983p-5,
--0x1.a431d5bcc1938p-5, -0x1.8fb063ef2c7e9p-5, -0x1.7d178b385c5a4p-5, -0x1.6c261a4fb8a21p-5,
--0x1.5ca5fb01e422ap-5, -0x1.4e69ed6d80eaep-5, -0x1.414bcc0a36659p-5, -0x1.352b344da70c6p-5,
--0x1.29ec7a4b164d8p-5, -0x1.1f77d4decfedep-5, -0x1.15b8b4f761f04p-5, -0x1.0c9d3e1552fc8p-5,
--0x1.0415d89e74444p-5, -0x1.f829b0e783301p-6, -0x1.e91c671aa924cp-6, -0x1.daee8ab72e7e1p-6,
--0x1.cd8d38d161e69p-6, -0x1.c0e7a0853dd83p-6, -0x1.b4eebc43cf583p-6, -0x1.a995162661705p-6,
--0x1.9ece955321b6ap-6, -0x1.949052e1d2047p-6, -0x1.8ad074fc86f8bp-6, -0x1.81860f3577229p-6,
--0x1.78a9073b4191ep-6, -0x1.7031fd3bab07dp-6, -0x1.681a3763c63c5p-6, -0x1.605b900572541p-6,
--0x1.58f065fe55f13p-6, -0x1.51d38f0cf7169p-6, -0x1.4b004bce0abf2p-6, -0x1.44723d272a7f1p-6,
--0x1.3e255aed424cp-6, -0x1.3815eb9c9b10dp-6, -0x1.32407cfeb307ep-6, -0x1.2ca1dd9f56cdep-6,
--0x1.273716f6d5cd2p-6, -0x1.21fd6832e0955p-6, -0x1.1cf2418abf466p-6, -0x1.1813400e32b71p-6,
--0x1.135e29e091297p-6, -0x1.0ed0ead398194p-6, -0x1.0a6991570ddfdp-6, -0x1.06264bb3b3041p-6,
--0x1.010157588de71p-7, -0x1.0080559588b35p-8, -0x1.0040155d5889ep-9, -0x1.0020055655889p-10,
+    -0x1.32ee3b77f374bp+1, -0x1.cab0bfa2a2003p+0, -0x1.7761ddbb61596p+0, -0x1.40b512eb53d6p+0,
+    -0x1.193ea7aad030ap+0, -0x1.f62f40794a7b8p-1, -0x1.c64c9ab854939p-1, -0x1.9f323ecbf984cp-1,
+    -0x1.7e92e2d5ec087p-1, -0x1.62e42fefa39efp-1, -0x1.4b12b73c1dd94p-1, -0x1.36576e9a89d2ap-1,
+    -0x1.241e74a809e7dp-1, -0x1.13f7596e9c545p-1, -0x1.058aefa811452p-1, -0x1.f128f5faf06ecp-2,
+    -0x1.d9b9fb04828bp-2,  -0x1.c46fce155c4e7p-2, -0x1.b10162e4a5793p-2, -0x1.9f323ecbf984cp-2,
+    -0x1.8ecfda10be548p-2, -0x1.7fafa3bd8151cp-2, -0x1.71ad7b8202708p-2, -0x1.64aa8293707e8p-2,
+    -0x1.588c2d913348fp-2, -0x1.4d3b879d029acp-2, -0x1.42a49b1ba196ap-2, -0x1.38b5f7967bc28p-2,
+    -0x1.2f604e5d07dbdp-2, -0x1.269621134db92p-2, -0x1.1e4b7e7ec079ep-2, -0x1.1675cababa60ep-2,
+    -0x1.0f0b909f99ap-2,   -0x1.08045aa1a326ep-2, -0x1.015891c9eaef7p-2, -0x1.f602c3662269bp-3,
+    -0x1.e9f1415628f92p-3, -0x1.de71768d79cc4p-3, -0x1.d37945aa4c81p-3,  -0x1.c8ff7c79a9a22p-3,
+    -0x1.befbb9c254b18p-3, -0x1.b56656806c1bdp-3, -0x1.ac38520d5099ap-3, -0x1.a36b40c5bec85p-3,
+    -0x1.9af93cd234412p-3, -0x1.92dcd8c496334p-3, -0x1.8b1113ca43fb6p-3, -0x1.83914f3bd1261p-3,
+    -0x1.7c59455bf89a1p-3, -0x1.7565011e49676p-3, -0x1.6eb0d6d3d71abp-3, -0x1.68395da1108d2p-3,
+    -0x1.61fb69a3f38b8p-3, -0x1.5bf406b543db2p-3, -0x1.562073b255055p-3, -0x1.507e1e3f6eadcp-3,
+    -0x1.4b0a9ef4eda9p-3,  -0x1.45c3b5eb0fd6ep-3, -0x1.40a74799e283fp-3, -0x1.3bb35a041d2a9p-3,
+    -0x1.36e61224d5783p-3, -0x1.323db198f4a84p-3, -0x1.2db8947e2f962p-3, -0x1.29552f81ff522p-3,
+    -0x1.25120e1bbbcep-3,  -0x1.20edd0ed88d73p-3, -0x1.1ce72c48421cap-3, -0x1.18fce6ceffe0cp-3,
+    -0x1.152dd8372d70ap-3, -0x1.1178e8227e47cp-3, -0x1.0ddd0d1058834p-3, -0x1.0a594b648c4b8p-3,
+    -0x1.06ecb4816936dp-3, -0x1.039665f3756f8p-3, -0x1.005588ad375adp-3, -0x1.fa52a0a354d1bp-4,
+    -0x1.f421f51836596p-4, -0x1.ee179ce88cda1p-4, -0x1.e83237fb660cep-4, -0x1.e27076e2af2e5p-4,
+    -0x1.dcd119e166cefp-4, -0x1.d752f0032c3c6p-4, -0x1.d1f4d643c7b7fp-4, -0x1.ccb5b6c567133p-4,
+    -0x1.c794881467654p-4, -0x1.c2904c779ec6ep-4, -0x1.bda8114c3098p-4,  -0x1.b8daee6c0c27fp-4,
+    -0x1.b428059e48d3cp-4, -0x1.af8e8210a415ep-4, -0x1.ab0d97d975c9bp-4, -0x1.a6a483817d26ap-4,
+    -0x1.a2528994f5f12p-4, -0x1.9e16f63b71247p-4, -0x1.99f11cd5f709p-4,  -0x1.95e057a3026c7p-4,
+    -0x1.91e40767ed8ddp-4, -0x1.8dfb931f7168bp-4, -0x1.8a2667acdf6c7p-4, -0x1.8663f793c46c7p-4,
+    -0x1.64660aa8ce626p-4, -0x1.47dadcbbdba83p-4, -0x1.2f8bd74c5eacfp-4, -0x1.1a9844eb18ef1p-4,
+    -0x1.08598b59e3a07p-4, -0x1.f0a30c01162a6p-5, -0x1.d43de1c448325p-5, -0x1.baeb2e6486983p-5,
+    -0x1.a431d5bcc1938p-5, -0x1.8fb063ef2c7e9p-5, -0x1.7d178b385c5a4p-5, -0x1.6c261a4fb8a21p-5,
+    -0x1.5ca5fb01e422ap-5, -0x1.4e69ed6d80eaep-5, -0x1.414bcc0a36659p-5, -0x1.352b344da70c6p-5,
+    -0x1.29ec7a4b164d8p-5, -0x1.1f77d4decfedep-5, -0x1.15b8b4f761f04p-5, -0x1.0c9d3e1552fc8p-5,
+    -0x1.0415d89e74444p-5, -0x1.f829b0e783301p-6, -0x1.e91c671aa924cp-6, -0x1.daee8ab72e7e1p-6,
+    -0x1.cd8d38d161e69p-6, -0x1.c0e7a0853dd83p-6, -0x1.b4eebc43cf583p-6, -0x1.a995162661705p-6,
+    -0x1.9ece955321b6ap-6, -0x1.949052e1d2047p-6, -0x1.8ad074fc86f8bp-6, -0x1.81860f3577229p-6,
+    -0x1.78a9073b4191ep-6, -0x1.7031fd3bab07dp-6, -0x1.681a3763c63c5p-6, -0x1.605b900572541p-6,
+    -0x1.58f065fe55f13p-6, -0x1.51d38f0cf7169p-6, -0x1.4b004bce0abf2p-6, -0x1.44723d272a7f1p-6,
+    -0x1.3e255aed424cp-6,  -0x1.3815eb9c9b10dp-6, -0x1.32407cfeb307ep-6, -0x1.2ca1dd9f56cdep-6,
+    -0x1.273716f6d5cd2p-6, -0x1.21fd6832e0955p-6, -0x1.1cf2418abf466p-6, -0x1.1813400e32b71p-6,
+    -0x1.135e29e091297p-6, -0x1.0ed0ead398194p-6, -0x1.0a6991570ddfdp-6, -0x1.06264bb3b3041p-6,
+    -0x1.010157588de71p-7, -0x1.0080559588b35p-8, -0x1.0040155d5889ep-9, -0x1.0020055655889p-10,
 };
 
 int64_t dpdo_accountant_default_orders(double *out, int64_t cap)
 {
     if (out) {
         int64_t n = 0;
-        for (int i = 1; i <= 99 && n < cap; i++) out[n++] = 1.0 + i / 10.0;
-        for (int i = 11; i <= 63 && n < cap; i++) out[n++] = i;
-        for (int i = 128; i <= 1024 && n < cap; i *= 2) out[n++] = i;
+        for (int i = 1; i <= 99 && n < cap; i++)
+            out[n++] = 1.0 + i / 10.0;
+        for (int i = 11; i <= 63 && n < cap; i++)
+            out[n++] = i;
+        for (int i = 128; i <= 1024 && n < cap; i *= 2)
+            out[n++] = i;
     }
     return N_DEFAULT_ORDERS;
 }
@@ -1079,7 +1124,8 @@ static int make_builtin(builtin **out, int kind, const dpdo_accountant_options *
     int64_t n = o->orders ? o->n_orders : N_DEFAULT_ORDERS;
     if (o->orders) {
         if (n < 1 || n > 100000)
-            return dpdo__err(err, DPDO_E_INVAL, "n_orders = %lld is not in [1, 100000]", (long long)n);
+            return dpdo__err(err, DPDO_E_INVAL, "n_orders = %lld is not in [1, 100000]",
+                             (long long)n);
         for (int64_t i = 0; i < n; i++) {
             double a = o->orders[i];
             if (!(a > 1.0) || (a > 1e6 && a != INFINITY))
@@ -1092,7 +1138,8 @@ static int make_builtin(builtin **out, int kind, const dpdo_accountant_options *
                          (int)o->conversion);
     if (o->reserved0 != 0) return dpdo__err(err, DPDO_E_INVAL, "reserved0 must be 0");
     if (!(o->pld_interval >= 1e-6 && o->pld_interval <= 1.0))
-        return dpdo__err(err, DPDO_E_INVAL, "pld_interval = %g is not in [1e-6, 1]", o->pld_interval);
+        return dpdo__err(err, DPDO_E_INVAL, "pld_interval = %g is not in [1e-6, 1]",
+                         o->pld_interval);
     builtin *b = dpdo__calloc(1, sizeof *b);
     if (!b) return DPDO_E_NOMEM;
     b->kind = kind;
@@ -1142,7 +1189,8 @@ static int make_builtin(builtin **out, int kind, const dpdo_accountant_options *
         b->cands[i].o = i;
     }
     int sorted = 1;
-    for (int64_t i = 1; i < n && sorted; i++) sorted = cand_cmp(&b->cands[i - 1], &b->cands[i]) < 0;
+    for (int64_t i = 1; i < n && sorted; i++)
+        sorted = cand_cmp(&b->cands[i - 1], &b->cands[i]) < 0;
     if (!sorted) qsort(b->cands, (size_t)n, sizeof *b->cands, cand_cmp);
     int64_t last = -1;
     double last_val = 0.0;
@@ -1170,7 +1218,8 @@ static int make_builtin(builtin **out, int kind, const dpdo_accountant_options *
      * needs more (kernels compute log(k) themselves beyond logtab_fill: same values) */
     b->logtab[0] = -INFINITY;
     b->logtab_fill = b->logtab_n < DPDO__PG_NI + 1 ? b->logtab_n : DPDO__PG_NI + 1;
-    for (int64_t k = 1; k < b->logtab_fill; k++) b->logtab[k] = log((double)k);
+    for (int64_t k = 1; k < b->logtab_fill; k++)
+        b->logtab[k] = log((double)k);
     *out = b;
     return DPDO_OK;
 nomem:
@@ -1178,8 +1227,8 @@ nomem:
     return DPDO_E_NOMEM;
 }
 
-static int acc_new(dpdo_accountant **out, const dpdo_accountant_type *type, void *user, int is_builtin,
-                   dpdo_ledger *ledger)
+static int acc_new(dpdo_accountant **out, const dpdo_accountant_type *type, void *user,
+                   int is_builtin, dpdo_ledger *ledger)
 {
     dpdo_accountant *a = dpdo__calloc(1, sizeof *a);
     if (!a) return DPDO_E_NOMEM;
@@ -1203,9 +1252,10 @@ static int create_custom(dpdo_accountant **out, const dpdo_accountant_type *type
                          dpdo_ledger *ledger)
 {
     if (type->struct_size < offsetof(dpdo_accountant_type, release) + sizeof(type->release))
-        return dpdo__err(ledger->errmsg, DPDO_E_VERSION,
-                         "accountant type: struct_size = %zu does not cover the release field (%zu)",
-                         type->struct_size, offsetof(dpdo_accountant_type, release) + sizeof(type->release));
+        return dpdo__err(
+            ledger->errmsg, DPDO_E_VERSION,
+            "accountant type: struct_size = %zu does not cover the release field (%zu)",
+            type->struct_size, offsetof(dpdo_accountant_type, release) + sizeof(type->release));
     if (!type->name || !type->epsilon)
         return dpdo__err(ledger->errmsg, DPDO_E_INVAL, "accountant type: name or epsilon is NULL");
     return acc_new(out, type, user, 0, ledger);
@@ -1236,8 +1286,8 @@ int dpdo_accountant_create(dpdo_accountant **out, const dpdo_accountant_type *ty
     return rc;
 }
 
-int dpdo_accountant_create_custom(dpdo_accountant **out, const dpdo_accountant_type *type, void *user,
-                                  dpdo_ledger *ledger)
+int dpdo_accountant_create_custom(dpdo_accountant **out, const dpdo_accountant_type *type,
+                                  void *user, dpdo_ledger *ledger)
 {
     if (!out) return DPDO_E_INVAL;
     *out = NULL;
@@ -1258,7 +1308,10 @@ void dpdo_accountant_destroy(dpdo_accountant *a)
     acc_free(a);
 }
 
-void dpdo__accountant_retain(dpdo_accountant *a) { a->borrowers++; }
+void dpdo__accountant_retain(dpdo_accountant *a)
+{
+    a->borrowers++;
+}
 
 void dpdo__accountant_release(dpdo_accountant *a)
 {
@@ -1273,8 +1326,14 @@ static void acc_free(dpdo_accountant *a)
     dpdo__free(a);
 }
 
-const char *dpdo_accountant_errmsg(const dpdo_accountant *a) { return a ? a->errmsg : DPDO__NULL_TEXT("dpdo_accountant_errmsg", "acc"); }
-const char *dpdo_accountant_name(const dpdo_accountant *a) { return a ? dpdo_accountant_type_name(a->type) : ""; }
+const char *dpdo_accountant_errmsg(const dpdo_accountant *a)
+{
+    return a ? a->errmsg : DPDO__NULL_TEXT("dpdo_accountant_errmsg", "acc");
+}
+const char *dpdo_accountant_name(const dpdo_accountant *a)
+{
+    return a ? dpdo_accountant_type_name(a->type) : "";
+}
 
 /* ---- queries -------------------------------------------------------------------- */
 
@@ -1294,13 +1353,15 @@ static int ensure_rows(dpdo_accountant *a, int64_t n)
     return DPDO_OK;
 }
 
-static int call_cb(dpdo_accountant *a, int want_delta, int64_t n, double x, double *out, double *order)
+static int call_cb(dpdo_accountant *a, int want_delta, int64_t n, double x, double *out,
+                   double *order)
 {
     int rc;
     double ord = NAN;
     if (want_delta) {
         if (!a->type->delta)
-            return dpdo__err(a->errmsg, DPDO_E_UNSUPPORTED, "accountant '%s' has no delta query", a->type->name);
+            return dpdo__err(a->errmsg, DPDO_E_UNSUPPORTED, "accountant '%s' has no delta query",
+                             a->type->name);
         rc = a->type->delta(a->user, a->rows, n, x, out);
     } else {
         rc = a->type->epsilon(a->user, a->rows, n, x, out, &ord);
@@ -1308,34 +1369,39 @@ static int call_cb(dpdo_accountant *a, int want_delta, int64_t n, double x, doub
     if (order) *order = ord;
     if (rc == 0) {
         if (isnan(*out) || *out < 0)
-            return dpdo__err(a->errmsg, DPDO_E_NUMERIC, "accountant '%s' returned %g", a->type->name, *out);
+            return dpdo__err(a->errmsg, DPDO_E_NUMERIC, "accountant '%s' returned %g",
+                             a->type->name, *out);
         return DPDO_OK;
     }
     if (a->is_builtin) {
         builtin *b = a->user;
         return dpdo__err(a->errmsg, rc, "%s", b->msg);
     }
-    return dpdo__err(a->errmsg, DPDO_E_CALLBACK, "accountant '%s' %s callback returned %d", a->type->name,
-                     want_delta ? "delta" : "epsilon", rc);
+    return dpdo__err(a->errmsg, DPDO_E_CALLBACK, "accountant '%s' %s callback returned %d",
+                     a->type->name, want_delta ? "delta" : "epsilon", rc);
 }
 
 /* the worst value over the selected nodes; extra: hypothetical event */
 static int query_sel(dpdo_accountant *a, int want_delta, const int64_t *nodes, int64_t n_sel,
-                     const dpdo__event_desc *extra, double extra_count, double x, double *out, double *order)
+                     const dpdo__event_desc *extra, double extra_count, double x, double *out,
+                     double *order)
 {
     dpdo_ledger *l = a->ledger;
     int64_t K = l->n_events, N = l->n_nodes;
     int all = nodes == NULL;
     int64_t ns = all ? N : n_sel;
     if (!all && (n_sel < 1 || n_sel > N))
-        return dpdo__err(a->errmsg, DPDO_E_INVAL, "n_sel = %lld is not in [1, %lld]", (long long)n_sel, (long long)N);
+        return dpdo__err(a->errmsg, DPDO_E_INVAL, "n_sel = %lld is not in [1, %lld]",
+                         (long long)n_sel, (long long)N);
     for (int64_t i = 0; !all && i < ns; i++)
         if (nodes[i] < 0 || nodes[i] >= N)
-            return dpdo__err(a->errmsg, DPDO_E_INVAL, "node %lld is not in [0, %lld)", (long long)nodes[i], (long long)N);
+            return dpdo__err(a->errmsg, DPDO_E_INVAL, "node %lld is not in [0, %lld)",
+                             (long long)nodes[i], (long long)N);
     int64_t nrow = K + (extra ? 1 : 0);
     int rc = ensure_rows(a, nrow + 1);
     if (rc) return rc;
-    for (int64_t k = 0; k < K; k++) desc_to_row(&l->ev[k], a->rows + k * DPDO_EV_FIELDS);
+    for (int64_t k = 0; k < K; k++)
+        desc_to_row(&l->ev[k], a->rows + k * DPDO_EV_FIELDS);
     if (extra) {
         desc_to_row(extra, a->rows + K * DPDO_EV_FIELDS);
         a->rows[K * DPDO_EV_FIELDS + DPDO_EV_COUNT] = extra_count;
@@ -1395,7 +1461,8 @@ int dpdo__accountant_epsilon_sel(dpdo_accountant *a, const int64_t *nodes, int64
     return query_sel(a, 0, nodes, n_sel, extra, extra_count, delta, eps, order);
 }
 
-static int check_node(dpdo_accountant *a, int64_t node, int64_t *sel, const int64_t **nodes, int64_t *n_sel)
+static int check_node(dpdo_accountant *a, int64_t node, int64_t *sel, const int64_t **nodes,
+                      int64_t *n_sel)
 {
     if (node == -1) {
         *nodes = NULL;
@@ -1403,15 +1470,16 @@ static int check_node(dpdo_accountant *a, int64_t node, int64_t *sel, const int6
         return DPDO_OK;
     }
     if (node < 0 || node >= a->ledger->n_nodes)
-        return dpdo__err(a->errmsg, DPDO_E_INVAL, "node = %lld is not -1 or in [0, %lld)", (long long)node,
-                         (long long)a->ledger->n_nodes);
+        return dpdo__err(a->errmsg, DPDO_E_INVAL, "node = %lld is not -1 or in [0, %lld)",
+                         (long long)node, (long long)a->ledger->n_nodes);
     *sel = node;
     *nodes = sel;
     *n_sel = 1;
     return DPDO_OK;
 }
 
-int dpdo_accountant_epsilon(dpdo_accountant *a, int64_t node, double delta, double *eps, double *order)
+int dpdo_accountant_epsilon(dpdo_accountant *a, int64_t node, double delta, double *eps,
+                            double *order)
 {
     if (!a) return DPDO_E_INVAL;
     if (order) *order = NAN;
@@ -1432,7 +1500,8 @@ int dpdo_accountant_epsilon_bounds(dpdo_accountant *a, int64_t node, double delt
                                    double *eps_hi)
 {
     if (!a) return DPDO_E_INVAL;
-    if (!eps_lo || !eps_hi) return dpdo__err(a->errmsg, DPDO_E_INVAL, "eps_lo and eps_hi must not be NULL");
+    if (!eps_lo || !eps_hi)
+        return dpdo__err(a->errmsg, DPDO_E_INVAL, "eps_lo and eps_hi must not be NULL");
     double e;
     int rc = dpdo_accountant_epsilon(a, node, delta, &e, NULL);
     if (rc) return rc;
@@ -1451,7 +1520,8 @@ int dpdo_accountant_delta(dpdo_accountant *a, int64_t node, double eps, double *
 {
     if (!a) return DPDO_E_INVAL;
     if (!delta) return dpdo__err(a->errmsg, DPDO_E_INVAL, "delta is NULL");
-    if (!(eps >= 0) || !isfinite(eps)) return dpdo__err(a->errmsg, DPDO_E_INVAL, "eps = %g must be finite and >= 0", eps);
+    if (!(eps >= 0) || !isfinite(eps))
+        return dpdo__err(a->errmsg, DPDO_E_INVAL, "eps = %g must be finite and >= 0", eps);
     int64_t sel;
     const int64_t *nodes = NULL;
     int64_t n_sel = -1;
@@ -1466,8 +1536,10 @@ int dpdo_accountant_set_budget(dpdo_accountant *a, double max_epsilon, double de
 {
     if (!a) return DPDO_E_INVAL;
     if (!(max_epsilon > 0) || !isfinite(max_epsilon))
-        return dpdo__err(a->errmsg, DPDO_E_INVAL, "max_epsilon = %g must be finite and > 0", max_epsilon);
-    if (!(delta > 0 && delta < 1)) return dpdo__err(a->errmsg, DPDO_E_INVAL, "delta = %g is not in (0, 1)", delta);
+        return dpdo__err(a->errmsg, DPDO_E_INVAL, "max_epsilon = %g must be finite and > 0",
+                         max_epsilon);
+    if (!(delta > 0 && delta < 1))
+        return dpdo__err(a->errmsg, DPDO_E_INVAL, "delta = %g is not in (0, 1)", delta);
     a->has_budget = 1;
     a->budget_eps = max_epsilon;
     a->budget_delta = delta;
@@ -1476,15 +1548,19 @@ int dpdo_accountant_set_budget(dpdo_accountant *a, double max_epsilon, double de
 }
 
 int dpdo_accountant_would_exceed(dpdo_accountant *a, const dpdo_event *ev, int64_t count,
-                                 const int64_t *nodes, int64_t n_sel, int32_t *exceed, double *eps_after)
+                                 const int64_t *nodes, int64_t n_sel, int32_t *exceed,
+                                 double *eps_after)
 {
     if (!a) return DPDO_E_INVAL;
     if (!ev || !exceed) return dpdo__err(a->errmsg, DPDO_E_INVAL, "ev and exceed must not be NULL");
-    if (!a->has_budget) return dpdo__err(a->errmsg, DPDO_E_STATE, "no budget set (dpdo_accountant_set_budget)");
+    if (!a->has_budget)
+        return dpdo__err(a->errmsg, DPDO_E_STATE, "no budget set (dpdo_accountant_set_budget)");
     if (ev->d.mech == 0) return dpdo__err(a->errmsg, DPDO_E_INVAL, "event is not set");
-    if (count < 1) return dpdo__err(a->errmsg, DPDO_E_INVAL, "count = %lld must be >= 1", (long long)count);
+    if (count < 1)
+        return dpdo__err(a->errmsg, DPDO_E_INVAL, "count = %lld must be >= 1", (long long)count);
     if (!nodes && n_sel != -1)
-        return dpdo__err(a->errmsg, DPDO_E_INVAL, "nodes is NULL but n_sel = %lld (use -1 for all)", (long long)n_sel);
+        return dpdo__err(a->errmsg, DPDO_E_INVAL, "nodes is NULL but n_sel = %lld (use -1 for all)",
+                         (long long)n_sel);
     double e;
     builtin *b = a->is_builtin ? a->user : NULL;
     if (b) b->limit = a->budget_eps; /* auto: an RDP figure within the budget settles it */
@@ -1499,38 +1575,44 @@ int dpdo_accountant_would_exceed(dpdo_accountant *a, const dpdo_event *ev, int64
 
 /* ---- calibration ---------------------------------------------------------------- */
 
-static int cal_check(dpdo_accountant *a, const dpdo_sampling *s, double sens, double eps, double delta)
+static int cal_check(dpdo_accountant *a, const dpdo_sampling *s, double sens, double eps,
+                     double delta)
 {
     if (!(sens > 0) || !isfinite(sens))
         return dpdo__err(a->errmsg, DPDO_E_INVAL, "sensitivity = %g must be finite and > 0", sens);
-    if (!(eps > 0) || !isfinite(eps)) return dpdo__err(a->errmsg, DPDO_E_INVAL, "target epsilon = %g must be finite and > 0", eps);
-    if (!(delta > 0 && delta < 1)) return dpdo__err(a->errmsg, DPDO_E_INVAL, "delta = %g is not in (0, 1)", delta);
+    if (!(eps > 0) || !isfinite(eps))
+        return dpdo__err(a->errmsg, DPDO_E_INVAL, "target epsilon = %g must be finite and > 0",
+                         eps);
+    if (!(delta > 0 && delta < 1))
+        return dpdo__err(a->errmsg, DPDO_E_INVAL, "delta = %g is not in (0, 1)", delta);
     if (s) return dpdo__sampling_check(&s->d, a->errmsg);
     return DPDO_OK;
 }
 
-static int eps_with(dpdo_accountant *a, const dpdo_sampling *s, double sens, double sigma, double steps,
-                    double delta, double *e)
+static int eps_with(dpdo_accountant *a, const dpdo_sampling *s, double sens, double sigma,
+                    double steps, double delta, double *e)
 {
     dpdo__event_desc d;
-    int rc = dpdo__event_make(&d, a->calib_mech ? a->calib_mech : DPDO_MECH_GAUSSIAN, s ? &s->d : NULL, sens, sigma,
-                              a->errmsg);
+    int rc = dpdo__event_make(&d, a->calib_mech ? a->calib_mech : DPDO_MECH_GAUSSIAN,
+                              s ? &s->d : NULL, sens, sigma, a->errmsg);
     if (rc) return rc;
     return query_sel(a, 0, NULL, -1, &d, steps, delta, e, NULL);
 }
 
-static int cal_refine(dpdo_accountant *a, const dpdo_sampling *s, double sens, double steps, double eps,
-                      double delta, double lo, double elo, double hi, double ehi, double *sigma);
+static int cal_refine(dpdo_accountant *a, const dpdo_sampling *s, double sens, double steps,
+                      double eps, double delta, double lo, double elo, double hi, double ehi,
+                      double *sigma);
 
-int dpdo_accountant_calibrate_sigma(dpdo_accountant *a, const dpdo_sampling *s, double sens, double steps,
-                                    double eps, double delta, double *sigma)
+int dpdo_accountant_calibrate_sigma(dpdo_accountant *a, const dpdo_sampling *s, double sens,
+                                    double steps, double eps, double delta, double *sigma)
 {
     if (!a) return DPDO_E_INVAL;
     if (!sigma) return dpdo__err(a->errmsg, DPDO_E_INVAL, "sigma is NULL");
     int rc = cal_check(a, s, sens, eps, delta);
     if (rc) return rc;
     if (!(steps >= 1) || steps > 1e15 || steps != floor(steps))
-        return dpdo__err(a->errmsg, DPDO_E_INVAL, "steps = %g must be an integer in [1, 1e15]", steps);
+        return dpdo__err(a->errmsg, DPDO_E_INVAL, "steps = %g must be an integer in [1, 1e15]",
+                         steps);
     const double smax = 1e12 * sens, smin = 1e-6 * sens;
     double e;
     builtin *b = a->is_builtin ? a->user : NULL;
@@ -1564,9 +1646,10 @@ int dpdo_accountant_calibrate_sigma(dpdo_accountant *a, const dpdo_sampling *s, 
     rc = eps_with(a, s, sens, smax, steps, delta, &e);
     if (rc) return rc;
     if (e > eps)
-        return dpdo__err(a->errmsg, DPDO_E_NUMERIC,
-                         "target epsilon %g is unreachable: even sigma = %g gives epsilon %g at delta %g", eps, smax, e,
-                         delta);
+        return dpdo__err(
+            a->errmsg, DPDO_E_NUMERIC,
+            "target epsilon %g is unreachable: even sigma = %g gives epsilon %g at delta %g", eps,
+            smax, e, delta);
     double hi = sens, lo, elo, ehi;
     rc = eps_with(a, s, sens, hi, steps, delta, &e);
     if (rc) return rc;
@@ -1604,8 +1687,9 @@ int dpdo_accountant_calibrate_sigma(dpdo_accountant *a, const dpdo_sampling *s, 
  * sigma, the retained end's value halved when one side stays twice), with a
  * bisection step whenever two steps did not halve the bracket or a value is
  * not finite: few evaluations for the costly accountants */
-static int cal_refine(dpdo_accountant *a, const dpdo_sampling *s, double sens, double steps, double eps,
-                      double delta, double lo, double elo, double hi, double ehi, double *sigma)
+static int cal_refine(dpdo_accountant *a, const dpdo_sampling *s, double sens, double steps,
+                      double eps, double delta, double lo, double elo, double hi, double ehi,
+                      double *sigma)
 {
     int rc;
     double e;
@@ -1652,14 +1736,15 @@ static int cal_refine(dpdo_accountant *a, const dpdo_sampling *s, double sens, d
     return DPDO_OK;
 }
 
-int dpdo_accountant_calibrate_steps(dpdo_accountant *a, const dpdo_sampling *s, double sens, double sigma,
-                                    double eps, double delta, double *steps)
+int dpdo_accountant_calibrate_steps(dpdo_accountant *a, const dpdo_sampling *s, double sens,
+                                    double sigma, double eps, double delta, double *steps)
 {
     if (!a) return DPDO_E_INVAL;
     if (!steps) return dpdo__err(a->errmsg, DPDO_E_INVAL, "steps is NULL");
     int rc = cal_check(a, s, sens, eps, delta);
     if (rc) return rc;
-    if (!(sigma > 0) || !isfinite(sigma)) return dpdo__err(a->errmsg, DPDO_E_INVAL, "sigma = %g must be finite and > 0", sigma);
+    if (!(sigma > 0) || !isfinite(sigma))
+        return dpdo__err(a->errmsg, DPDO_E_INVAL, "sigma = %g must be finite and > 0", sigma);
     double e;
     rc = eps_with(a, s, sens, sigma, 1, delta, &e);
     if (rc) return rc;
@@ -1698,7 +1783,10 @@ int dpdo_accountant_calibrate_steps(dpdo_accountant *a, const dpdo_sampling *s, 
 
 /* ---- formula functions ---------------------------------------------------------- */
 
-static int bad_delta(double d) { return !(d > 0 && d < 1); }
+static int bad_delta(double d)
+{
+    return !(d > 0 && d < 1);
+}
 
 int dpdo_rdp_gaussian(int kind, double rate, double z, double alpha, double *rdp)
 {
@@ -1749,7 +1837,8 @@ int dpdo_rdp_to_epsilon(const double *orders, const double *rdp, int64_t n, doub
 int dpdo_rdp_to_delta(const double *orders, const double *rdp, int64_t n, double eps, int conv,
                       double *delta, double *order)
 {
-    if (!delta || !(eps >= 0) || !isfinite(eps) || check_curve(orders, rdp, n, conv)) return DPDO_E_INVAL;
+    if (!delta || !(eps >= 0) || !isfinite(eps) || check_curve(orders, rdp, n, conv))
+        return DPDO_E_INVAL;
     *delta = dpdo__rdp_delta(orders, rdp, n, eps, conv, order);
     return DPDO_OK;
 }
@@ -1799,4 +1888,7 @@ int dpdo_dp_advanced_composition(double k, double eps0, double dp, double *eps)
     return DPDO_OK;
 }
 
-dpdo_ledger *dpdo__accountant_ledger(const dpdo_accountant *a) { return a->ledger; }
+dpdo_ledger *dpdo__accountant_ledger(const dpdo_accountant *a)
+{
+    return a->ledger;
+}

@@ -1,19 +1,20 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Sampling objects, events and per-node ledgers (with text serialisation). */
+#include "privacy_impl.h"
 #include <math.h>
+#include <sodium.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sodium.h>
-#include "privacy_impl.h"
 
 /* ---- sampling ---------------------------------------------------------------- */
 
 int dpdo__sampling_check(const dpdo__sampling_desc *d, char *err)
 {
     switch (d->kind) {
-    case DPDO_SAMPLING_NONE: return DPDO_OK;
+    case DPDO_SAMPLING_NONE:
+        return DPDO_OK;
     case DPDO_SAMPLING_POISSON:
         if (!(d->q > 0 && d->q <= 1))
             return dpdo__err(err, DPDO_E_INVAL, "Poisson rate q = %g is not in (0, 1]", d->q);
@@ -24,7 +25,8 @@ int dpdo__sampling_check(const dpdo__sampling_desc *d, char *err)
                              "without replacement needs 1 <= m <= n (got m = %lld, n = %lld)",
                              (long long)d->m, (long long)d->n);
         return DPDO_OK;
-    default: return dpdo__err(err, DPDO_E_INVAL, "unknown sampling kind %d", (int)d->kind);
+    default:
+        return dpdo__err(err, DPDO_E_INVAL, "unknown sampling kind %d", (int)d->kind);
     }
 }
 
@@ -48,7 +50,10 @@ void dpdo_sampling_destroy(dpdo_sampling *s)
     dpdo__free(s);
 }
 
-const char *dpdo_sampling_errmsg(const dpdo_sampling *s) { return s ? s->errmsg : DPDO__NULL_TEXT("dpdo_sampling_errmsg", "s"); }
+const char *dpdo_sampling_errmsg(const dpdo_sampling *s)
+{
+    return s ? s->errmsg : DPDO__NULL_TEXT("dpdo_sampling_errmsg", "s");
+}
 
 int dpdo_sampling_set_none(dpdo_sampling *s)
 {
@@ -83,8 +88,14 @@ int dpdo_sampling_set_wor(dpdo_sampling *s, int64_t n, int64_t m)
     return DPDO_OK;
 }
 
-int dpdo_sampling_kind(const dpdo_sampling *s) { return s ? (int)s->d.kind : -1; }
-double dpdo_sampling_rate(const dpdo_sampling *s) { return s ? s->d.q : NAN; }
+int dpdo_sampling_kind(const dpdo_sampling *s)
+{
+    return s ? (int)s->d.kind : -1;
+}
+double dpdo_sampling_rate(const dpdo_sampling *s)
+{
+    return s ? s->d.q : NAN;
+}
 
 /* ---- events ------------------------------------------------------------------ */
 
@@ -135,7 +146,10 @@ void dpdo_event_destroy(dpdo_event *ev)
     DPDO__KILL(ev);
     dpdo__free(ev);
 }
-const char *dpdo_event_errmsg(const dpdo_event *ev) { return ev ? ev->errmsg : DPDO__NULL_TEXT("dpdo_event_errmsg", "ev"); }
+const char *dpdo_event_errmsg(const dpdo_event *ev)
+{
+    return ev ? ev->errmsg : DPDO__NULL_TEXT("dpdo_event_errmsg", "ev");
+}
 
 static int event_set(dpdo_event *ev, int mech, const dpdo_sampling *s, double sens, double noise)
 {
@@ -158,12 +172,14 @@ int dpdo_event_set_laplace(dpdo_event *ev, const dpdo_sampling *s, double sens, 
     return event_set(ev, DPDO_MECH_LAPLACE, s, sens, scale);
 }
 
-int dpdo_event_set_discrete_gaussian(dpdo_event *ev, const dpdo_sampling *s, double sens, double sigma)
+int dpdo_event_set_discrete_gaussian(dpdo_event *ev, const dpdo_sampling *s, double sens,
+                                     double sigma)
 {
     return event_set(ev, DPDO_MECH_DISCRETE_GAUSSIAN, s, sens, sigma);
 }
 
-int dpdo_event_set_discrete_laplace(dpdo_event *ev, const dpdo_sampling *s, double sens, double scale)
+int dpdo_event_set_discrete_laplace(dpdo_event *ev, const dpdo_sampling *s, double sens,
+                                    double scale)
 {
     return event_set(ev, DPDO_MECH_DISCRETE_LAPLACE, s, sens, scale);
 }
@@ -217,9 +233,18 @@ void dpdo__ledger_release(dpdo_ledger *l)
     if (l && --l->borrowers == 0 && l->doomed) ledger_free(l);
 }
 
-const char *dpdo_ledger_errmsg(const dpdo_ledger *l) { return l ? l->errmsg : DPDO__NULL_TEXT("dpdo_ledger_errmsg", "l"); }
-int64_t dpdo_ledger_nodes(const dpdo_ledger *l) { return l ? l->n_nodes : 0; }
-int64_t dpdo_ledger_events(const dpdo_ledger *l) { return l ? l->n_events : 0; }
+const char *dpdo_ledger_errmsg(const dpdo_ledger *l)
+{
+    return l ? l->errmsg : DPDO__NULL_TEXT("dpdo_ledger_errmsg", "l");
+}
+int64_t dpdo_ledger_nodes(const dpdo_ledger *l)
+{
+    return l ? l->n_nodes : 0;
+}
+int64_t dpdo_ledger_events(const dpdo_ledger *l)
+{
+    return l ? l->n_events : 0;
+}
 
 int64_t dpdo_ledger_charges(const dpdo_ledger *l, int64_t node)
 {
@@ -281,7 +306,8 @@ int dpdo__ledger_charge(dpdo_ledger *l, const dpdo__event_desc *ev, int64_t coun
 {
     if (ev->mech < DPDO_MECH_GAUSSIAN || ev->mech > DPDO_MECH_DISCRETE_GAUSSIAN_FINE)
         return dpdo__err(l->errmsg, DPDO_E_INVAL, "event is not set");
-    if (count < 1) return dpdo__err(l->errmsg, DPDO_E_INVAL, "count = %lld must be >= 1", (long long)count);
+    if (count < 1)
+        return dpdo__err(l->errmsg, DPDO_E_INVAL, "count = %lld must be >= 1", (long long)count);
     int all = (nodes == NULL);
     if (all && n_sel != -1)
         return dpdo__err(l->errmsg, DPDO_E_INVAL, "nodes is NULL but n_sel = %lld (use -1 for all)",
@@ -298,8 +324,10 @@ int dpdo__ledger_charge(dpdo_ledger *l, const dpdo__event_desc *ev, int64_t coun
         if (node < 0 || node >= l->n_nodes)
             return dpdo__err(l->errmsg, DPDO_E_INVAL, "nodes[%lld] = %lld is not in [0, %lld)",
                              (long long)i, (long long)node, (long long)l->n_nodes);
-        if (count > DPDO__LEDGER_COUNT_MAX || (k >= 0 && l->counts[k * l->n_nodes + node] > DPDO__LEDGER_COUNT_MAX - count))
-            return dpdo__err(l->errmsg, DPDO_E_INVAL, "node %lld: charge counter overflow (a cell holds at most 2^53)",
+        if (count > DPDO__LEDGER_COUNT_MAX ||
+            (k >= 0 && l->counts[k * l->n_nodes + node] > DPDO__LEDGER_COUNT_MAX - count))
+            return dpdo__err(l->errmsg, DPDO_E_INVAL,
+                             "node %lld: charge counter overflow (a cell holds at most 2^53)",
                              (long long)node);
     }
     if (k < 0) {
@@ -312,16 +340,19 @@ int dpdo__ledger_charge(dpdo_ledger *l, const dpdo__event_desc *ev, int64_t coun
     if (!all) { /* distinct nodes: mark visited cells by complementing them (no allocation) */
         for (int64_t i = 0; i < ns; i++) {
             if (row[nodes[i]] < 0) {
-                for (int64_t j = 0; j < i; j++) row[nodes[j]] = ~row[nodes[j]];
+                for (int64_t j = 0; j < i; j++)
+                    row[nodes[j]] = ~row[nodes[j]];
                 return dpdo__err(l->errmsg, DPDO_E_INVAL, "node %lld is listed twice",
                                  (long long)nodes[i]);
             }
             row[nodes[i]] = ~row[nodes[i]];
         }
-        for (int64_t i = 0; i < ns; i++) row[nodes[i]] = ~row[nodes[i]];
+        for (int64_t i = 0; i < ns; i++)
+            row[nodes[i]] = ~row[nodes[i]];
     }
     if (k < 0) l->n_events++;
-    for (int64_t i = 0; i < ns; i++) row[all ? i : nodes[i]] += count;
+    for (int64_t i = 0; i < ns; i++)
+        row[all ? i : nodes[i]] += count;
     l->seq++;
     dpdo__err_clear(l->errmsg);
     return DPDO_OK;
@@ -338,7 +369,8 @@ int dpdo_ledger_charge(dpdo_ledger *l, const dpdo_event *ev, int64_t count, cons
 int dpdo__ledger_reserve(dpdo_ledger *l, int64_t extra)
 {
     if (extra < 0 || extra > INT64_MAX / 2 - l->n_events)
-        return dpdo__err(l->errmsg, DPDO_E_INVAL, "reserve: extra = %lld out of range", (long long)extra);
+        return dpdo__err(l->errmsg, DPDO_E_INVAL, "reserve: extra = %lld out of range",
+                         (long long)extra);
     return grow(l, l->n_events + extra);
 }
 
@@ -352,30 +384,36 @@ int64_t dpdo__ledger_count(const dpdo_ledger *l, const dpdo__event_desc *ev, int
 int dpdo__ledger_discharge(dpdo_ledger *l, const dpdo__event_desc *ev, int64_t count,
                            const int64_t *nodes, int64_t n_sel)
 {
-    if (count < 0) return dpdo__err(l->errmsg, DPDO_E_INVAL, "discharge: count = %lld < 0", (long long)count);
+    if (count < 0)
+        return dpdo__err(l->errmsg, DPDO_E_INVAL, "discharge: count = %lld < 0", (long long)count);
     if (count == 0 || n_sel == 0) return DPDO_OK;
     int64_t k = find_event(l, ev);
-    if (k < 0) return dpdo__err(l->errmsg, DPDO_E_STATE, "discharge: the event is not in the ledger");
+    if (k < 0)
+        return dpdo__err(l->errmsg, DPDO_E_STATE, "discharge: the event is not in the ledger");
     int all = (nodes == NULL);
     int64_t ns = all ? l->n_nodes : n_sel;
     int64_t *row = l->counts + k * l->n_nodes;
     for (int64_t i = 0; i < ns; i++) {
         int64_t node = all ? i : nodes[i];
         if (node < 0 || node >= l->n_nodes)
-            return dpdo__err(l->errmsg, DPDO_E_INVAL, "discharge: node %lld out of range", (long long)node);
+            return dpdo__err(l->errmsg, DPDO_E_INVAL, "discharge: node %lld out of range",
+                             (long long)node);
         if (row[node] < count)
-            return dpdo__err(l->errmsg, DPDO_E_STATE,
-                             "discharge: node %lld holds %lld charges of the event, fewer than %lld",
-                             (long long)node, (long long)row[node], (long long)count);
+            return dpdo__err(
+                l->errmsg, DPDO_E_STATE,
+                "discharge: node %lld holds %lld charges of the event, fewer than %lld",
+                (long long)node, (long long)row[node], (long long)count);
     }
-    for (int64_t i = 0; i < ns; i++) row[all ? i : nodes[i]] -= count;
+    for (int64_t i = 0; i < ns; i++)
+        row[all ? i : nodes[i]] -= count;
     l->seq++;
     /* drop trailing events whose counts all went back to 0, so that a charge followed by its
      * discharge leaves the ledger (and its saved text) as it was */
     while (l->n_events > 0) {
         const int64_t *last = l->counts + (l->n_events - 1) * l->n_nodes;
         int64_t j = 0;
-        while (j < l->n_nodes && last[j] == 0) j++;
+        while (j < l->n_nodes && last[j] == 0)
+            j++;
         if (j < l->n_nodes) break;
         l->n_events--;
     }
@@ -434,7 +472,8 @@ static void put(sbuf *b, const char *fmt, ...)
 static void hex(char *out, const unsigned char *in, size_t n)
 {
     static const char d[] = "0123456789abcdef";
-    for (size_t i = 0; i < n; i++) out[2 * i] = d[in[i] >> 4], out[2 * i + 1] = d[in[i] & 15];
+    for (size_t i = 0; i < n; i++)
+        out[2 * i] = d[in[i] >> 4], out[2 * i + 1] = d[in[i] & 15];
     out[2 * n] = 0;
 }
 
@@ -444,8 +483,10 @@ static int unhex(unsigned char *out, const char *in, size_t n)
         char c = in[i];
         int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
         if (v < 0) return 0;
-        if (i & 1) out[i / 2] = (unsigned char)(out[i / 2] | v);
-        else out[i / 2] = (unsigned char)(v << 4);
+        if (i & 1)
+            out[i / 2] = (unsigned char)(out[i / 2] | v);
+        else
+            out[i / 2] = (unsigned char)(v << 4);
     }
     return in[2 * n] == 0;
 }
@@ -459,14 +500,17 @@ int dpdo_ledger_set_key(dpdo_ledger *l, const unsigned char *key, size_t len)
 {
     if (!l) return DPDO_E_INVAL;
     if (!key) {
-        if (len != 0) return dpdo__err(l->errmsg, DPDO_E_INVAL, "set_key: key is NULL but len = %zu", len);
+        if (len != 0)
+            return dpdo__err(l->errmsg, DPDO_E_INVAL, "set_key: key is NULL but len = %zu", len);
         sodium_memzero(l->key, sizeof l->key);
         l->key_len = 0;
         return DPDO_OK;
     }
     if (len < 16 || len > 64)
-        return dpdo__err(l->errmsg, DPDO_E_INVAL, "set_key: key length %zu is not in [16, 64] bytes", len);
-    if (sodium_init() < 0) return dpdo__err(l->errmsg, DPDO_E_UNSUPPORTED, "set_key: libsodium cannot be initialised");
+        return dpdo__err(l->errmsg, DPDO_E_INVAL,
+                         "set_key: key length %zu is not in [16, 64] bytes", len);
+    if (sodium_init() < 0)
+        return dpdo__err(l->errmsg, DPDO_E_UNSUPPORTED, "set_key: libsodium cannot be initialised");
     memcpy(l->key, key, len);
     l->key_len = len;
     randombytes_buf(l->run, sizeof l->run);
@@ -489,14 +533,15 @@ int dpdo_ledger_save(const dpdo_ledger *l, char *buf, int64_t cap, int64_t *len)
     put(&b, "events %lld\n", (long long)l->n_events);
     for (int64_t k = 0; k < l->n_events; k++) {
         const dpdo__event_desc *e = &l->ev[k];
-        put(&b, "event %d %d %a %lld %lld %a %a\ncounts", (int)e->mech, (int)e->samp.kind, e->samp.q,
-            (long long)e->samp.n, (long long)e->samp.m, e->sens, e->noise);
+        put(&b, "event %d %d %a %lld %lld %a %a\ncounts", (int)e->mech, (int)e->samp.kind,
+            e->samp.q, (long long)e->samp.n, (long long)e->samp.m, e->sens, e->noise);
         for (int64_t i = 0; i < l->n_nodes; i++)
             put(&b, " %lld", (long long)l->counts[k * l->n_nodes + i]);
         put(&b, "\n");
     }
     int64_t body = b.len, tail = keyed ? 4 + 64 + 1 : 9 + 16 + 1;
-    if (!buf || body + tail >= cap) { /* size query (or too small): the last line has a fixed length */
+    if (!buf ||
+        body + tail >= cap) { /* size query (or too small): the last line has a fixed length */
         *len = body + tail;
         return buf ? DPDO_E_INVAL : DPDO_OK;
     }
@@ -535,7 +580,8 @@ static int next_line(lreader *r)
     return 1;
 }
 
-/* Checked decimal integer at *p (optional '-' when lo < 0), in [lo, hi]; advances *p. 1 on success. */
+/* Checked decimal integer at *p (optional '-' when lo < 0), in [lo, hi]; advances *p. 1 on success.
+ */
 static int parse_int(const char **p, const char *end, int64_t lo, int64_t hi, int64_t *out)
 {
     const char *q = *p;
@@ -597,34 +643,43 @@ int dpdo_ledger_load(dpdo_ledger *l, const char *buf, int64_t len)
     if (!next_line(&r) || !word_int(r.cur, "dpdo-ledger", 0, 1000000, &ver))
         return dpdo__err(l->errmsg, DPDO_E_FORMAT, "line 1: not a dpdo-ledger header");
     if (ver != 1 && ver != 2)
-        return dpdo__err(l->errmsg, DPDO_E_VERSION, "line 1: ledger format version %lld is not supported (expected 1 or 2)",
+        return dpdo__err(l->errmsg, DPDO_E_VERSION,
+                         "line 1: ledger format version %lld is not supported (expected 1 or 2)",
                          (long long)ver);
     int keyed = ver == 2;
     if (keyed && l->key_len == 0)
-        return dpdo__err(l->errmsg, DPDO_E_FORMAT, "line 1: an authenticated ledger (version 2): set its key with "
-                                                    "dpdo_ledger_set_key before loading");
+        return dpdo__err(l->errmsg, DPDO_E_FORMAT,
+                         "line 1: an authenticated ledger (version 2): set its key with "
+                         "dpdo_ledger_set_key before loading");
     if (!keyed && l->key_len > 0)
-        return dpdo__err(l->errmsg, DPDO_E_FORMAT, "line 1: the file is not authenticated (version 1, no MAC) but "
-                                                    "this ledger has a key: refused");
+        return dpdo__err(l->errmsg, DPDO_E_FORMAT,
+                         "line 1: the file is not authenticated (version 1, no MAC) but "
+                         "this ledger has a key: refused");
     if (!next_line(&r) || !word_int(r.cur, "nodes", 1, INT64_MAX, &nn))
         return dpdo__err(l->errmsg, DPDO_E_FORMAT, "line 2: expected 'nodes N' (N >= 1)");
     if (nn != l->n_nodes)
-        return dpdo__err(l->errmsg, DPDO_E_FORMAT, "line 2: saved ledger has %lld nodes, this one %lld",
-                         (long long)nn, (long long)l->n_nodes);
+        return dpdo__err(l->errmsg, DPDO_E_FORMAT,
+                         "line 2: saved ledger has %lld nodes, this one %lld", (long long)nn,
+                         (long long)l->n_nodes);
     if (keyed) {
-        if (!next_line(&r) || strncmp(r.cur, "run ", 4) != 0 || strlen(r.cur) != 4 + 32 || !unhex(run, r.cur + 4, 16))
-            return dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: expected 'run <32 hex digits>'", (long long)r.line);
+        if (!next_line(&r) || strncmp(r.cur, "run ", 4) != 0 || strlen(r.cur) != 4 + 32 ||
+            !unhex(run, r.cur + 4, 16))
+            return dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: expected 'run <32 hex digits>'",
+                             (long long)r.line);
         if (!next_line(&r) || !word_int(r.cur, "sequence", 0, INT64_MAX, &seq))
-            return dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: expected 'sequence S'", (long long)r.line);
+            return dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: expected 'sequence S'",
+                             (long long)r.line);
     }
     if (!next_line(&r) || !word_int(r.cur, "events", 0, (int64_t)1 << 40, &ne))
-        return dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: expected 'events K' (0 <= K <= 2^40)", (long long)r.line);
+        return dpdo__err(l->errmsg, DPDO_E_FORMAT,
+                         "line %lld: expected 'events K' (0 <= K <= 2^40)", (long long)r.line);
     /* parse into fresh arrays; commit only on success */
     size_t cells;
     int64_t cap = ne > 4 ? ne : 4;
     if (!dpdo__mul_size((size_t)cap, (size_t)l->n_nodes, &cells) ||
         (double)len < (double)ne * (20.0 + 2.0 * (double)l->n_nodes))
-        return dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: %lld events cannot fit in %lld bytes", (long long)r.line,
+        return dpdo__err(l->errmsg, DPDO_E_FORMAT,
+                         "line %lld: %lld events cannot fit in %lld bytes", (long long)r.line,
                          (long long)ne, (long long)len);
     dpdo__event_desc *ev = dpdo__alloc_array((size_t)cap, sizeof *ev);
     int64_t *counts = dpdo__calloc(cells, sizeof *counts);
@@ -639,39 +694,44 @@ int dpdo_ledger_load(dpdo_ledger *l, const char *buf, int64_t len)
         int ok = next_line(&r) && strncmp(r.cur, "event ", 6) == 0;
         const char *p = r.cur + 6;
         if (!ok || !parse_int(&p, p + strlen(p), 0, 1000, &mech) || !expect_space(&p) ||
-            !parse_int(&p, p + strlen(p), 0, 1000, &kind) || !expect_space(&p) || !parse_hexf(&p, &q) ||
-            !expect_space(&p) || !parse_int(&p, p + strlen(p), 0, INT64_MAX, &n) || !expect_space(&p) ||
-            !parse_int(&p, p + strlen(p), 0, INT64_MAX, &m) || !expect_space(&p) || !parse_hexf(&p, &sens) ||
-            !expect_space(&p) || !parse_hexf(&p, &noise) || *p != 0) {
-            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: malformed event line (a field is missing, not a "
-                           "number, or out of range)", (long long)r.line);
+            !parse_int(&p, p + strlen(p), 0, 1000, &kind) || !expect_space(&p) ||
+            !parse_hexf(&p, &q) || !expect_space(&p) ||
+            !parse_int(&p, p + strlen(p), 0, INT64_MAX, &n) || !expect_space(&p) ||
+            !parse_int(&p, p + strlen(p), 0, INT64_MAX, &m) || !expect_space(&p) ||
+            !parse_hexf(&p, &sens) || !expect_space(&p) || !parse_hexf(&p, &noise) || *p != 0) {
+            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT,
+                           "line %lld: malformed event line (a field is missing, not a "
+                           "number, or out of range)",
+                           (long long)r.line);
             goto fail;
         }
         dpdo__sampling_desc sd = {(int32_t)kind, q, n, m};
         char err[DPDO__ERRMSG_LEN] = "";
         if (mech < DPDO_MECH_GAUSSIAN || mech > DPDO_MECH_DISCRETE_GAUSSIAN_FINE) {
-            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: unknown mechanism %lld", (long long)r.line,
-                           (long long)mech);
+            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: unknown mechanism %lld",
+                           (long long)r.line, (long long)mech);
             goto fail;
         }
         if (dpdo__event_make(&ev[k], (int)mech, &sd, sens, noise, err) != DPDO_OK ||
             (kind == DPDO_SAMPLING_WOR && q != (double)m / (double)n) ||
             (kind == DPDO_SAMPLING_NONE && (q != 1.0 || n != 0 || m != 0)) ||
             (kind == DPDO_SAMPLING_POISSON && (n != 0 || m != 0))) {
-            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: invalid event (%s)", (long long)r.line,
-                           err[0] ? err : "inconsistent sampling fields");
+            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: invalid event (%s)",
+                           (long long)r.line, err[0] ? err : "inconsistent sampling fields");
             goto fail;
         }
         for (int64_t j = 0; j < k; j++)
             if (desc_equal(&ev[j], &ev[k])) {
-                rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: duplicate event", (long long)r.line);
+                rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: duplicate event",
+                               (long long)r.line);
                 goto fail;
             }
         /* counts line can be long: parse straight from the buffer */
         const char *c = r.p, *end = r.end;
         const char *nl = memchr(c, '\n', (size_t)(end - c));
         if (!nl || (size_t)(nl - c) < 6 || memcmp(c, "counts", 6) != 0) {
-            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: expected a counts line", (long long)r.line + 1);
+            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: expected a counts line",
+                           (long long)r.line + 1);
             goto fail;
         }
         c += 6;
@@ -680,15 +740,17 @@ int dpdo_ledger_load(dpdo_ledger *l, const char *buf, int64_t len)
             if (c >= nl || *c != ' ' || (c++, !parse_int(&c, nl, 0, DPDO__LEDGER_COUNT_MAX, &v)) ||
                 (c < nl && *c != ' ')) {
                 rc = dpdo__err(l->errmsg, DPDO_E_FORMAT,
-                               "line %lld: counts line must hold %lld integers in [0, 2^53]: count %lld is missing, "
-                               "malformed or out of range", (long long)r.line + 1, (long long)l->n_nodes, (long long)i);
+                               "line %lld: counts line must hold %lld integers in [0, 2^53]: count "
+                               "%lld is missing, "
+                               "malformed or out of range",
+                               (long long)r.line + 1, (long long)l->n_nodes, (long long)i);
                 goto fail;
             }
             counts[k * l->n_nodes + i] = v;
         }
         if (c != nl) {
-            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: more than %lld counts", (long long)r.line + 1,
-                           (long long)l->n_nodes);
+            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: more than %lld counts",
+                           (long long)r.line + 1, (long long)l->n_nodes);
             goto fail;
         }
         r.p = nl + 1;
@@ -697,49 +759,60 @@ int dpdo_ledger_load(dpdo_ledger *l, const char *buf, int64_t len)
     const char *body_end = r.p;
     if (keyed) {
         unsigned char got[32], want[32];
-        if (!next_line(&r) || strncmp(r.cur, "mac ", 4) != 0 || strlen(r.cur) != 4 + 64 || !unhex(got, r.cur + 4, 32)) {
-            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: expected 'mac <64 hex digits>': the file is truncated "
-                           "or not authenticated", (long long)r.line + (r.p < r.end ? 0 : 1));
+        if (!next_line(&r) || strncmp(r.cur, "mac ", 4) != 0 || strlen(r.cur) != 4 + 64 ||
+            !unhex(got, r.cur + 4, 32)) {
+            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT,
+                           "line %lld: expected 'mac <64 hex digits>': the file is truncated "
+                           "or not authenticated",
+                           (long long)r.line + (r.p < r.end ? 0 : 1));
             goto fail;
         }
         if (r.p != r.end) {
-            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: trailing data after the MAC", (long long)r.line + 1);
+            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: trailing data after the MAC",
+                           (long long)r.line + 1);
             goto fail;
         }
         mac_of(l, buf, (size_t)(body_end - buf), want);
         if (sodium_memcmp(got, want, 32) != 0) {
-            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "MAC mismatch: the ledger was edited, or written under another "
-                                                      "key: refused");
+            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT,
+                           "MAC mismatch: the ledger was edited, or written under another "
+                           "key: refused");
             goto fail;
         }
         int pristine = l->seq == 0 && l->n_events == 0;
         if (!pristine && memcmp(run, l->run, sizeof run) != 0) {
             char a[33], b[33];
             hex(a, run, 16), hex(b, l->run, 16);
-            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "foreign ledger: the file belongs to run %.8s..., this ledger to "
-                                                      "run %.8s...: refused", a, b);
+            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT,
+                           "foreign ledger: the file belongs to run %.8s..., this ledger to "
+                           "run %.8s...: refused",
+                           a, b);
             goto fail;
         }
         if (!pristine && (uint64_t)seq < l->seq) {
-            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "stale ledger: sequence %lld is older than this ledger's %llu "
-                                                      "(a rolled-back file): refused", (long long)seq,
-                           (unsigned long long)l->seq);
+            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT,
+                           "stale ledger: sequence %lld is older than this ledger's %llu "
+                           "(a rolled-back file): refused",
+                           (long long)seq, (unsigned long long)l->seq);
             goto fail;
         }
     } else {
         unsigned long long h = 0;
         int used = 0;
-        if (!next_line(&r) || sscanf(r.cur, "checksum %16llx%n", &h, &used) != 1 || r.cur[used] != '\0' ||
-            used != 25) {
-            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: expected 'checksum <16 hex digits>'", (long long)r.line);
+        if (!next_line(&r) || sscanf(r.cur, "checksum %16llx%n", &h, &used) != 1 ||
+            r.cur[used] != '\0' || used != 25) {
+            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT,
+                           "line %lld: expected 'checksum <16 hex digits>'", (long long)r.line);
             goto fail;
         }
         if (r.p != r.end) {
-            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: trailing data after the checksum", (long long)r.line + 1);
+            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "line %lld: trailing data after the checksum",
+                           (long long)r.line + 1);
             goto fail;
         }
         if (fnv1a(buf, (size_t)(body_end - buf)) != h) {
-            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT, "checksum mismatch: the ledger text is corrupt");
+            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT,
+                           "checksum mismatch: the ledger text is corrupt");
             goto fail;
         }
     }

@@ -15,9 +15,9 @@
  *          (Prop. 12; = Balle et al. 2020 Thm 21).
  *  [BW18]  Balle, Wang. Improving the Gaussian mechanism, ICML 2018 (Thm 8).
  *  [BS16]  Bun, Steinke. Concentrated DP, TCC 2016 (Prop. 1.3). */
+#include "privacy_impl.h"
 #include <float.h>
 #include <math.h>
-#include "privacy_impl.h"
 
 #define LOG_HALF (-0.69314718055994530942)
 #define LOG_2 0.69314718055994530942
@@ -61,7 +61,10 @@ double dpdo__log_erfc(double x)
     return -x * x - log(x) - LOG_SQRT_PI + log(s);
 }
 
-double dpdo__log_ndtr(double x) { return LOG_HALF + dpdo__log_erfc(-x / SQRT2); }
+double dpdo__log_ndtr(double x)
+{
+    return LOG_HALF + dpdo__log_erfc(-x / SQRT2);
+}
 
 static double logk(int64_t k, const double *logtab, int64_t n)
 {
@@ -74,7 +77,8 @@ static double logk(int64_t k, const double *logtab, int64_t n)
  *   A - 1 = sum_{k>=2} pmf(k) expm1((k^2 - k)/(2 z^2))
  * is a sum of positive terms: no cancellation even for q ~ 1e-6, where the
  * textbook sum of terms around 1 loses all digits. Summed in log space. */
-double dpdo__log_a_int_ref(double q, double z, int64_t alpha, const double *logtab, int64_t logtab_n)
+double dpdo__log_a_int_ref(double q, double z, int64_t alpha, const double *logtab,
+                           int64_t logtab_n)
 {
     double inv2 = 1.0 / (2.0 * z * z);
     double lq = log(q), l1q = log1p(-q), lr = lq - l1q;
@@ -136,7 +140,10 @@ static double half_erfc_scaled(double base, double x, double M)
     return exp(base - M + LOG_HALF + dpdo__log_erfc(x));
 }
 /* cheap upper bound of log(0.5 erfc(x)): erfc(x) <= min(2, e^{-x^2}) (x >= 0) */
-static double log_half_erfc_ub(double x) { return x <= 0.8 ? 0.0 : LOG_HALF - x * x; }
+static double log_half_erfc_ub(double x)
+{
+    return x <= 0.8 ? 0.0 : LOG_HALF - x * x;
+}
 
 /* Finish an alternating series whose last NTAIL terms are in tail[]: the
  * repeated averaging of partial sums (Euler transform) estimates the limit,
@@ -147,10 +154,12 @@ static double tail_finish(const double *tail, double pos, double neg, double sab
                           double M)
 {
     double ps[NTAIL], acc = 0.0, prev = 0.0;
-    for (int k = 0; k < NTAIL; k++) ps[k] = (acc += tail[k]);
+    for (int k = 0; k < NTAIL; k++)
+        ps[k] = (acc += tail[k]);
     for (int lev = NTAIL - 1; lev > 0; lev--) {
         prev = ps[0];
-        for (int k = 0; k < lev; k++) ps[k] = 0.5 * (ps[k] + ps[k + 1]);
+        for (int k = 0; k < lev; k++)
+            ps[k] = 0.5 * (ps[k] + ps[k + 1]);
     }
     double total = pos - neg + ps[0];
     if (!(total > 0) || !(pos > 2.0 * neg * DBL_EPSILON)) return NAN;
@@ -183,7 +192,8 @@ double dpdo__log_a_frac_ref(double q, double z, double alpha)
                 pos *= f;
                 neg *= f;
                 sabs *= f;
-                for (int k = 0; k < ntail; k++) tail[k] *= f;
+                for (int k = 0; k < ntail; k++)
+                    tail[k] *= f;
             }
             M = ub;
         }
@@ -216,7 +226,6 @@ double dpdo__log_a_frac_ref(double q, double z, double alpha)
     if (alpha == floor(alpha) && pos > neg) return M + log(pos - neg);
     return NAN;
 }
-
 
 /* ---- fast kernels (same values as the reference kernels above) -------------
  *
@@ -288,7 +297,8 @@ static double half_erfc0(double x0, int64_t i, double *h0)
  * exponents) - the rounding and dropped-term slack of the partial sum. If
  * log of this lower bound exceeds la_stop, the order cannot be optimal:
  * *stopped = 1 and the lower bound is returned. */
-static double log_a_frac_m(double q, double z, double alpha, double *h0, double la_stop, int *stopped)
+static double log_a_frac_m(double q, double z, double alpha, double *h0, double la_stop,
+                           int *stopped)
 {
     double lq = log(q), l1q = log1p(-q);
     double z0 = z * z * (log(1.0 / q - 1.0)) + 0.5;
@@ -306,7 +316,8 @@ static double log_a_frac_m(double q, double z, double alpha, double *h0, double 
         double fi = (double)i, j = alpha - fi;
         if (fi == nlb && M > -INFINITY) {
             double S = pos - neg;
-            for (int k = 0; k < ntail; k++) S += tail[k];
+            for (int k = 0; k < ntail; k++)
+                S += tail[k];
             double lB = alpha * l1q - z0 * z0 * inv2;
             double tb = 4.0 * exp(lcoef + lB - M) * (1.0 + (fi + 1.0) / alpha);
             double slack = ldexp(1.0, -48) * (fi + 1.0) * sabs + 2.0 * (fi + 1.0) * exp(-60.0);
@@ -331,7 +342,8 @@ static double log_a_frac_m(double q, double z, double alpha, double *h0, double 
                 pos *= f;
                 neg *= f;
                 sabs *= f;
-                for (int k = 0; k < ntail; k++) tail[k] *= f;
+                for (int k = 0; k < ntail; k++)
+                    tail[k] *= f;
             }
             M = ub;
         }
@@ -388,14 +400,15 @@ static double la_int_memo(double q, double z, int64_t k, const double *logtab, i
 
 void dpdo__pg_memo_reset(double *memo)
 {
-    for (int i = 0; i < DPDO__PG_MEMO; i++) memo[i] = NAN;
+    for (int i = 0; i < DPDO__PG_MEMO; i++)
+        memo[i] = NAN;
 }
 
 /* Convexity bound: log A_alpha is convex in alpha [M17, Cor. 2 via Hoelder],
  * so between the integers lo = floor(alpha) and lo + 1 the chord is an upper
  * bound; log A_1 = 0. */
-static double log_a_interp(double alpha, double (*la_int)(double, double, int64_t, const double *,
-                                                          int64_t),
+static double log_a_interp(double alpha,
+                           double (*la_int)(double, double, int64_t, const double *, int64_t),
                            double p, double z, const double *logtab, int64_t logtab_n)
 {
     double lo = floor(alpha);
@@ -424,8 +437,9 @@ double dpdo__rdp_poisson_gauss_ref(double q, double z, double alpha, const doubl
         la = dpdo__log_a_int_ref(q, z, (int64_t)alpha, logtab, logtab_n);
     } else {
         la = alpha <= 256 ? dpdo__log_a_frac_ref(q, z, alpha) : NAN;
-        double bound = alpha <= 1e6 ? log_a_interp(alpha, dpdo__log_a_int_ref, q, z, logtab, logtab_n)
-                                    : INFINITY;
+        double bound = alpha <= 1e6
+                           ? log_a_interp(alpha, dpdo__log_a_int_ref, q, z, logtab, logtab_n)
+                           : INFINITY;
         if (isnan(la) || la > bound) la = bound;
     }
     return clamp_rdp(la / (alpha - 1.0), full);
@@ -511,11 +525,10 @@ static double log_a_wor_int(double g, double z, int64_t alpha, const double *log
  * For the Gaussian, eps(j) = j/(2z^2) = c j, and the forward differences of
  * g(x) = e^{(x-1) eps(x)} = e^{c x (x-1)} at 0 enter the bound:
  *   A <= 1 + g^2 C(a,2) min{4 (e^{2c} - 1), 2 e^{2c}}
- *          + sum_{j=3}^{a} g^j C(a,j) min{4 sqrt(D_{2 floor(j/2)} D_{2 ceil(j/2)}), 2 e^{c j (j-1)}},
- * D_l = Delta^l g(0) = sum_k (-1)^{l-k} C(l,k) e^{c k (k-1)}.
- * With Y = e^{Z/z - 1/(2z^2)}, Z ~ N(0,1) (the likelihood ratio of N(1,z^2)
- * to N(0,z^2)), E[Y^k] = e^{c k(k-1)}, so D_l = E[(Y - 1)^l] >= 0 for even l.
- * The alternating sum loses every digit when c l is small (D_l ~ (2c)^{l/2}
+ *          + sum_{j=3}^{a} g^j C(a,j) min{4 sqrt(D_{2 floor(j/2)} D_{2 ceil(j/2)}), 2 e^{c j
+ * (j-1)}}, D_l = Delta^l g(0) = sum_k (-1)^{l-k} C(l,k) e^{c k (k-1)}. With Y = e^{Z/z - 1/(2z^2)},
+ * Z ~ N(0,1) (the likelihood ratio of N(1,z^2) to N(0,z^2)), E[Y^k] = e^{c k(k-1)}, so D_l = E[(Y -
+ * 1)^l] >= 0 for even l. The alternating sum loses every digit when c l is small (D_l ~ (2c)^{l/2}
  * (l-1)!! while the terms are ~1), so each D_l is taken from the direct sum
  * only when its rounding error bound is below 1e-10 relative; otherwise from
  * the positive series: in the falling-factorial basis x^(2) x^(p) = x^(p+2) +
@@ -534,7 +547,8 @@ static void wor_fdiff(double c, int lmax, double *ld)
 {
     double lc[WOR_LMAX + 1], lg[WOR_LMAX + 2];
     int need_series = 0, pmax = 0;
-    for (int k = 1; k <= lmax + 1; k++) lg[k] = log((double)k);
+    for (int k = 1; k <= lmax + 1; k++)
+        lg[k] = log((double)k);
     ld[0] = 0.0;
     for (int l = 2; l <= lmax; l += 2) {
         /* log C(l,k) incrementally */
@@ -737,7 +751,8 @@ double dpdo__rdp_event_m(const dpdo__event_desc *ev, double alpha, const double 
                          int64_t logtab_n, double *memo)
 {
     if (memo && ev->mech == DPDO_MECH_GAUSSIAN && ev->samp.kind == DPDO_SAMPLING_POISSON)
-        return dpdo__rdp_poisson_gauss_m(ev->samp.q, ev->noise / ev->sens, alpha, logtab, logtab_n, memo);
+        return dpdo__rdp_poisson_gauss_m(ev->samp.q, ev->noise / ev->sens, alpha, logtab, logtab_n,
+                                         memo);
     if (memo && ev->mech == DPDO_MECH_GAUSSIAN && ev->samp.kind == DPDO_SAMPLING_WOR)
         return dpdo__rdp_wor_gauss_m(ev->samp.q, ev->noise / ev->sens, alpha, memo);
     return dpdo__rdp_event(ev, alpha, logtab, logtab_n);
@@ -749,8 +764,10 @@ double dpdo__rdp_event(const dpdo__event_desc *ev, double alpha, const double *l
     if (ev->mech == DPDO_MECH_GAUSSIAN) {
         double z = ev->noise / ev->sens;
         switch (ev->samp.kind) {
-        case DPDO_SAMPLING_POISSON: return dpdo__rdp_poisson_gauss(ev->samp.q, z, alpha, logtab, logtab_n);
-        case DPDO_SAMPLING_WOR: return dpdo__rdp_wor_gauss(ev->samp.q, z, alpha, logtab, logtab_n);
+        case DPDO_SAMPLING_POISSON:
+            return dpdo__rdp_poisson_gauss(ev->samp.q, z, alpha, logtab, logtab_n);
+        case DPDO_SAMPLING_WOR:
+            return dpdo__rdp_wor_gauss(ev->samp.q, z, alpha, logtab, logtab_n);
         default: {
             if (alpha == INFINITY) return INFINITY;
             double r = alpha / (2.0 * z * z);
@@ -759,7 +776,8 @@ double dpdo__rdp_event(const dpdo__event_desc *ev, double alpha, const double *l
         }
     }
     if (ev->mech == DPDO_MECH_DISCRETE_GAUSSIAN || ev->mech == DPDO_MECH_DISCRETE_GAUSSIAN_FINE) {
-        /* N_Z(0, s^2) on an integer query of L2 sensitivity D is (D^2/(2 s^2))-zCDP, i.e. RDP(alpha)
+        /* N_Z(0, s^2) on an integer query of L2 sensitivity D is (D^2/(2 s^2))-zCDP, i.e.
+         * RDP(alpha)
          * <= alpha D^2/(2 s^2) [CKS20]. WOR: the Gaussian-specific bound [WBK19, Thm 27] is built
          * from the moments E_q[(p/q)^j] and the even-order ternary divergences E_q[((p - p')/q)^j]
          * of the mixture components; for discrete Gaussians centred on the integer lattice each
@@ -769,7 +787,8 @@ double dpdo__rdp_event(const dpdo__event_desc *ev, double alpha, const double *l
          * so the continuous bound applies unchanged (docs/privacy.md section 11). Poisson: no
          * amplification is claimed (the order-fractional integral is continuous-specific). */
         double z = ev->noise / ev->sens;
-        if (ev->samp.kind == DPDO_SAMPLING_WOR) return dpdo__rdp_wor_gauss(ev->samp.q, z, alpha, logtab, logtab_n);
+        if (ev->samp.kind == DPDO_SAMPLING_WOR)
+            return dpdo__rdp_wor_gauss(ev->samp.q, z, alpha, logtab, logtab_n);
         if (alpha == INFINITY) return INFINITY;
         double r = alpha / (2.0 * z * z);
         return r > 0 ? r : 0.0;

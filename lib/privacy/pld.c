@@ -41,11 +41,11 @@
  * The floating-point error of the FFT (about 1e-16 log N relative to the
  * total mass per bin) is not bounded rigorously; negative bins are clamped to
  * 0 (upwards). */
+#include "privacy_impl.h"
+#include <fftw3.h>
 #include <math.h>
 #include <pthread.h>
 #include <string.h>
-#include <fftw3.h>
-#include "privacy_impl.h"
 
 #define LOG_2 0.69314718055994530942
 /* noise mass beyond the x-truncation of one Gaussian release (e^-50, as dp_accounting) */
@@ -59,7 +59,10 @@
  * state of the library lives here. */
 static pthread_mutex_t plan_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static double log_phi_bar(double x) { return dpdo__log_ndtr(-x); }
+static double log_phi_bar(double x)
+{
+    return dpdo__log_ndtr(-x);
+}
 
 /* log(e^eps - (1 - q)) for e^eps > 1 - q */
 static double lg_shift(double eps, double q)
@@ -101,8 +104,14 @@ static double gauss_add(double eps, double q, double mu)
 }
 
 /* Laplace with d = D / b (unit scale); tails of Lap(0, 1) */
-static double lap_sf(double t) { return t >= 0 ? 0.5 * exp(-t) : 1.0 - 0.5 * exp(t); }
-static double lap_cdf(double t) { return t <= 0 ? 0.5 * exp(t) : 1.0 - 0.5 * exp(-t); }
+static double lap_sf(double t)
+{
+    return t >= 0 ? 0.5 * exp(-t) : 1.0 - 0.5 * exp(t);
+}
+static double lap_cdf(double t)
+{
+    return t <= 0 ? 0.5 * exp(t) : 1.0 - 0.5 * exp(-t);
+}
 
 static double lap_remove(double eps, double q, double d)
 {
@@ -127,10 +136,10 @@ static double lap_add(double eps, double q, double d)
 }
 
 typedef struct pair {
-    int mech;   /* DPDO_MECH_GAUSSIAN / LAPLACE */
-    int dir;    /* 0 remove, 1 add, 2 symmetrised remove */
-    double q;   /* sampling probability (1: none) */
-    double s;   /* mu = D/sigma (Gaussian) or D/b (Laplace) */
+    int mech; /* DPDO_MECH_GAUSSIAN / LAPLACE */
+    int dir;  /* 0 remove, 1 add, 2 symmetrised remove */
+    double q; /* sampling probability (1: none) */
+    double s; /* mu = D/sigma (Gaussian) or D/b (Laplace) */
 } pair;
 
 static double pair_delta(const pair *pr, double eps)
@@ -172,7 +181,7 @@ static void pair_range(const pair *pr, double *lo, double *hi)
     const double z = 9.9163; /* Phi_bar(9.9163) <= e^-50 */
     /* loss of the unsampled pair at x/sigma = y: mu y - mu^2/2 */
     double up = s * (s + z) - s * s / 2.0, dn = s * (-z) - s * s / 2.0;
-    double rup = log1p(q * expm1(up)), rdn = log1p(q * expm1(dn)); /* remove */
+    double rup = log1p(q * expm1(up)), rdn = log1p(q * expm1(dn));                    /* remove */
     double aup = -log1p(q * expm1(dn)), adn = -log1p(q * expm1(s * z - s * s / 2.0)); /* add */
     if (pr->dir == 1) {
         *lo = adn;
@@ -216,18 +225,19 @@ static int ctd_from_deltas(dpdo__pld_pmf *out, int64_t lo, int64_t n, const doub
     return DPDO_OK;
 }
 
-int dpdo__pld_event(const dpdo__event_desc *ev, int dir, double h, int64_t max_bins, dpdo__pld_pmf *out,
-                    char *err)
+int dpdo__pld_event(const dpdo__event_desc *ev, int dir, double h, int64_t max_bins,
+                    dpdo__pld_pmf *out, char *err)
 {
     if (max_bins <= 0) max_bins = MAX_BINS;
     memset(out, 0, sizeof *out);
     /* the fine lattice Gaussian: the continuous Gaussian's PLD; the accountant adds its shift */
     int mech = ev->mech == DPDO_MECH_DISCRETE_GAUSSIAN_FINE ? DPDO_MECH_GAUSSIAN : ev->mech;
     if (mech != DPDO_MECH_GAUSSIAN && mech != DPDO_MECH_LAPLACE)
-        return dpdo__err(err, DPDO_E_UNSUPPORTED,
-                         "pld accountant: mechanism %d has no PLD here (a discrete Gaussian without the "
-                         "fine-grid guarantee and the discrete Laplace are accounted by rdp)",
-                         (int)ev->mech);
+        return dpdo__err(
+            err, DPDO_E_UNSUPPORTED,
+            "pld accountant: mechanism %d has no PLD here (a discrete Gaussian without the "
+            "fine-grid guarantee and the discrete Laplace are accounted by rdp)",
+            (int)ev->mech);
     pair pr;
     pr.mech = mech;
     pr.s = ev->sens / ev->noise;
@@ -252,14 +262,16 @@ int dpdo__pld_event(const dpdo__event_desc *ev, int dir, double h, int64_t max_b
     pair_range(&pr, &elo, &ehi);
     double flo = floor(elo / h), fhi = ceil(ehi / h);
     if (!(fhi - flo + 1 <= (double)max_bins))
-        return dpdo__err(err, DPDO_E_UNSUPPORTED,
-                         "pld accountant: one release spans %.3g bins at interval %g (over %lld); use a "
-                         "coarser pld_interval or rdp",
-                         fhi - flo + 1, h, (long long)max_bins);
+        return dpdo__err(
+            err, DPDO_E_UNSUPPORTED,
+            "pld accountant: one release spans %.3g bins at interval %g (over %lld); use a "
+            "coarser pld_interval or rdp",
+            fhi - flo + 1, h, (long long)max_bins);
     int64_t lo = (int64_t)flo, n = (int64_t)(fhi - flo) + 1;
     double *dl = dpdo__alloc_array((size_t)n, sizeof *dl);
     if (!dl) return DPDO_E_NOMEM;
-    for (int64_t i = 0; i < n; i++) dl[i] = pair_delta(&pr, (double)(lo + i) * h);
+    for (int64_t i = 0; i < n; i++)
+        dl[i] = pair_delta(&pr, (double)(lo + i) * h);
     int rc = ctd_from_deltas(out, lo, n, dl, h);
     dpdo__free(dl);
     if (rc) return rc;
@@ -271,13 +283,15 @@ int dpdo__pld_event(const dpdo__event_desc *ev, int dir, double h, int64_t max_b
 
 /* ---- discrete noise: pmf-based construction ------------------------------------ */
 
-int dpdo__pld_from_logpmf(double (*logpmf)(void *ctx, int64_t k), void *ctx, int64_t kmin, int64_t kmax,
-                          int64_t shift, double q, int dir, double h, dpdo__pld_pmf *out, char *err)
+int dpdo__pld_from_logpmf(double (*logpmf)(void *ctx, int64_t k), void *ctx, int64_t kmin,
+                          int64_t kmax, int64_t shift, double q, int dir, double h,
+                          dpdo__pld_pmf *out, char *err)
 {
     memset(out, 0, sizeof *out);
     if (shift < 0 || kmax < kmin || !(q > 0 && q <= 1) || !(h > 0) || dir < 0 || dir > 1)
         return dpdo__err(err, DPDO_E_INVAL, "pld: bad discrete pmf arguments");
-    /* P, Q on x in [kmin, kmax + shift]; remove: P = (1-q) N + q N(. - shift), Q = N; add: swapped */
+    /* P, Q on x in [kmin, kmax + shift]; remove: P = (1-q) N + q N(. - shift), Q = N; add: swapped
+     */
     double lmin = INFINITY, lmax = -INFINITY, pin = 0.0, inf = 0.0;
     for (int64_t x = kmin; x <= kmax + shift; x++) {
         double l0 = x <= kmax ? logpmf(ctx, x) : -INFINITY;
@@ -345,7 +359,8 @@ void dpdo__pld_dist_free(dpdo__pld_dist *d)
 static int64_t fast_size(int64_t n)
 {
     int64_t p = 2;
-    while (p < n) p *= 2;
+    while (p < n)
+        p *= 2;
     return p;
 }
 
@@ -415,7 +430,8 @@ int dpdo__pld_compose(const dpdo__pld_pmf *const *pm, const double *counts, int6
         double tv[25];
         for (int j = 0; j < 25; j++) { /* l = l0 2^(j - 16): 2^-16 .. 2^8 of the Gaussian choice */
             double l = sg * l0 * ldexp(1.0, j - 16), lm = 0.0;
-            for (int64_t e = 0; e < k; e++) lm += counts[e] * log_mgf(pm[e], l);
+            for (int64_t e = 0; e < k; e++)
+                lm += counts[e] * log_mgf(pm[e], l);
             double t = (lm + ltail) / l;
             tv[j] = isfinite(t) ? sg * t : INFINITY; /* sg t: the side's bound, smaller is better */
             if (tv[j] < best) best = tv[j], bj = j;
@@ -424,12 +440,13 @@ int dpdo__pld_compose(const dpdo__pld_pmf *const *pm, const double *counts, int6
         /* golden section on u = log2(l / l0) in [bj - 1, bj + 1] */
         double lo_u = bj - 1.0 - 16.0, hi_u = bj + 1.0 - 16.0, gr = 0.5 * (sqrt(5.0) - 1.0);
         double u1 = hi_u - gr * (hi_u - lo_u), u2 = lo_u + gr * (hi_u - lo_u), f1, f2;
-#define PLD_SIDE(u, f)                                                                              \
-    do {                                                                                            \
-        double l_ = sg * l0 * exp2(u), lm_ = 0.0;                                                   \
-        for (int64_t e_ = 0; e_ < k; e_++) lm_ += counts[e_] * log_mgf(pm[e_], l_);                 \
-        double t_ = (lm_ + ltail) / l_;                                                             \
-        (f) = isfinite(t_) ? sg * t_ : INFINITY;                                                    \
+#define PLD_SIDE(u, f)                                                                             \
+    do {                                                                                           \
+        double l_ = sg * l0 * exp2(u), lm_ = 0.0;                                                  \
+        for (int64_t e_ = 0; e_ < k; e_++)                                                         \
+            lm_ += counts[e_] * log_mgf(pm[e_], l_);                                               \
+        double t_ = (lm_ + ltail) / l_;                                                            \
+        (f) = isfinite(t_) ? sg * t_ : INFINITY;                                                   \
     } while (0)
         PLD_SIDE(u1, f1);
         PLD_SIDE(u2, f2);
@@ -455,10 +472,11 @@ int dpdo__pld_compose(const dpdo__pld_pmf *const *pm, const double *counts, int6
     double W = b - a + 1.0;
     int64_t maxw = wk->max_n > 0 ? wk->max_n : MAX_FFT;
     if (!(W <= (double)maxw))
-        return dpdo__err(err, DPDO_E_UNSUPPORTED,
-                         "pld accountant: the composition spans %.3g bins at interval %g (over %lld); "
-                         "use a coarser pld_interval or rdp",
-                         W, h, (long long)maxw);
+        return dpdo__err(
+            err, DPDO_E_UNSUPPORTED,
+            "pld accountant: the composition spans %.3g bins at interval %g (over %lld); "
+            "use a coarser pld_interval or rdp",
+            W, h, (long long)maxw);
     int64_t w = (int64_t)W;
     int64_t N = fast_size(w);
     int64_t nc = N / 2 + 1;
@@ -476,12 +494,16 @@ int dpdo__pld_compose(const dpdo__pld_pmf *const *pm, const double *counts, int6
         wk->c = dpdo__alloc_array((size_t)nc * 2, sizeof *wk->c);
         wk->acc = dpdo__alloc_array((size_t)nc * 2, sizeof *wk->acc);
         wk->N = 0;
-        if (!wk->r || !wk->c || !wk->acc) return dpdo__err(err, DPDO_E_NOMEM, "pld: out of memory for the FFT");
+        if (!wk->r || !wk->c || !wk->acc)
+            return dpdo__err(err, DPDO_E_NOMEM, "pld: out of memory for the FFT");
         pthread_mutex_lock(&plan_lock);
-        wk->fwd = fftw_plan_dft_r2c_1d((int)N, wk->r, (fftw_complex *)wk->c, FFTW_ESTIMATE | FFTW_UNALIGNED);
-        wk->inv = fftw_plan_dft_c2r_1d((int)N, (fftw_complex *)wk->c, wk->r, FFTW_ESTIMATE | FFTW_UNALIGNED);
+        wk->fwd = fftw_plan_dft_r2c_1d((int)N, wk->r, (fftw_complex *)wk->c,
+                                       FFTW_ESTIMATE | FFTW_UNALIGNED);
+        wk->inv = fftw_plan_dft_c2r_1d((int)N, (fftw_complex *)wk->c, wk->r,
+                                       FFTW_ESTIMATE | FFTW_UNALIGNED);
         pthread_mutex_unlock(&plan_lock);
-        if (!wk->fwd || !wk->inv) return dpdo__err(err, DPDO_E_NOMEM, "pld: FFTW could not plan size %lld", (long long)N);
+        if (!wk->fwd || !wk->inv)
+            return dpdo__err(err, DPDO_E_NOMEM, "pld: FFTW could not plan size %lld", (long long)N);
         wk->N = N;
     }
     double *acc = wk->acc, *c = wk->c, *r = wk->r;
@@ -539,12 +561,13 @@ int dpdo__pld_compose(const dpdo__pld_pmf *const *pm, const double *counts, int6
      * more in the worst case). 8 times that estimate is added to delta: an
      * allowance measured to exceed the observed error (tests), not a proof. */
     double l2 = 0.0;
-    for (int64_t j = 0; j < w; j++) l2 += out->p[j] * out->p[j];
+    for (int64_t j = 0; j < w; j++)
+        l2 += out->p[j] * out->p[j];
     double cnt_max = 1.0;
     for (int64_t e = 0; e < k; e++)
         if (counts[e] > cnt_max) cnt_max = counts[e];
-    out->fft_err = 8.0 * 0x1p-52 * (log2((double)N) * 2.0 + 2.0 * log2(cnt_max + 1.0) + 4.0 + (double)k) *
-                   sqrt(l2);
+    out->fft_err = 8.0 * 0x1p-52 *
+                   (log2((double)N) * 2.0 + 2.0 * log2(cnt_max + 1.0) + 4.0 + (double)k) * sqrt(l2);
     out->tail_up = (b < rhi ? TAIL : 0.0) + out->fft_err;
     out->alias = (b < rhi ? TAIL : 0.0) + (a > rlo ? TAIL : 0.0) + out->fft_err;
     return DPDO_OK;
@@ -627,19 +650,23 @@ double dpdo__pld_delta_upper(const dpdo__pld_dist *d, double eps)
  * (each release's rounded continuous Gaussian leaves the ball of radius
  * r = S sqrt(d + 2 sqrt(dL) + 2L) + sqrt(d)/2 with probability <= e^-L): h1 = n d/(24 S^2) and
  * h2 = n (r^2/(24 S^4) + d log(1 + theta_S)) bounded from u, s2, dtheta, L, rounded up. */
-void dpdo__pld_fine_shift(double n, double u, double s2, double dtheta, double L, double *h1, double *h2)
+void dpdo__pld_fine_shift(double n, double u, double s2, double dtheta, double L, double *h1,
+                          double *h2)
 {
     double su = sqrt(u), ss = sqrt(s2);
-    /* r^2 / S^4 <= u + 2 sqrt(L u s2) + 2 L s2 + u sqrt(s2) (1 + 2^(1/2) L^(1/4) + (2L)^(1/2)) + u s2 / 4 */
-    double r2 = u + 2.0 * sqrt(L) * su * ss + 2.0 * L * s2 + u * ss * (1.0 + sqrt(2.0) * pow(L, 0.25) + sqrt(2.0 * L)) +
-                u * s2 / 4.0;
+    /* r^2 / S^4 <= u + 2 sqrt(L u s2) + 2 L s2 + u sqrt(s2) (1 + 2^(1/2) L^(1/4) + (2L)^(1/2)) + u
+     * s2 / 4 */
+    double r2 = u + 2.0 * sqrt(L) * su * ss + 2.0 * L * s2 +
+                u * ss * (1.0 + sqrt(2.0) * pow(L, 0.25) + sqrt(2.0 * L)) + u * s2 / 4.0;
     const double up = 1.0 + 0x1p-40; /* the roundings above, generously */
     *h1 = n * u / 24.0 * up;
     *h2 = n * (r2 / 24.0 + dtheta) * up;
 }
 
-#define FINE_U 0x1p-24      /* d / S^2 <= 2^-24 (and 1 / S^2 <= d / S^2) for the fine events */
-#define FINE_DTHETA 1e-300  /* d log(1 + theta_S) <= 2^62 e^(-2 pi^2 2^24) for S >= 2^12, d < 2^62 */
+#define FINE_U 0x1p-24 /* d / S^2 <= 2^-24 (and 1 / S^2 <= d / S^2) for the fine events */
+#define FINE_DTHETA                                                                                \
+    1e-300 /* d log(1 + theta_S) <= 2^62 e^(-2 pi^2 2^24) for S >= 2^12, d < 2^62                  \
+            */
 #define FINE_DELTA_SHARE 1e-3 /* the share of delta spent on the tails */
 
 /* ---- the accountant's state: per-event pmfs and the last composition ----------------- */
@@ -654,7 +681,7 @@ typedef struct pld_entry {
 struct dpdo__pld_acc {
     double h;
     int64_t max_bins; /* per release and per composition; 0: MAX_BINS / MAX_FFT */
-    pld_entry **ent; /* individually allocated: pointers into them stay valid */
+    pld_entry **ent;  /* individually allocated: pointers into them stay valid */
     int64_t n_ent, cap_ent;
     uint64_t stamp;
     double *key; /* rows of the last composition */
@@ -706,7 +733,8 @@ void dpdo__pld_acc_free(dpdo__pld_acc *a)
 static int same_ev(const dpdo__event_desc *a, const dpdo__event_desc *b)
 {
     return a->mech == b->mech && a->samp.kind == b->samp.kind && a->samp.q == b->samp.q &&
-           a->samp.n == b->samp.n && a->samp.m == b->samp.m && a->sens == b->sens && a->noise == b->noise;
+           a->samp.n == b->samp.n && a->samp.m == b->samp.m && a->sens == b->sens &&
+           a->noise == b->noise;
 }
 
 static int is_poisson(const dpdo__event_desc *d)
@@ -715,7 +743,8 @@ static int is_poisson(const dpdo__event_desc *d)
 }
 
 /* the cached pmf of an event in a direction */
-static int get_pmf(dpdo__pld_acc *a, const dpdo__event_desc *d, int dir, const dpdo__pld_pmf **out, char *err)
+static int get_pmf(dpdo__pld_acc *a, const dpdo__event_desc *d, int dir, const dpdo__pld_pmf **out,
+                   char *err)
 {
     if (!is_poisson(d)) dir = 0; /* symmetric pairs */
     pld_entry *e = NULL;
@@ -771,7 +800,8 @@ static void evict(dpdo__pld_acc *a, int64_t keep)
 static int acc_compose(dpdo__pld_acc *a, const double *rows, int64_t n, char *err)
 {
     size_t cells = (size_t)n * DPDO_EV_FIELDS;
-    if (a->n_dist && a->key_n == n && memcmp(a->key, rows, cells * sizeof *rows) == 0) return DPDO_OK;
+    if (a->n_dist && a->key_n == n && memcmp(a->key, rows, cells * sizeof *rows) == 0)
+        return DPDO_OK;
     drop_dists(a);
     if (n > a->scratch_cap) {
         dpdo__free(a->pms);
@@ -781,7 +811,8 @@ static int acc_compose(dpdo__pld_acc *a, const double *rows, int64_t n, char *er
         a->pms = dpdo__alloc_array((size_t)n, sizeof *a->pms);
         a->cnt = dpdo__alloc_array((size_t)n, sizeof *a->cnt);
         a->key = dpdo__alloc_array(cells, sizeof *a->key);
-        if (!a->pms || !a->cnt || !a->key) return dpdo__err(err, DPDO_E_NOMEM, "pld: out of memory");
+        if (!a->pms || !a->cnt || !a->key)
+            return dpdo__err(err, DPDO_E_NOMEM, "pld: out of memory");
         a->scratch_cap = n;
     }
     a->stamp++;
@@ -824,14 +855,15 @@ static int acc_compose(dpdo__pld_acc *a, const double *rows, int64_t n, char *er
 
 #define PLD_MIN_DELTA 1e-13
 
-int dpdo__pld_acc_eps(dpdo__pld_acc *a, const double *rows, int64_t n, double delta, double *hi, double *lo,
-                      char *err)
+int dpdo__pld_acc_eps(dpdo__pld_acc *a, const double *rows, int64_t n, double delta, double *hi,
+                      double *lo, char *err)
 {
     if (delta < PLD_MIN_DELTA)
-        return dpdo__err(err, DPDO_E_UNSUPPORTED,
-                         "pld accountant: delta = %g is below %g (its truncated tails are counted as "
-                         "delta); use rdp",
-                         delta, PLD_MIN_DELTA);
+        return dpdo__err(
+            err, DPDO_E_UNSUPPORTED,
+            "pld accountant: delta = %g is below %g (its truncated tails are counted as "
+            "delta); use rdp",
+            delta, PLD_MIN_DELTA);
     int rc = acc_compose(a, rows, n, err);
     if (rc) return rc;
     /* fine lattice Gaussians: the continuous composition at delta_c = (1 - share) delta e^-h1, then
@@ -841,7 +873,9 @@ int dpdo__pld_acc_eps(dpdo__pld_acc *a, const double *rows, int64_t n, double de
     if (N > 0) {
         dpdo__pld_fine_shift(N, FINE_U, FINE_U, FINE_DTHETA, 1.0, &h1, &h2);
         dc = (1.0 - FINE_DELTA_SHARE) * delta * exp(-h1);
-        if (dc < PLD_MIN_DELTA) return dpdo__err(err, DPDO_E_UNSUPPORTED, "pld accountant: delta = %g too small", delta);
+        if (dc < PLD_MIN_DELTA)
+            return dpdo__err(err, DPDO_E_UNSUPPORTED, "pld accountant: delta = %g too small",
+                             delta);
     }
     double h = 0.0, l = 0.0;
     for (int dir = 0; dir < a->n_dist; dir++) {
@@ -858,7 +892,8 @@ int dpdo__pld_acc_eps(dpdo__pld_acc *a, const double *rows, int64_t n, double de
             L = base + h2 + 1e-9;
         }
         h += h1 + h2;
-        l = l - h1 - h2 > 0 ? l - h1 - h2 : 0.0; /* the comparison's lower figure, not a certified one */
+        l = l - h1 - h2 > 0 ? l - h1 - h2
+                            : 0.0; /* the comparison's lower figure, not a certified one */
     }
     if (l > h) l = h;
     *hi = h;
@@ -866,11 +901,13 @@ int dpdo__pld_acc_eps(dpdo__pld_acc *a, const double *rows, int64_t n, double de
     return DPDO_OK;
 }
 
-int dpdo__pld_acc_delta(dpdo__pld_acc *a, const double *rows, int64_t n, double eps, double *delta, char *err)
+int dpdo__pld_acc_delta(dpdo__pld_acc *a, const double *rows, int64_t n, double eps, double *delta,
+                        char *err)
 {
     int rc = acc_compose(a, rows, n, err);
     if (rc) return rc;
-    /* fine lattice Gaussians: delta(eps) <= e^h1 delta_c(eps - h1 - h2) + e^eps N e^-L, L = log N + eps + 60 */
+    /* fine lattice Gaussians: delta(eps) <= e^h1 delta_c(eps - h1 - h2) + e^eps N e^-L, L = log N +
+     * eps + 60 */
     double N = a->fine_n, h1 = 0.0, h2 = 0.0, L = 0.0, ec = eps;
     if (N > 0) {
         L = log(N) + (eps > 0 ? eps : 0.0) + 60.0;

@@ -6,11 +6,11 @@
 #ifndef DPDO_PRIVACY_IMPL_H
 #define DPDO_PRIVACY_IMPL_H
 
+#include "../core/core_impl.h"
+#include "dpdo/accountant.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#include "dpdo/accountant.h"
-#include "../core/core_impl.h"
 
 struct dpdo__stream; /* lib/rng/rng_impl.h */
 
@@ -62,16 +62,16 @@ struct dpdo_ledger {
     uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
     int64_t n_nodes;
     int64_t n_events, cap;
-    dpdo__event_desc *ev; /* [cap] distinct events, in order of first charge */
-    int64_t *counts;      /* [cap * n_nodes]: counts[k * n_nodes + node] */
-    int64_t borrowers;    /* accountants alive that read this ledger */
-    int doomed;           /* destroyed while borrowed: freed by the last accountant */
-    unsigned char key[64];   /* MAC key (dpdo_ledger_set_key), key_len bytes; 0 = none */
+    dpdo__event_desc *ev;  /* [cap] distinct events, in order of first charge */
+    int64_t *counts;       /* [cap * n_nodes]: counts[k * n_nodes + node] */
+    int64_t borrowers;     /* accountants alive that read this ledger */
+    int doomed;            /* destroyed while borrowed: freed by the last accountant */
+    unsigned char key[64]; /* MAC key (dpdo_ledger_set_key), key_len bytes; 0 = none */
     size_t key_len;
-    unsigned char run[16];   /* run identifier of an authenticated ledger (random at set_key, or
-                              * adopted from the first file loaded into a pristine ledger) */
-    uint64_t seq;            /* changes so far (charge, discharge, reset, load): saved as the
-                              * sequence number; loading an older sequence of the same run is refused */
+    unsigned char run[16]; /* run identifier of an authenticated ledger (random at set_key, or
+                            * adopted from the first file loaded into a pristine ledger) */
+    uint64_t seq;          /* changes so far (charge, discharge, reset, load): saved as the
+                            * sequence number; loading an older sequence of the same run is refused */
     char errmsg[DPDO__ERRMSG_LEN];
 };
 
@@ -128,8 +128,8 @@ int dpdo__accountant_epsilon_sel(dpdo_accountant *acc, const int64_t *nodes, int
 /* ---- numerical kernels (math.c); all return values, never fail -------------- */
 
 double dpdo__log_add(double a, double b);
-double dpdo__log_erfc(double x);     /* log(erfc(x)), accurate for large x */
-double dpdo__log_ndtr(double x);     /* log(Phi(x)) */
+double dpdo__log_erfc(double x); /* log(erfc(x)), accurate for large x */
+double dpdo__log_ndtr(double x); /* log(Phi(x)) */
 /* RDP of the Poisson-subsampled Gaussian with noise multiplier z at order
  * alpha (> 1, may be +inf). logtab: NULL or log(k) for k = 0..logtab_n-1. */
 double dpdo__rdp_poisson_gauss(double q, double z, double alpha, const double *logtab,
@@ -163,7 +163,8 @@ double dpdo__rdp_event_m(const dpdo__event_desc *ev, double alpha, const double 
                          int64_t logtab_n, double *memo);
 /* Reference (slow) kernels, exactly as first implemented: used by the tests
  * to check that the fast kernels give the same values. */
-double dpdo__log_a_int_ref(double q, double z, int64_t alpha, const double *logtab, int64_t logtab_n);
+double dpdo__log_a_int_ref(double q, double z, int64_t alpha, const double *logtab,
+                           int64_t logtab_n);
 double dpdo__log_a_frac_ref(double q, double z, double alpha);
 double dpdo__rdp_poisson_gauss_ref(double q, double z, double alpha, const double *logtab,
                                    int64_t logtab_n);
@@ -225,15 +226,16 @@ typedef struct dpdo__pld_work {
  * (or the symmetric pair for unsampled and without-replacement events), 1 =
  * add (Poisson only). Gaussian and Laplace; other mechanisms
  * DPDO_E_UNSUPPORTED; so is a release wider than max_bins bins (0: 2^22). */
-int dpdo__pld_event(const dpdo__event_desc *ev, int dir, double h, int64_t max_bins, dpdo__pld_pmf *out,
-                    char *err);
+int dpdo__pld_event(const dpdo__event_desc *ev, int dir, double h, int64_t max_bins,
+                    dpdo__pld_pmf *out, char *err);
 /* Pmf-based pld of an integer-valued additive noise with log pmf logpmf(k)
  * on [kmin, kmax] (mass outside goes to +inf), integer shift (sensitivity in
  * grid units), Poisson rate q (1: none), direction 0 remove / 1 add: each
  * atom's P-mass split between its two grid neighbours keeping its P- and
  * Q-mass (connect the dots). */
-int dpdo__pld_from_logpmf(double (*logpmf)(void *ctx, int64_t k), void *ctx, int64_t kmin, int64_t kmax,
-                          int64_t shift, double q, int dir, double h, dpdo__pld_pmf *out, char *err);
+int dpdo__pld_from_logpmf(double (*logpmf)(void *ctx, int64_t k), void *ctx, int64_t kmin,
+                          int64_t kmax, int64_t shift, double q, int dir, double h,
+                          dpdo__pld_pmf *out, char *err);
 void dpdo__pld_pmf_free(dpdo__pld_pmf *m);
 /* Compose pmfs pm[e] counts[e] times each (counts integers >= 1). */
 int dpdo__pld_compose(const dpdo__pld_pmf *const *pm, const double *counts, int64_t k, double h,
@@ -245,7 +247,8 @@ double dpdo__pld_eps_upper(const dpdo__pld_dist *d, double delta);
 /* The epsilon shift of n fine lattice Gaussian releases (pld.c, docs/privacy.md "A PLD for the
  * lattice Gaussian"): d/S^2 <= u, 1/S^2 <= s2, d log(1 + theta_S) <= dtheta, tail e^-L per
  * release; h1 = the e^h1 factor on delta, h1 + h2 the added epsilon. */
-void dpdo__pld_fine_shift(double n, double u, double s2, double dtheta, double L, double *h1, double *h2);
+void dpdo__pld_fine_shift(double n, double u, double s2, double dtheta, double L, double *h1,
+                          double *h2);
 double dpdo__pld_eps_lower(const dpdo__pld_dist *d, double delta);
 double dpdo__pld_delta_upper(const dpdo__pld_dist *d, double eps);
 
@@ -256,8 +259,9 @@ int dpdo__pld_acc_new(dpdo__pld_acc **out, double h, int64_t max_bins);
 void dpdo__pld_acc_free(dpdo__pld_acc *a);
 /* Over the charged rows of an accountant event table: epsilon upper and lower
  * bounds at delta (delta >= 1e-13, else DPDO_E_UNSUPPORTED); delta upper bound. */
-int dpdo__pld_acc_eps(dpdo__pld_acc *a, const double *rows, int64_t n, double delta, double *hi, double *lo,
-                      char *err);
-int dpdo__pld_acc_delta(dpdo__pld_acc *a, const double *rows, int64_t n, double eps, double *delta, char *err);
+int dpdo__pld_acc_eps(dpdo__pld_acc *a, const double *rows, int64_t n, double delta, double *hi,
+                      double *lo, char *err);
+int dpdo__pld_acc_delta(dpdo__pld_acc *a, const double *rows, int64_t n, double eps, double *delta,
+                        char *err);
 
 #endif /* DPDO_PRIVACY_IMPL_H */

@@ -17,8 +17,8 @@
 #include "rng_simd.h"
 
 /* ---- the built-in type -------------------------------------------------- */
-static int philox_blocks(void *user, const uint32_t key[4], const uint32_t ctr[4],
-                         uint64_t nblocks, uint32_t *out)
+static int philox_blocks(void *user, const uint32_t key[4], const uint32_t ctr[4], uint64_t nblocks,
+                         uint32_t *out)
 {
     (void)user;
     uint32_t c[4] = {ctr[0], ctr[1], ctr[2], ctr[3]};
@@ -30,7 +30,10 @@ static int philox_blocks(void *user, const uint32_t key[4], const uint32_t ctr[4
 }
 
 static const dpdo_rng_type philox_type = {
-    sizeof(dpdo_rng_type), "philox4x32-10", philox_blocks, NULL,
+    sizeof(dpdo_rng_type),
+    "philox4x32-10",
+    philox_blocks,
+    NULL,
 };
 
 static const dpdo_rng_type *const builtin_types[] = {&philox_type};
@@ -123,7 +126,10 @@ DPDO_API const char *dpdo_rng_errmsg(const dpdo_rng *rng)
     return rng ? rng->errmsg : DPDO__NULL_TEXT("dpdo_rng_errmsg", "rng");
 }
 
-DPDO_API uint64_t dpdo_rng_seed(const dpdo_rng *rng) { return rng ? rng->seed : 0; }
+DPDO_API uint64_t dpdo_rng_seed(const dpdo_rng *rng)
+{
+    return rng ? rng->seed : 0;
+}
 
 /* ---- streams -------------------------------------------------------------- */
 int dpdo__stream_ids_check(uint64_t node, uint64_t round, uint64_t purpose, char *errbuf)
@@ -153,7 +159,8 @@ void dpdo__stream_open(dpdo__stream *s, const struct dpdo_rng *rng, uint64_t nod
     s->exact_widen = 0;
     s->key[2] = s->key[3] = 0;
     uint64_t key = rng->seed;
-    if (rng->keys && node < (uint64_t)rng->nkeys && rng->has_key[node] && dpdo__purpose_private(purpose))
+    if (rng->keys && node < (uint64_t)rng->nkeys && rng->has_key[node] &&
+        dpdo__purpose_private(purpose))
         s->ckey = rng->keys + 32 * (size_t)node;
     s->fast = rng->builtin && !s->ckey;
     s->key[0] = (uint32_t)key;
@@ -177,7 +184,8 @@ static void keyed_blocks(dpdo__stream *s, uint32_t *out, size_t nblocks)
 {
     unsigned char nonce[12];
     for (int k = 0; k < 3; k++)
-        for (int b = 0; b < 4; b++) nonce[4 * k + b] = (unsigned char)(s->ctr[k + 1] >> (8 * b));
+        for (int b = 0; b < 4; b++)
+            nonce[4 * k + b] = (unsigned char)(s->ctr[k + 1] >> (8 * b));
     uint32_t j = s->ctr[0];
     while (nblocks > 0) {
         uint32_t cb = j >> 2, off = j & 3;
@@ -189,7 +197,8 @@ static void keyed_blocks(dpdo__stream *s, uint32_t *out, size_t nblocks)
             crypto_stream_chacha20_ietf_xor_ic((unsigned char *)out, (const unsigned char *)out,
                                                (unsigned long long)(64 * m), nonce, cb, s->ckey);
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-            for (size_t w = 0; w < 16 * m; w++) out[w] = __builtin_bswap32(out[w]);
+            for (size_t w = 0; w < 16 * m; w++)
+                out[w] = __builtin_bswap32(out[w]);
 #endif
             out += 16 * m;
             j += (uint32_t)(4 * m);
@@ -198,10 +207,11 @@ static void keyed_blocks(dpdo__stream *s, uint32_t *out, size_t nblocks)
         }
         if (s->cid != cb + 1) {
             memset(s->cblk, 0, sizeof s->cblk);
-            crypto_stream_chacha20_ietf_xor_ic((unsigned char *)s->cblk, (const unsigned char *)s->cblk, 64, nonce,
-                                               cb, s->ckey);
+            crypto_stream_chacha20_ietf_xor_ic(
+                (unsigned char *)s->cblk, (const unsigned char *)s->cblk, 64, nonce, cb, s->ckey);
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-            for (int w = 0; w < 16; w++) s->cblk[w] = __builtin_bswap32(s->cblk[w]);
+            for (int w = 0; w < 16; w++)
+                s->cblk[w] = __builtin_bswap32(s->cblk[w]);
 #endif
             s->cid = cb + 1;
         }
@@ -261,7 +271,10 @@ uint64_t dpdo__stream_u64(dpdo__stream *s)
     return dpdo__w64(lo, hi);
 }
 
-double dpdo__stream_uniform(dpdo__stream *s) { return dpdo__u01(dpdo__stream_u64(s)); }
+double dpdo__stream_uniform(dpdo__stream *s)
+{
+    return dpdo__u01(dpdo__stream_u64(s));
+}
 
 /* hi:lo = a * b, 128-bit product */
 static inline uint64_t mul_hilo(uint64_t a, uint64_t b, uint64_t *lo)
@@ -291,7 +304,8 @@ uint64_t dpdo__stream_below(dpdo__stream *s, uint64_t n)
         /* Each retry happens with probability < n / 2^64 <= 1/2 for a sound
          * generator; the cap only stops a broken custom type (constant
          * words, or zeros after a callback failure) from looping forever. */
-        for (int tries = 0; l < t && tries < 128; tries++) h = mul_hilo(dpdo__stream_u64(s), n, &l);
+        for (int tries = 0; l < t && tries < 128; tries++)
+            h = mul_hilo(dpdo__stream_u64(s), n, &l);
     }
     return h;
 }
@@ -325,15 +339,22 @@ double dpdo__stream_normal(dpdo__stream *s)
     return z0;
 }
 
-int dpdo__rng_kernel_best(void) { return dpdo__simd_best(); }
+int dpdo__rng_kernel_best(void)
+{
+    return dpdo__simd_best();
+}
 
 const char *dpdo__rng_kernel_name(int kernel)
 {
     switch (kernel) {
-    case DPDO__RNG_KERNEL_SCALAR: return "scalar";
-    case DPDO__RNG_KERNEL_AVX2: return "avx2";
-    case DPDO__RNG_KERNEL_AVX512: return "avx512";
-    default: return "auto";
+    case DPDO__RNG_KERNEL_SCALAR:
+        return "scalar";
+    case DPDO__RNG_KERNEL_AVX2:
+        return "avx2";
+    case DPDO__RNG_KERNEL_AVX512:
+        return "avx512";
+    default:
+        return "auto";
     }
 }
 
@@ -381,8 +402,7 @@ static void normal_blocks(dpdo__stream *s, double *out, size_t nblocks, int add,
     }
 }
 
-static int normals_impl(dpdo__stream *s, double *out, size_t n, int add, double scale,
-                        int kernel)
+static int normals_impl(dpdo__stream *s, double *out, size_t n, int add, double scale, int kernel)
 {
     kernel = pick_kernel(kernel);
     if (n == 0) return kernel;
@@ -428,14 +448,17 @@ int dpdo__stream_uniforms_k(dpdo__stream *s, double *out, size_t n, int kernel)
     size_t i = 0;
     if (s->nbuf == -1) s->nbuf = 0; /* a spare normal is dropped by word draws */
     /* finish the current block so the bulk part starts on a block boundary */
-    while (i < n && s->nbuf == 2) out[i++] = dpdo__stream_uniform(s);
+    while (i < n && s->nbuf == 2)
+        out[i++] = dpdo__stream_uniform(s);
     if (s->nbuf == 4) {
-        while (i < n && s->nbuf > 0) out[i++] = dpdo__stream_uniform(s);
+        while (i < n && s->nbuf > 0)
+            out[i++] = dpdo__stream_uniform(s);
     }
     if (s->nbuf & 1) {
         /* odd word alignment (a u32 was drawn): pairs straddle blocks, so
          * the block kernel cannot be used; rare, take the slow path */
-        for (; i < n; i++) out[i] = dpdo__stream_uniform(s);
+        for (; i < n; i++)
+            out[i] = dpdo__stream_uniform(s);
         return kernel;
     }
     if (i == n) return kernel;
@@ -450,7 +473,8 @@ int dpdo__stream_uniforms_k(dpdo__stream *s, double *out, size_t n, int kernel)
     while (nblocks > 0) {
         size_t m = nblocks < CHUNK_BLOCKS ? nblocks : CHUNK_BLOCKS;
         gen_blocks(s, w, m);
-        for (size_t j = 0; j < 2 * m; j++) out[i + j] = dpdo__u01(dpdo__w64(w[2 * j], w[2 * j + 1]));
+        for (size_t j = 0; j < 2 * m; j++)
+            out[i + j] = dpdo__u01(dpdo__w64(w[2 * j], w[2 * j + 1]));
         i += 2 * m;
         nblocks -= m;
     }
@@ -517,8 +541,10 @@ void dpdo__stream_subset(dpdo__stream *s, int64_t n, int64_t b, int64_t *out)
             int64_t lo = 0, hi = cnt;
             while (lo < hi) {
                 int64_t mid = lo + (hi - lo) / 2;
-                if (out[mid] < t) lo = mid + 1;
-                else hi = mid;
+                if (out[mid] < t)
+                    lo = mid + 1;
+                else
+                    hi = mid;
             }
             if (lo < cnt && out[lo] == t) {
                 out[cnt++] = j; /* j exceeds every element so far */
@@ -543,7 +569,8 @@ void dpdo__stream_subset(dpdo__stream *s, int64_t n, int64_t b, int64_t *out)
 
 void dpdo__stream_permutation(dpdo__stream *s, int64_t n, int64_t *out)
 {
-    for (int64_t i = 0; i < n; i++) out[i] = i;
+    for (int64_t i = 0; i < n; i++)
+        out[i] = i;
     for (int64_t i = n - 1; i > 0; i--) {
         int64_t j = (int64_t)dpdo__stream_below(s, (uint64_t)i + 1);
         int64_t t = out[i];
@@ -587,9 +614,9 @@ static void open_at_u64(dpdo__stream *s, dpdo_rng *rng, uint64_t node, uint64_t 
     if (offset & 1) (void)dpdo__stream_u64(s);
 }
 
-#define NEED_RNG(rng)                                                   \
-    do {                                                                \
-        if (!(rng)) return DPDO_E_INVAL;                                \
+#define NEED_RNG(rng)                                                                              \
+    do {                                                                                           \
+        if (!(rng)) return DPDO_E_INVAL;                                                           \
     } while (0)
 
 DPDO_API int dpdo_rng_uniform(const dpdo_rng *crng, uint64_t node, uint64_t round, uint32_t purpose,
@@ -634,12 +661,14 @@ DPDO_API int dpdo_rng_laplace(const dpdo_rng *crng, uint64_t node, uint64_t roun
         return dpdo__err(rng->errmsg, DPDO_E_INVAL, "laplace: scale = %g is too large", scale);
     dpdo__stream s;
     open_at_u64(&s, rng, node, round, purpose, offset);
-    for (int64_t i = 0; i < n; i++) out[i] = dpdo__stream_laplace(&s, scale);
+    for (int64_t i = 0; i < n; i++)
+        out[i] = dpdo__stream_laplace(&s, scale);
     return stream_done(rng, &s);
 }
 
 DPDO_API int dpdo_rng_bernoulli(const dpdo_rng *crng, uint64_t node, uint64_t round,
-                                uint32_t purpose, uint64_t offset, double p, int32_t *out, int64_t n)
+                                uint32_t purpose, uint64_t offset, double p, int32_t *out,
+                                int64_t n)
 {
     dpdo_rng *rng = (dpdo_rng *)crng; /* writes only the message buffer, not the logical state */
     NEED_RNG(rng);
@@ -649,12 +678,14 @@ DPDO_API int dpdo_rng_bernoulli(const dpdo_rng *crng, uint64_t node, uint64_t ro
         return dpdo__err(rng->errmsg, DPDO_E_INVAL, "bernoulli: p = %g is not in [0, 1]", p);
     dpdo__stream s;
     open_at_u64(&s, rng, node, round, purpose, offset);
-    for (int64_t i = 0; i < n; i++) out[i] = dpdo__stream_bernoulli(&s, p);
+    for (int64_t i = 0; i < n; i++)
+        out[i] = dpdo__stream_bernoulli(&s, p);
     return stream_done(rng, &s);
 }
 
 DPDO_API int dpdo_rng_geometric(const dpdo_rng *crng, uint64_t node, uint64_t round,
-                                uint32_t purpose, uint64_t offset, double p, int64_t *out, int64_t n)
+                                uint32_t purpose, uint64_t offset, double p, int64_t *out,
+                                int64_t n)
 {
     dpdo_rng *rng = (dpdo_rng *)crng; /* writes only the message buffer, not the logical state */
     NEED_RNG(rng);
@@ -664,7 +695,8 @@ DPDO_API int dpdo_rng_geometric(const dpdo_rng *crng, uint64_t node, uint64_t ro
         return dpdo__err(rng->errmsg, DPDO_E_INVAL, "geometric: p = %g is not in (0, 1]", p);
     dpdo__stream s;
     open_at_u64(&s, rng, node, round, purpose, offset);
-    for (int64_t i = 0; i < n; i++) out[i] = (int64_t)dpdo__stream_geometric(&s, p);
+    for (int64_t i = 0; i < n; i++)
+        out[i] = (int64_t)dpdo__stream_geometric(&s, p);
     return stream_done(rng, &s);
 }
 
@@ -673,7 +705,8 @@ DPDO_API int dpdo_rng_subset(const dpdo_rng *crng, uint64_t node, uint64_t round
 {
     dpdo_rng *rng = (dpdo_rng *)crng; /* writes only the message buffer, not the logical state */
     NEED_RNG(rng);
-    if (n < 0) return dpdo__err(rng->errmsg, DPDO_E_INVAL, "subset: n = %lld is negative", (long long)n);
+    if (n < 0)
+        return dpdo__err(rng->errmsg, DPDO_E_INVAL, "subset: n = %lld is negative", (long long)n);
     if (b < 0 || b > n)
         return dpdo__err(rng->errmsg, DPDO_E_INVAL, "subset: b = %lld is not in [0, n = %lld]",
                          (long long)b, (long long)n);
@@ -692,7 +725,8 @@ DPDO_API int dpdo_rng_permutation(const dpdo_rng *crng, uint64_t node, uint64_t 
     dpdo_rng *rng = (dpdo_rng *)crng; /* writes only the message buffer, not the logical state */
     NEED_RNG(rng);
     if (n < 0)
-        return dpdo__err(rng->errmsg, DPDO_E_INVAL, "permutation: n = %lld is negative", (long long)n);
+        return dpdo__err(rng->errmsg, DPDO_E_INVAL, "permutation: n = %lld is negative",
+                         (long long)n);
     if (!out && n > 0) return dpdo__err(rng->errmsg, DPDO_E_INVAL, "permutation: out is NULL");
     int rc = dpdo__stream_ids_check(node, round, purpose, rng->errmsg);
     if (rc != DPDO_OK) return rc;

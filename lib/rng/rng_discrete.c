@@ -26,18 +26,20 @@
  * MPFR decides most comparisons, and keeps the previous all-integer CKS sampler (Algorithm 1
  * coins from exact rational Bernoullis) as dpdo__stream_dgauss_cks/_dlaplace_cks for a
  * cross-check. */
+#include <gmp.h>
 #include <math.h>
+#include <mpfr.h>
 #include <stdint.h>
 #include <string.h>
-#include <gmp.h>
-#include <mpfr.h>
 
 #include "rng_impl.h"
 
 typedef unsigned __int128 u128;
 
-enum { SRC_BLOCKS = 64 }; /* 1 KiB = 16 ChaCha20 blocks per refill: libsodium's 8-block AVX2 path
-                             * runs at 2.4 GB/s from 512 bytes on, 256-byte calls got 1.4 GB/s */
+enum {
+    SRC_BLOCKS = 64
+}; /* 1 KiB = 16 ChaCha20 blocks per refill: libsodium's 8-block AVX2 path
+    * runs at 2.4 GB/s from 512 bytes on, 256-byte calls got 1.4 GB/s */
 
 typedef struct {
     dpdo__stream *s;
@@ -45,7 +47,7 @@ typedef struct {
     int nw;        /* unused 32-bit words left: w[4 * SRC_BLOCKS - nw] .. */
     uint64_t bits; /* bit reservoir */
     int nbits;
-    double widen;  /* band multiplier: 1, or 2^exact_widen in a test build */
+    double widen;         /* band multiplier: 1, or 2^exact_widen in a test build */
     uint64_t ncmp, nslow; /* lazy comparisons made / decided by MPFR (added to s at the end) */
 } src_t;
 
@@ -149,7 +151,7 @@ static void xq_mpfr(mpfr_t out, xq_t x, mpfr_rnd_t rnd)
     mpz_set_u128(z, x.d);
     mpfr_set_z(d, z, MPFR_RNDN);
     mpfr_div(out, n, d, rnd);
-    if (x.sq) {                  /* n/d >= 0: squaring and halving keep the direction */
+    if (x.sq) { /* n/d >= 0: squaring and halving keep the direction */
         mpfr_sqr(out, out, rnd);
         mpfr_div_2ui(out, out, 1, rnd);
     }
@@ -174,14 +176,20 @@ static int cmp_slow(src_t *r, unif_t *U, xq_t x)
         xq_mpfr(xl, x, MPFR_RNDD); /* xl <= x <= xh */
         xq_mpfr(xh, x, MPFR_RNDU);
         mpfr_neg(xl, xl, MPFR_RNDN), mpfr_neg(xh, xh, MPFR_RNDN); /* exact */
-        mpfr_exp(pl, xh, MPFR_RNDD); /* pl <= exp(-x) <= ph */
+        mpfr_exp(pl, xh, MPFR_RNDD);                              /* pl <= exp(-x) <= ph */
         mpfr_exp(ph, xl, MPFR_RNDU);
         mpz_import(z, (size_t)U->nw, 1, sizeof U->w[0], 0, 0, U->w);
         mpfr_set_z_2exp(ul, z, -kb, MPFR_RNDN); /* exact: U >= ul */
         mpz_add_ui(z, z, 1);
         mpfr_set_z_2exp(uh, z, -kb, MPFR_RNDN); /* exact: U < uh */
-        if (mpfr_cmp(uh, pl) <= 0) { res = 1; break; }
-        if (mpfr_cmp(ul, ph) >= 0) { res = 0; break; }
+        if (mpfr_cmp(uh, pl) <= 0) {
+            res = 1;
+            break;
+        }
+        if (mpfr_cmp(ul, ph) >= 0) {
+            res = 0;
+            break;
+        }
         if (U->nw == UW_MAX) break;
         U->w[U->nw++] = src_u64(r);
     }
@@ -240,13 +248,16 @@ static inline void unif_new(src_t *r, unif_t *U)
  * part: an integer lies within the error bound of the double estimate L (or u = 0): settle G
  * with exact lazy comparisons of the same U, starting from the estimate. 0, or -1 if G >= 2^62
  * (probability exp(-2^62 / t) <= exp(-2^22)) or U ran out of words. */
-static int __attribute__((noinline)) geom_slow(src_t *r, uint64_t t, uint64_t u, double L, uint64_t *g)
+static int __attribute__((noinline))
+geom_slow(src_t *r, uint64_t t, uint64_t u, double L, uint64_t *g)
 {
     unif_t U;
     U.w[0] = u;
     U.nw = 1;
     const double td = (double)t;
-    uint64_t k = !(L < (double)V_CAP) ? (uint64_t)(td * 44.37) : L > 0 ? (uint64_t)L : 0; /* 64 ln 2 */
+    uint64_t k = !(L < (double)V_CAP) ? (uint64_t)(td * 44.37)
+                 : L > 0              ? (uint64_t)L
+                                      : 0; /* 64 ln 2 */
     if (k >= V_CAP - 1) k = V_CAP - 2;
     for (; k > 0; k--) { /* want U < exp(-k/t), i.e. G >= k */
         int c = cmp_exp(r, &U, (xq_t){k, t, 0}, (double)k / td);
@@ -283,8 +294,8 @@ static int lap_batch(src_t *r, uint64_t t, int64_t *y)
         uint32_t w[NB];
         src_words(r, w, NB);
         for (int j = 0; j < NB; j++) {
-            /* U in [u 2^-32, (u+1) 2^-32): |log U - log(u 2^-32)| < log(1 + 1/u) < 1/u; (double)u is
-             * exact, log (< 1 ulp relative), the product (2^-53): |L - (-t log U)| < e. */
+            /* U in [u 2^-32, (u+1) 2^-32): |log U - log(u 2^-32)| < log(1 + 1/u) < 1/u; (double)u
+             * is exact, log (< 1 ulp relative), the product (2^-53): |L - (-t log U)| < e. */
             double ud = (double)w[j];
             double l = -td * log(ud * 0x1p-32);
             double e = (td * (2.0 / ud) + (l + td) * 0x1p-48) * r->widen;
@@ -296,7 +307,8 @@ static int lap_batch(src_t *r, uint64_t t, int64_t *y)
             slow[j] = ka != kb;
         }
     } else {
-        for (int j = 0; j < NB; j++) u[j] = src_u64(r);
+        for (int j = 0; j < NB; j++)
+            u[j] = src_u64(r);
         for (int j = 0; j < NB; j++) {
             /* U in [u 2^-64, (u+1) 2^-64): |log U - log(u 2^-64)| < 1/u; (double)u, log (< 1 ulp
              * relative), the product: relative 2^-53, 2^-52, 2^-53: |L - (-t log U)| < e. */
@@ -329,7 +341,8 @@ static int lap_batch(src_t *r, uint64_t t, int64_t *y)
             }
             if (slow[j] && geom_slow(r, t, u[j], L[j], &G[j])) return -1;
         }
-        uint64_t B = (sign >> j) & 1u; /* branch-free: the sign is a fair coin, a branch mispredicts half */
+        uint64_t B =
+            (sign >> j) & 1u; /* branch-free: the sign is a fair coin, a branch mispredicts half */
         y[m] = (int64_t)((G[j] ^ (0 - B)) + B); /* -G if B (two's complement), G < 2^62 */
         m += (int)!(B & (G[j] == 0));
     }
@@ -344,7 +357,8 @@ static int dlap_n(src_t *r, uint64_t t, int64_t *out, size_t n)
     while (f < n) {
         int m = lap_batch(r, t, y);
         if (m < 0) return -1;
-        for (int j = 0; j < m && f < n; j++) out[f++] = y[j];
+        for (int j = 0; j < m && f < n; j++)
+            out[f++] = y[j];
     }
     return 0;
 }
@@ -397,7 +411,9 @@ static int dgauss_n(src_t *r, uint64_t S, int64_t *out, size_t n)
              * 2^-53, values <= 1) by less than 2^-48. code: 1 accept, 0 reject, 2 undecided. */
             double x = xd[j], ud = (double)u[j] * 0x1p-32; /* exact */
             double x2 = x * x, q = 1 - x + 0.5 * x2;
-            double rq = 1.0 / (1 + x * (1 + x * (0.5 + x * (1.0 / 6 + x * (1.0 / 24))))); /* both, branch-free */
+            double rq =
+                1.0 /
+                (1 + x * (1 + x * (0.5 + x * (1.0 / 6 + x * (1.0 / 24))))); /* both, branch-free */
             double lo = x <= 1 ? q - x2 * x * (1.0 / 6) - margin : -1.0;
             double hi = (x <= 1 ? q : rq) + margin;
             unsigned acc = ud + 0x1p-32 <= lo, rej = ud >= hi;
@@ -494,18 +510,22 @@ static int bern_ratio(src_t *r, u128 N, u128 D)
         if (digit) rem -= D;
         unsigned b = src_bit(r);
         if (b != digit) return b < digit; /* first differing bit: U < N/D iff U's bit is 0 */
-        if (rem == 0) return 0;           /* N/D's expansion ended: U >= N/D (U = N/D has probability 0) */
+        if (rem == 0) return 0; /* N/D's expansion ended: U >= N/D (U = N/D has probability 0) */
     }
 }
 
 /* Bernoulli(1/K) for small K: the same comparison. */
-static inline int bern_inv(src_t *r, uint64_t K) { return K <= 1 ? 1 : bern_ratio(r, 1, K); }
+static inline int bern_inv(src_t *r, uint64_t K)
+{
+    return K <= 1 ? 1 : bern_ratio(r, 1, K);
+}
 
 /* Bernoulli(exp(-1)) (CKS Algorithm 1 with x = 1: Bernoulli(1/1) = 1). */
 static int bern_exp1(src_t *r)
 {
     uint64_t K = 2;
-    while (bern_inv(r, K)) K++;
+    while (bern_inv(r, K))
+        K++;
     return (int)(K & 1);
 }
 
@@ -518,10 +538,10 @@ static int bern_exp(src_t *r, u128 N, u128 D)
     }
     if (N == 0) return 1;
     uint64_t K = 1;
-    while (bern_ratio(r, N, D) && bern_inv(r, K)) K++;
+    while (bern_ratio(r, N, D) && bern_inv(r, K))
+        K++;
     return (int)(K & 1);
 }
-
 
 /* CKS Algorithm 2: P(y) proportional to exp(-|y|/t), t >= 1, t <= 2^40. Returns 0, or -1 in the
  * event |y| >= 2^62 (probability below exp(-2^22)), where no value is returned. */
@@ -563,7 +583,8 @@ static int cks_dgauss(src_t *r, uint64_t S, int64_t *y)
             if (!bern_exp(r, q * q, 2)) continue;
         } else { /* exp(-q^2/2) = exp(-q/2)^q; practically never reached */
             int ok = 1;
-            for (u128 k = 0; k < q && ok; k++) ok = bern_exp(r, q, 2);
+            for (u128 k = 0; k < q && ok; k++)
+                ok = bern_exp(r, q, 2);
             if (!ok) continue;
         }
         if (!bern_exp(r, q * rr, M)) continue;
@@ -571,7 +592,6 @@ static int cks_dgauss(src_t *r, uint64_t S, int64_t *y)
         return 0;
     }
 }
-
 
 int dpdo__stream_dgauss_cks(dpdo__stream *s, uint64_t S, int64_t *out, size_t n)
 {
@@ -602,34 +622,45 @@ static int grid_check(double gamma, char *err)
     int ex;
     double m = frexp(gamma, &ex);
     if (!(m == 0.5) || ex - 1 < -1000 || ex - 1 > 900)
-        return dpdo__err(err, DPDO_E_INVAL, "grid %g is not a power of two in [2^-1000, 2^900]", gamma);
+        return dpdo__err(err, DPDO_E_INVAL, "grid %g is not a power of two in [2^-1000, 2^900]",
+                         gamma);
     return DPDO_OK;
 }
 
-static int grid_add(dpdo__stream *s, uint64_t P, double gamma, double *x, size_t n, int gauss, char *err)
+static int grid_add(dpdo__stream *s, uint64_t P, double gamma, double *x, size_t n, int gauss,
+                    char *err)
 {
     int rc = grid_check(gamma, err);
     if (rc) return rc;
     if (gauss ? (P < S_MIN || P > S_MAX) : (P < 1 || P > T_MAX))
-        return dpdo__err(err, DPDO_E_INVAL, "noise %llu grid steps is out of range", (unsigned long long)P);
+        return dpdo__err(err, DPDO_E_INVAL, "noise %llu grid steps is out of range",
+                         (unsigned long long)P);
     src_t r;
     src_init(&r, s);
     int64_t zb[256];
     for (size_t i0 = 0; i0 < n; i0 += 256) {
         size_t m = n - i0 < 256 ? n - i0 : 256;
         if (gauss ? dgauss_n(&r, P, zb, m) : dlap_n(&r, P, zb, m))
-            return src_done(&r), dpdo__err(err, DPDO_E_NUMERIC, "coordinates %zu..: noise beyond 2^62 grid steps "
-                             "(an event of probability below exp(-2^22)); nothing released", i0);
+            return src_done(&r),
+                   dpdo__err(err, DPDO_E_NUMERIC,
+                             "coordinates %zu..: noise beyond 2^62 grid steps "
+                             "(an event of probability below exp(-2^22)); nothing released",
+                             i0);
         for (size_t i = i0; i < i0 + m; i++) {
-            double k = rint(x[i] / gamma); /* x / gamma is exact (power of two) unless it underflows */
+            double k =
+                rint(x[i] / gamma); /* x / gamma is exact (power of two) unless it underflows */
             if (!(fabs(k) < K_LIMIT))
                 return src_done(&r), dpdo__err(err, DPDO_E_NUMERIC,
-                                 "coordinate %zu: value %g is not finite or exceeds 2^52 grid steps of %g", i, x[i], gamma);
+                                               "coordinate %zu: value %g is not finite or exceeds "
+                                               "2^52 grid steps of %g",
+                                               i, x[i], gamma);
             int64_t z = zb[i - i0];
             double v = k + (double)z; /* |z| < 2^62: exact when |k + z| < 2^52, checked below */
             if (!(fabs(v) < K_LIMIT) || (int64_t)v - (int64_t)k != z)
                 return src_done(&r), dpdo__err(err, DPDO_E_NUMERIC,
-                                 "coordinate %zu: value + noise exceeds 2^52 grid steps of %g; nothing released", i, gamma);
+                                               "coordinate %zu: value + noise exceeds 2^52 grid "
+                                               "steps of %g; nothing released",
+                                               i, gamma);
             x[i] = v * gamma; /* exact: an integer below 2^52 times a power of two */
         }
     }
@@ -642,36 +673,43 @@ int dpdo__grid_add_dgauss(dpdo__stream *s, uint64_t S, double gamma, double *x, 
     return grid_add(s, S, gamma, x, n, 1, err);
 }
 
-int dpdo__grid_add_dlaplace(dpdo__stream *s, uint64_t T, double gamma, double *x, size_t n, char *err)
+int dpdo__grid_add_dlaplace(dpdo__stream *s, uint64_t T, double gamma, double *x, size_t n,
+                            char *err)
 {
     return grid_add(s, T, gamma, x, n, 0, err);
 }
 
-int dpdo__grid_choose(double sigma, double sens, size_t n, double eta, int l1, double *gamma, uint64_t *S,
-                      char *err)
+int dpdo__grid_choose(double sigma, double sens, size_t n, double eta, int l1, double *gamma,
+                      uint64_t *S, char *err)
 {
-    if (!(sigma > 0) || !isfinite(sigma) || !(sens > 0) || !isfinite(sens) || n == 0 || !(eta > 0 && eta < 1))
-        return dpdo__err(err, DPDO_E_INVAL, "grid: sigma %g, sensitivity %g, %zu coordinates: need finite > 0",
-                         sigma, sens, n);
+    if (!(sigma > 0) || !isfinite(sigma) || !(sens > 0) || !isfinite(sens) || n == 0 ||
+        !(eta > 0 && eta < 1))
+        return dpdo__err(err, DPDO_E_INVAL,
+                         "grid: sigma %g, sensitivity %g, %zu coordinates: need finite > 0", sigma,
+                         sens, n);
     double spread = l1 ? (double)n : sqrt((double)n);
     /* Gaussian: at least 2^12 sqrt(n) grid steps of noise (S^2 >= 2^24 n: the fine lattice Gaussian
      * the PLD accountant charges, DPDO_MECH_DISCRETE_GAUSSIAN_FINE), and at least S_MIN */
     double fine = 4096.0 * spread;
-    double g1 = eta * sens / spread, g2 = l1 ? INFINITY : sigma / (fine > (double)S_MIN ? fine : (double)S_MIN);
+    double g1 = eta * sens / spread,
+           g2 = l1 ? INFINITY : sigma / (fine > (double)S_MIN ? fine : (double)S_MIN);
     double g = g1 < g2 ? g1 : g2;
     int ex;
-    frexp(g, &ex);             /* g = m 2^ex, m in [0.5, 1) */
+    frexp(g, &ex);                  /* g = m 2^ex, m in [0.5, 1) */
     double gm = ldexp(1.0, ex - 1); /* largest power of two <= g */
     if (gm > g) gm = ldexp(1.0, ex - 2);
     if (ex - 1 < -1000 || ex - 1 > 900)
-        return dpdo__err(err, DPDO_E_UNSUPPORTED, "grid: no usable power-of-two grid for sigma %g, sensitivity %g",
-                         sigma, sens);
+        return dpdo__err(err, DPDO_E_UNSUPPORTED,
+                         "grid: no usable power-of-two grid for sigma %g, sensitivity %g", sigma,
+                         sens);
     double steps = ceil(sigma * (1.0 + eta) / gm);
     double cap = l1 ? (double)T_MAX : (double)S_MAX;
     if (!(steps <= cap))
-        return dpdo__err(err, DPDO_E_UNSUPPORTED,
-                         "grid: noise %g is %.3g grid steps of %g (limit %.0f): noise too large relative to the "
-                         "sensitivity %g over %zu coordinates for the exact sampler", sigma, steps, gm, cap, sens, n);
+        return dpdo__err(
+            err, DPDO_E_UNSUPPORTED,
+            "grid: noise %g is %.3g grid steps of %g (limit %.0f): noise too large relative to the "
+            "sensitivity %g over %zu coordinates for the exact sampler",
+            sigma, steps, gm, cap, sens, n);
     *gamma = gm;
     *S = (uint64_t)steps;
     return DPDO_OK;

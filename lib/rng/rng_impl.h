@@ -5,13 +5,13 @@
 #ifndef DPDO_RNG_IMPL_H
 #define DPDO_RNG_IMPL_H
 
+#include "../core/core_impl.h"
+#include "dpdo/rng.h"
 #include <stddef.h>
 #include <stdint.h>
-#include "dpdo/rng.h"
-#include "../core/core_impl.h"
 
 struct dpdo_rng {
-    uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
+    uint32_t magic;            /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
     const dpdo_rng_type *type; /* never NULL */
     void *user;                /* custom types only */
     int builtin;               /* 1 = Philox fast path */
@@ -37,17 +37,17 @@ struct dpdo_rng {
  * Fields are private to the files of lib/rng: create with dpdo__stream_open. */
 typedef struct dpdo__stream {
     const struct dpdo_rng *rng;
-    uint32_t key[4];  /* seed lo, seed hi, 0, 0 */
-    uint32_t ctr[4];  /* ctr[0] = next block index; ctr[1..3] = stream id */
+    uint32_t key[4]; /* seed lo, seed hi, 0, 0 */
+    uint32_t ctr[4]; /* ctr[0] = next block index; ctr[1..3] = stream id */
     uint32_t buf[4];
-    int nbuf;         /* 0..4: unused words of the current block are
-                       * buf[4-nbuf..3]; -1: buf[0..1] hold the spare (second)
-                       * normal of the last block, no words are left */
-    int status;       /* sticky: first callback failure of a custom type */
-    int cb_code;      /* the non-zero code that callback returned */
-    int fast;         /* built-in Philox, not keyed: the SIMD kernels may run */
+    int nbuf;                  /* 0..4: unused words of the current block are
+                                * buf[4-nbuf..3]; -1: buf[0..1] hold the spare (second)
+                                * normal of the last block, no words are left */
+    int status;                /* sticky: first callback failure of a custom type */
+    int cb_code;               /* the non-zero code that callback returned */
+    int fast;                  /* built-in Philox, not keyed: the SIMD kernels may run */
     const unsigned char *ckey; /* keyed stream: the node's 32-byte ChaCha20 key, else NULL */
-    uint32_t cid;     /* index + 1 of the ChaCha20 block cached in cblk (0 = none) */
+    uint32_t cid;              /* index + 1 of the ChaCha20 block cached in cblk (0 = none) */
     uint32_t cblk[16];
     /* exact samplers (rng_discrete.c): lazy comparisons made, and how many of them the double
      * band left undecided so that MPFR decided them (bench_secure reports the rate) */
@@ -61,7 +61,10 @@ static inline int dpdo__purpose_private(uint32_t purpose)
     return purpose == 2 /* SAMPLE */ || purpose == 3 /* NOISE */ || purpose == 7 /* INIT */;
 }
 /* 1 if the stream is keyed (ChaCha20 under a node key). */
-static inline int dpdo__stream_keyed(const dpdo__stream *s) { return s->ckey != NULL; }
+static inline int dpdo__stream_keyed(const dpdo__stream *s)
+{
+    return s->ckey != NULL;
+}
 
 /* Stream identifiers must satisfy node < 2^32, round < 2^48,
  * purpose < 2^16 for the counter layout to be injective:
@@ -95,10 +98,12 @@ void dpdo__stream_blocks(dpdo__stream *s, uint32_t *out, size_t nblocks);
  * discrete Laplace P(z) ~ exp(-|z| / T). gamma must be a power of two in [2^-1000, 2^900];
  * 2^10 <= S <= 2^31, 1 <= T <= 2^40. The released value is exactly gamma * (k + Z) (no rounding).
  * Returns DPDO_OK, DPDO_E_INVAL (bad gamma/S/T, written to err), DPDO_E_NUMERIC (x[i] not finite,
- * or |k + Z| >= 2^52: named in err). On failure x is partly updated: the caller must not release it.
- * Draws whole blocks from s. */
-int dpdo__grid_add_dgauss(dpdo__stream *s, uint64_t S, double gamma, double *x, size_t n, char *err);
-int dpdo__grid_add_dlaplace(dpdo__stream *s, uint64_t T, double gamma, double *x, size_t n, char *err);
+ * or |k + Z| >= 2^52: named in err). On failure x is partly updated: the caller must not release
+ * it. Draws whole blocks from s. */
+int dpdo__grid_add_dgauss(dpdo__stream *s, uint64_t S, double gamma, double *x, size_t n,
+                          char *err);
+int dpdo__grid_add_dlaplace(dpdo__stream *s, uint64_t T, double gamma, double *x, size_t n,
+                            char *err);
 /* n raw draws (no grid): out[i] = Z_i (tests and bench). DPDO_OK, DPDO_E_INVAL (S or T out of
  * range), DPDO_E_NUMERIC (an event of probability below exp(-2^22): no value for out[i]). */
 int dpdo__stream_dgauss(dpdo__stream *s, uint64_t S, int64_t *out, size_t n);
@@ -109,19 +114,20 @@ int dpdo__stream_dgauss_cks(dpdo__stream *s, uint64_t S, int64_t *out, size_t n)
 int dpdo__stream_dlaplace_cks(dpdo__stream *s, uint64_t T, int64_t *out, size_t n);
 #endif
 /* The grid for noise sigma on a release of n coordinates with L2 sensitivity sens (both in the
- * release's units) and slack eta: gamma = 2^floor(log2 min(eta sens / sqrt n, sigma / max(2^10, 2^12 sqrt n))) (Gaussian: S^2 >= 2^24 n, the
- * fine lattice Gaussian DPDO_MECH_DISCRETE_GAUSSIAN_FINE) and
- * S = ceil(sigma (1 + eta) / gamma), so that the rounded release has sensitivity
+ * release's units) and slack eta: gamma = 2^floor(log2 min(eta sens / sqrt n, sigma / max(2^10,
+ * 2^12 sqrt n))) (Gaussian: S^2 >= 2^24 n, the fine lattice Gaussian
+ * DPDO_MECH_DISCRETE_GAUSSIAN_FINE) and S = ceil(sigma (1 + eta) / gamma), so that the rounded
+ * release has sensitivity
  * <= sens + gamma sqrt n <= (1 + eta) sens and noise gamma S >= (1 + eta) sigma. l1: the L1
  * version for Laplace (sens L1, sigma = the Laplace scale, gamma n instead of gamma sqrt n;
  * T returned in *S). DPDO_OK or DPDO_E_UNSUPPORTED (S would exceed 2^31 / 2^40: err says why). */
-int dpdo__grid_choose(double sigma, double sens, size_t n, double eta, int l1, double *gamma, uint64_t *S,
-                      char *err);
+int dpdo__grid_choose(double sigma, double sens, size_t n, double eta, int l1, double *gamma,
+                      uint64_t *S, char *err);
 
 /* Word draws. */
 uint32_t dpdo__stream_u32(dpdo__stream *s);
 uint64_t dpdo__stream_u64(dpdo__stream *s);
-double dpdo__stream_uniform(dpdo__stream *s);     /* (0,1), 53-bit grid; one u64 */
+double dpdo__stream_uniform(dpdo__stream *s); /* (0,1), 53-bit grid; one u64 */
 /* n uniforms, identical to n calls of dpdo__stream_uniform (SIMD bulk path). */
 void dpdo__stream_uniforms(dpdo__stream *s, double *out, size_t n);
 uint64_t dpdo__stream_below(dpdo__stream *s, uint64_t n); /* [0,n), unbiased; n>0 */
@@ -164,19 +170,24 @@ void dpdo__stream_permutation(dpdo__stream *s, int64_t n, int64_t *out);
 enum {
     DPDO__RNG_KERNEL_AUTO = 0,
     DPDO__RNG_KERNEL_SCALAR = 1,
-    DPDO__RNG_KERNEL_AVX2 = 2,   /* AVX2 + FMA */
-    DPDO__RNG_KERNEL_AVX512 = 3  /* AVX-512F */
+    DPDO__RNG_KERNEL_AVX2 = 2,  /* AVX2 + FMA */
+    DPDO__RNG_KERNEL_AVX512 = 3 /* AVX-512F */
 };
-int dpdo__rng_kernel_best(void);                 /* best kernel this CPU runs */
-const char *dpdo__rng_kernel_name(int kernel);   /* "scalar", "avx2", "avx512" */
+int dpdo__rng_kernel_best(void);               /* best kernel this CPU runs */
+const char *dpdo__rng_kernel_name(int kernel); /* "scalar", "avx2", "avx512" */
 int dpdo__stream_normals_k(dpdo__stream *s, double *out, size_t n, int kernel);
-int dpdo__stream_add_normals_k(dpdo__stream *s, double scale, double *out, size_t n,
-                               int kernel);
+int dpdo__stream_add_normals_k(dpdo__stream *s, double scale, double *out, size_t n, int kernel);
 int dpdo__stream_uniforms_k(dpdo__stream *s, double *out, size_t n, int kernel);
 
 /* Returns the sticky status of the stream (DPDO_OK or DPDO_E_CALLBACK). */
-static inline int dpdo__stream_status(const dpdo__stream *s) { return s->status; }
+static inline int dpdo__stream_status(const dpdo__stream *s)
+{
+    return s->status;
+}
 /* The code the failing callback returned (0 if none failed). */
-static inline int dpdo__stream_cb_code(const dpdo__stream *s) { return s->cb_code; }
+static inline int dpdo__stream_cb_code(const dpdo__stream *s)
+{
+    return s->cb_code;
+}
 
 #endif /* DPDO_RNG_IMPL_H */

@@ -25,8 +25,7 @@
 #define DPDO__PHILOX_W0 0x9E3779B9u
 #define DPDO__PHILOX_W1 0xBB67AE85u
 
-static inline void dpdo__philox4x32_10(const uint32_t key[2], const uint32_t in[4],
-                                       uint32_t out[4])
+static inline void dpdo__philox4x32_10(const uint32_t key[2], const uint32_t in[4], uint32_t out[4])
 {
     uint32_t c0 = in[0], c1 = in[1], c2 = in[2], c3 = in[3];
     uint32_t k0 = key[0], k1 = key[1];
@@ -80,10 +79,10 @@ static inline uint64_t dpdo__w64(uint32_t lo, uint32_t hi)
  * e_log.c (|s| <= 0.1716, approximation error < 2^-58.45);
  * log x = e ln2_hi + (log m + e ln2_lo) with fdlibm's split of ln 2.
  * Max relative error measured against libm: see docs/rng.md. */
-#define DPDO__LN2_HI 0x1.62e42feep-1            /* 6.93147180369123816490e-01 */
-#define DPDO__LN2_LO 0x1.a39ef35793c76p-33      /* 1.90821492927058770002e-10 */
+#define DPDO__LN2_HI 0x1.62e42feep-1       /* 6.93147180369123816490e-01 */
+#define DPDO__LN2_LO 0x1.a39ef35793c76p-33 /* 1.90821492927058770002e-10 */
 #define DPDO__SQRT2 0x1.6a09e667f3bcdp+0
-#define DPDO__MAGIC52 0x1p52                    /* 2^52: exact int <-> double */
+#define DPDO__MAGIC52 0x1p52           /* 2^52: exact int <-> double */
 #define DPDO__LG1 0x1.5555555555593p-1 /* 6.666666666666735130e-01 */
 #define DPDO__LG2 0x1.999999997fa04p-2 /* 3.999999999940941908e-01 */
 #define DPDO__LG3 0x1.2492494229359p-2 /* 2.857142874366239149e-01 */
@@ -125,17 +124,17 @@ static inline double dpdo__log(double x)
  * The Box-Muller angle (dpdo__bm_angle) maps the arc onto the circle by
  * exact swaps and sign flips. */
 #define DPDO__PIO2 0x1.921fb54442d18p+0
-#define DPDO__S1 -0x1.5555555555549p-3 /* -1.66666666666666324348e-01 */
-#define DPDO__S2 0x1.111111110f8a6p-7  /*  8.33333333332248946124e-03 */
+#define DPDO__S1 -0x1.5555555555549p-3  /* -1.66666666666666324348e-01 */
+#define DPDO__S2 0x1.111111110f8a6p-7   /*  8.33333333332248946124e-03 */
 #define DPDO__S3 -0x1.a01a019c161d5p-13 /* -1.98412698298579493134e-04 */
-#define DPDO__S4 0x1.71de357b1fe7dp-19 /*  2.75573137070700676789e-06 */
+#define DPDO__S4 0x1.71de357b1fe7dp-19  /*  2.75573137070700676789e-06 */
 #define DPDO__S5 -0x1.ae5e68a2b9cebp-26 /* -2.50507602534068634195e-08 */
-#define DPDO__S6 0x1.5d93a5acfd57cp-33 /*  1.58969099521155010221e-10 */
-#define DPDO__C1 0x1.555555555554cp-5  /*  4.16666666666666019037e-02 */
+#define DPDO__S6 0x1.5d93a5acfd57cp-33  /*  1.58969099521155010221e-10 */
+#define DPDO__C1 0x1.555555555554cp-5   /*  4.16666666666666019037e-02 */
 #define DPDO__C2 -0x1.6c16c16c15177p-10 /* -1.38888888888741095749e-03 */
-#define DPDO__C3 0x1.a01a019cb1590p-16 /*  2.48015872894767294178e-05 */
+#define DPDO__C3 0x1.a01a019cb1590p-16  /*  2.48015872894767294178e-05 */
 #define DPDO__C4 -0x1.27e4f809c52adp-22 /* -2.75573143513906633035e-07 */
-#define DPDO__C5 0x1.1ee9ebdb4b1c4p-29 /*  2.08757232129817482790e-09 */
+#define DPDO__C5 0x1.1ee9ebdb4b1c4p-29  /*  2.08757232129817482790e-09 */
 #define DPDO__C6 -0x1.8fae9be8838d4p-37 /* -1.13596475577881948265e-11 */
 
 /* sin and cos of a in [-pi/4, pi/4] */
@@ -191,10 +190,10 @@ static const double DPDO__LOGT_M2HI[16] = {
     -0x1.2795e1289b11bp+0, -0x1.393e0d3562a1ap+0, -0x1.4a4f85db03ebbp+0, -0x1.62e42fee00000p+0,
 };
 static const double DPDO__LOGT_M2LO[16] = {
-    -0x1.33e3f04f1ef25p-59, 0x1.20db323097324p-58,  -0x1.301771c407dc0p-56, 0x1.26fb3e2b1d1dap-56,
-    -0x1.355519b0de535p-56, 0x1.1e99b72bd7bf2p-56,  0x1.7dc9c7c23801fp-55,  -0x1.2d38c40881e0bp-56,
-    0x1.a0892a8b38eedp-60,  0x1.19d95b62e2476p-61,  -0x1.e9c695d7ee800p-56, -0x1.98f33a3965e29p-56,
-    -0x1.ade0fcf6e5a1dp-54, 0x1.38eef67f2483ap-54,  0x1.d76102e1644f2p-54,  -0x1.a39ef35793c76p-32,
+    -0x1.33e3f04f1ef25p-59, 0x1.20db323097324p-58, -0x1.301771c407dc0p-56, 0x1.26fb3e2b1d1dap-56,
+    -0x1.355519b0de535p-56, 0x1.1e99b72bd7bf2p-56, 0x1.7dc9c7c23801fp-55,  -0x1.2d38c40881e0bp-56,
+    0x1.a0892a8b38eedp-60,  0x1.19d95b62e2476p-61, -0x1.e9c695d7ee800p-56, -0x1.98f33a3965e29p-56,
+    -0x1.ade0fcf6e5a1dp-54, 0x1.38eef67f2483ap-54, 0x1.d76102e1644f2p-54,  -0x1.a39ef35793c76p-32,
 };
 #define DPDO__M2LN2_HI (-2.0 * DPDO__LN2_HI)
 #define DPDO__M2LN2_LO (-2.0 * DPDO__LN2_LO)

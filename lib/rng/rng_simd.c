@@ -61,9 +61,9 @@ static void philox_precompute(const uint32_t key[4], const uint32_t ctr[4], phil
     }
     uint64_t p1 = (uint64_t)DPDO__PHILOX_M1 * ctr[2];
     uint32_t A0 = (uint32_t)(p1 >> 32) ^ ctr[1] ^ P->k0[0]; /* c0 after round 1 */
-    uint32_t A1 = (uint32_t)p1;                              /* c1 after round 1 */
+    uint32_t A1 = (uint32_t)p1;                             /* c1 after round 1 */
     P->x0 = ctr[3] ^ P->k1[0];
-    uint64_t p0 = (uint64_t)DPDO__PHILOX_M0 * A0;             /* round 2 */
+    uint64_t p0 = (uint64_t)DPDO__PHILOX_M0 * A0; /* round 2 */
     P->a1k = A1 ^ P->k0[1];
     P->b = (uint32_t)(p0 >> 32) ^ P->k1[1];
     P->c3 = (uint32_t)p0;
@@ -173,12 +173,12 @@ T512 static inline __m512d m2log512(__m512d u, const logtab512 *t)
 }
 
 /* dpdo__bm_block on 8 blocks: words x1, x2 -> (z0, z1) */
-T512 static inline void bm512(__m512i x1, __m512i x2, const logtab512 *t, __m512d *z0,
-                              __m512d *z1)
+T512 static inline void bm512(__m512i x1, __m512i x2, const logtab512 *t, __m512d *z0, __m512d *z1)
 {
     const __m512i one_b = _mm512_set1_epi64(0x3FF0000000000000ll);
-    __m512d u1 = _mm512_sub_pd(_mm512_castsi512_pd(_mm512_or_si512(_mm512_srli_epi64(x1, 11), one_b)),
-                               _mm512_set1_pd(DPDO__ONE_MINUS_HALF_ULP));
+    __m512d u1 =
+        _mm512_sub_pd(_mm512_castsi512_pd(_mm512_or_si512(_mm512_srli_epi64(x1, 11), one_b)),
+                      _mm512_set1_pd(DPDO__ONE_MINUS_HALF_ULP));
     __m512d rho = _mm512_sqrt_pd(m2log512(u1, t));
     __m512d a = _mm512_mul_pd(
         _mm512_sub_pd(_mm512_castsi512_pd(_mm512_or_si512(_mm512_srli_epi64(x2, 11), one_b)),
@@ -205,8 +205,10 @@ T512 static inline void bm512(__m512i x1, __m512i x2, const logtab512 *t, __m512
     __m512d c = _mm512_mask_blend_pd(odd, cv, sv);
     __m512d s = _mm512_mask_blend_pd(odd, sv, cv);
     /* 0x78 = a ^ (b & c): the sign bits of x1 and x2 */
-    __m512d cs = _mm512_castsi512_pd(_mm512_ternarylogic_epi64(_mm512_castpd_si512(c), x1, sign, 0x78));
-    __m512d sn = _mm512_castsi512_pd(_mm512_ternarylogic_epi64(_mm512_castpd_si512(s), x2, sign, 0x78));
+    __m512d cs =
+        _mm512_castsi512_pd(_mm512_ternarylogic_epi64(_mm512_castpd_si512(c), x1, sign, 0x78));
+    __m512d sn =
+        _mm512_castsi512_pd(_mm512_ternarylogic_epi64(_mm512_castpd_si512(s), x2, sign, 0x78));
     *z0 = _mm512_mul_pd(rho, cs);
     *z1 = _mm512_mul_pd(rho, sn);
 }
@@ -245,7 +247,8 @@ T512 static size_t normals512(const uint32_t key[4], const uint32_t ctr[4], size
             uint64_t *d1 = ub1[t & 1], *d2 = ub2[t & 1];
 #pragma GCC unroll 4
             for (int g = 0; g < PG; g++)
-                c[g][0] = _mm512_add_epi64(_mm512_set1_epi64((long long)(base + 8 * (uint64_t)g)), lane);
+                c[g][0] =
+                    _mm512_add_epi64(_mm512_set1_epi64((long long)(base + 8 * (uint64_t)g)), lane);
             base += U;
             philox512g(c, &P);
 #pragma GCC unroll 4
@@ -289,7 +292,8 @@ T512 static size_t uniforms512(const uint32_t key[4], const uint32_t ctr[4], siz
         __m512i c[PG][4];
 #pragma GCC unroll 4
         for (int g = 0; g < PG; g++)
-            c[g][0] = _mm512_add_epi64(_mm512_set1_epi64((long long)(base + 8 * (uint64_t)g)), lane);
+            c[g][0] =
+                _mm512_add_epi64(_mm512_set1_epi64((long long)(base + 8 * (uint64_t)g)), lane);
         philox512g(c, &P);
 #pragma GCC unroll 4
         for (int g = 0; g < PG; g++) {
@@ -356,10 +360,10 @@ T256 static inline __m256d u01_256(__m256i x)
 T256 static inline __m256d m2log256(__m256d u)
 {
     __m256i b = _mm256_castpd_si256(u);
-    __m256d e = _mm256_sub_pd(
-        _mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64(b, 52),
-                                            _mm256_set1_epi64x(0x4330000000000000ll))),
-        _mm256_set1_pd(DPDO__MAGIC52 + 1023.0));
+    __m256d e =
+        _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(
+                          _mm256_srli_epi64(b, 52), _mm256_set1_epi64x(0x4330000000000000ll))),
+                      _mm256_set1_pd(DPDO__MAGIC52 + 1023.0));
     __m256i mb = _mm256_or_si256(_mm256_and_si256(b, _mm256_set1_epi64x(0x000FFFFFFFFFFFFFll)),
                                  _mm256_set1_epi64x(0x3FF0000000000000ll));
     __m256d m = _mm256_castsi256_pd(mb);
@@ -392,8 +396,9 @@ T256 static inline __m256d m2log256(__m256d u)
 T256 static inline void bm256(__m256i x1, __m256i x2, __m256d *z0, __m256d *z1)
 {
     const __m256i one_b = _mm256_set1_epi64x(0x3FF0000000000000ll);
-    __m256d u1 = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64(x1, 11), one_b)),
-                               _mm256_set1_pd(DPDO__ONE_MINUS_HALF_ULP));
+    __m256d u1 =
+        _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64(x1, 11), one_b)),
+                      _mm256_set1_pd(DPDO__ONE_MINUS_HALF_ULP));
     __m256d rho = _mm256_sqrt_pd(m2log256(u1));
     __m256d a = _mm256_mul_pd(
         _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64(x2, 11), one_b)),
@@ -454,7 +459,8 @@ T256 static size_t normals256(const uint32_t key[4], const uint32_t ctr[4], size
             uint64_t *d1 = ub1[t & 1], *d2 = ub2[t & 1];
 #pragma GCC unroll 4
             for (int g = 0; g < PG; g++)
-                c[g][0] = _mm256_add_epi64(_mm256_set1_epi64x((long long)(base + 4 * (uint64_t)g)), lane);
+                c[g][0] =
+                    _mm256_add_epi64(_mm256_set1_epi64x((long long)(base + 4 * (uint64_t)g)), lane);
             base += U;
             philox256g(c, &P);
 #pragma GCC unroll 4
@@ -495,7 +501,8 @@ T256 static size_t uniforms256(const uint32_t key[4], const uint32_t ctr[4], siz
         __m256i c[PG][4];
 #pragma GCC unroll 4
         for (int g = 0; g < PG; g++)
-            c[g][0] = _mm256_add_epi64(_mm256_set1_epi64x((long long)(base + 4 * (uint64_t)g)), lane);
+            c[g][0] =
+                _mm256_add_epi64(_mm256_set1_epi64x((long long)(base + 4 * (uint64_t)g)), lane);
         philox256g(c, &P);
 #pragma GCC unroll 4
         for (int g = 0; g < PG; g++) {
@@ -536,16 +543,16 @@ int dpdo__simd_bm_blocks(const uint32_t *w, size_t m, double *out, int add, doub
     return 1;
 }
 
-size_t dpdo__simd_normals(int kernel, const uint32_t key[4], const uint32_t ctr[4],
-                          size_t nblocks, double *out, int add, double scale)
+size_t dpdo__simd_normals(int kernel, const uint32_t key[4], const uint32_t ctr[4], size_t nblocks,
+                          double *out, int add, double scale)
 {
     if (kernel == DPDO__RNG_KERNEL_AVX512) return normals512(key, ctr, nblocks, out, add, scale);
     if (kernel == DPDO__RNG_KERNEL_AVX2) return normals256(key, ctr, nblocks, out, add, scale);
     return 0;
 }
 
-size_t dpdo__simd_uniforms(int kernel, const uint32_t key[4], const uint32_t ctr[4],
-                           size_t nblocks, double *out)
+size_t dpdo__simd_uniforms(int kernel, const uint32_t key[4], const uint32_t ctr[4], size_t nblocks,
+                           double *out)
 {
     if (kernel == DPDO__RNG_KERNEL_AVX512) return uniforms512(key, ctr, nblocks, out);
     if (kernel == DPDO__RNG_KERNEL_AVX2) return uniforms256(key, ctr, nblocks, out);
@@ -554,17 +561,20 @@ size_t dpdo__simd_uniforms(int kernel, const uint32_t key[4], const uint32_t ctr
 
 #else /* no x86 SIMD: the scalar kernel only */
 
-int dpdo__simd_best(void) { return DPDO__RNG_KERNEL_SCALAR; }
+int dpdo__simd_best(void)
+{
+    return DPDO__RNG_KERNEL_SCALAR;
+}
 
-size_t dpdo__simd_normals(int kernel, const uint32_t key[4], const uint32_t ctr[4],
-                          size_t nblocks, double *out, int add, double scale)
+size_t dpdo__simd_normals(int kernel, const uint32_t key[4], const uint32_t ctr[4], size_t nblocks,
+                          double *out, int add, double scale)
 {
     (void)kernel, (void)key, (void)ctr, (void)nblocks, (void)out, (void)add, (void)scale;
     return 0;
 }
 
-size_t dpdo__simd_uniforms(int kernel, const uint32_t key[4], const uint32_t ctr[4],
-                           size_t nblocks, double *out)
+size_t dpdo__simd_uniforms(int kernel, const uint32_t key[4], const uint32_t ctr[4], size_t nblocks,
+                           double *out)
 {
     (void)kernel, (void)key, (void)ctr, (void)nblocks, (void)out;
     return 0;

@@ -16,10 +16,10 @@ int dpdo__simd_best(void);
  * nblocks and returns how many blocks it handled (0 for the scalar kernel).
  * Normals: block j -> out[2j], out[2j+1] (add: out[i] = fma(scale, z, out[i])).
  * Uniforms: block j -> out[2j] = u(w0,w1), out[2j+1] = u(w2,w3). */
-size_t dpdo__simd_normals(int kernel, const uint32_t key[4], const uint32_t ctr[4],
-                          size_t nblocks, double *out, int add, double scale);
-size_t dpdo__simd_uniforms(int kernel, const uint32_t key[4], const uint32_t ctr[4],
-                           size_t nblocks, double *out);
+size_t dpdo__simd_normals(int kernel, const uint32_t key[4], const uint32_t ctr[4], size_t nblocks,
+                          double *out, int add, double scale);
+size_t dpdo__simd_uniforms(int kernel, const uint32_t key[4], const uint32_t ctr[4], size_t nblocks,
+                           double *out);
 
 /* dpdo__bm_block on m blocks of words w (normals, or add: out[i] =
  * fma(scale, z, out[i])) compiled for FMA; returns 0 without doing anything

@@ -3,12 +3,12 @@
  * Nesterov AGD (eq. 12), mini-batch SGD (§3.3), noisy GD (eq. 13) and the
  * exact prox of the squared loss (§3.5), plus user types. All scratch is
  * allocated at create (and at set("batch")); runs allocate nothing. */
+#include "../model/model_impl.h"
+#include "../rng/rng_impl.h"
+#include "solver_impl.h"
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
-#include "solver_impl.h"
-#include "../model/model_impl.h"
-#include "../rng/rng_impl.h"
 
 /* Reference LAPACK (Fortran, 32-bit integers on Debian). Declared here, never
  * in a public header; the trailing size_t is the hidden length of the
@@ -41,10 +41,12 @@ static int builtin_contraction(void *user, double rho, int64_t epochs, double la
     return rc == DPDO_OK ? 0 : (rc < 0 ? -rc : rc);
 }
 
-#define BUILTIN(nm) {sizeof(dpdo_solver_type), nm, builtin_run, builtin_contraction, NULL}
+#define BUILTIN(nm)                                                                                \
+    {                                                                                              \
+        sizeof(dpdo_solver_type), nm, builtin_run, builtin_contraction, NULL                       \
+    }
 static const dpdo_solver_type builtin_types[DPDO__SOLVER_NBUILTIN] = {
-    BUILTIN("gd"), BUILTIN("agd"), BUILTIN("sgd"), BUILTIN("noisy-gd"),
-    BUILTIN("exact-quadratic"),
+    BUILTIN("gd"), BUILTIN("agd"), BUILTIN("sgd"), BUILTIN("noisy-gd"), BUILTIN("exact-quadratic"),
 };
 #undef BUILTIN
 
@@ -70,9 +72,8 @@ DPDO_API const char *dpdo_solver_type_name(const dpdo_solver_type *t)
 
 /* ---- life cycle ------------------------------------------------------------ */
 
-#define HAS(s, field)                                                                        \
-    ((s)->tsize >= offsetof(dpdo_solver_type, field) + sizeof((s)->type->field) &&           \
-     (s)->type->field)
+#define HAS(s, field)                                                                              \
+    ((s)->tsize >= offsetof(dpdo_solver_type, field) + sizeof((s)->type->field) && (s)->type->field)
 
 DPDO_API int dpdo_solver_create(dpdo_solver **out, const dpdo_solver_type *type, void *user,
                                 int64_t dim)
@@ -142,7 +143,10 @@ DPDO_API void dpdo_solver_destroy(dpdo_solver *s)
     solver_free(s);
 }
 
-void dpdo__solver_retain(struct dpdo_solver *s) { s->borrowers++; }
+void dpdo__solver_retain(struct dpdo_solver *s)
+{
+    s->borrowers++;
+}
 
 void dpdo__solver_release(struct dpdo_solver *s)
 {
@@ -166,7 +170,10 @@ DPDO_API const char *dpdo_solver_name(const dpdo_solver *s)
 {
     return s ? s->type->name : "(null)";
 }
-DPDO_API int64_t dpdo_solver_dim(const dpdo_solver *s) { return s ? s->dim : 0; }
+DPDO_API int64_t dpdo_solver_dim(const dpdo_solver *s)
+{
+    return s ? s->dim : 0;
+}
 
 DPDO_API int dpdo_solver_dp_accountable(const dpdo_solver *s)
 {
@@ -180,7 +187,8 @@ int dpdo__solver_is_noisy_gd(const struct dpdo_solver *s)
 
 int dpdo__solver_concurrent(const struct dpdo_solver *s)
 {
-    return s && (s->kind == DPDO__SOLVER_GD || s->kind == DPDO__SOLVER_AGD || s->kind == DPDO__SOLVER_NOISY_GD);
+    return s && (s->kind == DPDO__SOLVER_GD || s->kind == DPDO__SOLVER_AGD ||
+                 s->kind == DPDO__SOLVER_NOISY_GD);
 }
 
 /* ---- parameters ---------------------------------------------------------- */
@@ -233,15 +241,16 @@ DPDO_API int dpdo_solver_set(dpdo_solver *s, const char *param, double value)
             return dpdo__err(s->errmsg, DPDO_E_UNSUPPORTED,
                              "solver '%s' has no \"clip\" parameter (gd, sgd, noisy-gd only)", tn);
         if (!(isfinite(value) && value >= 0.0))
-            return dpdo__err(s->errmsg, DPDO_E_INVAL,
-                             "clip = %g must be finite and >= 0 (0 = off)", value);
+            return dpdo__err(s->errmsg, DPDO_E_INVAL, "clip = %g must be finite and >= 0 (0 = off)",
+                             value);
         s->clip = value;
         return DPDO_OK;
     }
     if (strcmp(param, "l2") == 0) {
         if (!is_gd_family(s->kind) && s->kind != DPDO__SOLVER_AGD)
             return dpdo__err(s->errmsg, DPDO_E_UNSUPPORTED,
-                             "solver '%s' has no \"l2\" parameter (gd, agd, sgd, noisy-gd only)", tn);
+                             "solver '%s' has no \"l2\" parameter (gd, agd, sgd, noisy-gd only)",
+                             tn);
         if (!(isfinite(value) && value >= 0.0))
             return dpdo__err(s->errmsg, DPDO_E_INVAL, "l2 = %g must be finite and >= 0", value);
         s->l2 = value;
@@ -252,8 +261,8 @@ DPDO_API int dpdo_solver_set(dpdo_solver *s, const char *param, double value)
             return dpdo__err(s->errmsg, DPDO_E_UNSUPPORTED,
                              "solver '%s' has no \"batch\" parameter (sgd only)", tn);
         if (!(value >= 1.0 && value < 2147483648.0 && value == floor(value)))
-            return dpdo__err(s->errmsg, DPDO_E_INVAL,
-                             "batch = %g must be an integer in [1, 2^31)", value);
+            return dpdo__err(s->errmsg, DPDO_E_INVAL, "batch = %g must be an integer in [1, 2^31)",
+                             value);
         int64_t b = (int64_t)value;
         if (b != s->batch) {
             int64_t *p = dpdo__alloc_array((size_t)b, sizeof *p);
@@ -274,14 +283,22 @@ DPDO_API int dpdo_solver_set(dpdo_solver *s, const char *param, double value)
 DPDO_API int dpdo_solver_get(const dpdo_solver *s, const char *param, double *value)
 {
     if (!s || !param || !value) return DPDO_E_INVAL;
-    if (strcmp(param, "step") == 0) *value = s->step;
-    else if (strcmp(param, "lambda_lo") == 0) *value = s->lambda_lo;
-    else if (strcmp(param, "lambda_hi") == 0) *value = s->lambda_hi;
-    else if (strcmp(param, "tau") == 0) *value = s->tau;
-    else if (strcmp(param, "clip") == 0) *value = s->clip;
-    else if (strcmp(param, "batch") == 0) *value = (double)s->batch;
-    else if (strcmp(param, "l2") == 0) *value = s->l2;
-    else return DPDO_E_INVAL;
+    if (strcmp(param, "step") == 0)
+        *value = s->step;
+    else if (strcmp(param, "lambda_lo") == 0)
+        *value = s->lambda_lo;
+    else if (strcmp(param, "lambda_hi") == 0)
+        *value = s->lambda_hi;
+    else if (strcmp(param, "tau") == 0)
+        *value = s->tau;
+    else if (strcmp(param, "clip") == 0)
+        *value = s->clip;
+    else if (strcmp(param, "batch") == 0)
+        *value = (double)s->batch;
+    else if (strcmp(param, "l2") == 0)
+        *value = s->l2;
+    else
+        return DPDO_E_INVAL;
     return DPDO_OK;
 }
 
@@ -313,8 +330,8 @@ int dpdo__solver_check(const struct dpdo_solver *s, const struct dpdo_node *node
     const char *tn = s->type->name;
     const double llo = s->lambda_lo, lhi = s->lambda_hi;
     if (!isnan(llo) && !isnan(lhi) && llo > lhi)
-        return dpdo__err(err, DPDO_E_INVAL, "solver '%s': lambda_lo = %g > lambda_hi = %g", tn,
-                         llo, lhi);
+        return dpdo__err(err, DPDO_E_INVAL, "solver '%s': lambda_lo = %g > lambda_hi = %g", tn, llo,
+                         lhi);
     const struct dpdo_loss *loss = node ? node->loss : NULL;
     if (is_gd_family(s->kind)) {
         double g = dpdo__solver_step(s, rho);
@@ -398,8 +415,10 @@ static int run_gd(struct dpdo_solver *s, struct dpdo_node *nd, const double *v, 
     const double scale = noisy ? sqrt(2.0 * gamma) * s->tau : 0.0;
     const int64_t q = sgd ? nd->shard->n : 0;
     dpdo__stream st;
-    if (sgd) dpdo__stream_open(&st, rng, node_id, round, DPDO_PURPOSE_SAMPLE);
-    else if (noisy) dpdo__stream_open(&st, rng, node_id, round, DPDO_PURPOSE_NOISE);
+    if (sgd)
+        dpdo__stream_open(&st, rng, node_id, round, DPDO_PURPOSE_SAMPLE);
+    else if (noisy)
+        dpdo__stream_open(&st, rng, node_id, round, DPDO_PURPOSE_NOISE);
     /* secure runs (grid_sens > 0): every step's iterate is rounded to a power-of-two grid and
      * gets exact discrete Gaussian noise, as the engine's releases (docs/privacy.md section 11) */
     double gg = 0;
@@ -418,9 +437,12 @@ static int run_gd(struct dpdo_solver *s, struct dpdo_node *nd, const double *v, 
             rc = grad_f(s, nd, w, NULL, 0, g, err);
         }
         if (rc) return rc;
-        if (s->l2 > 0.0) /* the ridge term's gradient joins f's (0: the very same operations as before) */
-            for (int64_t j = 0; j < n; j++) g[j] += s->l2 * w[j];
-        for (int64_t j = 0; j < n; j++) w[j] = w[j] - gamma * (g[j] + (w[j] - v[j]) * irho);
+        if (s->l2 >
+            0.0) /* the ridge term's gradient joins f's (0: the very same operations as before) */
+            for (int64_t j = 0; j < n; j++)
+                g[j] += s->l2 * w[j];
+        for (int64_t j = 0; j < n; j++)
+            w[j] = w[j] - gamma * (g[j] + (w[j] - v[j]) * irho);
         if (noisy && gS > 0) {
             if ((rc = dpdo__grid_add_dgauss(&st, gS, gg, w, (size_t)n, err))) return rc;
         } else if (noisy) {
@@ -448,7 +470,8 @@ static int run_agd(struct dpdo_solver *s, struct dpdo_node *nd, const double *v,
         int rc = grad_f(s, nd, w, NULL, 0, g, err);
         if (rc) return rc;
         if (s->l2 > 0.0)
-            for (int64_t j = 0; j < n; j++) g[j] += s->l2 * w[j];
+            for (int64_t j = 0; j < n; j++)
+                g[j] += s->l2 * w[j];
         for (int64_t j = 0; j < n; j++) {
             double un = w[j] - step * (g[j] + (w[j] - v[j]) * irho);
             w[j] = un + beta * (un - u[j]);
@@ -480,13 +503,15 @@ static int run_exact(struct dpdo_solver *s, struct dpdo_node *nd, const double *
             ya[c] += y * ac;
             if (ac == 0.0) continue;
             double *col = M + c * n; /* column-major: column c, rows c..n-1 (lower) */
-            for (int64_t i = c; i < n; i++) col[i] += ac * a[i];
+            for (int64_t i = c; i < n; i++)
+                col[i] += ac * a[i];
         }
     }
     const double sc = rho / (double)q;
     for (int64_t c = 0; c < n; c++) {
         double *col = M + c * n;
-        for (int64_t i = c; i < n; i++) col[i] *= sc;
+        for (int64_t i = c; i < n; i++)
+            col[i] *= sc;
         col[c] += 1.0;
         w[c] = v[c] + sc * ya[c];
     }
@@ -500,25 +525,29 @@ static int run_exact(struct dpdo_solver *s, struct dpdo_node *nd, const double *
 }
 
 int dpdo__solver_run(struct dpdo_solver *s, struct dpdo_node *node, const double *v, double rho,
-                     int64_t epochs, const struct dpdo_rng *rng, uint64_t node_id,
-                     uint64_t round, double *w, char *err)
+                     int64_t epochs, const struct dpdo_rng *rng, uint64_t node_id, uint64_t round,
+                     double *w, char *err)
 {
-    return dpdo__solver_run_ws(s, node, v, rho, epochs, rng, node_id, round, 0.0, 0.0, w, NULL, err);
+    return dpdo__solver_run_ws(s, node, v, rho, epochs, rng, node_id, round, 0.0, 0.0, w, NULL,
+                               err);
 }
 
-int dpdo__solver_run_grid(struct dpdo_solver *s, struct dpdo_node *node, const double *v, double rho,
-                          int64_t epochs, const struct dpdo_rng *rng, uint64_t node_id, uint64_t round,
-                          double grid_sens, double grid_eta, double *w, char *err)
+int dpdo__solver_run_grid(struct dpdo_solver *s, struct dpdo_node *node, const double *v,
+                          double rho, int64_t epochs, const struct dpdo_rng *rng, uint64_t node_id,
+                          uint64_t round, double grid_sens, double grid_eta, double *w, char *err)
 {
-    return dpdo__solver_run_ws(s, node, v, rho, epochs, rng, node_id, round, grid_sens, grid_eta, w, NULL, err);
+    return dpdo__solver_run_ws(s, node, v, rho, epochs, rng, node_id, round, grid_sens, grid_eta, w,
+                               NULL, err);
 }
 
 int dpdo__solver_run_ws(struct dpdo_solver *s, struct dpdo_node *node, const double *v, double rho,
-                        int64_t epochs, const struct dpdo_rng *rng, uint64_t node_id, uint64_t round,
-                        double grid_sens, double grid_eta, double *w, double *ws, char *err)
+                        int64_t epochs, const struct dpdo_rng *rng, uint64_t node_id,
+                        uint64_t round, double grid_sens, double grid_eta, double *w, double *ws,
+                        char *err)
 {
     if (grid_sens > 0 && !(isfinite(grid_sens) && grid_eta > 0 && grid_eta < 1))
-        return dpdo__err(err, DPDO_E_INVAL, "solver: grid sensitivity %g / eta %g", grid_sens, grid_eta);
+        return dpdo__err(err, DPDO_E_INVAL, "solver: grid sensitivity %g / eta %g", grid_sens,
+                         grid_eta);
     double *buf = ws ? ws : s->buf;
     int rc = dpdo__solver_check(s, node, rho, err);
     if (rc) return rc;
@@ -526,14 +555,11 @@ int dpdo__solver_run_ws(struct dpdo_solver *s, struct dpdo_node *node, const dou
     const char *tn = s->type->name;
     if (s->kind != DPDO__SOLVER_EXACT_QUAD && s->kind != DPDO__SOLVER_USER && epochs == 0)
         return DPDO_OK;
-    if (s->kind == DPDO__SOLVER_SGD ||
-        (s->kind == DPDO__SOLVER_NOISY_GD && s->tau > 0.0)) {
-        if (!rng)
-            return dpdo__err(err, DPDO_E_INVAL, "solver '%s' needs an rng (it is NULL)", tn);
-        rc = dpdo__stream_ids_check(node_id, round,
-                                    s->kind == DPDO__SOLVER_SGD ? DPDO_PURPOSE_SAMPLE
-                                                                : DPDO_PURPOSE_NOISE,
-                                    err);
+    if (s->kind == DPDO__SOLVER_SGD || (s->kind == DPDO__SOLVER_NOISY_GD && s->tau > 0.0)) {
+        if (!rng) return dpdo__err(err, DPDO_E_INVAL, "solver '%s' needs an rng (it is NULL)", tn);
+        rc = dpdo__stream_ids_check(
+            node_id, round, s->kind == DPDO__SOLVER_SGD ? DPDO_PURPOSE_SAMPLE : DPDO_PURPOSE_NOISE,
+            err);
         if (rc) return rc;
     }
     double *backup = buf + 2 * n;
@@ -586,8 +612,7 @@ DPDO_API int dpdo_solver_run(dpdo_solver *s, dpdo_node *node, const double *v, i
     if (!(isfinite(rho) && rho > 0.0))
         return dpdo__err(s->errmsg, DPDO_E_INVAL, "rho = %g must be finite and > 0", rho);
     if (epochs < 0)
-        return dpdo__err(s->errmsg, DPDO_E_INVAL, "epochs = %lld must be >= 0",
-                         (long long)epochs);
+        return dpdo__err(s->errmsg, DPDO_E_INVAL, "epochs = %lld must be >= 0", (long long)epochs);
     size_t bad = dpdo__first_nonfinite(v, (size_t)dim);
     if (bad < (size_t)dim)
         return dpdo__err(s->errmsg, DPDO_E_INVAL, "v[%zu] is %s", bad,
@@ -606,8 +631,7 @@ DPDO_API int dpdo_solver_contraction(dpdo_solver *s, double rho, int64_t epochs,
     if (!(isfinite(rho) && rho > 0.0))
         return dpdo__err(s->errmsg, DPDO_E_INVAL, "rho = %g must be finite and > 0", rho);
     if (epochs < 0)
-        return dpdo__err(s->errmsg, DPDO_E_INVAL, "epochs = %lld must be >= 0",
-                         (long long)epochs);
+        return dpdo__err(s->errmsg, DPDO_E_INVAL, "epochs = %lld must be >= 0", (long long)epochs);
     const char *tn = s->type->name;
     if (s->kind == DPDO__SOLVER_USER) {
         if (!HAS(s, contraction))

@@ -4,10 +4,10 @@
 #ifndef DPDO_SOLVER_IMPL_H
 #define DPDO_SOLVER_IMPL_H
 
+#include "../core/core_impl.h"
+#include "dpdo/solver.h"
 #include <stddef.h>
 #include <stdint.h>
-#include "dpdo/solver.h"
-#include "../core/core_impl.h"
 
 struct dpdo_node;
 struct dpdo_rng;
@@ -25,13 +25,13 @@ enum {
 struct dpdo_solver {
     uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
     const dpdo_solver_type *type;
-    int kind;          /* DPDO__SOLVER_* */
-    void *user;        /* user types: the caller's pointer; built-ins: this handle */
-    size_t tsize;      /* the type's struct_size */
+    int kind;     /* DPDO__SOLVER_* */
+    void *user;   /* user types: the caller's pointer; built-ins: this handle */
+    size_t tsize; /* the type's struct_size */
     int64_t dim;
     /* parameters (NaN = auto / unknown) */
     double step, lambda_lo, lambda_hi, tau, clip;
-    double l2;         /* ridge term (l2/2)|w|^2 added to f in gd/agd/sgd/noisy-gd; 0 = none (Since 0.2) */
+    double l2; /* ridge term (l2/2)|w|^2 added to f in gd/agd/sgd/noisy-gd; 0 = none (Since 0.2) */
     int64_t batch;
     /* scratch, allocated at create / set("batch") */
     double *buf;       /* 3*dim: gradient, auxiliary (AGD u^{l-1}), backup of w */
@@ -57,8 +57,8 @@ int dpdo__solver_check(const struct dpdo_solver *s, const struct dpdo_node *node
  * dpdo__solver_check still run). Allocates nothing. Message into err
  * (DPDO__ERRMSG_LEN bytes, may be NULL). On failure w is unchanged. */
 int dpdo__solver_run(struct dpdo_solver *s, struct dpdo_node *node, const double *v, double rho,
-                     int64_t epochs, const struct dpdo_rng *rng, uint64_t node_id,
-                     uint64_t round, double *w, char *err);
+                     int64_t epochs, const struct dpdo_rng *rng, uint64_t node_id, uint64_t round,
+                     double *w, char *err);
 
 /* The same for secure private runs: noisy-gd rounds every step's iterate to a power-of-two grid
  * and adds exact discrete Gaussian noise of at least (1 + grid_eta) sqrt(2 gamma) tau
@@ -66,16 +66,17 @@ int dpdo__solver_run(struct dpdo_solver *s, struct dpdo_node *node, const double
  * grid_eta grid_sens / sqrt(dim)), so that one step is a DPDO_MECH_DISCRETE_GAUSSIAN release of
  * sensitivity (1 + grid_eta) grid_sens and noise (1 + grid_eta) sqrt(2 gamma) tau. grid_sens 0:
  * exactly dpdo__solver_run (continuous normals). Other kinds ignore the grid. */
-int dpdo__solver_run_grid(struct dpdo_solver *s, struct dpdo_node *node, const double *v, double rho,
-                          int64_t epochs, const struct dpdo_rng *rng, uint64_t node_id, uint64_t round,
-                          double grid_sens, double grid_eta, double *w, char *err);
-/* dpdo__solver_run_grid with the workspace ws (3*s->dim doubles) in place of the handle's own scratch, so
- * that several nodes can run one built-in gd/agd/noisy-gd solver at once (the engine's
+int dpdo__solver_run_grid(struct dpdo_solver *s, struct dpdo_node *node, const double *v,
+                          double rho, int64_t epochs, const struct dpdo_rng *rng, uint64_t node_id,
+                          uint64_t round, double grid_sens, double grid_eta, double *w, char *err);
+/* dpdo__solver_run_grid with the workspace ws (3*s->dim doubles) in place of the handle's own
+ * scratch, so that several nodes can run one built-in gd/agd/noisy-gd solver at once (the engine's
  * thread pool, one workspace per task). ws NULL: the handle's scratch. sgd still uses the
  * handle's index buffer and exact-quadratic its matrix: one node at a time for those. */
 int dpdo__solver_run_ws(struct dpdo_solver *s, struct dpdo_node *node, const double *v, double rho,
-                        int64_t epochs, const struct dpdo_rng *rng, uint64_t node_id, uint64_t round,
-                        double grid_sens, double grid_eta, double *w, double *ws, char *err);
+                        int64_t epochs, const struct dpdo_rng *rng, uint64_t node_id,
+                        uint64_t round, double grid_sens, double grid_eta, double *w, double *ws,
+                        char *err);
 /* 1 if dpdo__solver_run_ws with distinct workspaces may run for distinct nodes concurrently
  * (built-in gd, agd, noisy-gd) */
 int dpdo__solver_concurrent(const struct dpdo_solver *s);

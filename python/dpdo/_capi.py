@@ -402,6 +402,11 @@ class dpdo_accountant_options(C.Structure):
 
 
 
+class dpdo_compressor_type(C.Structure):
+    """struct dpdo_compressor_type (include/dpdo/compressor.h)."""
+
+
+
 class dpdo_load_options(C.Structure):
     """struct dpdo_load_options (include/dpdo/dataset.h)."""
 
@@ -417,6 +422,11 @@ class dpdo_loss_type(C.Structure):
 
 
 
+class dpdo_policy_type(C.Structure):
+    """struct dpdo_policy_type (include/dpdo/policy.h)."""
+
+
+
 class dpdo_regularizer_type(C.Structure):
     """struct dpdo_regularizer_type (include/dpdo/regularizer.h)."""
 
@@ -424,16 +434,6 @@ class dpdo_regularizer_type(C.Structure):
 
 class dpdo_solver_type(C.Structure):
     """struct dpdo_solver_type (include/dpdo/solver.h)."""
-
-
-
-class dpdo_policy_type(C.Structure):
-    """struct dpdo_policy_type (include/dpdo/policy.h)."""
-
-
-
-class dpdo_compressor_type(C.Structure):
-    """struct dpdo_compressor_type (include/dpdo/compressor.h)."""
 
 
 
@@ -510,6 +510,13 @@ dpdo_accountant_options._fields_ = [
     ("pld_interval", C.c_double),  # double
     ("reserved", (C.c_int64 * 4)),  # int64_t[4]
 ]
+dpdo_compressor_type._fields_ = [
+    ("struct_size", C.c_size_t),  # size_t
+    ("name", C.c_char_p),  # const char *
+    ("compress", C.CFUNCTYPE(C.c_int, C.c_void_p, C.POINTER(C.c_double), C.c_int64, C.c_int64, C.c_void_p, C.c_uint64, C.c_uint64, C.POINTER(C.c_int64), C.POINTER(C.c_double), C.c_int64, C.POINTER(C.c_int64))),  # int (*)(void *, const double *, int64_t, int64_t, const dpdo_rng *, uint64_t, uint64_t, int64_t *, double *, int64_t, int64_t *)
+    ("contraction", C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_int64, C.c_int64, C.POINTER(C.c_double))),  # int (*)(void *, int64_t, int64_t, double *)
+    ("release", C.CFUNCTYPE(None, C.c_void_p)),  # void (*)(void *)
+]
 dpdo_load_options._fields_ = [
     ("struct_size", C.c_size_t),  # size_t
     ("n_features", C.c_int64),  # int64_t
@@ -556,6 +563,14 @@ dpdo_loss_type._fields_ = [
     ("constants", C.CFUNCTYPE(C.c_int, C.c_void_p, C.POINTER(C.c_double), C.POINTER(C.c_double))),  # int (*)(void *, double *, double *)
     ("release", C.CFUNCTYPE(None, C.c_void_p)),  # void (*)(void *)
 ]
+dpdo_policy_type._fields_ = [
+    ("struct_size", C.c_size_t),  # size_t
+    ("name", C.c_char_p),  # const char *
+    ("decide", C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_int64, C.c_int64, C.POINTER(C.c_double), C.c_int64, C.c_double, C.c_void_p, C.c_uint64, C.POINTER(C.c_int32))),  # int (*)(void *, int64_t, int64_t, const double *, int64_t, double, const dpdo_rng *, uint64_t, int32_t *)
+    ("finish", C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_int64, C.c_double, C.c_void_p, C.c_uint64)),  # int (*)(void *, int64_t, double, const dpdo_rng *, uint64_t)
+    ("reset", C.CFUNCTYPE(C.c_int, C.c_void_p)),  # int (*)(void *)
+    ("release", C.CFUNCTYPE(None, C.c_void_p)),  # void (*)(void *)
+]
 dpdo_regularizer_type._fields_ = [
     ("struct_size", C.c_size_t),  # size_t
     ("name", C.c_char_p),  # const char *
@@ -570,21 +585,6 @@ dpdo_solver_type._fields_ = [
     ("name", C.c_char_p),  # const char *
     ("run", C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_void_p, C.POINTER(C.c_double), C.c_int64, C.c_double, C.c_int64, C.c_void_p, C.c_uint64, C.c_uint64, C.POINTER(C.c_double))),  # int (*)(void *, dpdo_node *, const double *, int64_t, double, int64_t, const dpdo_rng *, uint64_t, uint64_t, double *)
     ("contraction", C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_double, C.c_int64, C.c_double, C.c_double, C.POINTER(C.c_double))),  # int (*)(void *, double, int64_t, double, double, double *)
-    ("release", C.CFUNCTYPE(None, C.c_void_p)),  # void (*)(void *)
-]
-dpdo_policy_type._fields_ = [
-    ("struct_size", C.c_size_t),  # size_t
-    ("name", C.c_char_p),  # const char *
-    ("decide", C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_int64, C.c_int64, C.POINTER(C.c_double), C.c_int64, C.c_double, C.c_void_p, C.c_uint64, C.POINTER(C.c_int32))),  # int (*)(void *, int64_t, int64_t, const double *, int64_t, double, const dpdo_rng *, uint64_t, int32_t *)
-    ("finish", C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_int64, C.c_double, C.c_void_p, C.c_uint64)),  # int (*)(void *, int64_t, double, const dpdo_rng *, uint64_t)
-    ("reset", C.CFUNCTYPE(C.c_int, C.c_void_p)),  # int (*)(void *)
-    ("release", C.CFUNCTYPE(None, C.c_void_p)),  # void (*)(void *)
-]
-dpdo_compressor_type._fields_ = [
-    ("struct_size", C.c_size_t),  # size_t
-    ("name", C.c_char_p),  # const char *
-    ("compress", C.CFUNCTYPE(C.c_int, C.c_void_p, C.POINTER(C.c_double), C.c_int64, C.c_int64, C.c_void_p, C.c_uint64, C.c_uint64, C.POINTER(C.c_int64), C.POINTER(C.c_double), C.c_int64, C.POINTER(C.c_int64))),  # int (*)(void *, const double *, int64_t, int64_t, const dpdo_rng *, uint64_t, uint64_t, int64_t *, double *, int64_t, int64_t *)
-    ("contraction", C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_int64, C.c_int64, C.POINTER(C.c_double))),  # int (*)(void *, int64_t, int64_t, double *)
     ("release", C.CFUNCTYPE(None, C.c_void_p)),  # void (*)(void *)
 ]
 dpdo_algorithm_options._fields_ = [
@@ -714,13 +714,13 @@ STRUCTS = (
     dpdo_rng_type,
     dpdo_accountant_type,
     dpdo_accountant_options,
+    dpdo_compressor_type,
     dpdo_load_options,
     dpdo_generate_options,
     dpdo_loss_type,
+    dpdo_policy_type,
     dpdo_regularizer_type,
     dpdo_solver_type,
-    dpdo_policy_type,
-    dpdo_compressor_type,
     dpdo_algorithm_options,
     dpdo_progress,
     dpdo_audit_options,
@@ -820,6 +820,21 @@ FUNCTIONS = {
     "dpdo_paper_valid": (C.c_int, [C.c_void_p]),
     "dpdo_paper_violations": (C.c_char_p, [C.c_void_p]),
     "dpdo_paper_get": (C.c_int, [C.c_void_p, C.c_char_p, C.POINTER(C.c_double)]),
+    # compressor.h
+    "dpdo_compressor_type_find": (C.POINTER(dpdo_compressor_type), [C.c_char_p]),
+    "dpdo_compressor_type_next": (C.POINTER(dpdo_compressor_type), [C.POINTER(dpdo_compressor_type)]),
+    "dpdo_compressor_type_name": (C.c_char_p, [C.POINTER(dpdo_compressor_type)]),
+    "dpdo_compressor_create": (C.c_int, [C.POINTER(C.c_void_p), C.POINTER(dpdo_compressor_type), C.c_void_p, C.c_int64]),
+    "dpdo_compressor_destroy": (None, [C.c_void_p]),
+    "dpdo_compressor_errmsg": (C.c_char_p, [C.c_void_p]),
+    "dpdo_compressor_name": (C.c_char_p, [C.c_void_p]),
+    "dpdo_compressor_dim": (C.c_int64, [C.c_void_p]),
+    "dpdo_compressor_set_k": (C.c_int, [C.c_void_p, C.c_int64]),
+    "dpdo_compressor_k": (C.c_int64, [C.c_void_p]),
+    "dpdo_compressor_capacity": (C.c_int64, [C.c_void_p]),
+    "dpdo_compressor_apply": (C.c_int, [C.c_void_p, C.POINTER(C.c_double), C.c_int64, C.c_void_p, C.c_uint64, C.c_uint64, C.POINTER(C.c_int64), C.POINTER(C.c_double), C.c_int64, C.POINTER(C.c_int64)]),
+    "dpdo_compressor_contraction": (C.c_int, [C.c_void_p, C.POINTER(C.c_double)]),
+    "dpdo_compressor_is_deterministic": (C.c_int, [C.c_void_p]),
     # network.h
     "dpdo_network_create": (C.c_int, [C.POINTER(C.c_void_p)]),
     "dpdo_network_destroy": (None, [C.c_void_p]),
@@ -913,6 +928,20 @@ FUNCTIONS = {
     "dpdo_node_eval": (C.c_int, [C.c_void_p, C.POINTER(C.c_double), C.c_int64, C.POINTER(C.c_int64), C.c_int64, C.c_double, C.POINTER(C.c_double), C.POINTER(C.c_double), C.POINTER(C.c_int64)]),
     "dpdo_node_lipschitz": (C.c_int, [C.c_void_p, C.c_double, C.POINTER(C.c_double)]),
     "dpdo_node_smoothness": (C.c_int, [C.c_void_p, C.c_double, C.POINTER(C.c_double)]),
+    # policy.h
+    "dpdo_policy_type_find": (C.POINTER(dpdo_policy_type), [C.c_char_p]),
+    "dpdo_policy_type_next": (C.POINTER(dpdo_policy_type), [C.POINTER(dpdo_policy_type)]),
+    "dpdo_policy_type_name": (C.c_char_p, [C.POINTER(dpdo_policy_type)]),
+    "dpdo_policy_create": (C.c_int, [C.POINTER(C.c_void_p), C.POINTER(dpdo_policy_type), C.c_void_p, C.c_int64, C.c_int64]),
+    "dpdo_policy_destroy": (None, [C.c_void_p]),
+    "dpdo_policy_errmsg": (C.c_char_p, [C.c_void_p]),
+    "dpdo_policy_name": (C.c_char_p, [C.c_void_p]),
+    "dpdo_policy_set": (C.c_int, [C.c_void_p, C.c_char_p, C.c_double]),
+    "dpdo_policy_get": (C.c_int, [C.c_void_p, C.c_char_p, C.POINTER(C.c_double)]),
+    "dpdo_policy_decide": (C.c_int, [C.c_void_p, C.c_int64, C.c_int64, C.POINTER(C.c_double), C.c_int64, C.c_double, C.c_void_p, C.c_uint64, C.POINTER(C.c_int32)]),
+    "dpdo_policy_finish": (C.c_int, [C.c_void_p, C.c_int64, C.c_double, C.c_void_p, C.c_uint64]),
+    "dpdo_policy_reset": (C.c_int, [C.c_void_p, C.c_void_p]),
+    "dpdo_policy_q_values": (C.c_int, [C.c_void_p, C.c_int64, C.POINTER(C.c_double), C.c_int64, C.POINTER(C.c_double)]),
     # regularizer.h
     "dpdo_regularizer_type_find": (C.POINTER(dpdo_regularizer_type), [C.c_char_p]),
     "dpdo_regularizer_type_next": (C.POINTER(dpdo_regularizer_type), [C.POINTER(dpdo_regularizer_type)]),
@@ -941,35 +970,6 @@ FUNCTIONS = {
     "dpdo_solver_run": (C.c_int, [C.c_void_p, C.c_void_p, C.POINTER(C.c_double), C.c_int64, C.c_double, C.c_int64, C.c_void_p, C.c_uint64, C.c_uint64, C.POINTER(C.c_double)]),
     "dpdo_solver_contraction": (C.c_int, [C.c_void_p, C.c_double, C.c_int64, C.POINTER(C.c_double)]),
     "dpdo_solver_dp_accountable": (C.c_int, [C.c_void_p]),
-    # policy.h
-    "dpdo_policy_type_find": (C.POINTER(dpdo_policy_type), [C.c_char_p]),
-    "dpdo_policy_type_next": (C.POINTER(dpdo_policy_type), [C.POINTER(dpdo_policy_type)]),
-    "dpdo_policy_type_name": (C.c_char_p, [C.POINTER(dpdo_policy_type)]),
-    "dpdo_policy_create": (C.c_int, [C.POINTER(C.c_void_p), C.POINTER(dpdo_policy_type), C.c_void_p, C.c_int64, C.c_int64]),
-    "dpdo_policy_destroy": (None, [C.c_void_p]),
-    "dpdo_policy_errmsg": (C.c_char_p, [C.c_void_p]),
-    "dpdo_policy_name": (C.c_char_p, [C.c_void_p]),
-    "dpdo_policy_set": (C.c_int, [C.c_void_p, C.c_char_p, C.c_double]),
-    "dpdo_policy_get": (C.c_int, [C.c_void_p, C.c_char_p, C.POINTER(C.c_double)]),
-    "dpdo_policy_decide": (C.c_int, [C.c_void_p, C.c_int64, C.c_int64, C.POINTER(C.c_double), C.c_int64, C.c_double, C.c_void_p, C.c_uint64, C.POINTER(C.c_int32)]),
-    "dpdo_policy_finish": (C.c_int, [C.c_void_p, C.c_int64, C.c_double, C.c_void_p, C.c_uint64]),
-    "dpdo_policy_reset": (C.c_int, [C.c_void_p, C.c_void_p]),
-    "dpdo_policy_q_values": (C.c_int, [C.c_void_p, C.c_int64, C.POINTER(C.c_double), C.c_int64, C.POINTER(C.c_double)]),
-    # compressor.h
-    "dpdo_compressor_type_find": (C.POINTER(dpdo_compressor_type), [C.c_char_p]),
-    "dpdo_compressor_type_next": (C.POINTER(dpdo_compressor_type), [C.POINTER(dpdo_compressor_type)]),
-    "dpdo_compressor_type_name": (C.c_char_p, [C.POINTER(dpdo_compressor_type)]),
-    "dpdo_compressor_create": (C.c_int, [C.POINTER(C.c_void_p), C.POINTER(dpdo_compressor_type), C.c_void_p, C.c_int64]),
-    "dpdo_compressor_destroy": (None, [C.c_void_p]),
-    "dpdo_compressor_errmsg": (C.c_char_p, [C.c_void_p]),
-    "dpdo_compressor_name": (C.c_char_p, [C.c_void_p]),
-    "dpdo_compressor_dim": (C.c_int64, [C.c_void_p]),
-    "dpdo_compressor_set_k": (C.c_int, [C.c_void_p, C.c_int64]),
-    "dpdo_compressor_k": (C.c_int64, [C.c_void_p]),
-    "dpdo_compressor_capacity": (C.c_int64, [C.c_void_p]),
-    "dpdo_compressor_apply": (C.c_int, [C.c_void_p, C.POINTER(C.c_double), C.c_int64, C.c_void_p, C.c_uint64, C.c_uint64, C.POINTER(C.c_int64), C.POINTER(C.c_double), C.c_int64, C.POINTER(C.c_int64)]),
-    "dpdo_compressor_contraction": (C.c_int, [C.c_void_p, C.POINTER(C.c_double)]),
-    "dpdo_compressor_is_deterministic": (C.c_int, [C.c_void_p]),
     # algorithm.h
     "dpdo_algorithm_type_find": (C.c_void_p, [C.c_char_p]),
     "dpdo_algorithm_type_next": (C.c_void_p, [C.c_void_p]),

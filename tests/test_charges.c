@@ -18,6 +18,7 @@
 #include "engine/engine_impl.h"
 #include "rng/rng_impl.h"
 #include "harness.h"
+#include "fixture.h"
 
 enum { N = 3, Q = 6, D = 2 };
 
@@ -151,13 +152,7 @@ static void fx_make(fx *f)
         f->X[i * D] = 0.3 * (i % 5) - 0.6, f->X[i * D + 1] = 0.1 * (i % 3);
         f->Y[i] = i % 2 ? 1 : -1;
     }
-    CHECK_EQ(dpdo_dataset_create(&f->ds), DPDO_OK);
-    CHECK_EQ(dpdo_dataset_set_dense(f->ds, N * Q, D, f->X, f->Y, DPDO_COPY), DPDO_OK);
-    CHECK_EQ(dpdo_loss_create(&f->loss, dpdo_loss_type_find("logistic"), NULL, D), DPDO_OK);
-    for (int i = 0; i < N; i++) {
-        CHECK_EQ(dpdo_shard_create_range(&f->sh[i], f->ds, (int64_t)i * Q, Q), DPDO_OK);
-        CHECK_EQ(dpdo_node_create(&f->nodes[i], f->sh[i], f->loss, 1.0), DPDO_OK);
-    }
+    tfx_nodes_make(f->X, f->Y, N, Q, D, "logistic", &f->ds, &f->loss, f->sh, f->nodes);
     CHECK_EQ(dpdo_ledger_create(&f->led, N), DPDO_OK);
     CHECK_EQ(dpdo_accountant_create(&f->acc, dpdo_accountant_type_find("rdp"), NULL, f->led, NULL), DPDO_OK);
 }
@@ -166,12 +161,7 @@ static void fx_free(fx *f)
 {
     dpdo_accountant_destroy(f->acc);
     dpdo_ledger_destroy(f->led);
-    for (int i = 0; i < N; i++) {
-        dpdo_node_destroy(f->nodes[i]);
-        dpdo_shard_destroy(f->sh[i]);
-    }
-    dpdo_loss_destroy(f->loss);
-    dpdo_dataset_destroy(f->ds);
+    tfx_nodes_free(N, f->ds, f->loss, f->sh, f->nodes);
 }
 
 static dpdo_algorithm *make(fx *f, const dpdo__alg_vt *vt, int mode)

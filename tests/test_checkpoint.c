@@ -18,6 +18,7 @@
 #include "engine/engine_impl.h"
 #include "model/policy_impl.h"
 #include "harness.h"
+#include "fixture.h"
 
 static uint64_t tstate = 0x2545f4914f6cdd1dull;
 static double urand(void)
@@ -55,13 +56,7 @@ static void fx_make(fx *f, int d)
         for (int k = 0; k < d; k++) f->X[i * d + k] /= sqrt(nn) + 1e-3;
         f->Y[i] = urand() < 0.5 ? -1 : 1;
     }
-    CHECK_EQ(dpdo_dataset_create(&f->ds), DPDO_OK);
-    CHECK_EQ(dpdo_dataset_set_dense(f->ds, N * Q, d, f->X, f->Y, DPDO_COPY), DPDO_OK);
-    CHECK_EQ(dpdo_loss_create(&f->loss, dpdo_loss_type_find("logistic"), NULL, d), DPDO_OK);
-    for (int i = 0; i < N; i++) {
-        CHECK_EQ(dpdo_shard_create_range(&f->sh[i], f->ds, (int64_t)i * Q, Q), DPDO_OK);
-        CHECK_EQ(dpdo_node_create(&f->nodes[i], f->sh[i], f->loss, 1.0), DPDO_OK);
-    }
+    tfx_nodes_make(f->X, f->Y, N, Q, d, "logistic", &f->ds, &f->loss, f->sh, f->nodes);
     CHECK_EQ(dpdo_network_create(&f->net), DPDO_OK);
     CHECK_EQ(dpdo_network_set_complete(f->net, N), DPDO_OK);
     double lam = 0.05;
@@ -72,12 +67,7 @@ static void fx_free(fx *f)
 {
     dpdo_regularizer_destroy(f->reg);
     dpdo_network_destroy(f->net);
-    for (int i = 0; i < N; i++) {
-        dpdo_node_destroy(f->nodes[i]);
-        dpdo_shard_destroy(f->sh[i]);
-    }
-    dpdo_loss_destroy(f->loss);
-    dpdo_dataset_destroy(f->ds);
+    tfx_nodes_free(N, f->ds, f->loss, f->sh, f->nodes);
     free(f->X);
     free(f->Y);
 }

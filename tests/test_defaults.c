@@ -17,6 +17,7 @@
 #include <string.h>
 #include "dpdo/dpdo.h"
 #include "harness.h"
+#include "fixture.h"
 
 enum { N = 4, Q = 400, D = 5 };
 
@@ -52,13 +53,7 @@ static void fx_make(fx *f)
         }
         f->Y[i] = m >= 0 ? 1 : -1;
     }
-    CHECK_EQ(dpdo_dataset_create(&f->ds), DPDO_OK);
-    CHECK_EQ(dpdo_dataset_set_dense(f->ds, N * Q, D, f->X, f->Y, DPDO_COPY), DPDO_OK);
-    CHECK_EQ(dpdo_loss_create(&f->loss, dpdo_loss_type_find("logistic"), NULL, D), DPDO_OK);
-    for (int i = 0; i < N; i++) {
-        CHECK_EQ(dpdo_shard_create_range(&f->sh[i], f->ds, (int64_t)i * Q, Q), DPDO_OK);
-        CHECK_EQ(dpdo_node_create(&f->nodes[i], f->sh[i], f->loss, 1.0), DPDO_OK);
-    }
+    tfx_nodes_make(f->X, f->Y, N, Q, D, "logistic", &f->ds, &f->loss, f->sh, f->nodes);
     CHECK_EQ(dpdo_network_create(&f->net), DPDO_OK);
     CHECK_EQ(dpdo_network_set_ring(f->net, N), DPDO_OK);
 }
@@ -66,12 +61,7 @@ static void fx_make(fx *f)
 static void fx_free(fx *f)
 {
     dpdo_network_destroy(f->net);
-    for (int i = 0; i < N; i++) {
-        dpdo_node_destroy(f->nodes[i]);
-        dpdo_shard_destroy(f->sh[i]);
-    }
-    dpdo_loss_destroy(f->loss);
-    dpdo_dataset_destroy(f->ds);
+    tfx_nodes_free(N, f->ds, f->loss, f->sh, f->nodes);
 }
 
 /* one run with the defaults (none = 0) or noise_mode NONE; returns 1 when the type refused a

@@ -12,6 +12,7 @@
 #include <string.h>
 #include "dpdo/dpdo.h"
 #include "harness.h"
+#include "fixture.h"
 
 enum { N = 3, Q = 8, D = 3 };
 
@@ -33,13 +34,7 @@ static void fx_make(fx *f)
         for (int k = 0; k < D; k++) f->X[i * D + k] = ((i * 7 + k * 3) % 11) / 11.0 - 0.5;
         f->Y[i] = i % 2 ? 1 : -1;
     }
-    CHECK_EQ(dpdo_dataset_create(&f->ds), DPDO_OK);
-    CHECK_EQ(dpdo_dataset_set_dense(f->ds, N * Q, D, f->X, f->Y, DPDO_COPY), DPDO_OK);
-    CHECK_EQ(dpdo_loss_create(&f->loss, dpdo_loss_type_find("logistic"), NULL, D), DPDO_OK);
-    for (int i = 0; i < N; i++) {
-        CHECK_EQ(dpdo_shard_create_range(&f->sh[i], f->ds, (int64_t)i * Q, Q), DPDO_OK);
-        CHECK_EQ(dpdo_node_create(&f->nodes[i], f->sh[i], f->loss, 1.0), DPDO_OK);
-    }
+    tfx_nodes_make(f->X, f->Y, N, Q, D, "logistic", &f->ds, &f->loss, f->sh, f->nodes);
     CHECK_EQ(dpdo_network_create(&f->net), DPDO_OK);
     CHECK_EQ(dpdo_network_set_complete(f->net, N), DPDO_OK);
     CHECK_EQ(dpdo_ledger_create(&f->led, N), DPDO_OK);
@@ -51,12 +46,7 @@ static void fx_free(fx *f)
     dpdo_accountant_destroy(f->acc);
     dpdo_ledger_destroy(f->led);
     dpdo_network_destroy(f->net);
-    for (int i = 0; i < N; i++) {
-        dpdo_node_destroy(f->nodes[i]);
-        dpdo_shard_destroy(f->sh[i]);
-    }
-    dpdo_loss_destroy(f->loss);
-    dpdo_dataset_destroy(f->ds);
+    tfx_nodes_free(N, f->ds, f->loss, f->sh, f->nodes);
 }
 
 /* the listing of one type agrees with what a set-up algorithm of that type accepts */

@@ -107,7 +107,7 @@ DPDO_API const dpdo_algorithm_type *dpdo_algorithm_type_next(const dpdo_algorith
 DPDO_API const char *dpdo_algorithm_type_name(const dpdo_algorithm_type *t);
 DPDO_API const char *dpdo_algorithm_type_title(const dpdo_algorithm_type *t);
 
-/* ---- options (versioned, STYLE §7) ----------------------------------------- */
+/* ---- options (versioned: docs/abi.md, "Options structs") ------------------ */
 
 typedef struct dpdo_algorithm_options {
     size_t struct_size;  /* sizeof(dpdo_algorithm_options) as compiled by the caller      0.1 */

@@ -786,7 +786,7 @@ static int guard_lookahead(builtin *b, const double *ev_in, int64_t n, double de
     if (!(b->look >= 1.0)) b->look = floor(total / 16.0) + 1.0;
     ev[x * DPDO_EV_FIELDS + DPDO_EV_COUNT] += b->look;
     double hi, lo;
-    char m2[DPDO__ERRMSG_LEN];
+    char m2[DPDO__ERRMSG_LEN] = "pld accountant: out of memory";
     int rc = dpdo__pld_acc_eps(b->pld, b->look_rows, n, delta, &hi, &lo, m2);
     if (rc == DPDO_E_NOMEM) return dpdo__err(b->msg, rc, "%s", m2);
     if (rc == DPDO_OK && hi <= b->limit) {
@@ -831,7 +831,7 @@ static int auto_epsilon(builtin *b, const double *ev, int64_t n, double delta, d
         }
     }
     double hi, lo;
-    char m2[DPDO__ERRMSG_LEN];
+    char m2[DPDO__ERRMSG_LEN] = "pld accountant: out of memory";
     if (b->limit > -INFINITY) { /* the guard: a look-ahead spares a composition per round */
         rc = guard_lookahead(b, ev, n, delta, eps);
         if (rc != 1) return rc; /* answered (0) or failed */
@@ -911,7 +911,7 @@ static int b_delta(void *user, const double *ev, int64_t n, double eps, double *
             }
             return DPDO_OK;
         }
-        char m2[DPDO__ERRMSG_LEN];
+        char m2[DPDO__ERRMSG_LEN] = "pld accountant: out of memory";
         rc = dpdo__pld_acc_delta(b->pld, ev, n, eps, &d, m2);
         if (rc == DPDO_E_NOMEM) return dpdo__err(b->msg, rc, "%s", m2);
         if (rc == DPDO_OK && d < *delta) {

@@ -20,13 +20,7 @@
 #include "dpdo/dpdo.h"
 #include "engine/engine_impl.h"
 #include "rng/rng_impl.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "bench_common.h"
 
 /* phase accounting: time since the previous probe goes to the phase that ends */
 typedef struct probe_acc {
@@ -39,45 +33,6 @@ static void probe(void *user, int phase)
     double t = now();
     p->t[phase] += t - p->last;
     p->last = t;
-}
-
-static double triad_bw(void)
-{
-    size_t n = (size_t)1 << 24; /* 3 x 128 MB */
-    double *a = malloc(n * 8), *b = malloc(n * 8), *c = malloc(n * 8);
-    for (size_t i = 0; i < n; i++) a[i] = 1, b[i] = 2, c[i] = 0;
-    double best = 0;
-    for (int r = 0; r < 3; r++) {
-        double t0 = now();
-        for (size_t i = 0; i < n; i++) c[i] = a[i] + 1.5 * b[i];
-        double t = now() - t0;
-        best = fmax(best, 3.0 * 8.0 * (double)n / t);
-    }
-    volatile double sink = c[n / 2];
-    (void)sink;
-    free(a), free(b), free(c);
-    return best;
-}
-
-static double normal_rate(void)
-{
-    dpdo_rng *rng;
-    dpdo_rng_create(&rng, NULL, NULL, 1);
-    size_t n = 1 << 14;
-    double *buf = malloc(n * 8), best = 0;
-    for (int r = 0; r < 3; r++) {
-        double t0 = now();
-        long it = 0;
-        while (now() - t0 < 0.2) {
-            dpdo__stream s;
-            dpdo__stream_open(&s, rng, 1, (uint64_t)it++, DPDO_PURPOSE_NOISE);
-            dpdo__stream_add_normals(&s, 1.0, buf, n);
-        }
-        best = fmax(best, (double)it * (double)n / (now() - t0));
-    }
-    free(buf);
-    dpdo_rng_destroy(rng);
-    return best;
 }
 
 static int run_case(const char *label, const char *kind, int64_t d, int32_t n, int64_t q, int64_t b, double bw,
@@ -171,7 +126,7 @@ static int run_case(const char *label, const char *kind, int64_t d, int32_t n, i
 
 int main(void)
 {
-    double bw = triad_bw(), nr = normal_rate();
+    double bw = triad_bw(3), nr = normal_rate(3, 0.2);
     printf("machine_triad_GBps %.2f\n", bw / 1e9);
     printf("machine_normals_per_s %.3g\n", nr);
     int rc = 0;

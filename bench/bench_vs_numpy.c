@@ -35,39 +35,11 @@
 #include "dpdo/dpdo.h"
 #include "dpdo/solver.h"
 #include "rng/rng_impl.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "bench_common.h"
 
 static int quick;
 
-static double cpu_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* ---- machine limits ---------------------------------------------------------------------- */
-static double triad_bw(void)
-{
-    size_t n = (size_t)1 << 24;
-    double *a = malloc(n * 8), *b = malloc(n * 8), *c = malloc(n * 8), best = 0;
-    for (size_t i = 0; i < n; i++) a[i] = 1, b[i] = 2, c[i] = 0;
-    for (int r = 0; r < 5; r++) {
-        double t0 = now();
-        for (size_t i = 0; i < n; i++) c[i] = a[i] + 1.5 * b[i];
-        best = fmax(best, 3.0 * 8.0 * (double)n / (now() - t0));
-    }
-    volatile double sink = c[n / 2];
-    (void)sink;
-    free(a), free(b), free(c);
-    return best;
-}
 
 static double read_bw(void)
 {
@@ -83,27 +55,6 @@ static double read_bw(void)
         best = fmax(best, 8.0 * (double)n / t);
     }
     free(a);
-    return best;
-}
-
-static double normal_rate(void)
-{
-    dpdo_rng *rng;
-    dpdo_rng_create(&rng, NULL, NULL, 1);
-    size_t n = 1 << 14;
-    double *buf = calloc(n, 8), best = 0;
-    for (int r = 0; r < 5; r++) {
-        double t0 = now();
-        long it = 0;
-        while (now() - t0 < 0.1) {
-            dpdo__stream s;
-            dpdo__stream_open(&s, rng, 1, (uint64_t)it++, DPDO_PURPOSE_NOISE);
-            dpdo__stream_add_normals(&s, 1.0, buf, n);
-        }
-        best = fmax(best, (double)it * (double)n / (now() - t0));
-    }
-    free(buf);
-    dpdo_rng_destroy(rng);
     return best;
 }
 
@@ -404,7 +355,7 @@ static int same_bits(int c, kase *k)
 int main(void)
 {
     quick = getenv("DPDO_BENCH_QUICK") != NULL;
-    const double tri = triad_bw(), rd = read_bw(), nr = normal_rate(), cores0 = cores_available();
+    const double tri = triad_bw(5), rd = read_bw(), nr = normal_rate(5, 0.1), cores0 = cores_available();
     printf("machine_triad_GBps %.2f (c = a + 1.5 b, 3 x 128 MB, best of 5)\n", tri / 1e9);
     printf("machine_read_GBps %.2f (sum of 256 MB, best of 5)\n", rd / 1e9);
     printf("machine_normals_per_s %.3g (Philox + SIMD Box-Muller, REPRODUCIBLE)\n", nr);

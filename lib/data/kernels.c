@@ -312,7 +312,8 @@ static inline void axpy_csr(const struct dpdo_dataset *ds, int64_t r, double a, 
 
 /* Coefficient of one sample: c = phi'(margin), clipped so |c|*||x|| <= clip
  * (per-sample gradient clipping for DP; the per-sample gradient of a linear
- * model is c*x, so its norm is |c|*||x||). */
+ * model is c*x, so its norm is |c|*||x||): c' = c * clip / g, written so that
+ * |c'| * ||x|| <= clip holds after rounding too. */
 static inline double clip_coef(const struct dpdo_dataset *ds, int64_t r, double c, double clip,
                                int64_t *ncl)
 {
@@ -333,19 +334,7 @@ static inline double coef(const struct dpdo_dataset *ds, int64_t r, double margi
     double loss = 0.0;
     double c = phi(ctx, margin, ds->y[r], &loss);
     *loss_acc += loss;
-    if (clip > 0.0) {
-        double g = fabs(c) * ds->row_norm[r];
-        if (g > clip) {
-            /* c' = c * clip / g, written so that |c'| * ||x|| <= clip holds
-             * after rounding too */
-            double cc = clip / ds->row_norm[r];
-            while (cc * ds->row_norm[r] > clip)
-                cc = nextafter(cc, 0.0);
-            c = c < 0 ? -cc : cc;
-            (*ncl)++;
-        }
-    }
-    return c;
+    return clip > 0.0 ? clip_coef(ds, r, c, clip, ncl) : c;
 }
 
 /* The dense loops, instantiated once per instruction set so that the row

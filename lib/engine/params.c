@@ -125,8 +125,7 @@ const char *dpdo__param_slot_info(int slot, int *type, int *live)
 
 int dpdo__param_live(int key)
 {
-    int s = dpdo__param_slot(key);
-    return s >= 0 && P[s].live;
+    return dpdo_param_live(key) > 0;
 }
 
 DPDO_API int dpdo_param_type(int key)

@@ -8,6 +8,7 @@
 #define DPDO_TEST_HARNESS_H
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +107,15 @@ static inline int h_finish(void)
 
 /* 1 when DPDO_TEST_QUICK is set (sanitizer and valgrind runs): tests then
  * shrink their sizes, never their assertions. */
+/* xorshift64 uniform in [0, 1) (53 bits) from *state: the tests' own reproducible data */
+static inline double h_urand(uint64_t *state)
+{
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    return (double)(*state >> 11) * 0x1.0p-53;
+}
+
 static inline int h_quick(void)
 {
     const char *q = getenv("DPDO_TEST_QUICK");

@@ -22,13 +22,7 @@
 enum { N = 4, Q = 400, D = 5 };
 
 static uint64_t tstate = 0x243f6a8885a308d3ull;
-static double urand(void)
-{
-    tstate ^= tstate << 13;
-    tstate ^= tstate >> 7;
-    tstate ^= tstate << 17;
-    return (double)(tstate >> 11) * 0x1.0p-53;
-}
+static double urand(void) { return h_urand(&tstate); }
 
 typedef struct fx {
     double X[N * Q * D], Y[N * Q];

@@ -19,13 +19,7 @@
 #include "harness.h"
 
 static uint64_t tstate = 0x1f83d9abfb41bd6bull;
-static double urand(void)
-{
-    tstate ^= tstate << 13;
-    tstate ^= tstate >> 7;
-    tstate ^= tstate << 17;
-    return (double)(tstate >> 11) * 0x1.0p-53;
-}
+static double urand(void) { return h_urand(&tstate); }
 static double nrand(void) { return sqrt(-2.0 * log(urand() + 1e-300)) * cos(6.283185307179586 * urand()); }
 
 /* a scripted policy: actions[k] for every decision, in order */

@@ -14,13 +14,7 @@
 
 /* small deterministic generator for test inputs (independent of lib/rng) */
 static uint64_t tstate = 88172645463325252ull;
-static double urand(void)
-{
-    tstate ^= tstate << 13;
-    tstate ^= tstate >> 7;
-    tstate ^= tstate << 17;
-    return (double)(tstate >> 11) * 0x1.0p-53;
-}
+static double urand(void) { return h_urand(&tstate); }
 static double nrand(void) { return sqrt(-2.0 * log(urand() + 1e-300)) * cos(6.283185307179586 * urand()); }
 
 static dpdo_regularizer *mk(const char *name, int64_t dim, const double *p, int64_t np)

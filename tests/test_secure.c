@@ -28,13 +28,7 @@
 #include "fixture.h"
 
 static uint64_t tstate = 0x2545F4914F6CDD1Dull;
-static double urand(void)
-{
-    tstate ^= tstate << 13;
-    tstate ^= tstate >> 7;
-    tstate ^= tstate << 17;
-    return (double)(tstate >> 11) * 0x1.0p-53;
-}
+static double urand(void) { return h_urand(&tstate); }
 
 enum { N = 4, Q = 40, D = 6 };
 

@@ -38,13 +38,7 @@ static void fnv_f64(fnv *f, double v) { fnv_add(f, &v, sizeof v); }
 
 /* ---- fixture ------------------------------------------------------------------------------------ */
 static uint64_t tstate = 0x6a09e667f3bcc909ull;
-static double urand(void)
-{
-    tstate ^= tstate << 13;
-    tstate ^= tstate >> 7;
-    tstate ^= tstate << 17;
-    return (double)(tstate >> 11) * 0x1.0p-53;
-}
+static double urand(void) { return h_urand(&tstate); }
 
 typedef struct fx {
     double X[N * Q * D], Y[N * Q];

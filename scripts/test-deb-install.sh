@@ -21,7 +21,7 @@ ls "$debs"/*.deb >/dev/null
 [ "$(id -u)" = 0 ] || { echo "test-deb-install: needs root (mount namespace, chroot)"; exit 1; }
 tmp=$(mktemp -d /var/tmp/dpdo-debtest.XXXXXX); trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/upper" "$tmp/work" "$tmp/root" "$tmp/payload"
-cp "$debs"/*.deb "$top/examples/quickstart.c" "$top/examples/train.c" "$tmp/payload/"
+cp "$debs"/*.deb "$top/examples/quickstart.c" "$top/examples/train.c" "$top/tests/install/mpi_hosts.c" "$tmp/payload/"
 cat > "$tmp/payload/inside.sh" <<'EOS'
 set -eu
 cd /root
@@ -36,22 +36,7 @@ cc -o qs /payload/quickstart.c $(pkg-config --cflags --libs dpdo)
 ldd qs | grep 'libdpdo.so.1 => /' | tee -a qs.out | grep -q '=> /\(usr/\)\?lib/'
 cc -o train /payload/train.c $(pkg-config --cflags --libs dpdo)
 ./train
-cat > mpiq.c <<'EOC'
-#include <stdio.h>
-#include <dpdo/mpi.h>
-int main(int argc, char **argv)
-{
-    MPI_Init(&argc, &argv);
-    dpdo_mpi *m = NULL;
-    int rc = dpdo_mpi_create(&m, MPI_COMM_WORLD, 5, NULL, NULL);
-    printf("rank %d hosts [%lld, %lld) rc %d\n", dpdo_mpi_rank(m), (long long)dpdo_mpi_first_node(m),
-           (long long)dpdo_mpi_end_node(m), rc);
-    dpdo_mpi_destroy(m);
-    MPI_Finalize();
-    return rc;
-}
-EOC
-mpicc -o mpiq mpiq.c $(pkg-config --cflags --libs dpdo-mpi)
+mpicc -o mpiq /payload/mpi_hosts.c $(pkg-config --cflags --libs dpdo-mpi)
 mpiexec -n 2 ./mpiq | sort | tee mpi.out; grep -q 'hosts \[3, 5) rc 0' mpi.out
 dpdo-privacy --sampling poisson --q 0.01 --sigma 1.1 --steps 1000 --delta 1e-5 | head -n 3
 say "man: $(man -w dpdo_algorithm_step) $(man -w dpdo-privacy) $(man -w libdpdo)"

@@ -35,23 +35,8 @@ cmp "$tmp/out2" "$tmp/out3"
 
 # 2b. libdpdo_mpi through `pkg-config dpdo-mpi` (when MPI is installed)
 if command -v mpicc >/dev/null 2>&1 && [ -f "$tmp/prefix/lib/pkgconfig/dpdo-mpi.pc" ]; then
-    cat > "$tmp/mpiq.c" <<'EOF2'
-#include <stdio.h>
-#include <dpdo/mpi.h>
-int main(int argc, char **argv)
-{
-    MPI_Init(&argc, &argv);
-    dpdo_mpi *m = NULL;
-    int rc = dpdo_mpi_create(&m, MPI_COMM_WORLD, 5, NULL, NULL);
-    printf("rank %d hosts [%lld, %lld) rc %d\n", dpdo_mpi_rank(m), (long long)dpdo_mpi_first_node(m),
-           (long long)dpdo_mpi_end_node(m), rc);
-    dpdo_mpi_destroy(m);
-    MPI_Finalize();
-    return rc;
-}
-EOF2
     flags=$(PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig" pkg-config --cflags --libs dpdo-mpi)
-    mpicc -o "$tmp/mpiq" "$tmp/mpiq.c" $flags -Wl,-rpath,"$tmp/prefix/lib"
+    mpicc -o "$tmp/mpiq" "$top/tests/install/mpi_hosts.c" $flags -Wl,-rpath,"$tmp/prefix/lib"
     LD_LIBRARY_PATH="$tmp/prefix/lib" mpiexec -n 2 "$tmp/mpiq" > "$tmp/outm"
     grep -q "hosts \[0, 3) rc 0" "$tmp/outm" && grep -q "hosts \[3, 5) rc 0" "$tmp/outm"
 fi

@@ -385,6 +385,19 @@ static double log_mgf(const dpdo__pld_pmf *m, double lam)
     return lam * (double)ref + log(s);
 }
 
+/* One side of the Chernoff window at l = l0 2^u (l0 < 0: the lower side): the bound
+ * t = (K(l) + ltail) / l with K the cumulant generating function of the composition, returned
+ * as sign(l0) t (smaller is a tighter edge); +inf when it overflows. */
+static double chernoff_edge(const dpdo__pld_pmf *const *pm, const double *counts, int64_t k,
+                            double l0, double u, double ltail)
+{
+    double l = l0 * exp2(u), lm = 0.0;
+    for (int64_t e = 0; e < k; e++)
+        lm += counts[e] * log_mgf(pm[e], l);
+    double t = (lm + ltail) / l;
+    return isfinite(t) ? (l0 > 0 ? t : -t) : INFINITY;
+}
+
 int dpdo__pld_compose(const dpdo__pld_pmf *const *pm, const double *counts, int64_t k, double h,
                       dpdo__pld_work *wk, dpdo__pld_dist *out, char *err)
 {
@@ -426,44 +439,29 @@ int dpdo__pld_compose(const dpdo__pld_pmf *const *pm, const double *counts, int6
     double a = rlo, b = rhi;
     double l0 = sqrt(2.0 * ltail) / sd;
     for (int sg = -1; sg <= 1; sg += 2) {
-        double best = INFINITY, bj = 0.0;
-        double tv[25];
-        for (int j = 0; j < 25; j++) { /* l = l0 2^(j - 16): 2^-16 .. 2^8 of the Gaussian choice */
-            double l = sg * l0 * ldexp(1.0, j - 16), lm = 0.0;
-            for (int64_t e = 0; e < k; e++)
-                lm += counts[e] * log_mgf(pm[e], l);
-            double t = (lm + ltail) / l;
-            tv[j] = isfinite(t) ? sg * t : INFINITY; /* sg t: the side's bound, smaller is better */
-            if (tv[j] < best) best = tv[j], bj = j;
+        double best = INFINITY, bu = 0.0;
+        for (int j = -16; j <= 8; j++) { /* l = l0 2^j: 2^-16 .. 2^8 of the Gaussian choice */
+            double t = chernoff_edge(pm, counts, k, sg * l0, j, ltail);
+            if (t < best) best = t, bu = j;
         }
         if (!isfinite(best)) continue;
-        /* golden section on u = log2(l / l0) in [bj - 1, bj + 1] */
-        double lo_u = bj - 1.0 - 16.0, hi_u = bj + 1.0 - 16.0, gr = 0.5 * (sqrt(5.0) - 1.0);
-        double u1 = hi_u - gr * (hi_u - lo_u), u2 = lo_u + gr * (hi_u - lo_u), f1, f2;
-#define PLD_SIDE(u, f)                                                                             \
-    do {                                                                                           \
-        double l_ = sg * l0 * exp2(u), lm_ = 0.0;                                                  \
-        for (int64_t e_ = 0; e_ < k; e_++)                                                         \
-            lm_ += counts[e_] * log_mgf(pm[e_], l_);                                               \
-        double t_ = (lm_ + ltail) / l_;                                                            \
-        (f) = isfinite(t_) ? sg * t_ : INFINITY;                                                   \
-    } while (0)
-        PLD_SIDE(u1, f1);
-        PLD_SIDE(u2, f2);
+        /* golden section on u = log2(l / l0) in [bu - 1, bu + 1] */
+        double lo_u = bu - 1.0, hi_u = bu + 1.0, gr = 0.5 * (sqrt(5.0) - 1.0);
+        double u1 = hi_u - gr * (hi_u - lo_u), u2 = lo_u + gr * (hi_u - lo_u);
+        double f1 = chernoff_edge(pm, counts, k, sg * l0, u1, ltail);
+        double f2 = chernoff_edge(pm, counts, k, sg * l0, u2, ltail);
         for (int it = 0; it < 24; it++) {
             if (f1 <= f2) {
                 hi_u = u2, u2 = u1, f2 = f1;
                 u1 = hi_u - gr * (hi_u - lo_u);
-                PLD_SIDE(u1, f1);
+                f1 = chernoff_edge(pm, counts, k, sg * l0, u1, ltail);
             } else {
                 lo_u = u1, u1 = u2, f1 = f2;
                 u2 = lo_u + gr * (hi_u - lo_u);
-                PLD_SIDE(u2, f2);
+                f2 = chernoff_edge(pm, counts, k, sg * l0, u2, ltail);
             }
         }
-#undef PLD_SIDE
-        if (f1 < best) best = f1;
-        if (f2 < best) best = f2;
+        best = fmin(best, fmin(f1, f2));
         if (sg > 0 && best < b) b = ceil(best);
         if (sg < 0 && -best > a) a = floor(-best);
     }

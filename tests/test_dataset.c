@@ -1564,7 +1564,7 @@ static void test_logit8_paths(void)
                     const int64_t *rl = s ? range : rows;
                     struct dpdo__tcopy *tc = NULL;
                     CHECK_EQ(dpdo__tcopy_build(sh[s], &tc), DPDO_OK);
-                    CHECK(tc != NULL && tc->q == q && tc->qp % 8 == 0 && tc->qp >= q && tc->qp < q + 8);
+                    CHECK(tc != NULL && tc->q == q && tc->qp % DPDO__L8_PAD == 0 && tc->qp >= q && tc->qp < q + DPDO__L8_PAD);
                     for (int cl = 0; cl < 2; cl++) {
                         const double clip = cl ? 0.05 : 0.0, scale = 1.0 / (double)q;
                         double gm[16] = {0}, lm = 0;

@@ -98,9 +98,9 @@ void dpdo__lin_grad(const struct dpdo_dataset *ds, const int64_t *rows, int64_t 
  * path: -1 = best available; 0 scalar, 1 SSE2 vectors, 2 AVX2, 3 AVX-512 (a test hook).
  * Returns 1 if it handled the call, 0 (nothing done) for other layouts, d > DPDO__L8_DMAX or a
  * path this CPU or build lacks. loss_sum NULL: no loss values computed. */
-enum { DPDO__L8_DMAX = 16 };
+enum { DPDO__L8_DMAX = 16, DPDO__L8_PAD = 32 /* qp: whole iterations of the widest kernel */ };
 struct dpdo__tcopy {
-    int64_t q, qp, d; /* samples, q rounded up to a multiple of 8, features */
+    int64_t q, qp, d; /* samples, q rounded up to a multiple of DPDO__L8_PAD, features */
     double *xt;       /* d x qp: xt[j * qp + h] = feature j of sample h; 0 for h >= q */
     double *ny;       /* qp: -y of sample h; 0 for h >= q */
 };

@@ -3,8 +3,9 @@
  * (d <= DPDO__L8_DMAX = 16), in 8 lanes over a transposed copy of the rows (issue 19, Fed-PLT).
  *
  * Layout. dpdo__tcopy_build copies a shard's q rows once into xt[j * qp + h] (feature j of
- * sample h, qp = q rounded up to 8, zeros beyond q) and ny[h] = -y_h: (d + 1) qp doubles, about
- * the shard's own share of the data again. A block of 8 consecutive samples is then d aligned
+ * sample h, qp = q rounded up to a multiple of 32, zeros beyond q) and ny[h] = -y_h: (d + 1) qp
+ * doubles, about the shard's own share of the data again (Fed-PLT's bench: 100 agents x 6 x 256
+ * doubles = 1.2 MB beside the 1.0 MB of rows). A block of 8 consecutive samples is then d aligned
  * 8-double loads, no gather. Without a copy the block is gathered from the rows into the same
  * layout (same operations, same bits; slower).
  *
@@ -50,20 +51,20 @@ static inline int64_t l8_row(const int64_t *rows, int64_t first, int64_t h)
     return rows ? rows[h] : first + h;
 }
 
-/* samples h0 .. h0 + nv - 1 into b[j * 8 + t] and ny[t], zeros in lanes t >= nv */
+/* samples h0 .. h0 + nv - 1 into b[j * sb + t] and ny[t], zeros in lanes nv <= t < sb */
 static inline void l8_gather(const struct dpdo_dataset *ds, const int64_t *rows, int64_t first,
-                             int64_t h0, int nv, int64_t d, double *b, double *ny)
+                             int64_t h0, int nv, int64_t d, int sb, double *b, double *ny)
 {
-    for (int t = 0; t < 8; t++) {
+    for (int t = 0; t < sb; t++) {
         if (t < nv) {
             int64_t r = l8_row(rows, first, h0 + t);
             const double *x = ds->X + (size_t)r * (size_t)d;
             for (int64_t j = 0; j < d; j++)
-                b[j * 8 + t] = x[j];
+                b[j * sb + t] = x[j];
             ny[t] = -ds->y[r];
         } else {
             for (int64_t j = 0; j < d; j++)
-                b[j * 8 + t] = 0.0;
+                b[j * sb + t] = 0.0;
             ny[t] = 0.0;
         }
     }
@@ -86,7 +87,7 @@ static void l8_scalar(const struct dpdo_dataset *ds, const int64_t *rows, int64_
         if (tc)
             xb = tc->xt + h0, nyp = tc->ny + h0;
         else
-            l8_gather(ds, rows, first, h0, nv, d, buf, nyb);
+            l8_gather(ds, rows, first, h0, nv, d, 8, buf, nyb);
         double C[8];
         for (int t = 0; t < 8; t++) {
             double m = 0.0;
@@ -130,90 +131,98 @@ typedef int64_t l4i __attribute__((vector_size(32), aligned(8), may_alias));
 /* lane-wise mask ? a : b for vector type VD / integer vector type VI */
 #define L8SEL(VD, VI, mask, a, b) ((VD)(((VI)(a) & (mask)) | ((VI)(b) & ~(mask))))
 
-/* Block of 8 samples as NU = 8 / W vectors of W lanes (VD, VI); DD > 0: d is that constant (the
- * j loops unroll), 0: ds->d. Lane t of vector u is sample h0 + u W + t, i.e. lane k = u W + t of
- * the 8-lane order. */
-#define L8_KERNEL(NAME, ATTR, DD, VD, VI, W)                                                       \
+/* SB = 16 or 32 samples per iteration (two or four 8-sample blocks; AVX2/SSE2 16, AVX-512 32: the
+ * fastest measured on Zen 4) as NV = SB / W vectors of W
+ * lanes (VD, VI); vector v holds samples h0 + v W .. h0 + v W + W - 1, i.e. lanes u W .. u W + W - 1
+ * of the 8-lane order with u = v mod (8 / W), and the vectors of one iteration are accumulated in
+ * order of v (so the blocks of one iteration are the same as one after the other). Each step is
+ * written as a loop over v, so that the compiler interleaves the NV independent chains (the exp
+ * and the division have long latencies). DD > 0: d is that constant (the j loops unroll), 0:
+ * ds->d. The copy and the gather buffer hold whole iterations (qp: a multiple of DPDO__L8_PAD). */
+#define L8_KERNEL(NAME, ATTR, DD, VD, VI, W, SB)                                                   \
     ATTR static void NAME(const struct dpdo_dataset *ds, const int64_t *rows, int64_t first,       \
                           int64_t q, const struct dpdo__tcopy *tc, const double *w, double clip,   \
                           double scale, double *grad, double *loss_sum, int64_t *ncl)              \
     {                                                                                              \
-        enum { NU = 8 / W };                                                                       \
-        const int64_t d = DD > 0 ? DD : ds->d, st = tc ? tc->qp : 8;                               \
+        enum { NU = 8 / W, NV = SB / W };                                                          \
+        const int64_t d = DD > 0 ? DD : ds->d, st = tc ? tc->qp : SB;                              \
         const VD VZ = {0}, ONE = VZ + 1.0;                                                         \
         VI LANE;                                                                                   \
         for (int t = 0; t < W; t++)                                                                \
             LANE[t] = t;                                                                           \
         VD G[DPDO__L8_DMAX][NU], LS[NU];                                                           \
-        double buf[DPDO__L8_DMAX * 8], nyb[8];                                                     \
+        double buf[DPDO__L8_DMAX * SB], nyb[SB];                                                   \
         for (int u = 0; u < NU; u++) {                                                             \
             LS[u] = VZ;                                                                            \
             for (int64_t j = 0; j < d; j++)                                                        \
                 G[j][u] = VZ;                                                                      \
         }                                                                                          \
-        for (int64_t h0 = 0; h0 < q; h0 += 8) {                                                    \
-            const int nv = q - h0 < 8 ? (int)(q - h0) : 8;                                         \
+        for (int64_t h0 = 0; h0 < q; h0 += SB) {                                                   \
+            const int nv = q - h0 < SB ? (int)(q - h0) : SB;                                       \
             const double *xb = buf, *nyp = nyb;                                                    \
             if (tc)                                                                                \
                 xb = tc->xt + h0, nyp = tc->ny + h0;                                               \
             else                                                                                   \
-                l8_gather(ds, rows, first, h0, nv, d, buf, nyb);                                   \
-            VD C[NU];                                                                              \
-            L8_UNROLL                                                                              \
-            for (int u = 0; u < NU; u++) {                                                         \
-                const VD NY = *(const VD *)(nyp + u * W);                                          \
-                VD M = VZ;                                                                         \
-                L8_UNROLL                                                                          \
-                for (int64_t j = 0; j < d; j++)                                                    \
-                    M += *(const VD *)(xb + j * st + u * W) * w[j];                                \
-                const VD S = NY * M;                                                               \
-                const VD NA = L8SEL(VD, VI, S < 0, S, -S); /* -|s|; NaN stays NaN */               \
-                const VD T = NA * DPDO__INV_LN2 + DPDO__EXP_SHIFT;                                 \
+                l8_gather(ds, rows, first, h0, nv, d, SB, buf, nyb);                               \
+            VD NY[NV], M[NV], S[NV], NA[NV], E[NV], C[NV];                                         \
+            L8_UNROLL for (int v = 0; v < NV; v++) NY[v] = *(const VD *)(nyp + v * W);             \
+            L8_UNROLL for (int v = 0; v < NV; v++) M[v] = VZ;                                      \
+            L8_UNROLL for (int64_t j = 0; j < d; j++)                                              \
+                L8_UNROLL for (int v = 0; v < NV; v++)                                             \
+                    M[v] += *(const VD *)(xb + j * st + v * W) * w[j];                             \
+            L8_UNROLL for (int v = 0; v < NV; v++) {                                               \
+                S[v] = NY[v] * M[v];                                                               \
+                NA[v] = L8SEL(VD, VI, S[v] < 0, S[v], -S[v]); /* -|s|; NaN stays NaN */            \
+            }                                                                                      \
+            L8_UNROLL for (int v = 0; v < NV; v++) {                                               \
+                const VD T = NA[v] * DPDO__INV_LN2 + DPDO__EXP_SHIFT;                              \
                 const VD KD = T - DPDO__EXP_SHIFT;                                                 \
-                const VD R = (NA - KD * DPDO__LN2_HI) - KD * DPDO__LN2_LO;                         \
+                const VD R = (NA[v] - KD * DPDO__LN2_HI) - KD * DPDO__LN2_LO;                      \
                 const VI KI = (VI)T - (VI)(VZ + DPDO__EXP_SHIFT);                                  \
                 const VD R2 = R * R, R4 = R2 * R2, R8 = R4 * R4;                                   \
-                VD E = DPDO__EXP_POLY(R, R2, R4, R8) * (VD)((KI + 1023) << 52);                    \
-                E = L8SEL(VD, VI, NA < DPDO__EXP_MIN, VZ, E);                                      \
-                C[u] = NY * (L8SEL(VD, VI, S >= 0, ONE, E) / (ONE + E));                           \
-                const VI VALID = LANE + u * W < (VI){0} + nv;                                      \
-                if (nv < 8) C[u] = L8SEL(VD, VI, VALID, C[u], VZ);                                 \
-                if (loss_sum) {                                                                    \
-                    const VD BIG = L8SEL(VD, VI, E > 0x1.a827999fcef34p-2, ONE, VZ);               \
-                    const VD NU_ = E - BIG, DE = (ONE + ONE) + (E + BIG);                          \
+                E[v] = DPDO__EXP_POLY(R, R2, R4, R8) * (VD)((KI + 1023) << 52);                    \
+                E[v] = L8SEL(VD, VI, NA[v] < DPDO__EXP_MIN, VZ, E[v]);                             \
+            }                                                                                      \
+            L8_UNROLL for (int v = 0; v < NV; v++)                                                 \
+                C[v] = NY[v] * (L8SEL(VD, VI, S[v] >= 0, ONE, E[v]) / (ONE + E[v]));               \
+            if (nv < SB)                                                                           \
+                for (int v = 0; v < NV; v++)                                                       \
+                    C[v] = L8SEL(VD, VI, LANE + v * W < (VI){0} + nv, C[v], VZ);                   \
+            if (loss_sum)                                                                          \
+                for (int v = 0; v < NV; v++) {                                                     \
+                    const VD BIG = L8SEL(VD, VI, E[v] > 0x1.a827999fcef34p-2, ONE, VZ);            \
+                    const VD NU_ = E[v] - BIG, DE = (ONE + ONE) + (E[v] + BIG);                    \
                     const VD SS = NU_ / DE, Z = SS * SS;                                           \
                     VD L = BIG * DPDO__LN2_HI +                                                    \
                            ((SS + SS) + (SS * DPDO__ATANH_POLY(Z) + BIG * DPDO__LN2_LO));          \
-                    L = L8SEL(VD, VI, S > 0, S, VZ) + L;                                           \
-                    LS[u] += nv < 8 ? L8SEL(VD, VI, VALID, L, VZ) : L;                             \
+                    L = L8SEL(VD, VI, S[v] > 0, S[v], VZ) + L;                                     \
+                    if (nv < SB) L = L8SEL(VD, VI, LANE + v * W < (VI){0} + nv, L, VZ);            \
+                    LS[v % NU] += L;                                                               \
                 }                                                                                  \
-            }                                                                                      \
             if (clip > 0.0) { /* through memory here only, so that C stays in registers */        \
-                double c8[8];                                                                      \
-                memcpy(c8, C, sizeof c8);                                                          \
+                double cs[SB];                                                                     \
+                memcpy(cs, C, sizeof cs);                                                          \
                 for (int t = 0; t < nv; t++)                                                       \
-                    c8[t] = dpdo__clip_coef(ds, l8_row(rows, first, h0 + t), c8[t], clip, ncl);    \
-                memcpy(C, c8, sizeof c8);                                                          \
+                    cs[t] = dpdo__clip_coef(ds, l8_row(rows, first, h0 + t), cs[t], clip, ncl);    \
+                memcpy(C, cs, sizeof cs);                                                          \
             }                                                                                      \
             if (scale != 0.0) {                                                                    \
-                L8_UNROLL                                                                          \
-                for (int u = 0; u < NU; u++) {                                                     \
-                    const VD A = scale * C[u];                                                     \
-                    L8_UNROLL                                                                      \
-                    for (int64_t j = 0; j < d; j++)                                                \
-                        G[j][u] += A * *(const VD *)(xb + j * st + u * W);                         \
-                }                                                                                  \
+                VD A[NV];                                                                          \
+                L8_UNROLL for (int v = 0; v < NV; v++) A[v] = scale * C[v];                        \
+                L8_UNROLL for (int64_t j = 0; j < d; j++)                                          \
+                    L8_UNROLL for (int v = 0; v < NV; v++)                                         \
+                        G[j][v % NU] += A[v] * *(const VD *)(xb + j * st + v * W);                 \
             }                                                                                      \
         }                                                                                          \
-        double v[8];                                                                               \
+        double t8[8];                                                                              \
         if (scale != 0.0)                                                                          \
             for (int64_t j = 0; j < d; j++) {                                                      \
-                memcpy(v, G[j], sizeof v);                                                         \
-                grad[j] += L8_TREE(v);                                                             \
+                memcpy(t8, G[j], sizeof t8);                                                       \
+                grad[j] += L8_TREE(t8);                                                            \
             }                                                                                      \
         if (loss_sum) {                                                                            \
-            memcpy(v, LS, sizeof v);                                                               \
-            *loss_sum = L8_TREE(v);                                                                \
+            memcpy(t8, LS, sizeof t8);                                                             \
+            *loss_sum = L8_TREE(t8);                                                               \
         }                                                                                          \
     }
 
@@ -223,12 +232,12 @@ typedef void (*l8_fn)(const struct dpdo_dataset *, const int64_t *, int64_t, int
 
 /* one instance per d = 1 .. 8 and one for d = 9 .. 16 */
 /* clang-format off */
-#define L8_SET(SUF, ATTR, VD, VI, W)                                                               \
-    L8_KERNEL(l8_1_##SUF, ATTR, 1, VD, VI, W) L8_KERNEL(l8_2_##SUF, ATTR, 2, VD, VI, W)            \
-    L8_KERNEL(l8_3_##SUF, ATTR, 3, VD, VI, W) L8_KERNEL(l8_4_##SUF, ATTR, 4, VD, VI, W)            \
-    L8_KERNEL(l8_5_##SUF, ATTR, 5, VD, VI, W) L8_KERNEL(l8_6_##SUF, ATTR, 6, VD, VI, W)            \
-    L8_KERNEL(l8_7_##SUF, ATTR, 7, VD, VI, W) L8_KERNEL(l8_8_##SUF, ATTR, 8, VD, VI, W)            \
-    L8_KERNEL(l8_n_##SUF, ATTR, 0, VD, VI, W)                                                      \
+#define L8_SET(SUF, ATTR, VD, VI, W, SB)                                                           \
+    L8_KERNEL(l8_1_##SUF, ATTR, 1, VD, VI, W, SB) L8_KERNEL(l8_2_##SUF, ATTR, 2, VD, VI, W, SB)    \
+    L8_KERNEL(l8_3_##SUF, ATTR, 3, VD, VI, W, SB) L8_KERNEL(l8_4_##SUF, ATTR, 4, VD, VI, W, SB)    \
+    L8_KERNEL(l8_5_##SUF, ATTR, 5, VD, VI, W, SB) L8_KERNEL(l8_6_##SUF, ATTR, 6, VD, VI, W, SB)    \
+    L8_KERNEL(l8_7_##SUF, ATTR, 7, VD, VI, W, SB) L8_KERNEL(l8_8_##SUF, ATTR, 8, VD, VI, W, SB)    \
+    L8_KERNEL(l8_n_##SUF, ATTR, 0, VD, VI, W, SB)                                                  \
     static l8_fn l8_pick_##SUF(int64_t d)                                                          \
     {                                                                                              \
         static const l8_fn f[9] = {l8_n_##SUF, l8_1_##SUF, l8_2_##SUF, l8_3_##SUF, l8_4_##SUF,     \
@@ -236,11 +245,11 @@ typedef void (*l8_fn)(const struct dpdo_dataset *, const int64_t *, int64_t, int
         return f[d <= 8 ? d : 0];                                                                  \
     }
 /* clang-format on */
-L8_SET(sse2, , l4d, l4i, 4)
+L8_SET(sse2, , l4d, l4i, 4, 8)
 #if defined(__x86_64__)
 #define L8_X86 1
-L8_SET(avx2, __attribute__((target("avx2"))), l4d, l4i, 4)
-L8_SET(avx512, __attribute__((target("avx512f"))), l8d, l8i, 8)
+L8_SET(avx2, __attribute__((target("avx2"))), l4d, l4i, 4, 16)
+L8_SET(avx512, __attribute__((target("avx512f"))), l8d, l8i, 8, 32)
 #endif
 #endif /* GCC vectors */
 
@@ -292,8 +301,8 @@ int dpdo__tcopy_build(const struct dpdo_shard *sh, struct dpdo__tcopy **out)
     const struct dpdo_dataset *ds = sh->parent;
     if (!dpdo__logistic8_applies(ds) || sh->n < 1) return DPDO_OK;
     const int64_t q = sh->n, d = ds->d;
-    if (q > INT64_MAX - 8) return DPDO_E_NOMEM;
-    const int64_t qp = (q + 7) / 8 * 8;
+    if (q > INT64_MAX - DPDO__L8_PAD) return DPDO_E_NOMEM;
+    const int64_t qp = (q + DPDO__L8_PAD - 1) / DPDO__L8_PAD * DPDO__L8_PAD;
     size_t n;
     if (!dpdo__mul_size((size_t)qp, (size_t)(d + 1) * sizeof(double), &n)) return DPDO_E_NOMEM;
     struct dpdo__tcopy *tc = dpdo__calloc(1, sizeof *tc);

@@ -131,7 +131,7 @@ typedef int64_t l4i __attribute__((vector_size(32), aligned(8), may_alias));
 /* lane-wise mask ? a : b for vector type VD / integer vector type VI */
 #define L8SEL(VD, VI, mask, a, b) ((VD)(((VI)(a) & (mask)) | ((VI)(b) & ~(mask))))
 
-/* SB = 16 or 32 samples per iteration (two or four 8-sample blocks; AVX2/SSE2 16, AVX-512 32: the
+/* SB = 8, 16 or 32 samples per iteration (one to four 8-sample blocks; SSE2 8, AVX2 16, AVX-512 32: the
  * fastest measured on Zen 4) as NV = SB / W vectors of W
  * lanes (VD, VI); vector v holds samples h0 + v W .. h0 + v W + W - 1, i.e. lanes u W .. u W + W - 1
  * of the 8-lane order with u = v mod (8 / W), and the vectors of one iteration are accumulated in

@@ -1485,13 +1485,14 @@ static void test_oom(void)
     dpdo_dataset_destroy(ds);
 }
 
-/* ---- the 8-lane full-batch logistic kernel (kernels_l8.c) ------------------------------------ */
-/* Plain C model of its order: per sample the margin from 0 over j in order, the vmath exp,
- * c = -y ((s >= 0 ? 1 : e) / (1 + e)), clipped, a = scale c; lane h mod 8 accumulates a x_hj (and
- * the loss) in order of h; lanes combined as ((0+4)+(1+5))+((2+6)+(3+7)). */
-static void l8_model(const double *X, const double *y, const double *norm, const int64_t *rows,
-                     int64_t q, int64_t d, const double *w, double clip, double scale, double *grad,
-                     double *loss, int64_t *ncl)
+/* ---- the 8-lane full-batch kernel of the built-in losses (kernels_l8.c) ------------------------ */
+/* Plain C model of its order: per sample the margin from 0 over j in order, the coefficient of the
+ * loss (logistic: the vmath exp, c = -y ((s >= 0 ? 1 : e) / (1 + e)); hinge; squared), clipped,
+ * a = scale c; lane h mod 8 accumulates a x_hj (and the loss) in order of h; lanes combined as
+ * ((0+4)+(1+5))+((2+6)+(3+7)). */
+static void l8_model(int kind, const double *X, const double *y, const double *norm,
+                     const int64_t *rows, int64_t q, int64_t d, const double *w, double clip,
+                     double scale, double *grad, double *loss, int64_t *ncl)
 {
     double G[16][8] = {{0}}, L[8] = {0};
     *ncl = 0;
@@ -1499,9 +1500,20 @@ static void l8_model(const double *X, const double *y, const double *norm, const
         const double *x = X + rows[h] * d;
         double m = 0.0;
         for (int64_t j = 0; j < d; j++) m += x[j] * w[j];
-        double s = -y[rows[h]] * m;
-        double e = dpdo__exp_neg(s < 0 ? s : -s);
-        double c = -y[rows[h]] * ((s >= 0 ? 1.0 : e) / (1.0 + e));
+        double s = -y[rows[h]] * m, c, l;
+        if (kind == DPDO__L8_LOGISTIC) { /* lib/model/loss.c's phi functions, written out */
+            double e = dpdo__exp_neg(s < 0 ? s : -s);
+            c = -y[rows[h]] * ((s >= 0 ? 1.0 : e) / (1.0 + e));
+            l = (s > 0 ? s : 0.0) + dpdo__log1p01(e);
+        } else if (kind == DPDO__L8_HINGE) {
+            double z = 1.0 - y[rows[h]] * m;
+            c = z > 0.0 ? -y[rows[h]] : 0.0;
+            l = z > 0.0 ? z : 0.0;
+        } else {
+            double r = m - y[rows[h]];
+            c = r;
+            l = 0.5 * r * r;
+        }
         if (clip > 0.0 && fabs(c) * norm[rows[h]] > clip) {
             double cc = clip / norm[rows[h]];
             while (cc * norm[rows[h]] > clip) cc = nextafter(cc, 0.0);
@@ -1509,7 +1521,7 @@ static void l8_model(const double *X, const double *y, const double *norm, const
             ++*ncl;
         }
         for (int64_t j = 0; j < d; j++) G[j][h % 8] += (scale * c) * x[j];
-        L[h % 8] += (s > 0 ? s : 0.0) + dpdo__log1p01(e);
+        L[h % 8] += l;
     }
     for (int64_t j = 0; j < d; j++)
         grad[j] += ((G[j][0] + G[j][4]) + (G[j][1] + G[j][5])) + ((G[j][2] + G[j][6]) + (G[j][3] + G[j][7]));
@@ -1565,29 +1577,30 @@ static void test_logit8_paths(void)
                     struct dpdo__tcopy *tc = NULL;
                     CHECK_EQ(dpdo__tcopy_build(sh[s], &tc), DPDO_OK);
                     CHECK(tc != NULL && tc->q == q && tc->qp % DPDO__L8_PAD == 0 && tc->qp >= q && tc->qp < q + DPDO__L8_PAD);
-                    for (int cl = 0; cl < 2; cl++) {
+                    for (int kc = 0; kc < 6; kc++) {
+                        const int kind = kc / 2, cl = kc % 2;
                         const double clip = cl ? 0.05 : 0.0, scale = 1.0 / (double)q;
                         double gm[16] = {0}, lm = 0;
                         int64_t nm = 0;
-                        l8_model(X, y, norm, rl, q, d, w, clip, scale, gm, &lm, &nm);
+                        l8_model(kind, X, y, norm, rl, q, d, w, clip, scale, gm, &lm, &nm);
                         clipped_cases += nm > 0;
                         for (int path = 0; path <= 3; path++) {
                             if (!l8_path_available(path)) {
                                 double g[16] = {0};
-                                CHECK_EQ(dpdo__lin_grad_logistic8(ds, sh[s]->rows, sh[s]->first, q, NULL, w, clip, scale, g, NULL, NULL, path), 0);
+                                CHECK_EQ(dpdo__lin_grad_full8(ds, sh[s]->rows, sh[s]->first, q, NULL, kind, w, clip, scale, g, NULL, NULL, path), 0);
                                 continue;
                             }
                             for (int usetc = 0; usetc < 2; usetc++) {
                                 double g[16] = {0}, l = -1;
                                 int64_t nc = -1;
-                                CHECK_EQ(dpdo__lin_grad_logistic8(ds, sh[s]->rows, sh[s]->first, q, usetc ? tc : NULL, w, clip, scale, g, &l, &nc, path), 1);
+                                CHECK_EQ(dpdo__lin_grad_full8(ds, sh[s]->rows, sh[s]->first, q, usetc ? tc : NULL, kind, w, clip, scale, g, &l, &nc, path), 1);
                                 int ok = same_bits(l, lm) && nc == nm;
                                 for (int64_t j = 0; j < d; j++) ok &= same_bits(g[j], gm[j]);
-                                CHECK_MSG(ok, "q %lld d %lld |w| %g shard %d clip %g path %d tc %d: grad[0] %a model %a, loss %a model %a, clipped %lld model %lld",
-                                          (long long)q, (long long)d, WS[iw], s, clip, path, usetc, g[0], gm[0], l, lm, (long long)nc, (long long)nm);
+                                CHECK_MSG(ok, "kind %d q %lld d %lld |w| %g shard %d clip %g path %d tc %d: grad[0] %a model %a, loss %a model %a, clipped %lld model %lld",
+                                          kind, (long long)q, (long long)d, WS[iw], s, clip, path, usetc, g[0], gm[0], l, lm, (long long)nc, (long long)nm);
                                 /* without the loss: the same gradient bits */
                                 double g2[16] = {0};
-                                dpdo__lin_grad_logistic8(ds, sh[s]->rows, sh[s]->first, q, usetc ? tc : NULL, w, clip, scale, g2, NULL, NULL, path);
+                                dpdo__lin_grad_full8(ds, sh[s]->rows, sh[s]->first, q, usetc ? tc : NULL, kind, w, clip, scale, g2, NULL, NULL, path);
                                 for (int64_t j = 0; j < d; j++) CHECK(same_bits(g2[j], gm[j]));
                                 checked++;
                             }
@@ -1595,7 +1608,7 @@ static void test_logit8_paths(void)
                         /* long-double reference of the mean gradient (no clipping), relative to
                          * the sum of the magnitudes of its terms; plus 1e-300 absolute: exp(x) is 0
                          * below x = -708.39 by design (the exact value is below 2.3e-308) */
-                        if (!cl) {
+                        if (!cl && kind != DPDO__L8_HINGE) { /* hinge: c is a step at y m = 1 */
                             long double ref[16] = {0}, mag[16] = {0};
                             for (int64_t h = 0; h < q; h++) {
                                 const double *x = X + rl[h] * d;
@@ -1603,8 +1616,8 @@ static void test_logit8_paths(void)
                                 for (int64_t j = 0; j < d; j++) m += (long double)x[j] * w[j];
                                 long double sv = -y[rl[h]] * m;
                                 long double sig = sv >= 0 ? 1.0L / (1.0L + expl(-sv)) : expl(sv) / (1.0L + expl(sv));
-                                underflow += sv < -708.4L;
-                                long double c = -y[rl[h]] * sig;
+                                underflow += kind == DPDO__L8_LOGISTIC && sv < -708.4L;
+                                long double c = kind == DPDO__L8_LOGISTIC ? -y[rl[h]] * sig : m - y[rl[h]];
                                 for (int64_t j = 0; j < d; j++) {
                                     ref[j] += c * x[j] / (long double)q;
                                     mag[j] += fabsl(c * x[j]) / (long double)q;
@@ -1612,8 +1625,8 @@ static void test_logit8_paths(void)
                             }
                             for (int64_t j = 0; j < d; j++)
                                 CHECK_MSG(fabsl(gm[j] - ref[j]) <= 1e-12L * mag[j] + 1e-300L && mag[j] > 0,
-                                          "q %lld d %lld j %lld: %.17g vs long double %.17Lg (mag %Lg)",
-                                          (long long)q, (long long)d, (long long)j, gm[j], ref[j], mag[j]);
+                                          "kind %d q %lld d %lld j %lld: %.17g vs long double %.17Lg (mag %Lg)",
+                                          kind, (long long)q, (long long)d, (long long)j, gm[j], ref[j], mag[j]);
                         }
                     }
                     dpdo__tcopy_free(tc);
@@ -1651,7 +1664,7 @@ static void test_logit8_paths(void)
             if (!l8_path_available(path)) continue;
             for (int usetc = 0; usetc < 2; usetc++) {
                 double g[D] = {0}, l = 0;
-                CHECK_EQ(dpdo__lin_grad_logistic8(ds, NULL, 0, Q, usetc ? tc : NULL, w, 0.0, 1.0, g, &l, NULL, path), 1);
+                CHECK_EQ(dpdo__lin_grad_full8(ds, NULL, 0, Q, usetc ? tc : NULL, DPDO__L8_LOGISTIC, w, 0.0, 1.0, g, &l, NULL, path), 1);
                 CHECK_MSG(isnan(g[0]) && isnan(g[1]) && isnan(g[2]) && isnan(l), "path %d tc %d", path, usetc);
             }
         }
@@ -1666,8 +1679,8 @@ static void test_logit8_paths(void)
         CHECK_EQ(dpdo_dataset_create(&ds), DPDO_OK);
         CHECK_EQ(dpdo_dataset_set_dense(ds, 1, 17, X, y, DPDO_COPY), DPDO_OK);
         double g[17] = {0};
-        CHECK_EQ(dpdo__lin_grad_logistic8(ds, NULL, 0, 1, NULL, X, 0.0, 1.0, g, NULL, NULL, -1), 0);
-        CHECK_EQ(dpdo__logistic8_applies(ds), 0);
+        CHECK_EQ(dpdo__lin_grad_full8(ds, NULL, 0, 1, NULL, DPDO__L8_LOGISTIC, X, 0.0, 1.0, g, NULL, NULL, -1), 0);
+        CHECK_EQ(dpdo__full8_applies(ds), 0);
         dpdo_shard *sh = NULL;
         CHECK_EQ(dpdo_shard_create_range(&sh, ds, 0, 1), DPDO_OK);
         struct dpdo__tcopy *tc = (struct dpdo__tcopy *)1;

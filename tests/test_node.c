@@ -197,7 +197,7 @@ static void checks_and_errors(void)
 
 /* The transposed copy (dpdo__node_prepare_full, built by Fed-PLT's prepare) is a cache: node
  * evaluation gives the same bits with and without it (value, gradient, clipped count; full batch
- * and a mini-batch), a second prepare keeps the first copy, and non-logistic nodes get none. */
+ * and a mini-batch; logistic and hinge), and a second prepare keeps the first copy. */
 static void full_batch_copy(void)
 {
     dpdo_dataset *ds = NULL;
@@ -220,8 +220,8 @@ static void full_batch_copy(void)
     CHECK(tc != NULL && tc->q == 11 && tc->d == D);
     CHECK_EQ(dpdo__node_prepare_full(a), DPDO_OK);
     CHECK(atomic_load(&a->tcopy) == tc);
-    CHECK_EQ(dpdo__node_prepare_full(h), DPDO_OK);
-    CHECK(atomic_load(&h->tcopy) == NULL);
+    CHECK_EQ(dpdo__node_prepare_full(h), DPDO_OK); /* every built-in loss gets one */
+    CHECK(atomic_load(&h->tcopy) != NULL && atomic_load(&h->tcopy) != tc);
     CHECK(atomic_load(&b->tcopy) == NULL);
     const double w[D] = {0.3, -1.2, 0.05, 2.0};
     const int64_t idx[] = {1, 5, 5, 10};
@@ -237,6 +237,9 @@ static void full_batch_copy(void)
             CHECK(memcmp(ga, gb, sizeof ga) == 0 && memcmp(ga, gl, sizeof ga) == 0);
             CHECK(ca == cb && ca == cc);
             CHECK(!cl || ca > 0); /* the clip bound is active */
+            CHECK_EQ(dpdo_node_eval(h, w, D, mb ? idx : NULL, mb ? 4 : 0, clip, &va, ga, &ca), DPDO_OK);
+            CHECK_EQ(dpdo_loss_eval(hl, sh, w, D, mb ? idx : NULL, mb ? 4 : 0, clip, &vl, gl, &cc), DPDO_OK);
+            CHECK(memcmp(&va, &vl, sizeof va) == 0 && memcmp(ga, gl, sizeof ga) == 0 && ca == cc);
         }
     dpdo_node_destroy(a);
     dpdo_node_destroy(b);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Full-batch gradient (and loss) of the built-in logistic loss over short dense rows
- * (d <= DPDO__L8_DMAX = 16), in 8 lanes over a transposed copy of the rows (issue 19, Fed-PLT).
+/* Full-batch gradient (and loss) of the built-in losses (logistic, hinge, squared) over short
+ * dense rows (d <= DPDO__L8_DMAX = 16), in 8 lanes over a transposed copy of the rows (issue 19,
+ * Fed-PLT: the local solvers' gradient steps).
  *
  * Layout. dpdo__tcopy_build copies a shard's q rows once into xt[j * qp + h] (feature j of
  * sample h, qp = q rounded up to a multiple of 32, zeros beyond q) and ny[h] = -y_h: (d + 1) qp
@@ -10,36 +11,39 @@
  * layout (same operations, same bits; slower).
  *
  * Order of the operations (every path, bit for bit):
- *   per sample h:  m_h = (...((0 + x_h0 w_0) + x_h1 w_1) + ...) + x_h,d-1 w_d-1,
- *                  s_h = (-y_h) m_h, e_h = exp(-|s_h|) (vmath_impl.h), c_h = (-y_h) *
- *                  ((s_h >= 0 ? 1 : e_h) / (1 + e_h)) (dpdo__phi_logistic's coefficient),
- *                  clipped by dpdo__clip_coef when clip > 0, a_h = scale * c_h,
- *                  loss_h = (s_h > 0 ? s_h : 0) + log1p(e_h) (only when asked for);
+ *   per sample h:  m_h = (...((0 + x_h0 w_0) + x_h1 w_1) + ...) + x_h,d-1 w_d-1, s_h = (-y_h) m_h;
+ *                  logistic: e_h = exp(-|s_h|) (vmath_impl.h), c_h = (-y_h) *
+ *                    ((s_h >= 0 ? 1 : e_h) / (1 + e_h)), loss_h = (s_h > 0 ? s_h : 0) + log1p(e_h);
+ *                  hinge: z = 1 + s_h (= 1 - y m exactly), c_h = z > 0 ? -y_h : 0,
+ *                    loss_h = z > 0 ? z : 0;
+ *                  squared: r = m_h + (-y_h) (= m - y exactly), c_h = r, loss_h = 0.5 r r;
+ *                  (bit for bit the phi functions of lib/model/loss.c), clipped by dpdo__clip_coef
+ *                  when clip > 0, a_h = scale * c_h; loss_h only when asked for;
  *   lane k = 0..7 accumulates, for h = k, k + 8, k + 16, ... < q in this order,
  *                  G_j[k] += a_h x_hj (from G_j[k] = +0) and L[k] += loss_h;
  *   at the end     grad[j] += ((G_j[0] + G_j[4]) + (G_j[1] + G_j[5])) +
  *                             ((G_j[2] + G_j[6]) + (G_j[3] + G_j[7])),
  *                  *loss_sum = the same tree over L.
  * Lanes beyond q (the last block) contribute exact zeros. No FMA (-ffp-contract=off), no
- * reassociation: the scalar path (8 accumulators per feature), GCC vectors of 8 doubles compiled
- * for SSE2 (4 xmm), AVX2 (2 ymm) and AVX-512F (1 zmm) execute the same IEEE operations on every
- * element. (NaN results are NaN on every path; their sign and payload bits may differ.)
+ * reassociation: the scalar path (8 accumulators per feature), GCC vectors compiled for SSE2
+ * (xmm pairs), AVX2 (ymm) and AVX-512F (zmm) execute the same IEEE operations on every element.
+ * (NaN results are NaN on every path; their sign and payload bits may differ.)
  *
  * This is a different summation order from dpdo__lin_grad_logistic's (4 interleaved sums per
- * 256-row chunk) and from the row kernels': a deliberate numeric change of full-batch logistic
- * results on short rows (docs/performance.md). */
+ * 256-row chunk) and from the row kernels' (dpdo__lin_grad): a deliberate numeric change of
+ * full-batch results of the built-in losses on short dense rows (docs/performance.md). */
 #include "data_impl.h"
 #include "vmath_impl.h"
 #include <math.h>
 #include <string.h>
 
 #ifndef DPDO__NO_LOGIT8
-int dpdo__logistic8_applies(const struct dpdo_dataset *ds)
+int dpdo__full8_applies(const struct dpdo_dataset *ds)
 {
     return ds->layout == DPDO__DS_DENSE && ds->d >= 1 && ds->d <= DPDO__L8_DMAX;
 }
 #else
-int dpdo__logistic8_applies(const struct dpdo_dataset *ds)
+int dpdo__full8_applies(const struct dpdo_dataset *ds)
 {
     (void)ds;
     return 0;
@@ -74,8 +78,8 @@ static inline void l8_gather(const struct dpdo_dataset *ds, const int64_t *rows,
 
 /* ---- portable scalar path: 8 accumulators per feature ------------------------------------ */
 static void l8_scalar(const struct dpdo_dataset *ds, const int64_t *rows, int64_t first, int64_t q,
-                      const struct dpdo__tcopy *tc, const double *w, double clip, double scale,
-                      double *grad, double *loss_sum, int64_t *ncl)
+                      const struct dpdo__tcopy *tc, int kind, const double *w, double clip,
+                      double scale, double *grad, double *loss_sum, int64_t *ncl)
 {
     const int64_t d = ds->d, st = tc ? tc->qp : 8;
     double G[DPDO__L8_DMAX][8], LS[8], buf[DPDO__L8_DMAX * 8], nyb[8];
@@ -93,14 +97,22 @@ static void l8_scalar(const struct dpdo_dataset *ds, const int64_t *rows, int64_
             double m = 0.0;
             for (int64_t j = 0; j < d; j++)
                 m += xb[j * st + t] * w[j];
-            double s = nyp[t] * m;
-            double e = dpdo__exp_neg(s < 0 ? s : -s);
-            double c = nyp[t] * ((s >= 0 ? 1.0 : e) / (1.0 + e));
-            C[t] = t < nv ? c : 0.0;
-            if (loss_sum) {
-                double l = (s > 0 ? s : 0.0) + dpdo__log1p01(e);
-                LS[t] += t < nv ? l : 0.0;
+            double s = nyp[t] * m, c, l;
+            if (kind == DPDO__L8_LOGISTIC) {
+                double e = dpdo__exp_neg(s < 0 ? s : -s);
+                c = nyp[t] * ((s >= 0 ? 1.0 : e) / (1.0 + e));
+                l = loss_sum ? (s > 0 ? s : 0.0) + dpdo__log1p01(e) : 0.0;
+            } else if (kind == DPDO__L8_HINGE) {
+                double z = 1.0 + s; /* 1 - y m */
+                c = z > 0.0 ? nyp[t] : 0.0;
+                l = z > 0.0 ? z : 0.0;
+            } else {
+                double r = m + nyp[t]; /* m - y */
+                c = r;
+                l = 0.5 * r * r;
             }
+            C[t] = t < nv ? c : 0.0;
+            if (loss_sum) LS[t] += t < nv ? l : 0.0;
         }
         if (clip > 0.0)
             for (int t = 0; t < nv; t++)
@@ -139,12 +151,13 @@ typedef int64_t l4i __attribute__((vector_size(32), aligned(8), may_alias));
  * written as a loop over v, so that the compiler interleaves the NV independent chains (the exp
  * and the division have long latencies). DD > 0: d is that constant (the j loops unroll), 0:
  * ds->d. The copy and the gather buffer hold whole iterations (qp: a multiple of DPDO__L8_PAD). */
-#define L8_KERNEL(NAME, ATTR, DD, VD, VI, W, SB)                                                   \
+#define L8_KERNEL(NAME, ATTR, DD, VD, VI, W, SB, KL)                                               \
     ATTR static void NAME(const struct dpdo_dataset *ds, const int64_t *rows, int64_t first,       \
-                          int64_t q, const struct dpdo__tcopy *tc, const double *w, double clip,   \
-                          double scale, double *grad, double *loss_sum, int64_t *ncl)              \
+                          int64_t q, const struct dpdo__tcopy *tc, int kind, const double *w,      \
+                          double clip, double scale, double *grad, double *loss_sum, int64_t *ncl) \
     {                                                                                              \
         enum { NU = 8 / W, NV = SB / W };                                                          \
+        if (KL >= 0) kind = KL; /* a logistic instance: the other branches fold away */           \
         const int64_t d = DD > 0 ? DD : ds->d, st = tc ? tc->qp : SB;                              \
         const VD VZ = {0}, ONE = VZ + 1.0;                                                         \
         VI LANE;                                                                                   \
@@ -170,34 +183,51 @@ typedef int64_t l4i __attribute__((vector_size(32), aligned(8), may_alias));
             L8_UNROLL for (int64_t j = 0; j < d; j++)                                              \
                 L8_UNROLL for (int v = 0; v < NV; v++)                                             \
                     M[v] += *(const VD *)(xb + j * st + v * W) * w[j];                             \
-            L8_UNROLL for (int v = 0; v < NV; v++) {                                               \
-                S[v] = NY[v] * M[v];                                                               \
-                NA[v] = L8SEL(VD, VI, S[v] < 0, S[v], -S[v]); /* -|s|; NaN stays NaN */            \
+            L8_UNROLL for (int v = 0; v < NV; v++) S[v] = NY[v] * M[v];                            \
+            VD LV[NV];                                                                             \
+            if (kind == DPDO__L8_LOGISTIC) {                                                       \
+                L8_UNROLL for (int v = 0; v < NV; v++)                                             \
+                    NA[v] = L8SEL(VD, VI, S[v] < 0, S[v], -S[v]); /* -|s|; NaN stays NaN */        \
+                L8_UNROLL for (int v = 0; v < NV; v++) {                                           \
+                    const VD T = NA[v] * DPDO__INV_LN2 + DPDO__EXP_SHIFT;                          \
+                    const VD KD = T - DPDO__EXP_SHIFT;                                             \
+                    const VD R = (NA[v] - KD * DPDO__LN2_HI) - KD * DPDO__LN2_LO;                  \
+                    const VI KI = (VI)T - (VI)(VZ + DPDO__EXP_SHIFT);                              \
+                    const VD R2 = R * R, R4 = R2 * R2, R8 = R4 * R4;                               \
+                    E[v] = DPDO__EXP_POLY(R, R2, R4, R8) * (VD)((KI + 1023) << 52);                \
+                    E[v] = L8SEL(VD, VI, NA[v] < DPDO__EXP_MIN, VZ, E[v]);                         \
+                }                                                                                  \
+                L8_UNROLL for (int v = 0; v < NV; v++)                                             \
+                    C[v] = NY[v] * (L8SEL(VD, VI, S[v] >= 0, ONE, E[v]) / (ONE + E[v]));           \
+                if (loss_sum)                                                                      \
+                    for (int v = 0; v < NV; v++) {                                                 \
+                        const VD BIG = L8SEL(VD, VI, E[v] > 0x1.a827999fcef34p-2, ONE, VZ);        \
+                        const VD NU_ = E[v] - BIG, DE = (ONE + ONE) + (E[v] + BIG);                \
+                        const VD SS = NU_ / DE, Z = SS * SS;                                       \
+                        const VD L = BIG * DPDO__LN2_HI +                                          \
+                                     ((SS + SS) + (SS * DPDO__ATANH_POLY(Z) + BIG * DPDO__LN2_LO)); \
+                        LV[v] = L8SEL(VD, VI, S[v] > 0, S[v], VZ) + L;                             \
+                    }                                                                              \
+            } else if (kind == DPDO__L8_HINGE) {                                                   \
+                for (int v = 0; v < NV; v++) {                                                     \
+                    const VD Z = ONE + S[v]; /* 1 - y m */                                         \
+                    C[v] = L8SEL(VD, VI, Z > 0, NY[v], VZ);                                        \
+                    LV[v] = L8SEL(VD, VI, Z > 0, Z, VZ);                                           \
+                }                                                                                  \
+            } else {                                                                               \
+                for (int v = 0; v < NV; v++) {                                                     \
+                    const VD R = M[v] + NY[v]; /* m - y */                                         \
+                    C[v] = R;                                                                      \
+                    LV[v] = 0.5 * R * R;                                                           \
+                }                                                                                  \
             }                                                                                      \
-            L8_UNROLL for (int v = 0; v < NV; v++) {                                               \
-                const VD T = NA[v] * DPDO__INV_LN2 + DPDO__EXP_SHIFT;                              \
-                const VD KD = T - DPDO__EXP_SHIFT;                                                 \
-                const VD R = (NA[v] - KD * DPDO__LN2_HI) - KD * DPDO__LN2_LO;                      \
-                const VI KI = (VI)T - (VI)(VZ + DPDO__EXP_SHIFT);                                  \
-                const VD R2 = R * R, R4 = R2 * R2, R8 = R4 * R4;                                   \
-                E[v] = DPDO__EXP_POLY(R, R2, R4, R8) * (VD)((KI + 1023) << 52);                    \
-                E[v] = L8SEL(VD, VI, NA[v] < DPDO__EXP_MIN, VZ, E[v]);                             \
-            }                                                                                      \
-            L8_UNROLL for (int v = 0; v < NV; v++)                                                 \
-                C[v] = NY[v] * (L8SEL(VD, VI, S[v] >= 0, ONE, E[v]) / (ONE + E[v]));               \
             if (nv < SB)                                                                           \
                 for (int v = 0; v < NV; v++)                                                       \
                     C[v] = L8SEL(VD, VI, LANE + v * W < (VI){0} + nv, C[v], VZ);                   \
             if (loss_sum)                                                                          \
                 for (int v = 0; v < NV; v++) {                                                     \
-                    const VD BIG = L8SEL(VD, VI, E[v] > 0x1.a827999fcef34p-2, ONE, VZ);            \
-                    const VD NU_ = E[v] - BIG, DE = (ONE + ONE) + (E[v] + BIG);                    \
-                    const VD SS = NU_ / DE, Z = SS * SS;                                           \
-                    VD L = BIG * DPDO__LN2_HI +                                                    \
-                           ((SS + SS) + (SS * DPDO__ATANH_POLY(Z) + BIG * DPDO__LN2_LO));          \
-                    L = L8SEL(VD, VI, S[v] > 0, S[v], VZ) + L;                                     \
-                    if (nv < SB) L = L8SEL(VD, VI, LANE + v * W < (VI){0} + nv, L, VZ);            \
-                    LS[v % NU] += L;                                                               \
+                    if (nv < SB) LV[v] = L8SEL(VD, VI, LANE + v * W < (VI){0} + nv, LV[v], VZ);    \
+                    LS[v % NU] += LV[v];                                                           \
                 }                                                                                  \
             if (clip > 0.0) { /* through memory here only, so that C stays in registers */        \
                 double cs[SB];                                                                     \
@@ -227,22 +257,24 @@ typedef int64_t l4i __attribute__((vector_size(32), aligned(8), may_alias));
     }
 
 typedef void (*l8_fn)(const struct dpdo_dataset *, const int64_t *, int64_t, int64_t,
-                      const struct dpdo__tcopy *, const double *, double, double, double *,
+                      const struct dpdo__tcopy *, int, const double *, double, double, double *,
                       double *, int64_t *);
 
-/* one instance per d = 1 .. 8 and one for d = 9 .. 16 */
+/* logistic: one instance per d = 1 .. 8 and one for d = 9 .. 16; hinge and squared (a few
+ * operations per sample beside the margin and the gradient): one instance for every d */
 /* clang-format off */
 #define L8_SET(SUF, ATTR, VD, VI, W, SB)                                                           \
-    L8_KERNEL(l8_1_##SUF, ATTR, 1, VD, VI, W, SB) L8_KERNEL(l8_2_##SUF, ATTR, 2, VD, VI, W, SB)    \
-    L8_KERNEL(l8_3_##SUF, ATTR, 3, VD, VI, W, SB) L8_KERNEL(l8_4_##SUF, ATTR, 4, VD, VI, W, SB)    \
-    L8_KERNEL(l8_5_##SUF, ATTR, 5, VD, VI, W, SB) L8_KERNEL(l8_6_##SUF, ATTR, 6, VD, VI, W, SB)    \
-    L8_KERNEL(l8_7_##SUF, ATTR, 7, VD, VI, W, SB) L8_KERNEL(l8_8_##SUF, ATTR, 8, VD, VI, W, SB)    \
-    L8_KERNEL(l8_n_##SUF, ATTR, 0, VD, VI, W, SB)                                                  \
-    static l8_fn l8_pick_##SUF(int64_t d)                                                          \
+    L8_KERNEL(l8_1_##SUF, ATTR, 1, VD, VI, W, SB, 0) L8_KERNEL(l8_2_##SUF, ATTR, 2, VD, VI, W, SB, 0) \
+    L8_KERNEL(l8_3_##SUF, ATTR, 3, VD, VI, W, SB, 0) L8_KERNEL(l8_4_##SUF, ATTR, 4, VD, VI, W, SB, 0) \
+    L8_KERNEL(l8_5_##SUF, ATTR, 5, VD, VI, W, SB, 0) L8_KERNEL(l8_6_##SUF, ATTR, 6, VD, VI, W, SB, 0) \
+    L8_KERNEL(l8_7_##SUF, ATTR, 7, VD, VI, W, SB, 0) L8_KERNEL(l8_8_##SUF, ATTR, 8, VD, VI, W, SB, 0) \
+    L8_KERNEL(l8_n_##SUF, ATTR, 0, VD, VI, W, SB, 0)                                               \
+    L8_KERNEL(l8_g_##SUF, ATTR, 0, VD, VI, W, SB, -1)                                              \
+    static l8_fn l8_pick_##SUF(int64_t d, int kind)                                                \
     {                                                                                              \
         static const l8_fn f[9] = {l8_n_##SUF, l8_1_##SUF, l8_2_##SUF, l8_3_##SUF, l8_4_##SUF,     \
                                    l8_5_##SUF, l8_6_##SUF, l8_7_##SUF, l8_8_##SUF};                \
-        return f[d <= 8 ? d : 0];                                                                  \
+        return kind != DPDO__L8_LOGISTIC ? l8_g_##SUF : f[d <= 8 ? d : 0];                         \
     }
 /* clang-format on */
 L8_SET(sse2, , l4d, l4i, 4, 8)
@@ -253,12 +285,13 @@ L8_SET(avx512, __attribute__((target("avx512f"))), l8d, l8i, 8, 32)
 #endif
 #endif /* GCC vectors */
 
-int dpdo__lin_grad_logistic8(const struct dpdo_dataset *ds, const int64_t *rows, int64_t first,
-                             int64_t q, const struct dpdo__tcopy *tc, const double *w, double clip,
-                             double scale, double *grad, double *loss_sum, int64_t *nclipped,
-                             int path)
+int dpdo__lin_grad_full8(const struct dpdo_dataset *ds, const int64_t *rows, int64_t first,
+                         int64_t q, const struct dpdo__tcopy *tc, int kind, const double *w,
+                         double clip, double scale, double *grad, double *loss_sum,
+                         int64_t *nclipped, int path)
 {
     if (ds->layout != DPDO__DS_DENSE || ds->d < 1 || ds->d > DPDO__L8_DMAX) return 0;
+    if (kind != DPDO__L8_LOGISTIC && kind != DPDO__L8_HINGE && kind != DPDO__L8_SQUARED) return 0;
     if (tc && (tc->q != q || tc->d != ds->d)) tc = NULL; /* not this call's rows */
 #ifdef L8_X86
     const int best = __builtin_cpu_supports("avx512f") ? 3 : __builtin_cpu_supports("avx2") ? 2 : 1;
@@ -275,19 +308,19 @@ int dpdo__lin_grad_logistic8(const struct dpdo_dataset *ds, const int64_t *rows,
     switch (path) {
 #ifdef L8_X86
     case 3:
-        l8_pick_avx512(ds->d)(ds, rows, first, q, tc, w, clip, scale, grad, ls, &ncl);
+        l8_pick_avx512(ds->d, kind)(ds, rows, first, q, tc, kind, w, clip, scale, grad, ls, &ncl);
         break;
     case 2:
-        l8_pick_avx2(ds->d)(ds, rows, first, q, tc, w, clip, scale, grad, ls, &ncl);
+        l8_pick_avx2(ds->d, kind)(ds, rows, first, q, tc, kind, w, clip, scale, grad, ls, &ncl);
         break;
 #endif
 #ifdef L8_VEC
     case 1:
-        l8_pick_sse2(ds->d)(ds, rows, first, q, tc, w, clip, scale, grad, ls, &ncl);
+        l8_pick_sse2(ds->d, kind)(ds, rows, first, q, tc, kind, w, clip, scale, grad, ls, &ncl);
         break;
 #endif
     default:
-        l8_scalar(ds, rows, first, q, tc, w, clip, scale, grad, ls, &ncl);
+        l8_scalar(ds, rows, first, q, tc, kind, w, clip, scale, grad, ls, &ncl);
         break;
     }
     if (loss_sum) *loss_sum = lsum;
@@ -299,7 +332,7 @@ int dpdo__tcopy_build(const struct dpdo_shard *sh, struct dpdo__tcopy **out)
 {
     *out = NULL;
     const struct dpdo_dataset *ds = sh->parent;
-    if (!dpdo__logistic8_applies(ds) || sh->n < 1) return DPDO_OK;
+    if (!dpdo__full8_applies(ds) || sh->n < 1) return DPDO_OK;
     const int64_t q = sh->n, d = ds->d;
     if (q > INT64_MAX - DPDO__L8_PAD) return DPDO_E_NOMEM;
     const int64_t qp = (q + DPDO__L8_PAD - 1) / DPDO__L8_PAD * DPDO__L8_PAD;

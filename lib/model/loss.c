@@ -384,10 +384,14 @@ static int eval_core(const struct dpdo_loss *loss, const struct dpdo_shard *sh,
         /* the built-in logistic loss on short dense rows: one vectorised pass (loss values only
          * when asked for) */
         const int logit = loss->builtin == DPDO__LOSS_LOGISTIC;
-        if (logit && !idx && dpdo__logistic8_applies(ds)) {
-            /* a full batch of short dense rows: 8 lanes (kernels_l8.c; its own summation order) */
-            dpdo__lin_grad_logistic8(ds, sh->rows, sh->first, count, tc, x, clipb, sc, acc,
-                                     value ? &lsum : NULL, &ncl, -1);
+        if (loss->builtin >= 0 && !idx && dpdo__full8_applies(ds)) {
+            /* a full batch of short dense rows, built-in loss: 8 lanes (kernels_l8.c; its own
+             * summation order) */
+            const int kind = logit                                    ? DPDO__L8_LOGISTIC
+                             : loss->builtin == DPDO__LOSS_HINGE ? DPDO__L8_HINGE
+                                                                 : DPDO__L8_SQUARED;
+            dpdo__lin_grad_full8(ds, sh->rows, sh->first, count, tc, kind, x, clipb, sc, acc,
+                                 value ? &lsum : NULL, &ncl, -1);
         } else if (!idx && sh->rows) {
             if (!logit || !dpdo__lin_grad_logistic(ds, sh->rows, count, x, clipb, sc, acc,
                                                    value ? &lsum : NULL, &ncl))

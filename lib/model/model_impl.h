@@ -94,12 +94,12 @@ double dpdo__phi_conjugate(int builtin, double u, double y);
 int dpdo__loss_eval(const struct dpdo_loss *loss, const struct dpdo_shard *sh, const double *x,
                     const int64_t *idx, int64_t m, double clip, double *value, double *grad,
                     int64_t *nclipped, double *scratch, char *err);
-/* dpdo__loss_eval with the node's transposed copy (if built) for a full batch (idx NULL) of the
- * built-in logistic loss on short dense rows: the same bits as dpdo__loss_eval, faster. */
+/* dpdo__loss_eval with the node's transposed copy (if built) for a full batch (idx NULL) of a
+ * built-in loss on short dense rows: the same bits as dpdo__loss_eval, faster. */
 int dpdo__loss_eval_node(struct dpdo_node *nd, const double *x, const int64_t *idx, int64_t m,
                          double clip, double *value, double *grad, int64_t *nclipped, char *err);
-/* Build the node's transposed copy once if it can be used (built-in logistic loss, a local shard
- * of dense rows with d <= 16): (d + 1) * ceil8(q) doubles. Safe against a concurrent call on the
+/* Build the node's transposed copy once if it can be used (a built-in loss, a local shard of
+ * dense rows with d <= 16): (d + 1) * qp doubles, qp = q rounded up to a multiple of 32. Safe against a concurrent call on the
  * same node (compare-and-swap; the loser frees its copy). DPDO_OK (also when not applicable),
  * DPDO_E_NOMEM. */
 int dpdo__node_prepare_full(struct dpdo_node *nd);
@@ -123,7 +123,7 @@ struct dpdo_node {
     int64_t dim;
     double *scratch;     /* 2*dim */
     int64_t remote_rows; /* > 0: a remote node (no shard; data on another process) */
-    /* transposed copy of the shard's rows for full-batch logistic gradients (kernels_l8.c),
+    /* transposed copy of the shard's rows for full-batch built-in loss gradients (kernels_l8.c),
      * built by dpdo__node_prepare_full (an algorithm's prepare), NULL until then; published once
      * with compare-and-swap, read with acquire, freed with the node; a cache only: the results
      * are the same bits without it */

@@ -58,7 +58,7 @@ DPDO_API int dpdo_node_create(dpdo_node **out, dpdo_shard *shard, dpdo_loss *los
 
 int dpdo__node_prepare_full(struct dpdo_node *nd)
 {
-    if (!nd->shard || nd->loss->builtin != DPDO__LOSS_LOGISTIC ||
+    if (!nd->shard || nd->loss->builtin < 0 || nd->loss->kind != DPDO_LOSS_KIND_PHI ||
         atomic_load_explicit(&nd->tcopy, memory_order_acquire))
         return DPDO_OK;
     struct dpdo__tcopy *tc = NULL, *none = NULL;

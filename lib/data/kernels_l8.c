@@ -74,7 +74,8 @@ static inline void l8_gather(const struct dpdo_dataset *ds, const int64_t *rows,
     }
 }
 
-#define L8_TREE(v) ((((v)[0] + (v)[4]) + ((v)[1] + (v)[5])) + (((v)[2] + (v)[6]) + ((v)[3] + (v)[7])))
+#define L8_TREE(v)                                                                                 \
+    ((((v)[0] + (v)[4]) + ((v)[1] + (v)[5])) + (((v)[2] + (v)[6]) + ((v)[3] + (v)[7])))
 
 /* ---- portable scalar path: 8 accumulators per feature ------------------------------------ */
 static void l8_scalar(const struct dpdo_dataset *ds, const int64_t *rows, int64_t first, int64_t q,
@@ -143,14 +144,16 @@ typedef int64_t l4i __attribute__((vector_size(32), aligned(8), may_alias));
 /* lane-wise mask ? a : b for vector type VD / integer vector type VI */
 #define L8SEL(VD, VI, mask, a, b) ((VD)(((VI)(a) & (mask)) | ((VI)(b) & ~(mask))))
 
-/* SB = 8, 16 or 32 samples per iteration (one to four 8-sample blocks; SSE2 8, AVX2 16, AVX-512 32: the
- * fastest measured on Zen 4) as NV = SB / W vectors of W
- * lanes (VD, VI); vector v holds samples h0 + v W .. h0 + v W + W - 1, i.e. lanes u W .. u W + W - 1
- * of the 8-lane order with u = v mod (8 / W), and the vectors of one iteration are accumulated in
- * order of v (so the blocks of one iteration are the same as one after the other). Each step is
- * written as a loop over v, so that the compiler interleaves the NV independent chains (the exp
- * and the division have long latencies). DD > 0: d is that constant (the j loops unroll), 0:
- * ds->d. The copy and the gather buffer hold whole iterations (qp: a multiple of DPDO__L8_PAD). */
+/* SB = 8, 16 or 32 samples per iteration (one to four 8-sample blocks; SSE2 8, AVX2 16, AVX-512 32:
+ * the fastest measured on Zen 4) as NV = SB / W vectors of W lanes (VD, VI); vector v holds samples
+ * h0 + v W .. h0 + v W + W - 1, i.e. lanes u W .. u W + W - 1 of the 8-lane order with u = v mod (8
+ * / W), and the vectors of one iteration are accumulated in order of v (so the blocks of one
+ * iteration are the same as one after the other). Each step is written as a loop over v, so that
+ * the compiler interleaves the NV independent chains (the exp and the division have long
+ * latencies). DD > 0: d is that constant (the j loops unroll), 0: ds->d. The copy and the gather
+ * buffer hold whole iterations (qp: a multiple of DPDO__L8_PAD). */
+/* the kernel body is laid out by hand (L8_UNROLL precedes its loops) */
+/* clang-format off */
 #define L8_KERNEL(NAME, ATTR, DD, VD, VI, W, SB, KL)                                               \
     ATTR static void NAME(const struct dpdo_dataset *ds, const int64_t *rows, int64_t first,       \
                           int64_t q, const struct dpdo__tcopy *tc, int kind, const double *w,      \
@@ -255,6 +258,8 @@ typedef int64_t l4i __attribute__((vector_size(32), aligned(8), may_alias));
             *loss_sum = L8_TREE(t8);                                                               \
         }                                                                                          \
     }
+
+/* clang-format on */
 
 typedef void (*l8_fn)(const struct dpdo_dataset *, const int64_t *, int64_t, int64_t,
                       const struct dpdo__tcopy *, int, const double *, double, double, double *,

@@ -387,9 +387,9 @@ static int eval_core(const struct dpdo_loss *loss, const struct dpdo_shard *sh,
         if (loss->builtin >= 0 && !idx && dpdo__full8_applies(ds)) {
             /* a full batch of short dense rows, built-in loss: 8 lanes (kernels_l8.c; its own
              * summation order) */
-            const int kind = logit                                    ? DPDO__L8_LOGISTIC
-                             : loss->builtin == DPDO__LOSS_HINGE ? DPDO__L8_HINGE
-                                                                 : DPDO__L8_SQUARED;
+            int kind = DPDO__L8_SQUARED;
+            if (logit) kind = DPDO__L8_LOGISTIC;
+            if (loss->builtin == DPDO__LOSS_HINGE) kind = DPDO__L8_HINGE;
             dpdo__lin_grad_full8(ds, sh->rows, sh->first, count, tc, kind, x, clipb, sc, acc,
                                  value ? &lsum : NULL, &ncl, -1);
         } else if (!idx && sh->rows) {

@@ -99,9 +99,9 @@ int dpdo__loss_eval(const struct dpdo_loss *loss, const struct dpdo_shard *sh, c
 int dpdo__loss_eval_node(struct dpdo_node *nd, const double *x, const int64_t *idx, int64_t m,
                          double clip, double *value, double *grad, int64_t *nclipped, char *err);
 /* Build the node's transposed copy once if it can be used (a built-in loss, a local shard of
- * dense rows with d <= 16): (d + 1) * qp doubles, qp = q rounded up to a multiple of 32. Safe against a concurrent call on the
- * same node (compare-and-swap; the loser frees its copy). DPDO_OK (also when not applicable),
- * DPDO_E_NOMEM. */
+ * dense rows with d <= 16): (d + 1) * qp doubles, qp = q rounded up to a multiple of 32. Safe
+ * against a concurrent call on the same node (compare-and-swap; the loser frees its copy).
+ * DPDO_OK (also when not applicable), DPDO_E_NOMEM. */
 int dpdo__node_prepare_full(struct dpdo_node *nd);
 /* The same, but the gradient is accumulated in grad itself (no scratch copy): grad must not
  * overlap x or scratch, and it holds garbage after a failure. For the engine's per-round
@@ -123,13 +123,13 @@ struct dpdo_node {
     int64_t dim;
     double *scratch;     /* 2*dim */
     int64_t remote_rows; /* > 0: a remote node (no shard; data on another process) */
+    int64_t borrowers;   /* reference solvers borrowing this node */
+    int doomed;          /* destroy requested while borrowed */
     /* transposed copy of the shard's rows for full-batch built-in loss gradients (kernels_l8.c),
      * built by dpdo__node_prepare_full (an algorithm's prepare), NULL until then; published once
      * with compare-and-swap, read with acquire, freed with the node; a cache only: the results
      * are the same bits without it */
     _Atomic(struct dpdo__tcopy *) tcopy;
-    int64_t borrowers;   /* reference solvers borrowing this node */
-    int doomed;          /* destroy requested while borrowed */
     char errmsg[DPDO__ERRMSG_LEN];
 };
 void dpdo__node_retain(struct dpdo_node *nd);

@@ -484,13 +484,27 @@ int dpdo__loss_eval(const struct dpdo_loss *loss, const struct dpdo_shard *sh, c
     return eval_core(loss, sh, NULL, x, idx, m, clip, value, grad, nclipped, scratch, err, 0);
 }
 
-int dpdo__loss_eval_node(struct dpdo_node *nd, const double *x, const int64_t *idx, int64_t m,
-                         double clip, double *value, double *grad, int64_t *nclipped, char *err)
+static int eval_node(struct dpdo_node *nd, const double *x, const int64_t *idx, int64_t m,
+                     double clip, double *value, double *grad, int64_t *nclipped, char *err,
+                     int direct)
 {
     const struct dpdo__tcopy *tc =
         idx ? NULL : atomic_load_explicit(&nd->tcopy, memory_order_acquire);
     return eval_core(nd->loss, nd->shard, tc, x, idx, m, clip, value, grad, nclipped, nd->scratch,
-                     err, 0);
+                     err, direct);
+}
+
+int dpdo__loss_eval_node(struct dpdo_node *nd, const double *x, const int64_t *idx, int64_t m,
+                         double clip, double *value, double *grad, int64_t *nclipped, char *err)
+{
+    return eval_node(nd, x, idx, m, clip, value, grad, nclipped, err, 0);
+}
+
+int dpdo__loss_eval_node_into(struct dpdo_node *nd, const double *x, const int64_t *idx, int64_t m,
+                              double clip, double *value, double *grad, int64_t *nclipped,
+                              char *err)
+{
+    return eval_node(nd, x, idx, m, clip, value, grad, nclipped, err, 1);
 }
 
 int dpdo__loss_eval_into(const struct dpdo_loss *loss, const struct dpdo_shard *sh, const double *x,

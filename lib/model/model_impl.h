@@ -98,6 +98,11 @@ int dpdo__loss_eval(const struct dpdo_loss *loss, const struct dpdo_shard *sh, c
  * built-in loss on short dense rows: the same bits as dpdo__loss_eval, faster. */
 int dpdo__loss_eval_node(struct dpdo_node *nd, const double *x, const int64_t *idx, int64_t m,
                          double clip, double *value, double *grad, int64_t *nclipped, char *err);
+/* The same, accumulating into grad itself (as dpdo__loss_eval_into: grad garbage after a
+ * failure); for the local solvers, whose gradient buffer is a workspace. */
+int dpdo__loss_eval_node_into(struct dpdo_node *nd, const double *x, const int64_t *idx, int64_t m,
+                              double clip, double *value, double *grad, int64_t *nclipped,
+                              char *err);
 /* Build the node's transposed copy once if it can be used (a built-in loss, a local shard of
  * dense rows with d <= 16): (d + 1) * qp doubles, qp = q rounded up to a multiple of 32. Safe
  * against a concurrent call on the same node (compare-and-swap; the loser frees its copy).

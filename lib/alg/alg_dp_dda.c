@@ -44,7 +44,7 @@ typedef struct dda {
     int64_t idx_B;
     dpdo__sampling_desc *samp; /* n (allocated at configure) */
     int64_t *match;            /* 2n scratch for injected matchings */
-    unsigned char *bad;        /* n: check()'s per-node finiteness flags (outside the arena) */
+    unsigned char *bad;        /* n: combine()'s per-node finiteness flags for check() (outside the arena) */
 } dda;
 
 #define Z(e, P, i) ((e)->blk[(P)->bz].cur + (size_t)(i) * (size_t)(e)->d)
@@ -580,6 +580,10 @@ static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
     return DPDO_OK;
 }
 
+/* local(): messages of up to NZ_AHEAD coordinates draw their noise ahead of the gradient; longer
+ * ones in chunks of NZ_CHUNK (even: every chunk but the last takes whole generator blocks) */
+enum { NZ_AHEAD = 4096, NZ_CHUNK = 512 };
+
 static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, int64_t i)
 {
     (void)stage;
@@ -606,16 +610,49 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
     if (rc)
         return dpdo__eng_err(e, rc, i, "drawing the sample failed (generator code %d)",
                              dpdo__stream_cb_code(&st));
+    /* Continuous noise is added in the pass that forms the message (dpdo__eng_noise_fused): for
+     * short messages (up to NZ_AHEAD coordinates) it is drawn first, into the node's loss scratch
+     * (dpdo__loss_eval_into leaves its first d doubles alone), while the sample rows, the iterate
+     * and z come in from memory; longer ones draw it in L1-sized chunks inside that pass. Secure
+     * (grid) noise, which rounds the gradient, keeps the separate draw. All give the bits of
+     * g -> g + noise -> z + a_t g. */
+    double scale = NAN, *nz = nd->scratch;
+    const int weak = DPDO__WEAKENED(e, DPDO__WEAKEN_SENS_DOUBLE);
+    if (e->pv.sigma > 0 && !weak &&
+        (rc = dpdo__eng_noise_gauss_fused(e, i, e->pv.sigma, e->pv.sens, &scale)))
+        return rc;
+    const int ahead = scale == scale && d <= NZ_AHEAD;
+    if (scale == scale) dpdo__stream_open(&st, e->rng, (uint64_t)i, p->t, DPDO_PURPOSE_NOISE);
+    if (ahead) {
+        dpdo__shard_prefetch(nd->shard, idx, cnt);
+        dpdo__prefetch(X(e, P, i), d * sizeof(double)); /* read by the gradient, */
+        dpdo__prefetch(z, d * sizeof(double));          /* and by the message */
+        dpdo__stream_normals(&st, nz, d);
+    }
     char err[DPDO__ERRMSG_LEN] = "";
     int64_t ncl = 0;
     /* g is built in the message row, then turned into the message in place */
     rc = dpdo__loss_eval_into(nd->loss, nd->shard, X(e, P, i), idx, cnt, P->clip, NULL, msg, &ncl,
                               nd->scratch, err);
     if (rc) return dpdo__eng_err(e, rc, i, "%s", err);
-    if (DPDO__WEAKENED(e, DPDO__WEAKEN_SENS_DOUBLE)) /* test build: twice the charged sensitivity */
+    if (weak) /* test build: twice the charged sensitivity */
         for (size_t k = 0; k < d; k++)
             msg[k] *= 2;
     dpdo__eng_probe(e, DPDO__PH_GRAD);
+    if (scale == scale) {
+        if (ahead) {
+            dpdo__eng_noise_affine(msg, z, at, scale, nz, d);
+        } else {
+            double buf[NZ_CHUNK];
+            for (size_t k0 = 0; k0 < d; k0 += NZ_CHUNK) {
+                size_t len = d - k0 < NZ_CHUNK ? d - k0 : NZ_CHUNK;
+                dpdo__stream_normals(&st, buf, len);
+                dpdo__eng_noise_affine(msg + k0, z + k0, at, scale, buf, len);
+            }
+        }
+        dpdo__eng_probe(e, DPDO__PH_NOISE);
+        return dpdo__eng_noise_status(e, &st, i);
+    }
     if (e->pv.sigma > 0) {
         dpdo__stream_open(&st, e->rng, (uint64_t)i, p->t, DPDO_PURPOSE_NOISE);
         if ((rc = dpdo__eng_noise_gauss(e, &st, i, e->pv.sigma, e->pv.sens, msg, d))) return rc;
@@ -626,6 +663,13 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
     return DPDO_OK;
 }
 
+/* combine() in blocks of CB coordinates that stay in L1: the block of z_new is summed from the
+ * messages (the same order of additions per coordinate as whole-vector passes: bits unchanged),
+ * mapped to x_new and tested for finiteness while it is in cache (issue 19: the round used to
+ * make 3 more passes over z_new and x_new: the regularizer's argument scan and check()'s two). */
+enum { CB = 256 };
+typedef enum { SUM_ZERO, SUM_COPY, SUM_AVERAGE, SUM_WEIGHTED } sum_kind;
+
 static int combine(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, int64_t i)
 {
     (void)stage;
@@ -634,44 +678,97 @@ static int combine(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage,
     size_t d = (size_t)e->d;
     const double *msg = SCR(e, P->smsg);
     double *zn = SCR(e, P->sznew) + (size_t)i * d, *xn = SCR(e, P->sxnew) + (size_t)i * d;
-    if (P->all_transmit) { /* (5) with the static W of the network (closed neighbourhood, CSR order)
-                            */
+    /* the terms of z_new: msg rows src[t] with weights (SUM_ZERO: 0 + sum w x; SUM_COPY: row i;
+     * SUM_AVERAGE: (x_0 + x_1 + ...) / count; SUM_WEIGHTED: w_0 x_0 + w_1 x_1 + ...) */
+    sum_kind kind;
+    const int64_t *src = NULL;
+    const double *wt = NULL;
+    int64_t cnt = 0;
+    double inv = 0.0;
+    if (P->all_transmit) { /* (5) with the static W of the network (closed neighbourhood, CSR
+                              order) */
         const struct dpdo_network *net = e->net;
-        memset(zn, 0, d * sizeof(double));
-        for (int64_t q = net->rowptr[i]; q < net->rowptr[i + 1]; q++) {
-            const double *xj = msg + (size_t)net->col[q] * d;
-            double w = net->val[q];
-            for (size_t k = 0; k < d; k++)
-                zn[k] += w * xj[k];
-        }
+        kind = SUM_ZERO;
+        src = net->col + net->rowptr[i];
+        wt = net->val + net->rowptr[i];
+        cnt = net->rowptr[i + 1] - net->rowptr[i];
     } else if (!r->is_active[i]) {
-        memcpy(zn, msg + (size_t)i * d, d * sizeof(double)); /* isolated computing node */
+        kind = SUM_COPY; /* isolated computing node */
     } else if (r->full_average) {
-        memcpy(zn, msg + (size_t)r->active[0] * d, d * sizeof(double));
-        for (int64_t t = 1; t < r->nactive; t++) {
-            const double *xj = msg + (size_t)r->active[t] * d;
-            for (size_t k = 0; k < d; k++)
-                zn[k] += xj[k];
-        }
-        double inv = 1.0 / (double)r->nactive;
-        for (size_t k = 0; k < d; k++)
-            zn[k] *= inv;
+        kind = SUM_AVERAGE;
+        src = r->active;
+        cnt = r->nactive;
+        inv = 1.0 / (double)r->nactive;
     } else {
+        kind = SUM_WEIGHTED;
         int64_t b0 = r->wptr[r->pos[i]], b1 = r->wptr[r->pos[i] + 1];
-        const double *x0 = msg + (size_t)r->wcol[b0] * d;
-        double w0 = r->wval[b0];
-        for (size_t k = 0; k < d; k++)
-            zn[k] = w0 * x0[k];
-        for (int64_t q = b0 + 1; q < b1; q++) {
-            const double *xj = msg + (size_t)r->wcol[q] * d;
-            double w = r->wval[q];
-            for (size_t k = 0; k < d; k++)
-                zn[k] += w * xj[k];
+        src = r->wcol + b0;
+        wt = r->wval + b0;
+        cnt = b1 - b0;
+    }
+    char err[DPDO__ERRMSG_LEN] = "";
+    dpdo__reg_pmap pm;
+    int rc = dpdo__reg_da_pointwise(e->reg, P->iota * A_of(P, p->t + 1), gamma_of(P, p->t + 1), &pm,
+                                    err);
+    if (rc) return dpdo__eng_err(e, rc, i, "primal map: %s", err);
+    int bad = 0;
+    for (size_t k0 = 0; k0 < d; k0 += CB) {
+        size_t len = d - k0 < CB ? d - k0 : CB;
+        double *zb = zn + k0;
+        switch (kind) {
+        case SUM_ZERO:
+            memset(zb, 0, len * sizeof(double));
+            for (int64_t t = 0; t < cnt; t++) {
+                const double *xj = msg + (size_t)src[t] * d + k0;
+                double w = wt[t];
+                for (size_t k = 0; k < len; k++)
+                    zb[k] += w * xj[k];
+            }
+            break;
+        case SUM_COPY:
+            memcpy(zb, msg + (size_t)i * d + k0, len * sizeof(double));
+            break;
+        case SUM_AVERAGE:
+            memcpy(zb, msg + (size_t)src[0] * d + k0, len * sizeof(double));
+            for (int64_t t = 1; t < cnt; t++) {
+                const double *xj = msg + (size_t)src[t] * d + k0;
+                for (size_t k = 0; k < len; k++)
+                    zb[k] += xj[k];
+            }
+            for (size_t k = 0; k < len; k++)
+                zb[k] *= inv;
+            break;
+        case SUM_WEIGHTED: {
+            const double *x0 = msg + (size_t)src[0] * d + k0;
+            double w0 = wt[0];
+            for (size_t k = 0; k < len; k++)
+                zb[k] = w0 * x0[k];
+            for (int64_t t = 1; t < cnt; t++) {
+                const double *xj = msg + (size_t)src[t] * d + k0;
+                double w = wt[t];
+                for (size_t k = 0; k < len; k++)
+                    zb[k] += w * xj[k];
+            }
+            break;
+        }
+        }
+        if (pm.kind != DPDO__PMAP_NONE) {
+            dpdo__reg_pmap_apply(&pm, zb, xn + k0, len);
+            bad |= dpdo__first_nonfinite(zb, len) < len || dpdo__first_nonfinite(xn + k0, len) < len;
         }
     }
     dpdo__eng_probe(e, DPDO__PH_GOSSIP);
-    int rc = da_map(e, zn, P->iota * A_of(P, p->t + 1), gamma_of(P, p->t + 1), xn);
-    if (rc) return dpdo__eng_err(e, rc, i, "primal map: %s", dpdo_regularizer_errmsg(e->reg));
+    if (pm.kind == DPDO__PMAP_NONE) { /* a map that is not coordinate-wise: whole vectors */
+        if (dpdo__first_nonfinite(zn, d) < d) {
+            bad = 1; /* check() names the coordinate */
+        } else {
+            rc = da_map(e, zn, P->iota * A_of(P, p->t + 1), gamma_of(P, p->t + 1), xn);
+            if (rc)
+                return dpdo__eng_err(e, rc, i, "primal map: %s", dpdo_regularizer_errmsg(e->reg));
+            bad = dpdo__first_nonfinite(xn, d) < d;
+        }
+    }
+    P->bad[i] = (unsigned char)bad;
     dpdo__eng_probe(e, DPDO__PH_PRIMAL);
     return DPDO_OK;
 }
@@ -690,26 +787,18 @@ static int64_t node_of(const per_node *a, int64_t c)
     return a->P->all_transmit ? c : a->p->comp[c];
 }
 
-static void scan_node(void *arg, int64_t c)
-{
-    const per_node *a = arg;
-    size_t d = (size_t)a->e->d;
-    int64_t i = node_of(a, c);
-    a->P->bad[c] = dpdo__first_nonfinite(SCR(a->e, a->P->sznew) + (size_t)i * d, d) < d ||
-                   dpdo__first_nonfinite(SCR(a->e, a->P->sxnew) + (size_t)i * d, d) < d;
-}
-
 static int check(dpdo__eng *e, void *priv, const dpdo__plan *p)
 {
     dda *P = priv;
     size_t d = (size_t)e->d;
     int64_t cnt = P->all_transmit ? e->n : p->ncomp;
     per_node a = {e, P, p, 0.0};
-    dpdo__par_for(e, cnt, scan_node, &a);
+    /* combine() flagged its node (bad[i], written by every combine of the round; a process of a
+     * distributed run sees flags of the nodes it hosts only, the others stay 0) */
     for (int64_t c = 0; c < cnt; c++) {
-        if (!P->bad[c])
-            continue; /* the message of the first flagged node in order, as a serial scan */
         int64_t i = node_of(&a, c);
+        if (!P->bad[i])
+            continue; /* the message of the first flagged node in order, as a serial scan */
         const double *zn = SCR(e, P->sznew) + (size_t)i * d, *xn = SCR(e, P->sxnew) + (size_t)i * d;
         size_t k = dpdo__first_nonfinite(zn, d);
         if (k < d)
@@ -723,6 +812,17 @@ static int check(dpdo__eng *e, void *priv, const dpdo__plan *p)
     return DPDO_OK;
 }
 
+/* one pass: s += x w with the old x, then x = x_new, z = z_new (five distinct rows) */
+static void install(double *restrict s, double *restrict x, double *restrict z,
+                    const double *restrict xn, const double *restrict zn, double w, size_t d)
+{
+    for (size_t k = 0; k < d; k++) {
+        s[k] += x[k] * w;
+        x[k] = xn[k];
+        z[k] = zn[k];
+    }
+}
+
 static void commit_node(void *arg, int64_t c)
 {
     const per_node *a = arg;
@@ -732,12 +832,9 @@ static void commit_node(void *arg, int64_t c)
     uint64_t *last = e->scr[P->slast];
     int64_t i = node_of(a, c);
     double *s = S(e, P, i), *x = X(e, P, i);
-    double w = a->At - A_of(P, last[i]);
-    for (size_t k = 0; k < d; k++)
-        s[k] += x[k] * w;
+    install(s, x, Z(e, P, i), SCR(e, P->sxnew) + (size_t)i * d, SCR(e, P->sznew) + (size_t)i * d,
+            a->At - A_of(P, last[i]), d);
     last[i] = a->p->t;
-    memcpy(Z(e, P, i), SCR(e, P->sznew) + (size_t)i * d, d * sizeof(double));
-    memcpy(x, SCR(e, P->sxnew) + (size_t)i * d, d * sizeof(double));
 }
 
 static void commit(dpdo__eng *e, void *priv, const dpdo__plan *p)

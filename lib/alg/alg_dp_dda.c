@@ -44,6 +44,7 @@ typedef struct dda {
     int64_t idx_B;
     dpdo__sampling_desc *samp; /* n (allocated at configure) */
     int64_t *match;            /* 2n scratch for injected matchings */
+    unsigned char *xkept;      /* n: combine() stored x_new (a map that is not coordinate-wise) */
     unsigned char *bad;        /* n: combine()'s per-node finiteness flags for check() (outside the arena) */
 } dda;
 
@@ -118,11 +119,13 @@ static void release(dpdo__eng *e, void *priv)
     dpdo__free(P->samp);
     dpdo__free(P->match);
     dpdo__free(P->bad);
+    dpdo__free(P->xkept);
     P->r_ok = 0;
     P->idx = NULL;
     P->samp = NULL;
     P->match = NULL;
     P->bad = NULL;
+    P->xkept = NULL;
 }
 
 static int configure_common(dpdo__eng *e, dda *P)
@@ -150,7 +153,8 @@ static int configure_common(dpdo__eng *e, dda *P)
     P->samp = dpdo__calloc((size_t)n, sizeof *P->samp);
     P->match = dpdo__calloc((size_t)n * 2, sizeof *P->match);
     P->bad = dpdo__calloc((size_t)n, 1);
-    if (!P->samp || !P->match || !P->bad) return DPDO_E_NOMEM;
+    P->xkept = dpdo__calloc((size_t)n, 1);
+    if (!P->samp || !P->match || !P->bad || !P->xkept) return DPDO_E_NOMEM;
     return DPDO_OK;
 }
 
@@ -752,9 +756,10 @@ static int combine(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage,
             break;
         }
         }
-        if (pm.kind != DPDO__PMAP_NONE) {
-            dpdo__reg_pmap_apply(&pm, zb, xn + k0, len);
-            bad |= dpdo__first_nonfinite(zb, len) < len || dpdo__first_nonfinite(xn + k0, len) < len;
+        if (pm.kind != DPDO__PMAP_NONE) { /* x_new is only tested here; commit() maps again */
+            double xb[CB];
+            dpdo__reg_pmap_apply(&pm, zb, xb, len);
+            bad |= dpdo__first_nonfinite(zb, len) < len || dpdo__first_nonfinite(xb, len) < len;
         }
     }
     dpdo__eng_probe(e, DPDO__PH_GOSSIP);
@@ -769,6 +774,7 @@ static int combine(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage,
         }
     }
     P->bad[i] = (unsigned char)bad;
+    P->xkept[i] = pm.kind == DPDO__PMAP_NONE; /* x_new is in its scratch row */
     dpdo__eng_probe(e, DPDO__PH_PRIMAL);
     return DPDO_OK;
 }
@@ -780,6 +786,7 @@ typedef struct per_node {
     dda *P;
     const dpdo__plan *p;
     double At;
+    dpdo__reg_pmap pm; /* the primal map of the round when it is coordinate-wise */
 } per_node;
 
 static int64_t node_of(const per_node *a, int64_t c)
@@ -787,12 +794,19 @@ static int64_t node_of(const per_node *a, int64_t c)
     return a->P->all_transmit ? c : a->p->comp[c];
 }
 
+/* the round's primal map constants (combine() checked its arguments) */
+static void round_map(const dpdo__eng *e, const dda *P, const dpdo__plan *p, dpdo__reg_pmap *pm)
+{
+    dpdo__reg_pmap_of(e->reg, P->iota * A_of(P, p->t + 1), gamma_of(P, p->t + 1), pm);
+}
+
 static int check(dpdo__eng *e, void *priv, const dpdo__plan *p)
 {
     dda *P = priv;
     size_t d = (size_t)e->d;
     int64_t cnt = P->all_transmit ? e->n : p->ncomp;
-    per_node a = {e, P, p, 0.0};
+    per_node a = {e, P, p, 0.0, {0}};
+    round_map(e, P, p, &a.pm);
     /* combine() flagged its node (bad[i], written by every combine of the round; a process of a
      * distributed run sees flags of the nodes it hosts only, the others stay 0) */
     for (int64_t c = 0; c < cnt; c++) {
@@ -804,10 +818,12 @@ static int check(dpdo__eng *e, void *priv, const dpdo__plan *p)
         if (k < d)
             return dpdo__eng_err(e, DPDO_E_NUMERIC, i, "z[%zu] = %g after the dual update", k,
                                  zn[k]);
-        k = dpdo__first_nonfinite(xn, d);
-        if (k < d)
-            return dpdo__eng_err(e, DPDO_E_NUMERIC, i, "x[%zu] = %g after the primal update", k,
-                                 xn[k]);
+        for (k = 0; k < d; k++) { /* x_new: kept, or the coordinate-wise map of z_new */
+            double v = P->xkept[i] ? xn[k] : dpdo__reg_pmap_one(&a.pm, zn[k]);
+            if (!isfinite(v))
+                return dpdo__eng_err(e, DPDO_E_NUMERIC, i, "x[%zu] = %g after the primal update",
+                                     k, v);
+        }
     }
     return DPDO_OK;
 }
@@ -823,6 +839,16 @@ static void install(double *restrict s, double *restrict x, double *restrict z,
     }
 }
 
+/* the same with x_new = map(z_new) computed here (combine() did not store it), block by block */
+static void install_map(double *restrict s, double *restrict x, double *restrict z,
+                        const dpdo__reg_pmap *pm, const double *restrict zn, double w, size_t d)
+{
+    for (size_t k = 0; k < d; k++)
+        s[k] += x[k] * w;
+    dpdo__reg_pmap_apply(pm, zn, x, d);
+    memcpy(z, zn, d * sizeof(double));
+}
+
 static void commit_node(void *arg, int64_t c)
 {
     const per_node *a = arg;
@@ -831,16 +857,22 @@ static void commit_node(void *arg, int64_t c)
     size_t d = (size_t)e->d;
     uint64_t *last = e->scr[P->slast];
     int64_t i = node_of(a, c);
-    double *s = S(e, P, i), *x = X(e, P, i);
-    install(s, x, Z(e, P, i), SCR(e, P->sxnew) + (size_t)i * d, SCR(e, P->sznew) + (size_t)i * d,
-            a->At - A_of(P, last[i]), d);
+    double *s = S(e, P, i), *x = X(e, P, i), w = a->At - A_of(P, last[i]);
+    const double *zn = SCR(e, P->sznew) + (size_t)i * d;
+    if (P->xkept[i])
+        install(s, x, Z(e, P, i), SCR(e, P->sxnew) + (size_t)i * d, zn, w, d);
+    else
+        for (size_t k0 = 0; k0 < d; k0 += CB) /* s and x stay in L1 between the two passes */
+            install_map(s + k0, x + k0, Z(e, P, i) + k0, &a->pm, zn + k0, w,
+                        d - k0 < CB ? d - k0 : CB);
     last[i] = a->p->t;
 }
 
 static void commit(dpdo__eng *e, void *priv, const dpdo__plan *p)
 {
     dda *P = priv;
-    per_node a = {e, P, p, A_of(P, p->t)};
+    per_node a = {e, P, p, A_of(P, p->t), {0}};
+    round_map(e, P, p, &a.pm);
     dpdo__par_for(e, P->all_transmit ? e->n : p->ncomp, commit_node, &a);
 }
 

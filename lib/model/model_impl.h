@@ -62,6 +62,11 @@ typedef struct dpdo__reg_pmap {
 int dpdo__reg_da_pointwise(struct dpdo_regularizer *reg, double kappa, double gamma,
                            dpdo__reg_pmap *pm, char *err);
 void dpdo__reg_pmap_apply(const dpdo__reg_pmap *pm, const double *z, double *x, size_t n);
+/* The constants alone (no checks, no callbacks: the same pm as a successful
+ * dpdo__reg_da_pointwise with these arguments); the map of one coordinate (NaN for kind NONE). */
+void dpdo__reg_pmap_of(const struct dpdo_regularizer *reg, double kappa, double gamma,
+                       dpdo__reg_pmap *pm);
+double dpdo__reg_pmap_one(const dpdo__reg_pmap *pm, double z);
 /* scalar prox of lambda u^2/(1+u^2): global minimiser (exposed for tests) */
 double dpdo__ncvx_prox1(double v, double lambda, double t);
 

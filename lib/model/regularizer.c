@@ -614,6 +614,21 @@ int dpdo__reg_da_pointwise(struct dpdo_regularizer *reg, double kappa, double ga
                          "dual-averaging map of '%s' with gamma = 0 needs kappa * modulus > 0 "
                          "(kappa = %g, modulus = %g): the argmin is not unique or does not exist",
                          reg->type->name, kappa, mu);
+    dpdo__reg_pmap_of(reg, kappa, gamma, pm);
+    return DPDO_OK;
+}
+
+void dpdo__reg_pmap_of(const struct dpdo_regularizer *reg, double kappa, double gamma,
+                       dpdo__reg_pmap *pm)
+{
+    pm->kind = DPDO__PMAP_NONE;
+    pm->tau = 0.0;
+    pm->c = 0.0;
+    if (!reg) {
+        pm->kind = DPDO__PMAP_DIV;
+        pm->c = gamma;
+        return;
+    }
     const double *p = reg->p;
     switch (reg->kind) {
     case DPDO__REG_NONE:
@@ -631,7 +646,20 @@ int dpdo__reg_da_pointwise(struct dpdo_regularizer *reg, double kappa, double ga
     default:
         break;
     }
-    return DPDO_OK;
+}
+
+double dpdo__reg_pmap_one(const dpdo__reg_pmap *pm, double z)
+{
+    switch (pm->kind) {
+    case DPDO__PMAP_SCALE:
+        return z * pm->c;
+    case DPDO__PMAP_SOFT:
+        return soft(z, pm->tau) * pm->c;
+    case DPDO__PMAP_DIV:
+        return -z / pm->c;
+    default:
+        return NAN;
+    }
 }
 
 void dpdo__reg_pmap_apply(const dpdo__reg_pmap *pm, const double *z, double *x, size_t n)

@@ -674,6 +674,131 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
 enum { CB = 256 };
 typedef enum { SUM_ZERO, SUM_COPY, SUM_AVERAGE, SUM_WEIGHTED } sum_kind;
 
+typedef struct cb_args {
+    const double *msg;
+    const int64_t *src;
+    const double *wt;
+    int64_t cnt;
+    double inv;
+    size_t d;
+    int64_t i;
+    sum_kind kind;
+    const dpdo__reg_pmap *pm;
+    double *zn;
+} cb_args;
+
+/* 1 if some x[k] is Inf or NaN (exponent all ones: adding 1 at its lowest bit carries into the
+ * sign bit), branch-free so that it vectorises */
+static inline int any_nonfinite(const double *x, size_t n)
+{
+    uint64_t acc = 0;
+    for (size_t k = 0; k < n; k++) {
+        uint64_t b;
+        memcpy(&b, x + k, sizeof b);
+        acc |= (b & 0x7ff0000000000000ull) + 0x0010000000000000ull;
+    }
+    return (int)(acc >> 63);
+}
+
+/* x = map(z), coordinate by coordinate: the arithmetic of dpdo__reg_pmap_apply */
+static inline void map_block(const dpdo__reg_pmap *pm, const double *restrict z,
+                             double *restrict x, size_t n)
+{
+    const double c = pm->c, tau = pm->tau;
+    switch (pm->kind) {
+    case DPDO__PMAP_SCALE:
+        for (size_t k = 0; k < n; k++)
+            x[k] = z[k] * c;
+        break;
+    case DPDO__PMAP_SOFT:
+        for (size_t k = 0; k < n; k++) {
+            double a = z[k] - tau, b = z[k] + tau;
+            x[k] = ((a > 0.0 ? a : 0.0) + (b < 0.0 ? b : 0.0)) * c;
+        }
+        break;
+    case DPDO__PMAP_DIV:
+        for (size_t k = 0; k < n; k++)
+            x[k] = -z[k] / c;
+        break;
+    default:
+        break;
+    }
+}
+
+/* The blocks of combine(): z_new summed (the order of additions of whole-vector passes), and for
+ * a coordinate-wise map x_new computed into an L1 buffer and both tested. Returns 1 if a value
+ * is not finite. Compiled twice, for AVX2 and for the baseline: the same operations in the same
+ * order (no FMA), so the same bits. */
+#define COMBINE_BLOCKS(NAME, ATTR)                                                                 \
+    ATTR static int NAME(const cb_args *a)                                                         \
+    {                                                                                              \
+        const size_t d = a->d;                                                                     \
+        int bad = 0;                                                                               \
+        for (size_t k0 = 0; k0 < d; k0 += CB) {                                                    \
+            size_t len = d - k0 < CB ? d - k0 : CB;                                                \
+            double *restrict zb = a->zn + k0;                                                      \
+            switch (a->kind) {                                                                     \
+            case SUM_ZERO:                                                                         \
+                memset(zb, 0, len * sizeof(double));                                               \
+                for (int64_t t = 0; t < a->cnt; t++) {                                             \
+                    const double *restrict xj = a->msg + (size_t)a->src[t] * d + k0;               \
+                    double w = a->wt[t];                                                           \
+                    for (size_t k = 0; k < len; k++)                                               \
+                        zb[k] += w * xj[k];                                                        \
+                }                                                                                  \
+                break;                                                                             \
+            case SUM_COPY:                                                                         \
+                memcpy(zb, a->msg + (size_t)a->i * d + k0, len * sizeof(double));                  \
+                break;                                                                             \
+            case SUM_AVERAGE:                                                                      \
+                memcpy(zb, a->msg + (size_t)a->src[0] * d + k0, len * sizeof(double));             \
+                for (int64_t t = 1; t < a->cnt; t++) {                                             \
+                    const double *restrict xj = a->msg + (size_t)a->src[t] * d + k0;               \
+                    for (size_t k = 0; k < len; k++)                                               \
+                        zb[k] += xj[k];                                                            \
+                }                                                                                  \
+                for (size_t k = 0; k < len; k++)                                                   \
+                    zb[k] *= a->inv;                                                               \
+                break;                                                                             \
+            case SUM_WEIGHTED: {                                                                   \
+                const double *restrict x0 = a->msg + (size_t)a->src[0] * d + k0;                   \
+                double w0 = a->wt[0];                                                              \
+                for (size_t k = 0; k < len; k++)                                                   \
+                    zb[k] = w0 * x0[k];                                                            \
+                for (int64_t t = 1; t < a->cnt; t++) {                                             \
+                    const double *restrict xj = a->msg + (size_t)a->src[t] * d + k0;               \
+                    double w = a->wt[t];                                                           \
+                    for (size_t k = 0; k < len; k++)                                               \
+                        zb[k] += w * xj[k];                                                        \
+                }                                                                                  \
+                break;                                                                             \
+            }                                                                                      \
+            }                                                                                      \
+            if (a->pm->kind != DPDO__PMAP_NONE) { /* x_new is only tested; commit() maps again */  \
+                double xb[CB];                                                                     \
+                map_block(a->pm, zb, xb, len);                                                     \
+                bad |= any_nonfinite(zb, len) | any_nonfinite(xb, len);                            \
+            }                                                                                      \
+        }                                                                                          \
+        return bad;                                                                                \
+    }
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define DDA_AVX2 __attribute__((target("avx2")))
+static int cpu_avx2(void)
+{
+    return __builtin_cpu_supports("avx2"); /* libgcc's CPU model, filled before main */
+}
+#else
+#define DDA_AVX2
+static int cpu_avx2(void)
+{
+    return 0;
+}
+#endif
+COMBINE_BLOCKS(combine_blocks_avx2, DDA_AVX2)
+COMBINE_BLOCKS(combine_blocks_base, )
+
 static int combine(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, int64_t i)
 {
     (void)stage;
@@ -715,53 +840,8 @@ static int combine(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage,
     int rc = dpdo__reg_da_pointwise(e->reg, P->iota * A_of(P, p->t + 1), gamma_of(P, p->t + 1), &pm,
                                     err);
     if (rc) return dpdo__eng_err(e, rc, i, "primal map: %s", err);
-    int bad = 0;
-    for (size_t k0 = 0; k0 < d; k0 += CB) {
-        size_t len = d - k0 < CB ? d - k0 : CB;
-        double *zb = zn + k0;
-        switch (kind) {
-        case SUM_ZERO:
-            memset(zb, 0, len * sizeof(double));
-            for (int64_t t = 0; t < cnt; t++) {
-                const double *xj = msg + (size_t)src[t] * d + k0;
-                double w = wt[t];
-                for (size_t k = 0; k < len; k++)
-                    zb[k] += w * xj[k];
-            }
-            break;
-        case SUM_COPY:
-            memcpy(zb, msg + (size_t)i * d + k0, len * sizeof(double));
-            break;
-        case SUM_AVERAGE:
-            memcpy(zb, msg + (size_t)src[0] * d + k0, len * sizeof(double));
-            for (int64_t t = 1; t < cnt; t++) {
-                const double *xj = msg + (size_t)src[t] * d + k0;
-                for (size_t k = 0; k < len; k++)
-                    zb[k] += xj[k];
-            }
-            for (size_t k = 0; k < len; k++)
-                zb[k] *= inv;
-            break;
-        case SUM_WEIGHTED: {
-            const double *x0 = msg + (size_t)src[0] * d + k0;
-            double w0 = wt[0];
-            for (size_t k = 0; k < len; k++)
-                zb[k] = w0 * x0[k];
-            for (int64_t t = 1; t < cnt; t++) {
-                const double *xj = msg + (size_t)src[t] * d + k0;
-                double w = wt[t];
-                for (size_t k = 0; k < len; k++)
-                    zb[k] += w * xj[k];
-            }
-            break;
-        }
-        }
-        if (pm.kind != DPDO__PMAP_NONE) { /* x_new is only tested here; commit() maps again */
-            double xb[CB];
-            dpdo__reg_pmap_apply(&pm, zb, xb, len);
-            bad |= dpdo__first_nonfinite(zb, len) < len || dpdo__first_nonfinite(xb, len) < len;
-        }
-    }
+    const cb_args ca = {msg, src, wt, cnt, inv, d, i, kind, &pm, zn};
+    int bad = cpu_avx2() ? combine_blocks_avx2(&ca) : combine_blocks_base(&ca);
     dpdo__eng_probe(e, DPDO__PH_GOSSIP);
     if (pm.kind == DPDO__PMAP_NONE) { /* a map that is not coordinate-wise: whole vectors */
         if (dpdo__first_nonfinite(zn, d) < d) {
@@ -839,15 +919,19 @@ static void install(double *restrict s, double *restrict x, double *restrict z,
     }
 }
 
-/* the same with x_new = map(z_new) computed here (combine() did not store it), block by block */
-static void install_map(double *restrict s, double *restrict x, double *restrict z,
-                        const dpdo__reg_pmap *pm, const double *restrict zn, double w, size_t d)
-{
-    for (size_t k = 0; k < d; k++)
-        s[k] += x[k] * w;
-    dpdo__reg_pmap_apply(pm, zn, x, d);
-    memcpy(z, zn, d * sizeof(double));
-}
+/* the same with x_new = map(z_new) computed here (combine() did not store it), on a block that
+ * stays in L1; compiled for AVX2 and the baseline (same operations, same bits) */
+#define INSTALL_MAP(NAME, ATTR)                                                                    \
+    ATTR static void NAME(double *restrict s, double *restrict x, double *restrict z,              \
+                          const dpdo__reg_pmap *pm, const double *restrict zn, double w, size_t d) \
+    {                                                                                              \
+        for (size_t k = 0; k < d; k++)                                                             \
+            s[k] += x[k] * w;                                                                      \
+        map_block(pm, zn, x, d);                                                                   \
+        memcpy(z, zn, d * sizeof(double));                                                         \
+    }
+INSTALL_MAP(install_map_avx2, DDA_AVX2)
+INSTALL_MAP(install_map_base, )
 
 static void commit_node(void *arg, int64_t c)
 {
@@ -862,9 +946,11 @@ static void commit_node(void *arg, int64_t c)
     if (P->xkept[i])
         install(s, x, Z(e, P, i), SCR(e, P->sxnew) + (size_t)i * d, zn, w, d);
     else
-        for (size_t k0 = 0; k0 < d; k0 += CB) /* s and x stay in L1 between the two passes */
-            install_map(s + k0, x + k0, Z(e, P, i) + k0, &a->pm, zn + k0, w,
-                        d - k0 < CB ? d - k0 : CB);
+        for (size_t k0 = 0, len; k0 < d; k0 += len) { /* s and x stay in L1 between passes */
+            len = d - k0 < CB ? d - k0 : CB;
+            (cpu_avx2() ? install_map_avx2 : install_map_base)(s + k0, x + k0, Z(e, P, i) + k0,
+                                                               &a->pm, zn + k0, w, len);
+        }
     last[i] = a->p->t;
 }
 

@@ -616,8 +616,8 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
                              dpdo__stream_cb_code(&st));
     /* Continuous noise is added in the pass that forms the message (dpdo__eng_noise_fused): for
      * short messages (up to NZ_AHEAD coordinates) it is drawn first, into the node's loss scratch
-     * (dpdo__loss_eval_into leaves its first d doubles alone), while the sample rows, the iterate
-     * and z come in from memory; longer ones draw it in L1-sized chunks inside that pass. Secure
+     * (dpdo__loss_eval_into leaves its first d doubles alone), while the sample rows come in from
+     * memory; longer ones draw it in L1-sized chunks inside that pass. Secure
      * (grid) noise, which rounds the gradient, keeps the separate draw. All give the bits of
      * g -> g + noise -> z + a_t g. */
     double scale = NAN, *nz = nd->scratch;
@@ -628,9 +628,7 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
     const int ahead = scale == scale && d <= NZ_AHEAD;
     if (scale == scale) dpdo__stream_open(&st, e->rng, (uint64_t)i, p->t, DPDO_PURPOSE_NOISE);
     if (ahead) {
-        dpdo__shard_prefetch(nd->shard, idx, cnt);
-        dpdo__prefetch(X(e, P, i), d * sizeof(double)); /* read by the gradient, */
-        dpdo__prefetch(z, d * sizeof(double));          /* and by the message */
+        dpdo__shard_prefetch(nd->shard, idx, cnt); /* (x and z: no measurable gain) */
         dpdo__stream_normals(&st, nz, d);
     }
     char err[DPDO__ERRMSG_LEN] = "";

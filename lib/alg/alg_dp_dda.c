@@ -45,7 +45,8 @@ typedef struct dda {
     dpdo__sampling_desc *samp; /* n (allocated at configure) */
     int64_t *match;            /* 2n scratch for injected matchings */
     unsigned char *xkept;      /* n: combine() stored x_new (a map that is not coordinate-wise) */
-    unsigned char *bad;        /* n: combine()'s per-node finiteness flags for check() (outside the arena) */
+    unsigned char
+        *bad; /* n: combine()'s per-node finiteness flags for check() (outside the arena) */
 } dda;
 
 #define Z(e, P, i) ((e)->blk[(P)->bz].cur + (size_t)(i) * (size_t)(e)->d)
@@ -699,8 +700,8 @@ static inline int any_nonfinite(const double *x, size_t n)
 }
 
 /* x = map(z), coordinate by coordinate: the arithmetic of dpdo__reg_pmap_apply */
-static inline void map_block(const dpdo__reg_pmap *pm, const double *restrict z,
-                             double *restrict x, size_t n)
+static inline void map_block(const dpdo__reg_pmap *pm, const double *restrict z, double *restrict x,
+                             size_t n)
 {
     const double c = pm->c, tau = pm->tau;
     switch (pm->kind) {
@@ -899,8 +900,8 @@ static int check(dpdo__eng *e, void *priv, const dpdo__plan *p)
         for (k = 0; k < d; k++) { /* x_new: kept, or the coordinate-wise map of z_new */
             double v = P->xkept[i] ? xn[k] : dpdo__reg_pmap_one(&a.pm, zn[k]);
             if (!isfinite(v))
-                return dpdo__eng_err(e, DPDO_E_NUMERIC, i, "x[%zu] = %g after the primal update",
-                                     k, v);
+                return dpdo__eng_err(e, DPDO_E_NUMERIC, i, "x[%zu] = %g after the primal update", k,
+                                     v);
         }
     }
     return DPDO_OK;

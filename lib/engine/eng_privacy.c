@@ -277,10 +277,9 @@ int dpdo__eng_noise_status(dpdo__eng *e, dpdo__stream *st, int64_t node)
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-__attribute__((target("avx2,fma"))) static void noise_affine_fma(double *restrict out,
-                                                                 const double *restrict z, double a,
-                                                                 double s, const double *restrict nz,
-                                                                 size_t n)
+__attribute__((target("avx2,fma"))) static void
+noise_affine_fma(double *restrict out, const double *restrict z, double a, double s,
+                 const double *restrict nz, size_t n)
 {
     for (size_t k = 0; k < n; k++)
         out[k] = z[k] + a * __builtin_fma(s, nz[k], out[k]);

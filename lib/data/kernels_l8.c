@@ -212,11 +212,13 @@ static inline __attribute__((always_inline)) l4d l8_fma4s(l4d a, l4d b, l4d c)
         VI LANE;                                                                                   \
         for (int t = 0; t < W; t++)                                                                \
             LANE[t] = t;                                                                           \
-        VD G[DPDO__L8_DMAX][NU], LS[NU];                                                           \
+        VD G[DPDO__L8_DMAX][NU], LS[NU], WB[DPDO__L8_DMAX]; /* WB: w_j in every lane */            \
+        L8_UNROLL for (int j = 0; j < DPDO__L8_DMAX; j++) /* w_j, or +0 for -0: the same margin */ \
+            WB[j] = VZ + (j < d ? w[j] : 0.0);                                                     \
         double buf[DPDO__L8_DMAX * SB], nyb[SB];                                                   \
-        for (int u = 0; u < NU; u++) {                                                             \
+        L8_UNROLL for (int u = 0; u < NU; u++) {                                                   \
             LS[u] = VZ;                                                                            \
-            for (int64_t j = 0; j < d; j++)                                                        \
+            L8_UNROLL for (int64_t j = 0; j < d; j++)                                              \
                 G[j][u] = VZ;                                                                      \
         }                                                                                          \
         for (int64_t h0 = 0; h0 < q; h0 += SB) {                                                   \
@@ -232,11 +234,11 @@ static inline __attribute__((always_inline)) l4d l8_fma4s(l4d a, l4d b, l4d c)
             if (mf) {                                                                              \
                 L8_UNROLL for (int64_t j = 0; j < d; j++)                                          \
                     L8_UNROLL for (int v = 0; v < NV; v++)                                         \
-                        M[v] = FM(*(const VD *)(xb + j * st + v * W), VZ + w[j], M[v]);            \
+                        M[v] = FM(*(const VD *)(xb + j * st + v * W), WB[j], M[v]);                \
             } else {                                                                               \
                 L8_UNROLL for (int64_t j = 0; j < d; j++)                                          \
                     L8_UNROLL for (int v = 0; v < NV; v++)                                         \
-                        M[v] += *(const VD *)(xb + j * st + v * W) * w[j];                         \
+                        M[v] += *(const VD *)(xb + j * st + v * W) * WB[j];                        \
             }                                                                                      \
             L8_UNROLL for (int v = 0; v < NV; v++) S[v] = NY[v] * M[v];                            \
             VD LV[NV];                                                                             \
@@ -254,7 +256,7 @@ static inline __attribute__((always_inline)) l4d l8_fma4s(l4d a, l4d b, l4d c)
                 L8_UNROLL for (int v = 0; v < NV; v++)                                             \
                     C[v] = NY[v] * (L8SEL(VD, VI, S[v] >= 0, ONE, E[v]) / (ONE + E[v]));           \
                 if (loss_sum)                                                                      \
-                    for (int v = 0; v < NV; v++) {                                                 \
+                    L8_UNROLL for (int v = 0; v < NV; v++) {                                       \
                         const VD BIG = L8SEL(VD, VI, E[v] > 0x1.a827999fcef34p-2, ONE, VZ);        \
                         const VD NU_ = E[v] - BIG, DE = (ONE + ONE) + (E[v] + BIG);                \
                         const VD SS = NU_ / DE, Z = SS * SS;                                       \
@@ -263,32 +265,34 @@ static inline __attribute__((always_inline)) l4d l8_fma4s(l4d a, l4d b, l4d c)
                         LV[v] = L8SEL(VD, VI, S[v] > 0, S[v], VZ) + L;                             \
                     }                                                                              \
             } else if (kind == DPDO__L8_HINGE) {                                                   \
-                for (int v = 0; v < NV; v++) {                                                     \
+                L8_UNROLL for (int v = 0; v < NV; v++) {                                           \
                     const VD Z = ONE + S[v]; /* 1 - y m */                                         \
                     C[v] = L8SEL(VD, VI, Z > 0, NY[v], VZ);                                        \
                     LV[v] = L8SEL(VD, VI, Z > 0, Z, VZ);                                           \
                 }                                                                                  \
             } else {                                                                               \
-                for (int v = 0; v < NV; v++) {                                                     \
+                L8_UNROLL for (int v = 0; v < NV; v++) {                                           \
                     const VD R = M[v] + NY[v]; /* m - y */                                         \
                     C[v] = R;                                                                      \
                     LV[v] = 0.5 * R * R;                                                           \
                 }                                                                                  \
             }                                                                                      \
             if (nv < SB)                                                                           \
-                for (int v = 0; v < NV; v++)                                                       \
+                L8_UNROLL for (int v = 0; v < NV; v++)                                             \
                     C[v] = L8SEL(VD, VI, LANE + v * W < (VI){0} + nv, C[v], VZ);                   \
             if (loss_sum)                                                                          \
-                for (int v = 0; v < NV; v++) {                                                     \
+                L8_UNROLL for (int v = 0; v < NV; v++) {                                           \
                     if (nv < SB) LV[v] = L8SEL(VD, VI, LANE + v * W < (VI){0} + nv, LV[v], VZ);    \
                     LS[v % NU] += LV[v];                                                           \
                 }                                                                                  \
-            if (clip > 0.0) { /* through memory here only, so that C stays in registers */        \
+            if (clip > 0.0) { /* through memory here only (stores, not C's address) */            \
                 double cs[SB];                                                                     \
-                memcpy(cs, C, sizeof cs);                                                          \
+                L8_UNROLL for (int v = 0; v < NV; v++)                                             \
+                    *(VD *)(cs + v * W) = C[v];                                                    \
                 for (int t = 0; t < nv; t++)                                                       \
                     cs[t] = dpdo__clip_coef(ds, l8_row(rows, first, h0 + t), cs[t], clip, ncl);    \
-                memcpy(C, cs, sizeof cs);                                                          \
+                L8_UNROLL for (int v = 0; v < NV; v++)                                             \
+                    C[v] = *(const VD *)(cs + v * W);                                              \
             }                                                                                      \
             if (scale != 0.0) {                                                                    \
                 VD A[NV];                                                                          \
@@ -298,14 +302,16 @@ static inline __attribute__((always_inline)) l4d l8_fma4s(l4d a, l4d b, l4d c)
                         G[j][v % NU] = FM(A[v], *(const VD *)(xb + j * st + v * W), G[j][v % NU]); \
             }                                                                                      \
         }                                                                                          \
-        double t8[8];                                                                              \
+        double t8[8]; /* stores of G and LS, not their addresses: they stay in registers */       \
         if (scale != 0.0)                                                                          \
-            for (int64_t j = 0; j < d; j++) {                                                      \
-                memcpy(t8, G[j], sizeof t8);                                                       \
+            L8_UNROLL for (int64_t j = 0; j < d; j++) {                                            \
+                L8_UNROLL for (int u = 0; u < NU; u++)                                             \
+                    *(VD *)(t8 + u * W) = G[j][u];                                                 \
                 grad[j] += L8_TREE(t8);                                                            \
             }                                                                                      \
         if (loss_sum) {                                                                            \
-            memcpy(t8, LS, sizeof t8);                                                             \
+            L8_UNROLL for (int u = 0; u < NU; u++)                                                 \
+                *(VD *)(t8 + u * W) = LS[u];                                                       \
             *loss_sum = L8_TREE(t8);                                                               \
         }                                                                                          \
     }

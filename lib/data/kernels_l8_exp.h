@@ -39,15 +39,14 @@
 /* The polynomial part: exp(r) for the reduced argument R (|R| <= ln2/2 + tiny), FMA(a, b, c) a
  * correctly rounded a b + c of the caller's type, K(c) the constant c in that type. */
 #define DPDO__L8E_POLY(FMA, K, R, R2, R4)                                                          \
-    (K(1.0) +                                                                                      \
-     FMA(R2,                                                                                       \
-         FMA(R4,                                                                                   \
-             FMA(R4, FMA(K(DPDO__L8E_C9), R, K(DPDO__L8E_C8)),                                     \
-                 FMA(R2, FMA(K(DPDO__L8E_C7), R, K(DPDO__L8E_C6)),                                 \
-                     FMA(K(DPDO__L8E_C5), R, K(DPDO__L8E_C4)))),                                   \
-             FMA(R2, FMA(K(DPDO__L8E_C3), R, K(DPDO__L8E_C2)),                                     \
-                 FMA(K(DPDO__L8E_C1), R, K(DPDO__L8E_C0)))),                                       \
-         R))
+    (K(1.0) + FMA(R2,                                                                              \
+                  FMA(R4,                                                                          \
+                      FMA(R4, FMA(K(DPDO__L8E_C9), R, K(DPDO__L8E_C8)),                            \
+                          FMA(R2, FMA(K(DPDO__L8E_C7), R, K(DPDO__L8E_C6)),                        \
+                              FMA(K(DPDO__L8E_C5), R, K(DPDO__L8E_C4)))),                          \
+                      FMA(R2, FMA(K(DPDO__L8E_C3), R, K(DPDO__L8E_C2)),                            \
+                          FMA(K(DPDO__L8E_C1), R, K(DPDO__L8E_C0)))),                              \
+                  R))
 
 #define DPDO__L8E_ID(c) (c)
 

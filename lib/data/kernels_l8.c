@@ -10,9 +10,13 @@
  * 8-double loads, no gather. Without a copy the block is gathered from the rows into the same
  * layout (same operations, same bits; slower).
  *
- * Order of the operations (every path, bit for bit):
- *   per sample h:  m_h = (...((0 + x_h0 w_0) + x_h1 w_1) + ...) + x_h,d-1 w_d-1, s_h = (-y_h) m_h;
- *                  logistic: e_h = exp(-|s_h|) (vmath_impl.h), c_h = (-y_h) *
+ * Order of the operations (every path, bit for bit; fma = one correctly rounded a b + c):
+ *   per sample h:  m_h = fma(x_h,d-1, w_d-1, ... fma(x_h1, w_1, fma(x_h0, w_0, +0))) when
+ *                  dpdo__l8_margin_fma (max row norm x max |w_j| <= 2^1015: no product can
+ *                  overflow), else (...((0 + x_h0 w_0) + x_h1 w_1) + ...) + x_h,d-1 w_d-1 (two
+ *                  roundings per term: an overflowing product is +-Inf, Inf - Inf NaN);
+ *                  s_h = (-y_h) m_h;
+ *                  logistic: e_h = exp(-|s_h|) (kernels_l8_exp.h, with fma), c_h = (-y_h) *
  *                    ((s_h >= 0 ? 1 : e_h) / (1 + e_h)), loss_h = (s_h > 0 ? s_h : 0) + log1p(e_h);
  *                  hinge: z = 1 + s_h (= 1 - y m exactly), c_h = z > 0 ? -y_h : 0,
  *                    loss_h = z > 0 ? z : 0;
@@ -20,14 +24,19 @@
  *                  (bit for bit the phi functions of lib/model/loss.c), clipped by dpdo__clip_coef
  *                  when clip > 0, a_h = scale * c_h; loss_h only when asked for;
  *   lane k = 0..7 accumulates, for h = k, k + 8, k + 16, ... < q in this order,
- *                  G_j[k] += a_h x_hj (from G_j[k] = +0) and L[k] += loss_h;
+ *                  G_j[k] = fma(a_h, x_hj, G_j[k]) (from G_j[k] = +0) and L[k] += loss_h;
  *   at the end     grad[j] += ((G_j[0] + G_j[4]) + (G_j[1] + G_j[5])) +
  *                             ((G_j[2] + G_j[6]) + (G_j[3] + G_j[7])),
  *                  *loss_sum = the same tree over L.
- * Lanes beyond q (the last block) contribute exact zeros. No FMA (-ffp-contract=off), no
- * reassociation: the scalar path (8 accumulators per feature), GCC vectors compiled for SSE2
- * (xmm pairs), AVX2 (ymm) and AVX-512F (zmm) execute the same IEEE operations on every element.
- * (NaN results are NaN on every path; their sign and payload bits may differ.)
+ * Lanes beyond q (the last block) contribute exact zeros. Explicit fma only (the build's
+ * -ffp-contract=off forbids contraction elsewhere), no reassociation: the scalar path (8
+ * accumulators per feature, C99 fma()), GCC vectors compiled for SSE2 (xmm pairs, fma() per
+ * lane: slow, only on CPUs without FMA), AVX2 with FMA (ymm, vfmadd) and AVX-512F (zmm, vfmadd)
+ * execute the same IEEE operations on every element; fma is correctly rounded everywhere (IEEE
+ * 754; glibc's fma() too when the CPU lacks the instruction), so the bits do not depend on the
+ * CPU. (NaN results are NaN on every path; their sign and payload bits may differ.)
+ * -DDPDO__L8_NO_FMA restores the previous arithmetic (two roundings, vmath_impl.h's exp) bit
+ * for bit.
  *
  * This is a different summation order from dpdo__lin_grad_logistic's (4 interleaved sums per
  * 256-row chunk) and from the row kernels' (dpdo__lin_grad): a deliberate numeric change of

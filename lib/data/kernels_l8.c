@@ -172,8 +172,13 @@ typedef int64_t l4i __attribute__((vector_size(32), aligned(8), may_alias));
 #ifndef DPDO__L8_NO_FMA
 #define L8_FMA8(a, b, c) ((l8d)_mm512_fmadd_pd((__m512d)(a), (__m512d)(b), (__m512d)(c)))
 #define L8_FMA4(a, b, c) ((l4d)_mm256_fmadd_pd((__m256d)(a), (__m256d)(b), (__m256d)(c)))
-#if defined(__GNUC__) && !defined(__clang__)
-/* static and inlined, no ABI boundary (GCC reports it at the end of the file: no pop) */
+/* l8_fma4s takes 32-byte vectors on the SSE2 path: static and inlined, no ABI boundary (GCC
+ * reports it at the end of the file, so the warning stays off to the end: no pop) */
+#if defined(__clang__)
+#if __has_warning("-Wpsabi")
+#pragma clang diagnostic ignored "-Wpsabi"
+#endif
+#elif defined(__GNUC__)
 #pragma GCC diagnostic ignored "-Wpsabi"
 #endif
 static inline __attribute__((always_inline)) l4d l8_fma4s(l4d a, l4d b, l4d c)

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Status codes are pinned and named; versions agree with the header;
  * options-struct versioning; the allocation fault hook. */
+#include <float.h>
+#include <math.h>
 #include <stdint.h>
 #include "dpdo/dpdo.h"
 #include "core/core_impl.h"
@@ -101,6 +103,27 @@ static void checks(void)
     CHECK(!dpdo__all_finite(x, 4));
     CHECK_EQ(dpdo__first_nonfinite(x, 4), 2);
     CHECK(dpdo__all_finite(x, 2));
+    /* long vectors (the blocked and vector scans): every position, every kind of non-finite, among
+     * finite extremes (DBL_MAX, the smallest subnormal, -0) */
+    static double v[300];
+    const double bad[3] = {INFINITY, -INFINITY, NAN};
+    for (size_t l = 0; l < 300; l++)
+        v[l] = l % 3 == 0 ? DBL_MAX : l % 3 == 1 ? -4.9e-324 : -0.0;
+    CHECK(dpdo__all_finite(v, 300));
+    CHECK_EQ(dpdo__first_nonfinite(v, 300), 300);
+    for (size_t len = 60; len <= 300; len += 60)
+        for (size_t p = 0; p < len; p++) {
+            double keep = v[p], keep1 = p + 1 < len ? v[p + 1] : 0;
+            v[p] = bad[p % 3];
+            CHECK_EQ(dpdo__first_nonfinite(v, len), p);
+            if (p + 1 < len) { /* a second one after it changes nothing */
+                v[p + 1] = bad[(p + 1) % 3];
+                CHECK_EQ(dpdo__first_nonfinite(v, len), p);
+                v[p + 1] = keep1;
+            }
+            v[p] = keep;
+            CHECK(dpdo__all_finite(v, len));
+        }
     size_t out;
     CHECK(!dpdo__mul_size(SIZE_MAX, 2, &out));
     CHECK(dpdo__mul_size(3, 4, &out) && out == 12);

@@ -108,6 +108,20 @@ static void upd_scalar(adp_pass *a, const double *c, size_t len)
     a->bad = bad, a->orr = orr, a->andd = andd;
 }
 
+/* A5 for one sample: u = g + h' (hp NULL: no regularizer; g keeps u: the scratch ends as before,
+ * the golden hashes cover the arena), t = the values of fmin(fmax(u, -cl), cl) (NaN -> -cl
+ * included), mn = 0 + t for the first sample (the 0 + turns -0 into +0 as the zeroed accumulator
+ * did), mn += t for the others */
+static void clamp_scalar(double *g, const double *hp, double *mn, double cl, int first, size_t d)
+{
+    const double m0 = 0.0;
+    for (size_t k = 0; k < d; k++) {
+        double u = hp ? g[k] + hp[k] : g[k], t = u > -cl ? u : -cl;
+        if (hp) g[k] = u;
+        mn[k] = (first ? m0 : mn[k]) + (t < cl ? t : cl);
+    }
+}
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #define ADP_X86 1
 #define ADP_AVX512 __attribute__((target("avx512f")))
@@ -132,6 +146,31 @@ ADP_AVX512 static void cons_avx512(double *c, const double *const *h, const doub
             hk[t] = h[t] + k;
         cons_scalar(c + k, hk, w, nb, hi + k, len - k, first);
     }
+}
+
+typedef int64_t adp_v8l __attribute__((vector_size(64), aligned(8), may_alias));
+
+ADP_AVX512 static inline adp_v8d adp_sel(adp_v8l m, adp_v8d a, adp_v8d b) /* m ? a : b, lane by lane */
+{
+    return (adp_v8d)(((adp_v8u)a & (adp_v8u)m) | ((adp_v8u)b & ~(adp_v8u)m));
+}
+
+ADP_AVX512 static void clamp_avx512(double *g, const double *hp, double *mn, double cl, int first,
+                                    size_t d)
+{
+    const adp_v8d vcl = {cl, cl, cl, cl, cl, cl, cl, cl}, ncl = -vcl, z = {0, 0, 0, 0, 0, 0, 0, 0};
+    size_t k = 0;
+    for (; k + 8 <= d; k += 8) {
+        adp_v8d u = *(const adp_v8d *)(g + k);
+        if (hp) {
+            u = u + *(const adp_v8d *)(hp + k);
+            *(adp_v8d *)(g + k) = u;
+        }
+        adp_v8d t = adp_sel(u > ncl, u, ncl); /* NaN compares false: -cl */
+        t = adp_sel(t < vcl, t, vcl);
+        *(adp_v8d *)(mn + k) = (first ? z : *(const adp_v8d *)(mn + k)) + t;
+    }
+    if (k < d) clamp_scalar(g + k, hp ? hp + k : NULL, mn + k, cl, first, d - k);
 }
 
 ADP_AVX512 static void upd_avx512(adp_pass *a, const double *c, size_t len)
@@ -480,29 +519,13 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
             rc = dpdo__loss_eval_into(nd->loss, nd->shard, x, idx + b, 1, 0.0, NULL, g, NULL,
                                       nd->scratch, err);
             if (rc) return dpdo__eng_err(e, rc, i, "%s", err);
-            /* one pass: g += h', then mn accumulates the clamped g from 0 (mn = 0 + clamp(g) for
-             * the first sample: the 0 + keeps -0 -> +0 as the zeroed accumulator did; += for the
-             * others); inline clamp: the values of fmin(fmax(g, -cl), cl) (NaN -> -cl included).
-             * g keeps g + h' (the scratch ends as before: the golden hashes cover the arena) */
-            const double cl = P->cl, m0 = 0.0;
             const double *hp = e->reg ? hg : NULL;
-            if (b == 0 && hp)
-                for (size_t k = 0; k < d; k++) {
-                    double u = g[k] + hp[k], t = u > -cl ? u : -cl;
-                    g[k] = u;
-                    mn[k] = m0 + (t < cl ? t : cl);
-                }
-            else if (b == 0)
-                for (size_t k = 0; k < d; k++) {
-                    double t = g[k] > -cl ? g[k] : -cl;
-                    mn[k] = m0 + (t < cl ? t : cl);
-                }
+#ifdef ADP_X86
+            if (__builtin_cpu_supports("avx512f"))
+                clamp_avx512(g, hp, mn, P->cl, b == 0, d);
             else
-                for (size_t k = 0; k < d; k++) {
-                    double u = hp ? g[k] + hp[k] : g[k], t = u > -cl ? u : -cl;
-                    g[k] = u;
-                    mn[k] += t < cl ? t : cl;
-                }
+#endif
+                clamp_scalar(g, hp, mn, P->cl, b == 0, d);
         }
         if (got > 1)
             for (size_t k = 0; k < d; k++)

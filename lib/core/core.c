@@ -180,6 +180,29 @@ void dpdo__err_clear(char *buf)
 }
 
 /* ---- checks ------------------------------------------------------------- */
+#if defined(__x86_64__) && defined(__GNUC__)
+/* The test of dpdo__first_nonfinite on AVX-512, 64 doubles per check: the start of the first
+ * block of 64 that holds an Inf or NaN (the scans below find it), or n rounded down to 64. */
+typedef uint64_t nf_v8u __attribute__((vector_size(64), aligned(8), may_alias));
+__attribute__((target("avx512f"))) static size_t nonfinite_block64(const double *x, size_t n)
+{
+#define NF8(v) {v, v, v, v, v, v, v, v}
+    const nf_v8u EXP = NF8(0x7ff0000000000000ull), ONE = NF8(0x0010000000000000ull);
+#undef NF8
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        nf_v8u acc = {0, 0, 0, 0, 0, 0, 0, 0};
+        for (int k = 0; k < 8; k++)
+            acc |= (*(const nf_v8u *)(x + i + 8 * k) & EXP) + ONE;
+        uint64_t t = 0;
+        for (int k = 0; k < 8; k++)
+            t |= acc[k];
+        if (t >> 63) break;
+    }
+    return i;
+}
+#endif
+
 /* Blocks of 16 are tested branch-free on the bit patterns (exponent all ones <=> Inf or NaN:
  * adding 1 at the exponent's lowest bit then carries into the sign bit), which vectorises;
  * only a flagged block is scanned element by element. */
@@ -187,6 +210,9 @@ size_t dpdo__first_nonfinite(const double *x, size_t n)
 {
     const uint64_t EXP = 0x7ff0000000000000ull, ONE = 0x0010000000000000ull;
     size_t i = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (n >= 64 && __builtin_cpu_supports("avx512f")) i = nonfinite_block64(x, n);
+#endif
     for (; i + 16 <= n; i += 16) {
         uint64_t acc = 0;
         for (int k = 0; k < 16; k++) {

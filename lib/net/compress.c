@@ -395,7 +395,7 @@ void dpdo__topk_select_oa(const double *x, int64_t d, int64_t k, int have_oa, ui
      * most 63, so there are at most 8 levels, each one pass over the
      * survivors: O(d) worst case with no data-dependent pivot, no RNG and
      * no comparison function; the result is the same on every platform. */
-    int64_t hist[2048];
+    uint32_t h2[2][2048]; /* counts, each of at most d / 2 + 1 keys (d < 2^33) */
     if (!have_oa) {
 #ifdef TOPK_X86
         if (simd)
@@ -422,33 +422,47 @@ void dpdo__topk_select_oa(const double *x, int64_t d, int64_t k, int have_oa, ui
         int top = top_bit(diff), w = n > 1024 ? 11 : 8;
         int sh = top + 1 - w < 0 ? 0 : top + 1 - w;
         uint64_t mk = (UINT64_C(1) << (top + 1 - sh)) - 1; /* top + 1 - sh <= 11 */
-        memset(hist, 0, (size_t)(mk + 1) * sizeof hist[0]);
+        /* two interleaved tables (even and odd positions): in a run of equal digits (many
+         * near-equal magnitudes) an increment waits for the one two elements back, not for the
+         * previous one; hist[b] = h2[0][b] + h2[1][b] is formed only for the buckets walked */
+        memset(h2[0], 0, (size_t)(mk + 1) * sizeof h2[0][0]);
+        memset(h2[1], 0, (size_t)(mk + 1) * sizeof h2[1][0]);
         if (first) {
-            for (int64_t l = 0; l < d; l++)
-                hist[(abs_key(x[l]) >> sh) & mk]++;
+            int64_t l = 0;
+            for (; l + 2 <= d; l += 2) {
+                h2[0][(abs_key(x[l]) >> sh) & mk]++;
+                h2[1][(abs_key(x[l + 1]) >> sh) & mk]++;
+            }
+            if (l < d) h2[0][(abs_key(x[l]) >> sh) & mk]++;
         } else {
-            for (int64_t j = 0; j < n; j++)
-                hist[(scratch[j] >> sh) & mk]++;
+            int64_t j = 0;
+            for (; j + 2 <= n; j += 2) {
+                h2[0][(scratch[j] >> sh) & mk]++;
+                h2[1][(scratch[j + 1] >> sh) & mk]++;
+            }
+            if (j < n) h2[0][(scratch[j] >> sh) & mk]++;
         }
         int64_t b = (int64_t)mk;
         /* down from the top bucket, eight at a time while all eight lie above the one sought */
         while (b >= 7) {
             int64_t s8 = 0;
             for (int t = 0; t < 8; t++)
-                s8 += hist[b - t];
+                s8 += (int64_t)h2[0][b - t] + (int64_t)h2[1][b - t];
             if (s8 >= need) break;
             need -= s8;
             b -= 8;
         }
-        while (hist[b] < need) {
-            need -= hist[b];
+        int64_t hb;
+        while ((hb = (int64_t)h2[0][b] + (int64_t)h2[1][b]) < need) {
+            need -= hb;
             b--;
         }
+        int64_t hist_b = hb;
         /* the threshold's bits from 63 down to sh: the candidates' common
          * high bits with the digit replaced by b */
         const uint64_t tq = ((andd >> sh) & ~mk) | (uint64_t)b;
-        if (hist[b] == need || sh == 0) {
-            topk_emit(x, d, k, sh, tq, need, hist[b] == need, simd, idx, val);
+        if (hist_b == need || sh == 0) {
+            topk_emit(x, d, k, sh, tq, need, hist_b == need, simd, idx, val);
             return;
         }
         int64_t m = 0;

@@ -220,6 +220,59 @@ ADP_AVX512 static void upd_avx512(adp_pass *a, const double *c, size_t len)
         a->bad = tail.bad, a->orr = tail.orr, a->andd = tail.andd;
     }
 }
+
+/* The whole pass in one loop when the neighbours fit one group (nb <= ADP_NB): the sum stays in a
+ * register, xhat_i is loaded once per vector; the same operations in the same order */
+ADP_AVX512 static void one_avx512(adp_pass *a, const double *const *h, const double *w, int nb,
+                                  size_t d)
+{
+    const adp_v8u EXP = {ADP_EXP, ADP_EXP, ADP_EXP, ADP_EXP, ADP_EXP, ADP_EXP, ADP_EXP, ADP_EXP};
+    const adp_v8u ONE = {ADP_ONE, ADP_ONE, ADP_ONE, ADP_ONE, ADP_ONE, ADP_ONE, ADP_ONE, ADP_ONE};
+    const adp_v8u ABS = {ADP_ABS, ADP_ABS, ADP_ABS, ADP_ABS, ADP_ABS, ADP_ABS, ADP_ABS, ADP_ABS};
+    const double g = a->gamma, be = a->beta, al = a->alpha;
+    adp_v8u bad = {0, 0, 0, 0, 0, 0, 0, 0}, orr = bad, andd = ~bad;
+    size_t k = 0;
+    for (; k + 8 <= d; k += 8) {
+        adp_v8d hv = *(const adp_v8d *)(a->hi + k), acc = {0, 0, 0, 0, 0, 0, 0, 0};
+        for (int t = 0; t < nb; t++)
+            acc += w[t] * (*(const adp_v8d *)(h[t] + k) - hv);
+        adp_v8d cv = acc * g, mv, xv;
+        if (a->res) {
+            mv = *(const adp_v8d *)(a->mn + k) + be * *(const adp_v8d *)(a->m + k);
+            xv = *(const adp_v8d *)(a->x + k) - al * mv + cv;
+            adp_v8d r = xv - hv;
+            *(adp_v8d *)(a->res + k) = r;
+            adp_v8u u = (adp_v8u)r & ABS;
+            orr |= u;
+            andd &= u;
+        } else {
+            mv = be * *(const adp_v8d *)(a->m + k);
+            xv = cv + *(const adp_v8d *)(a->x + k);
+        }
+        *(adp_v8d *)(a->mn + k) = mv;
+        *(adp_v8d *)(a->xn + k) = xv;
+        bad |= (((adp_v8u)xv & EXP) + ONE) | (((adp_v8u)mv & EXP) + ONE);
+    }
+    uint64_t b = 0, o = 0, n = ~UINT64_C(0);
+    for (int t = 0; t < 8; t++) {
+        b |= bad[t];
+        o |= orr[t];
+        n &= andd[t];
+    }
+    a->bad |= b, a->orr |= o, a->andd &= n;
+    if (k < d) { /* the last d mod 8 coordinates */
+        double c[8];
+        const double *hk[ADP_NB];
+        for (int t = 0; t < nb; t++)
+            hk[t] = h[t] + k;
+        cons_scalar(c, hk, w, nb, a->hi + k, d - k, 1);
+        adp_pass tail = *a;
+        tail.x += k, tail.m += k, tail.hi += k, tail.mn += k, tail.xn += k;
+        if (tail.res) tail.res += k;
+        upd_scalar(&tail, c, d - k);
+        a->bad = tail.bad, a->orr = tail.orr, a->andd = tail.andd;
+    }
+}
 #endif
 
 /* Node i's pass over all d coordinates: x, m, xhat_i = its rows; mn holds g + noise for an active
@@ -238,6 +291,20 @@ static int adp_fused(const dpdo__eng *e, const adp *P, int64_t i, const double *
     const double *h[ADP_NB];
     double w[ADP_NB];
     adp_pass a = {.gamma = P->gamma, .beta = P->beta, .alpha = P->alpha, .orr = 0, .andd = ~0ull};
+#ifdef ADP_X86
+    if (simd && net->rowptr[i + 1] - net->rowptr[i] <= ADP_NB + 1) { /* one group: one loop */
+        int nb = 0;
+        for (int64_t q = net->rowptr[i]; q < net->rowptr[i + 1]; q++)
+            if (net->col[q] != i && nb < ADP_NB) {
+                h[nb] = ROW(e, P->bh, net->col[q]);
+                w[nb++] = net->val[q];
+            }
+        a.x = x, a.m = m, a.hi = hi, a.mn = mn, a.xn = xn, a.res = res;
+        one_avx512(&a, h, w, nb, d);
+        *orr = a.orr, *andd = a.andd;
+        return (int)(a.bad >> 63);
+    }
+#endif
     for (size_t k0 = 0; k0 < d; k0 += ADP_BS) {
         size_t len = d - k0 < ADP_BS ? d - k0 : ADP_BS;
         int first = 1;

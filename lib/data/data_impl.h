@@ -52,6 +52,9 @@ static inline int64_t dpdo__shard_row(const struct dpdo_shard *s, int64_t k)
 {
     return s->rows ? s->rows[k] : s->first + k;
 }
+/* Prefetch the dataset rows of shard samples idx[0..m) (idx NULL: 0..m-1) into the caches (a
+ * hint; at most 256 KB). kernels.c. */
+void dpdo__shard_prefetch(const struct dpdo_shard *sh, const int64_t *idx, int64_t m);
 
 /* ---- linear-model kernels ----------------------------------------------
  * A per-sample scalar loss phi(margin, label): fills *loss and returns the

@@ -49,9 +49,11 @@ typedef struct adp {
  *   active:   m' = mn[k] + beta m[k];  x' = (x[k] - alpha m') + c;  r = x' - xhat_i[k]
  *   inactive: m' = beta m[k];          x' = c + x[k]
  * plus the finiteness test of x' and m' (the bit test of dpdo__first_nonfinite) and, for an
- * active node, the OR and AND of the keys |r| (the first step of the top-k selection). The
- * consensus sum runs over blocks of ADP_BS coordinates and up to ADP_NB neighbour rows at a
- * time, its partial sums kept in an L1 buffer between groups. */
+ * active node, the OR and AND of the keys |r| (the first step of the top-k selection). With
+ * AVX-512 and at most ADP_NB neighbours it is one loop (one_avx512); else the consensus sum runs
+ * over blocks of ADP_BS coordinates and up to ADP_NB neighbour rows at a time, its partial sums
+ * kept in an L1 buffer between groups, then the update over the block. The scalar loops are the
+ * vector ones' reference and fallback (tails, CPUs without AVX-512). */
 #define ADP_BS 512
 #define ADP_NB 16
 
@@ -150,7 +152,8 @@ ADP_AVX512 static void cons_avx512(double *c, const double *const *h, const doub
 
 typedef int64_t adp_v8l __attribute__((vector_size(64), aligned(8), may_alias));
 
-ADP_AVX512 static inline adp_v8d adp_sel(adp_v8l m, adp_v8d a, adp_v8d b) /* m ? a : b, lane by lane */
+/* m ? a : b, lane by lane */
+ADP_AVX512 static inline adp_v8d adp_sel(adp_v8l m, adp_v8d a, adp_v8d b)
 {
     return (adp_v8d)(((adp_v8u)a & (adp_v8u)m) | ((adp_v8u)b & ~(adp_v8u)m));
 }
@@ -620,10 +623,10 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
      * keys for the top-k selection */
     double *res = ws ? ws : e->scr[P->sres];
     bad[i] = (unsigned char)adp_fused(e, P, i, x, m, mn, xn, res, &orr, &andd);
-    rc = dpdo__compressor_apply_oa(
-        e->comp, res, e->rng, (uint64_t)i, p->t, P->midx + (size_t)i * (size_t)P->kcap,
-        P->mval + (size_t)i * (size_t)P->kcap, &cnt[i], ws ? (uint64_t *)(ws + 3 * d) : NULL, orr,
-        andd, err);
+    rc = dpdo__compressor_apply_oa(e->comp, res, e->rng, (uint64_t)i, p->t,
+                                   P->midx + (size_t)i * (size_t)P->kcap,
+                                   P->mval + (size_t)i * (size_t)P->kcap, &cnt[i],
+                                   ws ? (uint64_t *)(ws + 3 * d) : NULL, orr, andd, err);
     if (rc) return dpdo__eng_err(e, rc, i, "compressor: %s", err);
     dpdo__eng_probe(e, DPDO__PH_PRIMAL);
     return DPDO_OK;

@@ -265,8 +265,8 @@ TOPK_AVX512 static int64_t compact_avx512(const double *x, int64_t d, int sh, ui
                                           uint64_t b, uint64_t *scratch, uint64_t *orr,
                                           uint64_t *andd)
 {
-    const __m512i ab = _mm512_set1_epi64(0x7fffffffffffffffLL), vm = _mm512_set1_epi64((long long)mk),
-                  vb = _mm512_set1_epi64((long long)b);
+    const __m512i ab = _mm512_set1_epi64(0x7fffffffffffffffLL),
+                  vm = _mm512_set1_epi64((long long)mk), vb = _mm512_set1_epi64((long long)b);
     const __m128i cnt = _mm_cvtsi32_si128(sh);
     __m512i o = _mm512_setzero_si512(), a = _mm512_set1_epi64(-1);
     int64_t m = 0, l = 0;
@@ -299,8 +299,8 @@ TOPK_AVX512 static int64_t compact_avx512(const double *x, int64_t d, int sh, ui
 TOPK_AVX512 static void emit_all_avx512(const double *x, int64_t d, int sh, uint64_t tq,
                                         int64_t *idx, double *val)
 {
-    const __m512i ab = _mm512_set1_epi64(0x7fffffffffffffffLL), vt = _mm512_set1_epi64((long long)tq),
-                  step = _mm512_set1_epi64(8);
+    const __m512i ab = _mm512_set1_epi64(0x7fffffffffffffffLL),
+                  vt = _mm512_set1_epi64((long long)tq), step = _mm512_set1_epi64(8);
     const __m128i cnt = _mm_cvtsi32_si128(sh);
     __m512i li = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
     int64_t c = 0, l = 0;

@@ -9,6 +9,7 @@
 #include "dpdo/dataset.h"
 #include "dpdo/status.h"
 #include "data/data_impl.h"
+#include "data/vmath_impl.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 static char tmpbufs[64][64];
@@ -1484,6 +1485,212 @@ static void test_oom(void)
     dpdo_dataset_destroy(ds);
 }
 
+/* ---- the 8-lane full-batch kernel of the built-in losses (kernels_l8.c) ------------------------ */
+/* Plain C model of its order: per sample the margin from 0 over j in order, the coefficient of the
+ * loss (logistic: the vmath exp, c = -y ((s >= 0 ? 1 : e) / (1 + e)); hinge; squared), clipped,
+ * a = scale c; lane h mod 8 accumulates a x_hj (and the loss) in order of h; lanes combined as
+ * ((0+4)+(1+5))+((2+6)+(3+7)). */
+static void l8_model(int kind, const double *X, const double *y, const double *norm,
+                     const int64_t *rows, int64_t q, int64_t d, const double *w, double clip,
+                     double scale, double *grad, double *loss, int64_t *ncl)
+{
+    double G[16][8] = {{0}}, L[8] = {0};
+    *ncl = 0;
+    for (int64_t h = 0; h < q; h++) {
+        const double *x = X + rows[h] * d;
+        double m = 0.0;
+        for (int64_t j = 0; j < d; j++) m += x[j] * w[j];
+        double s = -y[rows[h]] * m, c, l;
+        if (kind == DPDO__L8_LOGISTIC) { /* lib/model/loss.c's phi functions, written out */
+            double e = dpdo__exp_neg(s < 0 ? s : -s);
+            c = -y[rows[h]] * ((s >= 0 ? 1.0 : e) / (1.0 + e));
+            l = (s > 0 ? s : 0.0) + dpdo__log1p01(e);
+        } else if (kind == DPDO__L8_HINGE) {
+            double z = 1.0 - y[rows[h]] * m;
+            c = z > 0.0 ? -y[rows[h]] : 0.0;
+            l = z > 0.0 ? z : 0.0;
+        } else {
+            double r = m - y[rows[h]];
+            c = r;
+            l = 0.5 * r * r;
+        }
+        if (clip > 0.0 && fabs(c) * norm[rows[h]] > clip) {
+            double cc = clip / norm[rows[h]];
+            while (cc * norm[rows[h]] > clip) cc = nextafter(cc, 0.0);
+            c = c < 0 ? -cc : cc;
+            ++*ncl;
+        }
+        for (int64_t j = 0; j < d; j++) G[j][h % 8] += (scale * c) * x[j];
+        L[h % 8] += l;
+    }
+    for (int64_t j = 0; j < d; j++)
+        grad[j] += ((G[j][0] + G[j][4]) + (G[j][1] + G[j][5])) + ((G[j][2] + G[j][6]) + (G[j][3] + G[j][7]));
+    *loss = ((L[0] + L[4]) + (L[1] + L[5])) + ((L[2] + L[6]) + (L[3] + L[7]));
+}
+
+static int same_bits(double a, double b)
+{
+    return memcmp(&a, &b, sizeof a) == 0 || (isnan(a) && isnan(b));
+}
+
+static int l8_path_available(int path)
+{
+#if defined(__x86_64__)
+    if (path == 3) return __builtin_cpu_supports("avx512f");
+    if (path == 2) return __builtin_cpu_supports("avx2");
+#else
+    if (path >= 2) return 0;
+#endif
+    return 1;
+}
+
+static void test_logit8_paths(void)
+{
+    uint64_t st = 0x8a5cd789635d2dffull;
+    static const int64_t QS[] = {1, 7, 8, 9, 63, 250, 253};
+    static const int64_t DS[] = {1, 3, 5, 8, 9, 16};
+    static const double WS[] = {0.7, 40.0, 2500.0}; /* margins ~1, ~40, ~1500 (exp -> 0) */
+    int checked = 0, clipped_cases = 0, underflow = 0;
+    for (size_t iq = 0; iq < sizeof QS / sizeof *QS; iq++)
+        for (size_t id = 0; id < sizeof DS / sizeof *DS; id++)
+            for (size_t iw = 0; iw < sizeof WS / sizeof *WS; iw++) {
+                const int64_t q = QS[iq], d = DS[id], n = q + 5;
+                double *X = malloc((size_t)(n * d) * sizeof *X), *y = malloc((size_t)n * sizeof *y);
+                for (int64_t k = 0; k < n * d; k++) X[k] = 2 * h_urand(&st) - 1;
+                for (int64_t k = 0; k < n; k++) y[k] = h_urand(&st) < 0.5 ? -1.0 : 1.0;
+                double w[16], norm[300];
+                for (int64_t j = 0; j < d; j++) w[j] = WS[iw] * (2 * h_urand(&st) - 1) / sqrt((double)d);
+                dpdo_dataset *ds = NULL;
+                CHECK_EQ(dpdo_dataset_create(&ds), DPDO_OK);
+                CHECK_EQ(dpdo_dataset_set_dense(ds, n, d, X, y, DPDO_COPY), DPDO_OK);
+                for (int64_t k = 0; k < n; k++) norm[k] = ds->row_norm[k];
+                /* a permuted shard of q rows (skips some) and the contiguous range [5, 5 + q) */
+                int64_t rows[300], range[300];
+                for (int64_t k = 0; k < q; k++) rows[k] = (k * 7 + 3) % n, range[k] = 5 + k;
+                for (int64_t k = 0; k < q; k++)
+                    for (int64_t u = 0; u < k; u++) if (rows[u] == rows[k]) rows[k] = (rows[k] + 1) % n, u = -1;
+                dpdo_shard *sh[2] = {NULL, NULL};
+                CHECK_EQ(dpdo_shard_create(&sh[0], ds, rows, q), DPDO_OK);
+                CHECK_EQ(dpdo_shard_create_range(&sh[1], ds, 5, q), DPDO_OK);
+                for (int s = 0; s < 2; s++) {
+                    const int64_t *rl = s ? range : rows;
+                    struct dpdo__tcopy *tc = NULL;
+                    CHECK_EQ(dpdo__tcopy_build(sh[s], &tc), DPDO_OK);
+                    CHECK(tc != NULL && tc->q == q && tc->qp % DPDO__L8_PAD == 0 && tc->qp >= q && tc->qp < q + DPDO__L8_PAD);
+                    for (int kc = 0; kc < 6; kc++) {
+                        const int kind = kc / 2, cl = kc % 2;
+                        const double clip = cl ? 0.05 : 0.0, scale = 1.0 / (double)q;
+                        double gm[16] = {0}, lm = 0;
+                        int64_t nm = 0;
+                        l8_model(kind, X, y, norm, rl, q, d, w, clip, scale, gm, &lm, &nm);
+                        clipped_cases += nm > 0;
+                        for (int path = 0; path <= 3; path++) {
+                            if (!l8_path_available(path)) {
+                                double g[16] = {0};
+                                CHECK_EQ(dpdo__lin_grad_full8(ds, sh[s]->rows, sh[s]->first, q, NULL, kind, w, clip, scale, g, NULL, NULL, path), 0);
+                                continue;
+                            }
+                            for (int usetc = 0; usetc < 2; usetc++) {
+                                double g[16] = {0}, l = -1;
+                                int64_t nc = -1;
+                                CHECK_EQ(dpdo__lin_grad_full8(ds, sh[s]->rows, sh[s]->first, q, usetc ? tc : NULL, kind, w, clip, scale, g, &l, &nc, path), 1);
+                                int ok = same_bits(l, lm) && nc == nm;
+                                for (int64_t j = 0; j < d; j++) ok &= same_bits(g[j], gm[j]);
+                                CHECK_MSG(ok, "kind %d q %lld d %lld |w| %g shard %d clip %g path %d tc %d: grad[0] %a model %a, loss %a model %a, clipped %lld model %lld",
+                                          kind, (long long)q, (long long)d, WS[iw], s, clip, path, usetc, g[0], gm[0], l, lm, (long long)nc, (long long)nm);
+                                /* without the loss: the same gradient bits */
+                                double g2[16] = {0};
+                                dpdo__lin_grad_full8(ds, sh[s]->rows, sh[s]->first, q, usetc ? tc : NULL, kind, w, clip, scale, g2, NULL, NULL, path);
+                                for (int64_t j = 0; j < d; j++) CHECK(same_bits(g2[j], gm[j]));
+                                checked++;
+                            }
+                        }
+                        /* long-double reference of the mean gradient (no clipping), relative to
+                         * the sum of the magnitudes of its terms; plus 1e-300 absolute: exp(x) is 0
+                         * below x = -708.39 by design (the exact value is below 2.3e-308) */
+                        if (!cl && kind != DPDO__L8_HINGE) { /* hinge: c is a step at y m = 1 */
+                            long double ref[16] = {0}, mag[16] = {0};
+                            for (int64_t h = 0; h < q; h++) {
+                                const double *x = X + rl[h] * d;
+                                long double m = 0;
+                                for (int64_t j = 0; j < d; j++) m += (long double)x[j] * w[j];
+                                long double sv = -y[rl[h]] * m;
+                                long double sig = sv >= 0 ? 1.0L / (1.0L + expl(-sv)) : expl(sv) / (1.0L + expl(sv));
+                                underflow += kind == DPDO__L8_LOGISTIC && sv < -708.4L;
+                                long double c = kind == DPDO__L8_LOGISTIC ? -y[rl[h]] * sig : m - y[rl[h]];
+                                for (int64_t j = 0; j < d; j++) {
+                                    ref[j] += c * x[j] / (long double)q;
+                                    mag[j] += fabsl(c * x[j]) / (long double)q;
+                                }
+                            }
+                            for (int64_t j = 0; j < d; j++)
+                                CHECK_MSG(fabsl(gm[j] - ref[j]) <= 1e-12L * mag[j] + 1e-300L && mag[j] > 0,
+                                          "kind %d q %lld d %lld j %lld: %.17g vs long double %.17Lg (mag %Lg)",
+                                          kind, (long long)q, (long long)d, (long long)j, gm[j], ref[j], mag[j]);
+                        }
+                    }
+                    dpdo__tcopy_free(tc);
+                }
+                dpdo_shard_destroy(sh[0]);
+                dpdo_shard_destroy(sh[1]);
+                dpdo_dataset_destroy(ds);
+                free(X);
+                free(y);
+            }
+    CHECK(checked > 500);
+    CHECK(clipped_cases > 20); /* the clip case clips some samples */
+    CHECK(underflow > 100);    /* margins in exp's underflow region were exercised */
+
+    /* NaN: a sample whose margin is Inf - Inf makes every gradient entry and the loss NaN on every
+     * path, as the 4-lane kernel does (dpdo_loss_eval then reports DPDO_E_NUMERIC) */
+    {
+        enum { Q = 11, D = 3 };
+        double X[Q * D], y[Q];
+        for (int k = 0; k < Q * D; k++) X[k] = 2 * h_urand(&st) - 1;
+        for (int k = 0; k < Q; k++) y[k] = k & 1 ? 1.0 : -1.0;
+        X[4 * D + 0] = 1e300, X[4 * D + 1] = -1e300, X[4 * D + 2] = 0.0;
+        const double w[D] = {1e10, 1e10, 0.5};
+        dpdo_dataset *ds = NULL;
+        CHECK_EQ(dpdo_dataset_create(&ds), DPDO_OK);
+        CHECK_EQ(dpdo_dataset_set_dense(ds, Q, D, X, y, DPDO_COPY), DPDO_OK);
+        dpdo_shard *sh = NULL;
+        CHECK_EQ(dpdo_shard_create_range(&sh, ds, 0, Q), DPDO_OK);
+        struct dpdo__tcopy *tc = NULL;
+        CHECK_EQ(dpdo__tcopy_build(sh, &tc), DPDO_OK);
+        double g4[D] = {0}, l4 = 0;
+        CHECK_EQ(dpdo__lin_grad_logistic(ds, NULL, Q, w, 0.0, 1.0, g4, &l4, NULL), 1);
+        CHECK(isnan(g4[0]) && isnan(g4[1]) && isnan(g4[2]) && isnan(l4));
+        for (int path = 0; path <= 3; path++) {
+            if (!l8_path_available(path)) continue;
+            for (int usetc = 0; usetc < 2; usetc++) {
+                double g[D] = {0}, l = 0;
+                CHECK_EQ(dpdo__lin_grad_full8(ds, NULL, 0, Q, usetc ? tc : NULL, DPDO__L8_LOGISTIC, w, 0.0, 1.0, g, &l, NULL, path), 1);
+                CHECK_MSG(isnan(g[0]) && isnan(g[1]) && isnan(g[2]) && isnan(l), "path %d tc %d", path, usetc);
+            }
+        }
+        dpdo__tcopy_free(tc);
+        dpdo_shard_destroy(sh);
+        dpdo_dataset_destroy(ds);
+    }
+    /* layouts the kernel does not take: d > 16, CSR */
+    {
+        double X[17] = {0}, y[1] = {1};
+        dpdo_dataset *ds = NULL;
+        CHECK_EQ(dpdo_dataset_create(&ds), DPDO_OK);
+        CHECK_EQ(dpdo_dataset_set_dense(ds, 1, 17, X, y, DPDO_COPY), DPDO_OK);
+        double g[17] = {0};
+        CHECK_EQ(dpdo__lin_grad_full8(ds, NULL, 0, 1, NULL, DPDO__L8_LOGISTIC, X, 0.0, 1.0, g, NULL, NULL, -1), 0);
+        CHECK_EQ(dpdo__full8_applies(ds), 0);
+        dpdo_shard *sh = NULL;
+        CHECK_EQ(dpdo_shard_create_range(&sh, ds, 0, 1), DPDO_OK);
+        struct dpdo__tcopy *tc = (struct dpdo__tcopy *)1;
+        CHECK_EQ(dpdo__tcopy_build(sh, &tc), DPDO_OK);
+        CHECK(tc == NULL);
+        dpdo_shard_destroy(sh);
+        dpdo_dataset_destroy(ds);
+    }
+}
+
 int main(void)
 {
     RUN(test_create_destroy);
@@ -1494,6 +1701,7 @@ int main(void)
     RUN(test_partition);
     RUN(test_kernels);
     RUN(test_clip_bound);
+    RUN(test_logit8_paths);
     RUN(test_parse_double);
     RUN(test_libsvm_good);
     RUN(test_libsvm_bad);

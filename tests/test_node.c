@@ -7,6 +7,8 @@
 #include "dpdo/dpdo.h"
 #include "dpdo/node.h"
 #include "core/core_impl.h"
+#include "model/model_impl.h"
+#include <string.h>
 #include "harness.h"
 
 enum { N = 50, D = 4 };
@@ -193,10 +195,66 @@ static void checks_and_errors(void)
     dpdo_dataset_destroy(ds);
 }
 
+/* The transposed copy (dpdo__node_prepare_full, built by Fed-PLT's prepare) is a cache: node
+ * evaluation gives the same bits with and without it (value, gradient, clipped count; full batch
+ * and a mini-batch; logistic and hinge), and a second prepare keeps the first copy. */
+static void full_batch_copy(void)
+{
+    dpdo_dataset *ds = NULL;
+    CHECK_EQ(dpdo_dataset_create(&ds), DPDO_OK);
+    double Yb[N];
+    for (int i = 0; i < N; i++) Yb[i] = Y[i] > 0 ? 1.0 : -1.0;
+    CHECK_EQ(dpdo_dataset_set_dense(ds, N, D, X, Yb, DPDO_COPY), DPDO_OK);
+    const int64_t rows[] = {3, 17, 4, 40, 41, 0, 9, 22, 33, 12, 7};
+    dpdo_shard *sh = NULL;
+    CHECK_EQ(dpdo_shard_create(&sh, ds, rows, 11), DPDO_OK);
+    dpdo_loss *l = NULL, *hl = NULL;
+    CHECK_EQ(dpdo_loss_create(&l, dpdo_loss_type_find("logistic"), NULL, D), DPDO_OK);
+    CHECK_EQ(dpdo_loss_create(&hl, dpdo_loss_type_find("hinge"), NULL, D), DPDO_OK);
+    dpdo_node *a = NULL, *b = NULL, *h = NULL;
+    CHECK_EQ(dpdo_node_create(&a, sh, l, 1.0), DPDO_OK);
+    CHECK_EQ(dpdo_node_create(&b, sh, l, 1.0), DPDO_OK);
+    CHECK_EQ(dpdo_node_create(&h, sh, hl, 1.0), DPDO_OK);
+    CHECK_EQ(dpdo__node_prepare_full(a), DPDO_OK);
+    struct dpdo__tcopy *tc = atomic_load(&a->tcopy);
+    CHECK(tc != NULL && tc->q == 11 && tc->d == D);
+    CHECK_EQ(dpdo__node_prepare_full(a), DPDO_OK);
+    CHECK(atomic_load(&a->tcopy) == tc);
+    CHECK_EQ(dpdo__node_prepare_full(h), DPDO_OK); /* every built-in loss gets one */
+    CHECK(atomic_load(&h->tcopy) != NULL && atomic_load(&h->tcopy) != tc);
+    CHECK(atomic_load(&b->tcopy) == NULL);
+    const double w[D] = {0.3, -1.2, 0.05, 2.0};
+    const int64_t idx[] = {1, 5, 5, 10};
+    for (int mb = 0; mb < 2; mb++)
+        for (int cl = 0; cl < 2; cl++) {
+            double va = 0, vb = 0, vl = 0, ga[D], gb[D], gl[D];
+            int64_t ca = -1, cb = -1, cc = -1;
+            const double clip = cl ? 0.3 : 0.0;
+            CHECK_EQ(dpdo_node_eval(a, w, D, mb ? idx : NULL, mb ? 4 : 0, clip, &va, ga, &ca), DPDO_OK);
+            CHECK_EQ(dpdo_node_eval(b, w, D, mb ? idx : NULL, mb ? 4 : 0, clip, &vb, gb, &cb), DPDO_OK);
+            CHECK_EQ(dpdo_loss_eval(l, sh, w, D, mb ? idx : NULL, mb ? 4 : 0, clip, &vl, gl, &cc), DPDO_OK);
+            CHECK(memcmp(&va, &vb, sizeof va) == 0 && memcmp(&va, &vl, sizeof va) == 0);
+            CHECK(memcmp(ga, gb, sizeof ga) == 0 && memcmp(ga, gl, sizeof ga) == 0);
+            CHECK(ca == cb && ca == cc);
+            CHECK(!cl || ca > 0); /* the clip bound is active */
+            CHECK_EQ(dpdo_node_eval(h, w, D, mb ? idx : NULL, mb ? 4 : 0, clip, &va, ga, &ca), DPDO_OK);
+            CHECK_EQ(dpdo_loss_eval(hl, sh, w, D, mb ? idx : NULL, mb ? 4 : 0, clip, &vl, gl, &cc), DPDO_OK);
+            CHECK(memcmp(&va, &vl, sizeof va) == 0 && memcmp(ga, gl, sizeof ga) == 0 && ca == cc);
+        }
+    dpdo_node_destroy(a);
+    dpdo_node_destroy(b);
+    dpdo_node_destroy(h);
+    dpdo_loss_destroy(l);
+    dpdo_loss_destroy(hl);
+    dpdo_shard_destroy(sh);
+    dpdo_dataset_destroy(ds);
+}
+
 int main(void)
 {
     make_data();
     RUN(nodes_with_different_sizes);
     RUN(checks_and_errors);
+    RUN(full_batch_copy);
     return h_finish();
 }

@@ -104,7 +104,7 @@ static int gradf(dpdo__eng *e, int64_t i, const double *x, double *g)
 {
     struct dpdo_node *nd = e->nodes[i];
     char err[DPDO__ERRMSG_LEN] = "";
-    int rc = dpdo__loss_eval(nd->loss, nd->shard, x, NULL, 0, 0.0, NULL, g, NULL, nd->scratch, err);
+    int rc = dpdo__loss_eval_node(nd, x, NULL, 0, 0.0, NULL, g, NULL, err);
     if (rc) return dpdo__eng_err(e, rc, i, "gradient: %s", err);
     return DPDO_OK;
 }
@@ -309,6 +309,11 @@ static int prepare(dpdo__eng *e, void *priv)
                          "solver's \"lambda_hi\"",
                          name, step);
     P->step = step;
+    /* full-batch gradients: each local agent's transposed rows for the 8-lane logistic kernel
+     * (lib/data/kernels_l8.c), built here once; a cache, the same bits without it */
+    for (int64_t i = 0; i < n; i++)
+        if (e->nodes[i] && dpdo__node_prepare_full(e->nodes[i]))
+            return dpdo__err(e->err, DPDO_E_NOMEM, "prepare: out of memory");
     dpdo__eng_note(e, "noise disabled: not private");
     return DPDO_OK;
 }

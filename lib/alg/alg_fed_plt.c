@@ -98,6 +98,13 @@ static int prepare(dpdo__eng *e, void *priv)
         return dpdo__err(e->err, DPDO_E_INVAL, "prepare: fed-active = %lld exceeds the %lld agents",
                          (long long)P->m, (long long)n);
     struct dpdo_solver *s = e->solver;
+    /* full-batch local solvers: each local agent's transposed rows for the 8-lane logistic kernel
+     * (lib/data/kernels_l8.c), built here once, not in step(); a cache, same bits without it */
+    if (s->kind == DPDO__SOLVER_GD || s->kind == DPDO__SOLVER_AGD ||
+        s->kind == DPDO__SOLVER_NOISY_GD)
+        for (int64_t i = 0; i < n; i++)
+            if (e->nodes[i] && dpdo__node_prepare_full(e->nodes[i]))
+                return dpdo__err(e->err, DPDO_E_NOMEM, "prepare: out of memory");
     double lo = NAN, hi = NAN;
     dpdo_solver_get(s, "lambda_lo", &lo);
     dpdo_solver_get(s, "lambda_hi", &hi);

@@ -5,6 +5,7 @@
 
 #include "../core/core_impl.h"
 #include "dpdo/dataset.h"
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -87,6 +88,59 @@ int dpdo__lin_grad_logistic(const struct dpdo_dataset *ds, const int64_t *rows, 
 void dpdo__lin_grad(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m, const double *w,
                     dpdo__phi_fn phi, const void *ctx, double clip, double scale, double *grad,
                     double *loss_sum, int64_t *nclipped);
+
+/* ---- full batch of a built-in loss over short dense rows: 8 lanes ----------------------
+ * The full-batch gradient (and loss) of a built-in loss (kind: DPDO__L8_LOGISTIC, _HINGE,
+ * _SQUARED: the phi functions of lib/model/loss.c, bit for bit per sample) over the q samples
+ * h = 0..q-1 of a shard (dataset row rows[h], or first + h when rows is NULL) with
+ * d <= DPDO__L8_DMAX features, summed in 8 lanes: lane k accumulates, in order of h, the samples
+ * h = k (mod 8) (grad: scale * c_h x_h per feature, loss: loss_h), and the lanes are combined at
+ * the end as ((l0 + l4) + (l1 + l5)) + ((l2 + l6) + (l3 + l7)), added to grad[j] / stored in
+ * *loss_sum. The per-sample margin (sum over j in order from 0), coefficient c_h (logistic: the
+ * vmath exp) and clipping (dpdo__clip_coef) are those of the other kernels. Every
+ * instruction-set path (scalar, SSE2, AVX2, AVX-512) gives the same bits.
+ *
+ * tc (may be NULL) is a transposed, padded copy of the q rows (dpdo__tcopy_build): the fast
+ * path; without it the rows are gathered block by block into the same layout (same bits).
+ * path: -1 = best available; 0 scalar, 1 SSE2 vectors, 2 AVX2, 3 AVX-512 (a test hook).
+ * Returns 1 if it handled the call, 0 (nothing done) for other layouts, d > DPDO__L8_DMAX, an
+ * unknown kind or a path this CPU or build lacks. loss_sum NULL: no loss values computed. */
+enum { DPDO__L8_DMAX = 16, DPDO__L8_PAD = 32 /* qp: whole iterations of the widest kernel */ };
+enum { DPDO__L8_LOGISTIC = 0, DPDO__L8_HINGE = 1, DPDO__L8_SQUARED = 2 };
+struct dpdo__tcopy {
+    int64_t q, qp, d; /* samples, q rounded up to a multiple of DPDO__L8_PAD, features */
+    double *xt;       /* d x qp: xt[j * qp + h] = feature j of sample h; 0 for h >= q */
+    double *ny;       /* qp: -y of sample h; 0 for h >= q */
+};
+int dpdo__lin_grad_full8(const struct dpdo_dataset *ds, const int64_t *rows, int64_t first,
+                         int64_t q, const struct dpdo__tcopy *tc, int kind, const double *w,
+                         double clip, double scale, double *grad, double *loss_sum,
+                         int64_t *nclipped, int path);
+/* 1 if dpdo__lin_grad_full8 applies to the shard's data (dense, 1 <= d <= DPDO__L8_DMAX) and
+ * the 8-lane full-batch path is compiled in (not with -DDPDO__NO_LOGIT8, which restores the
+ * earlier per-chunk orders for comparison). */
+int dpdo__full8_applies(const struct dpdo_dataset *ds);
+/* Build the transposed copy of sh's rows ((d + 1) * qp doubles, 64-byte aligned). Returns
+ * DPDO_OK, DPDO_E_NOMEM; *out NULL if the layout does not apply. Free with dpdo__tcopy_free. */
+int dpdo__tcopy_build(const struct dpdo_shard *sh, struct dpdo__tcopy **out);
+void dpdo__tcopy_free(struct dpdo__tcopy *tc);
+
+/* Coefficient c of one sample clipped so that |c| * ||x_r|| <= clip (per-sample gradient
+ * clipping; the per-sample gradient of a linear model is c x_r): c' = c clip / g, written so that
+ * |c'| * ||x_r|| <= clip holds after rounding too; counts a clipped sample in *ncl. */
+static inline double dpdo__clip_coef(const struct dpdo_dataset *ds, int64_t r, double c,
+                                     double clip, int64_t *ncl)
+{
+    double g = fabs(c) * ds->row_norm[r];
+    if (g > clip) {
+        double cc = clip / ds->row_norm[r];
+        while (cc * ds->row_norm[r] > clip)
+            cc = nextafter(cc, 0.0);
+        c = c < 0 ? -cc : cc;
+        (*ncl)++;
+    }
+    return c;
+}
 
 /* y += alpha * x_r (one row of ds). */
 void dpdo__row_axpy(const struct dpdo_dataset *ds, int64_t r, double alpha, double *y);

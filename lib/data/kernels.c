@@ -317,15 +317,7 @@ static inline void axpy_csr(const struct dpdo_dataset *ds, int64_t r, double a, 
 static inline double clip_coef(const struct dpdo_dataset *ds, int64_t r, double c, double clip,
                                int64_t *ncl)
 {
-    double g = fabs(c) * ds->row_norm[r];
-    if (g > clip) {
-        double cc = clip / ds->row_norm[r];
-        while (cc * ds->row_norm[r] > clip)
-            cc = nextafter(cc, 0.0);
-        c = c < 0 ? -cc : cc;
-        (*ncl)++;
-    }
-    return c;
+    return dpdo__clip_coef(ds, r, c, clip, ncl); /* data_impl.h: shared with kernels_l8.c */
 }
 
 static inline double coef(const struct dpdo_dataset *ds, int64_t r, double margin, dpdo__phi_fn phi,

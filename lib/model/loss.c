@@ -336,9 +336,11 @@ int dpdo__loss_check_x(const struct dpdo_loss *loss, const struct dpdo_shard *sh
 
 enum { CHUNK = 256 };
 
-static int eval_core(const struct dpdo_loss *loss, const struct dpdo_shard *sh, const double *x,
-                     const int64_t *idx, int64_t m, double clip, double *value, double *grad,
-                     int64_t *nclipped, double *scratch, char *err, int direct)
+/* tc: the node's transposed copy for a full batch (kernels_l8.c), or NULL */
+static int eval_core(const struct dpdo_loss *loss, const struct dpdo_shard *sh,
+                     const struct dpdo__tcopy *tc, const double *x, const int64_t *idx, int64_t m,
+                     double clip, double *value, double *grad, int64_t *nclipped, double *scratch,
+                     char *err, int direct)
 {
     const int64_t dim = loss->dim;
     double *acc = direct && grad ? grad : scratch, *tmp = scratch + dim;
@@ -382,7 +384,15 @@ static int eval_core(const struct dpdo_loss *loss, const struct dpdo_shard *sh, 
         /* the built-in logistic loss on short dense rows: one vectorised pass (loss values only
          * when asked for) */
         const int logit = loss->builtin == DPDO__LOSS_LOGISTIC;
-        if (!idx && sh->rows) {
+        if (loss->builtin >= 0 && !idx && dpdo__full8_applies(ds)) {
+            /* a full batch of short dense rows, built-in loss: 8 lanes (kernels_l8.c; its own
+             * summation order) */
+            int kind = DPDO__L8_SQUARED;
+            if (logit) kind = DPDO__L8_LOGISTIC;
+            if (loss->builtin == DPDO__LOSS_HINGE) kind = DPDO__L8_HINGE;
+            dpdo__lin_grad_full8(ds, sh->rows, sh->first, count, tc, kind, x, clipb, sc, acc,
+                                 value ? &lsum : NULL, &ncl, -1);
+        } else if (!idx && sh->rows) {
             if (!logit || !dpdo__lin_grad_logistic(ds, sh->rows, count, x, clipb, sc, acc,
                                                    value ? &lsum : NULL, &ncl))
                 dpdo__lin_grad(ds, sh->rows, count, x, phi, ctx, clipb, sc, acc, &lsum, &ncl);
@@ -471,14 +481,37 @@ int dpdo__loss_eval(const struct dpdo_loss *loss, const struct dpdo_shard *sh, c
                     const int64_t *idx, int64_t m, double clip, double *value, double *grad,
                     int64_t *nclipped, double *scratch, char *err)
 {
-    return eval_core(loss, sh, x, idx, m, clip, value, grad, nclipped, scratch, err, 0);
+    return eval_core(loss, sh, NULL, x, idx, m, clip, value, grad, nclipped, scratch, err, 0);
+}
+
+static int eval_node(struct dpdo_node *nd, const double *x, const int64_t *idx, int64_t m,
+                     double clip, double *value, double *grad, int64_t *nclipped, char *err,
+                     int direct)
+{
+    const struct dpdo__tcopy *tc =
+        idx ? NULL : atomic_load_explicit(&nd->tcopy, memory_order_acquire);
+    return eval_core(nd->loss, nd->shard, tc, x, idx, m, clip, value, grad, nclipped, nd->scratch,
+                     err, direct);
+}
+
+int dpdo__loss_eval_node(struct dpdo_node *nd, const double *x, const int64_t *idx, int64_t m,
+                         double clip, double *value, double *grad, int64_t *nclipped, char *err)
+{
+    return eval_node(nd, x, idx, m, clip, value, grad, nclipped, err, 0);
+}
+
+int dpdo__loss_eval_node_into(struct dpdo_node *nd, const double *x, const int64_t *idx, int64_t m,
+                              double clip, double *value, double *grad, int64_t *nclipped,
+                              char *err)
+{
+    return eval_node(nd, x, idx, m, clip, value, grad, nclipped, err, 1);
 }
 
 int dpdo__loss_eval_into(const struct dpdo_loss *loss, const struct dpdo_shard *sh, const double *x,
                          const int64_t *idx, int64_t m, double clip, double *value, double *grad,
                          int64_t *nclipped, double *scratch, char *err)
 {
-    return eval_core(loss, sh, x, idx, m, clip, value, grad, nclipped, scratch, err, 1);
+    return eval_core(loss, sh, NULL, x, idx, m, clip, value, grad, nclipped, scratch, err, 1);
 }
 
 DPDO_API int dpdo_loss_eval(dpdo_loss *loss, dpdo_shard *shard, const double *x, int64_t dim,

@@ -10,6 +10,7 @@
 #include "dpdo/node.h"
 #include "dpdo/reference.h"
 #include "dpdo/regularizer.h"
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -110,6 +111,20 @@ double dpdo__phi_conjugate(int builtin, double u, double y);
 int dpdo__loss_eval(const struct dpdo_loss *loss, const struct dpdo_shard *sh, const double *x,
                     const int64_t *idx, int64_t m, double clip, double *value, double *grad,
                     int64_t *nclipped, double *scratch, char *err);
+/* dpdo__loss_eval with the node's transposed copy (if built) for a full batch (idx NULL) of a
+ * built-in loss on short dense rows: the same bits as dpdo__loss_eval, faster. */
+int dpdo__loss_eval_node(struct dpdo_node *nd, const double *x, const int64_t *idx, int64_t m,
+                         double clip, double *value, double *grad, int64_t *nclipped, char *err);
+/* The same, accumulating into grad itself (as dpdo__loss_eval_into: grad garbage after a
+ * failure); for the local solvers, whose gradient buffer is a workspace. */
+int dpdo__loss_eval_node_into(struct dpdo_node *nd, const double *x, const int64_t *idx, int64_t m,
+                              double clip, double *value, double *grad, int64_t *nclipped,
+                              char *err);
+/* Build the node's transposed copy once if it can be used (a built-in loss, a local shard of
+ * dense rows with d <= 16): (d + 1) * qp doubles, qp = q rounded up to a multiple of 32. Safe
+ * against a concurrent call on the same node (compare-and-swap; the loser frees its copy).
+ * DPDO_OK (also when not applicable), DPDO_E_NOMEM. */
+int dpdo__node_prepare_full(struct dpdo_node *nd);
 /* The same, but the gradient is accumulated in grad itself (no scratch copy): grad must not
  * overlap x or scratch, and it holds garbage after a failure. For the engine's per-round
  * calls, whose output row is scratch anyway (a failed round changes no state). It uses
@@ -134,6 +149,11 @@ struct dpdo_node {
     int64_t remote_rows; /* > 0: a remote node (no shard; data on another process) */
     int64_t borrowers;   /* reference solvers borrowing this node */
     int doomed;          /* destroy requested while borrowed */
+    /* transposed copy of the shard's rows for full-batch built-in loss gradients (kernels_l8.c),
+     * built by dpdo__node_prepare_full (an algorithm's prepare), NULL until then; published once
+     * with compare-and-swap, read with acquire, freed with the node; a cache only: the results
+     * are the same bits without it */
+    _Atomic(struct dpdo__tcopy *) tcopy;
     char errmsg[DPDO__ERRMSG_LEN];
 };
 void dpdo__node_retain(struct dpdo_node *nd);

@@ -40,6 +40,7 @@ DPDO_API int dpdo_node_create(dpdo_node **out, dpdo_shard *shard, dpdo_loss *los
     struct dpdo_node *nd = dpdo__calloc(1, sizeof *nd);
     if (!nd) return DPDO_E_NOMEM;
     nd->magic = DPDO__MAGIC_NODE;
+    atomic_init(&nd->tcopy, NULL);
     nd->scratch = dpdo__alloc(nbytes);
     if (!nd->scratch) {
         dpdo__free(nd);
@@ -55,8 +56,23 @@ DPDO_API int dpdo_node_create(dpdo_node **out, dpdo_shard *shard, dpdo_loss *los
     return DPDO_OK;
 }
 
+int dpdo__node_prepare_full(struct dpdo_node *nd)
+{
+    if (!nd->shard || nd->loss->builtin < 0 || nd->loss->kind != DPDO_LOSS_KIND_PHI ||
+        atomic_load_explicit(&nd->tcopy, memory_order_acquire))
+        return DPDO_OK;
+    struct dpdo__tcopy *tc = NULL, *none = NULL;
+    int rc = dpdo__tcopy_build(nd->shard, &tc);
+    if (rc || !tc) return rc;
+    if (!atomic_compare_exchange_strong_explicit(&nd->tcopy, &none, tc, memory_order_acq_rel,
+                                                 memory_order_acquire))
+        dpdo__tcopy_free(tc); /* another thread published one first */
+    return DPDO_OK;
+}
+
 static void node_free(struct dpdo_node *node)
 {
+    dpdo__tcopy_free(atomic_load_explicit(&node->tcopy, memory_order_acquire));
     dpdo__loss_release(node->loss);
     if (node->shard) dpdo__shard_release(node->shard);
     dpdo__free(node->scratch);
@@ -112,6 +128,7 @@ DPDO_API int dpdo_node_create_remote(dpdo_node **out, dpdo_loss *loss, int64_t s
     struct dpdo_node *nd = dpdo__calloc(1, sizeof *nd);
     if (!nd) return DPDO_E_NOMEM;
     nd->magic = DPDO__MAGIC_NODE;
+    atomic_init(&nd->tcopy, NULL);
     nd->loss = loss;
     nd->weight = weight;
     nd->dim = loss->dim;
@@ -154,8 +171,7 @@ DPDO_API int dpdo_node_eval(dpdo_node *node, const double *x, int64_t dim, const
     REMOTE_CHECK(node);
     int rc = dpdo__loss_check_x(node->loss, node->shard, x, dim, idx, m, clip, node->errmsg);
     if (rc) return rc;
-    return dpdo__loss_eval(node->loss, node->shard, x, idx, m, clip, value, grad, nclipped,
-                           node->scratch, node->errmsg);
+    return dpdo__loss_eval_node(node, x, idx, m, clip, value, grad, nclipped, node->errmsg);
 }
 
 DPDO_API int dpdo_node_lipschitz(dpdo_node *node, double radius, double *out)

@@ -389,8 +389,8 @@ int dpdo__solver_check(const struct dpdo_solver *s, const struct dpdo_node *node
 static inline int grad_f(const struct dpdo_solver *s, struct dpdo_node *nd, const double *w,
                          const int64_t *idx, int64_t m, double *g, char *err)
 {
-    return dpdo__loss_eval(nd->loss, nd->shard, w, idx, m, s->clip, NULL, g, NULL, nd->scratch,
-                           err);
+    /* g is the run's workspace (a failed run restores w from its backup): accumulate in place */
+    return dpdo__loss_eval_node_into(nd, w, idx, m, s->clip, NULL, g, NULL, err);
 }
 
 static int stream_failed(const dpdo__stream *st, const char *tn, char *err)

@@ -357,7 +357,12 @@ typedef struct golden {
  * (this fixture: d = 5), the batch kernel's four interleaved gradient sums. With that change
  * reverted (libm exp/log1p, the per-sample path), every hash of main's table (f73c989) still
  * matched (threads plumbing, workspaces, the branch-free soft-threshold and clamp,
- * -fvect-cost-model=cheap change no bit). */
+ * -fvect-cost-model=cheap change no bit). dp-wor-sgd's one-process hashes (which include the
+ * engine's arena) re-recorded by issue 19 (wor3), from 0xafd033f135897272: with a fixed policy
+ * (this fixture's) the step no longer evaluates the losses that only the DQN or a user policy
+ * reads, so the policy-state scratch in the arena stays unwritten. No number changed: with that
+ * skip disabled every hash matched (the fused long-row logistic kernel and the row prefetch
+ * included), and the two-process hash, which has no arena, is the same. */
 static const golden GOLD[] = {
     {"dp-dda", 0xcb4773aa3ec22257ull, 0xcb4773aa3ec22257ull, 0x28a62835ef69d50cull},
     {"dp-dda-baseline", 0xb1727f21763f89daull, 0xb1727f21763f89daull, 0x987bab3a65c89af3ull},
@@ -367,7 +372,7 @@ static const golden GOLD[] = {
     {"tamuna", 0x7d82d4a45049e813ull, 0x7d82d4a45049e813ull, 0xe2d02094853d5642ull},
     {"led", 0xa1dfdf7b8d8601d3ull, 0xa1dfdf7b8d8601d3ull, 0x39787ac6d4eb7712ull},
     {"5gcs", 0xab8bf43702c22a16ull, 0xab8bf43702c22a16ull, 0x58cad00c993fabacull},
-    {"dp-wor-sgd", 0xafd033f135897272ull, 0xafd033f135897272ull, 0x818638edeed87c75ull},
+    {"dp-wor-sgd", 0xc7bddc402ed9c153ull, 0xc7bddc402ed9c153ull, 0x818638edeed87c75ull},
     {"dp-sgd-wr", 0xdcd5f659dec8b7bcull, 0xdcd5f659dec8b7bcull, 0xa6a99eb3be0e6f20ull},
     {"do-adp", 0x658d81c777060a3eull, 0x658d81c777060a3eull, 0x0f2421a740eb6514ull},
     {"dpdo", 0x18993108a97d2865ull, 0x18993108a97d2865ull, 0xb8a2b62730393b01ull},

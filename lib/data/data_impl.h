@@ -78,9 +78,21 @@ void dpdo__margins(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m
 int dpdo__lin_grad_logistic(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m,
                             const double *w, double clip, double scale, double *grad,
                             double *loss_sum, int64_t *nclipped);
+/* dpdo__lin_grad_logistic's path for gathered long dense rows (d > 16, rows not NULL): margins,
+ * coefficients, clipping and the gradient in one pass over blocks of rows (lib/data/kernels.c),
+ * bit for bit the per-sample path. isa: 2 AVX-512F, 1 AVX2, -1 the best the CPU has. Returns 1
+ * if it ran, 0 (nothing done) for other calls or when the CPU lacks the instruction set. The
+ * explicit isa is for the tests. */
+int dpdo__logit_long(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m, const double *w,
+                     double clip, double scale, double *grad, double *loss_sum, int64_t *nclipped,
+                     int isa);
 void dpdo__lin_grad(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m, const double *w,
                     dpdo__phi_fn phi, const void *ctx, double clip, double scale, double *grad,
                     double *loss_sum, int64_t *nclipped);
+
+/* Prefetch (a hint, no effect on results) the features and labels of the shard's local samples
+ * idx[0..m-1] (dense data; otherwise nothing): for a mini-batch needed soon (lib/data/prefetch.c). */
+void dpdo__shard_prefetch(const struct dpdo_shard *sh, const int64_t *idx, int64_t m);
 
 /* y += alpha * x_r (one row of ds). */
 void dpdo__row_axpy(const struct dpdo_dataset *ds, int64_t r, double alpha, double *y);

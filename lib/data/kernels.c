@@ -667,34 +667,45 @@ AVX512 static void logit_long_avx512(const struct dpdo_dataset *ds, const int64_
             Y[t] = ds->y[r[t]];
         }
         prefetch_ahead(ds, rows, m, k + WOR_AHEAD, 8);
-        v8d a0 = VZ, a1 = VZ, a2 = VZ, a3 = VZ, a4 = VZ, a5 = VZ, a6 = VZ, a7 = VZ;
-        for (int64_t j = 0; j < d8; j += 8) {
-            v8d W = *(const v8d *)(w + j);
-            a0 += *(const v8d *)(x[0] + j) * W;
-            a1 += *(const v8d *)(x[1] + j) * W;
-            a2 += *(const v8d *)(x[2] + j) * W;
-            a3 += *(const v8d *)(x[3] + j) * W;
-            a4 += *(const v8d *)(x[4] + j) * W;
-            a5 += *(const v8d *)(x[5] + j) * W;
-            a6 += *(const v8d *)(x[6] + j) * W;
-            a7 += *(const v8d *)(x[7] + j) * W;
+        v8d MG = VZ; /* the margins */
+        if (nb == 8) {
+            v8d a0 = VZ, a1 = VZ, a2 = VZ, a3 = VZ, a4 = VZ, a5 = VZ, a6 = VZ, a7 = VZ;
+            for (int64_t j = 0; j < d8; j += 8) {
+                v8d W = *(const v8d *)(w + j);
+                a0 += *(const v8d *)(x[0] + j) * W;
+                a1 += *(const v8d *)(x[1] + j) * W;
+                a2 += *(const v8d *)(x[2] + j) * W;
+                a3 += *(const v8d *)(x[3] + j) * W;
+                a4 += *(const v8d *)(x[4] + j) * W;
+                a5 += *(const v8d *)(x[5] + j) * W;
+                a6 += *(const v8d *)(x[6] + j) * W;
+                a7 += *(const v8d *)(x[7] + j) * W;
+            }
+            /* transpose: c_t holds s_t of the 8 rows */
+            /* clang-format off */
+            v8d t0 = SHUF8(a0, a1, 0, 8, 2, 10, 4, 12, 6, 14), t1 = SHUF8(a0, a1, 1, 9, 3, 11, 5, 13, 7, 15);
+            v8d t2 = SHUF8(a2, a3, 0, 8, 2, 10, 4, 12, 6, 14), t3 = SHUF8(a2, a3, 1, 9, 3, 11, 5, 13, 7, 15);
+            v8d t4 = SHUF8(a4, a5, 0, 8, 2, 10, 4, 12, 6, 14), t5 = SHUF8(a4, a5, 1, 9, 3, 11, 5, 13, 7, 15);
+            v8d t6 = SHUF8(a6, a7, 0, 8, 2, 10, 4, 12, 6, 14), t7 = SHUF8(a6, a7, 1, 9, 3, 11, 5, 13, 7, 15);
+            v8d u0 = SHUF8(t0, t2, 0, 1, 8, 9, 4, 5, 12, 13), u2 = SHUF8(t0, t2, 2, 3, 10, 11, 6, 7, 14, 15);
+            v8d u1 = SHUF8(t1, t3, 0, 1, 8, 9, 4, 5, 12, 13), u3 = SHUF8(t1, t3, 2, 3, 10, 11, 6, 7, 14, 15);
+            v8d u4 = SHUF8(t4, t6, 0, 1, 8, 9, 4, 5, 12, 13), u6 = SHUF8(t4, t6, 2, 3, 10, 11, 6, 7, 14, 15);
+            v8d u5 = SHUF8(t5, t7, 0, 1, 8, 9, 4, 5, 12, 13), u7 = SHUF8(t5, t7, 2, 3, 10, 11, 6, 7, 14, 15);
+            v8d c0 = SHUF8(u0, u4, 0, 1, 2, 3, 8, 9, 10, 11), c4 = SHUF8(u0, u4, 4, 5, 6, 7, 12, 13, 14, 15);
+            v8d c1 = SHUF8(u1, u5, 0, 1, 2, 3, 8, 9, 10, 11), c5 = SHUF8(u1, u5, 4, 5, 6, 7, 12, 13, 14, 15);
+            v8d c2 = SHUF8(u2, u6, 0, 1, 2, 3, 8, 9, 10, 11), c6 = SHUF8(u2, u6, 4, 5, 6, 7, 12, 13, 14, 15);
+            v8d c3 = SHUF8(u3, u7, 0, 1, 2, 3, 8, 9, 10, 11), c7 = SHUF8(u3, u7, 4, 5, 6, 7, 12, 13, 14, 15);
+            /* clang-format on */
+            for (int64_t j = d8; j < d; j++) /* the tail into s_0, in order */
+                c0 +=
+                    (v8d){x[0][j], x[1][j], x[2][j], x[3][j], x[4][j], x[5][j], x[6][j], x[7][j]} *
+                    w[j];
+            MG = ((c0 + c4) + (c1 + c5)) + ((c2 + c6) + (c3 + c7));
+        } else { /* a short block: row by row (the same canonical order), no padding rows */
+            for (int64_t t = 0; t < nb; t++)
+                MG[t] = dot_avx2(x[t], w, d, NULL, 0);
         }
-        /* transpose: c_t holds s_t of the 8 rows */
-        v8d t0 = SHUF8(a0, a1, 0, 8, 2, 10, 4, 12, 6, 14), t1 = SHUF8(a0, a1, 1, 9, 3, 11, 5, 13, 7, 15);
-        v8d t2 = SHUF8(a2, a3, 0, 8, 2, 10, 4, 12, 6, 14), t3 = SHUF8(a2, a3, 1, 9, 3, 11, 5, 13, 7, 15);
-        v8d t4 = SHUF8(a4, a5, 0, 8, 2, 10, 4, 12, 6, 14), t5 = SHUF8(a4, a5, 1, 9, 3, 11, 5, 13, 7, 15);
-        v8d t6 = SHUF8(a6, a7, 0, 8, 2, 10, 4, 12, 6, 14), t7 = SHUF8(a6, a7, 1, 9, 3, 11, 5, 13, 7, 15);
-        v8d u0 = SHUF8(t0, t2, 0, 1, 8, 9, 4, 5, 12, 13), u2 = SHUF8(t0, t2, 2, 3, 10, 11, 6, 7, 14, 15);
-        v8d u1 = SHUF8(t1, t3, 0, 1, 8, 9, 4, 5, 12, 13), u3 = SHUF8(t1, t3, 2, 3, 10, 11, 6, 7, 14, 15);
-        v8d u4 = SHUF8(t4, t6, 0, 1, 8, 9, 4, 5, 12, 13), u6 = SHUF8(t4, t6, 2, 3, 10, 11, 6, 7, 14, 15);
-        v8d u5 = SHUF8(t5, t7, 0, 1, 8, 9, 4, 5, 12, 13), u7 = SHUF8(t5, t7, 2, 3, 10, 11, 6, 7, 14, 15);
-        v8d c0 = SHUF8(u0, u4, 0, 1, 2, 3, 8, 9, 10, 11), c4 = SHUF8(u0, u4, 4, 5, 6, 7, 12, 13, 14, 15);
-        v8d c1 = SHUF8(u1, u5, 0, 1, 2, 3, 8, 9, 10, 11), c5 = SHUF8(u1, u5, 4, 5, 6, 7, 12, 13, 14, 15);
-        v8d c2 = SHUF8(u2, u6, 0, 1, 2, 3, 8, 9, 10, 11), c6 = SHUF8(u2, u6, 4, 5, 6, 7, 12, 13, 14, 15);
-        v8d c3 = SHUF8(u3, u7, 0, 1, 2, 3, 8, 9, 10, 11), c7 = SHUF8(u3, u7, 4, 5, 6, 7, 12, 13, 14, 15);
-        for (int64_t j = d8; j < d; j++) /* the tail into s_0, in order */
-            c0 += (v8d){x[0][j], x[1][j], x[2][j], x[3][j], x[4][j], x[5][j], x[6][j], x[7][j]} * w[j];
-        v8d S = -Y * (((c0 + c4) + (c1 + c5)) + ((c2 + c6) + (c3 + c7)));
+        v8d S = -Y * MG;
         /* coefficients c = -y sigma(s): the operations of LOGIT_COEFS, 8 lanes */
         v8d NA = VSEL8(S < 0, S, -S);
         v8d T = NA * DPDO__INV_LN2 + DPDO__EXP_SHIFT;
@@ -708,7 +719,8 @@ AVX512 static void logit_long_avx512(const struct dpdo_dataset *ds, const int64_
             v8d BIG = VSEL8(E > 0x1.a827999fcef34p-2, ONE, VZ);
             v8d NU = E - BIG, DE = (ONE + ONE) + (E + BIG);
             v8d SS = NU / DE, Z = SS * SS;
-            v8d L = BIG * DPDO__LN2_HI + ((SS + SS) + (SS * DPDO__ATANH_POLY(Z) + BIG * DPDO__LN2_LO));
+            v8d L =
+                BIG * DPDO__LN2_HI + ((SS + SS) + (SS * DPDO__ATANH_POLY(Z) + BIG * DPDO__LN2_LO));
             L = VSEL8(S > 0, S, VZ) + L;
             for (int64_t t = 0; t < nb; t++)
                 *loss_acc += L[t];

@@ -229,8 +229,9 @@ static void gen_blocks(dpdo__stream *s, uint32_t *out, size_t nblocks)
         keyed_blocks(s, out, nblocks);
     } else if (s->rng->builtin) {
         uint32_t c[4] = {s->ctr[0], s->ctr[1], s->ctr[2], s->ctr[3]};
-        size_t j = nblocks >= 32 ? dpdo__simd_blocks(dpdo__simd_best(), s->key, s->ctr, nblocks, out)
-                                 : 0; /* the same words, vectorised (AVX-512) */
+        size_t j = nblocks >= 32
+                       ? dpdo__simd_blocks(dpdo__simd_best(), s->key, s->ctr, nblocks, out)
+                       : 0; /* the same words, vectorised (AVX-512) */
         c[0] += (uint32_t)j;
         for (; j < nblocks; j++) {
             dpdo__philox4x32_10(s->key, c, out + 4 * j);

@@ -91,8 +91,7 @@ void dpdo__lin_grad(const struct dpdo_dataset *ds, const int64_t *rows, int64_t 
                     double *loss_sum, int64_t *nclipped);
 
 /* Prefetch (a hint, no effect on results) the features and labels of the shard's local samples
- * idx[0..m-1] (dense data; otherwise nothing): for a mini-batch needed soon (lib/data/prefetch.c).
- */
+ * idx[0..m-1] (dense data; otherwise nothing): a mini-batch needed soon (lib/data/prefetch.c). */
 void dpdo__shard_prefetch(const struct dpdo_shard *sh, const int64_t *idx, int64_t m);
 
 /* y += alpha * x_r (one row of ds). */

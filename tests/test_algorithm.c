@@ -269,6 +269,47 @@ static void test_bad_setup(void)
     fx_free(&g);
 }
 
+/* ---- a non-finite z_new or x_new fails the round and changes nothing ------------------- */
+/* combine() tests z_new and x_new block by block while they are in cache (issue 19); check()
+ * names the node and coordinate. Case 0: z_new overflows (messages of 1e308 averaged); case 1:
+ * z_new is finite and the primal map overflows (l2 weight 1e-300 and the strong schedule's
+ * gamma = 0: x = -z / (kappa lambda)). The state is unchanged after the failed round. */
+static void test_nonfinite_round(void)
+{
+    for (int cs = 0; cs < 2; cs++) {
+        fx f;
+        fx_make(&f, 4, 3, 40, "hinge", NULL, NULL, "l2", cs == 1 ? 1e-300 : 1.0);
+        dpdo_algorithm_options o;
+        opts(&o, DPDO_NOISE_NONE, 10);
+        dpdo_algorithm *a = mk(&f, "dp-dda", &o);
+        CHECK_EQ(dpdo_algorithm_set_int(a, DPDO_PARAM_DDA_SCHEDULE, DPDO_DDA_SCHEDULE_STRONG),
+                 DPDO_OK);
+        static const int64_t act[] = {0, 1};
+        double zeta[160] = {0}, z0[40], z1[40], x0[40];
+        CHECK_EQ(dpdo__algorithm_inject_active(a, act, 2), DPDO_OK);
+        CHECK_EQ(dpdo__algorithm_inject_zeta(a, zeta), DPDO_OK);
+        CHECK_EQ(dpdo_algorithm_step(a), DPDO_ROUND);
+        CHECK_EQ(dpdo_algorithm_get_state(a, "z", 1, z0, 40), DPDO_OK);
+        CHECK_EQ(dpdo_algorithm_get_iterate(a, 1, x0, 40), DPDO_OK);
+        /* coordinate 37 (in the second block of 32 of the AVX2 scan, not the first) */
+        zeta[40 + 37] = cs == 0 ? 1e308 : 1e10;
+        zeta[37] = cs == 0 ? 1e308 : 1e10;
+        CHECK_EQ(dpdo__algorithm_inject_active(a, act, 2), DPDO_OK);
+        CHECK_EQ(dpdo__algorithm_inject_zeta(a, zeta), DPDO_OK);
+        int rc = dpdo_algorithm_step(a);
+        CHECK_MSG(rc == DPDO_E_NUMERIC, "case %d: rc %d (%s)", cs, rc, dpdo_algorithm_errmsg(a));
+        CHECK_STR_CONTAINS(dpdo_algorithm_errmsg(a), cs == 0 ? "z[37]" : "x[37]");
+        CHECK_STR_CONTAINS(dpdo_algorithm_errmsg(a),
+                           cs == 0 ? "after the dual update" : "after the primal update");
+        CHECK_EQ(dpdo_algorithm_get_state(a, "z", 1, z1, 40), DPDO_OK);
+        CHECK(memcmp(z0, z1, sizeof z0) == 0);
+        CHECK_EQ(dpdo_algorithm_get_iterate(a, 1, z1, 40), DPDO_OK);
+        CHECK(memcmp(x0, z1, sizeof x0) == 0);
+        dpdo_algorithm_destroy(a);
+        fx_free(&f);
+    }
+}
+
 /* ---- oracle 16: one hand-computed round ------------------------------------------- */
 
 static void test_hand_round(void)
@@ -919,6 +960,7 @@ int main(void)
     RUN(test_options);
     RUN(test_bad_setup);
     RUN(test_hand_round);
+    RUN(test_nonfinite_round);
     RUN(test_conservation);
     RUN(test_centralised);
     RUN(test_full_average);

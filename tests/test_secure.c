@@ -643,6 +643,82 @@ static void key_api(void)
     fx_free(&f);
 }
 
+/* DP-DDA adds its continuous noise inside the pass that forms the message (issue 19): drawn
+ * ahead of the gradient for d <= 4096, in chunks of 512 inside the pass above. A no-op tap forces
+ * the old separate draw (dpdo__eng_noise_gauss, then z + a_t g); both must give the same bits for
+ * every d around the two thresholds, odd d (the last chunk is odd) and both regularizers. */
+static void nop_tap(void *user, int64_t node, const double *out, size_t n, double grid)
+{
+    (void)node, (void)out, (void)n, (void)grid;
+    ++*(int64_t *)user;
+}
+
+static void dda_fused_noise_bits(void)
+{
+    static const int64_t DS[] = {7, 2000, 4096, 4097, 5001, 6144};
+    enum { NN = 4, QQ = 6 };
+    for (size_t c = 0; c < sizeof DS / sizeof DS[0]; c++)
+        for (int l1 = 0; l1 < 2; l1++) {
+            int64_t d = DS[c];
+            double *X = malloc(sizeof(double) * (size_t)(NN * QQ * d)), Y[NN * QQ];
+            uint64_t u = 77 + (uint64_t)d;
+            for (int64_t k = 0; k < NN * QQ * d; k++)
+                X[k] = (h_urand(&u) - 0.5) / sqrt((double)d);
+            for (int k = 0; k < NN * QQ; k++)
+                Y[k] = k % 3 ? 1.0 : -1.0;
+            dpdo_dataset *ds;
+            dpdo_loss *lo;
+            dpdo_shard *sh[NN];
+            dpdo_node *nodes[NN];
+            tfx_nodes_make(X, Y, NN, QQ, d, "hinge", &ds, &lo, sh, nodes);
+            dpdo_network *net;
+            CHECK_EQ(dpdo_network_create(&net), DPDO_OK);
+            CHECK_EQ(dpdo_network_set_complete(net, NN), DPDO_OK);
+            dpdo_regularizer *reg;
+            double lam = 1e-2;
+            CHECK_EQ(dpdo_regularizer_create(&reg, dpdo_regularizer_type_find(l1 ? "l1" : "l2"), NULL,
+                                             d, &lam, 1),
+                     DPDO_OK);
+            double *out[2];
+            int64_t ntap[2] = {0, 0};
+            for (int v = 0; v < 2; v++) {
+                dpdo_algorithm_options o;
+                dpdo_algorithm_options_init(&o, sizeof o);
+                o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE;
+                o.noise_mode = DPDO_NOISE_FIXED;
+                o.sigma = 0.3;
+                o.max_rounds = 5;
+                o.max_epsilon = INFINITY;
+                dpdo_ledger *led = NULL;
+                dpdo_accountant *acc = NULL;
+                CHECK_EQ(dpdo_ledger_create(&led, NN), DPDO_OK);
+                CHECK_EQ(dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), NULL, led, NULL),
+                         DPDO_OK);
+                dpdo_algorithm *a = NULL;
+                CHECK_EQ(dpdo_algorithm_create(&a, dpdo_algorithm_type_find("dp-dda")), DPDO_OK);
+                int rs = dpdo_algorithm_setup(a, nodes, NN, net, reg, acc, &o);
+                CHECK_MSG(rs == DPDO_OK, "setup: %s", dpdo_algorithm_errmsg(a));
+                if (v) CHECK_EQ(dpdo__algorithm_set_noise_tap(a, nop_tap, &ntap[v]), DPDO_OK);
+                int rc = dpdo_algorithm_run(a, 5, NULL);
+                CHECK_MSG(rc >= 0, "d = %lld: %s", (long long)d, dpdo_algorithm_errmsg(a));
+                out[v] = malloc(sizeof(double) * (size_t)(NN * d));
+                for (int i = 0; i < NN; i++)
+                    CHECK_EQ(dpdo_algorithm_get_output(a, i, out[v] + i * d, d), DPDO_OK);
+                dpdo_algorithm_destroy(a);
+                dpdo_accountant_destroy(acc);
+                dpdo_ledger_destroy(led);
+            }
+            CHECK_MSG(ntap[1] == 10, "d = %lld, %s: %lld noise draws on the unfused path", (long long)d,
+                      l1 ? "l1" : "l2", (long long)ntap[1]);
+            CHECK_MSG(memcmp(out[0], out[1], sizeof(double) * (size_t)(NN * d)) == 0,
+                      "d = %lld, %s: fused and separate noise differ", (long long)d, l1 ? "l1" : "l2");
+            free(out[0]), free(out[1]), free(X);
+            dpdo_regularizer_destroy(reg);
+            dpdo_network_destroy(net);
+            tfx_nodes_free(NN, ds, lo, sh, nodes);
+        }
+}
+
 int main(void)
 {
     RUN(runs_differ_and_repeat);
@@ -651,5 +727,6 @@ int main(void)
     RUN(sampler_pmf_smoke);
     RUN(keys_hosted_only);
     RUN(key_api);
+    RUN(dda_fused_noise_bits);
     return h_finish();
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Status codes are pinned and named; versions agree with the header;
  * options-struct versioning; the allocation fault hook. */
+#include <float.h>
 #include <stdint.h>
 #include "dpdo/dpdo.h"
 #include "core/core_impl.h"
@@ -106,6 +107,33 @@ static void checks(void)
     CHECK(dpdo__mul_size(3, 4, &out) && out == 12);
 }
 
+/* the blocked (SSE2 / AVX2) scans return the first bad index for every length around the block
+ * sizes (16, 32), every position, every kind of non-finite value, and the largest finite values
+ * and subnormals are not flagged */
+static void finite_scan_blocks(void)
+{
+    enum { N = 133 };
+    double x[N + 1] = {0};
+    const double bad[4] = {NAN, -NAN, INFINITY, -INFINITY};
+    const double ok[4] = {DBL_MAX, -DBL_MAX, 4.9e-324, -0.0};
+    int wrong = 0;
+    for (size_t n = 0; n <= N; n++) {
+        for (size_t k = 0; k < n; k++)
+            x[k] = ok[k % 4] * ((k & 4) ? 1.0 : 0.5);
+        if (dpdo__first_nonfinite(x, n) != n) wrong++;
+        for (size_t p = 0; p < n; p++)
+            for (int b = 0; b < 4; b++) {
+                double keep = x[p];
+                x[p] = bad[b];
+                if (p + 1 < n) x[n - 1] = bad[(b + 1) % 4]; /* a later bad value must not win */
+                if (dpdo__first_nonfinite(x, n) != p || dpdo__all_finite(x, n)) wrong++;
+                x[p] = keep;
+                x[n - 1] = ok[(n - 1) % 4] * (((n - 1) & 4) ? 1.0 : 0.5);
+            }
+    }
+    CHECK_EQ(wrong, 0);
+}
+
 int main(void)
 {
     RUN(status_values_pinned);
@@ -114,5 +142,6 @@ int main(void)
     RUN(options_versioning);
     RUN(fault_hook);
     RUN(checks);
+    RUN(finite_scan_blocks);
     return h_finish();
 }

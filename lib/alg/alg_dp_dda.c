@@ -44,7 +44,9 @@ typedef struct dda {
     int64_t idx_B;
     dpdo__sampling_desc *samp; /* n (allocated at configure) */
     int64_t *match;            /* 2n scratch for injected matchings */
-    unsigned char *bad;        /* n: check()'s per-node finiteness flags (outside the arena) */
+    unsigned char *xkept;      /* n: combine() stored x_new (a map that is not coordinate-wise) */
+    unsigned char
+        *bad; /* n: combine()'s per-node finiteness flags for check() (outside the arena) */
 } dda;
 
 #define Z(e, P, i) ((e)->blk[(P)->bz].cur + (size_t)(i) * (size_t)(e)->d)
@@ -118,11 +120,13 @@ static void release(dpdo__eng *e, void *priv)
     dpdo__free(P->samp);
     dpdo__free(P->match);
     dpdo__free(P->bad);
+    dpdo__free(P->xkept);
     P->r_ok = 0;
     P->idx = NULL;
     P->samp = NULL;
     P->match = NULL;
     P->bad = NULL;
+    P->xkept = NULL;
 }
 
 static int configure_common(dpdo__eng *e, dda *P)
@@ -150,7 +154,8 @@ static int configure_common(dpdo__eng *e, dda *P)
     P->samp = dpdo__calloc((size_t)n, sizeof *P->samp);
     P->match = dpdo__calloc((size_t)n * 2, sizeof *P->match);
     P->bad = dpdo__calloc((size_t)n, 1);
-    if (!P->samp || !P->match || !P->bad) return DPDO_E_NOMEM;
+    P->xkept = dpdo__calloc((size_t)n, 1);
+    if (!P->samp || !P->match || !P->bad || !P->xkept) return DPDO_E_NOMEM;
     return DPDO_OK;
 }
 
@@ -580,6 +585,10 @@ static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
     return DPDO_OK;
 }
 
+/* local(): messages of up to NZ_AHEAD coordinates draw their noise ahead of the gradient; longer
+ * ones in chunks of NZ_CHUNK (even: every chunk but the last takes whole generator blocks) */
+enum { NZ_AHEAD = 4096, NZ_CHUNK = 512 };
+
 static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, int64_t i)
 {
     (void)stage;
@@ -606,16 +615,47 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
     if (rc)
         return dpdo__eng_err(e, rc, i, "drawing the sample failed (generator code %d)",
                              dpdo__stream_cb_code(&st));
+    /* Continuous noise is added in the pass that forms the message (dpdo__eng_noise_fused): for
+     * short messages (up to NZ_AHEAD coordinates) it is drawn first, into the node's loss scratch
+     * (dpdo__loss_eval_into leaves its first d doubles alone), while the sample rows come in from
+     * memory; longer ones draw it in L1-sized chunks inside that pass. Secure
+     * (grid) noise, which rounds the gradient, keeps the separate draw. All give the bits of
+     * g -> g + noise -> z + a_t g. */
+    double scale = NAN, *nz = nd->scratch;
+    const int weak = DPDO__WEAKENED(e, DPDO__WEAKEN_SENS_DOUBLE);
+    if (e->pv.sigma > 0 && !weak &&
+        (rc = dpdo__eng_noise_gauss_fused(e, i, e->pv.sigma, e->pv.sens, &scale)))
+        return rc;
+    const int ahead = scale == scale && d <= NZ_AHEAD;
+    if (scale == scale) dpdo__stream_open(&st, e->rng, (uint64_t)i, p->t, DPDO_PURPOSE_NOISE);
+    if (ahead) {
+        dpdo__shard_prefetch(nd->shard, idx, cnt); /* (x and z: no measurable gain) */
+        dpdo__stream_normals(&st, nz, d);
+    }
     char err[DPDO__ERRMSG_LEN] = "";
     int64_t ncl = 0;
     /* g is built in the message row, then turned into the message in place */
     rc = dpdo__loss_eval_into(nd->loss, nd->shard, X(e, P, i), idx, cnt, P->clip, NULL, msg, &ncl,
                               nd->scratch, err);
     if (rc) return dpdo__eng_err(e, rc, i, "%s", err);
-    if (DPDO__WEAKENED(e, DPDO__WEAKEN_SENS_DOUBLE)) /* test build: twice the charged sensitivity */
+    if (weak) /* test build: twice the charged sensitivity */
         for (size_t k = 0; k < d; k++)
             msg[k] *= 2;
     dpdo__eng_probe(e, DPDO__PH_GRAD);
+    if (scale == scale) {
+        if (ahead) {
+            dpdo__eng_noise_affine(msg, z, at, scale, nz, d);
+        } else {
+            double buf[NZ_CHUNK];
+            for (size_t k0 = 0; k0 < d; k0 += NZ_CHUNK) {
+                size_t len = d - k0 < NZ_CHUNK ? d - k0 : NZ_CHUNK;
+                dpdo__stream_normals(&st, buf, len);
+                dpdo__eng_noise_affine(msg + k0, z + k0, at, scale, buf, len);
+            }
+        }
+        dpdo__eng_probe(e, DPDO__PH_NOISE);
+        return dpdo__eng_noise_status(e, &st, i);
+    }
     if (e->pv.sigma > 0) {
         dpdo__stream_open(&st, e->rng, (uint64_t)i, p->t, DPDO_PURPOSE_NOISE);
         if ((rc = dpdo__eng_noise_gauss(e, &st, i, e->pv.sigma, e->pv.sens, msg, d))) return rc;
@@ -626,6 +666,138 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
     return DPDO_OK;
 }
 
+/* combine() in blocks of CB coordinates that stay in L1: the block of z_new is summed from the
+ * messages (the same order of additions per coordinate as whole-vector passes: bits unchanged),
+ * mapped to x_new and tested for finiteness while it is in cache (issue 19: the round used to
+ * make 3 more passes over z_new and x_new: the regularizer's argument scan and check()'s two). */
+enum { CB = 256 };
+typedef enum { SUM_ZERO, SUM_COPY, SUM_AVERAGE, SUM_WEIGHTED } sum_kind;
+
+typedef struct cb_args {
+    const double *msg;
+    const int64_t *src;
+    const double *wt;
+    int64_t cnt;
+    double inv;
+    size_t d;
+    int64_t i;
+    sum_kind kind;
+    const dpdo__reg_pmap *pm;
+    double *zn;
+} cb_args;
+
+/* 1 if some x[k] is Inf or NaN (exponent all ones: adding 1 at its lowest bit carries into the
+ * sign bit), branch-free so that it vectorises */
+static inline int any_nonfinite(const double *x, size_t n)
+{
+    uint64_t acc = 0;
+    for (size_t k = 0; k < n; k++) {
+        uint64_t b;
+        memcpy(&b, x + k, sizeof b);
+        acc |= (b & 0x7ff0000000000000ull) + 0x0010000000000000ull;
+    }
+    return (int)(acc >> 63);
+}
+
+/* x = map(z), coordinate by coordinate: the arithmetic of dpdo__reg_pmap_apply */
+static inline void map_block(const dpdo__reg_pmap *pm, const double *restrict z, double *restrict x,
+                             size_t n)
+{
+    const double c = pm->c, tau = pm->tau;
+    switch (pm->kind) {
+    case DPDO__PMAP_SCALE:
+        for (size_t k = 0; k < n; k++)
+            x[k] = z[k] * c;
+        break;
+    case DPDO__PMAP_SOFT:
+        for (size_t k = 0; k < n; k++) {
+            double a = z[k] - tau, b = z[k] + tau;
+            x[k] = ((a > 0.0 ? a : 0.0) + (b < 0.0 ? b : 0.0)) * c;
+        }
+        break;
+    case DPDO__PMAP_DIV:
+        for (size_t k = 0; k < n; k++)
+            x[k] = -z[k] / c;
+        break;
+    default:
+        break;
+    }
+}
+
+/* The blocks of combine(): z_new summed (the order of additions of whole-vector passes), and for
+ * a coordinate-wise map x_new computed into an L1 buffer and both tested. Returns 1 if a value
+ * is not finite. Compiled twice, for AVX2 and for the baseline: the same operations in the same
+ * order (no FMA), so the same bits. */
+#define COMBINE_BLOCKS(NAME, ATTR)                                                                 \
+    ATTR static int NAME(const cb_args *a)                                                         \
+    {                                                                                              \
+        const size_t d = a->d;                                                                     \
+        int bad = 0;                                                                               \
+        for (size_t k0 = 0; k0 < d; k0 += CB) {                                                    \
+            size_t len = d - k0 < CB ? d - k0 : CB;                                                \
+            double *restrict zb = a->zn + k0;                                                      \
+            switch (a->kind) {                                                                     \
+            case SUM_ZERO:                                                                         \
+                memset(zb, 0, len * sizeof(double));                                               \
+                for (int64_t t = 0; t < a->cnt; t++) {                                             \
+                    const double *restrict xj = a->msg + (size_t)a->src[t] * d + k0;               \
+                    double w = a->wt[t];                                                           \
+                    for (size_t k = 0; k < len; k++)                                               \
+                        zb[k] += w * xj[k];                                                        \
+                }                                                                                  \
+                break;                                                                             \
+            case SUM_COPY:                                                                         \
+                memcpy(zb, a->msg + (size_t)a->i * d + k0, len * sizeof(double));                  \
+                break;                                                                             \
+            case SUM_AVERAGE:                                                                      \
+                memcpy(zb, a->msg + (size_t)a->src[0] * d + k0, len * sizeof(double));             \
+                for (int64_t t = 1; t < a->cnt; t++) {                                             \
+                    const double *restrict xj = a->msg + (size_t)a->src[t] * d + k0;               \
+                    for (size_t k = 0; k < len; k++)                                               \
+                        zb[k] += xj[k];                                                            \
+                }                                                                                  \
+                for (size_t k = 0; k < len; k++)                                                   \
+                    zb[k] *= a->inv;                                                               \
+                break;                                                                             \
+            case SUM_WEIGHTED: {                                                                   \
+                const double *restrict x0 = a->msg + (size_t)a->src[0] * d + k0;                   \
+                double w0 = a->wt[0];                                                              \
+                for (size_t k = 0; k < len; k++)                                                   \
+                    zb[k] = w0 * x0[k];                                                            \
+                for (int64_t t = 1; t < a->cnt; t++) {                                             \
+                    const double *restrict xj = a->msg + (size_t)a->src[t] * d + k0;               \
+                    double w = a->wt[t];                                                           \
+                    for (size_t k = 0; k < len; k++)                                               \
+                        zb[k] += w * xj[k];                                                        \
+                }                                                                                  \
+                break;                                                                             \
+            }                                                                                      \
+            }                                                                                      \
+            if (a->pm->kind != DPDO__PMAP_NONE) { /* x_new is only tested; commit() maps again */  \
+                double xb[CB];                                                                     \
+                map_block(a->pm, zb, xb, len);                                                     \
+                bad |= any_nonfinite(zb, len) | any_nonfinite(xb, len);                            \
+            }                                                                                      \
+        }                                                                                          \
+        return bad;                                                                                \
+    }
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define DDA_AVX2 __attribute__((target("avx2")))
+static int cpu_avx2(void)
+{
+    return __builtin_cpu_supports("avx2"); /* libgcc's CPU model, filled before main */
+}
+#else
+#define DDA_AVX2
+static int cpu_avx2(void)
+{
+    return 0;
+}
+#endif
+COMBINE_BLOCKS(combine_blocks_avx2, DDA_AVX2)
+COMBINE_BLOCKS(combine_blocks_base, )
+
 static int combine(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, int64_t i)
 {
     (void)stage;
@@ -634,44 +806,54 @@ static int combine(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage,
     size_t d = (size_t)e->d;
     const double *msg = SCR(e, P->smsg);
     double *zn = SCR(e, P->sznew) + (size_t)i * d, *xn = SCR(e, P->sxnew) + (size_t)i * d;
-    if (P->all_transmit) { /* (5) with the static W of the network (closed neighbourhood, CSR order)
-                            */
+    /* the terms of z_new: msg rows src[t] with weights (SUM_ZERO: 0 + sum w x; SUM_COPY: row i;
+     * SUM_AVERAGE: (x_0 + x_1 + ...) / count; SUM_WEIGHTED: w_0 x_0 + w_1 x_1 + ...) */
+    sum_kind kind;
+    const int64_t *src = NULL;
+    const double *wt = NULL;
+    int64_t cnt = 0;
+    double inv = 0.0;
+    if (P->all_transmit) { /* (5) with the static W of the network (closed neighbourhood, CSR
+                              order) */
         const struct dpdo_network *net = e->net;
-        memset(zn, 0, d * sizeof(double));
-        for (int64_t q = net->rowptr[i]; q < net->rowptr[i + 1]; q++) {
-            const double *xj = msg + (size_t)net->col[q] * d;
-            double w = net->val[q];
-            for (size_t k = 0; k < d; k++)
-                zn[k] += w * xj[k];
-        }
+        kind = SUM_ZERO;
+        src = net->col + net->rowptr[i];
+        wt = net->val + net->rowptr[i];
+        cnt = net->rowptr[i + 1] - net->rowptr[i];
     } else if (!r->is_active[i]) {
-        memcpy(zn, msg + (size_t)i * d, d * sizeof(double)); /* isolated computing node */
+        kind = SUM_COPY; /* isolated computing node */
     } else if (r->full_average) {
-        memcpy(zn, msg + (size_t)r->active[0] * d, d * sizeof(double));
-        for (int64_t t = 1; t < r->nactive; t++) {
-            const double *xj = msg + (size_t)r->active[t] * d;
-            for (size_t k = 0; k < d; k++)
-                zn[k] += xj[k];
-        }
-        double inv = 1.0 / (double)r->nactive;
-        for (size_t k = 0; k < d; k++)
-            zn[k] *= inv;
+        kind = SUM_AVERAGE;
+        src = r->active;
+        cnt = r->nactive;
+        inv = 1.0 / (double)r->nactive;
     } else {
+        kind = SUM_WEIGHTED;
         int64_t b0 = r->wptr[r->pos[i]], b1 = r->wptr[r->pos[i] + 1];
-        const double *x0 = msg + (size_t)r->wcol[b0] * d;
-        double w0 = r->wval[b0];
-        for (size_t k = 0; k < d; k++)
-            zn[k] = w0 * x0[k];
-        for (int64_t q = b0 + 1; q < b1; q++) {
-            const double *xj = msg + (size_t)r->wcol[q] * d;
-            double w = r->wval[q];
-            for (size_t k = 0; k < d; k++)
-                zn[k] += w * xj[k];
+        src = r->wcol + b0;
+        wt = r->wval + b0;
+        cnt = b1 - b0;
+    }
+    char err[DPDO__ERRMSG_LEN] = "";
+    dpdo__reg_pmap pm;
+    int rc = dpdo__reg_da_pointwise(e->reg, P->iota * A_of(P, p->t + 1), gamma_of(P, p->t + 1), &pm,
+                                    err);
+    if (rc) return dpdo__eng_err(e, rc, i, "primal map: %s", err);
+    const cb_args ca = {msg, src, wt, cnt, inv, d, i, kind, &pm, zn};
+    int bad = cpu_avx2() ? combine_blocks_avx2(&ca) : combine_blocks_base(&ca);
+    dpdo__eng_probe(e, DPDO__PH_GOSSIP);
+    if (pm.kind == DPDO__PMAP_NONE) { /* a map that is not coordinate-wise: whole vectors */
+        if (dpdo__first_nonfinite(zn, d) < d) {
+            bad = 1; /* check() names the coordinate */
+        } else {
+            rc = da_map(e, zn, P->iota * A_of(P, p->t + 1), gamma_of(P, p->t + 1), xn);
+            if (rc)
+                return dpdo__eng_err(e, rc, i, "primal map: %s", dpdo_regularizer_errmsg(e->reg));
+            bad = dpdo__first_nonfinite(xn, d) < d;
         }
     }
-    dpdo__eng_probe(e, DPDO__PH_GOSSIP);
-    int rc = da_map(e, zn, P->iota * A_of(P, p->t + 1), gamma_of(P, p->t + 1), xn);
-    if (rc) return dpdo__eng_err(e, rc, i, "primal map: %s", dpdo_regularizer_errmsg(e->reg));
+    P->bad[i] = (unsigned char)bad;
+    P->xkept[i] = pm.kind == DPDO__PMAP_NONE; /* x_new is in its scratch row */
     dpdo__eng_probe(e, DPDO__PH_PRIMAL);
     return DPDO_OK;
 }
@@ -683,6 +865,7 @@ typedef struct per_node {
     dda *P;
     const dpdo__plan *p;
     double At;
+    dpdo__reg_pmap pm; /* the primal map of the round when it is coordinate-wise */
 } per_node;
 
 static int64_t node_of(const per_node *a, int64_t c)
@@ -690,13 +873,10 @@ static int64_t node_of(const per_node *a, int64_t c)
     return a->P->all_transmit ? c : a->p->comp[c];
 }
 
-static void scan_node(void *arg, int64_t c)
+/* the round's primal map constants (combine() checked its arguments) */
+static void round_map(const dpdo__eng *e, const dda *P, const dpdo__plan *p, dpdo__reg_pmap *pm)
 {
-    const per_node *a = arg;
-    size_t d = (size_t)a->e->d;
-    int64_t i = node_of(a, c);
-    a->P->bad[c] = dpdo__first_nonfinite(SCR(a->e, a->P->sznew) + (size_t)i * d, d) < d ||
-                   dpdo__first_nonfinite(SCR(a->e, a->P->sxnew) + (size_t)i * d, d) < d;
+    dpdo__reg_pmap_of(e->reg, P->iota * A_of(P, p->t + 1), gamma_of(P, p->t + 1), pm);
 }
 
 static int check(dpdo__eng *e, void *priv, const dpdo__plan *p)
@@ -704,24 +884,53 @@ static int check(dpdo__eng *e, void *priv, const dpdo__plan *p)
     dda *P = priv;
     size_t d = (size_t)e->d;
     int64_t cnt = P->all_transmit ? e->n : p->ncomp;
-    per_node a = {e, P, p, 0.0};
-    dpdo__par_for(e, cnt, scan_node, &a);
+    per_node a = {e, P, p, 0.0, {0}};
+    round_map(e, P, p, &a.pm);
+    /* combine() flagged its node (bad[i], written by every combine of the round; a process of a
+     * distributed run sees flags of the nodes it hosts only, the others stay 0) */
     for (int64_t c = 0; c < cnt; c++) {
-        if (!P->bad[c])
-            continue; /* the message of the first flagged node in order, as a serial scan */
         int64_t i = node_of(&a, c);
+        if (!P->bad[i])
+            continue; /* the message of the first flagged node in order, as a serial scan */
         const double *zn = SCR(e, P->sznew) + (size_t)i * d, *xn = SCR(e, P->sxnew) + (size_t)i * d;
         size_t k = dpdo__first_nonfinite(zn, d);
         if (k < d)
             return dpdo__eng_err(e, DPDO_E_NUMERIC, i, "z[%zu] = %g after the dual update", k,
                                  zn[k]);
-        k = dpdo__first_nonfinite(xn, d);
-        if (k < d)
-            return dpdo__eng_err(e, DPDO_E_NUMERIC, i, "x[%zu] = %g after the primal update", k,
-                                 xn[k]);
+        for (k = 0; k < d; k++) { /* x_new: kept, or the coordinate-wise map of z_new */
+            double v = P->xkept[i] ? xn[k] : dpdo__reg_pmap_one(&a.pm, zn[k]);
+            if (!isfinite(v))
+                return dpdo__eng_err(e, DPDO_E_NUMERIC, i, "x[%zu] = %g after the primal update", k,
+                                     v);
+        }
     }
     return DPDO_OK;
 }
+
+/* one pass: s += x w with the old x, then x = x_new, z = z_new (five distinct rows) */
+static void install(double *restrict s, double *restrict x, double *restrict z,
+                    const double *restrict xn, const double *restrict zn, double w, size_t d)
+{
+    for (size_t k = 0; k < d; k++) {
+        s[k] += x[k] * w;
+        x[k] = xn[k];
+        z[k] = zn[k];
+    }
+}
+
+/* the same with x_new = map(z_new) computed here (combine() did not store it), on a block that
+ * stays in L1; compiled for AVX2 and the baseline (same operations, same bits) */
+#define INSTALL_MAP(NAME, ATTR)                                                                    \
+    ATTR static void NAME(double *restrict s, double *restrict x, double *restrict z,              \
+                          const dpdo__reg_pmap *pm, const double *restrict zn, double w, size_t d) \
+    {                                                                                              \
+        for (size_t k = 0; k < d; k++)                                                             \
+            s[k] += x[k] * w;                                                                      \
+        map_block(pm, zn, x, d);                                                                   \
+        memcpy(z, zn, d * sizeof(double));                                                         \
+    }
+INSTALL_MAP(install_map_avx2, DDA_AVX2)
+INSTALL_MAP(install_map_base, )
 
 static void commit_node(void *arg, int64_t c)
 {
@@ -731,19 +940,24 @@ static void commit_node(void *arg, int64_t c)
     size_t d = (size_t)e->d;
     uint64_t *last = e->scr[P->slast];
     int64_t i = node_of(a, c);
-    double *s = S(e, P, i), *x = X(e, P, i);
-    double w = a->At - A_of(P, last[i]);
-    for (size_t k = 0; k < d; k++)
-        s[k] += x[k] * w;
+    double *s = S(e, P, i), *x = X(e, P, i), w = a->At - A_of(P, last[i]);
+    const double *zn = SCR(e, P->sznew) + (size_t)i * d;
+    if (P->xkept[i])
+        install(s, x, Z(e, P, i), SCR(e, P->sxnew) + (size_t)i * d, zn, w, d);
+    else
+        for (size_t k0 = 0, len; k0 < d; k0 += len) { /* s and x stay in L1 between passes */
+            len = d - k0 < CB ? d - k0 : CB;
+            (cpu_avx2() ? install_map_avx2 : install_map_base)(s + k0, x + k0, Z(e, P, i) + k0,
+                                                               &a->pm, zn + k0, w, len);
+        }
     last[i] = a->p->t;
-    memcpy(Z(e, P, i), SCR(e, P->sznew) + (size_t)i * d, d * sizeof(double));
-    memcpy(x, SCR(e, P->sxnew) + (size_t)i * d, d * sizeof(double));
 }
 
 static void commit(dpdo__eng *e, void *priv, const dpdo__plan *p)
 {
     dda *P = priv;
-    per_node a = {e, P, p, A_of(P, p->t)};
+    per_node a = {e, P, p, A_of(P, p->t), {0}};
+    round_map(e, P, p, &a.pm);
     dpdo__par_for(e, P->all_transmit ? e->n : p->ncomp, commit_node, &a);
 }
 

@@ -52,6 +52,9 @@ static inline int64_t dpdo__shard_row(const struct dpdo_shard *s, int64_t k)
 {
     return s->rows ? s->rows[k] : s->first + k;
 }
+/* Prefetch the dataset rows and labels of shard samples idx[0..m) (idx NULL: 0..m-1) into the
+ * caches (a hint; at most 256 KB of rows). kernels.c. */
+void dpdo__shard_prefetch(const struct dpdo_shard *sh, const int64_t *idx, int64_t m);
 
 /* ---- linear-model kernels ----------------------------------------------
  * A per-sample scalar loss phi(margin, label): fills *loss and returns the
@@ -89,10 +92,6 @@ int dpdo__logit_long(const struct dpdo_dataset *ds, const int64_t *rows, int64_t
 void dpdo__lin_grad(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m, const double *w,
                     dpdo__phi_fn phi, const void *ctx, double clip, double scale, double *grad,
                     double *loss_sum, int64_t *nclipped);
-
-/* Prefetch (a hint, no effect on results) the features and labels of the shard's local samples
- * idx[0..m-1] (dense data; otherwise nothing): a mini-batch needed soon (lib/data/prefetch.c). */
-void dpdo__shard_prefetch(const struct dpdo_shard *sh, const int64_t *idx, int64_t m);
 
 /* y += alpha * x_r (one row of ds). */
 void dpdo__row_axpy(const struct dpdo_dataset *ds, int64_t r, double alpha, double *y);

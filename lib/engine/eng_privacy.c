@@ -249,6 +249,56 @@ int dpdo__eng_noise_gauss(dpdo__eng *e, dpdo__stream *st, int64_t node, double s
     return add_noise(e, st, node, sigma, sens, out, n, 0);
 }
 
+int dpdo__eng_noise_gauss_fused(dpdo__eng *e, int64_t node, double sigma, double sens,
+                                double *scale)
+{
+    *scale = NAN;
+#ifdef DPDO_FAULT_INJECTION
+    if (e->tap) return DPDO_OK; /* the tap sees the noised vector: the unfused path */
+#endif
+    if (dpdo__eng_grid_noise(e)) return DPDO_OK;
+    int rc;
+    if (e->pv.private_run && sens > 0) {
+        if ((rc = DPDO__ENG_ASSERT(e, node, sigma > 0 && sigma < INFINITY && sens < INFINITY)))
+            return rc;
+        if (node >= 0 && node < e->n) e->pv.released[node]++;
+    }
+    *scale = DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF) ? 0.5 * sigma : sigma;
+    return DPDO_OK;
+}
+
+int dpdo__eng_noise_status(dpdo__eng *e, dpdo__stream *st, int64_t node)
+{
+    int rc = dpdo__stream_status(st);
+    if (rc)
+        return dpdo__eng_err(e, rc, node, "noise generator failed (code %d)",
+                             dpdo__stream_cb_code(st));
+    return DPDO_OK;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("avx2,fma"))) static void
+noise_affine_fma(double *restrict out, const double *restrict z, double a, double s,
+                 const double *restrict nz, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        out[k] = z[k] + a * __builtin_fma(s, nz[k], out[k]);
+}
+#endif
+
+void dpdo__eng_noise_affine(double *out, const double *z, double a, double scale, const double *buf,
+                            size_t n)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (__builtin_cpu_supports("fma") && __builtin_cpu_supports("avx2")) {
+        noise_affine_fma(out, z, a, scale, buf, n);
+        return;
+    }
+#endif
+    for (size_t k = 0; k < n; k++) /* fma() is exact: the same bits as the vector path */
+        out[k] = z[k] + a * fma(scale, buf[k], out[k]);
+}
+
 int dpdo__eng_noise_laplace(dpdo__eng *e, dpdo__stream *st, int64_t node, double b, double sens,
                             double *out, size_t n)
 {

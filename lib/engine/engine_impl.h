@@ -371,6 +371,20 @@ int dpdo__eng_noise_gauss(dpdo__eng *e, struct dpdo__stream *st, int64_t node, d
                           double sens, double *out, size_t n);
 int dpdo__eng_noise_laplace(dpdo__eng *e, struct dpdo__stream *st, int64_t node, double b,
                             double sens, double *out, size_t n);
+/* The same Gaussian draw, fused into the caller's pass (issue 19). dpdo__eng_noise_gauss_fused
+ * decides: when the run's noise is continuous (REPRODUCIBLE or non-private, no test tap), it counts
+ * the release as dpdo__eng_noise_gauss does and sets *scale; the caller then draws standard normals
+ * from st with dpdo__stream_normals (in one call or in consecutive chunks: the same numbers),
+ * adds them with dpdo__eng_noise_affine, and calls dpdo__eng_noise_status after the last draw.
+ * Otherwise it counts nothing, sets *scale to NaN, and the caller uses dpdo__eng_noise_gauss.
+ * dpdo__eng_noise_affine computes out = z + a (out + scale N) in one pass: bit for bit what
+ * dpdo__eng_noise_gauss(out) followed by out = z + a out gives (the noise is added with one fused
+ * multiply-add, as the normal kernels add it). */
+int dpdo__eng_noise_gauss_fused(dpdo__eng *e, int64_t node, double sigma, double sens,
+                                double *scale);
+int dpdo__eng_noise_status(dpdo__eng *e, struct dpdo__stream *st, int64_t node);
+void dpdo__eng_noise_affine(double *out, const double *z, double a, double scale, const double *buf,
+                            size_t n);
 /* 1 if the noise draws of this run are the exact discrete grid samplers (secure private run of
  * an algorithm whose noise goes through the helpers above). */
 int dpdo__eng_grid_noise(const dpdo__eng *e);

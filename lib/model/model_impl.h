@@ -50,6 +50,23 @@ int dpdo__reg_value(struct dpdo_regularizer *reg, const double *x, double *out, 
 int dpdo__reg_prox(struct dpdo_regularizer *reg, const double *v, double t, double *out, char *err);
 int dpdo__reg_grad(struct dpdo_regularizer *reg, const double *x, double *g, char *err);
 double dpdo__reg_modulus_builtin(const struct dpdo_regularizer *reg);
+/* The dual-averaging map coordinate by coordinate (regularizer.c): kind NONE = not pointwise (use
+ * dpdo_regularizer_da_map); SCALE x = z c; SOFT x = S_tau(z) c; DIV x = -z / c (no regularizer). */
+enum { DPDO__PMAP_NONE, DPDO__PMAP_SCALE, DPDO__PMAP_SOFT, DPDO__PMAP_DIV };
+typedef struct dpdo__reg_pmap {
+    int kind;
+    double tau, c;
+} dpdo__reg_pmap;
+/* reg NULL: no regularizer. Checks kappa, gamma and the modulus as dpdo_regularizer_da_map does;
+ * message into err. */
+int dpdo__reg_da_pointwise(struct dpdo_regularizer *reg, double kappa, double gamma,
+                           dpdo__reg_pmap *pm, char *err);
+void dpdo__reg_pmap_apply(const dpdo__reg_pmap *pm, const double *z, double *x, size_t n);
+/* The constants alone (no checks, no callbacks: the same pm as a successful
+ * dpdo__reg_da_pointwise with these arguments); the map of one coordinate (NaN for kind NONE). */
+void dpdo__reg_pmap_of(const struct dpdo_regularizer *reg, double kappa, double gamma,
+                       dpdo__reg_pmap *pm);
+double dpdo__reg_pmap_one(const dpdo__reg_pmap *pm, double z);
 /* scalar prox of lambda u^2/(1+u^2): global minimiser (exposed for tests) */
 double dpdo__ncvx_prox1(double v, double lambda, double t);
 
@@ -95,7 +112,9 @@ int dpdo__loss_eval(const struct dpdo_loss *loss, const struct dpdo_shard *sh, c
                     int64_t *nclipped, double *scratch, char *err);
 /* The same, but the gradient is accumulated in grad itself (no scratch copy): grad must not
  * overlap x or scratch, and it holds garbage after a failure. For the engine's per-round
- * calls, whose output row is scratch anyway (a failed round changes no state). */
+ * calls, whose output row is scratch anyway (a failed round changes no state). It uses
+ * scratch[dim .. 2 dim) only: a caller may keep a d-vector in scratch[0 .. dim) across the call
+ * (DP-DDA keeps its noise there). */
 int dpdo__loss_eval_into(const struct dpdo_loss *loss, const struct dpdo_shard *sh, const double *x,
                          const int64_t *idx, int64_t m, double clip, double *value, double *grad,
                          int64_t *nclipped, double *scratch, char *err);

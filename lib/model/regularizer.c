@@ -586,6 +586,103 @@ DPDO_API int dpdo_regularizer_modulus(dpdo_regularizer *reg, double *mu)
     return modulus(reg, mu, reg->errmsg);
 }
 
+/* The dual-averaging map's parameters checked as dpdo_regularizer_da_map checks them (without
+ * scanning z), and, for the built-in maps that act coordinate by coordinate, its constants: the
+ * caller then applies dpdo__reg_pmap_apply to blocks of z in the pass that produced them (DP-DDA's
+ * combine, issue 19), with the same arithmetic as dpdo_regularizer_da_map. pm->kind
+ * DPDO__PMAP_NONE means: call dpdo_regularizer_da_map on the whole vector. */
+int dpdo__reg_da_pointwise(struct dpdo_regularizer *reg, double kappa, double gamma,
+                           dpdo__reg_pmap *pm, char *err)
+{
+    pm->kind = DPDO__PMAP_NONE;
+    pm->tau = 0.0;
+    pm->c = 0.0;
+    if (!reg) { /* no regularizer: x = -z / gamma (a non-finite x is the caller's to find) */
+        pm->kind = DPDO__PMAP_DIV;
+        pm->c = gamma;
+        return DPDO_OK;
+    }
+    if (!isfinite(kappa) || kappa < 0)
+        return dpdo__err(err, DPDO_E_INVAL, "kappa = %g must be finite and >= 0", kappa);
+    if (!isfinite(gamma) || gamma < 0)
+        return dpdo__err(err, DPDO_E_INVAL, "gamma = %g must be finite and >= 0", gamma);
+    double mu;
+    int rc = modulus(reg, &mu, err);
+    if (rc) return rc;
+    if (!(gamma > 0.0) && !(kappa * mu > 0.0))
+        return dpdo__err(err, DPDO_E_INVAL,
+                         "dual-averaging map of '%s' with gamma = 0 needs kappa * modulus > 0 "
+                         "(kappa = %g, modulus = %g): the argmin is not unique or does not exist",
+                         reg->type->name, kappa, mu);
+    dpdo__reg_pmap_of(reg, kappa, gamma, pm);
+    return DPDO_OK;
+}
+
+void dpdo__reg_pmap_of(const struct dpdo_regularizer *reg, double kappa, double gamma,
+                       dpdo__reg_pmap *pm)
+{
+    pm->kind = DPDO__PMAP_NONE;
+    pm->tau = 0.0;
+    pm->c = 0.0;
+    if (!reg) {
+        pm->kind = DPDO__PMAP_DIV;
+        pm->c = gamma;
+        return;
+    }
+    const double *p = reg->p;
+    switch (reg->kind) {
+    case DPDO__REG_NONE:
+        pm->kind = DPDO__PMAP_SCALE, pm->c = -1.0 / gamma;
+        break;
+    case DPDO__REG_L2:
+        pm->kind = DPDO__PMAP_SCALE, pm->c = -1.0 / (kappa * p[0] + gamma);
+        break;
+    case DPDO__REG_L1:
+        pm->kind = DPDO__PMAP_SOFT, pm->tau = kappa * p[0], pm->c = -1.0 / gamma;
+        break;
+    case DPDO__REG_EN:
+        pm->kind = DPDO__PMAP_SOFT, pm->tau = kappa * p[0], pm->c = -1.0 / (kappa * p[1] + gamma);
+        break;
+    default:
+        break;
+    }
+}
+
+double dpdo__reg_pmap_one(const dpdo__reg_pmap *pm, double z)
+{
+    switch (pm->kind) {
+    case DPDO__PMAP_SCALE:
+        return z * pm->c;
+    case DPDO__PMAP_SOFT:
+        return soft(z, pm->tau) * pm->c;
+    case DPDO__PMAP_DIV:
+        return -z / pm->c;
+    default:
+        return NAN;
+    }
+}
+
+void dpdo__reg_pmap_apply(const dpdo__reg_pmap *pm, const double *z, double *x, size_t n)
+{
+    const double c = pm->c, tau = pm->tau;
+    switch (pm->kind) {
+    case DPDO__PMAP_SCALE:
+        for (size_t j = 0; j < n; j++)
+            x[j] = z[j] * c;
+        break;
+    case DPDO__PMAP_SOFT:
+        for (size_t j = 0; j < n; j++)
+            x[j] = soft(z[j], tau) * c;
+        break;
+    case DPDO__PMAP_DIV:
+        for (size_t j = 0; j < n; j++)
+            x[j] = -z[j] / c;
+        break;
+    default:
+        break;
+    }
+}
+
 /* Spec dp-dda.md §2.6 / paper eq. (6): x = argmin <z,x> + kappa h(x) + gamma/2 ||x||^2. */
 DPDO_API int dpdo_regularizer_da_map(dpdo_regularizer *reg, const double *z, int64_t dim,
                                      double kappa, double gamma, double *x)

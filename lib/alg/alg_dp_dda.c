@@ -629,8 +629,14 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
     const int ahead = scale == scale && d <= NZ_AHEAD;
     if (scale == scale) dpdo__stream_open(&st, e->rng, (uint64_t)i, p->t, DPDO_PURPOSE_NOISE);
     if (ahead) {
-        dpdo__shard_prefetch(nd->shard, idx, cnt); /* (x and z: no measurable gain) */
-        dpdo__stream_normals(&st, nz, d);
+        /* the rows' cache hints spread over the draw, a part per chunk (x and z: no gain) */
+        int parts = (int)((d + NZ_CHUNK - 1) / NZ_CHUNK);
+        for (int q = 0; q < parts; q++) {
+            size_t k0 = (size_t)q * NZ_CHUNK, len = d - k0 < NZ_CHUNK ? d - k0 : NZ_CHUNK;
+            dpdo__shard_prefetch_part(nd->shard, idx, cnt, q, parts);
+            dpdo__stream_normals(&st, nz + k0, len);
+        }
+        dpdo__eng_probe(e, DPDO__PH_NOISE); /* phase timing: the draw is noise time */
     }
     char err[DPDO__ERRMSG_LEN] = "";
     int64_t ncl = 0;
@@ -724,6 +730,53 @@ static inline void map_block(const dpdo__reg_pmap *pm, const double *restrict z,
     }
 }
 
+/* z_new of two terms, its map and both finiteness tests in one pass over a block: per coordinate
+ * w0 x0 + w1 x1 (resp. (x0 + x1) / 2 as (x0 + x1) * inv), the operations of the general loops */
+static inline uint64_t nf_bits(double v)
+{
+    uint64_t b;
+    memcpy(&b, &v, sizeof b);
+    return (b & 0x7ff0000000000000ull) + 0x0010000000000000ull;
+}
+
+static inline int pair_block(const cb_args *a, size_t k0, size_t len, double *restrict zb)
+{
+    const size_t d = a->d;
+    const double *restrict x0 = a->msg + (size_t)a->src[0] * d + k0;
+    const double *restrict x1 = a->msg + (size_t)a->src[1] * d + k0;
+    const double c = a->pm->c, tau = a->pm->tau, inv = a->inv;
+    uint64_t acc = 0;
+    if (a->kind == SUM_WEIGHTED) {
+        const double w0 = a->wt[0], w1 = a->wt[1];
+        if (a->pm->kind == DPDO__PMAP_SCALE)
+            for (size_t k = 0; k < len; k++) {
+                double v = w0 * x0[k] + w1 * x1[k];
+                zb[k] = v;
+                acc |= nf_bits(v) | nf_bits(v * c);
+            }
+        else
+            for (size_t k = 0; k < len; k++) {
+                double v = w0 * x0[k] + w1 * x1[k], p = v - tau, q = v + tau;
+                zb[k] = v;
+                acc |= nf_bits(v) | nf_bits(((p > 0.0 ? p : 0.0) + (q < 0.0 ? q : 0.0)) * c);
+            }
+    } else {
+        if (a->pm->kind == DPDO__PMAP_SCALE)
+            for (size_t k = 0; k < len; k++) {
+                double v = (x0[k] + x1[k]) * inv;
+                zb[k] = v;
+                acc |= nf_bits(v) | nf_bits(v * c);
+            }
+        else
+            for (size_t k = 0; k < len; k++) {
+                double v = (x0[k] + x1[k]) * inv, p = v - tau, q = v + tau;
+                zb[k] = v;
+                acc |= nf_bits(v) | nf_bits(((p > 0.0 ? p : 0.0) + (q < 0.0 ? q : 0.0)) * c);
+            }
+    }
+    return (int)(acc >> 63);
+}
+
 /* The blocks of combine(): z_new summed (the order of additions of whole-vector passes), and for
  * a coordinate-wise map x_new computed into an L1 buffer and both tested. Returns 1 if a value
  * is not finite. Compiled twice, for AVX2 and for the baseline: the same operations in the same
@@ -733,9 +786,15 @@ static inline void map_block(const dpdo__reg_pmap *pm, const double *restrict z,
     {                                                                                              \
         const size_t d = a->d;                                                                     \
         int bad = 0;                                                                               \
+        const int pair = a->cnt == 2 && (a->kind == SUM_WEIGHTED || a->kind == SUM_AVERAGE) &&     \
+                         (a->pm->kind == DPDO__PMAP_SCALE || a->pm->kind == DPDO__PMAP_SOFT);      \
         for (size_t k0 = 0; k0 < d; k0 += CB) {                                                    \
             size_t len = d - k0 < CB ? d - k0 : CB;                                                \
             double *restrict zb = a->zn + k0;                                                      \
+            if (pair) { /* two terms (a matched pair, or b = 2): one pass */                       \
+                bad |= pair_block(a, k0, len, zb);                                                 \
+                continue;                                                                          \
+            }                                                                                      \
             switch (a->kind) {                                                                     \
             case SUM_ZERO:                                                                         \
                 memset(zb, 0, len * sizeof(double));                                               \

@@ -55,6 +55,9 @@ static inline int64_t dpdo__shard_row(const struct dpdo_shard *s, int64_t k)
 /* Prefetch the dataset rows and labels of shard samples idx[0..m) (idx NULL: 0..m-1) into the
  * caches (a hint; at most 256 KB of rows). kernels.c. */
 void dpdo__shard_prefetch(const struct dpdo_shard *sh, const int64_t *idx, int64_t m);
+/* The same for part `part` (0 .. parts-1) of each row's bytes. */
+void dpdo__shard_prefetch_part(const struct dpdo_shard *sh, const int64_t *idx, int64_t m, int part,
+                               int parts);
 
 /* ---- linear-model kernels ----------------------------------------------
  * A per-sample scalar loss phi(margin, label): fills *loss and returns the

@@ -840,6 +840,14 @@ AVX2 static void logit_long_avx2(const struct dpdo_dataset *ds, const int64_t *r
  * DP-WOR-SGD prefetches the next node step's rows while the current step computes). */
 void dpdo__shard_prefetch(const struct dpdo_shard *sh, const int64_t *idx, int64_t m)
 {
+    dpdo__shard_prefetch_part(sh, idx, m, 0, 1);
+}
+
+/* part `part` of `parts` of every row (by bytes), so that a caller can spread the hints over
+ * work it does meanwhile instead of issuing them all at once (they wait for fill buffers) */
+void dpdo__shard_prefetch_part(const struct dpdo_shard *sh, const int64_t *idx, int64_t m, int part,
+                               int parts)
+{
     const struct dpdo_dataset *ds = sh->parent;
     size_t budget = (size_t)256 << 10;
     for (int64_t k = 0; k < m; k++) {
@@ -861,7 +869,9 @@ void dpdo__shard_prefetch(const struct dpdo_shard *sh, const int64_t *idx, int64
         for (int q = 0; q < np; q++) {
             if (len[q] > budget) return;
             budget -= len[q];
-            dpdo__prefetch(p[q], len[q]);
+            size_t lines = (len[q] + 63) / 64, a = lines * (size_t)part / (size_t)parts,
+                   b = lines * (size_t)(part + 1) / (size_t)parts;
+            if (b > a) dpdo__prefetch(p[q] + 64 * a, 64 * (b - a));
         }
         if (ds->y) dpdo__prefetch(ds->y + r, sizeof *ds->y); /* the label: a line of its own */
     }

@@ -873,7 +873,7 @@ void dpdo__shard_prefetch_part(const struct dpdo_shard *sh, const int64_t *idx, 
                    b = lines * (size_t)(part + 1) / (size_t)parts;
             if (b > a) dpdo__prefetch(p[q] + 64 * a, 64 * (b - a));
         }
-        if (ds->y) dpdo__prefetch(ds->y + r, sizeof *ds->y); /* the label: a line of its own */
+        if (ds->y && part == 0) dpdo__prefetch(ds->y + r, sizeof *ds->y); /* the label */
     }
 }
 

@@ -369,7 +369,12 @@ typedef struct golden {
  * is unchanged, and with that path compiled out (make CPPFLAGS=-DDPDO__NO_LOGIT8) the previous
  * table (fed-plt 0x2c0a04625f2fea21, fedpd 0x5e6898f4e24f958f, fedlin 0x785e8f756541bf20, tamuna
  * 0x7d82d4a45049e813, led 0xa1dfdf7b8d8601d3, 5gcs 0xab8bf43702c22a16 for one process, and the
- * one-process transport and two-process columns) matched in full. */
+ * one-process transport and two-process columns) matched in full.
+ * dp-wor-sgd's one-process hashes (which include the engine's arena) re-recorded by issue 19
+ * (wor3), from 0xafd033f135897272: with a fixed policy (this fixture's) the step no longer
+ * evaluates the losses that only the DQN or a user policy reads, so the policy-state scratch in the arena stays unwritten. No number changed: with that
+ * skip disabled every hash matched (the fused long-row logistic kernel and the row prefetch
+ * included), and the two-process hash, which has no arena, is the same. */
 static const golden GOLD[] = {
     {"dp-dda", 0xb1cd2599b42b523dull, 0xb1cd2599b42b523dull, 0x28a62835ef69d50cull},
     {"dp-dda-baseline", 0x9e6358430ce9af5cull, 0x9e6358430ce9af5cull, 0x987bab3a65c89af3ull},
@@ -379,7 +384,7 @@ static const golden GOLD[] = {
     {"tamuna", 0xac87b78cbfcbcc10ull, 0xac87b78cbfcbcc10ull, 0x7c13f115c199ff57ull},
     {"led", 0x10891af6ec124a4aull, 0x10891af6ec124a4aull, 0x0161944cf1e2719full},
     {"5gcs", 0xefde4ab96d05cb0dull, 0xefde4ab96d05cb0dull, 0x5df6235f25c36d63ull},
-    {"dp-wor-sgd", 0xafd033f135897272ull, 0xafd033f135897272ull, 0x818638edeed87c75ull},
+    {"dp-wor-sgd", 0xc7bddc402ed9c153ull, 0xc7bddc402ed9c153ull, 0x818638edeed87c75ull},
     {"dp-sgd-wr", 0xdcd5f659dec8b7bcull, 0xdcd5f659dec8b7bcull, 0xa6a99eb3be0e6f20ull},
     {"do-adp", 0x658d81c777060a3eull, 0x658d81c777060a3eull, 0x0f2421a740eb6514ull},
     {"dpdo", 0x18993108a97d2865ull, 0x18993108a97d2865ull, 0xb8a2b62730393b01ull},

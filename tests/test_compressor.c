@@ -229,6 +229,48 @@ static void topk_vs_sort(void)
     }
 }
 
+/* Long vectors (the vector and sampled paths of the selection, d >= 1024) against the sort:
+ * mixtures of scales (like DO-ADP's residuals: many coordinates just synchronised, the rest
+ * grown), uniforms (few exponents: the k-th key lies inside one exponent), Gaussians, and k at
+ * several quantiles, many seeds. */
+static void topk_long_vs_sort(void)
+{
+    uint64_t s = 4242;
+    const int64_t dims[] = {1024, 2000, 4099};
+    int reps = h_quick() ? 4 : 16;
+    for (size_t di = 0; di < sizeof dims / sizeof dims[0]; di++) {
+        int64_t d = dims[di];
+        double *x = malloc((size_t)d * sizeof *x), *val = malloc((size_t)d * sizeof *val);
+        int64_t *idx = malloc((size_t)d * sizeof *idx), *ref = malloc((size_t)d * sizeof *ref);
+        dpdo_compressor *c = mk("top-k", d, d);
+        for (int fam = 0; fam < 5; fam++)
+            for (int r = 0; r < reps; r++) {
+                for (int64_t l = 0; l < d; l++) {
+                    double g = nrand(&s);
+                    x[l] = fam == 0 ? (lcg(&s) % 10 < 7 ? 1e-6 : 1.0) * g
+                         : fam == 1 ? urand(&s) - 0.5
+                         : fam == 2 ? g
+                         : fam == 3 ? (lcg(&s) % 10 < 3 ? 1e-9 : 1.0) * (1.0 + 0.01 * urand(&s))
+                                    : 0.5 + urand(&s); /* the median near 1: keys 0x3fe.. | 0x3ff.. */
+                }
+                const double qs[5] = {0.01, 0.1, 0.3, 0.5, 0.9};
+                for (int qi = 0; qi < 5; qi++) {
+                    int64_t k = (int64_t)(qs[qi] * (double)d) + (int64_t)(lcg(&s) % 7);
+                    CHECK_EQ(dpdo_compressor_set_k(c, k), DPDO_OK);
+                    int64_t cnt = -1;
+                    CHECK_EQ(dpdo_compressor_apply(c, x, d, NULL, 0, 0, idx, val, d, &cnt), DPDO_OK);
+                    ref_topk(x, d, k, ref);
+                    CHECK_MSG(cnt == k && memcmp(idx, ref, (size_t)k * sizeof *idx) == 0,
+                              "d %lld family %d k %lld rep %d: selection differs from sort",
+                              (long long)d, fam, (long long)k, r);
+                }
+                if (h_case_failed > 5) break;
+            }
+        dpdo_compressor_destroy(c);
+        free(x), free(val), free(idx), free(ref);
+    }
+}
+
 static void topk_ties(void)
 {
     const double x[6] = {1.0, -1.0, 1.0, 2.0, -2.0, 0.0};
@@ -937,6 +979,7 @@ int main(void)
 {
     RUN(types_lookup);
     RUN(topk_vs_sort);
+    RUN(topk_long_vs_sort);
     RUN(topk_ties);
     RUN(topk_few_nonzeros);
     RUN(topk_contraction);

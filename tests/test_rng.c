@@ -688,6 +688,63 @@ static void subset_marginals(void)
     dpdo_rng_destroy(r);
 }
 
+/* The chunked permutation (built-in and keyed streams, n >= 64: words generated 64 blocks at a
+ * time, AVX-512 Philox) against Fisher-Yates on dpdo__stream_below word by word: the same
+ * permutation, and afterwards both streams at the same position (the next words and normals
+ * agree), from a fresh stream, after one u32 (3 words left in the block), after one normal (a
+ * spare pending) and near the 2^32 block wrap; bulk raw blocks equal the scalar generator. */
+static void permutation_chunked(void)
+{
+    dpdo_rng *r = mk(0x5eed5eed12345678ull);
+    static const int64_t NS[] = {2, 63, 64, 65, 127, 1000, 6000};
+    static unsigned char key[32], has = 1;
+    for (int b = 0; b < 32; b++) key[b] = (unsigned char)(3 * b + 1);
+    int64_t *p = malloc(6000 * sizeof *p), *q = malloc(6000 * sizeof *q);
+    size_t bad = 0, cases = 0;
+    for (int keyed = 0; keyed < 2; keyed++) {
+        r->keys = keyed ? key : NULL, r->has_key = keyed ? &has : NULL, r->nkeys = keyed;
+        for (size_t a = 0; a < sizeof NS / sizeof NS[0]; a++)
+            for (int pre = 0; pre < 4; pre++) {
+                int64_t n = NS[a];
+                dpdo__stream x, y;
+                dpdo__stream_open(&x, r, 0, (uint64_t)n, DPDO_PURPOSE_SAMPLE);
+                dpdo__stream_open(&y, r, 0, (uint64_t)n, DPDO_PURPOSE_SAMPLE);
+                CHECK(x.fast == !keyed && (x.ckey != NULL) == keyed);
+                if (pre == 1) (void)dpdo__stream_u32(&x), (void)dpdo__stream_u32(&y);
+                if (pre == 2) (void)dpdo__stream_normal(&x), (void)dpdo__stream_normal(&y);
+                if (pre == 3) dpdo__stream_seek(&x, 0xFFFFFFF9u), dpdo__stream_seek(&y, 0xFFFFFFF9u);
+                dpdo__stream_permutation(&x, n, p);
+                for (int64_t i = 0; i < n; i++) q[i] = i;
+                for (int64_t i = n - 1; i > 0; i--) {
+                    int64_t j = (int64_t)dpdo__stream_below(&y, (uint64_t)i + 1), t = q[i];
+                    q[i] = q[j], q[j] = t;
+                }
+                cases++;
+                int same = memcmp(p, q, (size_t)n * sizeof *p) == 0;
+                for (int k = 0; k < 7; k++) same &= dpdo__stream_u32(&x) == dpdo__stream_u32(&y);
+                same &= bits(dpdo__stream_normal(&x)) == bits(dpdo__stream_normal(&y));
+                if (!same) {
+                    bad++;
+                    printf("# differs: keyed %d n %lld pre %d\n", keyed, (long long)n, pre);
+                }
+            }
+    }
+    r->keys = NULL, r->has_key = NULL, r->nkeys = 0;
+    CHECK_MSG(bad == 0, "%zu of %zu permutation cases differ", bad, cases);
+    /* bulk raw blocks (the vectorised path from 32 blocks on) = block-by-block scalar */
+    uint32_t w1[4 * 100], w2[4 * 100];
+    dpdo__stream x, y;
+    dpdo__stream_open(&x, r, 5, 6, 7);
+    dpdo__stream_open(&y, r, 5, 6, 7);
+    dpdo__stream_seek(&x, 0xFFFFFFE0u), dpdo__stream_seek(&y, 0xFFFFFFE0u);
+    dpdo__stream_blocks(&x, w1, 100);
+    for (int j = 0; j < 100; j++) dpdo__stream_blocks(&y, w2 + 4 * j, 1);
+    CHECK(memcmp(w1, w2, sizeof w1) == 0);
+    CHECK(dpdo__stream_u32(&x) == dpdo__stream_u32(&y));
+    free(p), free(q);
+    dpdo_rng_destroy(r);
+}
+
 static void permutation_uniform(void)
 {
     dpdo_rng *r = mk(14);
@@ -1120,6 +1177,7 @@ int main(void)
     RUN(bernoulli_freq);
     RUN(subset_marginals);
     RUN(permutation_uniform);
+    RUN(permutation_chunked);
     RUN(below_unbiased);
     RUN(stream_independence);
     RUN(offsets);

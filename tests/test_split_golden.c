@@ -380,7 +380,12 @@ typedef struct golden {
  * 0x0286186090e74a11, fedpd 0xb3046d04599e8e54, fedlin 0xe4aef06d69564472, tamuna
  * 0xac87b78cbfcbcc10, led 0x10891af6ec124a4a, 5gcs 0xefde4ab96d05cb0d for one process, two
  * processes 0x0ed572c7b25f7e4d, 0xbb47bcac86bc560f, 0x8e17cf5e81f8e59b, 0x7c13f115c199ff57,
- * 0x0161944cf1e2719f, 0x5df6235f25c36d63) matched in full. */
+ * 0x0161944cf1e2719f, 0x5df6235f25c36d63) matched in full.
+ * dp-wor-sgd's one-process hashes (which include the engine's arena) re-recorded by issue 19
+ * (wor3), from 0xafd033f135897272: with a fixed policy (this fixture's) the step no longer
+ * evaluates the losses that only the DQN or a user policy reads, so the policy-state scratch in the arena stays unwritten. No number changed: with that
+ * skip disabled every hash matched (the fused long-row logistic kernel and the row prefetch
+ * included), and the two-process hash, which has no arena, is the same. */
 static const golden GOLD[] = {
     {"dp-dda", 0xb1cd2599b42b523dull, 0xb1cd2599b42b523dull, 0x28a62835ef69d50cull},
     {"dp-dda-baseline", 0x9e6358430ce9af5cull, 0x9e6358430ce9af5cull, 0x987bab3a65c89af3ull},
@@ -390,7 +395,7 @@ static const golden GOLD[] = {
     {"tamuna", 0xe2f435537c554694ull, 0xe2f435537c554694ull, 0xa147ffe1c09c6d9eull},
     {"led", 0x0f920a3cdc24af07ull, 0x0f920a3cdc24af07ull, 0x6795844c59d31666ull},
     {"5gcs", 0xa6d8518d73242131ull, 0xa6d8518d73242131ull, 0x689fc049115d9408ull},
-    {"dp-wor-sgd", 0xafd033f135897272ull, 0xafd033f135897272ull, 0x818638edeed87c75ull},
+    {"dp-wor-sgd", 0xc7bddc402ed9c153ull, 0xc7bddc402ed9c153ull, 0x818638edeed87c75ull},
     {"dp-sgd-wr", 0xdcd5f659dec8b7bcull, 0xdcd5f659dec8b7bcull, 0xa6a99eb3be0e6f20ull},
     {"do-adp", 0x658d81c777060a3eull, 0x658d81c777060a3eull, 0x0f2421a740eb6514ull},
     {"dpdo", 0x18993108a97d2865ull, 0x18993108a97d2865ull, 0xb8a2b62730393b01ull},

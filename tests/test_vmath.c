@@ -132,6 +132,57 @@ static void test_long_rows_bitwise(void)
     same_as_per_sample("rcv1-like", 500, 0.0);
 }
 
+/* The fused long-row kernels (dpdo__logit_long: AVX-512F blocks of 8 rows with a transposed
+ * reduction, AVX2 blocks of 4) against the per-sample path, bit for bit: batch sizes around the
+ * block widths, repeated rows, clipping, loss values or not, scale 0 (a value-only call), a model
+ * so large that many coefficients are exactly 0 (those rows are skipped), a gradient that starts
+ * at -0.0 (a skipped row must not turn it into +0.0). */
+static void test_long_rows_fused(void)
+{
+    static const int64_t DS[] = {17, 23, 50, 64, 71};
+    static const int64_t MS[] = {1, 2, 7, 8, 9, 15, 50, 63};
+    int ran[3] = {0, 0, 0}, zeros = 0;
+    for (int isa = 1; isa <= 2; isa++)
+        for (size_t a = 0; a < sizeof DS / sizeof DS[0]; a++) {
+            int64_t d = DS[a];
+            dpdo_dataset *ds = make("epsilon-like", 97, d, 11 + (uint64_t)d);
+            double w[71], g1[71], g2[71];
+            int64_t rows[63];
+            for (int64_t k = 0; k < 63; k++) rows[k] = (k * 31 + d) % 97;
+            rows[5] = rows[3]; /* a repeated row */
+            for (int pass = 0; pass < 8; pass++) {
+                double big = pass & 4 ? 3000.0 : 3.0, clip = pass & 1 ? 0.05 : 0.0;
+                for (int64_t j = 0; j < d; j++) w[j] = big * (unif() - 0.5);
+                for (size_t b = 0; b < sizeof MS / sizeof MS[0]; b++) {
+                    int64_t m = MS[b];
+                    double sc = pass & 2 ? 0.0 : 1.0 / (double)m, l1 = 0, l2 = 0;
+                    double *lp = pass == 3 ? NULL : &l2;
+                    int64_t n1 = 0, n2 = 0;
+                    for (int64_t j = 0; j < d; j++) g1[j] = g2[j] = -0.0;
+                    dpdo__lin_grad(ds, rows, m, w, dpdo__phi_logistic, NULL, clip, sc, g1, &l1, &n1);
+                    int ok = dpdo__logit_long(ds, rows, m, w, clip, sc, g2, lp, &n2, isa);
+                    if (!ok) continue; /* the CPU lacks this instruction set */
+                    ran[isa]++;
+                    CHECK_MSG(memcmp(g1, g2, (size_t)d * sizeof *g1) == 0,
+                              "isa %d d=%lld m=%lld pass %d: gradients differ", isa, (long long)d,
+                              (long long)m, pass);
+                    if (lp) CHECK_MSG(l1 == l2, "isa %d d=%lld m=%lld: loss %.17g vs %.17g", isa, (long long)d,
+                                      (long long)m, l1, l2);
+                    CHECK_EQ(n1, n2);
+                    for (int64_t k = 0; k < m; k++) {
+                        double l, c = dpdo__phi_logistic(NULL, dpdo__row_dot(ds, rows[k], w),
+                                                         ds->y[rows[k]], &l);
+                        zeros += c == 0.0;
+                    }
+                }
+            }
+            dpdo_dataset_destroy(ds);
+        }
+    CHECK(ran[1] > 0); /* the AVX2 kernel runs on every CPU the library's fused path serves */
+    CHECK(zeros > 0);  /* the skip of zero coefficients was exercised */
+    if (!__builtin_cpu_supports("avx512f")) printf("# AVX-512F kernel not tested: the CPU lacks it\n");
+}
+
 /* d <= 16: coefficient per row = dpdo__phi_logistic's; lane t = row index mod 4 summed in order,
  * then (G0 + G1) + (G2 + G3); loss summed in row order */
 static void test_short_rows_order(void)
@@ -173,6 +224,7 @@ int main(void)
     RUN(test_exp_log1p_bounds);
     RUN(test_l8_exp_bounds);
     RUN(test_long_rows_bitwise);
+    RUN(test_long_rows_fused);
     RUN(test_short_rows_order);
     return h_finish();
 }

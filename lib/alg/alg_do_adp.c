@@ -41,11 +41,306 @@ typedef struct adp {
 #define ROW(e, b, i) ((e)->blk[(b)].cur + (size_t)(i) * (size_t)(e)->d)
 #define SROW(e, k, i) ((double *)(e)->scr[(k)] + (size_t)(i) * (size_t)(e)->d)
 
-/* the finiteness test of x' and m', run by local() while the rows are in L1 (so it runs on the
- * node's thread, not in the serial check()) */
-static unsigned char nonfinite_rows(const double *xn, const double *mn, size_t d)
+/* ---- the fused per-node pass (A2, A7-A9 and the finiteness test in one sweep) ----------------
+ * Per coordinate k, in this order (the order of the separate loops this replaces, so the bits
+ * are the same):
+ *   c  = 0 + w_1 (xhat_j1[k] - xhat_i[k]) + w_2 (...) + ...   (neighbours in CSR order, j != i)
+ *   c  = c * gamma                                             (cons_i[k])
+ *   active:   m' = mn[k] + beta m[k];  x' = (x[k] - alpha m') + c;  r = x' - xhat_i[k]
+ *   inactive: m' = beta m[k];          x' = c + x[k]
+ * plus the finiteness test of x' and m' (the bit test of dpdo__first_nonfinite) and, for an
+ * active node, the OR and AND of the keys |r| (the first step of the top-k selection). With
+ * AVX-512 and at most ADP_NB neighbours it is one loop (one_avx512); else the consensus sum runs
+ * over blocks of ADP_BS coordinates and up to ADP_NB neighbour rows at a time, its partial sums
+ * kept in an L1 buffer between groups, then the update over the block. The scalar loops are the
+ * vector ones' reference and fallback (tails, CPUs without AVX-512). */
+#define ADP_BS 512
+#define ADP_NB 16
+
+typedef struct adp_pass {
+    double gamma, beta, alpha;
+    const double *x, *m, *hi; /* this block's coordinates */
+    double *mn, *xn, *res;    /* res NULL: the node is inactive (mn not read) */
+    uint64_t bad, orr, andd;  /* bad >> 63: a non-finite x' or m' */
+} adp_pass;
+
+static const uint64_t ADP_EXP = 0x7ff0000000000000ull, ADP_ONE = 0x0010000000000000ull,
+                      ADP_ABS = 0x7fffffffffffffffull;
+
+static inline uint64_t adp_bits(double v)
 {
-    return dpdo__first_nonfinite(xn, d) < d || dpdo__first_nonfinite(mn, d) < d;
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    return u;
+}
+
+/* c[0..len) (+)= sum_t w[t] (h[t][k] - hi[k]), t in order; first: the sum starts from 0 */
+static void cons_scalar(double *c, const double *const *h, const double *w, int nb,
+                        const double *hi, size_t len, int first)
+{
+    for (size_t k = 0; k < len; k++) {
+        double acc = first ? 0.0 : c[k];
+        for (int t = 0; t < nb; t++)
+            acc += w[t] * (h[t][k] - hi[k]);
+        c[k] = acc;
+    }
+}
+
+static void upd_scalar(adp_pass *a, const double *c, size_t len)
+{
+    uint64_t bad = a->bad, orr = a->orr, andd = a->andd;
+    for (size_t k = 0; k < len; k++) {
+        double cv = c[k] * a->gamma, mv, xv;
+        if (a->res) {
+            mv = a->mn[k] + a->beta * a->m[k];
+            xv = a->x[k] - a->alpha * mv + cv;
+            double r = xv - a->hi[k];
+            a->res[k] = r;
+            uint64_t u = adp_bits(r) & ADP_ABS;
+            orr |= u;
+            andd &= u;
+        } else {
+            mv = a->beta * a->m[k];
+            xv = cv + a->x[k];
+        }
+        a->mn[k] = mv;
+        a->xn[k] = xv;
+        bad |= ((adp_bits(xv) & ADP_EXP) + ADP_ONE) | ((adp_bits(mv) & ADP_EXP) + ADP_ONE);
+    }
+    a->bad = bad, a->orr = orr, a->andd = andd;
+}
+
+/* A5 for one sample: u = g + h' (hp NULL: no regularizer; g keeps u: the scratch ends as before,
+ * the golden hashes cover the arena), t = the values of fmin(fmax(u, -cl), cl) (NaN -> -cl
+ * included), mn = 0 + t for the first sample (the 0 + turns -0 into +0 as the zeroed accumulator
+ * did), mn += t for the others */
+static void clamp_scalar(double *g, const double *hp, double *mn, double cl, int first, size_t d)
+{
+    const double m0 = 0.0;
+    for (size_t k = 0; k < d; k++) {
+        double u = hp ? g[k] + hp[k] : g[k], t = u > -cl ? u : -cl;
+        if (hp) g[k] = u;
+        mn[k] = (first ? m0 : mn[k]) + (t < cl ? t : cl);
+    }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define ADP_X86 1
+#define ADP_AVX512 __attribute__((target("avx512f")))
+typedef double adp_v8d __attribute__((vector_size(64), aligned(8), may_alias));
+typedef uint64_t adp_v8u __attribute__((vector_size(64), aligned(8), may_alias));
+
+/* the same operations, eight coordinates per vector (no FMA: -ffp-contract=off) */
+ADP_AVX512 static void cons_avx512(double *c, const double *const *h, const double *w, int nb,
+                                   const double *hi, size_t len, int first)
+{
+    size_t k = 0;
+    for (; k + 8 <= len; k += 8) {
+        adp_v8d acc = first ? (adp_v8d){0, 0, 0, 0, 0, 0, 0, 0} : *(const adp_v8d *)(c + k);
+        adp_v8d hv = *(const adp_v8d *)(hi + k);
+        for (int t = 0; t < nb; t++)
+            acc += w[t] * (*(const adp_v8d *)(h[t] + k) - hv);
+        *(adp_v8d *)(c + k) = acc;
+    }
+    if (k < len) {
+        const double *hk[ADP_NB];
+        for (int t = 0; t < nb; t++)
+            hk[t] = h[t] + k;
+        cons_scalar(c + k, hk, w, nb, hi + k, len - k, first);
+    }
+}
+
+typedef int64_t adp_v8l __attribute__((vector_size(64), aligned(8), may_alias));
+
+/* m ? a : b, lane by lane */
+ADP_AVX512 static inline adp_v8d adp_sel(adp_v8l m, adp_v8d a, adp_v8d b)
+{
+    return (adp_v8d)(((adp_v8u)a & (adp_v8u)m) | ((adp_v8u)b & ~(adp_v8u)m));
+}
+
+ADP_AVX512 static void clamp_avx512(double *g, const double *hp, double *mn, double cl, int first,
+                                    size_t d)
+{
+    const adp_v8d vcl = {cl, cl, cl, cl, cl, cl, cl, cl}, ncl = -vcl, z = {0, 0, 0, 0, 0, 0, 0, 0};
+    size_t k = 0;
+    for (; k + 8 <= d; k += 8) {
+        adp_v8d u = *(const adp_v8d *)(g + k);
+        if (hp) {
+            u = u + *(const adp_v8d *)(hp + k);
+            *(adp_v8d *)(g + k) = u;
+        }
+        adp_v8d t = adp_sel(u > ncl, u, ncl); /* NaN compares false: -cl */
+        t = adp_sel(t < vcl, t, vcl);
+        *(adp_v8d *)(mn + k) = (first ? z : *(const adp_v8d *)(mn + k)) + t;
+    }
+    if (k < d) clamp_scalar(g + k, hp ? hp + k : NULL, mn + k, cl, first, d - k);
+}
+
+ADP_AVX512 static void upd_avx512(adp_pass *a, const double *c, size_t len)
+{
+    const adp_v8u EXP = {ADP_EXP, ADP_EXP, ADP_EXP, ADP_EXP, ADP_EXP, ADP_EXP, ADP_EXP, ADP_EXP};
+    const adp_v8u ONE = {ADP_ONE, ADP_ONE, ADP_ONE, ADP_ONE, ADP_ONE, ADP_ONE, ADP_ONE, ADP_ONE};
+    const adp_v8u ABS = {ADP_ABS, ADP_ABS, ADP_ABS, ADP_ABS, ADP_ABS, ADP_ABS, ADP_ABS, ADP_ABS};
+    const double g = a->gamma, be = a->beta, al = a->alpha;
+    adp_v8u bad = {0, 0, 0, 0, 0, 0, 0, 0}, orr = bad, andd = ~bad;
+    size_t k = 0;
+    if (a->res) {
+        for (; k + 8 <= len; k += 8) {
+            adp_v8d cv = *(const adp_v8d *)(c + k) * g;
+            adp_v8d mv = *(const adp_v8d *)(a->mn + k) + be * *(const adp_v8d *)(a->m + k);
+            adp_v8d xv = *(const adp_v8d *)(a->x + k) - al * mv + cv;
+            adp_v8d r = xv - *(const adp_v8d *)(a->hi + k);
+            *(adp_v8d *)(a->res + k) = r;
+            *(adp_v8d *)(a->mn + k) = mv;
+            *(adp_v8d *)(a->xn + k) = xv;
+            adp_v8u u = (adp_v8u)r & ABS;
+            orr |= u;
+            andd &= u;
+            bad |= (((adp_v8u)xv & EXP) + ONE) | (((adp_v8u)mv & EXP) + ONE);
+        }
+    } else {
+        for (; k + 8 <= len; k += 8) {
+            adp_v8d cv = *(const adp_v8d *)(c + k) * g;
+            adp_v8d mv = be * *(const adp_v8d *)(a->m + k);
+            adp_v8d xv = cv + *(const adp_v8d *)(a->x + k);
+            *(adp_v8d *)(a->mn + k) = mv;
+            *(adp_v8d *)(a->xn + k) = xv;
+            bad |= (((adp_v8u)xv & EXP) + ONE) | (((adp_v8u)mv & EXP) + ONE);
+        }
+    }
+    uint64_t b = 0, o = 0, n = ~UINT64_C(0);
+    for (int t = 0; t < 8; t++) {
+        b |= bad[t];
+        o |= orr[t];
+        n &= andd[t];
+    }
+    a->bad |= b, a->orr |= o, a->andd &= n;
+    if (k < len) {
+        adp_pass tail = *a;
+        tail.x += k, tail.m += k, tail.hi += k, tail.mn += k, tail.xn += k;
+        if (tail.res) tail.res += k;
+        upd_scalar(&tail, c + k, len - k);
+        a->bad = tail.bad, a->orr = tail.orr, a->andd = tail.andd;
+    }
+}
+
+/* The whole pass in one loop when the neighbours fit one group (nb <= ADP_NB): the sum stays in a
+ * register, xhat_i is loaded once per vector; the same operations in the same order */
+ADP_AVX512 static void one_avx512(adp_pass *a, const double *const *h, const double *w, int nb,
+                                  size_t d)
+{
+    const adp_v8u EXP = {ADP_EXP, ADP_EXP, ADP_EXP, ADP_EXP, ADP_EXP, ADP_EXP, ADP_EXP, ADP_EXP};
+    const adp_v8u ONE = {ADP_ONE, ADP_ONE, ADP_ONE, ADP_ONE, ADP_ONE, ADP_ONE, ADP_ONE, ADP_ONE};
+    const adp_v8u ABS = {ADP_ABS, ADP_ABS, ADP_ABS, ADP_ABS, ADP_ABS, ADP_ABS, ADP_ABS, ADP_ABS};
+    const double g = a->gamma, be = a->beta, al = a->alpha;
+    adp_v8u bad = {0, 0, 0, 0, 0, 0, 0, 0}, orr = bad, andd = ~bad;
+    size_t k = 0;
+    for (; k + 8 <= d; k += 8) {
+        adp_v8d hv = *(const adp_v8d *)(a->hi + k), acc = {0, 0, 0, 0, 0, 0, 0, 0};
+        for (int t = 0; t < nb; t++)
+            acc += w[t] * (*(const adp_v8d *)(h[t] + k) - hv);
+        adp_v8d cv = acc * g, mv, xv;
+        if (a->res) {
+            mv = *(const adp_v8d *)(a->mn + k) + be * *(const adp_v8d *)(a->m + k);
+            xv = *(const adp_v8d *)(a->x + k) - al * mv + cv;
+            adp_v8d r = xv - hv;
+            *(adp_v8d *)(a->res + k) = r;
+            adp_v8u u = (adp_v8u)r & ABS;
+            orr |= u;
+            andd &= u;
+        } else {
+            mv = be * *(const adp_v8d *)(a->m + k);
+            xv = cv + *(const adp_v8d *)(a->x + k);
+        }
+        *(adp_v8d *)(a->mn + k) = mv;
+        *(adp_v8d *)(a->xn + k) = xv;
+        bad |= (((adp_v8u)xv & EXP) + ONE) | (((adp_v8u)mv & EXP) + ONE);
+    }
+    uint64_t b = 0, o = 0, n = ~UINT64_C(0);
+    for (int t = 0; t < 8; t++) {
+        b |= bad[t];
+        o |= orr[t];
+        n &= andd[t];
+    }
+    a->bad |= b, a->orr |= o, a->andd &= n;
+    if (k < d) { /* the last d mod 8 coordinates */
+        double c[8];
+        const double *hk[ADP_NB];
+        for (int t = 0; t < nb; t++)
+            hk[t] = h[t] + k;
+        cons_scalar(c, hk, w, nb, a->hi + k, d - k, 1);
+        adp_pass tail = *a;
+        tail.x += k, tail.m += k, tail.hi += k, tail.mn += k, tail.xn += k;
+        if (tail.res) tail.res += k;
+        upd_scalar(&tail, c, d - k);
+        a->bad = tail.bad, a->orr = tail.orr, a->andd = tail.andd;
+    }
+}
+#endif
+
+/* Node i's pass over all d coordinates: x, m, xhat_i = its rows; mn holds g + noise for an active
+ * node (res != NULL), is only written for an inactive one. Returns 1 if x' or m' has a
+ * non-finite entry; *orr, *andd = OR and AND of the keys |res| (active). */
+static int adp_fused(const dpdo__eng *e, const adp *P, int64_t i, const double *x, const double *m,
+                     double *mn, double *xn, double *res, uint64_t *orr, uint64_t *andd)
+{
+    const size_t d = (size_t)e->d;
+    const struct dpdo_network *net = e->net;
+    const double *hi = ROW(e, P->bh, i);
+#ifdef ADP_X86
+    const int simd = __builtin_cpu_supports("avx512f");
+#endif
+    double c[ADP_BS] __attribute__((aligned(64)));
+    const double *h[ADP_NB];
+    double w[ADP_NB];
+    adp_pass a = {.gamma = P->gamma, .beta = P->beta, .alpha = P->alpha, .orr = 0, .andd = ~0ull};
+#ifdef ADP_X86
+    if (simd && net->rowptr[i + 1] - net->rowptr[i] <= ADP_NB + 1) { /* one group: one loop */
+        int nb = 0;
+        for (int64_t q = net->rowptr[i]; q < net->rowptr[i + 1]; q++)
+            if (net->col[q] != i && nb < ADP_NB) {
+                h[nb] = ROW(e, P->bh, net->col[q]);
+                w[nb++] = net->val[q];
+            }
+        a.x = x, a.m = m, a.hi = hi, a.mn = mn, a.xn = xn, a.res = res;
+        one_avx512(&a, h, w, nb, d);
+        *orr = a.orr, *andd = a.andd;
+        return (int)(a.bad >> 63);
+    }
+#endif
+    for (size_t k0 = 0; k0 < d; k0 += ADP_BS) {
+        size_t len = d - k0 < ADP_BS ? d - k0 : ADP_BS;
+        int first = 1;
+        int64_t q = net->rowptr[i], qe = net->rowptr[i + 1];
+        for (;;) { /* neighbour groups of up to ADP_NB rows */
+            int nb = 0;
+            for (; q < qe && nb < ADP_NB; q++) {
+                int64_t j = net->col[q];
+                if (j == i) continue;
+                h[nb] = ROW(e, P->bh, j) + k0;
+                w[nb++] = net->val[q];
+            }
+            if (nb == 0 && !first) break;
+#ifdef ADP_X86
+            if (simd)
+                cons_avx512(c, h, w, nb, hi + k0, len, first);
+            else
+#endif
+                cons_scalar(c, h, w, nb, hi + k0, len, first);
+            first = 0;
+            if (q == qe) break;
+        }
+        a.x = x + k0, a.m = m + k0, a.hi = hi + k0, a.mn = mn + k0, a.xn = xn + k0;
+        a.res = res ? res + k0 : NULL;
+#ifdef ADP_X86
+        if (simd)
+            upd_avx512(&a, c, len);
+        else
+#endif
+            upd_scalar(&a, c, len);
+    }
+    *orr = a.orr, *andd = a.andd;
+    return (int)(a.bad >> 63);
 }
 
 static const int32_t KEYS[] = {DPDO_PARAM_ADP_P, DPDO_PARAM_ADP_BETA, DPDO_PARAM_ADP_GAMMA, 0};
@@ -263,29 +558,13 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
     (void)stage;
     adp *P = priv;
     size_t d = (size_t)e->d;
-    const struct dpdo_network *net = e->net;
-    const double *x = ROW(e, P->bx, i), *m = ROW(e, P->bm, i), *hi = ROW(e, P->bh, i);
+    const double *x = ROW(e, P->bx, i), *m = ROW(e, P->bm, i);
     double *xn = SROW(e, P->sxnew, i), *mn = SROW(e, P->smnew, i);
     int64_t *cnt = e->scr[P->scnt];
     unsigned char *bad = P->bad;
-    /* A2: cons_i = gamma sum_j w_ij (xhat_j - xhat_i), written into xn (the j = i term is 0) */
-    memset(xn, 0, d * sizeof(double));
-    for (int64_t q = net->rowptr[i]; q < net->rowptr[i + 1]; q++) {
-        int64_t j = net->col[q];
-        if (j == i) continue;
-        const double *hj = ROW(e, P->bh, j);
-        double w = net->val[q];
-        for (size_t k = 0; k < d; k++)
-            xn[k] += w * (hj[k] - hi[k]);
-    }
-    for (size_t k = 0; k < d; k++)
-        xn[k] *= P->gamma;
-    if (!p->is_comp[i]) { /* A12-A13 */
-        for (size_t k = 0; k < d; k++) {
-            mn[k] = P->beta * m[k];
-            xn[k] += x[k];
-        }
-        bad[i] = nonfinite_rows(xn, mn, d);
+    uint64_t orr = 0, andd = 0;
+    if (!p->is_comp[i]) { /* A2, A12-A13 and the finiteness test in one pass */
+        bad[i] = (unsigned char)adp_fused(e, P, i, x, m, mn, xn, NULL, &orr, &andd);
         cnt[i] = 0;
         return DPDO_OK;
     }
@@ -304,26 +583,25 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
     double *g = ws ? ws + d : e->scr[P->sg], *hg = ws ? ws + 2 * d : e->scr[P->shg];
     if (e->reg && (rc = dpdo__reg_grad(e->reg, x, hg, err)))
         return dpdo__eng_err(e, rc, i, "regularizer: %s", err);
-    memset(mn, 0, d * sizeof(double)); /* mn accumulates the mean gradient */
-    if (P->coord_clamp) {              /* per-sample gradient (loss + h) clamped coordinate-wise */
+    if (P->coord_clamp) { /* per-sample gradient (loss + h) clamped coordinate-wise */
+        if (got == 0) memset(mn, 0, d * sizeof(double)); /* an empty sample: g = 0 */
         for (int64_t b = 0; b < got; b++) {
             rc = dpdo__loss_eval_into(nd->loss, nd->shard, x, idx + b, 1, 0.0, NULL, g, NULL,
                                       nd->scratch, err);
             if (rc) return dpdo__eng_err(e, rc, i, "%s", err);
-            if (e->reg)
-                for (size_t k = 0; k < d; k++)
-                    g[k] += hg[k];
-            /* inline clamp: the values of fmin(fmax(g, -cl), cl) (NaN -> -cl included), no call */
-            const double cl = P->cl;
-            for (size_t k = 0; k < d; k++) {
-                double t = g[k] > -cl ? g[k] : -cl;
-                mn[k] += t < cl ? t : cl;
-            }
+            const double *hp = e->reg ? hg : NULL;
+#ifdef ADP_X86
+            if (__builtin_cpu_supports("avx512f"))
+                clamp_avx512(g, hp, mn, P->cl, b == 0, d);
+            else
+#endif
+                clamp_scalar(g, hp, mn, P->cl, b == 0, d);
         }
         if (got > 1)
             for (size_t k = 0; k < d; k++)
                 mn[k] /= (double)got;
     } else { /* l2 clipping of the loss part; h is the same on neighbouring data */
+        memset(mn, 0, d * sizeof(double));
         rc = dpdo__loss_eval_into(nd->loss, nd->shard, x, idx, got, P->clip, NULL, mn, NULL,
                                   nd->scratch, err);
         if (rc) return dpdo__eng_err(e, rc, i, "%s", err);
@@ -341,18 +619,14 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
         if ((rc = dpdo__eng_noise_gauss(e, &st, i, e->pv.sigma, e->pv.sens, mn, d))) return rc;
     }
     dpdo__eng_probe(e, DPDO__PH_NOISE);
-    for (size_t k = 0; k < d; k++) {
-        mn[k] = mn[k] + P->beta * m[k];
-        xn[k] = x[k] - P->alpha * mn[k] + xn[k];
-    }
-    bad[i] = nonfinite_rows(xn, mn, d);
-    /* A9: s_i = C(x_i' - xhat_i) */
+    /* A2, A7-A9 and the finiteness test in one pass: res = x' - xhat_i, with the OR/AND of its
+     * keys for the top-k selection */
     double *res = ws ? ws : e->scr[P->sres];
-    for (size_t k = 0; k < d; k++)
-        res[k] = xn[k] - hi[k];
-    rc = dpdo__compressor_apply_ws(
-        e->comp, res, e->rng, (uint64_t)i, p->t, P->midx + (size_t)i * (size_t)P->kcap,
-        P->mval + (size_t)i * (size_t)P->kcap, &cnt[i], ws ? (uint64_t *)(ws + 3 * d) : NULL, err);
+    bad[i] = (unsigned char)adp_fused(e, P, i, x, m, mn, xn, res, &orr, &andd);
+    rc = dpdo__compressor_apply_oa(e->comp, res, e->rng, (uint64_t)i, p->t,
+                                   P->midx + (size_t)i * (size_t)P->kcap,
+                                   P->mval + (size_t)i * (size_t)P->kcap, &cnt[i],
+                                   ws ? (uint64_t *)(ws + 3 * d) : NULL, orr, andd, err);
     if (rc) return dpdo__eng_err(e, rc, i, "compressor: %s", err);
     dpdo__eng_probe(e, DPDO__PH_PRIMAL);
     return DPDO_OK;

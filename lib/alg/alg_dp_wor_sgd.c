@@ -431,6 +431,26 @@ static int fD(dpdo__eng *e, wor *P, int64_t i, const double *w, const int64_t *r
     return DPDO_OK;
 }
 
+/* Prefetch the rows of the node step that follows node i's (issue 19): the next computing
+ * node of the round (S2; after the last one the round's first), the next node with data in
+ * round-robin order (S1), when its data are in this process and its pass goes on (a new pass
+ * draws its permutation at commit). A hint only: nothing read or written depends on it. */
+static void prefetch_next(dpdo__eng *e, const wor *P, const dpdo__plan *p, int64_t i)
+{
+    int64_t j = -1;
+    if (P->sched == DPDO_WOR_SYNCHRONOUS) {
+        for (int64_t c = 0; c < p->ncomp && j < 0; c++)
+            if (p->comp[c] == i) j = c + 1 < p->ncomp ? p->comp[c + 1] : p->comp[0];
+    } else {
+        for (int64_t k = 1; k <= e->n && j < 0; k++)
+            if (has_data(e, P, (i + k) % e->n)) j = (i + k) % e->n;
+    }
+    if (j < 0 || !dpdo__eng_hosted(e, j) || !e->nodes[j]->shard) return;
+    int64_t cur = P->cursor_n[j] + (j == i);
+    if (cur >= e->q[j] / P->b) return;
+    dpdo__shard_prefetch(e->nodes[j]->shard, P->perm + P->perm_off[j] + cur * P->b, P->b);
+}
+
 static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, int64_t i)
 {
     (void)stage;
@@ -445,24 +465,30 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
     int64_t *rows = P->batch;
     for (int64_t r = 0; r < P->b; r++)
         rows[r] = perm[P->cursor_n[i] * P->b + r];
+    prefetch_next(e, P, p, i);
     /* 3: the step size and the privacy window */
     int64_t s = ++P->steps_n[i];
     double eta = eta_at(P, s);
     if (eta > P->etabar_n[i]) P->etabar_n[i] = eta;
-    /* 4: the policy decides from [wL, f_D(wL), previous action], rewarded with -f_{D_prev}(wL) */
+    /* 4: the policy decides from [wL, f_D(wL), previous action], rewarded with -f_{D_prev}(wL).
+     * A fixed policy (always-global/-local, periodic, random) reads neither: the two loss
+     * evaluations (100 gathered rows) are skipped and it gets a zero reward (issue 19). */
     char err[DPDO__ERRMSG_LEN] = "";
-    double f = 0, reward = NAN;
-    int rc = fD(e, P, i, wl, rows, &f, NULL, err);
-    if (rc) return dpdo__eng_err(e, rc, i, "%s", err);
-    if (P->cursor_n[i] > 0) {
-        rc = fD(e, P, i, wl, P->prev_batch + (size_t)i * (size_t)P->b, &reward, NULL, err);
-        if (rc) return dpdo__eng_err(e, rc, i, "%s", err);
-        reward = -reward;
-    }
+    const int sees = dpdo__policy_reads_state(e->policy);
+    double f = 0, reward = sees ? NAN : 0.0;
+    int rc;
     double *st = e->scr[P->sstate];
-    memcpy(st, wl, d * sizeof(double));
-    st[d] = f;
-    st[d + 1] = (double)P->prev_act_n[i];
+    if (sees) {
+        if ((rc = fD(e, P, i, wl, rows, &f, NULL, err))) return dpdo__eng_err(e, rc, i, "%s", err);
+        if (P->cursor_n[i] > 0) {
+            rc = fD(e, P, i, wl, P->prev_batch + (size_t)i * (size_t)P->b, &reward, NULL, err);
+            if (rc) return dpdo__eng_err(e, rc, i, "%s", err);
+            reward = -reward;
+        }
+        memcpy(st, wl, d * sizeof(double));
+        st[d] = f;
+        st[d + 1] = (double)P->prev_act_n[i];
+    }
     int32_t a = 0;
     rc = dpdo__policy_decide(e->policy, i, P->cursor_n[i], st, reward, e->rng, p->t, &a, err);
     if (rc) return dpdo__eng_err(e, rc, i, "policy: %s", err);
@@ -515,8 +541,8 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
     memcpy(P->prev_batch + (size_t)i * (size_t)P->b, rows, (size_t)P->b * sizeof(int64_t));
     if (++P->cursor_n[i] == Ki) { /* the pass (the policy's episode) ends */
         double last = 0;
-        rc = fD(e, P, i, wl, rows, &last, NULL, err);
-        if (rc) return dpdo__eng_err(e, rc, i, "%s", err);
+        if (sees && (rc = fD(e, P, i, wl, rows, &last, NULL, err)))
+            return dpdo__eng_err(e, rc, i, "%s", err);
         if ((rc = dpdo__policy_finish(e->policy, i, -last, e->rng, p->t, err)))
             return dpdo__eng_err(e, rc, i, "policy: %s", err);
         P->cursor_n[i] = 0;

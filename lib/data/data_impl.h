@@ -53,8 +53,8 @@ static inline int64_t dpdo__shard_row(const struct dpdo_shard *s, int64_t k)
 {
     return s->rows ? s->rows[k] : s->first + k;
 }
-/* Prefetch the dataset rows of shard samples idx[0..m) (idx NULL: 0..m-1) into the caches (a
- * hint; at most 256 KB). kernels.c. */
+/* Prefetch the dataset rows and labels of shard samples idx[0..m) (idx NULL: 0..m-1) into the
+ * caches (a hint; at most 256 KB of rows). kernels.c. */
 void dpdo__shard_prefetch(const struct dpdo_shard *sh, const int64_t *idx, int64_t m);
 /* The same for part `part` (0 .. parts-1) of each row's bytes. */
 void dpdo__shard_prefetch_part(const struct dpdo_shard *sh, const int64_t *idx, int64_t m, int part,
@@ -85,6 +85,14 @@ void dpdo__margins(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m
 int dpdo__lin_grad_logistic(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m,
                             const double *w, double clip, double scale, double *grad,
                             double *loss_sum, int64_t *nclipped);
+/* dpdo__lin_grad_logistic's path for gathered long dense rows (d > 16, rows not NULL): margins,
+ * coefficients, clipping and the gradient in one pass over blocks of rows (lib/data/kernels.c),
+ * bit for bit the per-sample path. isa: 2 AVX-512F, 1 AVX2, -1 the best the CPU has. Returns 1
+ * if it ran, 0 (nothing done) for other calls or when the CPU lacks the instruction set. The
+ * explicit isa is for the tests. */
+int dpdo__logit_long(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m, const double *w,
+                     double clip, double scale, double *grad, double *loss_sum, int64_t *nclipped,
+                     int isa);
 void dpdo__lin_grad(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m, const double *w,
                     dpdo__phi_fn phi, const void *ctx, double clip, double scale, double *grad,
                     double *loss_sum, int64_t *nclipped);

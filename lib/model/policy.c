@@ -823,6 +823,11 @@ int dpdo__policy_decide(struct dpdo_policy *p, int64_t node, int64_t k, const do
     }
 }
 
+int dpdo__policy_reads_state(const struct dpdo_policy *p)
+{
+    return p->kind == DPDO__POLICY_DQN || p->kind == DPDO__POLICY_USER;
+}
+
 int dpdo__policy_finish(struct dpdo_policy *p, int64_t node, double reward,
                         const struct dpdo_rng *rng, uint64_t round, char *err)
 {

@@ -90,6 +90,11 @@ int dpdo__policy_decide(struct dpdo_policy *p, int64_t node, int64_t k, const do
                         char *err);
 int dpdo__policy_finish(struct dpdo_policy *p, int64_t node, double reward,
                         const struct dpdo_rng *rng, uint64_t round, char *err);
+/* 1 when decide/finish read the state and the rewards (the DQN and user policies), 0 for the
+ * fixed built-ins (always-global, always-local, periodic, random), whose choices depend on k
+ * and the exploration stream only: DP-WOR-SGD then skips the loss evaluations that would only
+ * feed them (issue 19), and hands them a zero reward. */
+int dpdo__policy_reads_state(const struct dpdo_policy *p);
 /* Back to the initial state (see dpdo_policy_reset). Cannot fail: a failing
  * user reset callback is reported by the next decide/finish (E_CALLBACK). */
 void dpdo__policy_reset(struct dpdo_policy *p, const struct dpdo_rng *rng);

@@ -227,15 +227,118 @@ static inline int top_bit(uint64_t v)
     return 63 - __builtin_clzll(v);
 }
 
+/* AVX-512 versions of the three passes over all of x (the OR/AND of the keys, the first
+ * compaction, the final write): they only move data and count, so the selection, its order and
+ * every value are those of the portable loops below (tests/test_compress.c compares them). */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define TOPK_X86 1
+#define TOPK_AVX512 __attribute__((target("avx512f")))
+static int topk_avx512(void)
+{
+    return __builtin_cpu_supports("avx512f"); /* libgcc's CPU model: no state of ours */
+}
+
+TOPK_AVX512 static void oa_avx512(const double *x, int64_t d, uint64_t *orr, uint64_t *andd)
+{
+    const __m512i ab = _mm512_set1_epi64(0x7fffffffffffffffLL);
+    __m512i o0 = _mm512_setzero_si512(), o1 = o0, a0 = _mm512_set1_epi64(-1), a1 = a0;
+    int64_t l = 0;
+    for (; l + 16 <= d; l += 16) {
+        __m512i u0 = _mm512_and_si512(_mm512_castpd_si512(_mm512_loadu_pd(x + l)), ab);
+        __m512i u1 = _mm512_and_si512(_mm512_castpd_si512(_mm512_loadu_pd(x + l + 8)), ab);
+        o0 = _mm512_or_si512(o0, u0), a0 = _mm512_and_si512(a0, u0);
+        o1 = _mm512_or_si512(o1, u1), a1 = _mm512_and_si512(a1, u1);
+    }
+    uint64_t o = (uint64_t)_mm512_reduce_or_epi64(_mm512_or_si512(o0, o1));
+    uint64_t a = (uint64_t)_mm512_reduce_and_epi64(_mm512_and_si512(a0, a1));
+    for (; l < d; l++) {
+        uint64_t u = abs_key(x[l]);
+        o |= u;
+        a &= u;
+    }
+    *orr = o, *andd = a;
+}
+
+/* the keys u of x with ((u >> sh) & mk) == b, in index order, into scratch; their OR and AND */
+TOPK_AVX512 static int64_t compact_avx512(const double *x, int64_t d, int sh, uint64_t mk,
+                                          uint64_t b, uint64_t *scratch, uint64_t *orr,
+                                          uint64_t *andd)
+{
+    const __m512i ab = _mm512_set1_epi64(0x7fffffffffffffffLL),
+                  vm = _mm512_set1_epi64((long long)mk), vb = _mm512_set1_epi64((long long)b);
+    const __m128i cnt = _mm_cvtsi32_si128(sh);
+    __m512i o = _mm512_setzero_si512(), a = _mm512_set1_epi64(-1);
+    int64_t m = 0, l = 0;
+    for (; l + 8 <= d; l += 8) {
+        __m512i u = _mm512_and_si512(_mm512_castpd_si512(_mm512_loadu_pd(x + l)), ab);
+        __mmask8 keep = _mm512_cmpeq_epu64_mask(_mm512_and_si512(_mm512_srl_epi64(u, cnt), vm), vb);
+        if (!keep) continue;
+        o = _mm512_mask_or_epi64(o, keep, o, u);
+        a = _mm512_mask_and_epi64(a, keep, a, u);
+        int c = __builtin_popcount((unsigned)keep);
+        /* compress in a register, then a masked store (a compressing store is slow on some CPUs) */
+        _mm512_mask_storeu_epi64(scratch + m, (__mmask8)((1u << c) - 1),
+                                 _mm512_maskz_compress_epi64(keep, u));
+        m += c;
+    }
+    uint64_t or_ = (uint64_t)_mm512_reduce_or_epi64(o), and_ = (uint64_t)_mm512_reduce_and_epi64(a);
+    for (; l < d; l++) {
+        uint64_t u = abs_key(x[l]);
+        if (((u >> sh) & mk) == b) {
+            scratch[m++] = u;
+            or_ |= u;
+            and_ &= u;
+        }
+    }
+    *orr = or_, *andd = and_;
+    return m;
+}
+
+/* topk_emit with every key equal to tq selected: the l with (key_l >> sh) >= tq, ascending */
+TOPK_AVX512 static void emit_all_avx512(const double *x, int64_t d, int sh, uint64_t tq,
+                                        int64_t *idx, double *val)
+{
+    const __m512i ab = _mm512_set1_epi64(0x7fffffffffffffffLL),
+                  vt = _mm512_set1_epi64((long long)tq), step = _mm512_set1_epi64(8);
+    const __m128i cnt = _mm_cvtsi32_si128(sh);
+    __m512i li = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    int64_t c = 0, l = 0;
+    for (; l + 8 <= d; l += 8, li = _mm512_add_epi64(li, step)) {
+        __m512d v = _mm512_loadu_pd(x + l);
+        __m512i u = _mm512_and_si512(_mm512_castpd_si512(v), ab);
+        __mmask8 sel = _mm512_cmp_epu64_mask(_mm512_srl_epi64(u, cnt), vt, _MM_CMPINT_NLT);
+        __mmask8 st = (__mmask8)((1u << __builtin_popcount((unsigned)sel)) - 1);
+        _mm512_mask_storeu_pd(val + c, st, _mm512_maskz_compress_pd(sel, v));
+        _mm512_mask_storeu_epi64(idx + c, st, _mm512_maskz_compress_epi64(sel, li));
+        c += __builtin_popcount((unsigned)sel);
+    }
+    for (; l < d; l++)
+        if ((abs_key(x[l]) >> sh) >= tq) {
+            idx[c] = l;
+            val[c] = x[l];
+            c++;
+        }
+}
+#endif
+
 /* Write the selection in ascending index order: l is selected when
  * (key_l >> sh) > tq, or when it equals tq and fewer than `take` equal ones
  * came before it (the tie rule: smaller index wins). `all` = every key equal
  * to tq is selected, which allows the branch-free loop without the tie
  * count. Exactly k coordinates satisfy the rule, so the loop stops at k. */
 static void topk_emit(const double *x, int64_t d, int64_t k, int sh, uint64_t tq, int64_t take,
-                      int all, int64_t *idx, double *val)
+                      int all, int simd, int64_t *idx, double *val)
 {
     int64_t c = 0;
+#ifdef TOPK_X86
+    if (all && simd) {
+        emit_all_avx512(x, d, sh, tq, idx, val);
+        return;
+    }
+#else
+    (void)simd;
+#endif
     if (all) {
         for (int64_t l = 0; l < d && c < k; l++) {
             uint64_t u = abs_key(x[l]) >> sh;
@@ -258,6 +361,12 @@ static void topk_emit(const double *x, int64_t d, int64_t k, int sh, uint64_t tq
 void dpdo__topk_select(const double *x, int64_t d, int64_t k, uint64_t *scratch, int64_t *idx,
                        double *val)
 {
+    dpdo__topk_select_oa(x, d, k, 0, 0, 0, scratch, idx, val);
+}
+
+void dpdo__topk_select_oa(const double *x, int64_t d, int64_t k, int have_oa, uint64_t orr,
+                          uint64_t andd, uint64_t *scratch, int64_t *idx, double *val)
+{
     if (k >= d) {
         for (int64_t l = 0; l < d; l++) {
             idx[l] = l;
@@ -265,6 +374,11 @@ void dpdo__topk_select(const double *x, int64_t d, int64_t k, uint64_t *scratch,
         }
         return;
     }
+#ifdef TOPK_X86
+    const int simd = topk_avx512();
+#else
+    const int simd = 0;
+#endif
     /* MSD radix select of the k-th largest key. The candidates are the
      * coordinates that may still hold it (at first all of x). Each level:
      *   1. diff = OR ^ AND of the candidates' keys: the bits on which they
@@ -281,42 +395,74 @@ void dpdo__topk_select(const double *x, int64_t d, int64_t k, uint64_t *scratch,
      * most 63, so there are at most 8 levels, each one pass over the
      * survivors: O(d) worst case with no data-dependent pivot, no RNG and
      * no comparison function; the result is the same on every platform. */
-    int64_t hist[2048];
-    uint64_t orr = 0, andd = ~UINT64_C(0);
-    for (int64_t l = 0; l < d; l++) {
-        uint64_t u = abs_key(x[l]);
-        orr |= u;
-        andd &= u;
+    uint32_t h2[2][2048]; /* counts, each of at most d / 2 + 1 keys (d < 2^33) */
+    if (!have_oa) {
+#ifdef TOPK_X86
+        if (simd)
+            oa_avx512(x, d, &orr, &andd);
+        else
+#endif
+        {
+            orr = 0, andd = ~UINT64_C(0);
+            for (int64_t l = 0; l < d; l++) {
+                uint64_t u = abs_key(x[l]);
+                orr |= u;
+                andd &= u;
+            }
+        }
     }
     int64_t n = d, need = k;
     int first = 1;
     for (;;) {
         uint64_t diff = orr ^ andd;
         if (!diff) { /* all candidates equal: the first `need` of them by index */
-            topk_emit(x, d, k, 0, andd, need, need == n, idx, val);
+            topk_emit(x, d, k, 0, andd, need, need == n, simd, idx, val);
             return;
         }
         int top = top_bit(diff), w = n > 1024 ? 11 : 8;
         int sh = top + 1 - w < 0 ? 0 : top + 1 - w;
         uint64_t mk = (UINT64_C(1) << (top + 1 - sh)) - 1; /* top + 1 - sh <= 11 */
-        memset(hist, 0, (size_t)(mk + 1) * sizeof hist[0]);
+        /* two interleaved tables (even and odd positions): in a run of equal digits (many
+         * near-equal magnitudes) an increment waits for the one two elements back, not for the
+         * previous one; hist[b] = h2[0][b] + h2[1][b] is formed only for the buckets walked */
+        memset(h2[0], 0, (size_t)(mk + 1) * sizeof h2[0][0]);
+        memset(h2[1], 0, (size_t)(mk + 1) * sizeof h2[1][0]);
         if (first) {
-            for (int64_t l = 0; l < d; l++)
-                hist[(abs_key(x[l]) >> sh) & mk]++;
+            int64_t l = 0;
+            for (; l + 2 <= d; l += 2) {
+                h2[0][(abs_key(x[l]) >> sh) & mk]++;
+                h2[1][(abs_key(x[l + 1]) >> sh) & mk]++;
+            }
+            if (l < d) h2[0][(abs_key(x[l]) >> sh) & mk]++;
         } else {
-            for (int64_t j = 0; j < n; j++)
-                hist[(scratch[j] >> sh) & mk]++;
+            int64_t j = 0;
+            for (; j + 2 <= n; j += 2) {
+                h2[0][(scratch[j] >> sh) & mk]++;
+                h2[1][(scratch[j + 1] >> sh) & mk]++;
+            }
+            if (j < n) h2[0][(scratch[j] >> sh) & mk]++;
         }
         int64_t b = (int64_t)mk;
-        while (hist[b] < need) {
-            need -= hist[b];
+        /* down from the top bucket, eight at a time while all eight lie above the one sought */
+        while (b >= 7) {
+            int64_t s8 = 0;
+            for (int t = 0; t < 8; t++)
+                s8 += (int64_t)h2[0][b - t] + (int64_t)h2[1][b - t];
+            if (s8 >= need) break;
+            need -= s8;
+            b -= 8;
+        }
+        int64_t hb;
+        while ((hb = (int64_t)h2[0][b] + (int64_t)h2[1][b]) < need) {
+            need -= hb;
             b--;
         }
+        int64_t hist_b = hb;
         /* the threshold's bits from 63 down to sh: the candidates' common
          * high bits with the digit replaced by b */
         const uint64_t tq = ((andd >> sh) & ~mk) | (uint64_t)b;
-        if (hist[b] == need || sh == 0) {
-            topk_emit(x, d, k, sh, tq, need, hist[b] == need, idx, val);
+        if (hist_b == need || sh == 0) {
+            topk_emit(x, d, k, sh, tq, need, hist_b == need, simd, idx, val);
             return;
         }
         int64_t m = 0;
@@ -324,14 +470,19 @@ void dpdo__topk_select(const double *x, int64_t d, int64_t k, uint64_t *scratch,
         andd = ~UINT64_C(0);
         /* branch-free compaction: store always, advance only when kept */
         if (first) {
-            for (int64_t l = 0; l < d; l++) {
-                uint64_t u = abs_key(x[l]);
-                uint64_t keep = ((u >> sh) & mk) == (uint64_t)b, msk = 0 - keep;
-                scratch[m] = u;
-                orr |= u & msk;
-                andd &= u | ~msk;
-                m += (int64_t)keep;
-            }
+#ifdef TOPK_X86
+            if (simd)
+                m = compact_avx512(x, d, sh, mk, (uint64_t)b, scratch, &orr, &andd);
+            else
+#endif
+                for (int64_t l = 0; l < d; l++) {
+                    uint64_t u = abs_key(x[l]);
+                    uint64_t keep = ((u >> sh) & mk) == (uint64_t)b, msk = 0 - keep;
+                    scratch[m] = u;
+                    orr |= u & msk;
+                    andd &= u | ~msk;
+                    m += (int64_t)keep;
+                }
             first = 0;
         } else {
             for (int64_t j = 0; j < n; j++) {
@@ -383,6 +534,10 @@ int dpdo__compressor_apply(struct dpdo_compressor *c, const double *x, const str
     return dpdo__compressor_apply_ws(c, x, rng, node_id, round, idx, val, count, NULL, err);
 }
 
+static int apply_impl(struct dpdo_compressor *c, const double *x, const struct dpdo_rng *rng,
+                      uint64_t node_id, uint64_t round, int64_t *idx, double *val, int64_t *count,
+                      uint64_t *keys, int have_oa, uint64_t orr, uint64_t andd, char *err);
+
 int dpdo__compressor_concurrent(const struct dpdo_compressor *c)
 {
     return !c || c->kind != DPDO__COMP_USER;
@@ -391,6 +546,21 @@ int dpdo__compressor_concurrent(const struct dpdo_compressor *c)
 int dpdo__compressor_apply_ws(struct dpdo_compressor *c, const double *x,
                               const struct dpdo_rng *rng, uint64_t node_id, uint64_t round,
                               int64_t *idx, double *val, int64_t *count, uint64_t *keys, char *err)
+{
+    return apply_impl(c, x, rng, node_id, round, idx, val, count, keys, 0, 0, 0, err);
+}
+
+int dpdo__compressor_apply_oa(struct dpdo_compressor *c, const double *x,
+                              const struct dpdo_rng *rng, uint64_t node_id, uint64_t round,
+                              int64_t *idx, double *val, int64_t *count, uint64_t *keys,
+                              uint64_t orr, uint64_t andd, char *err)
+{
+    return apply_impl(c, x, rng, node_id, round, idx, val, count, keys, 1, orr, andd, err);
+}
+
+static int apply_impl(struct dpdo_compressor *c, const double *x, const struct dpdo_rng *rng,
+                      uint64_t node_id, uint64_t round, int64_t *idx, double *val, int64_t *count,
+                      uint64_t *keys, int have_oa, uint64_t orr, uint64_t andd, char *err)
 {
     const int64_t d = c->dim, k = c->k;
     *count = 0;
@@ -403,7 +573,7 @@ int dpdo__compressor_apply_ws(struct dpdo_compressor *c, const double *x,
         *count = d;
         return DPDO_OK;
     case DPDO__COMP_TOPK:
-        dpdo__topk_select(x, d, k, keys ? keys : c->keys, idx, val);
+        dpdo__topk_select_oa(x, d, k, have_oa, orr, andd, keys ? keys : c->keys, idx, val);
         *count = k;
         return DPDO_OK;
     case DPDO__COMP_RANDK: {

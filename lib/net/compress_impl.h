@@ -53,6 +53,13 @@ int dpdo__compressor_apply(struct dpdo_compressor *c, const double *x, const str
 int dpdo__compressor_apply_ws(struct dpdo_compressor *c, const double *x,
                               const struct dpdo_rng *rng, uint64_t node_id, uint64_t round,
                               int64_t *idx, double *val, int64_t *count, uint64_t *keys, char *err);
+/* The same with a hint for top-k: orr and andd are the OR and AND of the keys (bit patterns of
+ * |x_l|, sign cleared) over all of x, as dpdo__topk_select_oa takes them; ignored by the other
+ * kinds. Same result as dpdo__compressor_apply_ws. */
+int dpdo__compressor_apply_oa(struct dpdo_compressor *c, const double *x,
+                              const struct dpdo_rng *rng, uint64_t node_id, uint64_t round,
+                              int64_t *idx, double *val, int64_t *count, uint64_t *keys,
+                              uint64_t orr, uint64_t andd, char *err);
 /* 1 if c is NULL or built-in (no user callback): dpdo__compressor_apply_ws may run concurrently */
 int dpdo__compressor_concurrent(const struct dpdo_compressor *c);
 
@@ -65,5 +72,10 @@ int dpdo__compressor_concurrent(const struct dpdo_compressor *c);
  * x), no RNG, no allocation, no comparison sort. */
 void dpdo__topk_select(const double *x, int64_t d, int64_t k, uint64_t *scratch, int64_t *idx,
                        double *val);
+/* The same when the caller already has orr = OR and andd = AND of the keys (bit patterns of
+ * |x_l|, sign cleared) over all of x (have_oa = 1; DO-ADP gets them in the pass that writes x):
+ * the selection is the same, one pass over x fewer. have_oa = 0: they are computed here. */
+void dpdo__topk_select_oa(const double *x, int64_t d, int64_t k, int have_oa, uint64_t orr,
+                          uint64_t andd, uint64_t *scratch, int64_t *idx, double *val);
 
 #endif /* DPDO_COMPRESS_IMPL_H */

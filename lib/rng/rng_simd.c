@@ -307,6 +307,36 @@ T512 static size_t uniforms512(const uint32_t key[4], const uint32_t ctr[4], siz
     return nb;
 }
 
+/* Raw Philox words: block j -> out[4j .. 4j+3] (issue 19: the permutations of DP-WOR-SGD draw
+ * their words in bulk). */
+T512 static size_t blocks512(const uint32_t key[4], const uint32_t ctr[4], size_t nblocks,
+                             uint32_t *out)
+{
+    philox_pre P;
+    philox_precompute(key, ctr, &P);
+    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512i ilo = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0);
+    const __m512i ihi = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4);
+    size_t nb = nblocks & ~(size_t)(8 * PG - 1);
+    uint64_t base = ctr[0];
+    for (size_t j = 0; j < nb; j += 8 * PG, base += 8 * PG) {
+        __m512i c[PG][4];
+#pragma GCC unroll 4
+        for (int g = 0; g < PG; g++)
+            c[g][0] =
+                _mm512_add_epi64(_mm512_set1_epi64((long long)(base + 8 * (uint64_t)g)), lane);
+        philox512g(c, &P);
+#pragma GCC unroll 4
+        for (int g = 0; g < PG; g++) {
+            __m512i w01 = word512(c[g][0], c[g][1]), w23 = word512(c[g][2], c[g][3]);
+            uint32_t *o = out + 4 * (j + 8 * (size_t)g);
+            _mm512_storeu_si512((void *)o, _mm512_permutex2var_epi64(w01, ilo, w23));
+            _mm512_storeu_si512((void *)(o + 16), _mm512_permutex2var_epi64(w01, ihi, w23));
+        }
+    }
+    return nb;
+}
+
 /* ======================= AVX2 + FMA: 4 blocks per step ====================== */
 #define T256 __attribute__((target("avx2,fma")))
 
@@ -551,6 +581,13 @@ size_t dpdo__simd_normals(int kernel, const uint32_t key[4], const uint32_t ctr[
     return 0;
 }
 
+size_t dpdo__simd_blocks(int kernel, const uint32_t key[4], const uint32_t ctr[4], size_t nblocks,
+                         uint32_t *out)
+{
+    if (kernel == DPDO__RNG_KERNEL_AVX512) return blocks512(key, ctr, nblocks, out);
+    return 0;
+}
+
 size_t dpdo__simd_uniforms(int kernel, const uint32_t key[4], const uint32_t ctr[4], size_t nblocks,
                            double *out)
 {
@@ -575,6 +612,13 @@ size_t dpdo__simd_normals(int kernel, const uint32_t key[4], const uint32_t ctr[
 
 size_t dpdo__simd_uniforms(int kernel, const uint32_t key[4], const uint32_t ctr[4], size_t nblocks,
                            double *out)
+{
+    (void)kernel, (void)key, (void)ctr, (void)nblocks, (void)out;
+    return 0;
+}
+
+size_t dpdo__simd_blocks(int kernel, const uint32_t key[4], const uint32_t ctr[4], size_t nblocks,
+                         uint32_t *out)
 {
     (void)kernel, (void)key, (void)ctr, (void)nblocks, (void)out;
     return 0;

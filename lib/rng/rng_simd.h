@@ -21,6 +21,11 @@ size_t dpdo__simd_normals(int kernel, const uint32_t key[4], const uint32_t ctr[
 size_t dpdo__simd_uniforms(int kernel, const uint32_t key[4], const uint32_t ctr[4], size_t nblocks,
                            double *out);
 
+/* Raw words: block j -> out[4j .. 4j+3], the words of dpdo__philox4x32_10 (AVX-512 only: 0
+ * handled on other kernels; same contract on the multiple handled). */
+size_t dpdo__simd_blocks(int kernel, const uint32_t key[4], const uint32_t ctr[4], size_t nblocks,
+                         uint32_t *out);
+
 /* dpdo__bm_block on m blocks of words w (normals, or add: out[i] =
  * fma(scale, z, out[i])) compiled for FMA; returns 0 without doing anything
  * if the CPU lacks FMA (or off x86), else 1. Same bits as the portable loop. */

@@ -406,7 +406,8 @@ int dpdo__lin_grad_full8(const struct dpdo_dataset *ds, const int64_t *rows, int
     switch (path) {
 #ifdef L8_X86
     case 3:
-        l8_pick_avx512(ds->d, kind)(ds, rows, first, q, tc, kind, w, clip, scale, grad, ls, &ncl, mf);
+        l8_pick_avx512(ds->d, kind)(ds, rows, first, q, tc, kind, w, clip, scale, grad, ls, &ncl,
+                                    mf);
         break;
     case 2:
         l8_pick_avx2(ds->d, kind)(ds, rows, first, q, tc, kind, w, clip, scale, grad, ls, &ncl, mf);

@@ -13,13 +13,13 @@
  *   + tiny; pairs p01 = fma(c1, r, c0), p23, p45, p67, p89 likewise, r2 = r r, r4 = r2 r2,
  *   Q = fma(r4, fma(r4, p89, fma(r2, p67, p45)), fma(r2, p23, p01)) (Estrin),
  *   exp(r) ~ 1 + fma(r2, Q, r), times 2^k (exact: the result is >= 2^-1022 down to the cut).
- * c0 .. c9: a degree-9 weighted minimax fit (Lawson iterations) of (e^r - 1 - r) / r^2 on
- * [-ln2/2, ln2/2] rounded to double, i.e. a degree-11 polynomial for e^r with the 1 and the r
- * exact; its relative error with these double coefficients is below 1.2e-17 (0.1 ulp); degree 10
- * would be 2.9e-16 (2.6 ulp) before rounding. Bound 1.5 ulp (0.1 polynomial, 0.5 the final
- * 1 + p, 0.25 each rounding r + r^2 Q and the reduced argument); measured 1.05 ulp against expl
- * over 10^7 points (tests/test_vmath.c).
- * x < -708.39: 0 (the exact value is below 2.3e-308); NaN: NaN; -Inf: 0. */
+ * c0 .. c9: a degree-9 weighted minimax fit (Lawson iterations, scripts/fit-l8-exp.py) of
+ * (e^r - 1 - r) / r^2 on [-ln2/2, ln2/2] rounded to double, i.e. a degree-11 polynomial for e^r
+ * with the 1 and the r exact; its relative error with these double coefficients is below 1.2e-17
+ * (0.1 ulp); degree 10 would be 2.9e-16 (2.6 ulp) before rounding. Bound 1.5 ulp (0.1 polynomial,
+ * 0.5 the final 1 + p, 0.25 each rounding r + r^2 Q and the reduced argument); measured 1.05 ulp
+ * against expl over 10^7 points (tests/test_vmath.c). x < -708.39: 0 (the exact value is
+ * below 2.3e-308); NaN: NaN; -Inf: 0. */
 #ifndef DPDO_KERNELS_L8_EXP_H
 #define DPDO_KERNELS_L8_EXP_H
 

@@ -10,6 +10,7 @@
 #include "dpdo/status.h"
 #include "data/data_impl.h"
 #include "data/vmath_impl.h"
+#include "data/kernels_l8_exp.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 static char tmpbufs[64][64];
@@ -1486,23 +1487,35 @@ static void test_oom(void)
 }
 
 /* ---- the 8-lane full-batch kernel of the built-in losses (kernels_l8.c) ------------------------ */
-/* Plain C model of its order: per sample the margin from 0 over j in order, the coefficient of the
- * loss (logistic: the vmath exp, c = -y ((s >= 0 ? 1 : e) / (1 + e)); hinge; squared), clipped,
- * a = scale c; lane h mod 8 accumulates a x_hj (and the loss) in order of h; lanes combined as
- * ((0+4)+(1+5))+((2+6)+(3+7)). */
+/* Plain C model of its order: per sample the margin from 0 over j in order (m = fma(x_hj, w_j, m)),
+ * the coefficient of the loss (logistic: the kernel's fma exp of kernels_l8_exp.h,
+ * c = -y ((s >= 0 ? 1 : e) / (1 + e)); hinge; squared), clipped, a = scale c; lane h mod 8
+ * accumulates fma(a, x_hj, G) (and the loss) in order of h; lanes combined as
+ * ((0+4)+(1+5))+((2+6)+(3+7)). C99 fma() is correctly rounded (IEEE 754), so this model is the
+ * kernel's exact result on every path. Built with -DDPDO__L8_NO_FMA: the FMA-free kernel (two
+ * roundings, vmath_impl.h's exp). */
+#ifndef DPDO__L8_NO_FMA
+#define L8M_ON 1
+#define L8M_FMA(a, b, c) fma(a, b, c)
+#define L8M_EXP(x) dpdo__l8_exp_neg(x)
+#else
+#define L8M_ON 0
+#define L8M_FMA(a, b, c) ((a) * (b) + (c))
+#define L8M_EXP(x) dpdo__exp_neg(x)
+#endif
 static void l8_model(int kind, const double *X, const double *y, const double *norm,
                      const int64_t *rows, int64_t q, int64_t d, const double *w, double clip,
-                     double scale, double *grad, double *loss, int64_t *ncl)
+                     double scale, double *grad, double *loss, int64_t *ncl, int mfma)
 {
     double G[16][8] = {{0}}, L[8] = {0};
     *ncl = 0;
     for (int64_t h = 0; h < q; h++) {
         const double *x = X + rows[h] * d;
         double m = 0.0;
-        for (int64_t j = 0; j < d; j++) m += x[j] * w[j];
+        for (int64_t j = 0; j < d; j++) m = mfma ? L8M_FMA(x[j], w[j], m) : m + x[j] * w[j];
         double s = -y[rows[h]] * m, c, l;
         if (kind == DPDO__L8_LOGISTIC) { /* lib/model/loss.c's phi functions, written out */
-            double e = dpdo__exp_neg(s < 0 ? s : -s);
+            double e = L8M_EXP(s < 0 ? s : -s);
             c = -y[rows[h]] * ((s >= 0 ? 1.0 : e) / (1.0 + e));
             l = (s > 0 ? s : 0.0) + dpdo__log1p01(e);
         } else if (kind == DPDO__L8_HINGE) {
@@ -1520,7 +1533,7 @@ static void l8_model(int kind, const double *X, const double *y, const double *n
             c = c < 0 ? -cc : cc;
             ++*ncl;
         }
-        for (int64_t j = 0; j < d; j++) G[j][h % 8] += (scale * c) * x[j];
+        for (int64_t j = 0; j < d; j++) G[j][h % 8] = L8M_FMA(scale * c, x[j], G[j][h % 8]);
         L[h % 8] += l;
     }
     for (int64_t j = 0; j < d; j++)
@@ -1537,7 +1550,11 @@ static int l8_path_available(int path)
 {
 #if defined(__x86_64__)
     if (path == 3) return __builtin_cpu_supports("avx512f");
+#ifndef DPDO__L8_NO_FMA
+    if (path == 2) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
     if (path == 2) return __builtin_cpu_supports("avx2");
+#endif
 #else
     if (path >= 2) return 0;
 #endif
@@ -1582,7 +1599,9 @@ static void test_logit8_paths(void)
                         const double clip = cl ? 0.05 : 0.0, scale = 1.0 / (double)q;
                         double gm[16] = {0}, lm = 0;
                         int64_t nm = 0;
-                        l8_model(kind, X, y, norm, rl, q, d, w, clip, scale, gm, &lm, &nm);
+                        /* margins with fma: max row norm 1.7 times |w| <= 2500 */
+                        CHECK_EQ(dpdo__l8_margin_fma(ds, w), L8M_ON);
+                        l8_model(kind, X, y, norm, rl, q, d, w, clip, scale, gm, &lm, &nm, L8M_ON);
                         clipped_cases += nm > 0;
                         for (int path = 0; path <= 3; path++) {
                             if (!l8_path_available(path)) {
@@ -1641,6 +1660,43 @@ static void test_logit8_paths(void)
     CHECK(clipped_cases > 20); /* the clip case clips some samples */
     CHECK(underflow > 100);    /* margins in exp's underflow region were exercised */
 
+    /* a dataset whose largest row (not in the shard) times |w| exceeds 2^1015: the margins are
+     * computed without fma (two roundings, the overflow behaviour of before) on every path */
+    {
+        enum { Q = 253, D = 5, N = Q + 5 };
+        double *X = malloc(N * D * sizeof *X), y[N], w[D], norm[N];
+        for (int k = 0; k < N * D; k++) X[k] = 2 * h_urand(&st) - 1;
+        for (int k = 0; k < N; k++) y[k] = h_urand(&st) < 0.5 ? -1.0 : 1.0;
+        for (int j = 0; j < D; j++) X[j] = 1e307, w[j] = 3.0 * (2 * h_urand(&st) - 1);
+        dpdo_dataset *ds = NULL;
+        CHECK_EQ(dpdo_dataset_create(&ds), DPDO_OK);
+        CHECK_EQ(dpdo_dataset_set_dense(ds, N, D, X, y, DPDO_COPY), DPDO_OK);
+        for (int k = 0; k < N; k++) norm[k] = ds->row_norm[k];
+        CHECK_EQ(dpdo__l8_margin_fma(ds, w), 0);
+        dpdo_shard *sh = NULL;
+        CHECK_EQ(dpdo_shard_create_range(&sh, ds, 5, Q), DPDO_OK);
+        struct dpdo__tcopy *tc = NULL;
+        CHECK_EQ(dpdo__tcopy_build(sh, &tc), DPDO_OK);
+        int64_t range[Q];
+        for (int k = 0; k < Q; k++) range[k] = 5 + k;
+        double gm[D] = {0}, gf[D] = {0}, lm = 0, lf = 0;
+        int64_t nm = 0, nf = 0;
+        l8_model(DPDO__L8_LOGISTIC, X, y, norm, range, Q, D, w, 0.0, 1.0 / Q, gm, &lm, &nm, 0);
+        l8_model(DPDO__L8_LOGISTIC, X, y, norm, range, Q, D, w, 0.0, 1.0 / Q, gf, &lf, &nf, 1);
+        CHECK(!L8M_ON || memcmp(gm, gf, sizeof gm) != 0); /* the two margins do differ here */
+        for (int path = 0; path <= 3; path++) {
+            if (!l8_path_available(path)) continue;
+            for (int usetc = 0; usetc < 2; usetc++) {
+                double g[D] = {0}, l = 0;
+                CHECK_EQ(dpdo__lin_grad_full8(ds, NULL, 5, Q, usetc ? tc : NULL, DPDO__L8_LOGISTIC, w, 0.0, 1.0 / Q, g, &l, NULL, path), 1);
+                CHECK_MSG(memcmp(g, gm, sizeof g) == 0 && same_bits(l, lm), "no-fma margins: path %d tc %d", path, usetc);
+            }
+        }
+        dpdo__tcopy_free(tc);
+        dpdo_shard_destroy(sh);
+        dpdo_dataset_destroy(ds);
+        free(X);
+    }
     /* NaN: a sample whose margin is Inf - Inf makes every gradient entry and the loss NaN on every
      * path, as the 4-lane kernel does (dpdo_loss_eval then reports DPDO_E_NUMERIC) */
     {

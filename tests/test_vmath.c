@@ -10,6 +10,7 @@
 #include "dpdo/dpdo.h"
 #include "data/data_impl.h"
 #include "data/vmath_impl.h"
+#include "data/kernels_l8_exp.h"
 #include "model/model_impl.h"
 
 static double ulps(double a, long double ref)
@@ -52,6 +53,39 @@ static void test_exp_log1p_bounds(void)
     CHECK(dpdo__log1p01(0.0) == 0.0);
     CHECK(ulps(dpdo__log1p01(1.0), log1pl(1.0L)) <= 3.0);
     CHECK(ulps(dpdo__exp_neg(-708.0), expl(-708.0L)) <= 1.5);
+}
+
+/* The 8-lane kernel's FMA exp (kernels_l8_exp.h) against expl over 10^7 points (10^6 with
+ * DPDO_TEST_QUICK): a third uniform on [-708.39, 0], a third on [-40, 0], a third on [-ln2/2, 0]
+ * (the polynomial's own range, k = 0). Bound 1.5 ulp (kernels_l8_exp.h: 0.1 ulp polynomial, 0.5
+ * ulp the final 1 + p, 0.25 ulp each from rounding r + r^2 Q and the reduced argument, below 0.1
+ * ulp the rest; the 2^k scale is exact: results stay >= 2^-1022 down to the cut at -708.39). */
+static void test_l8_exp_bounds(void)
+{
+    const long n = getenv("DPDO_TEST_QUICK") != NULL ? 1000000 : 10000000;
+    double mx[3] = {0, 0, 0};
+    for (long i = 0; i < n; i++) {
+        const int part = (int)(i % 3);
+        const double x = part == 0 ? -708.39 * unif() : part == 1 ? -40.0 * unif() : -0.34657359027997264 * unif();
+        const double u = ulps(dpdo__l8_exp_neg(x), expl((long double)x));
+        if (u > mx[part]) mx[part] = u;
+    }
+    if (getenv("DPDO_TEST_VERBOSE"))
+        printf("l8 exp: max %.4f / %.4f / %.4f ulp on [-708.39, 0] / [-40, 0] / [-ln2/2, 0]\n", mx[0], mx[1], mx[2]);
+    for (int k = 0; k < 3; k++) {
+        CHECK_MSG(mx[k] <= 1.5, "l8 exp part %d: %.3f ulp", k, mx[k]);
+        CHECK(mx[k] > 0.3); /* measured something: not claimed correctly rounded */
+    }
+    CHECK(dpdo__l8_exp_neg(-708.39) >= 0x1p-1022); /* the smallest result is normal */
+    CHECK(ulps(dpdo__l8_exp_neg(-708.39), expl((long double)-708.39)) <= 1.5);
+    CHECK(dpdo__l8_exp_neg(0.0) == 1.0);
+    CHECK(dpdo__l8_exp_neg(-0.0) == 1.0);
+    CHECK(dpdo__l8_exp_neg(-708.4) == 0.0);
+    CHECK(dpdo__l8_exp_neg(-1e300) == 0.0);
+    CHECK(dpdo__l8_exp_neg(-INFINITY) == 0.0);
+    CHECK(isnan(dpdo__l8_exp_neg(NAN)));
+    CHECK(dpdo__l8_exp_neg(-0x1p-60) == 1.0);
+    CHECK(ulps(dpdo__l8_exp_neg(-1.0), expl(-1.0L)) <= 1.5);
 }
 
 /* dataset with n rows of d features (dense or CSR), labels +-1 */
@@ -188,6 +222,7 @@ static void test_short_rows_order(void)
 int main(void)
 {
     RUN(test_exp_log1p_bounds);
+    RUN(test_l8_exp_bounds);
     RUN(test_long_rows_bitwise);
     RUN(test_long_rows_fused);
     RUN(test_short_rows_order);

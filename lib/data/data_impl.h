@@ -104,9 +104,10 @@ void dpdo__lin_grad(const struct dpdo_dataset *ds, const int64_t *rows, int64_t 
  * d <= DPDO__L8_DMAX features, summed in 8 lanes: lane k accumulates, in order of h, the samples
  * h = k (mod 8) (grad: scale * c_h x_h per feature, loss: loss_h), and the lanes are combined at
  * the end as ((l0 + l4) + (l1 + l5)) + ((l2 + l6) + (l3 + l7)), added to grad[j] / stored in
- * *loss_sum. The per-sample margin (sum over j in order from 0), coefficient c_h (logistic: the
- * vmath exp) and clipping (dpdo__clip_coef) are those of the other kernels. Every
- * instruction-set path (scalar, SSE2, AVX2, AVX-512) gives the same bits.
+ *loss_sum. The per-sample margin (sum over j in order from 0, with fma when
+ * dpdo__l8_margin_fma), coefficient c_h (logistic: the fma exp of kernels_l8_exp.h) and clipping
+ * (dpdo__clip_coef), lanes accumulating fma(scale c_h, x_hj, G): kernels_l8.c. Every
+ * instruction-set path (scalar, SSE2, AVX2 with FMA, AVX-512F) gives the same bits.
  *
  * tc (may be NULL) is a transposed, padded copy of the q rows (dpdo__tcopy_build): the fast
  * path; without it the rows are gathered block by block into the same layout (same bits).
@@ -124,6 +125,12 @@ int dpdo__lin_grad_full8(const struct dpdo_dataset *ds, const int64_t *rows, int
                          int64_t q, const struct dpdo__tcopy *tc, int kind, const double *w,
                          double clip, double scale, double *grad, double *loss_sum,
                          int64_t *nclipped, int path);
+/* 1 if dpdo__lin_grad_full8 computes the margins of w with fused multiply-adds: max_row_norm
+ * times max_j |w_j| <= 2^1015, so that no product x_hj w_j and no partial margin can overflow
+ * (then fma and the two-rounding margin differ only in rounding); 0 otherwise (NaN or huge
+ * weights or data: the two-rounding margin, whose overflowing products give +-Inf and Inf - Inf
+ * NaN as before), and always 0 when built with -DDPDO__L8_NO_FMA. */
+int dpdo__l8_margin_fma(const struct dpdo_dataset *ds, const double *w);
 /* 1 if dpdo__lin_grad_full8 applies to the shard's data (dense, 1 <= d <= DPDO__L8_DMAX) and
  * the 8-lane full-batch path is compiled in (not with -DDPDO__NO_LOGIT8, which restores the
  * earlier per-chunk orders for comparison). */

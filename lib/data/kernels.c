@@ -830,13 +830,48 @@ AVX2 static void logit_long_avx2(const struct dpdo_dataset *ds, const int64_t *r
 /* Software prefetch of a sample's rows and labels (at most 256 KB of rows: more would evict what
  * it fetched), issued before work that does not need them (DP-DDA draws its noise meanwhile;
  * DP-WOR-SGD prefetches the next node step's rows while the current step computes). */
-void dpdo__shard_prefetch(const struct dpdo_shard *sh, const int64_t *idx, int64_t m)
+
+/* the byte spans of row r: its values (and, CSR, its column indices); returns their count */
+static inline int row_spans(const struct dpdo_dataset *ds, int64_t r, const char **p, size_t *len)
 {
-    dpdo__shard_prefetch_part(sh, idx, m, 0, 1);
+    if (ds->layout == DPDO__DS_DENSE) {
+        p[0] = (const char *)(ds->X + (size_t)r * (size_t)ds->d);
+        len[0] = (size_t)ds->d * sizeof(double);
+        return 1;
+    }
+    if (ds->layout == DPDO__DS_CSR) {
+        size_t b = (size_t)ds->rowptr[r], e = (size_t)ds->rowptr[r + 1];
+        p[0] = (const char *)(ds->val + b), len[0] = (e - b) * sizeof(double);
+        p[1] = (const char *)(ds->colidx + b), len[1] = (e - b) * sizeof(int32_t);
+        return 2;
+    }
+    return 0;
 }
 
-/* part `part` of `parts` of every row (by bytes), so that a caller can spread the hints over
- * work it does meanwhile instead of issuing them all at once (they wait for fill buffers) */
+/* Whole rows (DP-WOR-SGD: the next step's rows while this step computes). Kept as its own loop:
+ * expressed through dpdo__shard_prefetch_part(…, 0, 1) the same hints made that round 1.8x
+ * slower on the reference machine (measured, not understood; 2026-11-25). */
+void dpdo__shard_prefetch(const struct dpdo_shard *sh, const int64_t *idx, int64_t m)
+{
+    const struct dpdo_dataset *ds = sh->parent;
+    size_t budget = (size_t)256 << 10;
+    for (int64_t k = 0; k < m; k++) {
+        int64_t r = dpdo__shard_row(sh, idx ? idx[k] : k);
+        const char *p[2];
+        size_t len[2];
+        int np = row_spans(ds, r, p, len);
+        for (int q = 0; q < np; q++) {
+            if (len[q] > budget) return;
+            budget -= len[q];
+            dpdo__prefetch(p[q], len[q]);
+        }
+        if (ds->y) dpdo__prefetch(ds->y + r, sizeof *ds->y); /* the label: a line of its own */
+    }
+}
+
+/* part `part` of `parts` of every row (by cache lines), so that a caller can spread the hints
+ * over work it does meanwhile instead of issuing them all at once (they wait for fill buffers;
+ * DP-DDA: a part per chunk of its noise draw) */
 void dpdo__shard_prefetch_part(const struct dpdo_shard *sh, const int64_t *idx, int64_t m, int part,
                                int parts)
 {
@@ -846,18 +881,7 @@ void dpdo__shard_prefetch_part(const struct dpdo_shard *sh, const int64_t *idx, 
         int64_t r = dpdo__shard_row(sh, idx ? idx[k] : k);
         const char *p[2];
         size_t len[2];
-        int np = 1;
-        if (ds->layout == DPDO__DS_DENSE) {
-            p[0] = (const char *)(ds->X + (size_t)r * (size_t)ds->d);
-            len[0] = (size_t)ds->d * sizeof(double);
-        } else if (ds->layout == DPDO__DS_CSR) {
-            size_t b = (size_t)ds->rowptr[r], e = (size_t)ds->rowptr[r + 1];
-            p[0] = (const char *)(ds->val + b), len[0] = (e - b) * sizeof(double);
-            p[1] = (const char *)(ds->colidx + b), len[1] = (e - b) * sizeof(int32_t);
-            np = 2;
-        } else {
-            return;
-        }
+        int np = row_spans(ds, r, p, len);
         for (int q = 0; q < np; q++) {
             if (len[q] > budget) return;
             budget -= len[q];

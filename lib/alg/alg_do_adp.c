@@ -553,6 +553,8 @@ static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
     return DPDO_OK;
 }
 
+enum { NZ_CHUNK = 512 }; /* noise drawn in chunks, a part of the rows' cache hints per chunk */
+
 static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, int64_t i)
 {
     (void)stage;
@@ -578,11 +580,29 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
         return dpdo__eng_err(e, rc, i, "drawing the sample failed (generator code %d)",
                              dpdo__stream_cb_code(&st));
     char err[DPDO__ERRMSG_LEN] = "";
+    double scale = NAN;                  /* continuous noise fused with the gradient: its scale */
     int32_t slot = dpdo__par_slot(e, i); /* this task's workspace */
     double *ws = slot ? P->ws + (size_t)(slot - 1) * 4 * d : NULL;
     double *g = ws ? ws + d : e->scr[P->sg], *hg = ws ? ws + 2 * d : e->scr[P->shg];
     if (e->reg && (rc = dpdo__reg_grad(e->reg, x, hg, err)))
         return dpdo__eng_err(e, rc, i, "regularizer: %s", err);
+    /* Continuous noise (dpdo__eng_noise_gauss_fused) is drawn first, into the node's loss scratch
+     * (dpdo__loss_eval_into leaves its first d doubles alone), while the sample rows' cache hints
+     * go out a part per chunk (issue 19), and is added after the gradient (with h in the same
+     * pass under l2 clipping): the bits of the separate draw. */
+    if (e->pv.sigma > 0 && !DPDO__WEAKENED(e, DPDO__WEAKEN_SENS_DOUBLE) &&
+        (rc = dpdo__eng_noise_gauss_fused(e, i, e->pv.sigma, e->pv.sens, &scale)))
+        return rc;
+    if (scale == scale) {
+        dpdo__stream_open(&st, e->rng, (uint64_t)i, p->t, DPDO_PURPOSE_NOISE);
+        int parts = (int)((d + NZ_CHUNK - 1) / NZ_CHUNK);
+        for (int q = 0; q < parts; q++) {
+            size_t k0 = (size_t)q * NZ_CHUNK, len = d - k0 < NZ_CHUNK ? d - k0 : NZ_CHUNK;
+            dpdo__shard_prefetch_part(nd->shard, idx, got, q, parts);
+            dpdo__stream_normals(&st, nd->scratch + k0, len);
+        }
+        dpdo__eng_probe(e, DPDO__PH_NOISE); /* phase timing: the draw is noise time */
+    }
     if (P->coord_clamp) { /* per-sample gradient (loss + h) clamped coordinate-wise */
         if (got == 0) memset(mn, 0, d * sizeof(double)); /* an empty sample: g = 0 */
         for (int64_t b = 0; b < got; b++) {
@@ -600,12 +620,15 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
         if (got > 1)
             for (size_t k = 0; k < d; k++)
                 mn[k] /= (double)got;
+        if (scale == scale) dpdo__eng_noise_add(mn, NULL, scale, nd->scratch, d);
     } else { /* l2 clipping of the loss part; h is the same on neighbouring data */
         memset(mn, 0, d * sizeof(double));
         rc = dpdo__loss_eval_into(nd->loss, nd->shard, x, idx, got, P->clip, NULL, mn, NULL,
                                   nd->scratch, err);
         if (rc) return dpdo__eng_err(e, rc, i, "%s", err);
-        if (e->reg)
+        if (scale == scale)
+            dpdo__eng_noise_add(mn, e->reg ? hg : NULL, scale, nd->scratch, d);
+        else if (e->reg)
             for (size_t k = 0; k < d; k++)
                 mn[k] += hg[k];
     }
@@ -613,8 +636,10 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
         for (size_t k = 0; k < d; k++)
             mn[k] *= 2;
     dpdo__eng_probe(e, DPDO__PH_GRAD);
-    /* A6-A8 */
-    if (e->pv.sigma > 0) {
+    /* A6-A8 (the noise was added with the gradient when scale is a number) */
+    if (scale == scale) {
+        if ((rc = dpdo__eng_noise_status(e, &st, i))) return rc;
+    } else if (e->pv.sigma > 0) {
         dpdo__stream_open(&st, e->rng, (uint64_t)i, p->t, DPDO_PURPOSE_NOISE);
         if ((rc = dpdo__eng_noise_gauss(e, &st, i, e->pv.sigma, e->pv.sens, mn, d))) return rc;
     }

@@ -286,6 +286,32 @@ noise_affine_fma(double *restrict out, const double *restrict z, double a, doubl
 }
 #endif
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("avx2,fma"))) static void noise_add_fma(double *restrict out,
+                                                              const double *restrict h, double s,
+                                                              const double *restrict nz, size_t n)
+{
+    if (h)
+        for (size_t k = 0; k < n; k++)
+            out[k] = __builtin_fma(s, nz[k], out[k] + h[k]);
+    else
+        for (size_t k = 0; k < n; k++)
+            out[k] = __builtin_fma(s, nz[k], out[k]);
+}
+#endif
+
+void dpdo__eng_noise_add(double *out, const double *h, double scale, const double *buf, size_t n)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (__builtin_cpu_supports("fma") && __builtin_cpu_supports("avx2")) {
+        noise_add_fma(out, h, scale, buf, n);
+        return;
+    }
+#endif
+    for (size_t k = 0; k < n; k++) /* fma() is exact: the same bits as the vector path */
+        out[k] = fma(scale, buf[k], h ? out[k] + h[k] : out[k]);
+}
+
 void dpdo__eng_noise_affine(double *out, const double *z, double a, double scale, const double *buf,
                             size_t n)
 {

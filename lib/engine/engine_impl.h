@@ -385,6 +385,9 @@ int dpdo__eng_noise_gauss_fused(dpdo__eng *e, int64_t node, double sigma, double
 int dpdo__eng_noise_status(dpdo__eng *e, struct dpdo__stream *st, int64_t node);
 void dpdo__eng_noise_affine(double *out, const double *z, double a, double scale, const double *buf,
                             size_t n);
+/* out = (out + h) + scale N in one pass (h NULL: out + scale N): what out += h followed by
+ * dpdo__eng_noise_gauss(out) gives, bit for bit (DO-ADP). */
+void dpdo__eng_noise_add(double *out, const double *h, double scale, const double *buf, size_t n);
 /* 1 if the noise draws of this run are the exact discrete grid samplers (secure private run of
  * an algorithm whose noise goes through the helpers above). */
 int dpdo__eng_grid_noise(const dpdo__eng *e);

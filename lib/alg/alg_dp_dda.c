@@ -730,6 +730,18 @@ static inline void map_block(const dpdo__reg_pmap *pm, const double *restrict z,
     }
 }
 
+/* zb += w_t x_t for the terms t0 .. cnt-1, term after term (coordinates k0 .. k0+len-1) */
+static inline void add_terms(const cb_args *a, int64_t t0, size_t k0, size_t len,
+                             double *restrict zb)
+{
+    for (int64_t t = t0; t < a->cnt; t++) {
+        const double *restrict xj = a->msg + (size_t)a->src[t] * a->d + k0;
+        double w = a->wt[t];
+        for (size_t k = 0; k < len; k++)
+            zb[k] += w * xj[k];
+    }
+}
+
 /* z_new of two terms, its map and both finiteness tests in one pass over a block: per coordinate
  * w0 x0 + w1 x1 (resp. (x0 + x1) / 2 as (x0 + x1) * inv), the operations of the general loops */
 static inline uint64_t nf_bits(double v)
@@ -798,12 +810,7 @@ static inline int pair_block(const cb_args *a, size_t k0, size_t len, double *re
             switch (a->kind) {                                                                     \
             case SUM_ZERO:                                                                         \
                 memset(zb, 0, len * sizeof(double));                                               \
-                for (int64_t t = 0; t < a->cnt; t++) {                                             \
-                    const double *restrict xj = a->msg + (size_t)a->src[t] * d + k0;               \
-                    double w = a->wt[t];                                                           \
-                    for (size_t k = 0; k < len; k++)                                               \
-                        zb[k] += w * xj[k];                                                        \
-                }                                                                                  \
+                add_terms(a, 0, k0, len, zb);                                                      \
                 break;                                                                             \
             case SUM_COPY:                                                                         \
                 memcpy(zb, a->msg + (size_t)a->i * d + k0, len * sizeof(double));                  \
@@ -823,12 +830,7 @@ static inline int pair_block(const cb_args *a, size_t k0, size_t len, double *re
                 double w0 = a->wt[0];                                                              \
                 for (size_t k = 0; k < len; k++)                                                   \
                     zb[k] = w0 * x0[k];                                                            \
-                for (int64_t t = 1; t < a->cnt; t++) {                                             \
-                    const double *restrict xj = a->msg + (size_t)a->src[t] * d + k0;               \
-                    double w = a->wt[t];                                                           \
-                    for (size_t k = 0; k < len; k++)                                               \
-                        zb[k] += w * xj[k];                                                        \
-                }                                                                                  \
+                add_terms(a, 1, k0, len, zb);                                                      \
                 break;                                                                             \
             }                                                                                      \
             }                                                                                      \

@@ -176,6 +176,18 @@ ADP_AVX512 static void clamp_avx512(double *g, const double *hp, double *mn, dou
     if (k < d) clamp_scalar(g + k, hp ? hp + k : NULL, mn + k, cl, first, d - k);
 }
 
+/* the 8 lanes' finiteness flags and key OR/AND into the pass's totals */
+ADP_AVX512 static inline void fold8(adp_pass *a, adp_v8u bad, adp_v8u orr, adp_v8u andd)
+{
+    uint64_t b = 0, o = 0, n = ~UINT64_C(0);
+    for (int t = 0; t < 8; t++) {
+        b |= bad[t];
+        o |= orr[t];
+        n &= andd[t];
+    }
+    a->bad |= b, a->orr |= o, a->andd &= n;
+}
+
 ADP_AVX512 static void upd_avx512(adp_pass *a, const double *c, size_t len)
 {
     const adp_v8u EXP = {ADP_EXP, ADP_EXP, ADP_EXP, ADP_EXP, ADP_EXP, ADP_EXP, ADP_EXP, ADP_EXP};
@@ -208,13 +220,7 @@ ADP_AVX512 static void upd_avx512(adp_pass *a, const double *c, size_t len)
             bad |= (((adp_v8u)xv & EXP) + ONE) | (((adp_v8u)mv & EXP) + ONE);
         }
     }
-    uint64_t b = 0, o = 0, n = ~UINT64_C(0);
-    for (int t = 0; t < 8; t++) {
-        b |= bad[t];
-        o |= orr[t];
-        n &= andd[t];
-    }
-    a->bad |= b, a->orr |= o, a->andd &= n;
+    fold8(a, bad, orr, andd);
     if (k < len) {
         adp_pass tail = *a;
         tail.x += k, tail.m += k, tail.hi += k, tail.mn += k, tail.xn += k;
@@ -256,13 +262,7 @@ ADP_AVX512 static void one_avx512(adp_pass *a, const double *const *h, const dou
         *(adp_v8d *)(a->xn + k) = xv;
         bad |= (((adp_v8u)xv & EXP) + ONE) | (((adp_v8u)mv & EXP) + ONE);
     }
-    uint64_t b = 0, o = 0, n = ~UINT64_C(0);
-    for (int t = 0; t < 8; t++) {
-        b |= bad[t];
-        o |= orr[t];
-        n &= andd[t];
-    }
-    a->bad |= b, a->orr |= o, a->andd &= n;
+    fold8(a, bad, orr, andd);
     if (k < d) { /* the last d mod 8 coordinates */
         double c[8];
         const double *hk[ADP_NB];

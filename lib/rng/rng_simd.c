@@ -278,27 +278,39 @@ T512 static size_t normals512(const uint32_t key[4], const uint32_t ctr[4], size
     return nb;
 }
 
+/* The words of the 8 PG blocks from counter base: Philox of PG groups of 8 lanes; w[g][0] holds
+ * the words 0-1 of block base + 8 g + lane, w[g][1] the words 2-3 (word512's layout) */
+T512 static inline void philox_unit512(const philox_pre *P, uint64_t base, __m512i w[PG][2])
+{
+    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    __m512i c[PG][4];
+#pragma GCC unroll 4
+    for (int g = 0; g < PG; g++)
+        c[g][0] = _mm512_add_epi64(_mm512_set1_epi64((long long)(base + 8 * (uint64_t)g)), lane);
+    philox512g(c, P);
+#pragma GCC unroll 4
+    for (int g = 0; g < PG; g++) {
+        w[g][0] = word512(c[g][0], c[g][1]);
+        w[g][1] = word512(c[g][2], c[g][3]);
+    }
+}
+
 T512 static size_t uniforms512(const uint32_t key[4], const uint32_t ctr[4], size_t nblocks,
                                double *out)
 {
     philox_pre P;
     philox_precompute(key, ctr, &P);
-    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
     const __m512i ilo = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0);
     const __m512i ihi = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4);
     size_t nb = nblocks & ~(size_t)(8 * PG - 1);
     uint64_t base = ctr[0];
     for (size_t j = 0; j < nb; j += 8 * PG, base += 8 * PG) {
-        __m512i c[PG][4];
-#pragma GCC unroll 4
-        for (int g = 0; g < PG; g++)
-            c[g][0] =
-                _mm512_add_epi64(_mm512_set1_epi64((long long)(base + 8 * (uint64_t)g)), lane);
-        philox512g(c, &P);
+        __m512i w[PG][2];
+        philox_unit512(&P, base, w);
 #pragma GCC unroll 4
         for (int g = 0; g < PG; g++) {
-            __m512d u1 = u01_512(word512(c[g][0], c[g][1]));
-            __m512d u2 = u01_512(word512(c[g][2], c[g][3]));
+            __m512d u1 = u01_512(w[g][0]);
+            __m512d u2 = u01_512(w[g][1]);
             double *o = out + 2 * (j + 8 * (size_t)g);
             _mm512_storeu_pd(o, _mm512_permutex2var_pd(u1, ilo, u2));
             _mm512_storeu_pd(o + 8, _mm512_permutex2var_pd(u1, ihi, u2));
@@ -314,21 +326,16 @@ T512 static size_t blocks512(const uint32_t key[4], const uint32_t ctr[4], size_
 {
     philox_pre P;
     philox_precompute(key, ctr, &P);
-    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
     const __m512i ilo = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0);
     const __m512i ihi = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4);
     size_t nb = nblocks & ~(size_t)(8 * PG - 1);
     uint64_t base = ctr[0];
     for (size_t j = 0; j < nb; j += 8 * PG, base += 8 * PG) {
-        __m512i c[PG][4];
-#pragma GCC unroll 4
-        for (int g = 0; g < PG; g++)
-            c[g][0] =
-                _mm512_add_epi64(_mm512_set1_epi64((long long)(base + 8 * (uint64_t)g)), lane);
-        philox512g(c, &P);
+        __m512i w[PG][2];
+        philox_unit512(&P, base, w);
 #pragma GCC unroll 4
         for (int g = 0; g < PG; g++) {
-            __m512i w01 = word512(c[g][0], c[g][1]), w23 = word512(c[g][2], c[g][3]);
+            __m512i w01 = w[g][0], w23 = w[g][1];
             uint32_t *o = out + 4 * (j + 8 * (size_t)g);
             _mm512_storeu_si512((void *)o, _mm512_permutex2var_epi64(w01, ilo, w23));
             _mm512_storeu_si512((void *)(o + 16), _mm512_permutex2var_epi64(w01, ihi, w23));

@@ -692,9 +692,17 @@ typedef struct cb_args {
     double *zn;
 } cb_args;
 
+/* the block helpers are inlined into each COMBINE_BLOCKS / INSTALL_MAP instance so that they are
+ * compiled for its target (AVX2 or the baseline) */
+#if defined(__GNUC__) || defined(__clang__)
+#define DDA_INLINE __attribute__((always_inline))
+#else
+#define DDA_INLINE
+#endif
+
 /* 1 if some x[k] is Inf or NaN (exponent all ones: adding 1 at its lowest bit carries into the
  * sign bit), branch-free so that it vectorises */
-static inline int any_nonfinite(const double *x, size_t n)
+DDA_INLINE static inline int any_nonfinite(const double *x, size_t n)
 {
     uint64_t acc = 0;
     for (size_t k = 0; k < n; k++) {
@@ -706,8 +714,8 @@ static inline int any_nonfinite(const double *x, size_t n)
 }
 
 /* x = map(z), coordinate by coordinate: the arithmetic of dpdo__reg_pmap_apply */
-static inline void map_block(const dpdo__reg_pmap *pm, const double *restrict z, double *restrict x,
-                             size_t n)
+DDA_INLINE static inline void map_block(const dpdo__reg_pmap *pm, const double *restrict z,
+                                        double *restrict x, size_t n)
 {
     const double c = pm->c, tau = pm->tau;
     switch (pm->kind) {
@@ -731,8 +739,8 @@ static inline void map_block(const dpdo__reg_pmap *pm, const double *restrict z,
 }
 
 /* zb += w_t x_t for the terms t0 .. cnt-1, term after term (coordinates k0 .. k0+len-1) */
-static inline void add_terms(const cb_args *a, int64_t t0, size_t k0, size_t len,
-                             double *restrict zb)
+DDA_INLINE static inline void add_terms(const cb_args *a, int64_t t0, size_t k0, size_t len,
+                                        double *restrict zb)
 {
     for (int64_t t = t0; t < a->cnt; t++) {
         const double *restrict xj = a->msg + (size_t)a->src[t] * a->d + k0;
@@ -744,14 +752,15 @@ static inline void add_terms(const cb_args *a, int64_t t0, size_t k0, size_t len
 
 /* z_new of two terms, its map and both finiteness tests in one pass over a block: per coordinate
  * w0 x0 + w1 x1 (resp. (x0 + x1) / 2 as (x0 + x1) * inv), the operations of the general loops */
-static inline uint64_t nf_bits(double v)
+DDA_INLINE static inline uint64_t nf_bits(double v)
 {
     uint64_t b;
     memcpy(&b, &v, sizeof b);
     return (b & 0x7ff0000000000000ull) + 0x0010000000000000ull;
 }
 
-static inline int pair_block(const cb_args *a, size_t k0, size_t len, double *restrict zb)
+DDA_INLINE static inline int pair_block(const cb_args *a, size_t k0, size_t len,
+                                        double *restrict zb)
 {
     const size_t d = a->d;
     const double *restrict x0 = a->msg + (size_t)a->src[0] * d + k0;

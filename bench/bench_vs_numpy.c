@@ -23,6 +23,7 @@
  * a round reads b random rows either way, from DRAM (640 MB here), see docs/performance.md.
  * Environment: DPDO_BENCH_NUMPY=0 skips the reference; DPDO_BENCH_QUICK=1 shortens windows;
  * DPDO_BENCH_PASSES=k libdpdo passes (default 3); DPDO_BENCH_PROFILE=<case> runs one round type
+ * (on DPDO_BENCH_THREADS threads, default 1)
  * for 6 s (for perf -p). */
 #include <math.h>
 #include <stdio.h>
@@ -472,7 +473,9 @@ int main(void)
     const char *prof = getenv("DPDO_BENCH_PROFILE"); /* <label>: run that round for 6 s (for perf -p) */
     for (int c = 0; prof && c < NCASE; c++)
         if (!strcmp(prof, K[c].label)) {
-            dpdo_algorithm *a = build(c, &K[c], getenv("DPDO_BENCH_SECURE") != NULL, 1);
+            const char *th = getenv("DPDO_BENCH_THREADS"); /* threads of the profiled round */
+            int nth = th ? atoi(th) : 1;
+            dpdo_algorithm *a = build(c, &K[c], getenv("DPDO_BENCH_SECURE") != NULL, nth > 0 ? nth : 1);
             fprintf(stderr, "profiling %s\n", prof);
             double t0 = now(), c0 = cpu_now();
             int64_t nrun = 0;

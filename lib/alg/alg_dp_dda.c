@@ -567,12 +567,24 @@ static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
         for (int64_t i = 0; i < e->n; i++)
             p->comp[i] = i;
         p->ncomp = e->n;
+        for (int64_t c = 0; c < p->ncomp; c++)
+            p->is_comp[p->comp[c]] = 1;
     } else {
-        memcpy(p->comp, r->active, (size_t)r->nactive * sizeof(int64_t));
-        p->ncomp = r->nactive;
+        /* the computing nodes edge by edge (a matched pair side by side), then the isolated ones:
+         * the threads split this list into contiguous chunks, so a pair, whose nodes read each
+         * other's messages, stays on one core; each node's work does not depend on the order
+         * (check() reports in ascending node order, as before) */
+        int64_t c = 0;
+        for (int64_t q = 0; q < 2 * r->nedges; q++) {
+            int64_t u = r->edges[q];
+            if (r->is_active[u] && !p->is_comp[u]) p->is_comp[u] = 1, p->comp[c++] = u;
+        }
+        for (int64_t t = 0; t < r->nactive; t++) {
+            int64_t u = r->active[t];
+            if (!p->is_comp[u]) p->is_comp[u] = 1, p->comp[c++] = u;
+        }
+        p->ncomp = c;
     }
-    for (int64_t c = 0; c < p->ncomp; c++)
-        p->is_comp[p->comp[c]] = 1;
     p->nstages = 1;
     p->stage[0].who = DPDO__RUN_COMPUTING;
     p->stage[0].npat = 1;
@@ -958,8 +970,10 @@ static int check(dpdo__eng *e, void *priv, const dpdo__plan *p)
     round_map(e, P, p, &a.pm);
     /* combine() flagged its node (bad[i], written by every combine of the round; a process of a
      * distributed run sees flags of the nodes it hosts only, the others stay 0) */
+    /* ascending node order (plan() lists the computing nodes pair by pair; r.active is sorted) */
+    const int64_t *asc = P->all_transmit || P->all_compute ? NULL : P->r.active;
     for (int64_t c = 0; c < cnt; c++) {
-        int64_t i = node_of(&a, c);
+        int64_t i = asc ? asc[c] : node_of(&a, c);
         if (!P->bad[i])
             continue; /* the message of the first flagged node in order, as a serial scan */
         const double *zn = SCR(e, P->sznew) + (size_t)i * d, *xn = SCR(e, P->sxnew) + (size_t)i * d;

@@ -294,17 +294,11 @@ static int gen_rcv1(struct dpdo_dataset *ds, const dpdo_generate_options *o, dpd
     double *w = idf ? dpdo__alloc_array((size_t)d, sizeof(double)) : NULL;
     int64_t *perm = w ? dpdo__alloc_array((size_t)d, sizeof(int64_t)) : NULL;
     unsigned char *mark = perm ? dpdo__calloc((size_t)d, 1) : NULL;
+    int rc = DPDO_OK;
     if (!mark) {
-        dpdo__free(rp);
-        dpdo__free(ci);
-        dpdo__free(va);
-        dpdo__free(y);
-        dpdo__free(cdf);
-        dpdo__free(idf);
-        dpdo__free(w);
-        dpdo__free(perm);
-        return dpdo__err(ds->errmsg, DPDO_E_NOMEM, "out of memory generating rcv1-like %lld x %lld",
-                         (long long)n, (long long)d);
+        rc = dpdo__err(ds->errmsg, DPDO_E_NOMEM, "out of memory generating rcv1-like %lld x %lld",
+                       (long long)n, (long long)d);
+        goto done;
     }
     double z = 0;
     for (int64_t r = 0; r < d; r++)
@@ -383,16 +377,8 @@ static int gen_rcv1(struct dpdo_dataset *ds, const dpdo_generate_options *o, dpd
      * balance the classes); then flipped w.p. label_noise */
     double *sorted = dpdo__alloc_array((size_t)n, sizeof(double));
     if (!sorted) {
-        dpdo__free(rp);
-        dpdo__free(ci);
-        dpdo__free(va);
-        dpdo__free(y);
-        dpdo__free(cdf);
-        dpdo__free(idf);
-        dpdo__free(w);
-        dpdo__free(perm);
-        dpdo__free(mark);
-        return dpdo__err(ds->errmsg, DPDO_E_NOMEM, "out of memory generating rcv1-like labels");
+        rc = dpdo__err(ds->errmsg, DPDO_E_NOMEM, "out of memory generating rcv1-like labels");
+        goto done;
     }
     memcpy(sorted, y, (size_t)n * sizeof(double));
     qsort(sorted, (size_t)n, sizeof(double), cmp_dbl);
@@ -409,11 +395,19 @@ static int gen_rcv1(struct dpdo_dataset *ds, const dpdo_generate_options *o, dpd
         if (dpdo__stream_uniform(&sl) < o->label_noise) b = -b;
         y[i] = b;
     }
+done: /* the scratch arrays; on failure the outputs too */
     dpdo__free(cdf);
     dpdo__free(idf);
     dpdo__free(w);
     dpdo__free(perm);
     dpdo__free(mark);
+    if (rc) {
+        dpdo__free(rp);
+        dpdo__free(ci);
+        dpdo__free(va);
+        dpdo__free(y);
+        return rc;
+    }
     c->layout = DPDO__DS_CSR;
     c->rowptr = c->own[0] = rp;
     c->colidx = c->own[1] = ci;

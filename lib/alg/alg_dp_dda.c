@@ -706,48 +706,24 @@ typedef struct cb_args {
 
 /* the block helpers are inlined into each COMBINE_BLOCKS / INSTALL_MAP instance so that they are
  * compiled for its target (AVX2 or the baseline) */
-#if defined(__GNUC__) || defined(__clang__)
-#define DDA_INLINE __attribute__((always_inline))
-#else
-#define DDA_INLINE
-#endif
+#define DDA_INLINE DPDO__ALWAYS_INLINE
 
-/* 1 if some x[k] is Inf or NaN (exponent all ones: adding 1 at its lowest bit carries into the
- * sign bit), branch-free so that it vectorises */
+/* the sign bit is set iff v is Inf or NaN (exponent all ones: adding 1 at its lowest bit carries
+ * into the sign bit); ORed over a block, branch-free so that it vectorises */
+DDA_INLINE static inline uint64_t nf_bits(double v)
+{
+    uint64_t b;
+    memcpy(&b, &v, sizeof b);
+    return (b & 0x7ff0000000000000ull) + 0x0010000000000000ull;
+}
+
+/* 1 if some x[k] is Inf or NaN */
 DDA_INLINE static inline int any_nonfinite(const double *x, size_t n)
 {
     uint64_t acc = 0;
-    for (size_t k = 0; k < n; k++) {
-        uint64_t b;
-        memcpy(&b, x + k, sizeof b);
-        acc |= (b & 0x7ff0000000000000ull) + 0x0010000000000000ull;
-    }
+    for (size_t k = 0; k < n; k++)
+        acc |= nf_bits(x[k]);
     return (int)(acc >> 63);
-}
-
-/* x = map(z), coordinate by coordinate: the arithmetic of dpdo__reg_pmap_apply */
-DDA_INLINE static inline void map_block(const dpdo__reg_pmap *pm, const double *restrict z,
-                                        double *restrict x, size_t n)
-{
-    const double c = pm->c, tau = pm->tau;
-    switch (pm->kind) {
-    case DPDO__PMAP_SCALE:
-        for (size_t k = 0; k < n; k++)
-            x[k] = z[k] * c;
-        break;
-    case DPDO__PMAP_SOFT:
-        for (size_t k = 0; k < n; k++) {
-            double a = z[k] - tau, b = z[k] + tau;
-            x[k] = ((a > 0.0 ? a : 0.0) + (b < 0.0 ? b : 0.0)) * c;
-        }
-        break;
-    case DPDO__PMAP_DIV:
-        for (size_t k = 0; k < n; k++)
-            x[k] = -z[k] / c;
-        break;
-    default:
-        break;
-    }
 }
 
 /* zb += w_t x_t for the terms t0 .. cnt-1, term after term (coordinates k0 .. k0+len-1) */
@@ -764,13 +740,6 @@ DDA_INLINE static inline void add_terms(const cb_args *a, int64_t t0, size_t k0,
 
 /* z_new of two terms, its map and both finiteness tests in one pass over a block: per coordinate
  * w0 x0 + w1 x1 (resp. (x0 + x1) / 2 as (x0 + x1) * inv), the operations of the general loops */
-DDA_INLINE static inline uint64_t nf_bits(double v)
-{
-    uint64_t b;
-    memcpy(&b, &v, sizeof b);
-    return (b & 0x7ff0000000000000ull) + 0x0010000000000000ull;
-}
-
 DDA_INLINE static inline int pair_block(const cb_args *a, size_t k0, size_t len,
                                         double *restrict zb)
 {
@@ -789,9 +758,9 @@ DDA_INLINE static inline int pair_block(const cb_args *a, size_t k0, size_t len,
             }
         else
             for (size_t k = 0; k < len; k++) {
-                double v = w0 * x0[k] + w1 * x1[k], p = v - tau, q = v + tau;
+                double v = w0 * x0[k] + w1 * x1[k];
                 zb[k] = v;
-                acc |= nf_bits(v) | nf_bits(((p > 0.0 ? p : 0.0) + (q < 0.0 ? q : 0.0)) * c);
+                acc |= nf_bits(v) | nf_bits(dpdo__soft(v, tau) * c);
             }
     } else {
         if (a->pm->kind == DPDO__PMAP_SCALE)
@@ -802,9 +771,9 @@ DDA_INLINE static inline int pair_block(const cb_args *a, size_t k0, size_t len,
             }
         else
             for (size_t k = 0; k < len; k++) {
-                double v = (x0[k] + x1[k]) * inv, p = v - tau, q = v + tau;
+                double v = (x0[k] + x1[k]) * inv;
                 zb[k] = v;
-                acc |= nf_bits(v) | nf_bits(((p > 0.0 ? p : 0.0) + (q < 0.0 ? q : 0.0)) * c);
+                acc |= nf_bits(v) | nf_bits(dpdo__soft(v, tau) * c);
             }
     }
     return (int)(acc >> 63);
@@ -857,7 +826,7 @@ DDA_INLINE static inline int pair_block(const cb_args *a, size_t k0, size_t len,
             }                                                                                      \
             if (a->pm->kind != DPDO__PMAP_NONE) { /* x_new is only tested; commit() maps again */  \
                 double xb[CB];                                                                     \
-                map_block(a->pm, zb, xb, len);                                                     \
+                dpdo__reg_pmap_apply(a->pm, zb, xb, len);                                          \
                 bad |= any_nonfinite(zb, len) | any_nonfinite(xb, len);                            \
             }                                                                                      \
         }                                                                                          \
@@ -1010,7 +979,7 @@ static void install(double *restrict s, double *restrict x, double *restrict z,
     {                                                                                              \
         for (size_t k = 0; k < d; k++)                                                             \
             s[k] += x[k] * w;                                                                      \
-        map_block(pm, zn, x, d);                                                                   \
+        dpdo__reg_pmap_apply(pm, zn, x, d);                                                        \
         memcpy(z, zn, d * sizeof(double));                                                         \
     }
 INSTALL_MAP(install_map_avx2, DDA_AVX2)

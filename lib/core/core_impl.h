@@ -154,6 +154,14 @@ enum {
 int __asan_address_is_poisoned(void const volatile *addr);
 #endif
 
+/* Forces inlining: a small helper called from a function compiled for another target (AVX2,
+ * AVX-512) is then compiled for that target too, instead of staying a baseline call. */
+#if defined(__GNUC__) || defined(__clang__)
+#define DPDO__ALWAYS_INLINE __attribute__((always_inline))
+#else
+#define DPDO__ALWAYS_INLINE
+#endif
+
 /* A cache hint for len bytes at p (into L2: a few tens of KB issued ahead of work that does
  * not need them yet would otherwise be evicted from L1 by that work). No effect on results. */
 static inline void dpdo__prefetch(const void *p, size_t len)

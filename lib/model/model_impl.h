@@ -62,12 +62,59 @@ typedef struct dpdo__reg_pmap {
  * message into err. */
 int dpdo__reg_da_pointwise(struct dpdo_regularizer *reg, double kappa, double gamma,
                            dpdo__reg_pmap *pm, char *err);
-void dpdo__reg_pmap_apply(const dpdo__reg_pmap *pm, const double *z, double *x, size_t n);
 /* The constants alone (no checks, no callbacks: the same pm as a successful
- * dpdo__reg_da_pointwise with these arguments); the map of one coordinate (NaN for kind NONE). */
+ * dpdo__reg_da_pointwise with these arguments). */
 void dpdo__reg_pmap_of(const struct dpdo_regularizer *reg, double kappa, double gamma,
                        dpdo__reg_pmap *pm);
-double dpdo__reg_pmap_one(const dpdo__reg_pmap *pm, double z);
+
+/* S_tau(v) for tau >= 0, branch-free (max/min instructions, vectorisable): exactly one of
+ * v - tau > 0, v + tau < 0 can hold, and the other term is +0, so the value is bit for bit
+ * that of the three-way form v > tau ? v - tau : v < -tau ? v + tau : 0. */
+static inline double dpdo__soft(double v, double tau)
+{
+    double a = v - tau, b = v + tau;
+    return (a > 0.0 ? a : 0.0) + (b < 0.0 ? b : 0.0);
+}
+
+/* The map of one coordinate (NaN for kind NONE): the arithmetic of dpdo_regularizer_da_map. */
+static inline double dpdo__reg_pmap_one(const dpdo__reg_pmap *pm, double z)
+{
+    switch (pm->kind) {
+    case DPDO__PMAP_SCALE:
+        return z * pm->c;
+    case DPDO__PMAP_SOFT:
+        return dpdo__soft(z, pm->tau) * pm->c;
+    case DPDO__PMAP_DIV:
+        return -z / pm->c;
+    default:
+        return NAN;
+    }
+}
+
+/* x = map(z) on n coordinates (nothing for kind NONE); always inlined, so that it is vectorised
+ * for the target of the loop that calls it (DP-DDA's AVX2 block loops) */
+DPDO__ALWAYS_INLINE static inline void dpdo__reg_pmap_apply(const dpdo__reg_pmap *pm,
+                                                            const double *restrict z,
+                                                            double *restrict x, size_t n)
+{
+    const double c = pm->c, tau = pm->tau;
+    switch (pm->kind) {
+    case DPDO__PMAP_SCALE:
+        for (size_t j = 0; j < n; j++)
+            x[j] = z[j] * c;
+        break;
+    case DPDO__PMAP_SOFT:
+        for (size_t j = 0; j < n; j++)
+            x[j] = dpdo__soft(z[j], tau) * c;
+        break;
+    case DPDO__PMAP_DIV:
+        for (size_t j = 0; j < n; j++)
+            x[j] = -z[j] / c;
+        break;
+    default:
+        break;
+    }
+}
 /* scalar prox of lambda u^2/(1+u^2): global minimiser (exposed for tests) */
 double dpdo__ncvx_prox1(double v, double lambda, double t);
 

@@ -33,15 +33,6 @@ static double nrm2(const double *v, int64_t n)
     return sqrt(s);
 }
 
-/* S_tau(v) for tau >= 0, branch-free (max/min instructions, vectorisable): exactly one of
- * v - tau > 0, v + tau < 0 can hold, and the other term is +0, so the value is bit for bit
- * that of the three-way form v > tau ? v - tau : v < -tau ? v + tau : 0. */
-static inline double soft(double v, double tau)
-{
-    double a = v - tau, b = v + tau;
-    return (a > 0.0 ? a : 0.0) + (b < 0.0 ? b : 0.0);
-}
-
 static inline double clampd(double v, double lo, double hi)
 {
     return v < lo ? lo : (v > hi ? hi : v);
@@ -267,13 +258,13 @@ static int b_prox(void *user, const double *v, int64_t n, double t, double *out)
     case DPDO__REG_L1: {
         double tau = t * r->p[0];
         for (int64_t j = 0; j < n; j++)
-            out[j] = soft(v[j], tau);
+            out[j] = dpdo__soft(v[j], tau);
         break;
     }
     case DPDO__REG_EN: {
         double tau = t * r->p[0], c = 1.0 / (1.0 + t * r->p[1]);
         for (int64_t j = 0; j < n; j++)
-            out[j] = soft(v[j], tau) * c;
+            out[j] = dpdo__soft(v[j], tau) * c;
         break;
     }
     case DPDO__REG_BALL:
@@ -648,41 +639,6 @@ void dpdo__reg_pmap_of(const struct dpdo_regularizer *reg, double kappa, double 
     }
 }
 
-double dpdo__reg_pmap_one(const dpdo__reg_pmap *pm, double z)
-{
-    switch (pm->kind) {
-    case DPDO__PMAP_SCALE:
-        return z * pm->c;
-    case DPDO__PMAP_SOFT:
-        return soft(z, pm->tau) * pm->c;
-    case DPDO__PMAP_DIV:
-        return -z / pm->c;
-    default:
-        return NAN;
-    }
-}
-
-void dpdo__reg_pmap_apply(const dpdo__reg_pmap *pm, const double *z, double *x, size_t n)
-{
-    const double c = pm->c, tau = pm->tau;
-    switch (pm->kind) {
-    case DPDO__PMAP_SCALE:
-        for (size_t j = 0; j < n; j++)
-            x[j] = z[j] * c;
-        break;
-    case DPDO__PMAP_SOFT:
-        for (size_t j = 0; j < n; j++)
-            x[j] = soft(z[j], tau) * c;
-        break;
-    case DPDO__PMAP_DIV:
-        for (size_t j = 0; j < n; j++)
-            x[j] = -z[j] / c;
-        break;
-    default:
-        break;
-    }
-}
-
 /* Spec dp-dda.md §2.6 / paper eq. (6): x = argmin <z,x> + kappa h(x) + gamma/2 ||x||^2. */
 DPDO_API int dpdo_regularizer_da_map(dpdo_regularizer *reg, const double *z, int64_t dim,
                                      double kappa, double gamma, double *x)
@@ -721,13 +677,13 @@ DPDO_API int dpdo_regularizer_da_map(dpdo_regularizer *reg, const double *z, int
     case DPDO__REG_L1: { /* x_k = -S_{kappa lambda}(z_k) / gamma */
         double tau = kappa * p[0], c = -1.0 / gamma;
         for (int64_t j = 0; j < n; j++)
-            x[j] = soft(z[j], tau) * c;
+            x[j] = dpdo__soft(z[j], tau) * c;
         return DPDO_OK;
     }
     case DPDO__REG_EN: { /* x_k = -S_{kappa lambda1}(z_k) / (kappa lambda2 + gamma) */
         double tau = kappa * p[0], c = -1.0 / (kappa * p[1] + gamma);
         for (int64_t j = 0; j < n; j++)
-            x[j] = soft(z[j], tau) * c;
+            x[j] = dpdo__soft(z[j], tau) * c;
         return DPDO_OK;
     }
     case DPDO__REG_BALL: { /* x = Proj_ball(-z / gamma) */

@@ -210,16 +210,30 @@ int dpdo__eng_grid_noise(const dpdo__eng *e)
 /* The one noise path of both mechanisms: reproducible runs add continuous draws from the seeded
  * stream; secure runs add exact discrete draws on a grid (l1 = 1: discrete Laplace, rounding
  * measured in L1). `scale` is sigma or the Laplace scale b. */
-static int add_noise(dpdo__eng *e, dpdo__stream *st, int64_t node, double scale, double sens,
-                     double *out, size_t n, int l1)
+/* A draw of `scale` for this node's data counts as a release of it (private runs, sens > 0). */
+static int count_release(dpdo__eng *e, int64_t node, double scale, double sens)
 {
-    double s = DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF) ? 0.5 * scale : scale;
     int rc;
-    if (e->pv.private_run && sens > 0) { /* a release of this node's data */
+    if (e->pv.private_run && sens > 0) {
         if ((rc = DPDO__ENG_ASSERT(e, node, scale > 0 && scale < INFINITY && sens < INFINITY)))
             return rc;
         if (node >= 0 && node < e->n) e->pv.released[node]++;
     }
+    return DPDO_OK;
+}
+
+/* the scale actually drawn (test builds with DPDO__WEAKEN_SIGMA_HALF: half of it) */
+static double drawn_scale(const dpdo__eng *e, double scale)
+{
+    return DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF) ? 0.5 * scale : scale;
+}
+
+static int add_noise(dpdo__eng *e, dpdo__stream *st, int64_t node, double scale, double sens,
+                     double *out, size_t n, int l1)
+{
+    double s = drawn_scale(e, scale);
+    int rc;
+    if ((rc = count_release(e, node, scale, sens))) return rc;
     if (!dpdo__eng_grid_noise(e)) {
         if (l1)
             for (size_t k = 0; k < n; k++)
@@ -237,10 +251,7 @@ static int add_noise(dpdo__eng *e, dpdo__stream *st, int64_t node, double scale,
             return dpdo__eng_err(e, rc, node, "secure noise: %s", err);
         TAP(e, node, out, n, g);
     }
-    if ((rc = dpdo__stream_status(st)))
-        return dpdo__eng_err(e, rc, node, "noise generator failed (code %d)",
-                             dpdo__stream_cb_code(st));
-    return DPDO_OK;
+    return dpdo__eng_noise_status(e, st, node);
 }
 
 int dpdo__eng_noise_gauss(dpdo__eng *e, dpdo__stream *st, int64_t node, double sigma, double sens,
@@ -257,14 +268,9 @@ int dpdo__eng_noise_gauss_fused(dpdo__eng *e, int64_t node, double sigma, double
     if (e->tap) return DPDO_OK; /* the tap sees the noised vector: the unfused path */
 #endif
     if (dpdo__eng_grid_noise(e)) return DPDO_OK;
-    int rc;
-    if (e->pv.private_run && sens > 0) {
-        if ((rc = DPDO__ENG_ASSERT(e, node, sigma > 0 && sigma < INFINITY && sens < INFINITY)))
-            return rc;
-        if (node >= 0 && node < e->n) e->pv.released[node]++;
-    }
-    *scale = DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF) ? 0.5 * sigma : sigma;
-    return DPDO_OK;
+    int rc = count_release(e, node, sigma, sens);
+    if (!rc) *scale = drawn_scale(e, sigma);
+    return rc;
 }
 
 int dpdo__eng_noise_status(dpdo__eng *e, dpdo__stream *st, int64_t node)
@@ -277,6 +283,13 @@ int dpdo__eng_noise_status(dpdo__eng *e, dpdo__stream *st, int64_t node)
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define NOISE_X86 1
+/* the AVX2 + FMA loops below (libgcc's CPU model, filled before main) */
+static int have_fma(void)
+{
+    return __builtin_cpu_supports("fma") && __builtin_cpu_supports("avx2");
+}
+
 __attribute__((target("avx2,fma"))) static void
 noise_affine_fma(double *restrict out, const double *restrict z, double a, double s,
                  const double *restrict nz, size_t n)
@@ -284,9 +297,7 @@ noise_affine_fma(double *restrict out, const double *restrict z, double a, doubl
     for (size_t k = 0; k < n; k++)
         out[k] = z[k] + a * __builtin_fma(s, nz[k], out[k]);
 }
-#endif
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 __attribute__((target("avx2,fma"))) static void noise_add_fma(double *restrict out,
                                                               const double *restrict h, double s,
                                                               const double *restrict nz, size_t n)
@@ -302,8 +313,8 @@ __attribute__((target("avx2,fma"))) static void noise_add_fma(double *restrict o
 
 void dpdo__eng_noise_add(double *out, const double *h, double scale, const double *buf, size_t n)
 {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    if (__builtin_cpu_supports("fma") && __builtin_cpu_supports("avx2")) {
+#ifdef NOISE_X86
+    if (have_fma()) {
         noise_add_fma(out, h, scale, buf, n);
         return;
     }
@@ -315,8 +326,8 @@ void dpdo__eng_noise_add(double *out, const double *h, double scale, const doubl
 void dpdo__eng_noise_affine(double *out, const double *z, double a, double scale, const double *buf,
                             size_t n)
 {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    if (__builtin_cpu_supports("fma") && __builtin_cpu_supports("avx2")) {
+#ifdef NOISE_X86
+    if (have_fma()) {
         noise_affine_fma(out, z, a, scale, buf, n);
         return;
     }

@@ -553,8 +553,6 @@ static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
     return DPDO_OK;
 }
 
-enum { NZ_CHUNK = 512 }; /* noise drawn in chunks, a part of the rows' cache hints per chunk */
-
 static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, int64_t i)
 {
     (void)stage;
@@ -595,12 +593,7 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
         return rc;
     if (scale == scale) {
         dpdo__stream_open(&st, e->rng, (uint64_t)i, p->t, DPDO_PURPOSE_NOISE);
-        int parts = (int)((d + NZ_CHUNK - 1) / NZ_CHUNK);
-        for (int q = 0; q < parts; q++) {
-            size_t k0 = (size_t)q * NZ_CHUNK, len = d - k0 < NZ_CHUNK ? d - k0 : NZ_CHUNK;
-            dpdo__shard_prefetch_part(nd->shard, idx, got, q, parts);
-            dpdo__stream_normals(&st, nd->scratch + k0, len);
-        }
+        dpdo__eng_normals_prefetching(&st, nd->scratch, d, nd->shard, idx, got);
         dpdo__eng_probe(e, DPDO__PH_NOISE); /* phase timing: the draw is noise time */
     }
     if (P->coord_clamp) { /* per-sample gradient (loss + h) clamped coordinate-wise */

@@ -641,13 +641,8 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
     const int ahead = scale == scale && d <= NZ_AHEAD;
     if (scale == scale) dpdo__stream_open(&st, e->rng, (uint64_t)i, p->t, DPDO_PURPOSE_NOISE);
     if (ahead) {
-        /* the rows' cache hints spread over the draw, a part per chunk (x and z: no gain) */
-        int parts = (int)((d + NZ_CHUNK - 1) / NZ_CHUNK);
-        for (int q = 0; q < parts; q++) {
-            size_t k0 = (size_t)q * NZ_CHUNK, len = d - k0 < NZ_CHUNK ? d - k0 : NZ_CHUNK;
-            dpdo__shard_prefetch_part(nd->shard, idx, cnt, q, parts);
-            dpdo__stream_normals(&st, nz + k0, len);
-        }
+        /* the rows' cache hints spread over the draw (x and z: no gain) */
+        dpdo__eng_normals_prefetching(&st, nz, d, nd->shard, idx, cnt);
         dpdo__eng_probe(e, DPDO__PH_NOISE); /* phase timing: the draw is noise time */
     }
     char err[DPDO__ERRMSG_LEN] = "";

@@ -2,6 +2,7 @@
 /* Privacy plumbing: release planning (calibration counts), sigma calibration, events, the
  * budget guard, the one noise path, the discrete charging of secure runs, and the privacy
  * getters (dpdo_algorithm_privacy, _planned_releases, _privacy_source, _privacy_notes). */
+#include "../data/data_impl.h"
 #include "../rng/rng_impl.h"
 #include "eng_handle.h"
 #include <math.h>
@@ -271,6 +272,18 @@ int dpdo__eng_noise_gauss_fused(dpdo__eng *e, int64_t node, double sigma, double
     int rc = count_release(e, node, sigma, sens);
     if (!rc) *scale = drawn_scale(e, sigma);
     return rc;
+}
+
+void dpdo__eng_normals_prefetching(dpdo__stream *st, double *buf, size_t n,
+                                   const struct dpdo_shard *sh, const int64_t *idx, int64_t m)
+{
+    enum { CHUNK = 512 }; /* even: every chunk but the last takes whole generator blocks */
+    int parts = (int)((n + CHUNK - 1) / CHUNK);
+    for (int q = 0; q < parts; q++) {
+        size_t k0 = (size_t)q * CHUNK, len = n - k0 < CHUNK ? n - k0 : CHUNK;
+        dpdo__shard_prefetch_part(sh, idx, m, q, parts);
+        dpdo__stream_normals(st, buf + k0, len);
+    }
 }
 
 int dpdo__eng_noise_status(dpdo__eng *e, dpdo__stream *st, int64_t node)

@@ -44,7 +44,6 @@ typedef struct dda {
     int64_t idx_B;
     dpdo__sampling_desc *samp; /* n (allocated at configure) */
     int64_t *match;            /* 2n scratch for injected matchings */
-    unsigned char *xkept;      /* n: combine() stored x_new (a map that is not coordinate-wise) */
     unsigned char
         *bad; /* n: combine()'s per-node finiteness flags for check() (outside the arena) */
 } dda;
@@ -120,13 +119,11 @@ static void release(dpdo__eng *e, void *priv)
     dpdo__free(P->samp);
     dpdo__free(P->match);
     dpdo__free(P->bad);
-    dpdo__free(P->xkept);
     P->r_ok = 0;
     P->idx = NULL;
     P->samp = NULL;
     P->match = NULL;
     P->bad = NULL;
-    P->xkept = NULL;
 }
 
 static int configure_common(dpdo__eng *e, dda *P)
@@ -154,8 +151,7 @@ static int configure_common(dpdo__eng *e, dda *P)
     P->samp = dpdo__calloc((size_t)n, sizeof *P->samp);
     P->match = dpdo__calloc((size_t)n * 2, sizeof *P->match);
     P->bad = dpdo__calloc((size_t)n, 1);
-    P->xkept = dpdo__calloc((size_t)n, 1);
-    if (!P->samp || !P->match || !P->bad || !P->xkept) return DPDO_E_NOMEM;
+    if (!P->samp || !P->match || !P->bad) return DPDO_E_NOMEM;
     return DPDO_OK;
 }
 
@@ -899,7 +895,6 @@ static int combine(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage,
         }
     }
     P->bad[i] = (unsigned char)bad;
-    P->xkept[i] = pm.kind == DPDO__PMAP_NONE; /* x_new is in its scratch row */
     dpdo__eng_probe(e, DPDO__PH_PRIMAL);
     return DPDO_OK;
 }
@@ -946,7 +941,7 @@ static int check(dpdo__eng *e, void *priv, const dpdo__plan *p)
             return dpdo__eng_err(e, DPDO_E_NUMERIC, i, "z[%zu] = %g after the dual update", k,
                                  zn[k]);
         for (k = 0; k < d; k++) { /* x_new: kept, or the coordinate-wise map of z_new */
-            double v = P->xkept[i] ? xn[k] : dpdo__reg_pmap_one(&a.pm, zn[k]);
+            double v = a.pm.kind == DPDO__PMAP_NONE ? xn[k] : dpdo__reg_pmap_one(&a.pm, zn[k]);
             if (!isfinite(v))
                 return dpdo__eng_err(e, DPDO_E_NUMERIC, i, "x[%zu] = %g after the primal update", k,
                                      v);
@@ -990,7 +985,7 @@ static void commit_node(void *arg, int64_t c)
     int64_t i = node_of(a, c);
     double *s = S(e, P, i), *x = X(e, P, i), w = a->At - A_of(P, last[i]);
     const double *zn = SCR(e, P->sznew) + (size_t)i * d;
-    if (P->xkept[i])
+    if (a->pm.kind == DPDO__PMAP_NONE) /* combine() stored x_new (a map not coordinate-wise) */
         install(s, x, Z(e, P, i), SCR(e, P->sxnew) + (size_t)i * d, zn, w, d);
     else
         for (size_t k0 = 0, len; k0 < d; k0 += len) { /* s and x stay in L1 between passes */

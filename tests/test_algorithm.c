@@ -310,6 +310,49 @@ static void test_nonfinite_round(void)
     }
 }
 
+/* ---- the primal map that is not coordinate-wise takes the whole-vector path ------------------ */
+/* combine() maps z_new block by block for the built-in coordinate-wise regularizers and leaves
+ * x_new unstored (commit() maps again); other maps (box, ball, user) run on the whole vector and
+ * x_new is stored and installed. A box of +-1e300 never clamps here, and its map computes
+ * z * (-1 / gamma) like "none": both paths must give the same bits, round after round, on 1 and
+ * 2 threads. */
+static void test_generic_map_path(void)
+{
+    double out[2][2][4 * 3]; /* [threads - 1][none, box] */
+    fx f;
+    fx_make(&f, 4, 3, 3, "hinge", NULL, NULL, NULL, 0.0); /* one data set for every run */
+    dpdo_regularizer *none = NULL, *box = NULL;
+    double bx[2] = {-1e300, 1e300};
+    CHECK_EQ(dpdo_regularizer_create(&none, dpdo_regularizer_type_find("none"), NULL, 3, NULL, 0),
+             DPDO_OK);
+    CHECK_EQ(dpdo_regularizer_create(&box, dpdo_regularizer_type_find("box"), NULL, 3, bx, 2),
+             DPDO_OK);
+    for (int th = 1; th <= 2; th++)
+        for (int v = 0; v < 2; v++) {
+            f.reg = v ? box : none;
+            dpdo_algorithm_options o;
+            opts(&o, DPDO_NOISE_FIXED, 30);
+            o.sigma = 0.5;
+            o.max_epsilon = INFINITY;
+            o.num_threads = th;
+            dpdo_algorithm *a = mk(&f, "dp-dda", &o);
+            int rc = dpdo_algorithm_run(a, 30, NULL);
+            CHECK_MSG(rc >= 0, "%s: %s", v ? "box" : "none", dpdo_algorithm_errmsg(a));
+            CHECK_EQ(dpdo_algorithm_round(a), 30);
+            for (int i = 0; i < 4; i++)
+                CHECK_EQ(dpdo_algorithm_get_output(a, i, out[th - 1][v] + 3 * i, 3), DPDO_OK);
+            dpdo_algorithm_destroy(a);
+            dpdo_ledger_reset(f.led);
+        }
+    CHECK_MSG(memcmp(out[0][0], out[0][1], sizeof out[0][0]) == 0, "box and none differ");
+    CHECK_MSG(memcmp(out[0][1], out[1][1], sizeof out[0][1]) == 0, "box: 1 and 2 threads differ");
+    CHECK_MSG(memcmp(out[0][0], out[1][0], sizeof out[0][0]) == 0, "none: 1 and 2 threads differ");
+    f.reg = NULL;
+    dpdo_regularizer_destroy(none);
+    dpdo_regularizer_destroy(box);
+    fx_free(&f);
+}
+
 /* ---- oracle 16: one hand-computed round ------------------------------------------- */
 
 static void test_hand_round(void)
@@ -961,6 +1004,7 @@ int main(void)
     RUN(test_bad_setup);
     RUN(test_hand_round);
     RUN(test_nonfinite_round);
+    RUN(test_generic_map_path);
     RUN(test_conservation);
     RUN(test_centralised);
     RUN(test_full_average);

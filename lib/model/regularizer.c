@@ -582,17 +582,9 @@ DPDO_API int dpdo_regularizer_modulus(dpdo_regularizer *reg, double *mu)
  * caller then applies dpdo__reg_pmap_apply to blocks of z in the pass that produced them (DP-DDA's
  * combine, issue 19), with the same arithmetic as dpdo_regularizer_da_map. pm->kind
  * DPDO__PMAP_NONE means: call dpdo_regularizer_da_map on the whole vector. */
-int dpdo__reg_da_pointwise(struct dpdo_regularizer *reg, double kappa, double gamma,
-                           dpdo__reg_pmap *pm, char *err)
+/* kappa, gamma and the modulus as the dual-averaging map needs them (message into err) */
+static int da_args(struct dpdo_regularizer *reg, double kappa, double gamma, char *err)
 {
-    pm->kind = DPDO__PMAP_NONE;
-    pm->tau = 0.0;
-    pm->c = 0.0;
-    if (!reg) { /* no regularizer: x = -z / gamma (a non-finite x is the caller's to find) */
-        pm->kind = DPDO__PMAP_DIV;
-        pm->c = gamma;
-        return DPDO_OK;
-    }
     if (!isfinite(kappa) || kappa < 0)
         return dpdo__err(err, DPDO_E_INVAL, "kappa = %g must be finite and >= 0", kappa);
     if (!isfinite(gamma) || gamma < 0)
@@ -605,8 +597,23 @@ int dpdo__reg_da_pointwise(struct dpdo_regularizer *reg, double kappa, double ga
                          "dual-averaging map of '%s' with gamma = 0 needs kappa * modulus > 0 "
                          "(kappa = %g, modulus = %g): the argmin is not unique or does not exist",
                          reg->type->name, kappa, mu);
-    dpdo__reg_pmap_of(reg, kappa, gamma, pm);
     return DPDO_OK;
+}
+
+int dpdo__reg_da_pointwise(struct dpdo_regularizer *reg, double kappa, double gamma,
+                           dpdo__reg_pmap *pm, char *err)
+{
+    pm->kind = DPDO__PMAP_NONE;
+    pm->tau = 0.0;
+    pm->c = 0.0;
+    if (!reg) { /* no regularizer: x = -z / gamma (a non-finite x is the caller's to find) */
+        pm->kind = DPDO__PMAP_DIV;
+        pm->c = gamma;
+        return DPDO_OK;
+    }
+    int rc = da_args(reg, kappa, gamma, err);
+    if (!rc) dpdo__reg_pmap_of(reg, kappa, gamma, pm);
+    return rc;
 }
 
 void dpdo__reg_pmap_of(const struct dpdo_regularizer *reg, double kappa, double gamma,
@@ -646,19 +653,8 @@ DPDO_API int dpdo_regularizer_da_map(dpdo_regularizer *reg, const double *z, int
     if (!reg) return DPDO_E_INVAL;
     if (!x) return dpdo__err(reg->errmsg, DPDO_E_INVAL, "x is NULL");
     int rc = check_vec(reg, z, dim, "z");
+    if (!rc) rc = da_args(reg, kappa, gamma, reg->errmsg);
     if (rc) return rc;
-    if (!isfinite(kappa) || kappa < 0)
-        return dpdo__err(reg->errmsg, DPDO_E_INVAL, "kappa = %g must be finite and >= 0", kappa);
-    if (!isfinite(gamma) || gamma < 0)
-        return dpdo__err(reg->errmsg, DPDO_E_INVAL, "gamma = %g must be finite and >= 0", gamma);
-    double mu;
-    rc = modulus(reg, &mu, reg->errmsg);
-    if (rc) return rc;
-    if (!(gamma > 0.0) && !(kappa * mu > 0.0))
-        return dpdo__err(reg->errmsg, DPDO_E_INVAL,
-                         "dual-averaging map of '%s' with gamma = 0 needs kappa * modulus > 0 "
-                         "(kappa = %g, modulus = %g): the argmin is not unique or does not exist",
-                         reg->type->name, kappa, mu);
     const int64_t n = dim;
     const double *p = reg->p;
     switch (reg->kind) {

@@ -420,6 +420,86 @@ static int rosen_consts(void *user, double *l, double *s)
 static const dpdo_loss_type user_model = {sizeof(dpdo_loss_type), "rosenbrock", NULL, NULL, rosen,
                                           NULL, rosen_consts, NULL};
 
+/* One sampled row (idx of length 1; DP-DDA's and DO-ADP's batch of 1) takes a one-pass kernel
+ * (zeroing, gradient and finiteness test together): bit for bit the general path, which a shard
+ * of that one row with idx NULL still takes (d = 37: not the 8-lane short-row kernel). Rows
+ * with zeros and both signs of the coefficient: 0 + (-0) must stay +0. Dense and CSR, hinge,
+ * squared, a user phi, with and without clipping; an overflowing gradient is E_NUMERIC on both. */
+static void one_row_same_bits(void)
+{
+    enum { R = 12, DL = 37 };
+    static double Xl[R * DL], Yl[R];
+    static int64_t rp[R + 1];
+    static int32_t ci[R * DL];
+    static double va[R * DL];
+    int64_t nz = 0;
+    for (int i = 0; i < R; i++) {
+        rp[i] = nz;
+        for (int j = 0; j < DL; j++) {
+            double v = urand() < 0.4 ? 0.0 : nrand();
+            if (i == R - 1 && j % 3 == 0) v = 1e300; /* the overflow row */
+            Xl[i * DL + j] = v;
+            if (v != 0.0) ci[nz] = j, va[nz] = v, nz++;
+        }
+        Yl[i] = i % 2 ? 1.0 : -1.0;
+    }
+    rp[R] = nz;
+    dpdo_dataset *dss[2] = {NULL, NULL};
+    CHECK_EQ(dpdo_dataset_create(&dss[0]), DPDO_OK);
+    CHECK_EQ(dpdo_dataset_set_dense(dss[0], R, DL, Xl, Yl, DPDO_COPY), DPDO_OK);
+    CHECK_EQ(dpdo_dataset_create(&dss[1]), DPDO_OK);
+    CHECK_EQ(dpdo_dataset_set_csr(dss[1], R, DL, rp, ci, va, Yl, DPDO_COPY), DPDO_OK);
+    struct uphi u = {0, 0, 0};
+    dpdo_loss *ls[3] = {NULL, NULL, NULL};
+    CHECK_EQ(dpdo_loss_create(&ls[0], dpdo_loss_type_find("hinge"), NULL, DL), DPDO_OK);
+    CHECK_EQ(dpdo_loss_create(&ls[1], dpdo_loss_type_find("squared"), NULL, DL), DPDO_OK);
+    CHECK_EQ(dpdo_loss_create(&ls[2], &user_logistic, &u, DL), DPDO_OK);
+    int negzero_rows = 0, numeric = 0;
+    for (int di = 0; di < 2; di++) {
+        dpdo_shard *all = NULL;
+        CHECK_EQ(dpdo_shard_create_range(&all, dss[di], 0, R), DPDO_OK);
+        for (int li = 0; li < 3; li++)
+            for (int c = 0; c < 3; c++) {
+                double clip = c == 0 ? 0.0 : c == 1 ? 0.3 : INFINITY;
+                for (int64_t r = 0; r < R; r++) {
+                    dpdo_shard *one = NULL;
+                    CHECK_EQ(dpdo_shard_create_range(&one, dss[di], r, 1), DPDO_OK);
+                    double x[DL], g1[DL], g2[DL], v1 = 0, v2 = 0;
+                    for (int j = 0; j < DL; j++) x[j] = (r % 3 == 0 ? 0.05 : 1.0) * nrand();
+                    int64_t n1 = -1, n2 = -2;
+                    memset(g1, 0x55, sizeof g1);
+                    memset(g2, 0x55, sizeof g2);
+                    int rc1 = dpdo_loss_eval(ls[li], all, x, DL, &r, 1, clip, &v1, g1, &n1);
+                    int rc2 = dpdo_loss_eval(ls[li], one, x, DL, NULL, 0, clip, &v2, g2, &n2);
+                    CHECK_EQ(rc1, rc2);
+                    if (rc1 == DPDO_OK) {
+                        CHECK(memcmp(g1, g2, sizeof g1) == 0);
+                        CHECK(memcmp(&v1, &v2, sizeof v1) == 0);
+                        CHECK_EQ(n1, n2);
+                        int negz = 0, negcoef = 0;
+                        for (int j = 0; j < DL; j++) {
+                            negz |= g1[j] == 0.0 && signbit(g1[j]);
+                            if (Xl[r * DL + j] != 0.0 && g1[j] != 0.0 && g1[j] / Xl[r * DL + j] < 0)
+                                negcoef = 1;
+                        }
+                        CHECK(!negz); /* 0 + (-0) = +0 */
+                        negzero_rows += negcoef; /* a negative coefficient times 0 is -0 */
+                    } else {
+                        CHECK_EQ(rc1, DPDO_E_NUMERIC);
+                        numeric++;
+                    }
+                    dpdo_shard_destroy(one);
+                }
+            }
+        dpdo_shard_destroy(all);
+    }
+    CHECK(negzero_rows > 10); /* the sign-of-zero case was exercised */
+    CHECK(numeric > 0);       /* and the non-finite gradient */
+    for (int li = 0; li < 3; li++) dpdo_loss_destroy(ls[li]);
+    dpdo_dataset_destroy(dss[0]);
+    dpdo_dataset_destroy(dss[1]);
+}
+
 static void user_phi_kind(void)
 {
     dpdo_dataset *ds = csr_ds();
@@ -686,6 +766,7 @@ int main(void)
     RUN(minibatch_and_clipping);
     RUN(constants_from_data);
     RUN(user_phi_kind);
+    RUN(one_row_same_bits);
     RUN(user_batch_kind);
     RUN(user_model_kind);
     RUN(bad_input);

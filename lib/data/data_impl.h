@@ -96,6 +96,13 @@ int dpdo__logit_long(const struct dpdo_dataset *ds, const int64_t *rows, int64_t
 void dpdo__lin_grad(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m, const double *w,
                     dpdo__phi_fn phi, const void *ctx, double clip, double scale, double *grad,
                     double *loss_sum, int64_t *nclipped);
+/* grad = 0, then dpdo__lin_grad of the one row r, bit for bit, in one pass for a dense row (no
+ * separate zeroing); *finite = 1 if every grad[k] is finite (the test of the d values for a
+ * dense row, of the row's coordinates for CSR, whose other values are 0). Returns 1 if it ran,
+ * 0 (nothing written) for other layouts. */
+int dpdo__lin_grad1(const struct dpdo_dataset *ds, int64_t r, const double *w, dpdo__phi_fn phi,
+                    const void *ctx, double clip, double scale, double *grad, double *loss_sum,
+                    int64_t *nclipped, int *finite);
 
 /* ---- full batch of a built-in loss over short dense rows: 8 lanes ----------------------
  * The full-batch gradient (and loss) of a built-in loss (kind: DPDO__L8_LOGISTIC, _HINGE,

@@ -1021,6 +1021,59 @@ int dpdo__lin_grad_logistic(const struct dpdo_dataset *ds, const int64_t *rows, 
 #endif
 }
 
+/* y = 0 + a x over d coordinates (the bits of y = 0 then y += a x: 0 + (-0) is +0) and 1 if every
+ * value is finite (exponent not all ones); compiled for AVX2 and the baseline, same bits */
+#define STORE_AXPY(NAME, ATTR)                                                                     \
+    ATTR static int NAME(double a, const double *restrict x, double *restrict y, size_t d)        \
+    {                                                                                              \
+        uint64_t acc = 0;                                                                          \
+        for (size_t j = 0; j < d; j++) {                                                           \
+            double v = 0.0 + a * x[j];                                                             \
+            uint64_t b;                                                                            \
+            memcpy(&b, &v, sizeof b);                                                              \
+            y[j] = v;                                                                              \
+            acc |= (b & 0x7ff0000000000000ull) + 0x0010000000000000ull;                            \
+        }                                                                                          \
+        return !(acc >> 63);                                                                       \
+    }
+STORE_AXPY(store_axpy_base, )
+#ifdef DPDO__X86
+STORE_AXPY(store_axpy_avx2, AVX2)
+#endif
+
+int dpdo__lin_grad1(const struct dpdo_dataset *ds, int64_t r, const double *w, dpdo__phi_fn phi,
+                    const void *ctx, double clip, double scale, double *grad, double *loss_sum,
+                    int64_t *nclipped, int *finite)
+{
+    if (ds->layout != DPDO__DS_DENSE && ds->layout != DPDO__DS_CSR) return 0;
+    double loss_acc = 0.0, mg;
+    int64_t ncl = 0;
+    size_t d = (size_t)ds->d;
+    dpdo__margins(ds, &r, 1, w, &mg); /* the dot of dpdo__lin_grad's row loop */
+    double a = scale * coef(ds, r, mg, phi, ctx, clip, &loss_acc, &ncl);
+    int fin = 1;
+    if (ds->layout == DPDO__DS_DENSE && a != 0.0) {
+        const double *x = ds->X + (size_t)r * d;
+#ifdef DPDO__X86
+        if (have_avx2())
+            fin = store_axpy_avx2(a, x, grad, d);
+        else
+#endif
+            fin = store_axpy_base(a, x, grad, d);
+    } else {
+        memset(grad, 0, d * sizeof *grad);
+        if (a != 0.0) { /* CSR: the written coordinates (a repeated column adds up) */
+            axpy_csr(ds, r, a, grad);
+            for (int64_t k = ds->rowptr[r]; k < ds->rowptr[r + 1]; k++)
+                fin &= isfinite(grad[ds->colidx[k]]) != 0;
+        }
+    }
+    if (loss_sum) *loss_sum = loss_acc;
+    if (nclipped) *nclipped = ncl;
+    *finite = fin;
+    return 1;
+}
+
 void dpdo__lin_grad(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m, const double *w,
                     dpdo__phi_fn phi, const void *ctx, double clip, double scale, double *grad,
                     double *loss_sum, int64_t *nclipped)

@@ -368,6 +368,26 @@ static int eval_core(const struct dpdo_loss *loss, const struct dpdo_shard *sh,
     const int64_t count = idx ? m : sh->n;
     const double inv = 1.0 / (double)count;
     int64_t rows[CHUNK];
+    int finite = -1; /* 1/0: the one-row kernel tested the gradient; -1: test it below */
+    /* one sampled row of a linear loss other than the built-in logistic (whose kernels have
+     * their own path): zeroing, gradient and its finiteness test in one pass (the same bits) */
+    if (grad && idx && count == 1 && loss->kind == DPDO_LOSS_KIND_PHI &&
+        loss->builtin != DPDO__LOSS_LOGISTIC) {
+        struct user_phi_ctx uc = {loss, 0, 0.0, 0.0};
+        dpdo__phi_fn phi = loss->builtin >= 0 ? builtin_phi[loss->builtin] : user_phi;
+        double clipb = clip == INFINITY ? 0.0 : clip * (1.0 - (double)(dim + 8) * DBL_EPSILON);
+        double ls = 0.0;
+        if (dpdo__lin_grad1(sh->parent, dpdo__shard_row(sh, idx[0]), x, phi,
+                            loss->builtin >= 0 ? NULL : &uc, clipb, inv, acc, &ls, &ncl,
+                            &finite)) {
+            lsum += ls;
+            if (uc.rc)
+                return dpdo__err(err, DPDO_E_CALLBACK,
+                                 "loss '%s': phi callback returned %d (margin %g, label %g)", name,
+                                 uc.rc, uc.bad_margin, uc.bad_label);
+            goto done;
+        }
+    }
     memset(acc, 0, (size_t)dim * sizeof *acc);
 
     if (loss->kind == DPDO_LOSS_KIND_PHI) {
@@ -467,9 +487,10 @@ static int eval_core(const struct dpdo_loss *loss, const struct dpdo_shard *sh,
                     acc[j] *= inv;
         }
     }
+done:;
     double v = lsum * inv;
     if (!isfinite(v)) return dpdo__err(err, DPDO_E_NUMERIC, "loss '%s': mean loss is %g", name, v);
-    if (grad && !dpdo__all_finite(acc, (size_t)dim))
+    if (grad && (finite == 0 || (finite < 0 && !dpdo__all_finite(acc, (size_t)dim))))
         return dpdo__err(err, DPDO_E_NUMERIC, "loss '%s': gradient is not finite", name);
     if (value) *value = v;
     if (grad && grad != acc) memcpy(grad, acc, (size_t)dim * sizeof *grad);

@@ -961,16 +961,33 @@ static void install(double *restrict s, double *restrict x, double *restrict z,
     }
 }
 
-/* the same with x_new = map(z_new) computed here (combine() did not store it), on a block that
- * stays in L1; compiled for AVX2 and the baseline (same operations, same bits) */
+/* the same with x_new = map(z_new) computed here (combine() did not store it), all in one pass;
+ * compiled for AVX2 and the baseline (the operations of the coordinate-wise map, same bits) */
+#define INSTALL_LOOP(MAPPED)                                                                       \
+    for (size_t k = 0; k < d; k++) {                                                               \
+        double v = zn[k];                                                                          \
+        s[k] += x[k] * w;                                                                          \
+        x[k] = MAPPED;                                                                             \
+        z[k] = v;                                                                                  \
+    }
 #define INSTALL_MAP(NAME, ATTR)                                                                    \
     ATTR static void NAME(double *restrict s, double *restrict x, double *restrict z,              \
                           const dpdo__reg_pmap *pm, const double *restrict zn, double w, size_t d) \
     {                                                                                              \
-        for (size_t k = 0; k < d; k++)                                                             \
-            s[k] += x[k] * w;                                                                      \
-        dpdo__reg_pmap_apply(pm, zn, x, d);                                                        \
-        memcpy(z, zn, d * sizeof(double));                                                         \
+        const double c = pm->c, tau = pm->tau;                                                     \
+        switch (pm->kind) {                                                                        \
+        case DPDO__PMAP_SCALE:                                                                     \
+            INSTALL_LOOP(v * c)                                                                    \
+            break;                                                                                 \
+        case DPDO__PMAP_SOFT:                                                                      \
+            INSTALL_LOOP(dpdo__soft(v, tau) * c)                                                   \
+            break;                                                                                 \
+        case DPDO__PMAP_DIV:                                                                       \
+            INSTALL_LOOP(-v / c)                                                                   \
+            break;                                                                                 \
+        default:                                                                                   \
+            break;                                                                                 \
+        }                                                                                          \
     }
 INSTALL_MAP(install_map_avx2, DDA_AVX2)
 INSTALL_MAP(install_map_base, )
@@ -988,11 +1005,7 @@ static void commit_node(void *arg, int64_t c)
     if (a->pm.kind == DPDO__PMAP_NONE) /* combine() stored x_new (a map not coordinate-wise) */
         install(s, x, Z(e, P, i), SCR(e, P->sxnew) + (size_t)i * d, zn, w, d);
     else
-        for (size_t k0 = 0, len; k0 < d; k0 += len) { /* s and x stay in L1 between passes */
-            len = d - k0 < CB ? d - k0 : CB;
-            (cpu_avx2() ? install_map_avx2 : install_map_base)(s + k0, x + k0, Z(e, P, i) + k0,
-                                                               &a->pm, zn + k0, w, len);
-        }
+        (cpu_avx2() ? install_map_avx2 : install_map_base)(s, x, Z(e, P, i), &a->pm, zn, w, d);
     last[i] = a->p->t;
 }
 

@@ -383,7 +383,7 @@ int dpdo__eng_noise_laplace(dpdo__eng *e, struct dpdo__stream *st, int64_t node,
 int dpdo__eng_noise_gauss_fused(dpdo__eng *e, int64_t node, double sigma, double sens,
                                 double *scale);
 int dpdo__eng_noise_status(dpdo__eng *e, struct dpdo__stream *st, int64_t node);
-/* n standard normals from st into buf, drawn in chunks of 512 (the same numbers as one call),
+/* n standard normals from st into buf, drawn in chunks of 256 (the same numbers as one call),
  * with a part of the dataset rows of shard samples idx[0..m) prefetched per chunk: the fused draw
  * ahead of a gradient, whose rows come in from memory meanwhile (DP-DDA, DO-ADP). */
 struct dpdo_shard;

@@ -644,7 +644,8 @@ static void key_api(void)
 }
 
 /* DP-DDA adds its continuous noise inside the pass that forms the message (issue 19): drawn
- * ahead of the gradient for d <= 4096, in chunks of 512 inside the pass above. A no-op tap forces
+ * ahead of the gradient for d <= 4096 (the hinge gradient of its one sampled row formed in that
+ * pass too), in chunks of 512 inside the pass above. A no-op tap forces
  * the old separate draw (dpdo__eng_noise_gauss, then z + a_t g); both must give the same bits for
  * every d around the two thresholds, odd d (the last chunk is odd) and both regularizers. */
 static void nop_tap(void *user, int64_t node, const double *out, size_t n, double grid)

@@ -1041,16 +1041,28 @@ STORE_AXPY(store_axpy_base, )
 STORE_AXPY(store_axpy_avx2, AVX2)
 #endif
 
+double dpdo__lin_coef1(const struct dpdo_dataset *ds, int64_t r, const double *w, dpdo__phi_fn phi,
+                       const void *ctx, double clip, double scale, double *loss_sum,
+                       int64_t *nclipped)
+{
+    double loss_acc = 0.0, mg;
+    int64_t ncl = 0;
+    dpdo__margins(ds, &r, 1, w, &mg); /* the dot of dpdo__lin_grad's row loop */
+    double a = scale * coef(ds, r, mg, phi, ctx, clip, &loss_acc, &ncl);
+    *loss_sum = loss_acc;
+    *nclipped = ncl;
+    return a;
+}
+
 int dpdo__lin_grad1(const struct dpdo_dataset *ds, int64_t r, const double *w, dpdo__phi_fn phi,
                     const void *ctx, double clip, double scale, double *grad, double *loss_sum,
                     int64_t *nclipped, int *finite)
 {
     if (ds->layout != DPDO__DS_DENSE && ds->layout != DPDO__DS_CSR) return 0;
-    double loss_acc = 0.0, mg;
-    int64_t ncl = 0;
+    double loss_acc;
+    int64_t ncl;
     size_t d = (size_t)ds->d;
-    dpdo__margins(ds, &r, 1, w, &mg); /* the dot of dpdo__lin_grad's row loop */
-    double a = scale * coef(ds, r, mg, phi, ctx, clip, &loss_acc, &ncl);
+    double a = dpdo__lin_coef1(ds, r, w, phi, ctx, clip, scale, &loss_acc, &ncl);
     int fin = 1;
     if (ds->layout == DPDO__DS_DENSE && a != 0.0) {
         const double *x = ds->X + (size_t)r * d;

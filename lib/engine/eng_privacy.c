@@ -314,6 +314,32 @@ noise_affine_fma(double *restrict out, const double *restrict z, double a, doubl
         out[k] = z[k] + a * __builtin_fma(s, nz[k], out[k]);
 }
 
+/* 1 if the sign bit of nf_add(v) is clear for every v ORed in: v is finite (an exponent of all
+ * ones carries into the sign bit) */
+static inline uint64_t nf_add(double v)
+{
+    uint64_t b;
+    memcpy(&b, &v, sizeof b);
+    return (b & 0x7ff0000000000000ull) + 0x0010000000000000ull;
+}
+
+__attribute__((target("avx2,fma"))) static int
+noise_affine_row_fma(double *restrict out, const double *restrict z, double a, double s,
+                     const double *restrict nz, double c, const double *restrict row, size_t n)
+{
+    uint64_t acc = 0;
+    if (row)
+        for (size_t k = 0; k < n; k++) {
+            double g = 0.0 + c * row[k];
+            acc |= nf_add(g);
+            out[k] = z[k] + a * __builtin_fma(s, nz[k], g);
+        }
+    else
+        for (size_t k = 0; k < n; k++)
+            out[k] = z[k] + a * __builtin_fma(s, nz[k], 0.0);
+    return !(acc >> 63);
+}
+
 __attribute__((target("avx2,fma"))) static void noise_add_fma(double *restrict out,
                                                               const double *restrict h, double s,
                                                               const double *restrict nz, size_t n)
@@ -350,6 +376,22 @@ void dpdo__eng_noise_affine(double *out, const double *z, double a, double scale
 #endif
     for (size_t k = 0; k < n; k++) /* fma() is exact: the same bits as the vector path */
         out[k] = z[k] + a * fma(scale, buf[k], out[k]);
+}
+
+int dpdo__eng_noise_affine_row(double *out, const double *z, double a, double scale,
+                               const double *buf, double c, const double *row, size_t n)
+{
+    if (c == 0.0) row = NULL; /* a zero coefficient: the gradient is 0 (its row is not read) */
+#ifdef NOISE_X86
+    if (have_fma()) return noise_affine_row_fma(out, z, a, scale, buf, c, row, n);
+#endif
+    int fin = 1;
+    for (size_t k = 0; k < n; k++) { /* fma() is exact: the same bits as the vector path */
+        double g = row ? 0.0 + c * row[k] : 0.0;
+        fin &= isfinite(g) != 0;
+        out[k] = z[k] + a * fma(scale, buf[k], g);
+    }
+    return fin;
 }
 
 int dpdo__eng_noise_laplace(dpdo__eng *e, dpdo__stream *st, int64_t node, double b, double sens,

@@ -498,6 +498,37 @@ done:;
     return DPDO_OK;
 }
 
+int dpdo__loss_row1(const struct dpdo_loss *loss, const struct dpdo_shard *sh, const double *x,
+                    int64_t idx0, double clip, double *coef, const double **row, char *err)
+{
+    const struct dpdo_dataset *ds = sh->parent;
+    if (loss->kind != DPDO_LOSS_KIND_PHI || loss->builtin == DPDO__LOSS_LOGISTIC ||
+        ds->layout != DPDO__DS_DENSE)
+        return 0;
+    const int64_t dim = loss->dim;
+    struct user_phi_ctx uc = {loss, 0, 0.0, 0.0};
+    dpdo__phi_fn phi = loss->builtin >= 0 ? builtin_phi[loss->builtin] : user_phi;
+    /* eval_core's steps for a batch of one row (inv = 1) */
+    double clipb = clip == INFINITY ? 0.0 : clip * (1.0 - (double)(dim + 8) * DBL_EPSILON);
+    double ls = 0.0;
+    int64_t ncl = 0, r = dpdo__shard_row(sh, idx0);
+    *coef = dpdo__lin_coef1(ds, r, x, phi, loss->builtin >= 0 ? NULL : &uc, clipb, 1.0, &ls, &ncl);
+    *row = ds->X + (size_t)r * (size_t)ds->d;
+    if (uc.rc)
+        return dpdo__err(err, DPDO_E_CALLBACK,
+                         "loss '%s': phi callback returned %d (margin %g, label %g)",
+                         loss->type->name, uc.rc, uc.bad_margin, uc.bad_label);
+    double v = (0.0 + ls) * 1.0;
+    if (!isfinite(v))
+        return dpdo__err(err, DPDO_E_NUMERIC, "loss '%s': mean loss is %g", loss->type->name, v);
+    return 1;
+}
+
+int dpdo__loss_err_grad(const struct dpdo_loss *loss, char *err)
+{
+    return dpdo__err(err, DPDO_E_NUMERIC, "loss '%s': gradient is not finite", loss->type->name);
+}
+
 int dpdo__loss_eval(const struct dpdo_loss *loss, const struct dpdo_shard *sh, const double *x,
                     const int64_t *idx, int64_t m, double clip, double *value, double *grad,
                     int64_t *nclipped, double *scratch, char *err)

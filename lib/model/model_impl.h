@@ -180,6 +180,16 @@ int dpdo__node_prepare_full(struct dpdo_node *nd);
 int dpdo__loss_eval_into(const struct dpdo_loss *loss, const struct dpdo_shard *sh, const double *x,
                          const int64_t *idx, int64_t m, double clip, double *value, double *grad,
                          int64_t *nclipped, double *scratch, char *err);
+/* dpdo__loss_eval_into for one sampled row (idx = {idx0}, m = 1) of a linear loss other than the
+ * built-in logistic on dense rows, without forming the gradient: it is 0 + coef * row[k] (k <
+ * dim), which the caller forms in a pass of its own and tests for finiteness (a non-finite
+ * value: dpdo__loss_err_grad). Returns 1 (coef and row set), 0 for other losses or layouts
+ * (nothing done: call dpdo__loss_eval_into), or the error of dpdo__loss_eval_into (message in
+ * err). */
+int dpdo__loss_row1(const struct dpdo_loss *loss, const struct dpdo_shard *sh, const double *x,
+                    int64_t idx0, double clip, double *coef, const double **row, char *err);
+/* DPDO_E_NUMERIC with dpdo__loss_eval_into's message for a non-finite gradient */
+int dpdo__loss_err_grad(const struct dpdo_loss *loss, char *err);
 int dpdo__loss_check_x(const struct dpdo_loss *loss, const struct dpdo_shard *sh, const double *x,
                        int64_t dim, const int64_t *idx, int64_t m, double clip, char *err);
 int dpdo__loss_constants(struct dpdo_loss *loss, const struct dpdo_shard *sh, double radius,

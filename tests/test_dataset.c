@@ -1489,17 +1489,19 @@ static void test_oom(void)
 /* ---- the 8-lane full-batch kernel of the built-in losses (kernels_l8.c) ------------------------ */
 /* Plain C model of its order: per sample the margin from 0 over j in order (m = fma(x_hj, w_j, m)),
  * the coefficient of the loss (logistic: the kernel's fma exp of kernels_l8_exp.h,
- * c = -y ((s >= 0 ? 1 : e) / (1 + e)); hinge; squared), clipped, a = scale c; lane h mod 8
- * accumulates fma(a, x_hj, G) (and the loss) in order of h; lanes combined as
- * ((0+4)+(1+5))+((2+6)+(3+7)). C99 fma() is correctly rounded (IEEE 754), so this model is the
+ * c = -y ((s >= 0 ? 1 : e) / (1 + e)); hinge; squared), clipped; lane h mod 8 accumulates
+ * fma(c, x_hj, G) (and the loss) in order of h; lanes combined as ((0+4)+(1+5))+((2+6)+(3+7)),
+ * times scale. C99 fma() is correctly rounded (IEEE 754), so this model is the
  * kernel's exact result on every path. Built with -DDPDO__L8_NO_FMA: the FMA-free kernel (two
- * roundings, vmath_impl.h's exp). */
+ * roundings, vmath_impl.h's exp, a = scale c accumulated). */
 #ifndef DPDO__L8_NO_FMA
 #define L8M_ON 1
+#define L8M_LATE 1 /* G sums c x; scale times each lane tree */
 #define L8M_FMA(a, b, c) fma(a, b, c)
 #define L8M_EXP(x) dpdo__l8_exp_neg(x)
 #else
 #define L8M_ON 0
+#define L8M_LATE 0 /* G sums (scale c) x */
 #define L8M_FMA(a, b, c) ((a) * (b) + (c))
 #define L8M_EXP(x) dpdo__exp_neg(x)
 #endif
@@ -1533,11 +1535,13 @@ static void l8_model(int kind, const double *X, const double *y, const double *n
             c = c < 0 ? -cc : cc;
             ++*ncl;
         }
-        for (int64_t j = 0; j < d; j++) G[j][h % 8] = L8M_FMA(scale * c, x[j], G[j][h % 8]);
+        for (int64_t j = 0; j < d; j++) G[j][h % 8] = L8M_FMA(L8M_LATE ? c : scale * c, x[j], G[j][h % 8]);
         L[h % 8] += l;
     }
-    for (int64_t j = 0; j < d; j++)
-        grad[j] += ((G[j][0] + G[j][4]) + (G[j][1] + G[j][5])) + ((G[j][2] + G[j][6]) + (G[j][3] + G[j][7]));
+    for (int64_t j = 0; j < d; j++) {
+        const double t = ((G[j][0] + G[j][4]) + (G[j][1] + G[j][5])) + ((G[j][2] + G[j][6]) + (G[j][3] + G[j][7]));
+        grad[j] += L8M_LATE ? scale * t : t;
+    }
     *loss = ((L[0] + L[4]) + (L[1] + L[5])) + ((L[2] + L[6]) + (L[3] + L[7]));
 }
 
@@ -1575,6 +1579,9 @@ static void test_logit8_paths(void)
                 double *X = malloc((size_t)(n * d) * sizeof *X), *y = malloc((size_t)n * sizeof *y);
                 for (int64_t k = 0; k < n * d; k++) X[k] = 2 * h_urand(&st) - 1;
                 for (int64_t k = 0; k < n; k++) y[k] = h_urand(&st) < 0.5 ? -1.0 : 1.0;
+                /* |w| ~ 40: some labels +-0.5 (the copy then keeps x_h itself, px = 0) */
+                if (iw == 1)
+                    for (int64_t k = 0; k < n; k += 3) y[k] *= 0.5;
                 double w[16], norm[300];
                 for (int64_t j = 0; j < d; j++) w[j] = WS[iw] * (2 * h_urand(&st) - 1) / sqrt((double)d);
                 dpdo_dataset *ds = NULL;
@@ -1594,6 +1601,11 @@ static void test_logit8_paths(void)
                     struct dpdo__tcopy *tc = NULL;
                     CHECK_EQ(dpdo__tcopy_build(sh[s], &tc), DPDO_OK);
                     CHECK(tc != NULL && tc->q == q && tc->qp % DPDO__L8_PAD == 0 && tc->qp >= q && tc->qp < q + DPDO__L8_PAD);
+                    /* rows stored as -y_h x_h exactly when every label of the shard is +-1 */
+                    int pm1 = 1;
+                    for (int64_t k = 0; k < q; k++) pm1 &= fabs(y[rl[k]]) == 1.0;
+                    CHECK_EQ(tc->px, pm1);
+                    if (q >= 3) CHECK_EQ(tc->px, iw != 1);
                     for (int kc = 0; kc < 6; kc++) {
                         const int kind = kc / 2, cl = kc % 2;
                         const double clip = cl ? 0.05 : 0.0, scale = 1.0 / (double)q;

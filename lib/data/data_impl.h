@@ -118,7 +118,8 @@ int dpdo__lin_grad1(const struct dpdo_dataset *ds, int64_t r, const double *w, d
  * the end as ((l0 + l4) + (l1 + l5)) + ((l2 + l6) + (l3 + l7)), added to grad[j] / stored in
  *loss_sum. The per-sample margin (sum over j in order from 0, with fma when
  * dpdo__l8_margin_fma), coefficient c_h (logistic: the fma exp of kernels_l8_exp.h) and clipping
- * (dpdo__clip_coef), lanes accumulating fma(scale c_h, x_hj, G): kernels_l8.c. Every
+ * (dpdo__clip_coef), lanes accumulating fma(c_h, x_hj, G), scale times each lane tree: kernels_l8.c
+ * (built with -DDPDO__L8_NO_FMA: lanes accumulating (scale c_h) x_hj, two roundings). Every
  * instruction-set path (scalar, SSE2, AVX2 with FMA, AVX-512F) gives the same bits.
  *
  * tc (may be NULL) is a transposed, padded copy of the q rows (dpdo__tcopy_build): the fast
@@ -130,7 +131,9 @@ enum { DPDO__L8_DMAX = 16, DPDO__L8_PAD = 32 /* qp: whole iterations of the wide
 enum { DPDO__L8_LOGISTIC = 0, DPDO__L8_HINGE = 1, DPDO__L8_SQUARED = 2 };
 struct dpdo__tcopy {
     int64_t q, qp, d; /* samples, q rounded up to a multiple of DPDO__L8_PAD, features */
-    double *xt;       /* d x qp: xt[j * qp + h] = feature j of sample h; 0 for h >= q */
+    double *xt;       /* d x qp: xt[j * qp + h] = feature j of sample h (times -y_h when px);
+                         0 for h >= q */
+    int px;           /* 1: every y_h is +1 or -1 and xt holds -y_h x_h (exact) */
     double *ny;       /* qp: -y of sample h; 0 for h >= q */
 };
 int dpdo__lin_grad_full8(const struct dpdo_dataset *ds, const int64_t *rows, int64_t first,

@@ -3,12 +3,16 @@
  * dense rows (d <= DPDO__L8_DMAX = 16), in 8 lanes over a transposed copy of the rows (issue 19,
  * Fed-PLT: the local solvers' gradient steps).
  *
- * Layout. dpdo__tcopy_build copies a shard's q rows once into xt[j * qp + h] (feature j of
- * sample h, qp = q rounded up to a multiple of 32, zeros beyond q) and ny[h] = -y_h: (d + 1) qp
- * doubles, about the shard's own share of the data again (Fed-PLT's bench: 100 agents x 6 x 256
- * doubles = 1.2 MB beside the 1.0 MB of rows). A block of 8 consecutive samples is then d aligned
- * 8-double loads, no gather. Without a copy the block is gathered from the rows into the same
- * layout (same operations, same bits; slower).
+ * Layout. dpdo__tcopy_build copies a shard's q rows once, in blocks of 32 samples (PAD): feature j
+ * of sample h at xt[(h / 32) 32 d + 32 j + h mod 32] (zeros beyond q, q rounded up to qp, a
+ * multiple of 32), and ny[h] = -y_h: (d + 1) qp doubles, about the shard's own share of the data
+ * again (Fed-PLT's bench: 100 agents x 6 x 256 doubles = 1.2 MB beside the 1.0 MB of rows). A
+ * block of 8 consecutive samples is then d aligned 8-double loads at fixed offsets from one
+ * pointer, no gather. When every label of the shard is +1 or -1 (px) the copy holds -y_h x_h,
+ * exactly: its margins are s_h directly and the coefficient needs no multiply by -y_h (the same
+ * bits: fma, products and sums commute with an exact sign change, and the only difference, the
+ * sign of a zero margin, changes no coefficient or loss). Without a copy the block is gathered
+ * from the rows into the same layout (same operations, same bits; slower).
  *
  * Order of the operations (every path, bit for bit; fma = one correctly rounded a b + c):
  *   per sample h:  m_h = fma(x_h,d-1, w_d-1, ... fma(x_h1, w_1, fma(x_h0, w_0, +0))) when
@@ -16,18 +20,19 @@
  *                  overflow), else (...((0 + x_h0 w_0) + x_h1 w_1) + ...) + x_h,d-1 w_d-1 (two
  *                  roundings per term: an overflowing product is +-Inf, Inf - Inf NaN);
  *                  s_h = (-y_h) m_h;
- *                  logistic: e_h = exp(-|s_h|) (kernels_l8_exp.h, with fma), c_h = (-y_h) *
+ *                  logistic: e_h = exp(-|s_h|) (kernels_l8_exp.h: table-driven, with fma; the
+ *                    argument clamped at -708.39), c_h = (-y_h) *
  *                    ((s_h >= 0 ? 1 : e_h) / (1 + e_h)), loss_h = (s_h > 0 ? s_h : 0) + log1p(e_h);
  *                  hinge: z = 1 + s_h (= 1 - y m exactly), c_h = z > 0 ? -y_h : 0,
  *                    loss_h = z > 0 ? z : 0;
  *                  squared: r = m_h + (-y_h) (= m - y exactly), c_h = r, loss_h = 0.5 r r;
  *                  (bit for bit the phi functions of lib/model/loss.c), clipped by dpdo__clip_coef
- *                  when clip > 0, a_h = scale * c_h; loss_h only when asked for;
+ *                  when clip > 0; loss_h only when asked for;
  *   lane k = 0..7 accumulates, for h = k, k + 8, k + 16, ... < q in this order,
- *                  G_j[k] = fma(a_h, x_hj, G_j[k]) (from G_j[k] = +0) and L[k] += loss_h;
- *   at the end     grad[j] += ((G_j[0] + G_j[4]) + (G_j[1] + G_j[5])) +
- *                             ((G_j[2] + G_j[6]) + (G_j[3] + G_j[7])),
- *                  *loss_sum = the same tree over L.
+ *                  G_j[k] = fma(c_h, x_hj, G_j[k]) (from G_j[k] = +0) and L[k] += loss_h;
+ *   at the end     grad[j] += scale * (((G_j[0] + G_j[4]) + (G_j[1] + G_j[5])) +
+ *                                      ((G_j[2] + G_j[6]) + (G_j[3] + G_j[7]))),
+ *                  *loss_sum = the same tree over L (without the scale).
  * Lanes beyond q (the last block) contribute exact zeros. Explicit fma only (the build's
  * -ffp-contract=off forbids contraction elsewhere), no reassociation: the scalar path (8
  * accumulators per feature, C99 fma()), GCC vectors compiled for SSE2 (xmm pairs, fma() per
@@ -35,8 +40,9 @@
  * execute the same IEEE operations on every element; fma is correctly rounded everywhere (IEEE
  * 754; glibc's fma() too when the CPU lacks the instruction), so the bits do not depend on the
  * CPU. (NaN results are NaN on every path; their sign and payload bits may differ.)
- * -DDPDO__L8_NO_FMA restores the previous arithmetic (two roundings, vmath_impl.h's exp) bit
- * for bit.
+ * -DDPDO__L8_NO_FMA restores the arithmetic before the FMA change (two roundings, vmath_impl.h's
+ * exp with its cut to 0 below -708.39, G_j[k] += (scale c_h) x_hj and no scale at the end) bit for
+ * bit.
  *
  * This is a different summation order from dpdo__lin_grad_logistic's (4 interleaved sums per
  * 256-row chunk) and from the row kernels' (dpdo__lin_grad): a deliberate numeric change of
@@ -56,9 +62,13 @@
 #ifndef DPDO__L8_NO_FMA
 #define L8_FMAS(a, b, c) fma(a, b, c)
 #define L8_EXP_NEG(x) dpdo__l8_exp_neg(x)
+/* G accumulates c_h x_hj; the scale multiplies each lane tree at the end */
+#define L8_SCALE_LATE 1
 #else
 #define L8_FMAS(a, b, c) ((a) * (b) + (c))
 #define L8_EXP_NEG(x) dpdo__exp_neg(x)
+/* a_h = scale c_h accumulated (the order before the FMA change) */
+#define L8_SCALE_LATE 0
 #endif
 
 #ifndef DPDO__NO_LOGIT8
@@ -79,23 +89,31 @@ static inline int64_t l8_row(const int64_t *rows, int64_t first, int64_t h)
     return rows ? rows[h] : first + h;
 }
 
-/* samples h0 .. h0 + nv - 1 into b[j * sb + t] and ny[t], zeros in lanes nv <= t < sb */
+/* samples h0 .. h0 + nv - 1 into b[j * st + t] and ny[t], zeros in lanes nv <= t < sb */
 static inline void l8_gather(const struct dpdo_dataset *ds, const int64_t *rows, int64_t first,
-                             int64_t h0, int nv, int64_t d, int sb, double *b, double *ny)
+                             int64_t h0, int nv, int64_t d, int sb, int st, double *b, double *ny)
 {
     for (int t = 0; t < sb; t++) {
         if (t < nv) {
             int64_t r = l8_row(rows, first, h0 + t);
             const double *x = ds->X + (size_t)r * (size_t)d;
             for (int64_t j = 0; j < d; j++)
-                b[j * sb + t] = x[j];
+                b[j * st + t] = x[j];
             ny[t] = -ds->y[r];
         } else {
             for (int64_t j = 0; j < d; j++)
-                b[j * sb + t] = 0.0;
+                b[j * st + t] = 0.0;
             ny[t] = 0.0;
         }
     }
+}
+
+/* the copy's samples from h0 (blocks of DPDO__L8_PAD samples, feature j of sample h at
+ * xt[(h / PAD) PAD d + j PAD + h mod PAD]) */
+static inline const double *l8_tblock(const struct dpdo__tcopy *tc, int64_t h0)
+{
+    return tc->xt + (size_t)(h0 / DPDO__L8_PAD) * (size_t)(DPDO__L8_PAD * tc->d) +
+           (size_t)(h0 % DPDO__L8_PAD);
 }
 
 #define L8_TREE(v)                                                                                 \
@@ -106,7 +124,8 @@ static void l8_scalar(const struct dpdo_dataset *ds, const int64_t *rows, int64_
                       const struct dpdo__tcopy *tc, int kind, const double *w, double clip,
                       double scale, double *grad, double *loss_sum, int64_t *ncl, int mf)
 {
-    const int64_t d = ds->d, st = tc ? tc->qp : 8;
+    const int64_t d = ds->d, st = tc ? DPDO__L8_PAD : 8;
+    const int px = tc && tc->px; /* the copy holds -y_h x_h: the margin is s_h */
     double G[DPDO__L8_DMAX][8], LS[8], buf[DPDO__L8_DMAX * 8], nyb[8];
     memset(G, 0, sizeof G);
     memset(LS, 0, sizeof LS);
@@ -114,26 +133,27 @@ static void l8_scalar(const struct dpdo_dataset *ds, const int64_t *rows, int64_
         const int nv = q - h0 < 8 ? (int)(q - h0) : 8;
         const double *xb = buf, *nyp = nyb;
         if (tc)
-            xb = tc->xt + h0, nyp = tc->ny + h0;
+            xb = l8_tblock(tc, h0), nyp = tc->ny + h0;
         else
-            l8_gather(ds, rows, first, h0, nv, d, 8, buf, nyb);
+            l8_gather(ds, rows, first, h0, nv, d, 8, 8, buf, nyb);
         double C[8];
         for (int t = 0; t < 8; t++) {
             double m = 0.0;
             for (int64_t j = 0; j < d; j++)
                 m = mf ? L8_FMAS(xb[j * st + t], w[j], m) : m + xb[j * st + t] * w[j];
-            double s = nyp[t] * m, c, l;
+            double s = px ? m : nyp[t] * m, c, l;
             if (kind == DPDO__L8_LOGISTIC) {
                 double e = L8_EXP_NEG(s < 0 ? s : -s);
-                c = nyp[t] * ((s >= 0 ? 1.0 : e) / (1.0 + e));
+                c = (s >= 0 ? 1.0 : e) / (1.0 + e);
+                if (!px) c = nyp[t] * c;
                 l = loss_sum ? (s > 0 ? s : 0.0) + dpdo__log1p01(e) : 0.0;
             } else if (kind == DPDO__L8_HINGE) {
                 double z = 1.0 + s; /* 1 - y m */
-                c = z > 0.0 ? nyp[t] : 0.0;
+                c = z > 0.0 ? (px ? 1.0 : nyp[t]) : 0.0;
                 l = z > 0.0 ? z : 0.0;
             } else {
-                double r = m + nyp[t]; /* m - y */
-                c = r;
+                double r = (px ? nyp[t] * m : m) + nyp[t]; /* m - y */
+                c = px ? nyp[t] * r : r;
                 l = 0.5 * r * r;
             }
             C[t] = t < nv ? c : 0.0;
@@ -144,14 +164,14 @@ static void l8_scalar(const struct dpdo_dataset *ds, const int64_t *rows, int64_
                 C[t] = dpdo__clip_coef(ds, l8_row(rows, first, h0 + t), C[t], clip, ncl);
         if (scale != 0.0)
             for (int t = 0; t < 8; t++) {
-                double a = scale * C[t];
+                double a = L8_SCALE_LATE ? C[t] : scale * C[t];
                 for (int64_t j = 0; j < d; j++)
                     G[j][t] = L8_FMAS(a, xb[j * st + t], G[j][t]);
             }
     }
     if (scale != 0.0)
         for (int64_t j = 0; j < d; j++)
-            grad[j] += L8_TREE(G[j]);
+            grad[j] += L8_SCALE_LATE ? scale * L8_TREE(G[j]) : L8_TREE(G[j]);
     if (loss_sum) *loss_sum = L8_TREE(LS);
 }
 
@@ -163,6 +183,18 @@ typedef double l8d __attribute__((vector_size(64), aligned(8), may_alias));
 typedef int64_t l8i __attribute__((vector_size(64), aligned(8), may_alias));
 typedef double l4d __attribute__((vector_size(32), aligned(8), may_alias));
 typedef int64_t l4i __attribute__((vector_size(32), aligned(8), may_alias));
+/* L8_TREE of the 8 lanes of one AVX-512 vector in registers: ((0+4) + (1+5)) + ((2+6) + (3+7)) */
+#if defined(__x86_64__)
+static inline __attribute__((always_inline, target("avx512f"))) double l8_hsum8(l8d v)
+{
+    const __m256d a = _mm256_add_pd(_mm512_castpd512_pd256((__m512d)v),
+                                    _mm512_extractf64x4_pd((__m512d)v, 1)); /* 0+4 .. 3+7 */
+    const __m256d h = _mm256_hadd_pd(a, a); /* (0+4)+(1+5), ., (2+6)+(3+7), . */
+    return _mm_cvtsd_f64(_mm_add_sd(_mm256_castpd256_pd128(h), _mm256_extractf128_pd(h, 1)));
+}
+#define L8_HSUM8(V) l8_hsum8(V)
+#endif
+#define L8_HSUM_NONE(V) ((void)(V), 0.0) /* 4-lane paths: the tree through memory */
 /* the j and u loops of the kernels unrolled (G and the block's x in registers) */
 #define L8_UNROLL _Pragma("GCC unroll 16")
 /* lane-wise mask ? a : b for vector type VD / integer vector type VI */
@@ -189,16 +221,61 @@ static inline __attribute__((always_inline)) l4d l8_fma4s(l4d a, l4d b, l4d c)
     return r;
 }
 #define L8_FMA4S(a, b, c) l8_fma4s(a, b, c)
+/* T[KI mod 16] of the exp's table (kernels_l8_exp.h): one two-register permute (AVX-512, the
+ * index's low 4 bits), a gather (AVX2), lane by lane (SSE2) */
+static inline __attribute__((always_inline)) l4d l8_look4s(l4i k)
+{
+    l4d r;
+    for (int t = 0; t < 4; t++)
+        r[t] = dpdo__l8e_table[k[t] & 15];
+    return r;
+}
+#define L8_LOOK4S(KI) l8_look4s(KI)
+#define L8_LOOK4(KI) ((l4d)_mm256_i64gather_pd(dpdo__l8e_table, (__m256i)((KI)&15), 8))
+#define L8_LOOK8(KI) ((l8d)_mm512_permutex2var_pd((__m512d)TBL[0], (__m512i)(KI), (__m512d)TBL[1]))
+/* x < -708.39 ? -708.39 : x, NaN stays NaN: (v)maxpd(a, b) = a > b ? a : b is that with a the bound
+ */
+#define L8_CLAMPG(X) L8SEL(__typeof__(X), l4i, (X) < DPDO__EXP_MIN, VZ + DPDO__EXP_MIN, X)
+#define L8_CLAMP4(X) ((l4d)_mm256_max_pd((__m256d)(VZ + DPDO__EXP_MIN), (__m256d)(X)))
+#define L8_CLAMP8(X) ((l8d)_mm512_max_pd((__m512d)(VZ + DPDO__EXP_MIN), (__m512d)(X)))
 #define L8_K(c) (VZ + (c))
-#define L8_EXP_POLY(FM, R) DPDO__L8E_POLY(FM, L8_K, R, (R) * (R), ((R) * (R)) * ((R) * (R)))
+/* E = exp(NA) for NA <= 0 (kernels_l8_exp.h): LOOK(KI) the table entries T[KI mod 16] */
+#define L8_EXPV(VD, VI, FM, LOOK, CLAMP, NA, E)                                                    \
+    do {                                                                                           \
+        const VD X_ = CLAMP(NA); /* NA < -708.39: -708.39; NaN stays NaN */                        \
+        const VD T_ = FM(X_, VZ + DPDO__L8E_INV16, VZ + DPDO__EXP_SHIFT);                          \
+        const VD KD_ = T_ - DPDO__EXP_SHIFT;                                                       \
+        VD R_ = FM(KD_, VZ - DPDO__L8E_HI16, X_);                                                  \
+        R_ = FM(KD_, VZ - DPDO__L8E_LO16, R_);                                                     \
+        /* k's low 16 bits are T's: j = the low 4, 2^((k - j) / 16) the next 12 moved to the       \
+         * exponent field */                                                                       \
+        const VD S_ = (VD)((VI)LOOK((VI)T_) + (((VI)T_ >> 4) << 52));                              \
+        E = FM(S_, DPDO__L8E_POLY(FM, L8_K, R_, R_ * R_), S_);                                     \
+    } while (0)
 #define L8_AVX2_TARGET "avx2,fma"
 #else
 #define L8_FMA8(a, b, c) ((a) * (b) + (c))
 #define L8_FMA4(a, b, c) ((a) * (b) + (c))
 #define L8_FMA4S(a, b, c) ((a) * (b) + (c))
+#define L8_LOOK4S(KI) VZ
+#define L8_LOOK4(KI) VZ
+#define L8_LOOK8(KI) VZ
+#define L8_CLAMPG(X) (X)
+#define L8_CLAMP4(X) (X)
+#define L8_CLAMP8(X) (X)
 #define L8_EXP_POLY(FM, R)                                                                         \
     DPDO__EXP_POLY(R, (R) * (R), ((R) * (R)) * ((R) * (R)),                                        \
                    (((R) * (R)) * ((R) * (R))) * (((R) * (R)) * ((R) * (R))))
+/* the FMA-free exp of vmath_impl.h (dpdo__exp_neg) */
+#define L8_EXPV(VD, VI, FM, LOOK, CLAMP, NA, E)                                                    \
+    do {                                                                                           \
+        const VD T_ = FM(NA, VZ + DPDO__INV_LN2, VZ + DPDO__EXP_SHIFT);                            \
+        const VD KD_ = T_ - DPDO__EXP_SHIFT;                                                       \
+        const VD R_ = FM(-KD_, VZ + DPDO__LN2_LO, FM(-KD_, VZ + DPDO__LN2_HI, NA));                \
+        const VI KI_ = (VI)T_ - (VI)(VZ + DPDO__EXP_SHIFT);                                        \
+        E = L8_EXP_POLY(FM, R_) * (VD)((KI_ + 1023) << 52);                                        \
+        E = L8SEL(VD, VI, NA < DPDO__EXP_MIN, VZ, E);                                              \
+    } while (0)
 #define L8_AVX2_TARGET "avx2"
 #endif
 
@@ -212,7 +289,7 @@ static inline __attribute__((always_inline)) l4d l8_fma4s(l4d a, l4d b, l4d c)
  * buffer hold whole iterations (qp: a multiple of DPDO__L8_PAD). */
 /* the kernel body is laid out by hand (L8_UNROLL precedes its loops) */
 /* clang-format off */
-#define L8_KERNEL(NAME, ATTR, DD, VD, VI, W, SB, KL, FM)                                            \
+#define L8_KERNEL(NAME, ATTR, DD, VD, VI, W, SB, KL, FM, LOOK, CLAMP, HSUM)                         \
     ATTR static void NAME(const struct dpdo_dataset *ds, const int64_t *rows, int64_t first,       \
                           int64_t q, const struct dpdo__tcopy *tc, int kind, const double *w,      \
                           double clip, double scale, double *grad, double *loss_sum, int64_t *ncl, \
@@ -220,16 +297,21 @@ static inline __attribute__((always_inline)) l4d l8_fma4s(l4d a, l4d b, l4d c)
     {                                                                                              \
         enum { NU = 8 / W, NV = SB / W };                                                          \
         if (KL >= 0) kind = KL; /* a logistic instance: the other branches fold away */           \
-        const int64_t d = DD > 0 ? DD : ds->d, st = tc ? tc->qp : SB;                              \
+        const int64_t d = DD > 0 ? DD : ds->d, st = DPDO__L8_PAD; /* copy and buffer */           \
         const VD VZ = {0}, ONE = VZ + 1.0;                                                         \
         const VI SIGN = (VI){0} + INT64_MIN;                                                       \
+        const int px = tc && tc->px; /* the copy holds -y_h x_h: s_h is the margin */             \
+        VD TBL[16 / W]; /* the exp's table (kernels_l8_exp.h) */                                   \
+        L8_UNROLL for (int i = 0; i < 16 / W; i++)                                                 \
+            TBL[i] = *(const VD *)(dpdo__l8e_table + i * W);                                       \
+        (void)TBL;                                                                                 \
         VI LANE;                                                                                   \
         for (int t = 0; t < W; t++)                                                                \
             LANE[t] = t;                                                                           \
         VD G[DPDO__L8_DMAX][NU], LS[NU], WB[DPDO__L8_DMAX]; /* WB: w_j in every lane */            \
         L8_UNROLL for (int j = 0; j < DPDO__L8_DMAX; j++) /* w_j, or +0 for -0: the same margin */ \
             WB[j] = VZ + (j < d ? w[j] : 0.0);                                                     \
-        double buf[DPDO__L8_DMAX * SB], nyb[SB];                                                   \
+        double buf[DPDO__L8_DMAX * DPDO__L8_PAD], nyb[SB];                                         \
         L8_UNROLL for (int u = 0; u < NU; u++) {                                                   \
             LS[u] = VZ;                                                                            \
             L8_UNROLL for (int64_t j = 0; j < d; j++)                                              \
@@ -239,9 +321,9 @@ static inline __attribute__((always_inline)) l4d l8_fma4s(l4d a, l4d b, l4d c)
             const int nv = q - h0 < SB ? (int)(q - h0) : SB;                                       \
             const double *xb = buf, *nyp = nyb;                                                    \
             if (tc)                                                                                \
-                xb = tc->xt + h0, nyp = tc->ny + h0;                                               \
+                xb = l8_tblock(tc, h0), nyp = tc->ny + h0;                                         \
             else                                                                                   \
-                l8_gather(ds, rows, first, h0, nv, d, SB, buf, nyb);                               \
+                l8_gather(ds, rows, first, h0, nv, d, SB, DPDO__L8_PAD, buf, nyb);                 \
             VD NY[NV], M[NV], S[NV], NA[NV], E[NV], C[NV];                                         \
             L8_UNROLL for (int v = 0; v < NV; v++) NY[v] = *(const VD *)(nyp + v * W);             \
             L8_UNROLL for (int v = 0; v < NV; v++) M[v] = VZ;                                      \
@@ -254,21 +336,19 @@ static inline __attribute__((always_inline)) l4d l8_fma4s(l4d a, l4d b, l4d c)
                     L8_UNROLL for (int v = 0; v < NV; v++)                                         \
                         M[v] += *(const VD *)(xb + j * st + v * W) * WB[j];                        \
             }                                                                                      \
-            L8_UNROLL for (int v = 0; v < NV; v++) S[v] = NY[v] * M[v];                            \
+            L8_UNROLL for (int v = 0; v < NV; v++) S[v] = M[v];                                    \
+            if (!px) L8_UNROLL for (int v = 0; v < NV; v++) S[v] = NY[v] * M[v];                 \
             VD LV[NV];                                                                             \
             if (kind == DPDO__L8_LOGISTIC) {                                                       \
                 L8_UNROLL for (int v = 0; v < NV; v++)                                             \
                     NA[v] = (VD)((VI)S[v] | SIGN); /* -|s|; NaN stays NaN */                       \
                 L8_UNROLL for (int v = 0; v < NV; v++) {                                           \
-                    const VD T = FM(NA[v], VZ + DPDO__INV_LN2, VZ + DPDO__EXP_SHIFT);              \
-                    const VD KD = T - DPDO__EXP_SHIFT;                                             \
-                    const VD R = FM(-KD, VZ + DPDO__LN2_LO, FM(-KD, VZ + DPDO__LN2_HI, NA[v]));    \
-                    const VI KI = (VI)T - (VI)(VZ + DPDO__EXP_SHIFT);                              \
-                    E[v] = L8_EXP_POLY(FM, R) * (VD)((KI + 1023) << 52);                           \
-                    E[v] = L8SEL(VD, VI, NA[v] < DPDO__EXP_MIN, VZ, E[v]);                         \
+                    L8_EXPV(VD, VI, FM, LOOK, CLAMP, NA[v], E[v]);                                 \
                 }                                                                                  \
-                L8_UNROLL for (int v = 0; v < NV; v++)                                             \
-                    C[v] = NY[v] * (L8SEL(VD, VI, S[v] >= 0, ONE, E[v]) / (ONE + E[v]));           \
+                L8_UNROLL for (int v = 0; v < NV; v++) { /* px: -y c_h (x_h is -y x_h) */          \
+                    C[v] = L8SEL(VD, VI, S[v] >= 0, ONE, E[v]) / (ONE + E[v]);                     \
+                    if (!px) C[v] = NY[v] * C[v];                                                  \
+                }                                                                                  \
                 if (loss_sum)                                                                      \
                     L8_UNROLL for (int v = 0; v < NV; v++) {                                       \
                         const VD BIG = L8SEL(VD, VI, E[v] > 0x1.a827999fcef34p-2, ONE, VZ);        \
@@ -282,12 +362,16 @@ static inline __attribute__((always_inline)) l4d l8_fma4s(l4d a, l4d b, l4d c)
                 L8_UNROLL for (int v = 0; v < NV; v++) {                                           \
                     const VD Z = ONE + S[v]; /* 1 - y m */                                         \
                     C[v] = L8SEL(VD, VI, Z > 0, NY[v], VZ);                                        \
+                    if (px) C[v] = L8SEL(VD, VI, Z > 0, ONE, VZ);                                  \
                     LV[v] = L8SEL(VD, VI, Z > 0, Z, VZ);                                           \
                 }                                                                                  \
             } else {                                                                               \
                 L8_UNROLL for (int v = 0; v < NV; v++) {                                           \
-                    const VD R = M[v] + NY[v]; /* m - y */                                         \
+                    VD R = M[v]; /* px: -y m */                                                    \
+                    if (px) R = NY[v] * R;                                                         \
+                    R = R + NY[v]; /* m - y */                                                     \
                     C[v] = R;                                                                      \
+                    if (px) C[v] = NY[v] * R;                                                      \
                     LV[v] = 0.5 * R * R;                                                           \
                 }                                                                                  \
             }                                                                                      \
@@ -310,7 +394,8 @@ static inline __attribute__((always_inline)) l4d l8_fma4s(l4d a, l4d b, l4d c)
             }                                                                                      \
             if (scale != 0.0) {                                                                    \
                 VD A[NV];                                                                          \
-                L8_UNROLL for (int v = 0; v < NV; v++) A[v] = scale * C[v];                        \
+                L8_UNROLL for (int v = 0; v < NV; v++) A[v] = C[v];                                 \
+                if (!L8_SCALE_LATE) L8_UNROLL for (int v = 0; v < NV; v++) A[v] = scale * C[v];     \
                 L8_UNROLL for (int64_t j = 0; j < d; j++)                                          \
                     L8_UNROLL for (int v = 0; v < NV; v++)                                         \
                         G[j][v % NU] = FM(A[v], *(const VD *)(xb + j * st + v * W), G[j][v % NU]); \
@@ -319,9 +404,15 @@ static inline __attribute__((always_inline)) l4d l8_fma4s(l4d a, l4d b, l4d c)
         double t8[8]; /* stores of G and LS, not their addresses: they stay in registers */       \
         if (scale != 0.0)                                                                          \
             L8_UNROLL for (int64_t j = 0; j < d; j++) {                                            \
-                L8_UNROLL for (int u = 0; u < NU; u++)                                             \
-                    *(VD *)(t8 + u * W) = G[j][u];                                                 \
-                grad[j] += L8_TREE(t8);                                                            \
+                double tj;                                                                         \
+                if (W == 8) {                                                                      \
+                    tj = HSUM(G[j][0]); /* the same tree in registers */                           \
+                } else {                                                                           \
+                    L8_UNROLL for (int u = 0; u < NU; u++)                                         \
+                        *(VD *)(t8 + u * W) = G[j][u];                                             \
+                    tj = L8_TREE(t8);                                                              \
+                }                                                                                  \
+                grad[j] += L8_SCALE_LATE ? scale * tj : tj;                                        \
             }                                                                                      \
         if (loss_sum) {                                                                            \
             L8_UNROLL for (int u = 0; u < NU; u++)                                                 \
@@ -339,13 +430,13 @@ typedef void (*l8_fn)(const struct dpdo_dataset *, const int64_t *, int64_t, int
 /* logistic: one instance per d = 1 .. 8 and one for d = 9 .. 16; hinge and squared (a few
  * operations per sample beside the margin and the gradient): one instance for every d */
 /* clang-format off */
-#define L8_SET(SUF, ATTR, VD, VI, W, SB, FM)                                                       \
-    L8_KERNEL(l8_1_##SUF, ATTR, 1, VD, VI, W, SB, 0, FM) L8_KERNEL(l8_2_##SUF, ATTR, 2, VD, VI, W, SB, 0, FM) \
-    L8_KERNEL(l8_3_##SUF, ATTR, 3, VD, VI, W, SB, 0, FM) L8_KERNEL(l8_4_##SUF, ATTR, 4, VD, VI, W, SB, 0, FM) \
-    L8_KERNEL(l8_5_##SUF, ATTR, 5, VD, VI, W, SB, 0, FM) L8_KERNEL(l8_6_##SUF, ATTR, 6, VD, VI, W, SB, 0, FM) \
-    L8_KERNEL(l8_7_##SUF, ATTR, 7, VD, VI, W, SB, 0, FM) L8_KERNEL(l8_8_##SUF, ATTR, 8, VD, VI, W, SB, 0, FM) \
-    L8_KERNEL(l8_n_##SUF, ATTR, 0, VD, VI, W, SB, 0, FM)                                           \
-    L8_KERNEL(l8_g_##SUF, ATTR, 0, VD, VI, W, SB, -1, FM)                                          \
+#define L8_SET(SUF, ATTR, VD, VI, W, SB, FM, LK, CL, HS)                                                \
+    L8_KERNEL(l8_1_##SUF, ATTR, 1, VD, VI, W, SB, 0, FM, LK, CL, HS) L8_KERNEL(l8_2_##SUF, ATTR, 2, VD, VI, W, SB, 0, FM, LK, CL, HS) \
+    L8_KERNEL(l8_3_##SUF, ATTR, 3, VD, VI, W, SB, 0, FM, LK, CL, HS) L8_KERNEL(l8_4_##SUF, ATTR, 4, VD, VI, W, SB, 0, FM, LK, CL, HS) \
+    L8_KERNEL(l8_5_##SUF, ATTR, 5, VD, VI, W, SB, 0, FM, LK, CL, HS) L8_KERNEL(l8_6_##SUF, ATTR, 6, VD, VI, W, SB, 0, FM, LK, CL, HS) \
+    L8_KERNEL(l8_7_##SUF, ATTR, 7, VD, VI, W, SB, 0, FM, LK, CL, HS) L8_KERNEL(l8_8_##SUF, ATTR, 8, VD, VI, W, SB, 0, FM, LK, CL, HS) \
+    L8_KERNEL(l8_n_##SUF, ATTR, 0, VD, VI, W, SB, 0, FM, LK, CL, HS)                                           \
+    L8_KERNEL(l8_g_##SUF, ATTR, 0, VD, VI, W, SB, -1, FM, LK, CL, HS)                                          \
     static l8_fn l8_pick_##SUF(int64_t d, int kind)                                                \
     {                                                                                              \
         static const l8_fn f[9] = {l8_n_##SUF, l8_1_##SUF, l8_2_##SUF, l8_3_##SUF, l8_4_##SUF,     \
@@ -353,11 +444,13 @@ typedef void (*l8_fn)(const struct dpdo_dataset *, const int64_t *, int64_t, int
         return kind != DPDO__L8_LOGISTIC ? l8_g_##SUF : f[d <= 8 ? d : 0];                         \
     }
 /* clang-format on */
-L8_SET(sse2, , l4d, l4i, 4, 8, L8_FMA4S)
+L8_SET(sse2, , l4d, l4i, 4, 8, L8_FMA4S, L8_LOOK4S, L8_CLAMPG, L8_HSUM_NONE)
 #if defined(__x86_64__)
 #define L8_X86 1
-L8_SET(avx2, __attribute__((target(L8_AVX2_TARGET))), l4d, l4i, 4, 16, L8_FMA4)
-L8_SET(avx512, __attribute__((target("avx512f"))), l8d, l8i, 8, 32, L8_FMA8)
+L8_SET(avx2, __attribute__((target(L8_AVX2_TARGET))), l4d, l4i, 4, 16, L8_FMA4, L8_LOOK4, L8_CLAMP4,
+       L8_HSUM_NONE)
+L8_SET(avx512, __attribute__((target("avx512f"))), l8d, l8i, 8, 32, L8_FMA8, L8_LOOK8, L8_CLAMP8,
+       L8_HSUM8)
 #endif
 #endif /* GCC vectors */
 
@@ -446,16 +539,26 @@ int dpdo__tcopy_build(const struct dpdo_shard *sh, struct dpdo__tcopy **out)
     }
     tc->q = q, tc->qp = qp, tc->d = d;
     tc->ny = tc->xt + (size_t)d * (size_t)qp;
+    /* labels +-1 (every built-in classification data set): store -y_h x_h, exact, so that the
+     * kernel's margin is s_h = -y_h m_h without a multiply (the same bits: fma and the sums are
+     * symmetric under a sign change; kernels_l8.c) */
+    tc->px = 1;
+    for (int64_t h = 0; h < q && tc->px; h++) {
+        const double y = ds->y[dpdo__shard_row(sh, h)];
+        tc->px = y == 1.0 || y == -1.0;
+    }
     for (int64_t h = 0; h < qp; h++) {
         if (h < q) {
             int64_t r = dpdo__shard_row(sh, h);
             const double *x = ds->X + (size_t)r * (size_t)d;
+            double *b = (double *)l8_tblock(tc, h);
             for (int64_t j = 0; j < d; j++)
-                tc->xt[(size_t)j * (size_t)qp + (size_t)h] = x[j];
+                b[j * DPDO__L8_PAD] = tc->px ? -ds->y[r] * x[j] : x[j];
             tc->ny[h] = -ds->y[r];
         } else {
+            double *b = (double *)l8_tblock(tc, h);
             for (int64_t j = 0; j < d; j++)
-                tc->xt[(size_t)j * (size_t)qp + (size_t)h] = 0.0;
+                b[j * DPDO__L8_PAD] = 0.0;
             tc->ny[h] = 0.0;
         }
     }

@@ -978,6 +978,10 @@ static void install(double *restrict s, double *restrict x, double *restrict z,
 
 /* the same with x_new = map(z_new) computed here (combine() did not store it), all in one pass;
  * compiled for AVX2 and the baseline (the operations of the coordinate-wise map, same bits) */
+DDA_INLINE static inline double pmap_scale(double v, double c)
+{
+    return v * c; /* DPDO__PMAP_SCALE */
+}
 #define INSTALL_LOOP(MAPPED)                                                                       \
     for (size_t k = 0; k < d; k++) {                                                               \
         double v = zn[k];                                                                          \
@@ -992,7 +996,7 @@ static void install(double *restrict s, double *restrict x, double *restrict z,
         const double c = pm->c, tau = pm->tau;                                                     \
         switch (pm->kind) {                                                                        \
         case DPDO__PMAP_SCALE:                                                                     \
-            INSTALL_LOOP(v * c)                                                                    \
+            INSTALL_LOOP(pmap_scale(v, c))                                                         \
             break;                                                                                 \
         case DPDO__PMAP_SOFT:                                                                      \
             INSTALL_LOOP(dpdo__soft(v, tau) * c)                                                   \

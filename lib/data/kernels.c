@@ -1024,7 +1024,7 @@ int dpdo__lin_grad_logistic(const struct dpdo_dataset *ds, const int64_t *rows, 
 /* y = 0 + a x over d coordinates (the bits of y = 0 then y += a x: 0 + (-0) is +0) and 1 if every
  * value is finite (exponent not all ones); compiled for AVX2 and the baseline, same bits */
 #define STORE_AXPY(NAME, ATTR)                                                                     \
-    ATTR static int NAME(double a, const double *restrict x, double *restrict y, size_t d)        \
+    ATTR static int NAME(double a, const double *restrict x, double *restrict y, size_t d)         \
     {                                                                                              \
         uint64_t acc = 0;                                                                          \
         for (size_t j = 0; j < d; j++) {                                                           \

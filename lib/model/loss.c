@@ -378,8 +378,7 @@ static int eval_core(const struct dpdo_loss *loss, const struct dpdo_shard *sh,
         double clipb = clip == INFINITY ? 0.0 : clip * (1.0 - (double)(dim + 8) * DBL_EPSILON);
         double ls = 0.0;
         if (dpdo__lin_grad1(sh->parent, dpdo__shard_row(sh, idx[0]), x, phi,
-                            loss->builtin >= 0 ? NULL : &uc, clipb, inv, acc, &ls, &ncl,
-                            &finite)) {
+                            loss->builtin >= 0 ? NULL : &uc, clipb, inv, acc, &ls, &ncl, &finite)) {
             lsum += ls;
             if (uc.rc)
                 return dpdo__err(err, DPDO_E_CALLBACK,

@@ -635,28 +635,29 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
         (rc = dpdo__eng_noise_gauss_fused(e, i, e->pv.sigma, e->pv.sens, &scale)))
         return rc;
     const int ahead = scale == scale && d <= NZ_AHEAD;
+    /* one row of a linear loss: the normals go into the message row, and its gradient, the noise
+     * and the message are one pass over it (below) */
+    const int row1 = ahead && cnt == 1 && dpdo__loss_row1_ok(nd->loss, nd->shard);
     if (scale == scale) dpdo__stream_open(&st, e->rng, (uint64_t)i, p->t, DPDO_PURPOSE_NOISE);
     if (ahead) {
         /* the rows' cache hints spread over the draw (x and z: no gain) */
-        dpdo__eng_normals_prefetching(&st, nz, d, nd->shard, idx, cnt);
+        dpdo__eng_normals_prefetching(&st, row1 ? msg : nz, d, nd->shard, idx, cnt);
         dpdo__eng_probe(e, DPDO__PH_NOISE); /* phase timing: the draw is noise time */
     }
     char err[DPDO__ERRMSG_LEN] = "";
     int64_t ncl = 0;
-    if (ahead && cnt == 1) {
-        /* one row of a linear loss: its coefficient, then g = 0 + c row, the noise and the message
-         * in one pass (the bits of the passes below) */
+    if (row1) {
+        /* its coefficient, then g = 0 + c row, the noise and the message in one pass (the bits
+         * of the passes below) */
         double c;
         const double *row;
         rc = dpdo__loss_row1(nd->loss, nd->shard, X(e, P, i), idx[0], P->clip, &c, &row, err);
         if (rc < 0) return dpdo__eng_err(e, rc, i, "%s", err);
-        if (rc == 1) {
-            dpdo__eng_probe(e, DPDO__PH_GRAD);
-            if (!dpdo__eng_noise_affine_row(msg, z, at, scale, nz, c, row, d))
-                return dpdo__eng_err(e, dpdo__loss_err_grad(nd->loss, err), i, "%s", err);
-            dpdo__eng_probe(e, DPDO__PH_NOISE);
-            return dpdo__eng_noise_status(e, &st, i);
-        }
+        dpdo__eng_probe(e, DPDO__PH_GRAD);
+        if (!dpdo__eng_noise_affine_row(msg, z, at, scale, c, row, d))
+            return dpdo__eng_err(e, dpdo__loss_err_grad(nd->loss, err), i, "%s", err);
+        dpdo__eng_probe(e, DPDO__PH_NOISE);
+        return dpdo__eng_noise_status(e, &st, i);
     }
     /* g is built in the message row, then turned into the message in place */
     rc = dpdo__loss_eval_into(nd->loss, nd->shard, X(e, P, i), idx, cnt, P->clip, NULL, msg, &ncl,

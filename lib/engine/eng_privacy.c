@@ -323,20 +323,21 @@ static inline uint64_t nf_add(double v)
     return (b & 0x7ff0000000000000ull) + 0x0010000000000000ull;
 }
 
+/* the normals in out itself (the caller drew them there) */
 __attribute__((target("avx2,fma"))) static int
-noise_affine_row_fma(double *restrict out, const double *restrict z, double a, double s,
-                     const double *restrict nz, double c, const double *restrict row, size_t n)
+noise_affine_row_fma(double *restrict out, const double *restrict z, double a, double s, double c,
+                     const double *restrict row, size_t n)
 {
     uint64_t acc = 0;
     if (row)
         for (size_t k = 0; k < n; k++) {
             double g = 0.0 + c * row[k];
             acc |= nf_add(g);
-            out[k] = z[k] + a * __builtin_fma(s, nz[k], g);
+            out[k] = z[k] + a * __builtin_fma(s, out[k], g);
         }
     else
         for (size_t k = 0; k < n; k++)
-            out[k] = z[k] + a * __builtin_fma(s, nz[k], 0.0);
+            out[k] = z[k] + a * __builtin_fma(s, out[k], 0.0);
     return !(acc >> 63);
 }
 
@@ -378,18 +379,18 @@ void dpdo__eng_noise_affine(double *out, const double *z, double a, double scale
         out[k] = z[k] + a * fma(scale, buf[k], out[k]);
 }
 
-int dpdo__eng_noise_affine_row(double *out, const double *z, double a, double scale,
-                               const double *buf, double c, const double *row, size_t n)
+int dpdo__eng_noise_affine_row(double *out, const double *z, double a, double scale, double c,
+                               const double *row, size_t n)
 {
     if (c == 0.0) row = NULL; /* a zero coefficient: the gradient is 0 (its row is not read) */
 #ifdef NOISE_X86
-    if (have_fma()) return noise_affine_row_fma(out, z, a, scale, buf, c, row, n);
+    if (have_fma()) return noise_affine_row_fma(out, z, a, scale, c, row, n);
 #endif
     int fin = 1;
     for (size_t k = 0; k < n; k++) { /* fma() is exact: the same bits as the vector path */
         double g = row ? 0.0 + c * row[k] : 0.0;
         fin &= isfinite(g) != 0;
-        out[k] = z[k] + a * fma(scale, buf[k], g);
+        out[k] = z[k] + a * fma(scale, out[k], g);
     }
     return fin;
 }

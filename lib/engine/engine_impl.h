@@ -389,11 +389,12 @@ int dpdo__eng_noise_status(dpdo__eng *e, struct dpdo__stream *st, int64_t node);
 struct dpdo_shard;
 void dpdo__eng_normals_prefetching(struct dpdo__stream *st, double *buf, size_t n,
                                    const struct dpdo_shard *sh, const int64_t *idx, int64_t m);
-/* dpdo__eng_noise_affine with out = g = 0 + c row[k] formed in the same pass (one sampled row of
- * a linear loss, dpdo__loss_row1: bit for bit its gradient, then the noise, then the message);
- * returns 1 if every g is finite (0: out is garbage, report dpdo__loss_err_grad) */
-int dpdo__eng_noise_affine_row(double *out, const double *z, double a, double scale,
-                               const double *buf, double c, const double *row, size_t n);
+/* out = z + a (g + scale N) with the n normals N in out on entry (drawn there) and the gradient
+ * g = 0 + c row[k] of one sampled row of a linear loss (dpdo__loss_row1) formed in the same pass:
+ * bit for bit the gradient, then the noise, then the message; returns 1 if every g is finite (0:
+ * out is garbage, report dpdo__loss_err_grad) */
+int dpdo__eng_noise_affine_row(double *out, const double *z, double a, double scale, double c,
+                               const double *row, size_t n);
 void dpdo__eng_noise_affine(double *out, const double *z, double a, double scale, const double *buf,
                             size_t n);
 /* out = (out + h) + scale N in one pass (h NULL: out + scale N): what out += h followed by

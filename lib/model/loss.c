@@ -497,13 +497,17 @@ done:;
     return DPDO_OK;
 }
 
+int dpdo__loss_row1_ok(const struct dpdo_loss *loss, const struct dpdo_shard *sh)
+{
+    return loss->kind == DPDO_LOSS_KIND_PHI && loss->builtin != DPDO__LOSS_LOGISTIC &&
+           sh->parent->layout == DPDO__DS_DENSE;
+}
+
 int dpdo__loss_row1(const struct dpdo_loss *loss, const struct dpdo_shard *sh, const double *x,
                     int64_t idx0, double clip, double *coef, const double **row, char *err)
 {
     const struct dpdo_dataset *ds = sh->parent;
-    if (loss->kind != DPDO_LOSS_KIND_PHI || loss->builtin == DPDO__LOSS_LOGISTIC ||
-        ds->layout != DPDO__DS_DENSE)
-        return 0;
+    if (!dpdo__loss_row1_ok(loss, sh)) return 0;
     const int64_t dim = loss->dim;
     struct user_phi_ctx uc = {loss, 0, 0.0, 0.0};
     dpdo__phi_fn phi = loss->builtin >= 0 ? builtin_phi[loss->builtin] : user_phi;

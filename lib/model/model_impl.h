@@ -188,6 +188,8 @@ int dpdo__loss_eval_into(const struct dpdo_loss *loss, const struct dpdo_shard *
  * err). */
 int dpdo__loss_row1(const struct dpdo_loss *loss, const struct dpdo_shard *sh, const double *x,
                     int64_t idx0, double clip, double *coef, const double **row, char *err);
+/* 1 if dpdo__loss_row1 applies to the loss and the shard's rows */
+int dpdo__loss_row1_ok(const struct dpdo_loss *loss, const struct dpdo_shard *sh);
 /* DPDO_E_NUMERIC with dpdo__loss_eval_into's message for a non-finite gradient */
 int dpdo__loss_err_grad(const struct dpdo_loss *loss, char *err);
 int dpdo__loss_check_x(const struct dpdo_loss *loss, const struct dpdo_shard *sh, const double *x,

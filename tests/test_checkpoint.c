@@ -158,6 +158,9 @@ static void take_snap(snap *s, dpdo_algorithm *a, dpdo_ledger *led, dpdo_policy 
         }
     }
     dpdo__eng *e = dpdo__algorithm_eng(a);
+    /* DO-ADP swaps x with x' instead of copying: the arena in the copying layout (the same
+     * bytes; a save puts it so too, so a resumed run and the reference agree byte for byte) */
+    if (e->vt->canonical) e->vt->canonical(e, e->priv, 1);
     s->arena_bytes = e->arena_bytes;
     s->arena = malloc(e->arena_bytes);
     memcpy(s->arena, e->arena, e->arena_bytes);

@@ -145,6 +145,9 @@ static void hash_run(fnv *h, run *r, int arena)
 {
     dpdo_algorithm *a = r->a;
     dpdo__eng *e = dpdo__algorithm_eng(a);
+    /* the arena as the copying commits leave it (DO-ADP swaps x with x' instead of copying:
+     * put back, the bytes are exactly those of the copy; engine_impl.h, vt canonical) */
+    if (arena && e->vt->canonical) e->vt->canonical(e, e->priv, 1);
     if (arena) fnv_add(h, e->arena, e->arena_bytes);
     double x[D];
     for (int b = 0; b < e->nblk; b++) {

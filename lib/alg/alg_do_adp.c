@@ -36,6 +36,8 @@ typedef struct adp {
     dpdo__sampling_desc *samp; /* n */
     double *ws;                /* tasks 1.. of the thread pool: res, g, hg (3d doubles) + d keys */
     unsigned char *bad;        /* n: local() wrote a non-finite x' or m' (outside the arena) */
+    int swapped; /* commit swapped x <-> x' and m <-> m' (blocks and scratch) an odd number of times
+                  */
 } adp;
 
 #define ROW(e, b, i) ((e)->blk[(b)].cur + (size_t)(i) * (size_t)(e)->d)
@@ -523,9 +525,37 @@ static int prepare(dpdo__eng *e, void *priv)
     return dpdo__eng_events_wor(e, B, e->pv.sens, sigma, P->samp);
 }
 
+/* x <-> x' and m <-> m': the state blocks and the scratch rows local() wrote trade places (every
+ * row of x' and m' is written each round: local() runs on every agent) */
+static void swap_new(dpdo__eng *e, adp *P)
+{
+    double *t = e->blk[P->bx].cur;
+    e->blk[P->bx].cur = (double *)e->scr[P->sxnew];
+    e->scr[P->sxnew] = (char *)t;
+    t = e->blk[P->bm].cur;
+    e->blk[P->bm].cur = (double *)e->scr[P->smnew];
+    e->scr[P->smnew] = (char *)t;
+    P->swapped ^= 1;
+}
+
+/* the layout configure() made (vt canonical); move = 1: x and m are also copied into x' and m',
+ * which leaves the bytes a copying commit left (after a committed round its x' and m' equal the
+ * installed x and m; before any round both are 0) */
+static void canonical(dpdo__eng *e, void *priv, int move)
+{
+    adp *P = priv;
+    if (move) {
+        size_t nd = (size_t)e->n * (size_t)e->d * sizeof(double);
+        memcpy(e->scr[P->sxnew], e->blk[P->bx].cur, nd);
+        memcpy(e->scr[P->smnew], e->blk[P->bm].cur, nd);
+    }
+    if (P->swapped) swap_new(e, P);
+}
+
 static void init(dpdo__eng *e, void *priv)
 {
     adp *P = priv;
+    canonical(e, priv, 0); /* a reset starts from configure()'s layout */
     size_t nd = (size_t)e->n * (size_t)e->d * sizeof(double);
     memset(e->blk[P->bx].cur, 0, nd); /* x_0 = 0 (spec §2.3 [R]) */
     memset(e->blk[P->bm].cur, 0, nd);
@@ -676,8 +706,9 @@ static int check(dpdo__eng *e, void *priv, const dpdo__plan *p)
     return DPDO_OK;
 }
 
-/* commit per node j (dpdo__par_for: on the round's threads when the run is parallel): x_j, m_j
- * installed; B1 for an active j: its own replica row xhat_j += s_j (only j's message touches it) */
+/* commit: x and m installed by swapping the blocks with x' and m' (commit() below: no copy, the
+ * same values); per node j (dpdo__par_for: on the round's threads when the run is parallel), B1
+ * for an active j: its own replica row xhat_j += s_j (only j's message touches it) */
 typedef struct commit_arg {
     dpdo__eng *e;
     adp *P;
@@ -689,9 +720,6 @@ static void commit_node(void *arg, int64_t j)
     const commit_arg *a = arg;
     dpdo__eng *e = a->e;
     adp *P = a->P;
-    size_t d = (size_t)e->d;
-    memcpy(ROW(e, P->bx, j), SROW(e, P->sxnew, j), d * sizeof(double));
-    memcpy(ROW(e, P->bm, j), SROW(e, P->smnew, j), d * sizeof(double));
     if (!a->p->is_comp[j]) return;
     const int64_t *cnt = e->scr[P->scnt];
     const struct dpdo_network *net = e->net;
@@ -711,6 +739,7 @@ static void commit_node(void *arg, int64_t j)
 static void commit(dpdo__eng *e, void *priv, const dpdo__plan *p)
 {
     commit_arg a = {e, priv, p};
+    swap_new(e, priv);
     dpdo__par_for(e, e->n, commit_node, &a);
 }
 
@@ -747,4 +776,5 @@ const dpdo__alg_vt dpdo__vt_do_adp = {
     .commit = commit,
     .output = output,
     .release = release,
+    .canonical = canonical,
 };

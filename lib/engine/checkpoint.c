@@ -418,6 +418,10 @@ static void describe_state(dpdo__eng *e, dpdo__ser *s, run_scalars *rs, int encr
         dpdo__ser_idx(s, "ledger charges", e->pv.charged, (int64_t)e->pv.nev * n, 0, INT64_MAX);
         dpdo__ser_idx(s, "ledger order", ledger_pos, e->pv.nev, -1, INT64_MAX);
     }
+    /* the arena as the copying commits leave it: a save moves swapped blocks back (the same
+     * bytes, the same file), a load resets the pointers before the canonical image arrives */
+    if (e->vt->canonical && s->mode != SER_CHECK)
+        e->vt->canonical(e, e->priv, s->mode == SER_WRITE);
     ser_bytes(s, "state arena", e->arena, (int64_t)e->arena_bytes);
     describe_keys(e, s, encrypted, sflags, skeys);
     if (e->vt->ser_priv) e->vt->ser_priv(e, e->priv, s);

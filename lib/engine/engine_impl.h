@@ -197,6 +197,12 @@ typedef struct dpdo__alg_vt {
     /* optional: the private state that changes between rounds and lives outside the state
      * arena (checkpoints, dpdo_algorithm_save). Called after prepare, in a fixed order. */
     void (*ser_priv)(dpdo__eng *e, void *priv, dpdo__ser *s);
+    /* optional: an algorithm whose commit swaps state blocks with scratch regions instead of
+     * copying puts the arena back in the layout configure() made. move = 1: the data too, with
+     * the arena's bytes then exactly those the copying commit would have left (before a save,
+     * and for tests that compare raw arenas); move = 0: the pointers only (the arena's bytes are
+     * about to be overwritten with a canonical image: a load). */
+    void (*canonical)(dpdo__eng *e, void *priv, int move);
 } dpdo__alg_vt;
 
 struct dpdo_algorithm_type {

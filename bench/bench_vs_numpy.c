@@ -477,11 +477,16 @@ int main(void)
             int nth = th ? atoi(th) : 1;
             dpdo_algorithm *a = build(c, &K[c], getenv("DPDO_BENCH_SECURE") != NULL, nth > 0 ? nth : 1);
             fprintf(stderr, "profiling %s\n", prof);
-            double t0 = now(), c0 = cpu_now();
+            double t0 = now(), c0 = cpu_now(), best = INFINITY;
             int64_t nrun = 0;
-            while (now() - t0 < 6) dpdo_algorithm_run(a, 20, NULL), nrun += 20;
-            fprintf(stderr, "%.1f us/round wall, %.1f CPU\n", (now() - t0) / (double)nrun * 1e6,
-                    (cpu_now() - c0) / (double)nrun * 1e6);
+            while (now() - t0 < 6) { /* also the best window of 20 rounds (A/B on a shared machine) */
+                double w0 = now();
+                dpdo_algorithm_run(a, 20, NULL), nrun += 20;
+                best = fmin(best, (now() - w0) / 20);
+            }
+            fprintf(stderr, "%.1f us/round wall, %.1f CPU, best window %.1f wall\n",
+                    (now() - t0) / (double)nrun * 1e6, (cpu_now() - c0) / (double)nrun * 1e6,
+                    best * 1e6);
             dpdo_algorithm_destroy(a);
             return 0;
         }

@@ -566,12 +566,15 @@ static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
         for (int64_t c = 0; c < p->ncomp; c++)
             p->is_comp[p->comp[c]] = 1;
     } else {
-        /* the computing nodes edge by edge (a matched pair side by side), then the isolated ones:
-         * the threads split this list into contiguous chunks, so a pair, whose nodes read each
-         * other's messages, stays on one core; each node's work does not depend on the order
-         * (check() reports in ascending node order, as before) */
+        /* The threads split this list into contiguous chunks. When every node computes, the
+         * list is in ascending order, so that each node runs on the same core round after round
+         * and its rows (z, x, s, the message) stay in that core's cache (issue 19: 2 threads on
+         * DP-DDA b = n = 20, 84-89 -> 76-81 us per round); otherwise the computing nodes go edge
+         * by edge (a matched pair side by side), then the isolated ones, so that a pair, whose
+         * nodes read each other's messages, stays on one core. Each node's work does not depend
+         * on the order (check() reports in ascending node order). */
         int64_t c = 0;
-        for (int64_t q = 0; q < 2 * r->nedges; q++) {
+        for (int64_t q = 0; q < 2 * r->nedges && r->nactive < e->n; q++) {
             int64_t u = r->edges[q];
             if (r->is_active[u] && !p->is_comp[u]) p->is_comp[u] = 1, p->comp[c++] = u;
         }

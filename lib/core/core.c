@@ -5,6 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <stdint.h>
+#include <sys/mman.h>
+#endif
 
 #include "core_impl.h"
 #include "dpdo/status.h"
@@ -107,10 +111,29 @@ int dpdo__fault_fired(void)
 #define fault_hit() 0
 #endif
 
+/* Large blocks (data sets, arenas: >= 4 MiB) ask Linux for transparent huge pages on their
+ * 2 MiB-aligned interior, as NumPy does for its arrays: a round that reads random rows of a
+ * large data set then misses the TLB once per 2 MiB instead of once per 4 KiB. A hint only
+ * (madvise's result is ignored; other systems: nothing). */
+static void *huge_hint(void *p, size_t size)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    enum { HUGE = 2u << 20 };
+    if (p && size >= 2 * (size_t)HUGE) {
+        uintptr_t b = ((uintptr_t)p + HUGE - 1) & ~(uintptr_t)(HUGE - 1);
+        uintptr_t end = ((uintptr_t)p + size) & ~(uintptr_t)(HUGE - 1);
+        if (end > b) (void)madvise((void *)b, end - b, MADV_HUGEPAGE);
+    }
+#else
+    (void)size;
+#endif
+    return p;
+}
+
 void *dpdo__alloc(size_t size)
 {
     if (fault_hit()) return NULL;
-    return malloc(size ? size : 1);
+    return huge_hint(malloc(size ? size : 1), size);
 }
 
 void *dpdo__calloc(size_t n, size_t size)

@@ -23,6 +23,8 @@ struct dpdo__pool {
                                  * claim and the run it belongs to cannot be torn apart */
     atomic_int done;            /* tasks finished in the current run */
     atomic_int stop;
+    atomic_int sleepers;      /* workers waiting on go (registered under mu) */
+    atomic_int caller_sleeps; /* the caller waits on cv_done (registered under mu) */
     dpdo__task_fn fn;
     void *arg;
     struct worker {
@@ -54,7 +56,10 @@ static void run_tasks(dpdo__pool *p)
                                                    memory_order_acquire))
             continue;
         p->fn(p->arg, (int32_t)k);
-        if (atomic_fetch_add_explicit(&p->done, 1, memory_order_acq_rel) + 1 == (int)nt) {
+        /* the last task wakes the caller only if it went to sleep: it registers under the mutex
+         * and then tests done again, and done and caller_sleeps are sequentially consistent, so
+         * either it sees this increment or this thread sees its registration */
+        if (atomic_fetch_add(&p->done, 1) + 1 == (int)nt && atomic_load(&p->caller_sleeps)) {
             pthread_mutex_lock(&p->mu);
             pthread_cond_signal(&p->cv_done);
             pthread_mutex_unlock(&p->mu);
@@ -77,9 +82,11 @@ static void *worker_main(void *v)
                 continue;
             }
             pthread_mutex_lock(&p->mu);
-            while (atomic_load_explicit(&p->gen, memory_order_acquire) == seen &&
+            atomic_fetch_add(&p->sleepers, 1); /* before the test: see pool_run */
+            while (atomic_load(&p->gen) == seen &&
                    !atomic_load_explicit(&p->stop, memory_order_acquire))
                 pthread_cond_wait(&p->go, &p->mu);
+            atomic_fetch_sub(&p->sleepers, 1);
             pthread_mutex_unlock(&p->mu);
         }
         if (atomic_load_explicit(&p->stop, memory_order_acquire)) return NULL;
@@ -122,6 +129,8 @@ int dpdo__pool_create(dpdo__pool **out, int32_t width)
     atomic_init(&p->claim, 0);
     atomic_init(&p->done, 0);
     atomic_init(&p->stop, 0);
+    atomic_init(&p->sleepers, 0);
+    atomic_init(&p->caller_sleeps, 0);
     if (width > 1) {
         p->th = dpdo__calloc((size_t)width - 1, sizeof *p->th);
         p->w = dpdo__calloc((size_t)width - 1, sizeof *p->w);
@@ -160,10 +169,16 @@ void dpdo__pool_run(dpdo__pool *p, int32_t ntasks, dpdo__task_fn fn, void *arg)
     atomic_store_explicit(&p->done, 0, memory_order_relaxed);
     atomic_store_explicit(&p->claim, (uint_fast64_t)ntasks << 32,
                           memory_order_release); /* publishes fn, arg */
-    pthread_mutex_lock(&p->mu);
-    atomic_fetch_add_explicit(&p->gen, 1, memory_order_release);
-    pthread_cond_broadcast(&p->go);
-    pthread_mutex_unlock(&p->mu);
+    /* workers spinning on gen see the bump; a worker that went to sleep registered in sleepers
+     * before its last test of gen, and gen and sleepers are sequentially consistent, so either
+     * it sees the new gen or this thread sees it registered and wakes it (under the mutex, so
+     * that the wake-up cannot fall between its test and its wait) */
+    atomic_fetch_add(&p->gen, 1);
+    if (atomic_load(&p->sleepers)) {
+        pthread_mutex_lock(&p->mu);
+        pthread_cond_broadcast(&p->go);
+        pthread_mutex_unlock(&p->mu);
+    }
     run_tasks(p); /* the caller works too, and takes over what no worker has claimed */
     int spins = 0;
     while (atomic_load_explicit(&p->done, memory_order_acquire) != ntasks) {
@@ -172,8 +187,10 @@ void dpdo__pool_run(dpdo__pool *p, int32_t ntasks, dpdo__task_fn fn, void *arg)
             continue;
         }
         pthread_mutex_lock(&p->mu);
-        while (atomic_load_explicit(&p->done, memory_order_acquire) != ntasks)
+        atomic_store(&p->caller_sleeps, 1); /* before the test: see run_tasks */
+        while (atomic_load(&p->done) != ntasks)
             pthread_cond_wait(&p->cv_done, &p->mu);
+        atomic_store(&p->caller_sleeps, 0);
         pthread_mutex_unlock(&p->mu);
     }
 }

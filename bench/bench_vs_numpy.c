@@ -60,8 +60,8 @@ static double read_bw(void)
 }
 
 /* Read stream on two cores: two threads, each summing its own 256 MB array, total bytes / wall
- * (best of 5). On this VM the cores share the DRAM bandwidth: 2 cores read barely more than 1,
- * so the parts of a round that wait for DRAM (the sample rows) do not halve on 2 threads. */
+ * (best of 5): what the 2-thread rounds can draw from DRAM together (on this VM it varies with
+ * the host's load: 28 GB/s with another job running, 44 GB/s quiet, against 24-26 on one core). */
 typedef struct rd2 {
     const double *a;
     size_t n;

@@ -216,19 +216,28 @@ static int t_exchange(void *user, int status, const dpdo_message *msg, int64_t n
     }
     if (status && !fixed)
         memset(m->scnt, 0, (size_t)P * sizeof *m->scnt); /* its sizes may be garbage */
+    /* fixed sizes and every other rank a peer of this exchange: the status travels as the first
+     * 8 bytes of the data to each peer, and the separate all-reduce of the statuses (one
+     * collective per stage) is left out; every rank still sees every rank's status */
+    const int np0 = use_graph ? m->nnb : P;
+    const int fold = fixed && (use_graph ? np0 == P - 1 : 1);
+    const int64_t hdr = fold ? 8 : 0;
     /* 2. pack, in message order, per receiving rank (a failed rank's fixed rows too, see above) */
     int64_t tot = 0;
     for (int r = 0; r < P; r++) {
-        if (m->scnt[r] > 2147483647LL)
+        if (m->scnt[r] > 2147483647LL - 8)
             return fail(m, DPDO_E_UNSUPPORTED, "a stage sends over 2 GiB to rank %d", r);
-        tot += m->scnt[r];
+        tot += m->scnt[r] + (r != me ? hdr : 0);
     }
     if (grow(&m->sbuf, &m->scap, (size_t)tot + 1)) return fail(m, DPDO_E_NOMEM, "out of memory");
     int64_t off = 0, soff[P];
     int64_t *pos = m->rcnt; /* scratch: pack position per rank */
+    const int64_t mine = status != 0;
     for (int r = 0; r < P; r++) {
-        soff[r] = pos[r] = off;
-        off += m->scnt[r];
+        soff[r] = off;
+        if (r != me && fold) memcpy(m->sbuf + off, &mine, 8); /* the status first */
+        pos[r] = off + (r != me ? hdr : 0);
+        off += m->scnt[r] + (r != me ? hdr : 0);
     }
     for (int64_t k = 0; k < nmsg && (fixed || !status); k++) {
         const dpdo_message *x = &msg[k];
@@ -256,9 +265,11 @@ static int t_exchange(void *user, int status, const dpdo_message *msg, int64_t n
     MPI_Comm comm = use_graph ? m->graph : m->comm;
     int64_t sz_s[np > 0 ? np : 1], sz_r[np > 0 ? np : 1];
     for (int k = 0; k < np; k++)
-        sz_s[k] = m->scnt[peer[k]];
-    int64_t mine = status != 0, all = 0;
-    if ((rc = mpi_call(m, MPI_Iallreduce(&mine, &all, 1, MPI_INT64_T, MPI_MAX, m->comm, &req[0]),
+        sz_s[k] = m->scnt[peer[k]] + (peer[k] != me ? hdr : 0);
+    int64_t all = 0;
+    req[0] = MPI_REQUEST_NULL;
+    if (!fold &&
+        (rc = mpi_call(m, MPI_Iallreduce(&mine, &all, 1, MPI_INT64_T, MPI_MAX, m->comm, &req[0]),
                        "exchange")))
         return rc;
     m->t_ctl += 8;
@@ -271,7 +282,7 @@ static int t_exchange(void *user, int status, const dpdo_message *msg, int64_t n
             if (goes(m, &msg[k], q, me)) inc[q] += msg_bytes(&msg[k]);
         }
         for (int k = 0; k < np; k++)
-            sz_r[k] = inc[peer[k]];
+            sz_r[k] = inc[peer[k]] + (peer[k] != me ? hdr : 0);
     } else {
         rc = use_graph
                  ? MPI_Ineighbor_alltoall(sz_s, 1, MPI_INT64_T, sz_r, 1, MPI_INT64_T, comm, &req[1])
@@ -305,6 +316,15 @@ static int t_exchange(void *user, int status, const dpdo_message *msg, int64_t n
     if ((rc = fixed ? wait_all(m, 2, req, "exchange (status and data)")
                     : wait_all(m, 1, req, "exchange (data)")))
         return rc;
+    if (fold) { /* every rank's status: its own and the peers' first 8 bytes */
+        all = mine;
+        for (int k = 0; k < np; k++) {
+            if (peer[k] == me) continue;
+            int64_t st;
+            memcpy(&st, m->rbuf + m->rd[k], 8);
+            all = st > all ? st : all;
+        }
+    }
     *any_failed = all != 0;
     if (all) return DPDO_OK;
     m->t_msgs += lmsgs;
@@ -312,7 +332,7 @@ static int t_exchange(void *user, int status, const dpdo_message *msg, int64_t n
     for (int r = 0; r < P; r++)
         m->rcnt[r] = -1; /* where each sending rank's bytes start */
     for (int k = 0; k < np; k++)
-        m->rcnt[peer[k]] = m->rd[k];
+        m->rcnt[peer[k]] = m->rd[k] + (peer[k] != me ? hdr : 0);
     /* 4. unpack, in message order, from each sending rank */
     for (int64_t k = 0; k < nmsg; k++) {
         const dpdo_message *x = &msg[k];

@@ -178,6 +178,12 @@ ADP_AVX512 static void clamp_avx512(double *g, const double *hp, double *mn, dou
     if (k < d) clamp_scalar(g + k, hp ? hp + k : NULL, mn + k, cl, first, d - k);
 }
 
+/* lanes whose x or m is NaN or Inf get the top bit (the exponent all ones carries into it) */
+ADP_AVX512 static inline adp_v8u adp_nf2(adp_v8d xv, adp_v8d mv)
+{
+    return (((adp_v8u)xv & ADP_EXP) + ADP_ONE) | (((adp_v8u)mv & ADP_EXP) + ADP_ONE);
+}
+
 /* the 8 lanes' finiteness flags and key OR/AND into the pass's totals */
 ADP_AVX512 static inline void fold8(adp_pass *a, adp_v8u bad, adp_v8u orr, adp_v8u andd)
 {
@@ -192,9 +198,6 @@ ADP_AVX512 static inline void fold8(adp_pass *a, adp_v8u bad, adp_v8u orr, adp_v
 
 ADP_AVX512 static void upd_avx512(adp_pass *a, const double *c, size_t len)
 {
-    const adp_v8u EXP = {ADP_EXP, ADP_EXP, ADP_EXP, ADP_EXP, ADP_EXP, ADP_EXP, ADP_EXP, ADP_EXP};
-    const adp_v8u ONE = {ADP_ONE, ADP_ONE, ADP_ONE, ADP_ONE, ADP_ONE, ADP_ONE, ADP_ONE, ADP_ONE};
-    const adp_v8u ABS = {ADP_ABS, ADP_ABS, ADP_ABS, ADP_ABS, ADP_ABS, ADP_ABS, ADP_ABS, ADP_ABS};
     const double g = a->gamma, be = a->beta, al = a->alpha;
     adp_v8u bad = {0, 0, 0, 0, 0, 0, 0, 0}, orr = bad, andd = ~bad;
     size_t k = 0;
@@ -207,10 +210,10 @@ ADP_AVX512 static void upd_avx512(adp_pass *a, const double *c, size_t len)
             *(adp_v8d *)(a->res + k) = r;
             *(adp_v8d *)(a->mn + k) = mv;
             *(adp_v8d *)(a->xn + k) = xv;
-            adp_v8u u = (adp_v8u)r & ABS;
+            adp_v8u u = (adp_v8u)r & ADP_ABS;
             orr |= u;
             andd &= u;
-            bad |= (((adp_v8u)xv & EXP) + ONE) | (((adp_v8u)mv & EXP) + ONE);
+            bad |= adp_nf2(xv, mv);
         }
     } else {
         for (; k + 8 <= len; k += 8) {
@@ -219,7 +222,7 @@ ADP_AVX512 static void upd_avx512(adp_pass *a, const double *c, size_t len)
             adp_v8d xv = cv + *(const adp_v8d *)(a->x + k);
             *(adp_v8d *)(a->mn + k) = mv;
             *(adp_v8d *)(a->xn + k) = xv;
-            bad |= (((adp_v8u)xv & EXP) + ONE) | (((adp_v8u)mv & EXP) + ONE);
+            bad |= adp_nf2(xv, mv);
         }
     }
     fold8(a, bad, orr, andd);
@@ -237,9 +240,6 @@ ADP_AVX512 static void upd_avx512(adp_pass *a, const double *c, size_t len)
 ADP_AVX512 static void one_avx512(adp_pass *a, const double *const *h, const double *w, int nb,
                                   size_t d)
 {
-    const adp_v8u EXP = {ADP_EXP, ADP_EXP, ADP_EXP, ADP_EXP, ADP_EXP, ADP_EXP, ADP_EXP, ADP_EXP};
-    const adp_v8u ONE = {ADP_ONE, ADP_ONE, ADP_ONE, ADP_ONE, ADP_ONE, ADP_ONE, ADP_ONE, ADP_ONE};
-    const adp_v8u ABS = {ADP_ABS, ADP_ABS, ADP_ABS, ADP_ABS, ADP_ABS, ADP_ABS, ADP_ABS, ADP_ABS};
     const double g = a->gamma, be = a->beta, al = a->alpha;
     adp_v8u bad = {0, 0, 0, 0, 0, 0, 0, 0}, orr = bad, andd = ~bad;
     size_t k = 0;
@@ -253,7 +253,7 @@ ADP_AVX512 static void one_avx512(adp_pass *a, const double *const *h, const dou
             xv = *(const adp_v8d *)(a->x + k) - al * mv + cv;
             adp_v8d r = xv - hv;
             *(adp_v8d *)(a->res + k) = r;
-            adp_v8u u = (adp_v8u)r & ABS;
+            adp_v8u u = (adp_v8u)r & ADP_ABS;
             orr |= u;
             andd &= u;
         } else {
@@ -262,7 +262,7 @@ ADP_AVX512 static void one_avx512(adp_pass *a, const double *const *h, const dou
         }
         *(adp_v8d *)(a->mn + k) = mv;
         *(adp_v8d *)(a->xn + k) = xv;
-        bad |= (((adp_v8u)xv & EXP) + ONE) | (((adp_v8u)mv & EXP) + ONE);
+        bad |= adp_nf2(xv, mv);
     }
     fold8(a, bad, orr, andd);
     if (k < d) { /* the last d mod 8 coordinates */

@@ -37,22 +37,29 @@ static dpdo_dataset *dense_ds(void)
     return ds;
 }
 
+/* the CSR data set of the dense n x d rows Xd (rp, ci, va: room for n + 1 and n d entries) */
+static dpdo_dataset *csr_of(const double *Xd, const double *Yd, int n, int d, int64_t *rp,
+                            int32_t *ci, double *va)
+{
+    int64_t k = 0;
+    for (int i = 0; i < n; i++) {
+        rp[i] = k;
+        for (int j = 0; j < d; j++)
+            if (Xd[i * d + j] != 0.0) ci[k] = j, va[k] = Xd[i * d + j], k++;
+    }
+    rp[n] = k;
+    dpdo_dataset *ds = NULL;
+    CHECK_EQ(dpdo_dataset_create(&ds), DPDO_OK);
+    CHECK_EQ(dpdo_dataset_set_csr(ds, n, d, rp, ci, va, Yd, DPDO_COPY), DPDO_OK);
+    return ds;
+}
+
 static dpdo_dataset *csr_ds(void)
 {
     static int64_t rp[N + 1];
     static int32_t ci[N * D];
     static double va[N * D];
-    int64_t k = 0;
-    for (int i = 0; i < N; i++) {
-        rp[i] = k;
-        for (int j = 0; j < D; j++)
-            if (X[i * D + j] != 0.0) ci[k] = j, va[k] = X[i * D + j], k++;
-    }
-    rp[N] = k;
-    dpdo_dataset *ds = NULL;
-    CHECK_EQ(dpdo_dataset_create(&ds), DPDO_OK);
-    CHECK_EQ(dpdo_dataset_set_csr(ds, N, D, rp, ci, va, Y, DPDO_COPY), DPDO_OK);
-    return ds;
+    return csr_of(X, Y, N, D, rp, ci, va);
 }
 
 /* independent scalar losses */
@@ -432,23 +439,18 @@ static void one_row_same_bits(void)
     static int64_t rp[R + 1];
     static int32_t ci[R * DL];
     static double va[R * DL];
-    int64_t nz = 0;
     for (int i = 0; i < R; i++) {
-        rp[i] = nz;
         for (int j = 0; j < DL; j++) {
             double v = urand() < 0.4 ? 0.0 : nrand();
             if (i == R - 1 && j % 3 == 0) v = 1e300; /* the overflow row */
             Xl[i * DL + j] = v;
-            if (v != 0.0) ci[nz] = j, va[nz] = v, nz++;
         }
         Yl[i] = i % 2 ? 1.0 : -1.0;
     }
-    rp[R] = nz;
     dpdo_dataset *dss[2] = {NULL, NULL};
     CHECK_EQ(dpdo_dataset_create(&dss[0]), DPDO_OK);
     CHECK_EQ(dpdo_dataset_set_dense(dss[0], R, DL, Xl, Yl, DPDO_COPY), DPDO_OK);
-    CHECK_EQ(dpdo_dataset_create(&dss[1]), DPDO_OK);
-    CHECK_EQ(dpdo_dataset_set_csr(dss[1], R, DL, rp, ci, va, Yl, DPDO_COPY), DPDO_OK);
+    dss[1] = csr_of(Xl, Yl, R, DL, rp, ci, va);
     struct uphi u = {0, 0, 0};
     dpdo_loss *ls[3] = {NULL, NULL, NULL};
     CHECK_EQ(dpdo_loss_create(&ls[0], dpdo_loss_type_find("hinge"), NULL, DL), DPDO_OK);

@@ -574,10 +574,11 @@ static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
          * nodes read each other's messages, stays on one core. Each node's work does not depend
          * on the order (check() reports in ascending node order). */
         int64_t c = 0;
-        for (int64_t q = 0; q < 2 * r->nedges && r->nactive < e->n; q++) {
-            int64_t u = r->edges[q];
-            if (r->is_active[u] && !p->is_comp[u]) p->is_comp[u] = 1, p->comp[c++] = u;
-        }
+        if (r->nactive < e->n)
+            for (int64_t q = 0; q < 2 * r->nedges; q++) {
+                int64_t u = r->edges[q];
+                if (r->is_active[u] && !p->is_comp[u]) p->is_comp[u] = 1, p->comp[c++] = u;
+            }
         for (int64_t t = 0; t < r->nactive; t++) {
             int64_t u = r->active[t];
             if (!p->is_comp[u]) p->is_comp[u] = 1, p->comp[c++] = u;

@@ -219,8 +219,7 @@ static int t_exchange(void *user, int status, const dpdo_message *msg, int64_t n
     /* fixed sizes and every other rank a peer of this exchange: the status travels as the first
      * 8 bytes of the data to each peer, and the separate all-reduce of the statuses (one
      * collective per stage) is left out; every rank still sees every rank's status */
-    const int np0 = use_graph ? m->nnb : P;
-    const int fold = fixed && (use_graph ? np0 == P - 1 : 1);
+    const int fold = fixed && (!use_graph || m->nnb == P - 1);
     const int64_t hdr = fold ? 8 : 0;
     /* 2. pack, in message order, per receiving rank (a failed rank's fixed rows too, see above) */
     int64_t tot = 0;

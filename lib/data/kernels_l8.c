@@ -42,7 +42,9 @@
  * CPU. (NaN results are NaN on every path; their sign and payload bits may differ.)
  * -DDPDO__L8_NO_FMA restores the arithmetic before the FMA change (two roundings, vmath_impl.h's
  * exp with its cut to 0 below -708.39, G_j[k] += (scale c_h) x_hj and no scale at the end) bit for
- * bit.
+ * bit. The common logistic call (copy with -y_h x_h, fma margins, gradient only, no clipping,
+ * d <= 8) runs a software-pipelined instance on AVX-512 and AVX2 (L8P_KERNEL below): the same
+ * operations in the same order per accumulator, so the same bits.
  *
  * This is a different summation order from dpdo__lin_grad_logistic's (4 interleaved sums per
  * 256-row chunk) and from the row kernels' (dpdo__lin_grad): a deliberate numeric change of

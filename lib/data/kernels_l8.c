@@ -281,6 +281,21 @@ static inline __attribute__((always_inline)) l4d l8_look4s(l4i k)
 #define L8_AVX2_TARGET "avx2"
 #endif
 
+/* the kernels' constants: zero, one, the sign bit, the exp's table (kernels_l8_exp.h) in
+ * registers, the lane numbers */
+/* clang-format off */
+#define L8_CONSTS(VD, VI, W)                                                                       \
+    const VD VZ = {0}, ONE = VZ + 1.0;                                                             \
+    const VI SIGN = (VI){0} + INT64_MIN;                                                           \
+    VD TBL[16 / W];                                                                                \
+    L8_UNROLL for (int i_ = 0; i_ < 16 / W; i_++)                                                  \
+        TBL[i_] = *(const VD *)(dpdo__l8e_table + i_ * W);                                         \
+    (void)TBL;                                                                                     \
+    VI LANE;                                                                                       \
+    for (int t_ = 0; t_ < W; t_++)                                                                 \
+        LANE[t_] = t_
+/* clang-format on */
+
 /* SB = 8, 16 or 32 samples per iteration (one to four 8-sample blocks; SSE2 8, AVX2 16, AVX-512 32:
  * the fastest measured on Zen 4) as NV = SB / W vectors of W lanes (VD, VI); vector v holds samples
  * h0 + v W .. h0 + v W + W - 1, i.e. lanes u W .. u W + W - 1 of the 8-lane order with u = v mod (8
@@ -300,16 +315,8 @@ static inline __attribute__((always_inline)) l4d l8_look4s(l4i k)
         enum { NU = 8 / W, NV = SB / W };                                                          \
         if (KL >= 0) kind = KL; /* a logistic instance: the other branches fold away */           \
         const int64_t d = DD > 0 ? DD : ds->d, st = DPDO__L8_PAD; /* copy and buffer */           \
-        const VD VZ = {0}, ONE = VZ + 1.0;                                                         \
-        const VI SIGN = (VI){0} + INT64_MIN;                                                       \
+        L8_CONSTS(VD, VI, W);                                                                      \
         const int px = tc && tc->px; /* the copy holds -y_h x_h: s_h is the margin */             \
-        VD TBL[16 / W]; /* the exp's table (kernels_l8_exp.h) */                                   \
-        L8_UNROLL for (int i = 0; i < 16 / W; i++)                                                 \
-            TBL[i] = *(const VD *)(dpdo__l8e_table + i * W);                                       \
-        (void)TBL;                                                                                 \
-        VI LANE;                                                                                   \
-        for (int t = 0; t < W; t++)                                                                \
-            LANE[t] = t;                                                                           \
         VD G[DPDO__L8_DMAX][NU], LS[NU], WB[DPDO__L8_DMAX]; /* WB: w_j in every lane */            \
         L8_UNROLL for (int j = 0; j < DPDO__L8_DMAX; j++) /* w_j, or +0 for -0: the same margin */ \
             WB[j] = VZ + (j < d ? w[j] : 0.0);                                                     \
@@ -470,15 +477,7 @@ L8_SET(avx512, __attribute__((target("avx512f"))), l8d, l8i, 8, 32, L8_FMA8, L8_
     {                                                                                              \
         enum { NU = 8 / W, NV = DPDO__L8_PAD / W, SB = DPDO__L8_PAD }; /* one copy block */       \
         const int64_t st = DPDO__L8_PAD;                                                           \
-        const VD VZ = {0}, ONE = VZ + 1.0;                                                         \
-        const VI SIGN = (VI){0} + INT64_MIN;                                                       \
-        VD TBL[16 / W]; /* the exp's table (kernels_l8_exp.h) */                                   \
-        L8_UNROLL for (int i = 0; i < 16 / W; i++)                                                 \
-            TBL[i] = *(const VD *)(dpdo__l8e_table + i * W);                                       \
-        (void)TBL;                                                                                 \
-        VI LANE;                                                                                   \
-        for (int t = 0; t < W; t++)                                                                \
-            LANE[t] = t;                                                                           \
+        L8_CONSTS(VD, VI, W);                                                                      \
         VD G[DD][NU], WB[DD], M[NV], C[NV];                                                        \
         L8_UNROLL for (int j = 0; j < DD; j++) {                                                   \
             WB[j] = VZ + w[j];                                                                     \

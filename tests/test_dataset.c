@@ -1654,8 +1654,12 @@ static void test_logit8_paths(void)
                                     mag[j] += fabsl(c * x[j]) / (long double)q;
                                 }
                             }
+                            /* mag > 0 (the check is not vacuous) where long double has its own
+                             * range: valgrind computes it as double, where exp(-1500) is 0 */
+                            volatile long double xm = -1500.0L; /* not folded at compile time */
+                            const int ldr = expl(xm) > 0;
                             for (int64_t j = 0; j < d; j++)
-                                CHECK_MSG(fabsl(gm[j] - ref[j]) <= 1e-12L * mag[j] + 1e-300L && mag[j] > 0,
+                                CHECK_MSG(fabsl(gm[j] - ref[j]) <= 1e-12L * mag[j] + 1e-300L && (mag[j] > 0 || !ldr),
                                           "kind %d q %lld d %lld j %lld: %.17g vs long double %.17Lg (mag %Lg)",
                                           kind, (long long)q, (long long)d, (long long)j, gm[j], ref[j], mag[j]);
                         }

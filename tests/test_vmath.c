@@ -21,6 +21,21 @@ static double ulps(double a, long double ref)
     return (double)(fabsl((long double)a - ref) / u);
 }
 
+/* The references' own error, in ulps of the double result: 0 where long double has its 64-bit
+ * significand; 1 where it is computed as double (valgrind emulates x87 arithmetic in double, so
+ * expl and log1pl are then themselves only about double-accurate). The documented bounds are
+ * checked as they stand on real hardware (make check); under such an emulation they are checked
+ * with this slack added. Detected at run time (volatile: not folded by the compiler). */
+static double ref_slack(void)
+{
+    volatile long double one = 1.0L, tiny = 0x1p-60L;
+    static int said;
+    const int wide = one + tiny != one;
+    if (!wide && !said++)
+        printf("# long double has no extra precision here (an emulator?): ulp bounds + 1\n");
+    return wide ? 0.0 : 1.0;
+}
+
 static uint64_t st = 88172645463325252ull;
 static double unif(void) /* xorshift64, (0, 1) */
 {
@@ -41,8 +56,8 @@ static void test_exp_log1p_bounds(void)
         double v = ulps(dpdo__log1p01(e), log1pl((long double)e));
         if (v > ml) ml = v;
     }
-    CHECK_MSG(me <= 1.5, "exp: %.3f ulp", me);
-    CHECK_MSG(ml <= 3.0, "log1p: %.3f ulp", ml);
+    CHECK_MSG(me <= 1.5 + ref_slack(), "exp: %.3f ulp", me);
+    CHECK_MSG(ml <= 3.0 + ref_slack(), "log1p: %.3f ulp", ml);
     CHECK(me > 0.3); /* the sweep really measured something (a correctly rounded exp is not claimed) */
     /* edges */
     CHECK(dpdo__exp_neg(0.0) == 1.0);
@@ -51,8 +66,8 @@ static void test_exp_log1p_bounds(void)
     CHECK(dpdo__exp_neg(-INFINITY) == 0.0);
     CHECK(isnan(dpdo__exp_neg(NAN)));
     CHECK(dpdo__log1p01(0.0) == 0.0);
-    CHECK(ulps(dpdo__log1p01(1.0), log1pl(1.0L)) <= 3.0);
-    CHECK(ulps(dpdo__exp_neg(-708.0), expl(-708.0L)) <= 1.5);
+    CHECK(ulps(dpdo__log1p01(1.0), log1pl(1.0L)) <= 3.0 + ref_slack());
+    CHECK(ulps(dpdo__exp_neg(-708.0), expl(-708.0L)) <= 1.5 + ref_slack());
 }
 
 /* The 8-lane kernel's table-driven FMA exp (kernels_l8_exp.h) against expl over 10^7 points (10^6
@@ -75,11 +90,11 @@ static void test_l8_exp_bounds(void)
     if (getenv("DPDO_TEST_VERBOSE"))
         printf("l8 exp: max %.4f / %.4f / %.4f ulp on [-708.39, 0] / [-40, 0] / [-ln2/32, 0]\n", mx[0], mx[1], mx[2]);
     for (int k = 0; k < 3; k++) {
-        CHECK_MSG(mx[k] <= 1.65, "l8 exp part %d: %.3f ulp", k, mx[k]);
+        CHECK_MSG(mx[k] <= 1.65 + ref_slack(), "l8 exp part %d: %.3f ulp", k, mx[k]);
         CHECK(mx[k] > 0.3); /* measured something: not claimed correctly rounded */
     }
     CHECK(dpdo__l8_exp_neg(-708.39) >= 0x1p-1022); /* the smallest result is normal */
-    CHECK(ulps(dpdo__l8_exp_neg(-708.39), expl((long double)-708.39)) <= 1.65);
+    CHECK(ulps(dpdo__l8_exp_neg(-708.39), expl((long double)-708.39)) <= 1.65 + ref_slack());
     CHECK(dpdo__l8_exp_neg(0.0) == 1.0);
     CHECK(dpdo__l8_exp_neg(-0.0) == 1.0);
     /* the clamp: exp(-708.39) below it, a positive normal number (never 0, Inf or NaN) */
@@ -91,13 +106,13 @@ static void test_l8_exp_bounds(void)
     CHECK(dpdo__l8_exp_neg(nextafter(-708.39, 0.0)) >= emin); /* monotone across the clamp */
     CHECK(isnan(dpdo__l8_exp_neg(NAN)));
     CHECK(dpdo__l8_exp_neg(-0x1p-60) == 1.0);
-    CHECK(ulps(dpdo__l8_exp_neg(-1.0), expl(-1.0L)) <= 1.65);
+    CHECK(ulps(dpdo__l8_exp_neg(-1.0), expl(-1.0L)) <= 1.65 + ref_slack());
     /* every table entry (x = -j ln2 / 16, k = -j) and a step across each entry boundary */
     for (int j = 0; j <= 64; j++) {
         const long double xl = -(long double)j * 0.693147180559945309417232121458176568L / 16;
-        CHECK_MSG(ulps(dpdo__l8_exp_neg((double)xl), expl((long double)(double)xl)) <= 1.65, "j %d", j);
+        CHECK_MSG(ulps(dpdo__l8_exp_neg((double)xl), expl((long double)(double)xl)) <= 1.65 + ref_slack(), "j %d", j);
         const double xb = (double)(xl - 0.693147180559945309417232121458176568L / 32);
-        CHECK_MSG(ulps(dpdo__l8_exp_neg(xb), expl((long double)xb)) <= 1.65, "boundary %d", j);
+        CHECK_MSG(ulps(dpdo__l8_exp_neg(xb), expl((long double)xb)) <= 1.65 + ref_slack(), "boundary %d", j);
         CHECK(dpdo__l8_exp_neg(nextafter(xb, 0.0)) >= dpdo__l8_exp_neg(xb));
     }
 }

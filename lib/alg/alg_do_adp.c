@@ -107,7 +107,7 @@ static void upd_scalar(adp_pass *a, const double *c, size_t len)
         }
         a->mn[k] = mv;
         a->xn[k] = xv;
-        bad |= ((adp_bits(xv) & ADP_EXP) + ADP_ONE) | ((adp_bits(mv) & ADP_EXP) + ADP_ONE);
+        bad |= dpdo__nf_bits(xv) | dpdo__nf_bits(mv);
     }
     a->bad = bad, a->orr = orr, a->andd = andd;
 }

@@ -719,21 +719,12 @@ typedef struct cb_args {
  * compiled for its target (AVX2 or the baseline) */
 #define DDA_INLINE DPDO__ALWAYS_INLINE
 
-/* the sign bit is set iff v is Inf or NaN (exponent all ones: adding 1 at its lowest bit carries
- * into the sign bit); ORed over a block, branch-free so that it vectorises */
-DDA_INLINE static inline uint64_t nf_bits(double v)
-{
-    uint64_t b;
-    memcpy(&b, &v, sizeof b);
-    return (b & 0x7ff0000000000000ull) + 0x0010000000000000ull;
-}
-
 /* 1 if some x[k] is Inf or NaN */
 DDA_INLINE static inline int any_nonfinite(const double *x, size_t n)
 {
     uint64_t acc = 0;
     for (size_t k = 0; k < n; k++)
-        acc |= nf_bits(x[k]);
+        acc |= dpdo__nf_bits(x[k]);
     return (int)(acc >> 63);
 }
 
@@ -765,26 +756,26 @@ DDA_INLINE static inline int pair_block(const cb_args *a, size_t k0, size_t len,
             for (size_t k = 0; k < len; k++) {
                 double v = w0 * x0[k] + w1 * x1[k];
                 zb[k] = v;
-                acc |= nf_bits(v) | nf_bits(v * c);
+                acc |= dpdo__nf_bits(v) | dpdo__nf_bits(v * c);
             }
         else
             for (size_t k = 0; k < len; k++) {
                 double v = w0 * x0[k] + w1 * x1[k];
                 zb[k] = v;
-                acc |= nf_bits(v) | nf_bits(dpdo__soft(v, tau) * c);
+                acc |= dpdo__nf_bits(v) | dpdo__nf_bits(dpdo__soft(v, tau) * c);
             }
     } else {
         if (a->pm->kind == DPDO__PMAP_SCALE)
             for (size_t k = 0; k < len; k++) {
                 double v = (x0[k] + x1[k]) * inv;
                 zb[k] = v;
-                acc |= nf_bits(v) | nf_bits(v * c);
+                acc |= dpdo__nf_bits(v) | dpdo__nf_bits(v * c);
             }
         else
             for (size_t k = 0; k < len; k++) {
                 double v = (x0[k] + x1[k]) * inv;
                 zb[k] = v;
-                acc |= nf_bits(v) | nf_bits(dpdo__soft(v, tau) * c);
+                acc |= dpdo__nf_bits(v) | dpdo__nf_bits(dpdo__soft(v, tau) * c);
             }
     }
     return (int)(acc >> 63);

@@ -217,15 +217,11 @@ static size_t first_nonfinite_tail(const double *x, size_t i, size_t n)
 
 static size_t first_nonfinite_portable(const double *x, size_t n)
 {
-    const uint64_t EXP = 0x7ff0000000000000ull, ONE = 0x0010000000000000ull;
     size_t i = 0;
     for (; i + 16 <= n; i += 16) {
         uint64_t acc = 0;
-        for (int k = 0; k < 16; k++) {
-            uint64_t b;
-            memcpy(&b, x + i + k, sizeof b);
-            acc |= (b & EXP) + ONE;
-        }
+        for (int k = 0; k < 16; k++)
+            acc |= dpdo__nf_bits(x[i + k]);
         if (acc >> 63) break;
     }
     return first_nonfinite_tail(x, i, n);

@@ -162,6 +162,16 @@ int __asan_address_is_poisoned(void const volatile *addr);
 #define DPDO__ALWAYS_INLINE
 #endif
 
+/* The sign bit of the result is set iff v is Inf or NaN: an exponent of all ones plus 1 at its
+ * lowest bit carries into the sign bit. ORed over many values and tested once (>> 63):
+ * branch-free, so that a loop of it vectorises. */
+static inline DPDO__ALWAYS_INLINE uint64_t dpdo__nf_bits(double v)
+{
+    uint64_t b;
+    __builtin_memcpy(&b, &v, sizeof b);
+    return (b & 0x7ff0000000000000ull) + 0x0010000000000000ull;
+}
+
 /* A cache hint for len bytes at p (into L2: a few tens of KB issued ahead of work that does
  * not need them yet would otherwise be evicted from L1 by that work). No effect on results. */
 static inline void dpdo__prefetch(const void *p, size_t len)

@@ -1029,10 +1029,8 @@ int dpdo__lin_grad_logistic(const struct dpdo_dataset *ds, const int64_t *rows, 
         uint64_t acc = 0;                                                                          \
         for (size_t j = 0; j < d; j++) {                                                           \
             double v = 0.0 + a * x[j];                                                             \
-            uint64_t b;                                                                            \
-            memcpy(&b, &v, sizeof b);                                                              \
             y[j] = v;                                                                              \
-            acc |= (b & 0x7ff0000000000000ull) + 0x0010000000000000ull;                            \
+            acc |= dpdo__nf_bits(v);                                                               \
         }                                                                                          \
         return !(acc >> 63);                                                                       \
     }

@@ -314,15 +314,6 @@ noise_affine_fma(double *restrict out, const double *restrict z, double a, doubl
         out[k] = z[k] + a * __builtin_fma(s, nz[k], out[k]);
 }
 
-/* 1 if the sign bit of nf_add(v) is clear for every v ORed in: v is finite (an exponent of all
- * ones carries into the sign bit) */
-static inline uint64_t nf_add(double v)
-{
-    uint64_t b;
-    memcpy(&b, &v, sizeof b);
-    return (b & 0x7ff0000000000000ull) + 0x0010000000000000ull;
-}
-
 /* the normals in out itself (the caller drew them there) */
 __attribute__((target("avx2,fma"))) static int
 noise_affine_row_fma(double *restrict out, const double *restrict z, double a, double s, double c,
@@ -332,7 +323,7 @@ noise_affine_row_fma(double *restrict out, const double *restrict z, double a, d
     if (row)
         for (size_t k = 0; k < n; k++) {
             double g = 0.0 + c * row[k];
-            acc |= nf_add(g);
+            acc |= dpdo__nf_bits(g);
             out[k] = z[k] + a * __builtin_fma(s, out[k], g);
         }
     else

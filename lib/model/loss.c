@@ -337,6 +337,30 @@ int dpdo__loss_check_x(const struct dpdo_loss *loss, const struct dpdo_shard *sh
 enum { CHUNK = 256 };
 
 /* tc: the node's transposed copy for a full batch (kernels_l8.c), or NULL */
+/* A phi-kind loss's derivative function and its context (NULL for a built-in loss) */
+static dpdo__phi_fn phi_of(const struct dpdo_loss *loss, struct user_phi_ctx *uc)
+{
+    *uc = (struct user_phi_ctx){loss, 0, 0.0, 0.0};
+    return loss->builtin >= 0 ? builtin_phi[loss->builtin] : user_phi;
+}
+#define PHI_CTX(loss, uc) ((loss)->builtin >= 0 ? NULL : (const void *)(uc))
+
+/* The kernels bound |phi'| * ||a|| (with the stored row norm) by their clip argument; the
+ * Euclidean norm of the rounded vector phi' * a can exceed that by about (d/2 + 2) ulps, so the
+ * bound is shrunk by (d + 8) eps to make every computed per-sample norm <= clip (0: no clip). */
+static double clip_bound(double clip, int64_t dim)
+{
+    return clip == INFINITY ? 0.0 : clip * (1.0 - (double)(dim + 8) * DBL_EPSILON);
+}
+
+/* DPDO_E_CALLBACK for a failed user phi callback */
+static int phi_cb_err(const struct dpdo_loss *loss, const struct user_phi_ctx *uc, char *err)
+{
+    return dpdo__err(err, DPDO_E_CALLBACK,
+                     "loss '%s': phi callback returned %d (margin %g, label %g)", loss->type->name,
+                     uc->rc, uc->bad_margin, uc->bad_label);
+}
+
 static int eval_core(const struct dpdo_loss *loss, const struct dpdo_shard *sh,
                      const struct dpdo__tcopy *tc, const double *x, const int64_t *idx, int64_t m,
                      double clip, double *value, double *grad, int64_t *nclipped, double *scratch,
@@ -373,17 +397,13 @@ static int eval_core(const struct dpdo_loss *loss, const struct dpdo_shard *sh,
      * their own path): zeroing, gradient and its finiteness test in one pass (the same bits) */
     if (grad && idx && count == 1 && loss->kind == DPDO_LOSS_KIND_PHI &&
         loss->builtin != DPDO__LOSS_LOGISTIC) {
-        struct user_phi_ctx uc = {loss, 0, 0.0, 0.0};
-        dpdo__phi_fn phi = loss->builtin >= 0 ? builtin_phi[loss->builtin] : user_phi;
-        double clipb = clip == INFINITY ? 0.0 : clip * (1.0 - (double)(dim + 8) * DBL_EPSILON);
+        struct user_phi_ctx uc;
+        dpdo__phi_fn phi = phi_of(loss, &uc);
         double ls = 0.0;
-        if (dpdo__lin_grad1(sh->parent, dpdo__shard_row(sh, idx[0]), x, phi,
-                            loss->builtin >= 0 ? NULL : &uc, clipb, inv, acc, &ls, &ncl, &finite)) {
+        if (dpdo__lin_grad1(sh->parent, dpdo__shard_row(sh, idx[0]), x, phi, PHI_CTX(loss, &uc),
+                            clip_bound(clip, dim), inv, acc, &ls, &ncl, &finite)) {
             lsum += ls;
-            if (uc.rc)
-                return dpdo__err(err, DPDO_E_CALLBACK,
-                                 "loss '%s': phi callback returned %d (margin %g, label %g)", name,
-                                 uc.rc, uc.bad_margin, uc.bad_label);
+            if (uc.rc) return phi_cb_err(loss, &uc, err);
             goto done;
         }
     }
@@ -391,15 +411,11 @@ static int eval_core(const struct dpdo_loss *loss, const struct dpdo_shard *sh,
 
     if (loss->kind == DPDO_LOSS_KIND_PHI) {
         const struct dpdo_dataset *ds = sh->parent;
-        struct user_phi_ctx uc = {loss, 0, 0.0, 0.0};
-        dpdo__phi_fn phi = loss->builtin >= 0 ? builtin_phi[loss->builtin] : user_phi;
-        const void *ctx = loss->builtin >= 0 ? NULL : &uc;
+        struct user_phi_ctx uc;
+        dpdo__phi_fn phi = phi_of(loss, &uc);
+        const void *ctx = PHI_CTX(loss, &uc);
         const double sc = grad ? inv : 0.0; /* scale 0: the kernel skips the axpy */
-        /* The kernel bounds |phi'| * ||a|| (with the stored row norm) by its clip
-         * argument; the Euclidean norm of the rounded vector phi' * a can exceed
-         * that by about (d/2 + 2) ulps, so shrink the bound by (d + 8) eps to
-         * make every computed per-sample norm <= clip. */
-        double clipb = clip == INFINITY ? 0.0 : clip * (1.0 - (double)(dim + 8) * DBL_EPSILON);
+        const double clipb = clip_bound(clip, dim);
         /* the built-in logistic loss on short dense rows: one vectorised pass (loss values only
          * when asked for) */
         const int logit = loss->builtin == DPDO__LOSS_LOGISTIC;
@@ -429,10 +445,7 @@ static int eval_core(const struct dpdo_loss *loss, const struct dpdo_shard *sh,
                 ncl += nc;
             }
         }
-        if (uc.rc)
-            return dpdo__err(err, DPDO_E_CALLBACK,
-                             "loss '%s': phi callback returned %d (margin %g, label %g)", name,
-                             uc.rc, uc.bad_margin, uc.bad_label);
+        if (uc.rc) return phi_cb_err(loss, &uc, err);
     } else { /* batch kind */
         if (clip > 0.0 && clip < INFINITY) {
             for (int64_t k = 0; k < count; k++) {
@@ -508,22 +521,17 @@ int dpdo__loss_row1(const struct dpdo_loss *loss, const struct dpdo_shard *sh, c
 {
     const struct dpdo_dataset *ds = sh->parent;
     if (!dpdo__loss_row1_ok(loss, sh)) return 0;
-    const int64_t dim = loss->dim;
-    struct user_phi_ctx uc = {loss, 0, 0.0, 0.0};
-    dpdo__phi_fn phi = loss->builtin >= 0 ? builtin_phi[loss->builtin] : user_phi;
     /* eval_core's steps for a batch of one row (inv = 1) */
-    double clipb = clip == INFINITY ? 0.0 : clip * (1.0 - (double)(dim + 8) * DBL_EPSILON);
+    struct user_phi_ctx uc;
+    dpdo__phi_fn phi = phi_of(loss, &uc);
     double ls = 0.0;
     int64_t ncl = 0, r = dpdo__shard_row(sh, idx0);
-    *coef = dpdo__lin_coef1(ds, r, x, phi, loss->builtin >= 0 ? NULL : &uc, clipb, 1.0, &ls, &ncl);
+    *coef = dpdo__lin_coef1(ds, r, x, phi, PHI_CTX(loss, &uc), clip_bound(clip, loss->dim), 1.0,
+                            &ls, &ncl);
     *row = ds->X + (size_t)r * (size_t)ds->d;
-    if (uc.rc)
-        return dpdo__err(err, DPDO_E_CALLBACK,
-                         "loss '%s': phi callback returned %d (margin %g, label %g)",
-                         loss->type->name, uc.rc, uc.bad_margin, uc.bad_label);
-    double v = (0.0 + ls) * 1.0;
-    if (!isfinite(v))
-        return dpdo__err(err, DPDO_E_NUMERIC, "loss '%s': mean loss is %g", loss->type->name, v);
+    if (uc.rc) return phi_cb_err(loss, &uc, err);
+    if (!isfinite(ls)) /* the mean of one value: ls itself (0 + ls is ls when it is not finite) */
+        return dpdo__err(err, DPDO_E_NUMERIC, "loss '%s': mean loss is %g", loss->type->name, ls);
     return 1;
 }
 

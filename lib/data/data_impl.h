@@ -96,15 +96,15 @@ int dpdo__logit_long(const struct dpdo_dataset *ds, const int64_t *rows, int64_t
 void dpdo__lin_grad(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m, const double *w,
                     dpdo__phi_fn phi, const void *ctx, double clip, double scale, double *grad,
                     double *loss_sum, int64_t *nclipped);
+/* The scaled coefficient a of the one row r in dpdo__lin_grad (its gradient is 0 + a x_r), its
+ * loss and whether it was clipped (0/1); dense or CSR rows. */
+double dpdo__lin_coef1(const struct dpdo_dataset *ds, int64_t r, const double *w, dpdo__phi_fn phi,
+                       const void *ctx, double clip, double scale, double *loss_sum,
+                       int64_t *nclipped);
 /* grad = 0, then dpdo__lin_grad of the one row r, bit for bit, in one pass for a dense row (no
  * separate zeroing); *finite = 1 if every grad[k] is finite (the test of the d values for a
  * dense row, of the row's coordinates for CSR, whose other values are 0). Returns 1 if it ran,
  * 0 (nothing written) for other layouts. */
-/* The scaled coefficient a of that row (its gradient is 0 + a x_r), its loss and whether it was
- * clipped (0/1); dense or CSR rows. */
-double dpdo__lin_coef1(const struct dpdo_dataset *ds, int64_t r, const double *w, dpdo__phi_fn phi,
-                       const void *ctx, double clip, double scale, double *loss_sum,
-                       int64_t *nclipped);
 int dpdo__lin_grad1(const struct dpdo_dataset *ds, int64_t r, const double *w, dpdo__phi_fn phi,
                     const void *ctx, double clip, double scale, double *grad, double *loss_sum,
                     int64_t *nclipped, int *finite);

@@ -281,6 +281,18 @@ static inline __attribute__((always_inline)) l4d l8_look4s(l4i k)
 #define L8_AVX2_TARGET "avx2"
 #endif
 
+/* OUT = L8_TREE of one feature's NU accumulators GJ of W lanes: in registers (HSUM) for one
+ * 8-lane vector, else through the 8 doubles T8 */
+#define L8_LANE_TREE(VD, W, NU, HSUM, GJ, T8, OUT)                                                 \
+    do {                                                                                           \
+        if (W == 8) {                                                                              \
+            OUT = HSUM((GJ)[0]);                                                                   \
+        } else {                                                                                   \
+            L8_UNROLL for (int u_ = 0; u_ < NU; u_++) * (VD *)((T8) + u_ * W) = (GJ)[u_];          \
+            OUT = L8_TREE(T8);                                                                     \
+        }                                                                                          \
+    } while (0)
+
 /* the kernels' constants: zero, one, the sign bit, the exp's table (kernels_l8_exp.h) in
  * registers, the lane numbers */
 /* clang-format off */
@@ -414,13 +426,7 @@ static inline __attribute__((always_inline)) l4d l8_look4s(l4i k)
         if (scale != 0.0)                                                                          \
             L8_UNROLL for (int64_t j = 0; j < d; j++) {                                            \
                 double tj;                                                                         \
-                if (W == 8) {                                                                      \
-                    tj = HSUM(G[j][0]); /* the same tree in registers */                           \
-                } else {                                                                           \
-                    L8_UNROLL for (int u = 0; u < NU; u++)                                         \
-                        *(VD *)(t8 + u * W) = G[j][u];                                             \
-                    tj = L8_TREE(t8);                                                              \
-                }                                                                                  \
+                L8_LANE_TREE(VD, W, NU, HSUM, G[j], t8, tj);                                       \
                 grad[j] += L8_SCALE_LATE ? scale * tj : tj;                                        \
             }                                                                                      \
         if (loss_sum) {                                                                            \
@@ -471,11 +477,25 @@ L8_SET(avx512, __attribute__((target("avx512f"))), l8d, l8i, 8, 32, L8_FMA8, L8_
  * the same values in the same order as L8_KERNEL with kind = logistic, px, mf, no loss and no
  * clipping: the same bits (tests/test_dataset.c, test_logit8_paths). */
 /* clang-format off */
-#define L8P_KERNEL(NAME, ATTR, DD, VD, VI, W, FM, LOOK, CLAMP, HSUM)                                  \
+/* M = the margins of the block at X; G += the gradient terms C of the block at X */
+#define L8P_MARGINS(X, DD, VD, W, FM)                                                              \
+    do {                                                                                           \
+        L8_UNROLL for (int v = 0; v < NV; v++) M[v] = VZ;                                          \
+        L8_UNROLL for (int j = 0; j < DD; j++)                                                     \
+            L8_UNROLL for (int v = 0; v < NV; v++)                                                 \
+                M[v] = FM(*(const VD *)((X) + j * st + v * W), WB[j], M[v]);                       \
+    } while (0)
+#define L8P_GRAD(X, DD, VD, W, FM)                                                                 \
+    do {                                                                                           \
+        L8_UNROLL for (int j = 0; j < DD; j++)                                                     \
+            L8_UNROLL for (int v = 0; v < NV; v++)                                                 \
+                G[j][v % NU] = FM(C[v], *(const VD *)((X) + j * st + v * W), G[j][v % NU]);        \
+    } while (0)
+#define L8P_KERNEL(NAME, ATTR, DD, VD, VI, W, FM, LOOK, CLAMP, HSUM)                               \
     ATTR static void NAME(const struct dpdo__tcopy *tc, int64_t q, const double *w, double scale,  \
                           double *grad)                                                            \
     {                                                                                              \
-        enum { NU = 8 / W, NV = DPDO__L8_PAD / W, SB = DPDO__L8_PAD }; /* one copy block */       \
+        enum { NU = 8 / W, NV = DPDO__L8_PAD / W, SB = DPDO__L8_PAD }; /* one copy block */        \
         const int64_t st = DPDO__L8_PAD;                                                           \
         L8_CONSTS(VD, VI, W);                                                                      \
         VD G[DD][NU], WB[DD], M[NV], C[NV];                                                        \
@@ -483,11 +503,8 @@ L8_SET(avx512, __attribute__((target("avx512f"))), l8d, l8i, 8, 32, L8_FMA8, L8_
             WB[j] = VZ + w[j];                                                                     \
             L8_UNROLL for (int u = 0; u < NU; u++) G[j][u] = VZ;                                   \
         }                                                                                          \
-        const double *xb = l8_tblock(tc, 0), *xp = NULL; /* this block's x, the previous one's */ \
-        L8_UNROLL for (int v = 0; v < NV; v++) M[v] = VZ;                                          \
-        L8_UNROLL for (int j = 0; j < DD; j++)                                                     \
-            L8_UNROLL for (int v = 0; v < NV; v++)                                                 \
-                M[v] = FM(*(const VD *)(xb + j * st + v * W), WB[j], M[v]);                        \
+        const double *xb = l8_tblock(tc, 0), *xp = NULL; /* this block's x, the previous one's */  \
+        L8P_MARGINS(xb, DD, VD, W, FM);                                                            \
         for (int64_t h0 = 0; h0 < q; h0 += SB) {                                                   \
             VD E[NV], CN[NV];                                                                      \
             L8_UNROLL for (int v = 0; v < NV; v++) {                                               \
@@ -499,38 +516,25 @@ L8_SET(avx512, __attribute__((target("avx512f"))), l8d, l8i, 8, 32, L8_FMA8, L8_
             const double *xn = xb;                                                                 \
             if (h0 + SB < q) { /* the margins of the next block */                                 \
                 xn = l8_tblock(tc, h0 + SB);                                                       \
-                L8_UNROLL for (int v = 0; v < NV; v++) M[v] = VZ;                                  \
-                L8_UNROLL for (int j = 0; j < DD; j++)                                             \
-                    L8_UNROLL for (int v = 0; v < NV; v++)                                         \
-                        M[v] = FM(*(const VD *)(xn + j * st + v * W), WB[j], M[v]);                \
+                L8P_MARGINS(xn, DD, VD, W, FM);                                                    \
             }                                                                                      \
-            if (xp) /* the gradient terms of the previous block */                                 \
-                L8_UNROLL for (int j = 0; j < DD; j++)                                             \
-                    L8_UNROLL for (int v = 0; v < NV; v++)                                         \
-                        G[j][v % NU] = FM(C[v], *(const VD *)(xp + j * st + v * W), G[j][v % NU]); \
+            if (xp) L8P_GRAD(xp, DD, VD, W, FM); /* the gradient terms of the previous block */    \
             if (q - h0 < SB) /* the last block: lanes beyond q contribute exact zeros */           \
                 L8_UNROLL for (int v = 0; v < NV; v++)                                             \
                     CN[v] = L8SEL(VD, VI, LANE + v * W < (VI){0} + (q - h0), CN[v], VZ);           \
             L8_UNROLL for (int v = 0; v < NV; v++) C[v] = CN[v];                                   \
             xp = xb, xb = xn;                                                                      \
         }                                                                                          \
-        L8_UNROLL for (int j = 0; j < DD; j++)                                                     \
-            L8_UNROLL for (int v = 0; v < NV; v++)                                                 \
-                G[j][v % NU] = FM(C[v], *(const VD *)(xp + j * st + v * W), G[j][v % NU]);         \
+        L8P_GRAD(xp, DD, VD, W, FM);                                                               \
         double t8[8];                                                                              \
         L8_UNROLL for (int j = 0; j < DD; j++) {                                                   \
             double tj;                                                                             \
-            if (W == 8) {                                                                          \
-                tj = HSUM(G[j][0]); /* the same tree in registers */                               \
-            } else {                                                                               \
-                L8_UNROLL for (int u = 0; u < NU; u++) *(VD *)(t8 + u * W) = G[j][u];              \
-                tj = L8_TREE(t8);                                                                  \
-            }                                                                                      \
+            L8_LANE_TREE(VD, W, NU, HSUM, G[j], t8, tj);                                           \
             grad[j] += scale * tj;                                                                 \
         }                                                                                          \
     }
 typedef void (*l8p_fn)(const struct dpdo__tcopy *, int64_t, const double *, double, double *);
-#define L8P_SET(SUF, ATTR, VD, VI, W, FM, LK, CL, HS)                                                  \
+#define L8P_SET(SUF, ATTR, VD, VI, W, FM, LK, CL, HS)                                              \
     L8P_KERNEL(l8p_1_##SUF, ATTR, 1, VD, VI, W, FM, LK, CL, HS) L8P_KERNEL(l8p_2_##SUF, ATTR, 2, VD, VI, W, FM, LK, CL, HS) \
     L8P_KERNEL(l8p_3_##SUF, ATTR, 3, VD, VI, W, FM, LK, CL, HS) L8P_KERNEL(l8p_4_##SUF, ATTR, 4, VD, VI, W, FM, LK, CL, HS) \
     L8P_KERNEL(l8p_5_##SUF, ATTR, 5, VD, VI, W, FM, LK, CL, HS) L8P_KERNEL(l8p_6_##SUF, ATTR, 6, VD, VI, W, FM, LK, CL, HS) \

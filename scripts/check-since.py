@@ -10,7 +10,8 @@ the comment above the group (e.g. a getter/setter pair). In a doc block every "s
 by a version must read "Since M.m." (capital S, two numbers, a period): not
 "since 0.2", "Since 0.1 (...)" or "Since 0.1,". Prints every offender as
 file:line: name: problem and exits 1 if there is one.
-Usage: scripts/check-since.py [header ...]   (default include/dpdo/*.h)"""
+Usage: scripts/check-since.py [header ...]   (default include/dpdo/*.h)
+       scripts/check-since.py --since header ...   (print "name M.m" per declaration)"""
 import glob
 import os
 import re
@@ -27,9 +28,9 @@ def decl_name(lines, i):
     return m.group(1) if m else "?"
 
 
-def check(path):
+def doc_blocks(path):
+    """Yield (line index, name, doc block text) for every DPDO_API declaration of a header."""
     lines = open(path, encoding="utf-8").read().split("\n")
-    bad = []
     for i, line in enumerate(lines):
         if not re.match(r"\s*DPDO_API\b", line):
             continue
@@ -50,8 +51,20 @@ def check(path):
             while m >= 0 and "/*" not in lines[m]:
                 m -= 1
             block = lines[m:k + 1] + block
-        text = "\n".join(block)
-        name = decl_name(lines, i)
+        yield i, decl_name(lines, i), "\n".join(block)
+
+
+def since_of(text):
+    """The release of a doc block: the first "Since M.m." in it (later additions to a function
+    say "Cancel: Since 0.2." after the function's own, so the first one is the function's)."""
+    m = GOOD.search(text)
+    return m.group(0)[6:-1] if m else None
+
+
+def check(path):
+    lines = open(path, encoding="utf-8").read().split("\n")
+    bad = []
+    for i, name, text in doc_blocks(path):
         where = "%s:%d: %s" % (os.path.relpath(path), i + 1, name)
         if not GOOD.search(text):
             bad.append(where + ': no "Since M.m." in its doc block')
@@ -68,6 +81,13 @@ def check(path):
 
 
 def main(argv):
+    if argv[1:2] == ["--since"]:
+        # "name M.m" for every declaration: scripts/gen-map.sh puts each symbol in the version
+        # node of the release that added it
+        for p in argv[2:]:
+            for _, name, text in doc_blocks(p):
+                print(name, since_of(text) or "?")
+        return 0
     paths = argv[1:] or sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "include", "dpdo", "*.h")))
     bad = []
     n = 0

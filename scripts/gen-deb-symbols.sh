@@ -3,7 +3,7 @@
 # Print the Debian symbols file (deb-symbols(5)) of libdpdo or libdpdo_mpi, generated from its
 # version script (lib/libdpdo.map, lib/mpi/libdpdo_mpi.map: every symbol with its version node).
 # The minimal version of every symbol is the first packaged release, 0.2.0; a symbol added later
-# gets the release that adds it (SINCE_<node> below, one per new version node).
+# gets the release that adds it: node DPDO_M.m (M.m after 0.2) gives M.m.0.
 # Usage: gen-deb-symbols.sh libdpdo|libdpdo_mpi
 set -eu
 cd "$(dirname "$0")/.."
@@ -12,8 +12,11 @@ abi=$(v ABI_MAJOR)
 first=0.2.0
 syms() {
     awk -v first="$first" '
-        /^[A-Z][A-Z0-9_.]* *\{/ { node = $1; printf " %s@%s %s\n", node, node, first; next }
-        /^ *dpdo_[a-z0-9_]*;$/ { s = $1; sub(/;$/, "", s); printf " %s@%s %s\n", s, node, first }
+        /^[A-Z][A-Z0-9_.]* *\{/ {
+            node = $1; since = first
+            if (node != "DPDO_0.1") { since = node; sub(/^DPDO_/, "", since); since = since ".0" }
+            printf " %s@%s %s\n", node, node, since; next }
+        /^ *dpdo_[a-z0-9_]*;$/ { s = $1; sub(/;$/, "", s); printf " %s@%s %s\n", s, node, since }
     ' "$1"
 }
 case "$1" in

@@ -233,8 +233,12 @@ check: deps
 # a sub-make, so that packages installed by `deps` (MPICH) are seen
 check-run:
 	@BUILD=$(BUILD) sh tests/run.sh $(TESTBIN) $(PYTESTS) -- check-exports check-since check-cycles format-check check-abi check-version \
-	    check-man check-doc check-install examples \
+	    check-man check-doc check-install examples check-verdicts \
 	    $(if $(PYTHON),check-python-capi check-python-examples) $(if $(HAVE_MPI),check-mpi)
+
+# every claim check of the reproduction examples can FAIL, and a FAIL sets the exit status
+check-verdicts: examples
+	@sh tests/examples_verdicts.sh $(BUILD)
 
 # ---- Python binding (python/dpdo, ctypes): tests and examples with Debian's python3 -----------------
 PYTHON  ?= $(wildcard /usr/bin/python3)

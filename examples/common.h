@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* examples/common.h: the scaffolding the examples share (issue 22): the TRY
+/* examples/common.h: the scaffolding the examples share: the TRY
  * error macro, a monotonic clock, output directories and files, gnuplot,
  * mean and standard error over seeds, the two-standard-error comparison every
- * ordering check uses, the PASS / FAIL / NOT-REPRODUCED verdict counter, the
+ * ordering check uses, the PASS / FAIL / NO-SIGNAL / NOT-REPRODUCED-HERE verdicts, fresh seeds, the
  * choice of the tightest sound accountant for the "rigorous" runs, the
  * randomness line and parameter keys by name. Header-only (static inline),
  * example code, not part of the library's API; copy it with an example.
@@ -138,24 +138,50 @@ static inline int clearly_less(double a, double se_a, double b, double se_b)
     return a + EX_MARGIN_SE * sqrt(se_a * se_a + se_b * se_b) < b;
 }
 
-/* Verdicts. PASS: the paper's claim holds with the margin. FAIL: it does not.
- * NOT-REPRODUCED: it does not, and docs/reproductions.md explains why (the
- * caller says so in `what`); counted apart so that no FAIL stays unexplained. */
-enum { EX_FAIL = 0, EX_PASS = 1, EX_NOT_REPRODUCED = 2 };
+/* Verdicts (docs/reproductions.md, "How the checks decide"), the same rule in every example:
+ *   PASS  the paper's claim holds by the margin (every comparison it needs, by two standard
+ *         errors of the difference over independent seeds);
+ *   FAIL  it does not: contradicted, or not resolved at this number of seeds (a claim that
+ *         cannot be shown at this power is not shown);
+ *   NO-SIGNAL  no model the claim compares is better than the untrained one (x = 0 / the
+ *         majority class): an ordering of noise says nothing about the claim, so it is
+ *         reported, held or not, and counted as neither PASS nor FAIL;
+ *   NOT-REPRODUCED-HERE  decided before the run, never from its numbers: the setting cannot
+ *         be rebuilt offline (data or tuning unpublished); the check is not run.
+ * An example exits non-zero when a check FAILs (unless --no-fail-exit). */
+enum { EX_FAIL = 0, EX_PASS = 1, EX_NOT_REPRODUCED = 2, EX_NO_SIGNAL = 3 };
 typedef struct {
-    int pass, fail, not_reproduced;
+    int pass, fail, not_reproduced, no_signal;
     int one_seed; /* set when every mean is over one seed: no standard error, so no verdict */
+    int plant;    /* --plant-contrary: every comparison is fed a contrary result (the test) */
 } ex_tally;
+
+/* The comparison every check makes: a is below b by the margin (pass negated values for
+ * "above"). Under --plant-contrary it is fed a contradicting result: it never holds, and
+ * every claim check must then print FAIL (tests/test_examples.sh runs each example so). */
+static inline int ex_less(const ex_tally *t, double a, double se_a, double b, double se_b)
+{
+    return !t->plant && clearly_less(a, se_a, b, se_b);
+}
+
+/* Is a model better than the untrained one: its mean `v` (gap to the optimum, error, loss)
+ * below the untrained model's `zero` by the margin? Under --plant-contrary every model
+ * counts as better, so the planted result contradicts the claim instead of being noise. */
+static inline int ex_useful(const ex_tally *t, double v, double se, double zero)
+{
+    return t->plant || clearly_less(v, se, zero, 0.0);
+}
 
 static inline void ex_verdict(ex_tally *t, int v, const char *where, const char *fmt, ...)
 {
     va_list ap;
-    if (t->one_seed) v = -1;
-    printf("  %-14s %-6s ",
-           v == EX_PASS   ? "PASS"
-           : v == EX_FAIL ? "FAIL"
-           : v < 0        ? "INFO(1 seed)"
-                          : "NOT-REPRODUCED",
+    if (t->one_seed && v != EX_NOT_REPRODUCED) v = -1;
+    printf("  %-19s %-6s ",
+           v == EX_PASS        ? "PASS"
+           : v == EX_FAIL      ? "FAIL"
+           : v == EX_NO_SIGNAL ? "NO-SIGNAL"
+           : v < 0             ? "INFO(1 seed)"
+                               : "NOT-REPRODUCED-HERE",
            where);
     va_start(ap, fmt);
     vprintf(fmt, ap);
@@ -164,17 +190,58 @@ static inline void ex_verdict(ex_tally *t, int v, const char *where, const char 
     if (v == EX_PASS) t->pass++;
     else if (v == EX_FAIL) t->fail++;
     else if (v == EX_NOT_REPRODUCED) t->not_reproduced++;
+    else if (v == EX_NO_SIGNAL) t->no_signal++;
 }
 
+/* A claim check: `holds` says whether every comparison the claim needs held by the margin
+ * (each computed with ex_less), `signal` whether a model it compares is better than the
+ * untrained one (ex_useful). PASS or FAIL; NO-SIGNAL (saying what the ordering did) when
+ * there is no signal. */
+static inline void ex_claim(ex_tally *t, int holds, int signal, const char *where, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (signal) ex_verdict(t, holds ? EX_PASS : EX_FAIL, where, "%s", buf);
+    else
+        ex_verdict(t, EX_NO_SIGNAL, where, "%s (%s; no model better than x = 0)", buf,
+                   holds ? "held" : "did not hold");
+}
+
+/* A check the run does not make, decided before it (the setting cannot be rebuilt offline). */
+#define ex_not_here(t, where, ...) ex_verdict((t), EX_NOT_REPRODUCED, (where), __VA_ARGS__)
+
+/* The closing tally, the last line of every example's output:
+ * "N PASS, M FAIL, K NOT-REPRODUCED-HERE", the NO-SIGNAL count on the line before. */
 static inline void ex_tally_print(const ex_tally *t)
 {
     if (t->one_seed) {
         printf("  one seed per point: no standard errors, so no verdicts (use more seeds)\n");
         return;
     }
-    printf("  %d PASS, %d FAIL, %d NOT-REPRODUCED (margin: %g standard errors over independent "
-           "seeds; see docs/reproductions.md)\n",
-           t->pass, t->fail, t->not_reproduced, EX_MARGIN_SE);
+    printf("  margin: %g standard errors of the difference over independent seeds; %d NO-SIGNAL "
+           "(no model better than x = 0: neither PASS nor FAIL; docs/reproductions.md)\n",
+           EX_MARGIN_SE, t->no_signal);
+    printf("%d PASS, %d FAIL, %d NOT-REPRODUCED-HERE\n", t->pass, t->fail, t->not_reproduced);
+}
+
+/* The exit status of an example: 1 when a check FAILed (0 with --no-fail-exit). */
+static inline int ex_exit_status(const ex_tally *t, int no_fail_exit)
+{
+    return t->fail > 0 && !no_fail_exit ? 1 : 0;
+}
+
+/* The base seed of a run: --seed S reproduces a run; by default a fresh one from the operating
+ * system, so every table and curve is a new replication (printed, to rerun it). */
+static inline unsigned long long ex_fresh_seed(void)
+{
+    unsigned long long s = 0;
+    FILE *f = fopen("/dev/urandom", "rb");
+    if (!f || fread(&s, sizeof s, 1, f) != 1) s = (unsigned long long)time(NULL) ^ (unsigned long long)clock();
+    if (f) fclose(f);
+    return s % 1000000007ULL;
 }
 
 /* The tightest sound accountant this build has: "auto" when it exists, else

@@ -538,37 +538,12 @@ static void plot(const char *dir, int fig, int gnuplot)
 
 static ex_tally tally;
 
-/* One verdict. A failed ordering is NOT-REPRODUCED, with the reason, when
- * (in this order) the noise is the rigorous one (the answer to "does the claim
- * survive honest accounting?" is no), the curve claimed better is not below
- * F(0) - F* by two standard errors (noise-dominated: doing nothing is as good),
- * or every comparison goes the claimed way but not by two standard errors (not
- * resolved at these seeds). Otherwise (the data contradict the claim) FAIL. */
-static void vd(int ok, int right_dir, int dominated, const char *fig, const char *fmt, ...)
+/* The untrained model's gap F(0) - F* (hinge(0) = 1, h(0) = 0), and whether a curve ends
+ * below it by the margin, i.e. the private model is better than not training. */
+static double f0gap_of(const problem *p, int r) { return 1.0 - p->fstar[r]; }
+static int useful(const problem *p, int r, double m, double se)
 {
-    char buf[640];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    int v = EX_PASS;
-    const char *why = "";
-    if (!ok) {
-        v = EX_NOT_REPRODUCED;
-        if (dominated) why = "noise-dominated: the curve claimed better is not below F(0) - F*, i.e. no better than x = 0";
-        else if (right_dir) why = "right direction, not by two standard errors at these seeds";
-        else if (noise_mode == DPDO_NOISE_RIGOROUS) why = "the data contradict the claim";
-        else v = EX_FAIL;
-    }
-    if (v == EX_PASS) ex_verdict(&tally, v, fig, "%s", buf);
-    else ex_verdict(&tally, v, fig, "%s (%s%s)", buf,
-                    noise_mode == DPDO_NOISE_RIGOROUS ? "under honest accounting: " : "", why);
-}
-
-static double f0gap_of(const problem *p, int r) { return 1.0 - p->fstar[r]; } /* hinge(0) = 1, h(0) = 0 */
-static int above_zero(const problem *p, int r, double m, double se)
-{
-    return !clearly_less(m, se, f0gap_of(p, r), 0.0);
+    return ex_useful(&tally, m, se, f0gap_of(p, r));
 }
 
 /* Fig 1 / Fig 3 at equal gradient evaluations (every method's own 3-epoch
@@ -579,17 +554,15 @@ static void check_order(const char *fig, const problem *p, int r, int ie,
                         curve (*res)[N_METHODS][N_EPS])
 {
     char what[320];
-    int nm = REG_METHODS[r], ok = 1, right = 1, len = 0;
+    int nm = REG_METHODS[r], ok = 1, signal = 0, len = 0;
     for (int k = 0; k < nm; k++) {
         const curve *c = &res[r][k][ie], *prev = &res[r][k ? k - 1 : 0][ie];
         len += snprintf(what + len, sizeof what - (size_t)len, "%s%s %.3e+-%.1e", k ? " < " : "",
                         METHODS[k].label, c->final_mean, c->final_se);
-        if (k && !clearly_less(prev->final_mean, prev->final_se, c->final_mean, c->final_se)) ok = 0;
-        if (k && !(prev->final_mean < c->final_mean)) right = 0;
+        if (k && !ex_less(&tally, prev->final_mean, prev->final_se, c->final_mean, c->final_se)) ok = 0;
+        signal |= useful(p, r, c->final_mean, c->final_se);
     }
-    const curve *best = &res[r][0][ie];
-    vd(ok, right, above_zero(p, r, best->final_mean, best->final_se), fig,
-       "%-12s equal gradient evaluations (3 epochs): %s", p->name, what);
+    ex_claim(&tally, ok, signal, fig, "%-12s equal gradient evaluations (3 epochs): %s", p->name, what);
 }
 
 /* Fig 1 at equal rounds (the baseline's horizon 3q): both iota beat the
@@ -601,13 +574,13 @@ static void check_equal_rounds(const char *fig, const problem *p, int r, int ie,
     const curve *b = &res[r][2][ie];
     for (int k = 0; k < 2; k++) {
         const curve *c = &res[r][k][ie];
-        vd(clearly_less(c->eq_mean, c->eq_se, b->final_mean, b->final_se),
-           c->eq_mean < b->final_mean, above_zero(p, r, c->eq_mean, c->eq_se), fig,
+        ex_claim(&tally, ex_less(&tally, c->eq_mean, c->eq_se, b->final_mean, b->final_se),
+           useful(p, r, c->eq_mean, c->eq_se) || useful(p, r, b->final_mean, b->final_se), fig,
            "%-12s equal rounds (%lld): %s %.3e+-%.1e < baseline %.3e+-%.1e", p->name,
            (long long)c->eq_round, METHODS[k].label, c->eq_mean, c->eq_se, b->final_mean,
            b->final_se);
     }
-    printf("  INFO           %-6s %-12s F(0) - F* = %.3e; peak of the mean curve:", fig, p->name,
+    printf("  %-19s %-6s %-12s F(0) - F* = %.3e; peak of the mean curve:", "INFO", fig, p->name,
            f0gap_of(p, r));
     for (int k = 0; k < N_METHODS; k++) {
         const curve *c = &res[r][k][ie];
@@ -626,41 +599,41 @@ static void check_sweep(const char *fig, const problem *p, int r, curve (*res)[N
 {
     char what[320];
     for (int k = 0; k < REG_METHODS[r]; k++) {
-        int ok = 1, right = 1, len;
+        int ok = 1, signal = 0, len;
         len = snprintf(what, sizeof what, "%s decreasing in eps:", METHODS[k].label);
         for (int ie = 0; ie < N_EPS; ie++) {
             const curve *c = &res[r][k][ie], *prev = &res[r][k][ie ? ie - 1 : 0];
             len += snprintf(what + len, sizeof what - (size_t)len, " %.2e", c->final_mean);
-            if (ie && !clearly_less(c->final_mean, c->final_se, prev->final_mean, prev->final_se))
+            if (ie && !ex_less(&tally, c->final_mean, c->final_se, prev->final_mean, prev->final_se))
                 ok = 0;
-            if (ie && !(c->final_mean < prev->final_mean)) right = 0;
+            signal |= useful(p, r, c->final_mean, c->final_se);
         }
-        const curve *last = &res[r][k][N_EPS - 1];
-        vd(ok, right, above_zero(p, r, last->final_mean, last->final_se), fig, "%-12s %s", p->name,
-           what);
+        ex_claim(&tally, ok, signal, fig, "%-12s %s", p->name, what);
         len = snprintf(what, sizeof what, "%s accuracy:", METHODS[k].label);
         for (int ie = 0; ie < N_EPS; ie++)
             len += snprintf(what + len, sizeof what - (size_t)len, " %.4f", res[r][k][ie].acc_final);
-        printf("  INFO           %-6s %-12s %s\n", fig, p->name, what);
+        printf("  %-19s %-6s %-12s %s\n", "INFO", fig, p->name, what);
     }
     if (REG_METHODS[r] == N_METHODS) {
         for (int k = 0; k < 2; k++) {
-            int ok = 1, right = 1, worst = -1;
+            int ok = 1, signal = 0, worst = -1;
             for (int ie = 0; ie < N_EPS; ie++) {
                 const curve *c = &res[r][k][ie], *b = &res[r][2][ie];
-                if (!clearly_less(c->final_mean, c->final_se, b->final_mean, b->final_se))
-                    ok = 0, worst = ie;
-                if (!(c->final_mean < b->final_mean)) right = 0;
+                if (!ex_less(&tally, c->final_mean, c->final_se, b->final_mean, b->final_se))
+                    ok = 0, worst = worst < 0 ? ie : worst;
+                signal |= useful(p, r, c->final_mean, c->final_se) ||
+                          useful(p, r, b->final_mean, b->final_se);
             }
             if (ok) {
-                vd(1, 1, 0, fig, "%-12s %s beats the baseline at every eps", p->name, METHODS[k].label);
+                ex_claim(&tally, 1, signal, fig, "%-12s %s beats the baseline at every eps", p->name,
+                         METHODS[k].label);
                 continue;
             }
             const curve *c = &res[r][k][worst], *b = &res[r][2][worst];
-            vd(0, right, above_zero(p, r, c->final_mean, c->final_se), fig,
-               "%-12s %s beats the baseline at every eps (not at eps=%.1f: %.3e+-%.1e vs "
-               "%.3e+-%.1e)", p->name, METHODS[k].label, EPS_SWEEP[worst], c->final_mean,
-               c->final_se, b->final_mean, b->final_se);
+            ex_claim(&tally, 0, signal, fig,
+                     "%-12s %s beats the baseline at every eps (not at eps=%.1f: %.3e+-%.1e vs "
+                     "%.3e+-%.1e)", p->name, METHODS[k].label, EPS_SWEEP[worst], c->final_mean,
+                     c->final_se, b->final_mean, b->final_se);
         }
     }
 }
@@ -725,6 +698,10 @@ static void usage(void)
             "usage: dp_dda_svm [--quick] [--figs 1,2,3,4] [--seeds K] [--out DIR] [--reproducible]\n"
             "                  [--epsilon FILE] [--rcv1 FILE] [--noise both|paper|rigorous]\n"
             "                  [--paper-scale] [--fashion DIR] [--text FILE] [--real]\n"
+            "                  [--seed S] [--no-fail-exit] [--plant-contrary]\n"
+            "  --seed S        replay a run (default: a fresh base seed each run, printed)\n"
+            "  --no-fail-exit  exit 0 even when a check FAILs (exploration)\n"
+            "  --plant-contrary  feed every check a contrary result (tests: every check must FAIL)\n"
             "  --quick         small instance of Fig 1 (the demo; under 2 minutes)\n"
             "  --figs LIST     figures to reproduce (default 1,2,3,4; --quick: 1)\n"
             "  --seeds K       seeds averaged per curve (default 3)\n"
@@ -745,10 +722,15 @@ int main(int argc, char **argv)
 {
     const char *out = "build/dp_dda_svm", *eps_file = NULL, *rcv1_file = NULL, *figs_arg = NULL;
     const char *fashion_dir = NULL, *text_file = NULL;
-    int quick = 0, seeds = -1, fig_on[5] = {0}, paper_scale = 0, noise_arg = 0;
+    int quick = 0, seeds = -1, fig_on[5] = {0}, paper_scale = 0, noise_arg = 0, no_fail_exit = 0;
+    int plant = 0;
+    unsigned long long base_seed = ex_fresh_seed();
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--quick")) quick = 1;
+        else if (!strcmp(a, "--seed") && v) base_seed = strtoull(v, NULL, 10), i++;
+        else if (!strcmp(a, "--no-fail-exit")) no_fail_exit = 1;
+        else if (!strcmp(a, "--plant-contrary")) plant = 1;
         else if (!strcmp(a, "--reproducible")) g_reproducible = 1;
         else if (!strcmp(a, "--figs") && v) figs_arg = v, i++;
         else if (!strcmp(a, "--seeds") && v) seeds = atoi(v), i++;
@@ -773,8 +755,12 @@ int main(int argc, char **argv)
         }
     }
     printf("randomness: %s\n", ex_randomness(g_reproducible));
+    printf("base seed: %llu (fresh each run; --seed %llu replays this run's data and sampling)\n",
+           base_seed, base_seed);
     if (seeds < 0) seeds = 3;
     tally.one_seed = seeds < 2;
+    tally.plant = plant;
+    ex_tally total = tally;
     if (seeds < 1 || seeds > 64) {
         fprintf(stderr, "--seeds must be in [1, 64]\n");
         return 2;
@@ -817,7 +803,7 @@ int main(int argc, char **argv)
     static curve res[2][4][2][N_METHODS][N_EPS]; /* [mode][data][reg][method][eps] */
     for (int mi = 0; mi < nmodes; mi++) {
     noise_mode = modes[mi];
-    tally = (ex_tally){0, 0, 0, tally.one_seed}; /* verdicts per noise rule */
+    tally = (ex_tally){0, 0, 0, 0, tally.one_seed, plant}; /* verdicts per noise rule */
     curve (*R)[2][N_METHODS][N_EPS] = res[mi];
     char dir[1024];
     snprintf(dir, sizeof dir, "%s%s", out,
@@ -840,7 +826,7 @@ int main(int argc, char **argv)
                         if (need[r][ie] &&
                             run_curve(&probs[pi], r, &METHODS[k], EPS_SWEEP[ie], seeds,
                                       /* fresh seeds for every (data, reg, method, eps) */
-                                      100000 + (uint64_t)((((pi * 2 + r) * N_METHODS + k) * N_EPS + ie) * 64),
+                                      base_seed + (uint64_t)((((pi * 2 + r) * N_METHODS + k) * N_EPS + ie) * 64),
                                       three_epochs(&probs[pi], &METHODS[2]), &R[pi][r][k][ie]))
                             goto done;
             }
@@ -877,6 +863,8 @@ int main(int argc, char **argv)
             if (fig_on[4]) check_sweep("fig4", &probs[pi], REG_L1, R[pi]);
         }
         ex_tally_print(&tally);
+        total.pass += tally.pass, total.fail += tally.fail;
+        total.not_reproduced += tally.not_reproduced, total.no_signal += tally.no_signal;
 
         printf("== per curve: final gap after 3 epochs (T rounds), noise sigma, privacy spent by the\n"
                "   paper's Theorem 1 bound (Remark 3.1 at the delta its proof gives) and by the sound\n"
@@ -904,7 +892,9 @@ int main(int argc, char **argv)
         if (!gnuplot) printf("   (gnuplot not found: no PNG plots; the .gp scripts are written)\n");
     }
     if (nmodes == 2) explain(probs, nprob, fig_on, res);
-    status = 0;
+    printf("== all checks of this run (%s)\n", nmodes == 2 ? "both noise rules" : NOISE_NAME());
+    ex_tally_print(&total);
+    status = ex_exit_status(&total, no_fail_exit);
 done:
     for (int pi = 0; pi < nprob; pi++) problem_free(&probs[pi]);
     return status;

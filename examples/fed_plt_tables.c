@@ -68,7 +68,10 @@ static double g_s = 3.0;
 #define S_TABLES g_s
 #define S_NOISE g_s
 #define FEATURE_BOUND 4.0  /* Table VII: public feature-norm bound B (rows clipped to it), L = 2B */
-#define TUNE_SEED0 900001u /* tuning seeds are disjoint from the Monte Carlo seeds 0, 1, ... */
+/* tuning seeds are disjoint from the Monte Carlo seeds base + 1, base + 2, ... (fewer than 900000
+ * runs), both offsets of the run's base seed (fresh each run, or --seed) */
+static uint64_t g_base_seed = 0;
+#define TUNE_SEED0 (g_base_seed + 900001u)
 
 /* ============================================================================
  * 1. The user loss: logistic + eps_reg r(x), "batch" kind.
@@ -700,44 +703,31 @@ static const int T8_IT[3] = {123, 39, 162};
 static const int T9_NE[6] = {1, 2, 5, 8, 10, 20};
 static const int T9_IT[6] = {29, 15, 9, 8, 8, 8};
 
-static int g_pass = 0, g_fail = 0, g_skip = 0, g_nr = 0;
+static ex_tally g_tally; /* PASS / FAIL / NOT-REPRODUCED-HERE (examples/common.h) */
+static int g_skip = 0;
 static int g_runs = 100; /* Monte Carlo runs per cell */
-/* "Fed-PLT is fastest" failures: the baselines, tuned on the same grid budget,
- * converge in 1.5-6x fewer rounds than the paper's counts (docs/reproductions.md) */
-#define WHY_TUNED "tuned baselines need fewer rounds than the paper's: docs/reproductions.md"
+/* A claim check: PASS when it holds (by its stated margin), else FAIL, with `why` (what the
+ * docs say of a failure) printed beside it; under --plant-contrary it is fed a contrary
+ * result (fails), the test that every check can fail. */
 static void check_why(int ok, const char *what, const char *detail, const char *why)
 {
-    if (ok) {
-        printf("PASS  %s%s%s\n", what, detail && *detail ? ": " : "", detail ? detail : "");
-        g_pass++;
-        return;
-    }
-    printf("NOT-REPRODUCED  %s%s%s (%s)\n", what, detail && *detail ? ": " : "", detail ? detail : "",
-           why);
-    g_nr++;
+    ok = ok && !g_tally.plant;
+    ex_verdict(&g_tally, ok ? EX_PASS : EX_FAIL, "", "%s%s%s%s%s%s", what, detail && *detail ? ": " : "",
+               detail ? detail : "", !ok && why ? " (" : "", !ok && why ? why : "", !ok && why ? ")" : "");
 }
-static void check(int ok, const char *fmt, const char *detail)
-{
-    printf("%s  %s%s%s\n", ok ? "PASS" : "FAIL", fmt, detail && *detail ? ": " : "", detail ? detail : "");
-    if (ok) g_pass++;
-    else g_fail++;
-}
-/* An ordering check: PASS when it holds by two standard errors (clear), else
- * NOT-REPRODUCED when the means go the paper's way (right) but the margin is
- * not reached at this number of runs, else FAIL (the data contradict it). */
+static void check(int ok, const char *fmt, const char *detail) { check_why(ok, fmt, detail, NULL); }
+/* An ordering check: PASS when it holds by two standard errors (clear), else FAIL, saying
+ * whether the means went the paper's way (right) but short of the margin at this number of
+ * runs. */
 static void check_se(int clear, int right, const char *what, const char *detail)
 {
-    if (clear || !right) {
-        check(clear, what, detail);
-        return;
-    }
-    printf("NOT-REPRODUCED  %s%s%s (right direction, not by two standard errors at %d runs: more --runs)\n", what,
-           detail && *detail ? ": " : "", detail ? detail : "", g_runs);
-    g_nr++;
+    char why[96];
+    snprintf(why, sizeof why, "right direction, not by two standard errors at %d runs", g_runs);
+    check_why(clear, what, detail, right ? why : NULL);
 }
 static void skip(const char *what)
 {
-    printf("SKIP  %s\n", what);
+    printf("  %-19s %-6s %s\n", "SKIP", "", what);
     g_skip++;
 }
 
@@ -871,7 +861,7 @@ static void fixed_cell(const method *m, const scenario *sc, const choice *ch, ce
 /* The next Monte Carlo data seed: every run of every cell (method, table,
  * setting) draws its own data set, so two cells never share seeds and every
  * comparison is between independent samples (tuning seeds start at TUNE_SEED0). */
-static uint64_t g_next_seed = 1;
+static uint64_t g_next_seed = 1; /* main adds the base seed */
 
 /* Monte Carlo runs of every ready cell, g_runs each, on fresh data per run. */
 static void mc_batch(cell **cs, int n, const char *tag)
@@ -985,8 +975,9 @@ static int fastest(const cell *cells, int epochs, double tG, double tC, char *ra
 }
 
 /* "X is fastest" (the paper's claim), checked with the margin: PASS when X
- * beats every other method by two standard errors; otherwise NOT-REPRODUCED,
- * saying whether another method is faster (the tuning, docs/reproductions.md)
+ * beats every other method by two standard errors; otherwise FAIL, saying
+ * whether another method is faster (docs/reproductions.md: the baselines,
+ * tuned on the same grid budget, need fewer rounds than the paper's counts)
  * or X is only within the margin of the runner-up. */
 static void check_fastest(const cell *cells, int want, int epochs, double tG, double tC, const char *what)
 {
@@ -996,7 +987,7 @@ static void check_fastest(const cell *cells, int want, int epochs, double tG, do
     if (b == want && !clear)
         snprintf(why, sizeof why, "fastest in the mean, but within two standard errors of %s", ru >= 0 ? MNAME[ru] : "?");
     else
-        snprintf(why, sizeof why, "%s", WHY_TUNED);
+        snprintf(why, sizeof why, "another method is faster: docs/reproductions.md");
     check_why(b == want && clear, what, det, why);
 }
 
@@ -1532,6 +1523,10 @@ static void usage(void)
 {
     fprintf(stderr, "usage: fed_plt_tables [--quick] [--reproducible] [--runs K] [--tables 2,3,4,5,6,7,8,9] "
                     "[--tune-seeds K] [--out DIR] [--s S] [--paper-scale]\n"
+                    "                      [--seed S] [--no-fail-exit] [--plant-contrary]\n"
+                    "  --seed S       replay a run (default: a fresh base seed each run, printed)\n"
+                    "  --no-fail-exit exit 0 even when a check FAILs (exploration)\n"
+                    "  --plant-contrary  feed every check a contrary result (tests: every check must FAIL)\n"
                     "  --s S          generator feature scale for every table (default 3)\n"
                     "  --paper-scale  the default: the paper's N = 100, q_i = 250, n = 5 / 100 and 100 runs\n");
     exit(2);
@@ -1539,10 +1534,14 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-    int quick = 0, runs = -1, tune_seeds = -1;
+    int quick = 0, runs = -1, tune_seeds = -1, no_fail_exit = 0;
     const char *tables = NULL;
+    g_base_seed = ex_fresh_seed();
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick")) quick = 1;
+        else if (!strcmp(argv[i], "--seed") && i + 1 < argc) g_base_seed = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--no-fail-exit")) no_fail_exit = 1;
+        else if (!strcmp(argv[i], "--plant-contrary")) g_tally.plant = 1;
         else if (!strcmp(argv[i], "--reproducible")) g_reproducible = 1;
         else if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--tune-seeds") && i + 1 < argc) tune_seeds = atoi(argv[++i]);
@@ -1557,7 +1556,11 @@ int main(int argc, char **argv)
                                                  "holds only against parties who do not know the seed)"
                                                : "secure (per-node keys from OS entropy, exact discrete grid noise; "
                                                  "--reproducible for bit-identical reruns)");
+    g_next_seed += g_base_seed;
+    printf("base seed: %llu (fresh each run: every table is a new replication; --seed %llu replays it)\n",
+           (unsigned long long)g_base_seed, (unsigned long long)g_base_seed);
     g_runs = runs > 0 ? runs : quick ? 3 : 100;
+    g_tally.one_seed = g_runs < 2;
     g_tune_seeds = tune_seeds > 0 ? tune_seeds : quick ? 1 : 3;
     if (!tables) tables = quick ? "2,3,4,6,7,8" : "2,3,4,5,6,7,8,9";
     if (make_dirs(g_out)) return 1;
@@ -1635,8 +1638,9 @@ int main(int argc, char **argv)
     for (int k = 2; k < 10; k++)
         if (tw[k] > 0) printf(" table%d %.1f", k, tw[k]);
     printf("; total %.1f\n", now() - t_start);
-    printf("checks: %d PASS, %d FAIL, %d NOT-REPRODUCED, %d SKIP; CSV files and plots in %s/\n", g_pass,
-           g_fail, g_nr, g_skip, g_out);
+    printf("CSV files and plots in %s/; %d SKIP (a method this build lacks)\n", g_out, g_skip);
+    ex_tally_print(&g_tally);
+    int status = ex_exit_status(&g_tally, no_fail_exit);
 
     if (g_have_t2)
         for (int k = 0; k < NM; k++) free_cell(&g_t2c[k]), free_cell(&g_t2n[k]);
@@ -1650,5 +1654,5 @@ int main(int argc, char **argv)
     dpdo_solver_destroy(g_ctx.gd);
     dpdo_solver_destroy(g_ctx.agd);
     dpdo_solver_destroy(g_ctx.noisy);
-    return 0;
+    return status;
 }

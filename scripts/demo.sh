@@ -14,4 +14,6 @@
 set -eu
 BUILD=${1:-build}
 echo "== libdpdo demo: DP-DDA, L2-SVM, 20 nodes, eps = 0.8 (see docs/reproductions.md)" >&2
-exec "$BUILD/examples/dp_dda_svm" --quick --out "$BUILD/dp_dda_svm"
+# --no-fail-exit: the demo shows which of the paper's orderings survive honest accounting, so a
+# FAIL is one of its results, not an error of the run (the example alone exits 1 on a FAIL)
+exec "$BUILD/examples/dp_dda_svm" --quick --no-fail-exit --out "$BUILD/dp_dda_svm"

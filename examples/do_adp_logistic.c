@@ -59,7 +59,8 @@
  * notice when missing), progress on stderr, and on stdout a summary: the
  * paper's orderings (spec §6) with PASS/FAIL, the measured communication
  * utilisation against p k/d, and the privacy of every curve both ways.
- * Exit status 0 whatever the orderings show; 1 on a library error.
+ * Exit status 1 when a check FAILs (0 with --no-fail-exit) or on a library
+ * error (docs/reproductions.md, "How the checks decide").
  *
  * Usage: do_adp_logistic [--quick] [--figs 2a,2b,3] [--seeds K] [--out DIR]
  *                        [--epsilon FILE] [--noise paper|rigorous]

@@ -28,7 +28,8 @@
  * the paper's qualitative orderings (spec §6.7) with PASS/FAIL, and the
  * privacy of every curve -- the paper's bound (which the paper's own runs do
  * not satisfy: T < T_min) next to the sound accountant's epsilon (named per curve).
- * Exit status 0 whatever the orderings show; 1 on a library error.
+ * Exit status 1 when a check FAILs (0 with --no-fail-exit) or on a library
+ * error (docs/reproductions.md, "How the checks decide").
  *
  * Usage: dp_dda_svm [--quick] [--figs 1,2,3,4] [--seeds K] [--out DIR]
  *                   [--epsilon FILE] [--rcv1 FILE] [--noise paper|rigorous] */

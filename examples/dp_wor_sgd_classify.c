@@ -49,9 +49,10 @@
  * preprocessing statistics fitted on the training data (spec §4.5).
  *
  * Output (in --out DIR): fig1..4.csv/.gp/.png, table1..2.csv/.gp/.png, progress
- * on stderr, and on stdout the scale used, the paper's orderings (spec §6.3,
- * §6.5, §8 item 33) with PASS/FAIL, and the privacy of every curve. Exit status
- * 0 whatever the orderings show; 1 on a library error, 2 on bad usage.
+ * on stderr, and on stdout the scale used, the paper's orderings with
+ * PASS / FAIL / NO-SIGNAL (examples/common.h, docs/reproductions.md), the
+ * privacy of every curve, and last the tally. Exit status 1 when a check FAILs
+ * (0 with --no-fail-exit) or on a library error, 2 on bad usage.
  *
  * Usage: dp_wor_sgd_classify [--quick | --full] [--nm N] [--seeds K] [--out DIR]
  *                            [--mnist DIR] [--covtype FILE] [--fashion DIR]

@@ -48,8 +48,9 @@
  * (rigorous transcript RDP accountant, Proposition 4's claimed bound), the
  * wall time per table; one CSV per table in --out DIR (default
  * build/fed_plt_tables). Progress on stderr. A baseline whose algorithm type
- * is not in the library is skipped with a note. Exit status 0 whatever the
- * checks say; 1 on a library error.
+ * is not in the library is skipped with a note. Exit status 1 when a check
+ * FAILs (0 with --no-fail-exit) or on a library error (docs/reproductions.md,
+ * "How the checks decide").
  *
  * Usage: fed_plt_tables [--quick] [--runs K] [--tables 2,3,4,5,6,7,8,9]
  *                       [--tune-seeds K] [--out DIR] */

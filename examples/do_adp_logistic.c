@@ -884,7 +884,6 @@ int main(int argc, char **argv)
     if (fig2a) check_fig2a(res);
     if (fig2b) check_fig2b(res);
     if (fig3) check_fig3(&res[CONF_BEST][EPS_001], bases);
-    ex_tally_print(&tally);
 
     printf("== per curve: final gap, sigma, measured utilisation (values sent / every agent sending\n"
            "   d values to each neighbour every round) against p k/d, and privacy spent: Theorem 1's\n"
@@ -908,6 +907,7 @@ int main(int argc, char **argv)
     if (*notes) printf("  privacy notes (DO-ADP p=0.8, k/d=0.3): %s\n", notes);
     printf("== output in %s:%s%s%s%s\n", out, fig2a ? " fig2a.csv" : "", fig2b ? " fig2b.csv" : "",
            fig3 ? " fig3.csv" : "", have_gnuplot ? " (+ .png plots)" : " (no gnuplot: no PNG)");
+    ex_tally_print(&tally);
     status = ex_exit_status(&tally, no_fail_exit);
 done:
     problem_free(&prob);

@@ -82,6 +82,7 @@ typedef struct {
     dpdo_regularizer *reg[2];
     double fstar[2];
     double *labels, *margins; /* for the accuracy of a model: sign(a^T x) == b */
+    double majority;          /* the majority label's share: the untrained model's accuracy */
     int64_t q, d;
 } problem;
 
@@ -179,6 +180,9 @@ static int problem_init(problem *p, const char *kind, const char *path, int64_t 
         return -1;
     }
     TRY(dpdo_dataset_get_labels(p->ds, p->labels, rows), dpdo_dataset_errmsg(p->ds));
+    int64_t pos = 0;
+    for (int64_t i = 0; i < rows; i++) pos += p->labels[i] > 0;
+    p->majority = (double)(pos > rows - pos ? pos : rows - pos) / (double)rows;
     fprintf(stderr, "%s: %d nodes x q = %lld samples, d = %lld, %lld stored entries\n", p->name,
             NODES, (long long)p->q, (long long)p->d, (long long)dpdo_dataset_nnz(p->ds));
     return 0;
@@ -518,6 +522,14 @@ static int write_gnuplot(const char *dir, int fig, problem *probs, int nprob, in
                            "with linespoints title '%s'",
                         k ? ", \\\n     " : "", fig, sweep ? 4 : 5, probs[pi].name,
                         METHODS[k].label, col, METHODS[k].label);
+            /* the untrained model: x = 0's gap F(0) - F*, and the majority class's accuracy
+             * (x = 0 itself scores 0 under sign(a^T x) == b) */
+            if (row == 0)
+                fprintf(f, ", \\\n     %.6e with lines dashtype 2 lc rgb 'black' title 'x = 0 (not training)'",
+                        1.0 - probs[pi].fstar[r]);
+            else
+                fprintf(f, ", \\\n     %.6f with lines dashtype 2 lc rgb 'black' title 'majority class'",
+                        probs[pi].majority);
             fprintf(f, "\n");
         }
     }

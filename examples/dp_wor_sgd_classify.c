@@ -79,6 +79,10 @@ enum { NOISELESS = 0, DQN = 1, FULLY = 2, WR = 3, RANDOM = 4, N_METHODS = 5 };
 /* --reproducible: DPDO_RANDOMNESS_REPRODUCIBLE (bit-identical reruns); default secure */
 static int g_reproducible = 0;
 static uint64_t g_base_seed = 1; /* --seed, or fresh from the operating system (main) */
+/* Passes of the Noiseless curve over each node's data (--noiseless-passes): noise-free, so no
+ * privacy limits them; enough to converge (its accuracy is compared with a converged
+ * one-vs-all logistic regression on the same rows). The DP curves make the paper's one pass. */
+static int g_nl_passes = 300;
 
 static const char *const METHOD_NAME[N_METHODS] = {"Noiseless", "DP-Deep-Q", "DP-Fully-collab",
                                                    "DP-SGD-WR", "DP-Random-1/2"};
@@ -373,6 +377,13 @@ typedef struct {
     int paper_valid;
     double eps_rig;            /* RDP accountant over the K models' shared ledger, at delta_model */
     double eps_rig_K;          /* the same at K delta_model (to compare with basic composition) */
+    double acc_ref[MAX_SEEDS]; /* Noiseless only: a converged one-vs-all logistic regression on the
+                                  same rows (the library's reference solver), test accuracy (%) */
+    double ref_mean, ref_se;
+    double eps_multi;          /* the released K-class classifier (the K binary models together):
+                                  the shared ledger's figure (paper noise), or the sum of the K
+                                  per-model figures at delta (rigorous: own ledgers), at delta_multi */
+    double delta_multi;
     double global_frac;        /* DQN: fraction of node steps that were Global */
     char notes[1024];
     double seconds;
@@ -457,6 +468,7 @@ static int run_one(const problem *p, int setting, int method, int M, int64_t nm,
     }
     double n_total = (double)M * (double)nm, delta = 1.0 / (n_total * n_total);
     counting counter = {NULL, 0, 0};
+    double eps_sum = 0; /* rigorous noise: the K models' own figures, summed */
     for (int k = 0; k < K; k++) {
         if (noisy && k > 0 && g_noise == DPDO_NOISE_RIGOROUS) {
             /* rigorous: each binary model is calibrated to (eps, delta) on its own ledger, the
@@ -479,13 +491,19 @@ static int run_one(const problem *p, int setting, int method, int M, int64_t nm,
         o.delta = delta;
         o.batch = B;
         o.lipschitz = setting == STRONG ? 2.0 : 1.0; /* L = 1 + lambda R, R = 1/lambda */
-        if (method != WR) {
+        if (method == NOISELESS) { /* to convergence: the largest constant step of the paper's
+                                    * analysis, eta = 1/(2 mu), mu = 1 + lambda */
+            o.step_size = 1.0 / (2.0 * (1.0 + (setting == STRONG ? LAMBDA : 0.0)));
+            o.step_power = 0.0;
+        } else if (method != WR) {
             o.step_size = setting == STRONG ? 1.0 / (A_MIN * LAMBDA) : 0.1; /* capped at 1/(2 mu) */
             o.step_power = setting == STRONG ? 1.0 : 0.0;
         } /* WR: eta_tau = 1/sqrt(tau), the library default (spec §6.4) */
         TRY(dpdo_algorithm_create(&alg, dpdo_algorithm_type_find(method == WR ? "dp-sgd-wr" : "dp-wor-sgd")),
             "out of memory");
         TRY(dpdo_algorithm_setup(alg, nodes[k], M, NULL, reg, acc, &o), dpdo_algorithm_errmsg(alg));
+        if (method == NOISELESS)
+            TRY(dpdo_algorithm_set_int(alg, DPDO_PARAM_WOR_PASSES, g_nl_passes), dpdo_algorithm_errmsg(alg));
         if (method == DQN) {
             TRY(dpdo_policy_create(&inner, dpdo_policy_type_find("dqn"), NULL, M, d + 2), "dqn");
             TRY(dpdo_policy_set(inner, "explore_steps", (double)nm / (2.0 * B)), dpdo_policy_errmsg(inner));
@@ -530,11 +548,20 @@ static int run_one(const problem *p, int setting, int method, int M, int64_t nm,
                 r->paper_valid = valid;
             }
         }
-        if (noisy && k == K - 1) { /* the accountant over every charge in the shared ledger */
+        if (noisy && g_noise == DPDO_NOISE_RIGOROUS) { /* own ledger per model: basic composition */
+            double ek = 0;
+            TRY(dpdo_algorithm_privacy(alg, DPDO_PRIVACY_RIGOROUS, DPDO_NODE_ALL, &ek, NULL, NULL),
+                dpdo_algorithm_errmsg(alg));
+            eps_sum += ek;
+        }
+        if (noisy && k == K - 1) { /* the accountant over every charge in the (last) ledger */
             TRY(dpdo_algorithm_privacy(alg, DPDO_PRIVACY_RIGOROUS, DPDO_NODE_ALL, &r->eps_rig, NULL, NULL),
                 dpdo_algorithm_errmsg(alg));
             TRY(dpdo_accountant_epsilon(acc, -1, fmin(0.5, K * delta), &r->eps_rig_K, NULL),
                 dpdo_accountant_errmsg(acc));
+            int own = g_noise == DPDO_NOISE_RIGOROUS;
+            r->eps_multi = own ? eps_sum : r->eps_rig;
+            r->delta_multi = own ? K * delta : delta;
         }
         dpdo_algorithm_destroy(alg);
         alg = NULL;
@@ -543,9 +570,31 @@ static int run_one(const problem *p, int setting, int method, int M, int64_t nm,
         dpdo_policy_destroy(inner);
         inner = NULL;
     }
-    if (!noisy) r->eps_model = r->eps_rig = r->eps_rig_K = INFINITY, r->delta_model = delta;
+    if (!noisy) {
+        r->eps_model = r->eps_rig = r->eps_rig_K = r->eps_multi = INFINITY;
+        r->delta_model = r->delta_multi = delta;
+    }
     if (method == DQN && counter.steps > 0) /* mean over seeds */
         r->global_frac += (double)counter.globals / (double)counter.steps;
+    if (method == NOISELESS) { /* the converged reference on the same rows, one model per class */
+        double *Wref = malloc(sizeof(double) * (size_t)(K * d));
+        dpdo_reference_options ro;
+        dpdo_reference_options_init(&ro, sizeof ro);
+        if (!Wref) goto fail;
+        for (int k = 0; k < K; k++) {
+            dpdo_reference *ref = NULL;
+            int rc = dpdo_reference_create(&ref, nodes[k], M, reg, &ro);
+            if (rc == DPDO_OK) rc = dpdo_reference_solve(ref, Wref + k * d, d, NULL);
+            dpdo_reference_destroy(ref);
+            if (rc < 0 && rc != DPDO_E_NUMERIC) { /* E_NUMERIC: iteration cap, keep the iterate */
+                fprintf(stderr, "reference solver: %s\n", dpdo_strerror(rc));
+                free(Wref);
+                goto fail;
+            }
+        }
+        r->acc_ref[r->nseeds] = accuracy(p, Wref);
+        free(Wref);
+    }
     r->acc[r->nseeds++] = accuracy(p, W);
     status = 0;
 fail:
@@ -586,6 +635,7 @@ static int run_point(const problem *p, int setting, int method, int M, int64_t n
     }
     mean_se(r->acc, r->nseeds, &r->mean, &r->se);
     r->sd = r->se * sqrt((double)r->nseeds);
+    if (method == NOISELESS) mean_se(r->acc_ref, r->nseeds, &r->ref_mean, &r->ref_se);
     r->global_frac /= seeds;
     r->seconds = now() - t0;
     char gf[48] = "";
@@ -613,29 +663,36 @@ static int write_fig(const char *dir, int fig, const problem *p, int setting, co
     fprintf(f, "# columns: method, epsilon, acc_mean, acc_sd (%%, over seeds), seeds, sigma_model (model-"
                "level noise std of a Global step / WR step at eta = 1), eps_paper_model and delta_model "
                "(Theorem 2 per binary model and pass; WR: the paper's basic composition), eps_paper_K = K "
-               "eps (basic composition over the K = %d models, ours), eps_rigorous_K (the sound accountant over "
-               "the ledger shared by the K models, at delta_model), eps_rigorous_K_Kdelta (the same at "
-               "K delta_model), global_frac (DP-Deep-Q: fraction of node steps that chose Global)\n",
+               "eps (basic composition over the K = %d models, ours), eps_rigorous (the sound accountant over "
+               "the ledger shared by the K models with the paper's noise, or one model's own ledger with "
+               "rigorous noise, at delta_model), eps_rigorous_Kdelta (the same at K delta_model), "
+               "eps_classifier and delta_classifier (the K-class classifier: the shared ledger's figure, "
+               "or the K own figures summed at K delta), global_frac (DP-Deep-Q: fraction of node steps "
+               "that chose Global)\n",
             p->K);
     fprintf(f, "method,epsilon,acc_mean,acc_sd,seeds,sigma_model,eps_paper_model,delta_model,eps_paper_K,"
-               "eps_rigorous_K,eps_rigorous_K_Kdelta,global_frac\n");
+               "eps_rigorous,eps_rigorous_Kdelta,eps_classifier,delta_classifier,global_frac\n");
     for (int m = 0; m < N_METHODS; m++)
         for (int ie = 0; ie < neps; ie++) {
             const result *r = m == NOISELESS ? noiseless : &res[m][ie];
-            fprintf(f, "%s,%g,%.4f,%.4f,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.4f\n", METHOD_NAME[m], eps[ie],
-                    r->mean, r->sd, r->nseeds, r->sigma_model, r->eps_model, r->delta_model,
-                    p->K * r->eps_model, r->eps_rig, r->eps_rig_K, m == DQN ? r->global_frac : NAN);
+            fprintf(f, "%s,%g,%.4f,%.4f,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.4f\n", METHOD_NAME[m],
+                    eps[ie], r->mean, r->sd, r->nseeds, r->sigma_model, r->eps_model, r->delta_model,
+                    p->K * r->eps_model, r->eps_rig, r->eps_rig_K, r->eps_multi, r->delta_multi,
+                    m == DQN ? r->global_frac : NAN);
         }
     if (fclose(f)) return -1;
     snprintf(name, sizeof name, "fig%d", fig);
-    if (!(f = open_gnuplot(dir, name, 640, 440))) return -1;
-    fprintf(f, "set key bottom right\nset xlabel 'epsilon'\nset ylabel 'test accuracy (%%)'\n"
+    if (!(f = open_gnuplot(dir, name, 640, 500))) return -1;
+    /* the key below the plot (never over a curve's end); error bars: s.d. over seeds; chance
+     * (1/K, the untrained classifier on balanced classes) as a dashed line */
+    fprintf(f, "set key below horizontal\nset xlabel 'epsilon'\nset ylabel 'test accuracy (%%), "
+               "error bars: s.d. over seeds'\n"
                "set title 'Fig. %d: %s, %s (M = %d, n_m = %lld)'\nplot ",
             fig, p->name, SETTING_NAME[setting], M_FIG, (long long)nm);
     for (int m = 0; m < N_METHODS; m++)
         fprintf(f, "%s'fig%d.csv' using 2:(strcol(1) eq '%s' ? $3 : 1/0):4 with yerrorlines title '%s'",
                 m ? ", \\\n     " : "", fig, METHOD_NAME[m], METHOD_NAME[m]);
-    fprintf(f, "\n");
+    fprintf(f, ", \\\n     %.4f with lines dashtype 2 lc rgb 'black' title 'chance (1/K)'\n", 100.0 / p->K);
     return fclose(f) ? -1 : 0;
 }
 
@@ -652,21 +709,24 @@ static int write_table(const char *dir, int tab, const problem *p, const int *Ms
                "n_m = %lld samples per node (n = M n_m, delta = 1/n^2), b = %d, one pass\n",
             tab == 1 ? "I" : "II", p->name, (long long)nm, B);
     fprintf(f, "# columns: setting, method (Algorithm 1 = DP-Deep-Q), M, acc_mean, acc_sd, seeds, "
-               "eps_paper_model, delta_model, eps_rigorous_K (over the K models' shared ledger)\n");
-    fprintf(f, "setting,method,M,acc_mean,acc_sd,seeds,eps_paper_model,delta_model,eps_rigorous_K\n");
+               "eps_paper_model, delta_model, eps_classifier and delta_classifier (the K-class classifier "
+               "by the sound accountant)\n");
+    fprintf(f, "setting,method,M,acc_mean,acc_sd,seeds,eps_paper_model,delta_model,eps_classifier,"
+               "delta_classifier\n");
     for (int s = 0; s < 2; s++)
         for (int m = 0; m < 3; m++)
             for (int j = 0; j < nM; j++) {
                 const result *r = &res[s][m][j];
                 if (!r->nseeds) continue;
-                fprintf(f, "%s,%s,%d,%.4f,%.4f,%d,%.6g,%.6g,%.6g\n", SETTING_NAME[s],
+                fprintf(f, "%s,%s,%d,%.4f,%.4f,%d,%.6g,%.6g,%.6g,%.6g\n", SETTING_NAME[s],
                         TM[m] == DQN ? "Algorithm-1" : METHOD_NAME[TM[m]], Ms[j], r->mean, r->sd,
-                        r->nseeds, r->eps_model, r->delta_model, r->eps_rig);
+                        r->nseeds, r->eps_model, r->delta_model, r->eps_multi, r->delta_multi);
             }
     if (fclose(f)) return -1;
     snprintf(name, sizeof name, "table%d", tab);
-    if (!(f = open_gnuplot(dir, name, 1100, 440))) return -1;
-    fprintf(f, "set key bottom right\nset xlabel 'nodes M'\nset ylabel 'test accuracy (%%)'\n"
+    if (!(f = open_gnuplot(dir, name, 1100, 500))) return -1;
+    fprintf(f, "set key below horizontal\nset xlabel 'nodes M'\nset ylabel 'test accuracy (%%), "
+               "error bars: s.d. over seeds'\n"
                "set logscale x\nset xtics (1, 3, 5, 10, 20)\nset multiplot layout 1,2\n");
     for (int s = 0; s < 2; s++) {
         fprintf(f, "set title 'Table %s: %s, %s (eps = 1, n_m = %lld)'\nplot ", tab == 1 ? "I" : "II",
@@ -677,7 +737,7 @@ static int write_table(const char *dir, int tab, const problem *p, const int *Ms
                        "with yerrorlines title '%s'",
                     m ? ", \\\n     " : "", tab, SETTING_NAME[s], mn, mn);
         }
-        fprintf(f, "\n");
+        fprintf(f, ", \\\n     %.4f with lines dashtype 2 lc rgb 'black' title 'chance (1/K)'\n", 100.0 / p->K);
     }
     fprintf(f, "unset multiplot\n");
     return fclose(f) ? -1 : 0;
@@ -722,7 +782,9 @@ static void usage(void)
             "                           [--mnist DIR] [--covtype FILE] [--fashion DIR]\n"
             "                           [--only figs|tables] [--noise paper|rigorous] [--paper-scale]\n"
             "                           [--seed S] [--no-fail-exit] [--plant-contrary]\n"
+            "                           [--noiseless-passes P]\n"
             "  --seed S        replay a run (default: a fresh base seed each run, printed)\n"
+            "  --noiseless-passes P  passes of the Noiseless curve (default 300, to convergence; the paper: 1)\n"
             "  --no-fail-exit  exit 0 even when a check FAILs (exploration)\n"
             "  --plant-contrary  feed every check a contrary result (tests: every check must FAIL)\n"
             "  --quick         smaller: n_m = 300, 1 seed, eps {0.2, 1}, M {1, 3, 10} (about 15 s)\n"
@@ -755,6 +817,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--seed") && v) g_base_seed = strtoull(v, NULL, 10), i++;
         else if (!strcmp(a, "--no-fail-exit")) no_fail_exit = 1;
         else if (!strcmp(a, "--plant-contrary")) plant = 1;
+        else if (!strcmp(a, "--noiseless-passes") && v) g_nl_passes = atoi(v), i++;
         else if (!strcmp(a, "--reproducible")) g_reproducible = 1;
         else if (!strcmp(a, "--full") || !strcmp(a, "--paper-scale")) full = 1;
         else if (!strcmp(a, "--noise") && i + 1 < argc && !strcmp(argv[i + 1], "rigorous"))
@@ -893,14 +956,22 @@ int main(int argc, char **argv)
             }
             printf("  -- %s: %s, %s\n", where, probs[pi].name, SETTING_NAME[s]);
             int K = probs[pi].K;
+            /* our training, not a claim of the paper: the Noiseless curve (g_nl_passes passes)
+             * within 2 points of a converged one-vs-all logistic regression on the same rows */
+            const result *n0 = &fig_noiseless[pi][s];
+            ex_claim(&tally, fabs(n0->mean - n0->ref_mean) <= 2.0 && !tally.plant, 1, where,
+                     "Noiseless (%d passes) within 2 points of a converged one-vs-all logistic "
+                     "regression on the same rows (reference solver): %.2f vs %.2f+-%.2f",
+                     g_nl_passes, n0->mean, n0->ref_mean, n0->ref_se);
             check_fig_pair(where, "Noiseless", "Deep-Q", nl, a, eps, neps, K);
             check_fig_pair(where, "Deep-Q", "Fully", a, b, eps, neps, K);
             check_fig_pair(where, "Fully", "WR", b, c, eps, neps, K);
-            printf("  %-19s %-6s Deep-Q vs a coin-flip controller (Global w.p. 1/2, not in the "
-                   "paper):", "INFO", where);
-            for (int ie = 0; ie < neps; ie++)
-                printf(" %g:%.2f/%.2f", eps[ie], a[ie]->mean, fig[pi][s][RANDOM][ie].mean);
-            printf("\n");
+            /* the DQN's contribution: Algorithm 1 with the Deep-Q controller against the same
+             * algorithm with a coin-flip controller (Global w.p. 1/2; a control the paper does
+             * not run): "Deep-Q learns when to go Global" means Deep-Q > coin flip */
+            const result *rnd[MAX_EPS];
+            for (int ie = 0; ie < neps; ie++) rnd[ie] = &fig[pi][s][RANDOM][ie];
+            check_fig_pair(where, "Deep-Q", "coin-flip", a, rnd, eps, neps, K);
         }
     for (int pi = 0; pi < 2; pi++)
         for (int s = 0; do_tabs && s < 2; s++) {
@@ -953,7 +1024,8 @@ int main(int argc, char **argv)
 
     if (g_noise == DPDO_NOISE_RIGOROUS)
         printf("== rigorous noise: every binary model calibrated to (eps, delta) on its own ledger (the paper's\n"
-               "   per-model guarantee); the K models together are then about (K eps, K delta)-DP\n");
+               "   per-model guarantee); the K-class classifier (the K models together) is printed by basic\n"
+               "   composition of the K per-model figures\n");
     printf("== privacy per DP curve (Figures, M = %d): sigma_model = Theorem 2's model-level noise std of\n"
            "   a Global step (WR: per step at eta = 1); paper = Theorem 2, (eps, delta) per binary model and\n"
            "   pass (WR: (eps/5, delta/5) per iteration, <= 5 uses, basic composition); x K = basic\n"
@@ -968,21 +1040,25 @@ int main(int argc, char **argv)
                 for (int s = 0; s < 2; s++) {
                     const result *r = &fig[pi][s][m][ie];
                     printf("  %-13s %-15s %-15s eps=%-4g sigma_model=%-9.4g paper: eps=%.3g delta=%.3g %s"
-                           " x K=%d: eps=%.3g delta=%.3g  rigorous(K models): eps=%.4g @delta, %.4g @K delta\n",
+                           " x K=%d: eps=%.3g delta=%.3g  rigorous(%s): eps=%.4g @delta; %d-class "
+                           "classifier: eps=%.4g delta=%.2g\n",
                            probs[pi].name, SETTING_NAME[s], METHOD_NAME[m], eps[ie], r->sigma_model,
                            r->eps_model, r->delta_model, r->paper_valid ? "valid  " : "(edge/invalid)", probs[pi].K,
-                           probs[pi].K * r->eps_model, probs[pi].K * r->delta_model, r->eps_rig, r->eps_rig_K);
+                           probs[pi].K * r->eps_model, probs[pi].K * r->delta_model,
+                           g_noise == DPDO_NOISE_RIGOROUS ? "per model" : "K models", r->eps_rig, probs[pi].K,
+                           r->eps_multi, r->delta_multi);
                     if (!notes[m]) notes[m] = r->notes;
                 }
             }
     if (do_tabs) {
-        printf("  tables (eps = 1, delta = 1/(M n_m)^2): rigorous eps over the K models at delta, by M:\n");
+        printf("  tables (eps = 1 per binary model, delta = 1/(M n_m)^2): the K-class classifier's eps "
+               "by the sound accountant, by M:\n");
         for (int pi = 0; pi < 2; pi++) {
             printf("  %-13s", probs[pi].name);
             for (int j = 0; j < nM; j++)
                 if (tab[pi][CONVEX][1][j].nseeds)
-                    printf(" M=%d: %.3g (delta %.2g);", Ms[j], tab[pi][CONVEX][1][j].eps_rig,
-                           tab[pi][CONVEX][1][j].delta_model);
+                    printf(" M=%d: %.3g (delta %.2g);", Ms[j], tab[pi][CONVEX][1][j].eps_multi,
+                           tab[pi][CONVEX][1][j].delta_multi);
             printf("\n");
         }
     }

@@ -177,11 +177,11 @@ static inline void ex_tally_print(const ex_tally *t)
            t->pass, t->fail, t->not_reproduced, EX_MARGIN_SE);
 }
 
-/* The tightest sound accountant this build has: "auto" when it exists, else
- * "rdp". */
+/* The library's default accountant (DPDO_ACCOUNTANT_DEFAULT, "auto": the
+ * tightest sound figure). */
 static inline const char *ex_accountant_name(void)
 {
-    return dpdo_accountant_type_find("auto") ? "auto" : "rdp";
+    return DPDO_ACCOUNTANT_DEFAULT; /* "auto": docs/privacy.md, "Which accountant" */
 }
 
 /* The randomness line every example prints: what --reproducible (seed-keyed

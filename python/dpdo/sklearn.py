@@ -36,6 +36,10 @@ from typing import Any, Dict, List, Optional
 from . import _core
 from ._lib import require_numpy
 
+#: The accountant every estimator uses when accountant=None: "auto", the tightest sound figure
+#: (docs/privacy.md, "Which accountant").
+DEFAULT_ACCOUNTANT = "auto"
+
 try:  # scikit-learn is optional
     from sklearn.base import BaseEstimator as _Base, ClassifierMixin as _Mixin
     from sklearn.utils.multiclass import check_classification_targets as _check_targets
@@ -285,7 +289,7 @@ class _DPClassifier(_Mixin, _Base):
         net = _core.Network.make(self.network, k) if (self._uses_network and k > 1) else (
             _core.Network.complete(1) if self._uses_network else None)
         reg = _core.Regularizer("l2", d, self._reg_strength(Xa.shape[0]))
-        acc = _core.Accountant(_core.Ledger(k), self.accountant or "rdp")
+        acc = _core.Accountant(_core.Ledger(k), self.accountant or DEFAULT_ACCOUNTANT)
         params, solver, comp, pol = self._extra(d, rows, Xa)
         alg = _core.Algorithm(self._kind, nodes, net, reg, acc, params=params, solver=solver, compressor=comp,
                               policy=pol, **self._options(eps, delta, mode, seed, self._horizon(rows)))
@@ -512,7 +516,8 @@ _COMMON_DOC = """
     alpha : L2 regularisation strength lambda; C (if not None) overrides it: lambda = 1 / (C n)
     fit_intercept : append a constant feature (its weight is intercept_; it is regularised too)
     random_state : None = secure randomness; int = reproducible mode with that seed
-    accountant : libdpdo accountant name (default "rdp")
+    accountant : libdpdo accountant name; None (default) = "auto", the smallest certified figure
+        of rdp, exact and pld (docs/privacy.md, "Which accountant")
     lipschitz : per-sample gradient bound L, also the clip norm
     step_size : the algorithm's base step (None: the library's preset)
     record_history : fill history_ with (round, epsilon, objective): True about 100 times per run,

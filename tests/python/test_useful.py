@@ -19,6 +19,8 @@ import warnings
 from _tap import case, raises, summary
 
 import dpdo  # noqa: E402
+import dpdo.diagnostics  # noqa: E402
+import dpdo.tuning  # noqa: E402
 from dpdo import sklearn as dsk  # noqa: E402
 from dpdo.sklearn import (DPDDAClassifier, DOADPClassifier, DPWORSGDClassifier, FedPLTClassifier,  # noqa: E402
                           ESTIMATORS)
@@ -48,7 +50,7 @@ def auto_is_the_default_and_sound():
     assert dsk.DEFAULT_ACCOUNTANT == "auto"
     X, y = scaled_blobs()
     for E in ESTIMATORS:
-        c = E(epsilon=1.0, delta=1e-5, random_state=3).fit(X, y)
+        c, _ = fit_recording(E(epsilon=1.0, delta=1e-5, random_state=3), X, y)
         p = c.privacy_
         assert p["accountant"] == "auto", (E.__name__, p["accountant"])
         assert 0 < p["epsilon"] <= 1.0 * (1 + 1e-9), (E.__name__, p)
@@ -63,8 +65,100 @@ def auto_is_the_default_and_sound():
               % (E.__name__, e_auto, run.alg.privacy_source() if hasattr(run.alg, "privacy_source") else "?",
                  e_rdp))
     # an explicit choice is still honoured
-    c = DPDDAClassifier(epsilon=1.0, accountant="rdp", random_state=3).fit(X, y)
+    c, _ = fit_recording(DPDDAClassifier(epsilon=1.0, accountant="rdp", random_state=3), X, y)
     assert c.privacy_["accountant"] == "rdp"
+
+
+def fashion(kind, classes=(0, 2)):
+    """Fashion-MNIST T-shirt (0) vs pullover (2), raw pixels."""
+    X = np.frombuffer(gzip.open("%s/%s-images-idx3-ubyte.gz" % (FASHION, kind)).read(), np.uint8, offset=16)
+    y = np.frombuffer(gzip.open("%s/%s-labels-idx1-ubyte.gz" % (FASHION, kind)).read(), np.uint8, offset=8)
+    X = X.reshape(-1, 784).astype(np.float64)
+    keep = np.isin(y, classes)
+    return X[keep], y[keep]
+
+
+def scaled(X):
+    from sklearn.preprocessing import Normalizer, StandardScaler
+    return Normalizer().fit_transform(StandardScaler().fit_transform(X))
+
+
+def fit_recording(est, X, y):
+    """(fitted estimator, list of the dpdo warnings' categories and messages)"""
+    dpdo.tuning.forget_fits()
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        est.fit(X, y)
+    return est, [(x.category, str(x.message)) for x in w if issubclass(x.category, (dpdo.diagnostics.PrivacyWarning,
+                                                                                     dpdo.diagnostics.UtilityWarning))]
+
+
+@case
+def delta_auto_is_tied_to_the_data_and_a_large_delta_warns():
+    X, y = scaled_blobs(n=600)
+    c, w = fit_recording(DPDDAClassifier(random_state=0), X, y)
+    assert c.delta == "auto" and c.privacy_["target_delta"] == min(1e-5, 0.1 / 600) and not w, w
+    X2, y2 = scaled_blobs(n=200000 // 50)  # 4000 rows: 1/(10 n) = 2.5e-5 > 1e-5, so auto stays 1e-5
+    c, w = fit_recording(DOADPClassifier(random_state=0, max_rounds=20), X2, y2)
+    assert c.privacy_["target_delta"] == 1e-5 and not w, w
+    # delta >= 1/n: a PrivacyWarning naming 1/n, and the C note in privacy_["notes"]
+    c, w = fit_recording(DPDDAClassifier(random_state=0, delta=0.01), X, y)
+    msgs = [m for k, m in w if k is dpdo.diagnostics.PrivacyWarning]
+    assert len(msgs) == 1 and "1/n = 0.00167" in msgs[0] and "n = 600" in msgs[0], w
+    assert "delta = 0.01 >= 1/n" in c.privacy_["notes"] and "Choosing delta" in c.privacy_["notes"], c.privacy_
+    # just below 1/n: no warning (the rule is delta >= 1/n)
+    c, w = fit_recording(DPDDAClassifier(random_state=0, delta=0.99 / 600), X, y)
+    assert not [1 for k, _ in w if k is dpdo.diagnostics.PrivacyWarning], w
+    raises(ValueError, DPDDAClassifier(delta="tiny").fit, X, y, contains="'auto'")
+
+
+@case
+def warnings_fire_on_raw_breast_cancer_features():
+    from sklearn.datasets import load_breast_cancer
+    X, y = load_breast_cancer(return_X_y=True)
+    c, w = fit_recording(DPDDAClassifier(random_state=0), X, y)
+    d = c.diagnostics_
+    print("# raw breast cancer, DP-DDA defaults: %s" % {k: v for k, v in d.items() if k != "warnings"})
+    cats = [k for k, _ in w]
+    assert cats.count(dpdo.diagnostics.UtilityWarning) >= 1, w
+    assert d["clipped_fraction_start"] > 0.99, d  # every row norm is >> 2 (max 4974.7), logistic phi'(0) = 1/2
+    assert any("clipping dominates" in m and "scale the features" in m for _, m in w), w
+    assert "clipping dominates" in c.privacy_["notes"], c.privacy_["notes"]  # the C note
+    assert abs(d["baseline_score"] - 357 / 569) < 1e-12
+    # the same rows scaled: no utility warning
+    c, w = fit_recording(DPDDAClassifier(random_state=0, n_nodes=10), scaled(X), y)
+    assert not [1 for k, _ in w if k is dpdo.diagnostics.UtilityWarning], w
+    assert c.diagnostics_["clipped_fraction_start"] == 0.0 and c.diagnostics_["better_than_baseline"]
+
+
+@case
+def warnings_fire_on_a_noise_dominated_fed_plt_run():
+    from sklearn.datasets import load_breast_cancer
+    X, y = load_breast_cancer(return_X_y=True)
+    # 50 nodes of ~11 rows at epsilon 0.88: each node's noisy solver steps are mostly noise
+    c, w = fit_recording(FedPLTClassifier(epsilon=0.88, n_nodes=50, random_state=1), scaled(X), y)
+    d = c.diagnostics_
+    print("# Fed-PLT eps 0.88, 50 nodes: %s" % {k: v for k, v in d.items() if k != "warnings"})
+    assert not d["better_than_baseline"] and d["noise_to_signal"] > 10, d
+    assert any(k is dpdo.diagnostics.UtilityWarning and "no better than not training" in m and "epsilon" in m
+               for k, m in w), w
+
+
+@case
+def warnings_stay_silent_on_scaled_fashion_mnist():
+    if not os.path.exists(FASHION):
+        print("# %s absent: not tested" % FASHION)
+        return
+    X, y = fashion("train")
+    X = scaled(X)
+    for E in ESTIMATORS:
+        c, w = fit_recording(E(epsilon=1.0, delta=1e-5, n_nodes=10, random_state=0), X, y)
+        d = c.diagnostics_
+        print("# Fashion-MNIST scaled, %s: train %.4f vs baseline %.4f, clipped %.3f/%.3f, noise/signal %.3g"
+              % (E.__name__, d["train_score"], d["baseline_score"], d["clipped_fraction_start"],
+                 d["clipped_fraction_final"], d["noise_to_signal"]))
+        assert not w, (E.__name__, w)
+        assert d["better_than_baseline"] and not d["warnings"], d
 
 
 if __name__ == "__main__":

@@ -246,19 +246,20 @@ class PrivateSearchCV:
     * method="composition": every candidate once; mu per trial such that the composition of all
       trials is (epsilon, delta); privacy_["epsilon"] is the accountant's composition of the
       charges the trials actually made (the library's "auto" accountant over one ledger of them);
-    * method="random-stopping" (default): Papernot & Steinke (ICLR 2022, "Hyperparameter Tuning with
+    * method="random-stopping": Papernot & Steinke (ICLR 2022, "Hyperparameter Tuning with
       Renyi Differential Privacy", Theorem 2): K ~ truncated negative binomial D_{eta,gamma} trials
       with E[K] = mean_trials (default: the number of candidates), each with a candidate drawn
       uniformly at random; only the best (model, noisy score) is released, so the total does not grow
       with K but by log E[K] and a one-trial term. privacy_["epsilon"] is the smaller of that bound
-      (from the RDP curves of the charges that ran, worst trial) and the composition of all trials.
+      (from the RDP curves of the charges that ran, worst trial) and the composition of all trials;
+    * method="auto" (default): the one of the two whose plan gives each trial the larger budget.
 
     The fitted search predicts with best_estimator_ (trained on the training part only: a refit on
     all rows would be one more private run). privacy_ (epsilon, delta, method, trials, ...) is the
     whole search's; best_estimator_.privacy_ is replaced by it too, so the model reports the total.
     Since 0.3."""
 
-    def __init__(self, estimator, param_grid, epsilon=1.0, delta="auto", method="random-stopping",
+    def __init__(self, estimator, param_grid, epsilon=1.0, delta="auto", method="auto",
                  mean_trials=None, eta=0.0, validation_fraction=0.2, score_share=0.25, random_state=None):
         self.estimator = estimator
         self.param_grid = param_grid
@@ -296,13 +297,67 @@ class PrivateSearchCV:
             raise ValueError("param_grid has no candidate")
         return out
 
-    def _trial_mu(self, n_candidates, delta):
+    def _trial_mu(self, method, n_candidates, delta):
         """mu of one trial (training and score together) that meets the total (epsilon, delta)."""
-        if self.method == "composition":
+        if method == "composition":
             return _bisect_up(lambda mu: _gaussian_epsilon(math.sqrt(n_candidates) * mu, delta), self.epsilon)
         gamma = self._gamma(n_candidates)
         return _bisect_up(lambda mu: rdp_to_epsilon(random_stopping_rdp([a * mu * mu / 2 for a in ORDERS], self.eta,
                                                                          gamma), delta)[0], self.epsilon)
+
+    def _total(self, method, trial_ledgers, n_candidates, delta, score, runs, plan=False):
+        """The search's epsilon for these trials' ledgers (a list per trial) with `runs` trials and
+        the score noise (sensitivity, sigma) per trial: (total, composition, how, random stopping).
+        plan=True (the pilots of random stopping): the bound alone, since the composition of the
+        trials that will run depends on K."""
+        nodes = trial_ledgers[0][0].nodes
+        comp, how = compose_ledgers([led for tl in trial_ledgers for led in tl], nodes, [score] * runs, delta)
+        if method == "composition":
+            return comp, comp, how, math.nan
+        curve = [0.0] * len(ORDERS)
+        for tl in trial_ledgers:  # one trial: its runs (one per one-vs-rest model) and its score
+            c = [a * (score[0] / score[1]) ** 2 / 2 for a in ORDERS]
+            for led in tl:
+                c = [u + v for u, v in zip(c, ledger_rdp_curve(led))]
+            curve = [max(u, v) for u, v in zip(curve, c)]
+        rs_eps = rdp_to_epsilon(random_stopping_rdp(curve, self.eta, self._gamma(n_candidates)), delta)[0]
+        return (rs_eps if plan else min(rs_eps, comp)), comp, how, rs_eps
+
+    def _pilot_scale(self, method, cands, mu0, delta, n_val, n_tr, y_tr):
+        """The largest t in [0.02, 4] (1: the Gaussian plan) whose pilots meet the target."""
+        np = require_numpy("PrivateSearchCV")
+        Z = np.zeros((n_tr, 1))
+
+        def total(t):
+            eps0 = _gaussian_epsilon(t * mu0, delta)
+            ledgers = []
+            for c in cands:
+                est = _clone(self.estimator).set_params(**dict(c, epsilon=eps0, delta=delta, random_state=12345))
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    est.fit(Z, y_tr)
+                ledgers.append([_ledger_from(r.alg.accountant.ledger.nodes, r.alg.accountant.ledger.save())
+                                for r in est._runs])
+            score = (1.0 / n_val, (1.0 / n_val) / (self.score_share * t * mu0))
+            # composition: every candidate once; random stopping: the worst candidate's curve
+            return self._total(method, ledgers, len(cands), delta, score, len(cands), plan=True)[0]
+
+        if total(1.0) <= self.epsilon * (1 + 1e-9):
+            lo, hi = 1.0, 4.0  # the charges compose better than Gaussian ones: spend what is left
+            if total(hi) <= self.epsilon:
+                return hi
+        else:
+            lo, hi = 0.02, 1.0
+            if total(lo) > self.epsilon:
+                raise ValueError("PrivateSearchCV: even at 1/50 of the planned per-trial budget the pilots exceed "
+                                 "epsilon = %g" % self.epsilon)
+        for _ in range(7):  # to 1.5 % in t
+            mid = math.sqrt(lo * hi)
+            if total(mid) <= self.epsilon:
+                lo = mid
+            else:
+                hi = mid
+        return lo
 
     def _gamma(self, n_candidates):
         return _gamma_for_mean(self.eta, float(self.mean_trials or n_candidates))
@@ -312,8 +367,8 @@ class PrivateSearchCV:
         global _PRIVATE_SEARCH
         np = require_numpy("PrivateSearchCV")
         from .diagnostics import resolve_delta
-        if self.method not in ("composition", "random-stopping"):
-            raise ValueError("method must be 'composition' or 'random-stopping', got %r" % (self.method,))
+        if self.method not in ("auto", "composition", "random-stopping"):
+            raise ValueError("method must be 'auto', 'composition' or 'random-stopping', got %r" % (self.method,))
         if not (0 < self.validation_fraction < 1):
             raise ValueError("validation_fraction must be in (0, 1), got %r" % (self.validation_fraction,))
         if not (self.epsilon > 0 and math.isfinite(self.epsilon)):
@@ -326,11 +381,24 @@ class PrivateSearchCV:
         n_val = max(1, int(round(self.validation_fraction * n)))
         val, tr = np.sort(perm[:n_val]), np.sort(perm[n_val:])
         cands = self._candidates()
-        mu_q = self._trial_mu(len(cands), delta)
-        mu0 = mu_q / math.sqrt(1 + self.score_share ** 2)
+        # The Gaussian plan, checked against pilots: each candidate fitted at the planned budget on
+        # public stand-in data of the same shape (one zero feature: a run's charges depend on the
+        # rows per node, rounds, batch and clip, not on the values), and mu0 scaled down until the
+        # total of those charges meets the target (subsampled releases are not Gaussian). "auto":
+        # the method whose pilots allow the larger per-trial mu.
+        plans = []
+        _PRIVATE_SEARCH = True
+        try:
+            for method in (("composition", "random-stopping") if self.method == "auto" else (self.method,)):
+                mu0 = self._trial_mu(method, len(cands), delta) / math.sqrt(1 + self.score_share ** 2)
+                t = self._pilot_scale(method, cands, mu0, delta, n_val, X.shape[0] - n_val, y[tr])
+                plans.append((mu0 * t, t, method))
+        finally:
+            _PRIVATE_SEARCH = False
+        mu0, t, method = max(plans)
         eps0 = _gaussian_epsilon(mu0, delta)
         sigma_score = (1.0 / n_val) / (self.score_share * mu0)
-        if self.method == "composition":
+        if method == "composition":
             plan = list(range(len(cands)))
         else:
             gamma = self._gamma(len(cands))
@@ -357,25 +425,16 @@ class PrivateSearchCV:
                     best = (noisy, c, est)
         finally:
             _PRIVATE_SEARCH = False
-        ledgers = [_ledger_from(nodes, t) for tt in texts for t in tt]
-        extra = [(1.0 / n_val, sigma_score)] * len(trials)
-        eps_comp, how = compose_ledgers(ledgers, nodes, extra, delta)
-        p = {"method": self.method, "target_epsilon": self.epsilon, "delta": delta, "trials": len(trials),
-             "epsilon_composition": eps_comp, "composition_by": how, "trial_epsilon": eps0, "trial_mu": mu0,
-             "score_sigma": sigma_score, "n_validation": n_val}
-        if self.method == "random-stopping":
-            curve = [0.0] * len(ORDERS)
-            for tt in texts:  # one trial: its runs (one per one-vs-rest model) and its score
-                c = [a * (1.0 / n_val / sigma_score) ** 2 / 2 for a in ORDERS]
-                for t in tt:
-                    c = [a + b for a, b in zip(c, ledger_rdp_curve(_ledger_from(nodes, t)))]
-                curve = [max(a, b) for a, b in zip(curve, c)]
+        trial_ledgers = [[_ledger_from(nodes, t) for t in tt] for tt in texts]
+        total, eps_comp, how, eps_rs = self._total(method, trial_ledgers, len(cands), delta,
+                                                   (1.0 / n_val, sigma_score), len(trials))
+        p = {"method": method, "target_epsilon": self.epsilon, "delta": delta, "trials": len(trials),
+             "epsilon": total, "epsilon_composition": eps_comp, "composition_by": how, "trial_epsilon": eps0,
+             "trial_mu": mu0, "pilot_scale": t, "score_sigma": sigma_score, "n_validation": n_val}
+        if method == "random-stopping":
             gamma = self._gamma(len(cands))
-            eps_rs, order = rdp_to_epsilon(random_stopping_rdp(curve, self.eta, gamma), delta)
-            p.update(epsilon_random_stopping=eps_rs, eta=self.eta, gamma=gamma, expected_trials=tnb_mean(self.eta, gamma))
-            p["epsilon"] = min(eps_rs, eps_comp)
-        else:
-            p["epsilon"] = eps_comp
+            p.update(epsilon_random_stopping=eps_rs, eta=self.eta, gamma=gamma,
+                     expected_trials=tnb_mean(self.eta, gamma))
         if p["epsilon"] > self.epsilon * (1 + 1e-6):
             from .diagnostics import PrivacyWarning
             warnings.warn("PrivateSearchCV: the search spent epsilon = %.4g, above the target %.4g (the trials' noise "

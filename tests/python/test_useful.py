@@ -209,7 +209,8 @@ def private_search_reports_the_composition_of_what_ran():
     assert s.best_estimator_.privacy_["one_fit_epsilon"] < p["epsilon"]
 
     # random stopping: Papernot & Steinke Theorem 2 recomputed here from the trials' charges
-    s = dsk.PrivateSearchCV(FedPLTClassifier(n_nodes=5), grid, epsilon=1.0, delta=1e-6, random_state=5).fit(X, y)
+    s = dsk.PrivateSearchCV(FedPLTClassifier(n_nodes=5), grid, epsilon=1.0, delta=1e-6, method="random-stopping",
+                            random_state=5).fit(X, y)
     p = s.privacy_
     orders = [1 + k / 10 for k in range(1, 100)] + list(range(11, 64)) + [64, 96, 128, 192, 256, 512, 1024]
     score = (1.0 / p["n_validation"] / p["score_sigma"]) ** 2

@@ -8,32 +8,25 @@ delta = 1e-5, test accuracy on the 2000 test rows, mean +- standard error over s
     DPDO_LIBRARY=build/lib/libdpdo.so.1 /usr/bin/python3 bench/tuning_vs_defaults.py [--seeds 5] [--epsilon 1]
 """
 import argparse
-import gzip
 import math
 import os
 import sys
 import time
 import warnings
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "python"))
 import numpy as np  # noqa: E402
 from sklearn.preprocessing import Normalizer, StandardScaler  # noqa: E402
 
 from dpdo.sklearn import DPDDAClassifier, FedPLTClassifier, PrivateSearchCV  # noqa: E402
+from _fashion import fashion  # noqa: E402
 
-FASHION = "/usr/share/datasets/fashion-mnist"
 GRIDS = {
     DPDDAClassifier: {"max_rounds": [500, 2000, 8000], "alpha": [1e-3, 1e-4]},
     FedPLTClassifier: {"max_rounds": [10, 25, 50], "alpha": [1e-3, 1e-4]},
 }
-
-
-def fashion(kind, classes=(0, 2)):
-    X = np.frombuffer(gzip.open("%s/%s-images-idx3-ubyte.gz" % (FASHION, kind)).read(), np.uint8, offset=16)
-    y = np.frombuffer(gzip.open("%s/%s-labels-idx1-ubyte.gz" % (FASHION, kind)).read(), np.uint8, offset=8)
-    X = X.reshape(-1, 784).astype(np.float64)
-    keep = np.isin(y, classes)
-    return X[keep], y[keep]
 
 
 def mse(v):

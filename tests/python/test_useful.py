@@ -11,23 +11,22 @@ docs/python.md "Diagnostics" and "Private hyper-parameter search"):
 * PrivateSearchCV: the total epsilon it reports is the accountant's composition of the runs that
   ran (recomputed here independently); plain GridSearchCV on a dpdo estimator warns.
 Prints TAP and "# summary: N passed, M failed"."""
-import gzip
 import math
 import os
 import warnings
 
 from _tap import case, raises, summary
+from _fashion import FASHION, fashion
 
 import dpdo  # noqa: E402
 import dpdo.diagnostics  # noqa: E402
 import dpdo.tuning  # noqa: E402
 from dpdo import sklearn as dsk  # noqa: E402
-from dpdo.sklearn import (DPDDAClassifier, DOADPClassifier, DPWORSGDClassifier, FedPLTClassifier,  # noqa: E402
+from dpdo.sklearn import (DPDDAClassifier, DOADPClassifier, FedPLTClassifier,  # noqa: E402
                           ESTIMATORS)
 
 import numpy as np  # noqa: E402
 
-FASHION = "/usr/share/datasets/fashion-mnist"
 
 
 def scaled_blobs(n=600, d=5, seed=0):
@@ -43,15 +42,6 @@ def fresh_epsilon(run, kind, delta):
     copy = dpdo.Ledger(led.nodes)
     copy.load(led.save())
     return dpdo.Accountant(copy, kind).epsilon(delta)
-
-
-def fashion(kind, classes=(0, 2)):
-    """Fashion-MNIST T-shirt (0) vs pullover (2), raw pixels."""
-    X = np.frombuffer(gzip.open("%s/%s-images-idx3-ubyte.gz" % (FASHION, kind)).read(), np.uint8, offset=16)
-    y = np.frombuffer(gzip.open("%s/%s-labels-idx1-ubyte.gz" % (FASHION, kind)).read(), np.uint8, offset=8)
-    X = X.reshape(-1, 784).astype(np.float64)
-    keep = np.isin(y, classes)
-    return X[keep], y[keep]
 
 
 def scaled(X):

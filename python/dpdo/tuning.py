@@ -18,19 +18,20 @@ from .diagnostics import PrivacyWarning
 
 #: fits remembered for the repeated-fit check (their row fingerprints only, never the data)
 _REMEMBERED = 64
-_history = []  # [(fingerprint set, epsilon, delta)], most recent last
+_history = []  # [(fingerprints, epsilon, delta)], most recent last
 _SKLEARN_SEARCH = ("sklearn.model_selection._validation", "sklearn.model_selection._search")
 _PRIVATE_SEARCH = False  # set while PrivateSearchCV runs its own, counted, fits
 
 
 def _row_fingerprints(X):
-    """A set of per-row fingerprints: two random projections of each row (equal rows give equal
-    fingerprints; distinct rows collide with negligible probability)."""
+    """The sorted distinct per-row fingerprints of X (8 bytes a row): a fixed random projection of
+    each row, rounded to 12 significant digits (equal rows give equal fingerprints; distinct rows
+    collide with negligible probability)."""
     np = require_numpy("dpdo.tuning")
-    rs = np.random.RandomState(20221)
-    R = rs.standard_normal((X.shape[1], 2))
-    P = np.asarray(X @ R)
-    return set(map(tuple, np.round(P, 9).tolist()))
+    R = np.random.RandomState(20221).standard_normal(X.shape[1])
+    P = np.asarray(X @ R, dtype=np.float64).ravel()
+    scale = 10.0 ** (11 - np.floor(np.log10(np.maximum(np.abs(P), 1e-300))))
+    return np.unique(np.round(P * scale) / scale)
 
 
 def _in_sklearn_search():
@@ -49,8 +50,10 @@ def note_fit(est, X, y):
     p = getattr(est, "privacy_", None)
     if p is None:
         return
+    np = require_numpy("dpdo.tuning")
     fp = _row_fingerprints(X)
-    same = [h for h in _history if len(fp & h[0]) >= 0.5 * min(len(fp), len(h[0]))]
+    same = [h for h in _history
+            if np.intersect1d(fp, h[0], assume_unique=True).size >= 0.5 * min(fp.size, h[0].size)]
     _history.append((fp, p["epsilon"], p["delta"]))
     del _history[:-_REMEMBERED]
     fits = len(same) + 1

@@ -18,29 +18,39 @@
 
 enum { N = 4, Q = 100, D = 4 };
 
-/* rows of norm `norm` (only every third also gets a sign flip), labels +-1 */
-static void make_rows(double *X, double *Y, double norm)
+/* the problem: rows of norm `norm` (each on one axis, signs varying), labels +-1, on a ring */
+typedef struct {
+    double X[N * Q * D], Y[N * Q];
+    dpdo_dataset *ds;
+    dpdo_loss *loss;
+    dpdo_shard *sh[N];
+    dpdo_node *nodes[N];
+    dpdo_network *net;
+} prob;
+
+static void prob_make(prob *p, double norm)
 {
     for (int i = 0; i < N * Q; i++) {
         for (int k = 0; k < D; k++)
-            X[i * D + k] = (k == i % D ? norm : 0.0) * (i % 3 ? 1 : -1);
-        Y[i] = i % 2 ? 1 : -1;
+            p->X[i * D + k] = (k == i % D ? norm : 0.0) * (i % 3 ? 1 : -1);
+        p->Y[i] = i % 2 ? 1 : -1;
     }
+    tfx_nodes_make(p->X, p->Y, N, Q, D, "logistic", &p->ds, &p->loss, p->sh, p->nodes);
+    CHECK_EQ(dpdo_network_create(&p->net), DPDO_OK);
+    CHECK_EQ(dpdo_network_set_ring(p->net, N), DPDO_OK);
+}
+
+static void prob_free(prob *p)
+{
+    dpdo_network_destroy(p->net);
+    tfx_nodes_free(N, p->ds, p->loss, p->sh, p->nodes);
 }
 
 /* the notes of a prepared private DP-DDA run over rows of norm `norm` at `delta` */
 static void notes_of(double norm, double delta, char *out, size_t cap)
 {
-    static double X[N * Q * D], Y[N * Q];
-    make_rows(X, Y, norm);
-    dpdo_dataset *ds;
-    dpdo_loss *loss;
-    dpdo_shard *sh[N];
-    dpdo_node *nodes[N];
-    tfx_nodes_make(X, Y, N, Q, D, "logistic", &ds, &loss, sh, nodes);
-    dpdo_network *net;
-    CHECK_EQ(dpdo_network_create(&net), DPDO_OK);
-    CHECK_EQ(dpdo_network_set_ring(net, N), DPDO_OK);
+    static prob p;
+    prob_make(&p, norm);
     dpdo_ledger *led;
     dpdo_accountant *acc;
     CHECK_EQ(dpdo_ledger_create(&led, N), DPDO_OK);
@@ -55,14 +65,13 @@ static void notes_of(double norm, double delta, char *out, size_t cap)
     o.delta = delta;
     o.max_rounds = 50;
     o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE;
-    CHECK_EQ(dpdo_algorithm_setup(a, nodes, N, net, NULL, acc, &o), DPDO_OK);
+    CHECK_EQ(dpdo_algorithm_setup(a, p.nodes, N, p.net, NULL, acc, &o), DPDO_OK);
     CHECK_MSG(dpdo_algorithm_prepare(a) == DPDO_OK, "prepare: %s", dpdo_algorithm_errmsg(a));
     snprintf(out, cap, "%s", dpdo_algorithm_privacy_notes(a));
     dpdo_algorithm_destroy(a);
     dpdo_accountant_destroy(acc);
     dpdo_ledger_destroy(led);
-    dpdo_network_destroy(net);
-    tfx_nodes_free(N, ds, loss, sh, nodes);
+    prob_free(&p);
 }
 
 static void no_implicit_accountant(void)
@@ -76,24 +85,15 @@ static void no_implicit_accountant(void)
     CHECK(strcmp(DPDO_ACCOUNTANT_DEFAULT, "auto") == 0);
     dpdo_ledger_destroy(led);
 
-    static double X[N * Q * D], Y[N * Q];
-    make_rows(X, Y, 1.0);
-    dpdo_dataset *ds;
-    dpdo_loss *loss;
-    dpdo_shard *sh[N];
-    dpdo_node *nodes[N];
-    tfx_nodes_make(X, Y, N, Q, D, "logistic", &ds, &loss, sh, nodes);
-    dpdo_network *net;
-    CHECK_EQ(dpdo_network_create(&net), DPDO_OK);
-    CHECK_EQ(dpdo_network_set_ring(net, N), DPDO_OK);
+    static prob p;
+    prob_make(&p, 1.0);
     dpdo_algorithm *a;
     CHECK_EQ(dpdo_algorithm_create(&a, dpdo_algorithm_type_find("dp-dda")), DPDO_OK);
-    CHECK_EQ(dpdo_algorithm_setup(a, nodes, N, net, NULL, NULL, NULL), DPDO_E_INVAL);
+    CHECK_EQ(dpdo_algorithm_setup(a, p.nodes, N, p.net, NULL, NULL, NULL), DPDO_E_INVAL);
     CHECK_STR_CONTAINS(dpdo_algorithm_errmsg(a), "needs an accountant");
     CHECK_STR_CONTAINS(dpdo_algorithm_errmsg(a), "DPDO_ACCOUNTANT_DEFAULT");
     dpdo_algorithm_destroy(a);
-    dpdo_network_destroy(net);
-    tfx_nodes_free(N, ds, loss, sh, nodes);
+    prob_free(&p);
 }
 
 static void delta_against_the_rows(void)

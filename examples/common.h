@@ -244,11 +244,11 @@ static inline unsigned long long ex_fresh_seed(void)
     return s % 1000000007ULL;
 }
 
-/* The tightest sound accountant this build has: "auto" when it exists, else
- * "rdp". */
+/* The library's default accountant (DPDO_ACCOUNTANT_DEFAULT, "auto": the
+ * tightest sound figure). */
 static inline const char *ex_accountant_name(void)
 {
-    return dpdo_accountant_type_find("auto") ? "auto" : "rdp";
+    return DPDO_ACCOUNTANT_DEFAULT; /* "auto": docs/privacy.md, "Which accountant" */
 }
 
 /* The randomness line every example prints: what --reproducible (seed-keyed

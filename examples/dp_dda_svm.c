@@ -40,7 +40,8 @@
 #define N_EPS 5
 #define N_METHODS 3
 #define MAX_GRID 48
-#define DELTA0 0.01    /* the paper's delta_0 */
+#define DELTA0 0.01    /* the paper's delta_0 (PAPER noise only: it is >= 1/n, no real guarantee) */
+#define DELTA_RIG_PER_ROW 0.01 /* RIGOROUS noise: delta = 0.01 / n, far below 1/n (docs/privacy.md) */
 #define LAMBDA 0.0005  /* mu (L2) and phi (L1) */
 
 /* --reproducible: DPDO_RANDOMNESS_REPRODUCIBLE (bit-identical reruns); default secure */
@@ -49,6 +50,7 @@ static int g_reproducible = 0;
 static const double EPS_SWEEP[N_EPS] = {0.2, 0.4, 0.6, 0.8, 1.0};
 static int noise_mode = DPDO_NOISE_PAPER; /* --noise rigorous: DPDO_NOISE_RIGOROUS */
 enum { EPS_04 = 1, EPS_08 = 3 }; /* indices of Fig 3's and Fig 1's epsilon */
+#define DELTA_TEXT() (noise_mode == DPDO_NOISE_RIGOROUS ? "0.01/n (n rows over all nodes)" : "0.01")
 #define NOISE_NAME() \
     (noise_mode == DPDO_NOISE_PAPER   ? "Theorem 1 (paper)"                         \
      : noise_mode == DPDO_NOISE_NONE ? "no (diagnostic: the noiseless trajectory)" \
@@ -211,6 +213,13 @@ static double accuracy(const problem *p, const double *x)
     return (double)ok / (double)rows;
 }
 
+/* The delta of a run: the paper's delta_0 for its noise rule; for the calibrated noise 0.01 / n
+ * (n rows over all nodes), far below 1/n: a delta >= 1/n would allow publishing a random row. */
+static double run_delta(const problem *p, int mode)
+{
+    return mode == DPDO_NOISE_RIGOROUS ? DELTA_RIG_PER_ROW / (double)dpdo_dataset_rows(p->ds) : DELTA0;
+}
+
 /* ---- one run -------------------------------------------------------------------------- */
 
 /* About MAX_GRID log-spaced rounds in [1, T], always ending at T. */
@@ -260,7 +269,7 @@ static int run_once(const problem *p, int r, const method *m, int mode, double e
     o.max_rounds = T;
     o.noise_mode = mode;
     o.epsilon = eps;
-    o.delta = DELTA0; /* PAPER: the per-step delta_0 of Theorem 1; RIGOROUS: the target delta */
+    o.delta = run_delta(p, mode); /* PAPER: Theorem 1's delta_0; RIGOROUS: the target delta */
     o.lipschitz = 1.0;
     TRY(dpdo_algorithm_create(&alg, dpdo_algorithm_type_find(m->type)), "out of memory");
     TRY(dpdo_algorithm_setup(alg, p->nodes, NODES, net, p->reg[r], acc, &o),
@@ -442,9 +451,9 @@ static int write_curves_csv(const char *dir, int fig, problem *probs, int nprob,
     snprintf(name, sizeof name, "fig%d.csv", fig);
     FILE *f = open_out(dir, name);
     if (!f) return -1;
-    fprintf(f, "# DP-DDA Fig. %d: %s-SVM, epsilon = %.1f, delta_0 = %g, n = %d; suboptimality "
+    fprintf(f, "# DP-DDA Fig. %d: %s-SVM, epsilon = %.1f, delta = %s, n = %d; suboptimality "
                "F(mean of outputs) - F* against rounds\n",
-            fig, r == REG_L2 ? "L2" : "L1", EPS_SWEEP[ie], DELTA0, NODES);
+            fig, r == REG_L2 ? "L2" : "L1", EPS_SWEEP[ie], DELTA_TEXT(), NODES);
     fprintf(f, "# noise: %s\n", NOISE_NAME());
     fprintf(f, "# columns: dataset, method, iota, epsilon, round, gap_mean, gap_min, gap_max "
                "(mean/min/max over seeds), accuracy (training accuracy of the output point, "
@@ -472,8 +481,8 @@ static int write_sweep_csv(const char *dir, int fig, problem *probs, int nprob, 
     FILE *f = open_out(dir, name);
     if (!f) return -1;
     fprintf(f, "# DP-DDA Fig. %d: %s-SVM, final suboptimality after 3 epochs (3q/iota rounds) "
-               "against epsilon; delta_0 = %g, n = %d\n",
-            fig, r == REG_L2 ? "L2" : "L1", DELTA0, NODES);
+               "against epsilon; delta = %s, n = %d\n",
+            fig, r == REG_L2 ? "L2" : "L1", DELTA_TEXT(), NODES);
     fprintf(f, "# noise: %s\n", NOISE_NAME());
     fprintf(f, "# columns: dataset, method, iota, epsilon, rounds, gap_mean, gap_se (over seeds), "
                "sigma (noise std in use), eps_paper and delta_paper (the paper's bound, Remark 3.1), "
@@ -490,7 +499,7 @@ static int write_sweep_csv(const char *dir, int fig, problem *probs, int nprob, 
                 fprintf(f, "%s,%s,%g,%g,%lld,%.6e,%.6e,%.6e,%.6g,%.6g,%d,%.6g,%g,%.6f,%.2e,%llu\n",
                         probs[pi].name, METHODS[k].label, METHODS[k].iota, EPS_SWEEP[ie],
                         (long long)c->rounds, c->final_mean, c->final_se, c->sigma, c->eps_paper,
-                        c->delta_paper, c->paper_valid, c->eps_rigorous, DELTA0, c->acc_final,
+                        c->delta_paper, c->paper_valid, c->eps_rigorous, run_delta(&probs[pi], noise_mode), c->acc_final,
                         c->acc_final_se, (unsigned long long)c->seed0);
             }
     return fclose(f) == 0 ? 0 : -1;
@@ -551,12 +560,18 @@ static void plot(const char *dir, int fig, int gnuplot)
 
 static ex_tally tally;
 
-/* The untrained model's gap F(0) - F* (hinge(0) = 1, h(0) = 0), and whether a curve ends
- * below it by the margin, i.e. the private model is better than not training. */
+/* The untrained model's gap F(0) - F* (hinge(0) = 1, h(0) = 0). */
 static double f0gap_of(const problem *p, int r) { return 1.0 - p->fstar[r]; }
-static int useful(const problem *p, int r, double m, double se)
+/* Better than not training: the curve's final training accuracy above the majority class's by
+ * two standard errors over seeds (accuracy, not the hinge objective: a model can classify
+ * well at an objective above F(0)). */
+static int useful(const problem *p, const curve *c)
 {
-    return ex_useful(&tally, m, se, f0gap_of(p, r));
+    return ex_useful(&tally, -c->acc_final, c->acc_final_se, -p->majority);
+}
+static int no_better_than_majority(const problem *p, const curve *c)
+{
+    return !clearly_less(p->majority, 0.0, c->acc_final, c->acc_final_se);
 }
 
 /* Fig 1 / Fig 3 at equal gradient evaluations (every method's own 3-epoch
@@ -573,7 +588,7 @@ static void check_order(const char *fig, const problem *p, int r, int ie,
         len += snprintf(what + len, sizeof what - (size_t)len, "%s%s %.3e+-%.1e", k ? " < " : "",
                         METHODS[k].label, c->final_mean, c->final_se);
         if (k && !ex_less(&tally, prev->final_mean, prev->final_se, c->final_mean, c->final_se)) ok = 0;
-        signal |= useful(p, r, c->final_mean, c->final_se);
+        signal |= useful(p, c);
     }
     ex_claim(&tally, ok, signal, fig, "%-12s equal gradient evaluations (3 epochs): %s", p->name, what);
 }
@@ -588,7 +603,7 @@ static void check_equal_rounds(const char *fig, const problem *p, int r, int ie,
     for (int k = 0; k < 2; k++) {
         const curve *c = &res[r][k][ie];
         ex_claim(&tally, ex_less(&tally, c->eq_mean, c->eq_se, b->final_mean, b->final_se),
-           useful(p, r, c->eq_mean, c->eq_se) || useful(p, r, b->final_mean, b->final_se), fig,
+           useful(p, c) || useful(p, b), fig,
            "%-12s equal rounds (%lld): %s %.3e+-%.1e < baseline %.3e+-%.1e", p->name,
            (long long)c->eq_round, METHODS[k].label, c->eq_mean, c->eq_se, b->final_mean,
            b->final_se);
@@ -619,7 +634,7 @@ static void check_sweep(const char *fig, const problem *p, int r, curve (*res)[N
             len += snprintf(what + len, sizeof what - (size_t)len, " %.2e", c->final_mean);
             if (ie && !ex_less(&tally, c->final_mean, c->final_se, prev->final_mean, prev->final_se))
                 ok = 0;
-            signal |= useful(p, r, c->final_mean, c->final_se);
+            signal |= useful(p, c);
         }
         ex_claim(&tally, ok, signal, fig, "%-12s %s", p->name, what);
         len = snprintf(what, sizeof what, "%s accuracy:", METHODS[k].label);
@@ -634,8 +649,7 @@ static void check_sweep(const char *fig, const problem *p, int r, curve (*res)[N
                 const curve *c = &res[r][k][ie], *b = &res[r][2][ie];
                 if (!ex_less(&tally, c->final_mean, c->final_se, b->final_mean, b->final_se))
                     ok = 0, worst = worst < 0 ? ie : worst;
-                signal |= useful(p, r, c->final_mean, c->final_se) ||
-                          useful(p, r, b->final_mean, b->final_se);
+                signal |= useful(p, c) || useful(p, b);
             }
             if (ok) {
                 ex_claim(&tally, 1, signal, fig, "%-12s %s beats the baseline at every eps", p->name,
@@ -677,7 +691,7 @@ static void explain(const problem *probs, int nprob, const int *fig_on,
         double f0gap = 1.0 - probs[pi].fstar[REG_L2];
         printf("  * %s: with the paper's noise rule, the sampled variant (iota = 0.1) ends at gap "
                "%.3g against the baseline's %.3g%s, but %s the %s accountant puts the "
-               "privacy actually spent at eps = %.3g%s (the baseline's: %.3g).\n",
+               "privacy actually spent at eps = %.3g (at the paper's delta_0 = 0.01)%s (the baseline's: %.3g).\n",
                probs[pi].name, pa->final_mean, pb->final_mean,
                clearly_less(pa->final_mean, pa->final_se, pb->final_mean, pb->final_se)
                    ? " (the paper's ordering)" : " (not the paper's ordering)",
@@ -685,12 +699,17 @@ static void explain(const problem *probs, int nprob, const int *fig_on,
                                  "the paper's privacy theorem does not apply to a run this short, and",
                pa->source_rigorous, pa->eps_rigorous,
                pa->eps_rigorous > 10 ? ", i.e. no meaningful privacy" : "", pb->eps_rigorous);
-        printf("  * %s: at a real eps = %.1f (delta = %g, sigma calibrated by the %s accountant) "
-               "iota = 0.1 reaches gap %.3g and the baseline %.3g; doing nothing (x = 0) has gap "
-               "%.3g, so the private model is %s.\n",
-               probs[pi].name, EPS_SWEEP[EPS_08], DELTA0, ra->source_rigorous, ra->final_mean,
-               rb->final_mean, f0gap,
-               ra->final_mean < f0gap ? "better than not training" : "no better than not training");
+        printf("  * %s: at a real eps = %.1f (delta = %.2g, far below 1/n = %.2g; sigma calibrated by "
+               "the %s accountant) iota = 0.1 reaches training accuracy %.4f +- %.4f (gap %.3g) and "
+               "the baseline %.4f (gap %.3g); not training (always the majority label) scores %.4f "
+               "(gap %.3g), so the private model is %s.\n",
+               probs[pi].name, EPS_SWEEP[EPS_08], run_delta(&probs[pi], DPDO_NOISE_RIGOROUS),
+               1.0 / (double)dpdo_dataset_rows(probs[pi].ds), ra->source_rigorous, ra->acc_final,
+               ra->acc_final_se, ra->final_mean, rb->acc_final, rb->final_mean, probs[pi].majority,
+               f0gap,
+               no_better_than_majority(&probs[pi], ra)
+                   ? "no better than not training"
+                   : "better than not training (by two standard errors over seeds)");
         if (ra->stopped > 0) /* the guard's allowance, not the data, ended the run */
             printf("    (the iota = 0.1 run stopped after %lld of its %lld rounds: the library's budget "
                    "guard ends a run before any node could exceed eps = %.1f, and here it stops early, at "
@@ -881,7 +900,8 @@ int main(int argc, char **argv)
 
         printf("== per curve: final gap after 3 epochs (T rounds), noise sigma, privacy spent by the\n"
                "   paper's Theorem 1 bound (Remark 3.1 at the delta its proof gives) and by the sound\n"
-               "   accountant named on each line (worst node, at delta = %g, active set public)\n", DELTA0);
+               "   accountant named on each line (worst node, at delta = %s, active set public)\n",
+               DELTA_TEXT());
         const char *notes = "";
         for (int pi = 0; pi < nprob; pi++)
             for (int r = 0; r < 2; r++)

@@ -148,7 +148,7 @@ int main(int argc, char **argv)
     dpdo_ledger *ledger = NULL;
     dpdo_accountant *acc = NULL;
     TRY(dpdo_ledger_create(&ledger, n), "out of memory");
-    TRY(dpdo_accountant_create(&acc, dpdo_accountant_type_find("auto"), NULL, ledger, NULL), "accountant");
+    TRY(dpdo_accountant_create(&acc, dpdo_accountant_type_find(DPDO_ACCOUNTANT_DEFAULT), NULL, ledger, NULL), "accountant");
 
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);

@@ -46,7 +46,7 @@ int main(void)
 
     /* privacy: a ledger of every release per node and an accountant reading it */
     if ((rc = dpdo_ledger_create(&ledger, NODES)) != DPDO_OK) goto out;
-    if ((rc = dpdo_accountant_create(&acc, dpdo_accountant_type_find("auto"), NULL, ledger, NULL)) != DPDO_OK) goto out;
+    if ((rc = dpdo_accountant_create(&acc, dpdo_accountant_type_find(DPDO_ACCOUNTANT_DEFAULT), NULL, ledger, NULL)) != DPDO_OK) goto out;
 
     /* the algorithm: options (versioned by struct_size), setup, then run (or step) */
     dpdo_algorithm_options o;

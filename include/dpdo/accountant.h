@@ -236,6 +236,13 @@ typedef struct dpdo_accountant_type {
     void (*release)(void *user);
 } dpdo_accountant_type;
 
+/* The library's default accountant, by name: "auto", the smallest of the certified figures of
+ * rdp, exact and pld (docs/privacy.md, "Which accountant"). A host without a reason to choose
+ * another passes dpdo_accountant_type_find(DPDO_ACCOUNTANT_DEFAULT) to dpdo_accountant_create;
+ * there is no implicit default (a NULL type is refused with a message naming this one).
+ * Since 0.3. */
+#define DPDO_ACCOUNTANT_DEFAULT "auto"
+
 /* Built-in types by name ("rdp", "exact", "zcdp", "pure", "pld", "auto"); NULL if unknown.
  * List with dpdo_accountant_type_next(NULL), ...(prev) until NULL. Since 0.1. */
 DPDO_API const dpdo_accountant_type *dpdo_accountant_type_find(const char *name);

@@ -279,6 +279,61 @@ fail:
     return rc;
 }
 
+/* delta against the data: releasing each record in the clear with probability delta is
+ * (0, delta)-DP, so a delta >= 1/n (n records over all nodes) promises nothing about a record
+ * (docs/privacy.md, "Choosing delta"). A note, not an error: the paper modes reproduce papers
+ * whose delta is that large. */
+static void eng_note_delta(dpdo__eng *e)
+{
+    int64_t n = 0;
+    for (int64_t i = 0; i < e->n; i++)
+        n += dpdo_node_samples(e->nodes[i]);
+    if (n < 1 || !(e->o.delta * (double)n >= 1.0)) return;
+    char buf[400];
+    snprintf(buf, sizeof buf,
+             "delta = %g >= 1/n = %.3g (n = %lld records over the nodes): releasing every record "
+             "in the clear with probability delta meets such a guarantee; choose delta < 1/(10 n) "
+             "= %.3g (docs/privacy.md, \"Choosing delta\")",
+             e->o.delta, 1.0 / (double)n, (long long)n, 0.1 / (double)n);
+    dpdo__eng_note(e, buf);
+}
+
+/* Clipping at the start point x = 0, over every row of the nodes hosted here: when most
+ * per-sample gradients exceed the clip norm (options.clip, NaN = lipschitz), each release
+ * carries little more than the direction of their clipped mean, and the usual cause is
+ * unscaled features (docs/python.md, "Diagnostics"). A note above one half; failures of the
+ * evaluation (e.g. a user loss) only skip the note. No randomness is used: results unchanged. */
+static void eng_note_clipping(dpdo__eng *e)
+{
+    double clip = DPDO__PD(e, DPDO_PARAM_CLIP);
+    if (isnan(clip)) clip = e->o.lipschitz;
+    if (!(clip > 0 && clip < INFINITY) || e->d < 1) return;
+    double *x = dpdo__calloc(2 * (size_t)e->d, sizeof *x);
+    if (!x) return;
+    int64_t rows = 0, cut = 0;
+    char err[DPDO__ERRMSG_LEN];
+    for (int64_t i = 0; i < e->n; i++) {
+        dpdo_node *nd = e->nodes[i];
+        int64_t ncl = 0;
+        if (!dpdo__eng_hosted(e, i) || !nd->shard || nd->loss->kind == DPDO_LOSS_KIND_MODEL)
+            continue;
+        if (dpdo__loss_eval_node(nd, x, NULL, 0, clip, NULL, x + e->d, &ncl, err) != DPDO_OK)
+            continue;
+        rows += dpdo_node_samples(nd);
+        cut += ncl;
+    }
+    dpdo__free(x);
+    if (rows < 1 || 2 * cut <= rows) return;
+    char buf[400];
+    snprintf(buf, sizeof buf,
+             "clipping dominates: %.1f%% of the per-sample gradients at x = 0 exceed the clip "
+             "norm %g, so the releases carry little of the data beyond a clipped mean; scale the "
+             "features (e.g. rows of norm <= 1) or raise clip/lipschitz (docs/python.md, "
+             "\"Diagnostics\")",
+             100.0 * (double)cut / (double)rows, clip);
+    dpdo__eng_note(e, buf);
+}
+
 int dpdo__eng_prepare(dpdo_algorithm *a)
 {
     dpdo__eng *e = a->e;
@@ -329,6 +384,10 @@ int dpdo__eng_prepare(dpdo_algorithm *a)
             dpdo__eng_note(
                 e, "reproducible mode: private streams keyed by the host's node keys; continuous "
                    "double-precision noise, not floating-point safe");
+    }
+    if (!rc && e->pv.private_run) {
+        eng_note_delta(e);
+        eng_note_clipping(e);
     }
     if (!rc && e->ledger && e->pv.private_run && e->o.noise_mode == DPDO_NOISE_RIGOROUS) {
         int64_t held = 0;

@@ -114,7 +114,10 @@ int dpdo__eng_check_problem(const dpdo__alg_vt *vt, dpdo_node *const *nodes, int
                          (long long)reg->dim, (long long)d);
     if (!acc && o->noise_mode != DPDO_NOISE_NONE)
         return dpdo__err(err, DPDO_E_INVAL,
-                         "setup: acc is NULL: a noisy run (noise_mode %d) needs an accountant",
+                         "setup: acc is NULL: a noisy run (noise_mode %d) needs an accountant; "
+                         "choose one: the library's default is "
+                         "dpdo_accountant_type_find(DPDO_ACCOUNTANT_DEFAULT) (\"auto\", "
+                         "docs/privacy.md)",
                          (int)o->noise_mode);
     if (acc && dpdo_ledger_nodes(dpdo__accountant_ledger(acc)) != n)
         return dpdo__err(err, DPDO_E_INVAL,

@@ -1267,7 +1267,12 @@ int dpdo_accountant_create(dpdo_accountant **out, const dpdo_accountant_type *ty
 {
     if (!out) return DPDO_E_INVAL;
     *out = NULL;
-    if (!type || !ledger) return DPDO_E_INVAL;
+    if (!ledger) return DPDO_E_INVAL;
+    if (!type)
+        return dpdo__err(ledger->errmsg, DPDO_E_INVAL,
+                         "accountant type is NULL: choose one; the library's default is "
+                         "dpdo_accountant_type_find(DPDO_ACCOUNTANT_DEFAULT), i.e. \"auto\" "
+                         "(the smallest certified figure, docs/privacy.md)");
     dpdo_accountant_options o;
     opts_defaults(&o);
     int rc = dpdo__options_accept(&o, sizeof o, offsetof(dpdo_accountant_options, reserved), opts,

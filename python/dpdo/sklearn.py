@@ -34,7 +34,13 @@ import warnings
 from typing import Any, Dict, List, Optional
 
 from . import _core
+from . import diagnostics as _diag
+from . import tuning as _tuning
 from ._lib import require_numpy
+
+#: The accountant every estimator uses when accountant=None: "auto", the tightest sound figure
+#: (docs/privacy.md, "Which accountant").
+DEFAULT_ACCOUNTANT = "auto"
 
 try:  # scikit-learn is optional
     from sklearn.base import BaseEstimator as _Base, ClassifierMixin as _Mixin
@@ -199,8 +205,8 @@ class _DPClassifier(_Mixin, _Base):
             raise ValueError("n_nodes must be an int >= 1, got %r" % (self.n_nodes,))
         if not (isinstance(self.epsilon, numbers.Real) and self.epsilon > 0):
             raise ValueError("epsilon must be > 0 (float('inf') for a non-private run), got %r" % (self.epsilon,))
-        if not (isinstance(self.delta, numbers.Real) and 0 < self.delta < 1):
-            raise ValueError("delta must be in (0, 1), got %r" % (self.delta,))
+        if not (self.delta == "auto" or (isinstance(self.delta, numbers.Real) and 0 < self.delta < 1)):
+            raise ValueError("delta must be 'auto' or in (0, 1), got %r" % (self.delta,))
         if self.loss not in ("logistic", "hinge", "squared"):
             raise ValueError("loss must be 'logistic', 'hinge' or 'squared', got %r" % (self.loss,))
         if self.C is not None and not (isinstance(self.C, numbers.Real) and self.C > 0):
@@ -249,8 +255,8 @@ class _DPClassifier(_Mixin, _Base):
 
     def _budget(self, n_classes_trained):
         if math.isinf(self.epsilon):
-            return math.inf, self.delta
-        return self.epsilon / n_classes_trained, self.delta / n_classes_trained
+            return math.inf, self._delta
+        return self.epsilon / n_classes_trained, self._delta / n_classes_trained
 
     def _options(self, eps, delta, mode, seed, horizon):
         o = dict(max_rounds=horizon, seed=seed, randomness=mode, lipschitz=float(self.lipschitz),
@@ -285,7 +291,7 @@ class _DPClassifier(_Mixin, _Base):
         net = _core.Network.make(self.network, k) if (self._uses_network and k > 1) else (
             _core.Network.complete(1) if self._uses_network else None)
         reg = _core.Regularizer("l2", d, self._reg_strength(Xa.shape[0]))
-        acc = _core.Accountant(_core.Ledger(k), self.accountant or "rdp")
+        acc = _core.Accountant(_core.Ledger(k), self.accountant or DEFAULT_ACCOUNTANT)
         params, solver, comp, pol = self._extra(d, rows, Xa)
         alg = _core.Algorithm(self._kind, nodes, net, reg, acc, params=params, solver=solver, compressor=comp,
                               policy=pol, **self._options(eps, delta, mode, seed, self._horizon(rows)))
@@ -340,14 +346,14 @@ class _DPClassifier(_Mixin, _Base):
         self.privacy_ = {
             "epsilon": float(sum(p["epsilon"] for p in per)),
             "delta": float(sum(p["delta"] for p in per)),
-            "target_epsilon": self.epsilon, "target_delta": self.delta,
+            "target_epsilon": self.epsilon, "target_delta": self._delta,
             "accountant": self._runs[0].alg.accountant.name,
             "paper_epsilon": float(sum(p["paper_epsilon"] for p in per)),
             "paper_delta": float(sum(p["paper_delta"] for p in per)),
             "paper_valid": all(p["paper_valid"] for p in per),
             "randomness": "reproducible" if self.random_state is not None else "secure",
             "rounds": [p["rounds"] for p in per], "stop_reason": [p["stop_reason"] for p in per],
-            "notes": "; ".join(dict.fromkeys(notes)),
+            "notes": "; ".join(dict.fromkeys([n for n in [self._delta_note] if n] + notes)),
             "per_model": per,
         }
 
@@ -371,6 +377,8 @@ class _DPClassifier(_Mixin, _Base):
             raise ValueError("a node has no samples")
         Xa = self._augment(X)
         targets = self._targets(y)
+        self._delta, self._delta_note = _diag.resolve_delta(self.delta, X.shape[0])
+        self._fit_rows = rows
         eps, delta = self._budget(len(targets))
         self._close_runs()
         self._horizon_estimate = self._horizon(rows)
@@ -391,6 +399,8 @@ class _DPClassifier(_Mixin, _Base):
         for k, run in enumerate(self._runs):
             self._run_one(run, 0, self.history_[k] if self.history_ is not None else [])
         self._collect()
+        self.diagnostics_ = _diag.diagnose(self, X, y, self._augment(X), self._fit_rows)
+        _tuning.note_fit(self, X, y)
         return self
 
     def partial_fit(self, X, y, classes=None, node_ids=None, groups=None):
@@ -427,6 +437,12 @@ class _DPClassifier(_Mixin, _Base):
         for k, run in enumerate(self._runs):
             self._run_one(run, int(step), self.history_[k] if self.history_ is not None else [])
         self._collect()
+        if first:
+            self._partial_X, self._partial_y = X, y
+        if all(r.alg.state == "DONE" for r in self._runs) and getattr(self, "_partial_X", None) is not None:
+            Xp, yp = self._partial_X, self._partial_y  # the data of the run: diagnostics once it is complete
+            self._partial_X = self._partial_y = None
+            self.diagnostics_ = _diag.diagnose(self, Xp, yp, self._augment(Xp), self._fit_rows)
         return self
 
     def decision_function(self, X):
@@ -504,7 +520,9 @@ class _DPClassifier(_Mixin, _Base):
 _COMMON_DOC = """
     Parameters (common to the four estimators)
     ----------
-    epsilon, delta : the (epsilon, delta)-DP budget of the whole fit (float('inf'): no noise)
+    epsilon, delta : the (epsilon, delta)-DP budget of the whole fit (float('inf'): no noise);
+        delta "auto" (default) = min(1e-5, 1/(10 n)) for n training rows; a delta >= 1/n warns
+        (dpdo.diagnostics.PrivacyWarning; docs/privacy.md, "Choosing delta")
     n_nodes : number of simulated nodes the rows are split over (ignored with node_ids/groups)
     network : "ring", "complete", "star", "torus", "circulant-K", "erdos-renyi-P" (decentralised
         families only)
@@ -512,7 +530,8 @@ _COMMON_DOC = """
     alpha : L2 regularisation strength lambda; C (if not None) overrides it: lambda = 1 / (C n)
     fit_intercept : append a constant feature (its weight is intercept_; it is regularised too)
     random_state : None = secure randomness; int = reproducible mode with that seed
-    accountant : libdpdo accountant name (default "rdp")
+    accountant : libdpdo accountant name; None (default) = "auto", the smallest certified figure
+        of rdp, exact and pld (docs/privacy.md, "Which accountant")
     lipschitz : per-sample gradient bound L, also the clip norm
     step_size : the algorithm's base step (None: the library's preset)
     record_history : fill history_ with (round, epsilon, objective): True about 100 times per run,
@@ -524,7 +543,10 @@ _COMMON_DOC = """
     ----------
     coef_ (n_models x n_features), intercept_ (n_models,), classes_, n_features_in_,
     privacy_ (dict: epsilon, delta, accountant, paper_epsilon, paper_delta, paper_valid, notes,
-    rounds, stop_reason, per_model), history_ (list per model of dicts, when record_history)
+    rounds, stop_reason, per_model), history_ (list per model of dicts, when record_history),
+    diagnostics_ (dict: clipped_fraction_start, clipped_fraction_final, noise_to_signal,
+    train_score, baseline_score, better_than_baseline, warnings; dpdo.diagnostics.UtilityWarning
+    when clipping or noise dominates; docs/python.md, "Diagnostics")
 """
 
 
@@ -534,7 +556,7 @@ class DPDDAClassifier(_DPClassifier):
     __doc__ += _COMMON_DOC
     _kind = "dp-dda"
 
-    def __init__(self, epsilon=1.0, delta=1e-5, n_nodes=4, network="ring", loss="logistic", alpha=1e-3, C=None,
+    def __init__(self, epsilon=1.0, delta="auto", n_nodes=4, network="ring", loss="logistic", alpha=1e-3, C=None,
                  fit_intercept=True, max_rounds=500, random_state=None, accountant=None, lipschitz=1.0,
                  step_size=None, record_history=False, partial_rounds=None, verbose=False):
         self._common(epsilon, delta, n_nodes, network, loss, alpha, C, fit_intercept, random_state, accountant,
@@ -548,7 +570,7 @@ class DOADPClassifier(_DPClassifier):
     __doc__ += _COMMON_DOC
     _kind = "do-adp"
 
-    def __init__(self, epsilon=1.0, delta=1e-5, n_nodes=4, network="ring", loss="logistic", alpha=1e-3, C=None,
+    def __init__(self, epsilon=1.0, delta="auto", n_nodes=4, network="ring", loss="logistic", alpha=1e-3, C=None,
                  fit_intercept=True, max_rounds=500, random_state=None, accountant=None, lipschitz=1.0,
                  step_size=None, record_history=False, partial_rounds=None, verbose=False):
         self._common(epsilon, delta, n_nodes, network, loss, alpha, C, fit_intercept, random_state, accountant,
@@ -564,7 +586,7 @@ class DPWORSGDClassifier(_DPClassifier):
     _kind = "dp-wor-sgd"
     _uses_network = False
 
-    def __init__(self, epsilon=1.0, delta=1e-5, n_nodes=4, loss="logistic", alpha=1e-3, C=None,
+    def __init__(self, epsilon=1.0, delta="auto", n_nodes=4, loss="logistic", alpha=1e-3, C=None,
                  fit_intercept=True, epochs=1, batch_size=None, random_state=None, accountant=None, lipschitz=1.0,
                  step_size=None, record_history=False, partial_rounds=None, verbose=False):
         self._common(epsilon, delta, n_nodes, None, loss, alpha, C, fit_intercept, random_state, accountant,
@@ -606,7 +628,7 @@ class FedPLTClassifier(_DPClassifier):
     _kind = "fed-plt"
     _uses_network = False
 
-    def __init__(self, epsilon=1.0, delta=1e-5, n_nodes=4, loss="logistic", alpha=1e-3, C=None,
+    def __init__(self, epsilon=1.0, delta="auto", n_nodes=4, loss="logistic", alpha=1e-3, C=None,
                  fit_intercept=True, max_rounds=50, random_state=None, accountant=None, lipschitz=1.0,
                  step_size=None, record_history=False, partial_rounds=None, verbose=False):
         self._common(epsilon, delta, n_nodes, None, loss, alpha, C, fit_intercept, random_state, accountant,
@@ -632,5 +654,6 @@ class FedPLTClassifier(_DPClassifier):
 
 
 ESTIMATORS = [DPDDAClassifier, DOADPClassifier, DPWORSGDClassifier, FedPLTClassifier]
+PrivateSearchCV = _tuning.PrivateSearchCV  # privately accounted hyper-parameter search (dpdo.tuning)
 __all__ = ["DPDDAClassifier", "DOADPClassifier", "DPWORSGDClassifier", "FedPLTClassifier", "ESTIMATORS",
-           "HAVE_SKLEARN"]
+           "HAVE_SKLEARN", "PrivateSearchCV", "DEFAULT_ACCOUNTANT"]

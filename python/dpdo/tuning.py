@@ -1,0 +1,492 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Hyper-parameter search whose privacy is counted (docs/python.md, "Private hyper-parameter
+search"), and the warning for searches that do not count it.
+
+note_fit(estimator, X, y) is called by every dpdo estimator's fit: a fit that runs inside
+scikit-learn's model selection (GridSearchCV, RandomizedSearchCV, cross_validate, ...), or that
+reuses most rows of earlier fits in this process, warns (dpdo.diagnostics.PrivacyWarning) that
+privacy_ is the epsilon of ONE fit, and privacy_ records how many fits touched these rows.
+
+Since 0.3.
+"""
+import math
+import sys
+import warnings
+
+from ._lib import require_numpy
+from .diagnostics import PrivacyWarning
+
+#: fits remembered for the repeated-fit check (their row fingerprints only, never the data)
+_REMEMBERED = 64
+_history = []  # [(fingerprints, epsilon, delta)], most recent last
+_SKLEARN_SEARCH = ("sklearn.model_selection._validation", "sklearn.model_selection._search")
+_PRIVATE_SEARCH = False  # set while PrivateSearchCV runs its own, counted, fits
+
+
+def _row_fingerprints(X):
+    """The sorted distinct per-row fingerprints of X (8 bytes a row): a fixed random projection of
+    each row, rounded to 12 significant digits (equal rows give equal fingerprints; distinct rows
+    collide with negligible probability)."""
+    np = require_numpy("dpdo.tuning")
+    R = np.random.RandomState(20221).standard_normal(X.shape[1])
+    P = np.asarray(X @ R, dtype=np.float64).ravel()
+    scale = 10.0 ** (11 - np.floor(np.log10(np.maximum(np.abs(P), 1e-300))))
+    return np.unique(np.round(P * scale) / scale)
+
+
+def _in_sklearn_search():
+    f = sys._getframe(2)
+    while f is not None:
+        if f.f_globals.get("__name__") in _SKLEARN_SEARCH:
+            return True
+        f = f.f_back
+    return False
+
+
+def note_fit(est, X, y):
+    """Record a fit; warn when it is one of several on the same rows (see the module doc)."""
+    if _PRIVATE_SEARCH:
+        return
+    p = getattr(est, "privacy_", None)
+    if p is None:
+        return
+    np = require_numpy("dpdo.tuning")
+    fp = _row_fingerprints(X)
+    same = [h for h in _history
+            if np.intersect1d(fp, h[0], assume_unique=True).size >= 0.5 * min(fp.size, h[0].size)]
+    _history.append((fp, p["epsilon"], p["delta"]))
+    del _history[:-_REMEMBERED]
+    fits = len(same) + 1
+    p["fits_on_these_rows"] = fits
+    p["epsilon_all_fits"] = float(sum(h[1] for h in same) + p["epsilon"])
+    if _in_sklearn_search():
+        warnings.warn("a dpdo estimator fitted inside scikit-learn's model selection (GridSearchCV, "
+                      "RandomizedSearchCV, cross_validate): each fit's privacy_ (and best_estimator_'s) is the "
+                      "epsilon of ONE fit, but the search used the same rows in every fit, and the choice of the "
+                      "best depends on them all; use dpdo.sklearn.PrivateSearchCV, whose privacy_ counts them "
+                      "(docs/python.md, \"Private hyper-parameter search\")", PrivacyWarning, stacklevel=3)
+    elif fits > 1:
+        warnings.warn("%s: this is fit %d on (mostly) the same rows in this process; privacy_['epsilon'] = %.4g is "
+                      "the epsilon of this fit alone, all %d together spend up to %.4g by basic composition "
+                      "(privacy_['epsilon_all_fits']); use dpdo.sklearn.PrivateSearchCV to tune with counted "
+                      "privacy" % (type(est).__name__, fits, p["epsilon"], fits, p["epsilon_all_fits"]),
+                      PrivacyWarning, stacklevel=3)
+
+
+def forget_fits():
+    """Clear the record of earlier fits (e.g. between independent experiments on public data)."""
+    del _history[:]
+
+
+# ---- PrivateSearchCV ---------------------------------------------------------------------------
+
+#: RDP orders of the random-stopping bound
+ORDERS = tuple([1.0 + k / 10.0 for k in range(1, 100)] + list(range(11, 64)) + [64, 96, 128, 192, 256, 512, 1024])
+
+
+def _gaussian_epsilon(mu, delta):
+    """epsilon of a mu-GDP mechanism (the analytic Gaussian mechanism, Balle & Wang 2018) at delta."""
+    import ctypes as C
+    from . import _core
+    out = C.c_double()
+    rc = _core.lib.dpdo_gaussian_epsilon(C.c_double(mu), C.c_double(delta), C.byref(out))
+    if rc:
+        raise ValueError("dpdo_gaussian_epsilon(mu=%r, delta=%r) failed (%d)" % (mu, delta, rc))
+    return out.value
+
+
+def _bisect_up(f, target, lo=1e-6, hi=1e3):
+    """The largest x in [lo, hi] with f(x) <= target, f increasing (60 halvings in log x)."""
+    if f(lo) > target:
+        raise ValueError("a total epsilon of %g is below what one trial needs at the smallest noise level tried" % target)
+    for _ in range(60):
+        mid = math.sqrt(lo * hi)
+        if f(mid) <= target:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def rdp_to_epsilon(curve, delta, orders=ORDERS):
+    """(epsilon, order) from an RDP curve by the improved conversion (Canonne, Kamath, Steinke 2020,
+    Prop. 12; the library's default "improved" conversion): eps = rdp(a) + log((a-1)/a) - (log delta +
+    log a)/(a-1), minimised over the orders."""
+    best = (math.inf, math.nan)
+    for a, r in zip(orders, curve):
+        if not math.isfinite(r):
+            continue
+        e = r + math.log((a - 1) / a) - (math.log(delta) + math.log(a)) / (a - 1)
+        if e < best[0]:
+            best = (max(e, 0.0), a)
+    return best
+
+
+def ledger_rdp_curve(ledger, orders=ORDERS):
+    """The RDP curve (worst node) of a ledger's charges at the given orders, by the library's rdp
+    accountant: with the classic conversion at one order a, eps(delta) = rdp(a) + log(1/delta)/(a-1)
+    exactly, so rdp(a) is read back from it (every mechanism the rdp accountant knows, the secure
+    lattice noise included)."""
+    from . import _core
+    out = []
+    d = 1e-5
+    for a in orders:
+        acc = _core.Accountant(ledger, "rdp", orders=[a], conversion="classic")
+        try:
+            out.append(max(acc.epsilon(d) - math.log(1 / d) / (a - 1), 0.0))
+        finally:
+            acc.close()
+    return out
+
+
+def tnb_mean(eta, gamma):
+    """E[K] of the truncated negative binomial D_{eta,gamma} (Papernot & Steinke 2022, Sec. 2)."""
+    if eta == 0:
+        return (1 / gamma - 1) / math.log(1 / gamma)
+    return eta * (1 - gamma) / (gamma * (1 - gamma ** eta))
+
+
+def random_stopping_rdp(curve, eta, gamma, orders=ORDERS):
+    """Papernot & Steinke (ICLR 2022), Theorem 2: if one trial Q is (a, curve(a))-RDP for every order,
+    running Q K ~ D_{eta,gamma} times and releasing the best is (a, eps'(a))-RDP with
+    eps'(a) = curve(a) + (1+eta)(1 - 1/b) curve(b) + (1+eta) log(1/gamma)/b + log(E[K])/(a-1),
+    minimised over the second order b."""
+    extra = min((1 + eta) * (1 - 1 / b) * cb + (1 + eta) * math.log(1 / gamma) / b
+                for b, cb in zip(orders, curve) if math.isfinite(cb))
+    lk = math.log(tnb_mean(eta, gamma))
+    return [c + extra + lk / (a - 1) for a, c in zip(orders, curve)]
+
+
+def _sample_tnb(rs, eta, gamma):
+    """One draw of K ~ D_{eta,gamma}: eta = 0 is the logarithmic distribution, eta = 1 the geometric."""
+    if eta == 0:
+        return int(rs.logseries(1 - gamma))
+    if eta == 1:
+        return int(rs.geometric(gamma))
+    while True:  # negative binomial conditioned on K >= 1
+        k = int(rs.negative_binomial(eta, gamma))
+        if k >= 1:
+            return k
+
+
+def _gamma_for_mean(eta, mean):
+    lo, hi = 1e-9, 1 - 1e-12
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if tnb_mean(eta, mid) > mean:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def _ledger_charges(ledger):
+    """[(mechanism, sampling, rate, n, m, sensitivity, sigma, counts per node)] from a ledger's text."""
+    def num(t):
+        return float.fromhex(t) if "0x" in t else float(t)
+    out, cur = [], None
+    for line in ledger.save().splitlines():
+        f = line.split()
+        if f and f[0] == "event":
+            cur = [int(f[1]), int(f[2]), num(f[3]), int(f[4]), int(f[5]), num(f[6]), num(f[7])]
+        elif f and f[0] == "counts" and cur is not None:
+            out.append(tuple(cur) + ([int(c) for c in f[1:]],))
+            cur = None
+    return out
+
+
+def compose_ledgers(ledgers, nodes, extra=(), delta=1e-5, kind="auto"):
+    """(epsilon at delta, how) of the composition of every charge in `ledgers` (per node) plus
+    `extra` = [(sensitivity, sigma)] unsampled Gaussian releases charged to every node: by the
+    `kind` accountant over one ledger holding all of them when every charge is a continuous
+    Gaussian; otherwise (the secure lattice noise, which only the library's own runs can charge)
+    by adding the rdp curves of the ledgers (RDP composes additively) and converting."""
+    from . import _core
+    charges = [c for led in ledgers for c in _ledger_charges(led)]
+    if all(c[0] == 1 for c in charges):
+        led = _core.Ledger(nodes)
+        objs = []
+        try:
+            for mech, samp, rate, n, m, sens, sigma, counts in charges:
+                s = _core.Sampling.poisson(rate) if samp == 1 else _core.Sampling.wor(n, m) if samp == 2 else None
+                ev = _core.Event.gaussian(sens, sigma, s)
+                objs += [o for o in (s, ev) if o is not None]
+                for node, cnt in enumerate(counts):
+                    if cnt:
+                        led.charge(ev, cnt, [node])
+            for sens, sigma in extra:
+                ev = _core.Event.gaussian(sens, sigma)
+                objs.append(ev)
+                led.charge(ev, 1)
+            acc = _core.Accountant(led, kind)
+            try:
+                return acc.epsilon(delta), kind
+            finally:
+                acc.close()
+        finally:
+            for o in objs:
+                o.close()
+            led.close()
+    curve = [0.0] * len(ORDERS)
+    for led in ledgers:
+        curve = [a + b for a, b in zip(curve, ledger_rdp_curve(led))]
+    for sens, sigma in extra:
+        curve = [c + a * (sens / sigma) ** 2 / 2 for c, a in zip(curve, ORDERS)]
+    return rdp_to_epsilon(curve, delta)[0], "rdp (sum of the runs' curves)"
+
+
+class PrivateSearchCV:
+    """Hyper-parameter search over a dpdo estimator whose privacy is counted (docs/python.md,
+    "Private hyper-parameter search").
+
+    The rows are split once at random (public randomness) into a training part and a validation
+    part (validation_fraction). One trial trains a clone of `estimator` with one candidate of
+    `param_grid` on the training part and scores it on the validation part with Gaussian noise
+    (accuracy, sensitivity 1/n_val: the score is private too). Each trial is calibrated as a
+    mu-GDP mechanism (the estimator's own accountant sets its noise for the (epsilon_0, delta)
+    of the analytic Gaussian mechanism at mu_0; the score gets mu_s = score_share * mu_0):
+
+    * method="composition": every candidate once; mu per trial such that the composition of all
+      trials is (epsilon, delta); privacy_["epsilon"] is the accountant's composition of the
+      charges the trials actually made (the library's "auto" accountant over one ledger of them);
+    * method="random-stopping": Papernot & Steinke (ICLR 2022, "Hyperparameter Tuning with
+      Renyi Differential Privacy", Theorem 2): K ~ truncated negative binomial D_{eta,gamma} trials
+      with E[K] = mean_trials (default: the number of candidates), each with a candidate drawn
+      uniformly at random; only the best (model, noisy score) is released, so the total does not grow
+      with K but by log E[K] and a one-trial term. privacy_["epsilon"] is the smaller of that bound
+      (from the RDP curves of the charges that ran, worst trial) and the composition of all trials;
+    * method="auto" (default): the one of the two whose plan gives each trial the larger budget.
+
+    The fitted search predicts with best_estimator_ (trained on the training part only: a refit on
+    all rows would be one more private run). privacy_ (epsilon, delta, method, trials, ...) is the
+    whole search's; best_estimator_.privacy_ is replaced by it too, so the model reports the total.
+    Since 0.3."""
+
+    def __init__(self, estimator, param_grid, epsilon=1.0, delta="auto", method="auto",
+                 mean_trials=None, eta=0.0, validation_fraction=0.2, score_share=0.25, random_state=None):
+        self.estimator = estimator
+        self.param_grid = param_grid
+        self.epsilon = epsilon
+        self.delta = delta
+        self.method = method
+        self.mean_trials = mean_trials
+        self.eta = eta
+        self.validation_fraction = validation_fraction
+        self.score_share = score_share
+        self.random_state = random_state
+
+    def get_params(self, deep=False):
+        """The constructor parameters."""
+        return {k: getattr(self, k) for k in ("estimator", "param_grid", "epsilon", "delta", "method", "mean_trials",
+                                              "eta", "validation_fraction", "score_share", "random_state")}
+
+    def set_params(self, **params):
+        """Set constructor parameters; returns self."""
+        for k, v in params.items():
+            if k not in self.get_params():
+                raise ValueError("Invalid parameter %r for PrivateSearchCV" % (k,))
+            setattr(self, k, v)
+        return self
+
+    def _candidates(self):
+        import itertools
+        grids = self.param_grid if isinstance(self.param_grid, (list, tuple)) else [self.param_grid]
+        out = []
+        for g in grids:
+            keys = sorted(g)
+            for vals in itertools.product(*[list(g[k]) for k in keys]):
+                out.append(dict(zip(keys, vals)))
+        if not out:
+            raise ValueError("param_grid has no candidate")
+        return out
+
+    def _trial_mu(self, method, n_candidates, delta):
+        """mu of one trial (training and score together) that meets the total (epsilon, delta)."""
+        if method == "composition":
+            return _bisect_up(lambda mu: _gaussian_epsilon(math.sqrt(n_candidates) * mu, delta), self.epsilon)
+        gamma = self._gamma(n_candidates)
+        return _bisect_up(lambda mu: rdp_to_epsilon(random_stopping_rdp([a * mu * mu / 2 for a in ORDERS], self.eta,
+                                                                         gamma), delta)[0], self.epsilon)
+
+    def _total(self, method, trial_ledgers, n_candidates, delta, score, runs, plan=False):
+        """The search's epsilon for these trials' ledgers (a list per trial) with `runs` trials and
+        the score noise (sensitivity, sigma) per trial: (total, composition, how, random stopping).
+        plan=True (the pilots of random stopping): the bound alone, since the composition of the
+        trials that will run depends on K."""
+        nodes = trial_ledgers[0][0].nodes
+        comp, how = compose_ledgers([led for tl in trial_ledgers for led in tl], nodes, [score] * runs, delta)
+        if method == "composition":
+            return comp, comp, how, math.nan
+        curve = [0.0] * len(ORDERS)
+        for tl in trial_ledgers:  # one trial: its runs (one per one-vs-rest model) and its score
+            c = [a * (score[0] / score[1]) ** 2 / 2 for a in ORDERS]
+            for led in tl:
+                c = [u + v for u, v in zip(c, ledger_rdp_curve(led))]
+            curve = [max(u, v) for u, v in zip(curve, c)]
+        rs_eps = rdp_to_epsilon(random_stopping_rdp(curve, self.eta, self._gamma(n_candidates)), delta)[0]
+        return (rs_eps if plan else min(rs_eps, comp)), comp, how, rs_eps
+
+    def _pilot_scale(self, method, cands, mu0, delta, n_val, n_tr, y_tr):
+        """The largest t in [0.02, 4] (1: the Gaussian plan) whose pilots meet the target."""
+        np = require_numpy("PrivateSearchCV")
+        Z = np.zeros((n_tr, 1))
+
+        def total(t):
+            eps0 = _gaussian_epsilon(t * mu0, delta)
+            ledgers = []
+            for c in cands:
+                est = _clone(self.estimator).set_params(**dict(c, epsilon=eps0, delta=delta, random_state=12345))
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    est.fit(Z, y_tr)
+                ledgers.append([_ledger_from(r.alg.accountant.ledger.nodes, r.alg.accountant.ledger.save())
+                                for r in est._runs])
+            score = (1.0 / n_val, (1.0 / n_val) / (self.score_share * t * mu0))
+            # composition: every candidate once; random stopping: the worst candidate's curve
+            return self._total(method, ledgers, len(cands), delta, score, len(cands), plan=True)[0]
+
+        if total(1.0) <= self.epsilon * (1 + 1e-9):
+            lo, hi = 1.0, 4.0  # the charges compose better than Gaussian ones: spend what is left
+            if total(hi) <= self.epsilon:
+                return hi
+        else:
+            lo, hi = 0.02, 1.0
+            if total(lo) > self.epsilon:
+                raise ValueError("PrivateSearchCV: even at 1/50 of the planned per-trial budget the pilots exceed "
+                                 "epsilon = %g" % self.epsilon)
+        for _ in range(7):  # to 1.5 % in t
+            mid = math.sqrt(lo * hi)
+            if total(mid) <= self.epsilon:
+                lo = mid
+            else:
+                hi = mid
+        return lo
+
+    def _gamma(self, n_candidates):
+        return _gamma_for_mean(self.eta, float(self.mean_trials or n_candidates))
+
+    def fit(self, X, y):
+        """Run the search on (X, y); returns self."""
+        global _PRIVATE_SEARCH
+        np = require_numpy("PrivateSearchCV")
+        from .diagnostics import resolve_delta
+        if self.method not in ("auto", "composition", "random-stopping"):
+            raise ValueError("method must be 'auto', 'composition' or 'random-stopping', got %r" % (self.method,))
+        if not (0 < self.validation_fraction < 1):
+            raise ValueError("validation_fraction must be in (0, 1), got %r" % (self.validation_fraction,))
+        if not (self.epsilon > 0 and math.isfinite(self.epsilon)):
+            raise ValueError("epsilon must be a finite number > 0, got %r" % (self.epsilon,))
+        y = np.asarray(y)
+        n = X.shape[0]
+        delta, _ = resolve_delta(self.delta, n)
+        rs = np.random.RandomState(self.random_state)
+        perm = rs.permutation(n)
+        n_val = max(1, int(round(self.validation_fraction * n)))
+        val, tr = np.sort(perm[:n_val]), np.sort(perm[n_val:])
+        cands = self._candidates()
+        # The Gaussian plan, checked against pilots: each candidate fitted at the planned budget on
+        # public stand-in data of the same shape (one zero feature: a run's charges depend on the
+        # rows per node, rounds, batch and clip, not on the values), and mu0 scaled down until the
+        # total of those charges meets the target (subsampled releases are not Gaussian). "auto":
+        # the method whose pilots allow the larger per-trial mu.
+        plans = []
+        _PRIVATE_SEARCH = True
+        try:
+            for method in (("composition", "random-stopping") if self.method == "auto" else (self.method,)):
+                mu0 = self._trial_mu(method, len(cands), delta) / math.sqrt(1 + self.score_share ** 2)
+                t = self._pilot_scale(method, cands, mu0, delta, n_val, X.shape[0] - n_val, y[tr])
+                plans.append((mu0 * t, t, method))
+        finally:
+            _PRIVATE_SEARCH = False
+        mu0, t, method = max(plans)
+        eps0 = _gaussian_epsilon(mu0, delta)
+        sigma_score = (1.0 / n_val) / (self.score_share * mu0)
+        if method == "composition":
+            plan = list(range(len(cands)))
+        else:
+            gamma = self._gamma(len(cands))
+            plan = [int(rs.randint(len(cands))) for _ in range(_sample_tnb(rs, self.eta, gamma))]
+        trials, best, texts, nodes = [], None, [], 1
+        _PRIVATE_SEARCH = True
+        try:
+            for c in plan:
+                params = dict(cands[c], epsilon=eps0, delta=delta)
+                if self.random_state is not None:
+                    params["random_state"] = int(rs.randint(2 ** 31 - 1))
+                est = _clone(self.estimator).set_params(**params)
+                with warnings.catch_warnings(record=True) as w:
+                    warnings.simplefilter("always")
+                    est.fit(X[tr], y[tr])
+                score = float(np.mean(est.predict(X[val]) == y[val]))
+                noisy = score + float(rs.normal(0.0, sigma_score)) if self.random_state is not None else \
+                    score + _secure_normal(sigma_score)
+                trials.append({"params": cands[c], "noisy_score": noisy, "epsilon": est.privacy_["epsilon"],
+                               "warnings": [str(x.message) for x in w]})
+                texts.append([r.alg.accountant.ledger.save() for r in est._runs])
+                nodes = est._runs[0].alg.accountant.ledger.nodes
+                if best is None or noisy > best[0]:
+                    best = (noisy, c, est)
+        finally:
+            _PRIVATE_SEARCH = False
+        trial_ledgers = [[_ledger_from(nodes, t) for t in tt] for tt in texts]
+        total, eps_comp, how, eps_rs = self._total(method, trial_ledgers, len(cands), delta,
+                                                   (1.0 / n_val, sigma_score), len(trials))
+        p = {"method": method, "target_epsilon": self.epsilon, "delta": delta, "trials": len(trials),
+             "epsilon": total, "epsilon_composition": eps_comp, "composition_by": how, "trial_epsilon": eps0,
+             "trial_mu": mu0, "pilot_scale": t, "score_sigma": sigma_score, "n_validation": n_val}
+        if method == "random-stopping":
+            gamma = self._gamma(len(cands))
+            p.update(epsilon_random_stopping=eps_rs, eta=self.eta, gamma=gamma,
+                     expected_trials=tnb_mean(self.eta, gamma))
+        if p["epsilon"] > self.epsilon * (1 + 1e-6):
+            from .diagnostics import PrivacyWarning
+            warnings.warn("PrivateSearchCV: the search spent epsilon = %.4g, above the target %.4g (the trials' noise "
+                          "was planned as Gaussian; their subsampled releases compose less well); privacy_ reports "
+                          "what ran" % (p["epsilon"], self.epsilon), PrivacyWarning, stacklevel=2)
+        self.cv_results_ = trials
+        self.best_params_ = cands[best[1]]
+        self.best_score_ = best[0]
+        self.best_estimator_ = best[2]
+        self.privacy_ = p
+        self.best_estimator_.privacy_ = dict(self.best_estimator_.privacy_, epsilon=p["epsilon"], delta=delta,
+                                             one_fit_epsilon=self.best_estimator_.privacy_["epsilon"],
+                                             search=p)
+        self.classes_ = self.best_estimator_.classes_
+        self.ledgers_ = texts  # the saved ledger text of every run of every trial, in order
+        return self
+
+    def predict(self, X):
+        """best_estimator_.predict"""
+        return self.best_estimator_.predict(X)
+
+    def decision_function(self, X):
+        """best_estimator_.decision_function"""
+        return self.best_estimator_.decision_function(X)
+
+    def score(self, X, y):
+        """best_estimator_.score"""
+        return self.best_estimator_.score(X, y)
+
+
+def _ledger_from(nodes, text):
+    from . import _core
+    led = _core.Ledger(nodes)
+    led.load(text)
+    return led
+
+
+def _clone(est):
+    try:
+        from sklearn.base import clone
+        return clone(est)
+    except ImportError:  # pragma: no cover
+        return type(est)(**est.get_params())
+
+
+def _secure_normal(sigma):
+    """A normal draw from the operating system's randomness (secure mode: the search's noise is
+    not replayable)."""
+    import secrets
+    u1 = (secrets.randbits(53) + 1) / float(1 << 53)
+    u2 = secrets.randbits(53) / float(1 << 53)
+    return sigma * math.sqrt(-2 * math.log(u1)) * math.cos(2 * math.pi * u2)

@@ -278,6 +278,7 @@ static void init(dpdo__eng *e, void *priv)
             dpdo__stream st;
             dpdo__stream_open(&st, e->rng, (uint64_t)i, 0, DPDO_PURPOSE_INIT);
             dpdo__stream_add_normals(&st, sd, x, d);
+            if (e->tap) e->tap(e->tap_user, i, x, d, -1.0); /* secret state, no release */
         }
         memcpy(ROW(e, P->bz, i), x, d * sizeof(double)); /* z_i0 = x_i0 (spec §2.2) */
     }

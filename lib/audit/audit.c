@@ -262,18 +262,20 @@ typedef struct probe {
     int64_t m;
     double *sum, *last;
     int64_t nmsg; /* messages seen this run */
-    /* WHITE_BOX: the canary node's noisy releases right after the draw, projected on u (up to
-     * cap), and how many there were */
+    /* WHITE_BOX: every node's noisy releases right after the draw, projected on u, in the order
+     * of the draws (up to cap; the other nodes' releases let the score remove what they feed
+     * into the canary node's, as an adversary who sees every release can), and how many of the
+     * canary node's there were */
     double *tf;
-    int64_t ntf;
+    int64_t ntf, nrel;
 } probe;
 
 /* the engine's noise tap: every noisy release of every node (lib/engine/eng_privacy.c) */
 static void probe_tap(void *user, int64_t node, const double *out, size_t n, double grid)
 {
     probe *pr = user;
-    (void)grid;
-    if (!pr->record || node != pr->node || !pr->tf) return;
+    if (!pr->record || !pr->tf) return;
+    pr->nrel += node == pr->node && grid >= 0;
     if (pr->ntf < pr->cap) {
         double x = 0;
         for (int64_t j = 0; j < pr->d && j < (int64_t)n; j++)
@@ -695,18 +697,21 @@ static int next_keys(const dpdo_audit *a, world *w, uint64_t *ks)
 static int one_run(dpdo_audit *a, world *w, uint64_t *ks, int64_t *counts, int64_t *rounds,
                    const char *tag, int64_t run)
 {
-    int rc = next_keys(a, w, ks);
-    if (rc)
-        return dpdo__err(a->err, rc, "audit: run %lld on %s: %s", (long long)run, tag,
-                         dpdo_algorithm_errmsg(w->alg));
     w->pr.nf = 0;
     w->pr.nmsg = 0;
     w->pr.ntf = 0;
+    w->pr.nrel = 0;
     if (w->pr.m > 0) {
         memset(w->pr.sum, 0, (size_t)w->pr.m * sizeof(double));
         memset(w->pr.last, 0, (size_t)w->pr.m * sizeof(double));
     }
-    w->pr.record = 1;
+    w->pr.record = 1; /* from the reset on: the white box sees secret initial states too */
+    int rc = next_keys(a, w, ks);
+    if (rc) {
+        w->pr.record = 0;
+        return dpdo__err(a->err, rc, "audit: run %lld on %s: %s", (long long)run, tag,
+                         dpdo_algorithm_errmsg(w->alg));
+    }
     int64_t t = 0;
     int32_t *act = counts ? dpdo__alloc_array((size_t)w->n, sizeof *act) : NULL;
     if (counts && !act) return dpdo__err(a->err, DPDO_E_NOMEM, "audit: out of memory");
@@ -976,8 +981,8 @@ static int release_audit(dpdo_audit *a, dpdo_audit_result *res, int64_t c, doubl
             if ((rc = one_run(a, W, &ks[which], NULL, &t, which ? "D1" : "D0", r))) break;
             if (r == 0 && which == 1) {
                 res->rounds = t;
-                res->releases = W->pr.ntf;
-                Fw = W->pr.ntf < W->pr.cap ? W->pr.ntf : W->pr.cap;
+                res->releases = W->pr.nrel;
+                Fw = !W->pr.nrel ? 0 : W->pr.ntf < W->pr.cap ? W->pr.ntf : W->pr.cap;
                 if (!F && !(F = W->pr.nf) && !Fw) {
                     *silent = 1; /* nothing to see at this node (its caller may skip it) */
                     rc = dpdo__err(

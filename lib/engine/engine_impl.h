@@ -291,7 +291,8 @@ struct dpdo__eng {
     uint32_t weaken; /* test build only: DPDO__WEAKEN_* bits (mechanisms weakened on
                       * purpose so that the auditor can be shown to catch real bugs) */
 #endif
-    /* every noisy release right after the draw (grid 0: continuous); the white-box auditor
+    /* every noisy release right after the draw (grid 0: continuous; grid < 0: a secret random
+     * state that is no release, e.g. Fed-PLT's initial models); the white-box auditor
      * (lib/audit) and tests; NULL: off (then the fused noise paths may run) */
     void (*tap)(void *user, int64_t node, const double *out, size_t n, double grid);
     void *tap_user;

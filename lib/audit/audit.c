@@ -948,6 +948,16 @@ static int white_bound(dpdo_audit *a, double *const tf[2], int64_t R, int64_t Fw
     return rc ? dpdo__err(a->err, rc, "audit: out of memory") : DPDO_OK;
 }
 
+/* The white box's Gaussian model fits Gaussian releases only: a Laplace release (DPDO, CPGT) has
+ * a bounded privacy loss that no mean shift over a spread describes */
+static int gaussian_only(const dpdo__eng *e)
+{
+    for (int32_t k = 0; k < e->pv.nev; k++)
+        if (e->pv.ev[k].mech == DPDO_MECH_LAPLACE || e->pv.ev[k].mech == DPDO_MECH_DISCRETE_LAPLACE)
+            return 0;
+    return 1;
+}
+
 /* The release (and white-box) audit with the canary at node c; both bounds at confidence conf
  * each. Fills res's per-node fields; eps_lower = the larger bound. */
 static int release_audit(dpdo_audit *a, dpdo_audit_result *res, int64_t c, double conf, int *silent)
@@ -982,7 +992,9 @@ static int release_audit(dpdo_audit *a, dpdo_audit_result *res, int64_t c, doubl
             if (r == 0 && which == 1) {
                 res->rounds = t;
                 res->releases = W->pr.nrel;
-                Fw = !W->pr.nrel ? 0 : W->pr.ntf < W->pr.cap ? W->pr.ntf : W->pr.cap;
+                Fw = !W->pr.nrel || !gaussian_only(W->e) ? 0
+                     : W->pr.ntf < W->pr.cap             ? W->pr.ntf
+                                                         : W->pr.cap;
                 if (!F && !(F = W->pr.nf) && !Fw) {
                     *silent = 1; /* nothing to see at this node (its caller may skip it) */
                     rc = dpdo__err(

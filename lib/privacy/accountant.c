@@ -736,16 +736,15 @@ static double exact_delta(double mu, double N, double eps)
     return d < 1.0 ? d : 1.0;
 }
 
-/* auto: does the exact accountant apply (every charged event an unsampled Gaussian, continuous
- * or the fine lattice one)? */
+/* auto: does the exact accountant apply (every charged event an unsampled continuous Gaussian)?
+ * Fine lattice Gaussians go to pld as before 0.3: the engine's budget guard and its calibration
+ * must meet the same accountant's figure (pld's is within 1e-3 of exact's). */
 static int exact_applies(const double *ev, int64_t n)
 {
     for (int64_t k = 0; k < n; k++) {
         const double *r = ev + k * DPDO_EV_FIELDS;
         if (!(r[DPDO_EV_COUNT] > 0)) continue;
-        if (r[DPDO_EV_MECH] != DPDO_MECH_GAUSSIAN &&
-            r[DPDO_EV_MECH] != DPDO_MECH_DISCRETE_GAUSSIAN_FINE)
-            return 0;
+        if (r[DPDO_EV_MECH] != DPDO_MECH_GAUSSIAN) return 0;
         if (r[DPDO_EV_SAMPLING] != DPDO_SAMPLING_NONE && r[DPDO_EV_RATE] < 1.0) return 0;
     }
     return 1;

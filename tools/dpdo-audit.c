@@ -28,7 +28,7 @@ static const char *USAGE =
     "                             Jagielski 2023)\n"
     "  --view transcript|model    the canary node's messages (default) or the final model\n"
     "  --neighbour replace|remove the canary's label flipped (default) or the row removed\n"
-    "  --runs R                   runs per dataset and node (default 10000)\n"
+    "  --runs R                   runs per dataset and node (default 30000)\n"
     "  --canaries M --guesses K   one-run: canaries (default 500); K guesses each side (0 = best\n"
     "                             of a grid, confidence split; default)\n"
     "  --confidence C             of the bound (default 0.95)\n"

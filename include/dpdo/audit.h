@@ -89,7 +89,7 @@ typedef struct dpdo_audit_options {
     int32_t loss;       /* DPDO_AUDIT_LOSS_LINEAR (default: l = -y <a, x>, gradient -y a,
                            the "gradient canary") or DPDO_AUDIT_LOSS_LOGISTIC            0.2 */
     int64_t runs;       /* RELEASE, WHITE_BOX: runs per dataset and node (>= 20; WHITE_BOX
-                           >= 200); default 10000 (1000 before 0.3)                         0.2 */
+                           >= 200); default 30000 (1000 before 0.3)                         0.2 */
     double train_fraction; /* RELEASE: share of the runs that fits the score and threshold,
                               in (0, 1); default 0.5                                          0.2 */
     double confidence;   /* of the lower bound, in (0, 1); default 0.95                      0.2 */

@@ -76,7 +76,7 @@ DPDO_API int dpdo_audit_options_init(dpdo_audit_options *out, size_t struct_size
     o->neighbour = DPDO_AUDIT_REPLACE;
     o->randomness = DPDO_RANDOMNESS_SECURE;
     o->loss = DPDO_AUDIT_LOSS_LINEAR;
-    o->runs = 10000;
+    o->runs = 30000;
     o->train_fraction = 0.5;
     o->confidence = 0.95;
     o->canaries = 500;

@@ -235,7 +235,7 @@ static int add_noise(dpdo__eng *e, dpdo__stream *st, int64_t node, double scale,
     double s = drawn_scale(e, node, scale);
     int rc;
     if ((rc = count_release(e, node, scale, sens))) return rc;
-    if (!(s > 0)) { /* test build only (DPDO__WEAKEN_NO_NOISE_NODE): the release without noise */
+    if (DPDO__WEAKENED(e, DPDO__WEAKEN_NO_NOISE_NODE) && !(s > 0)) { /* test build: no noise */
         TAP(e, node, out, n, 0.0);
         return DPDO_OK;
     }

@@ -7,7 +7,7 @@
 
 The defaults audit what users run: the secure path (exact discrete noise, fresh OS keys), the
 white-box method (every noisy release, composed as a Gaussian), the canary at every node in turn,
-10000 runs per dataset and node, the "auto" accountant.
+30000 runs per dataset and node, the "auto" accountant.
 
 An audit runs an algorithm on two neighbouring datasets (a canary row present or replaced),
 attacks what an adversary sees, and turns the attack's success into a lower bound on epsilon

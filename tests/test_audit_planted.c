@@ -7,7 +7,8 @@
  * make check: a fast subset (DP-DDA with every bug, one audit each). DPDO_AUDIT_LONG=1 (make
  * check-audit-long): every bug on every type it applies to, and the correct code of every private
  * type DPDO_AUDIT_REPEATS times (default 20): the table of docs/privacy-audit.md, with the CPU
- * time of each audit (clock()); DPDO_AUDIT_RUNS overrides the runs per dataset and node. */
+ * time of each audit (clock()); DPDO_AUDIT_RUNS overrides the runs per dataset and node,
+ * DPDO_AUDIT_TYPES ("dp-dda,fed-plt") restricts the types. */
 #include <time.h>
 #include "harness.h"
 #include "dpdo/dpdo.h"
@@ -115,8 +116,16 @@ static void test_long_suite(void)
     }
     int64_t runs = env_int("DPDO_AUDIT_RUNS", 0), reps = env_int("DPDO_AUDIT_REPEATS", 20);
     printf("# | type            | code                                             | claimed | white   | thresh. | ratio  | mu_lo | verdict    | CPU     |\n");
+    const char *only = getenv("DPDO_AUDIT_TYPES"); /* e.g. "dp-dda,fed-plt": these types only */
     for (int t = 0; t < NTYPES; t++) {
         const char *alg = TYPES[t].alg;
+        if (only && *only) {
+            char want[64];
+            snprintf(want, sizeof want, ",%s,", alg);
+            char have[512];
+            snprintf(have, sizeof have, ",%s,", only);
+            if (!strstr(have, want)) continue;
+        }
         int alarms = 0, done = 0;
         double sum = 0, sum2 = 0, cpu_max = 0;
         for (int k = 0; k < reps; k++) {

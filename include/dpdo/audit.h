@@ -25,7 +25,7 @@
  * the accounting has to cover: the canary's per-sample gradient is clipped at full norm and points
  * along a coordinate no other row uses. The algorithm's options and parameters are the caller's.
  *
- *   DPDO_AUDIT_WHITE_BOX (default since 0.3)  the runs of RELEASE, and besides the transcript
+ *   DPDO_AUDIT_WHITE_BOX (the default from 0.3 on)  the runs of RELEASE, and besides the transcript
  *     the auditor sees every noisy release of the canary node right after its draw (white
  *     box); the releases' projections on the canary direction are combined by a linear score
  *     fitted on the training runs (the within-class covariance removes what earlier releases
@@ -58,7 +58,7 @@ typedef struct dpdo_audit dpdo_audit;
 
 /* Pinned constants. Since 0.2. */
 enum { DPDO_AUDIT_RELEASE = 0, DPDO_AUDIT_ONE_RUN = 1 }; /* options.method */
-enum { DPDO_AUDIT_WHITE_BOX = 2 }; /* options.method, Since 0.3 (the default since 0.3) */
+enum { DPDO_AUDIT_WHITE_BOX = 2 }; /* options.method, the default. Since 0.3. */
 enum { DPDO_AUDIT_VIEW_TRANSCRIPT = 0, DPDO_AUDIT_VIEW_MODEL = 1 }; /* options.view */
 enum { DPDO_AUDIT_REPLACE = 0, DPDO_AUDIT_REMOVE = 1 };             /* options.neighbour */
 enum { DPDO_AUDIT_LOSS_LINEAR = 0, DPDO_AUDIT_LOSS_LOGISTIC = 1 };  /* options.loss */
@@ -116,7 +116,7 @@ typedef struct dpdo_audit_options {
         *accountant;      /* accountant type of the runs' ledger (dpdo_accountant_type_find):
                              NULL (default) = "auto" (the tightest sound one; "rdp" before
                              0.3); "exact" is tight for unsampled Gaussian releases, also the
-                             secure path's fine-grid discrete ones (since 0.3)               0.2 */
+                             secure path's fine-grid discrete ones (from 0.3 on)             0.2 */
     const char *policy;   /* DP-WOR-SGD's Local/Global policy by name (dpdo_policy_type_find:
                              "periodic" alternates Local and Global steps); NULL (default) =
                              the algorithm's own; an algorithm without a policy refuses it 0.2 */
@@ -164,7 +164,7 @@ typedef struct dpdo_audit_result {
     double tpr, fpr;        /* RELEASE: point estimates on the test split                    0.2 */
     double sigma;           /* noise in use (DPDO_PARAM_SIGMA)                              0.2 */
     int64_t canaries, guesses, correct; /* ONE_RUN: m, guesses made (2k), right guesses      0.2 */
-    /* Since 0.3 (a caller compiled against 0.2 passes the shorter struct; it is filled up to
+    /* Added in 0.3 (a caller compiled against 0.2 passes the shorter struct; it is filled up to
      * its struct_size) */
     int32_t path;           /* the path audited (options.path): DPDO_RANDOMNESS_SECURE or
                                _REPRODUCIBLE; the verdict holds for that path only          0.3 */

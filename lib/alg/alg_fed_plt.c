@@ -202,7 +202,8 @@ static int prepare(dpdo__eng *e, void *priv)
         return dpdo__err(e->err, DPDO_E_NUMERIC, "prepare: tau = %g", tau);
     /* test build: SIGMA_HALF makes the solver draw half the noise the accounting assumes */
     int half = DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF) ||
-               (DPDO__WEAKENED(e, DPDO__WEAKEN_SECURE_SIGMA_HALF) && dpdo__eng_grid_noise(e));
+               (DPDO__WEAKENED(e, DPDO__WEAKEN_SECURE_SIGMA_HALF) &&
+                e->o.randomness == DPDO_RANDOMNESS_SECURE); /* a private run: the grid path */
     if ((rc = dpdo_solver_set(s, "tau", half ? tau / 2 : tau)))
         return dpdo__err(e->err, rc, "prepare: solver: %s", dpdo_solver_errmsg(s));
     P->tau = tau;

@@ -74,7 +74,7 @@ TOOLBIN    = $(patsubst tools/%.c,$(BUILD)/bin/%,$(TOOLSRC))
 BENCHSRC   = $(wildcard bench/*.c)
 BENCHBIN   = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCHSRC))
 
-.PHONY: all lib examples tools check check-asan check-valgrind check-exports check-since check-cycles format-check format check-abi \
+.PHONY: all lib examples tools check check-asan check-valgrind check-audit-long check-exports check-since check-cycles format-check format check-abi \
         abi-baseline check-version man check-man check-doc \
         check-install bench demo deps install uninstall clean map python-capi check-python-capi tests mpi check-mpi \
         check-run \
@@ -345,6 +345,14 @@ bench: $(BENCHBIN) $(MPI_BENCH) lib
 	    BUILD=$(BUILD) $(PYTHON) bench/bench_python.py || exit 1; fi
 	@for k in $(if $(HAVE_MPI),$(MPI_RANKS)); do echo "== $(MPIEXEC) -n $$k $(MPI_BENCH)"; \
 	    $(MPIEXEC) -n $$k $(MPI_BENCH) || exit 1; done
+
+# The auditor's planted-bug suite and false-alarm repeats (docs/privacy-audit.md, "Planted bugs"):
+# every bug of the test build on every type it applies to, the correct code of every private type
+# AUDIT_REPEATS times; ~10 min of CPU. AUDIT_RUNS overrides the runs per dataset and node.
+AUDIT_REPEATS ?= 20
+check-audit-long: $(BUILD)/tests/test_audit_planted
+	@DPDO_AUDIT_LONG=1 DPDO_AUDIT_REPEATS=$(AUDIT_REPEATS) $(if $(AUDIT_RUNS),DPDO_AUDIT_RUNS=$(AUDIT_RUNS)) \
+	    $(BUILD)/tests/test_audit_planted
 
 demo: deps
 	@$(MAKE) --no-print-directory all

@@ -55,7 +55,8 @@ def check_report(report, growable_set):
         else:
             cur = None
             if re.match(r"^(Leaf changes summary|Changed leaf types summary|Removed/Changed/Added "
-                        r"(functions|variables) summary)", ln):
+                        r"(functions|variables) summary|(Variable|Function) symbols changes summary: "
+                        r"0 Removed)", ln):
                 continue
             problems.append(ln)
     for b in blocks:

@@ -176,6 +176,8 @@ static void opts(dpdo_algorithm_options *ao, dpdo_audit_options *o, double eps, 
     o->seed = seed;
     o->randomness = DPDO_RANDOMNESS_REPRODUCIBLE;
     o->accountant = "exact"; /* one unsampled release: the claimed epsilon is the true one */
+    o->method = DPDO_AUDIT_RELEASE; /* the threshold test alone, at the adversary's node */
+    o->single_node = 1;
 }
 
 static int run_audit(const char *alg, const dpdo_algorithm_options *ao, const dpdo_audit_options *o, uint32_t weaken,

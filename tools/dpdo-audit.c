@@ -20,29 +20,37 @@ static const char *USAGE =
     "with its confidence beside the library's epsilon (rigorous and the paper's), and a verdict.\n"
     "\n"
     "the audit:\n"
-    "  --method release|one-run   many runs and a threshold test (default), or one run with\n"
-    "                             many canaries (Steinke, Nasr, Jagielski 2023)\n"
+    "  --method white-box|release|one-run\n"
+    "                             white-box (default): every noisy release of the canary node,\n"
+    "                             composed as a Gaussian (GDP mu, Nasr et al. 2023), and the\n"
+    "                             threshold test on the transcript; release: the threshold test\n"
+    "                             alone; one-run: one run with many canaries (Steinke, Nasr,\n"
+    "                             Jagielski 2023)\n"
     "  --view transcript|model    the canary node's messages (default) or the final model\n"
     "  --neighbour replace|remove the canary's label flipped (default) or the row removed\n"
-    "  --runs R                   runs per dataset (release; default 1000)\n"
+    "  --runs R                   runs per dataset and node (default 30000)\n"
     "  --canaries M --guesses K   one-run: canaries (default 500); K guesses each side (0 = best\n"
     "                             of a grid, confidence split; default)\n"
     "  --confidence C             of the bound (default 0.95)\n"
     "  --nodes N --rows Q --dim D problem size (default 2 nodes, 1 row each, 4 features)\n"
-    "  --canary-node I            the canary's node (default: the most active one)\n"
+    "  --canary-node I            the canary's node (default: every node in turn)\n"
+    "  --single-node              one node only: the most active one\n"
     "  --canary-norm K            (default: the Lipschitz bound L)\n"
     "  --loss linear|logistic     (default linear: the gradient canary)\n"
     "  --l2 LAMBDA                regularizer (default 0.1; 0 = none)\n"
-    "  --accountant NAME          rdp (default) | exact | zcdp\n"
+    "  --accountant NAME          auto (default: the tightest sound one) | rdp | exact | pld |\n"
+    "                             zcdp\n"
     "  --policy NAME              DP-WOR-SGD's Local/Global policy (random, periodic, ...)\n"
     "  --seed S                   data and, with --reproducible, the runs' keys (default 1)\n"
     "  --reproducible             keys from the seed (default: fresh keys from the OS per run)\n"
+    "  --reproducible-path        audit the seeded continuous-noise path (default: the secure\n"
+    "                             path users take: exact discrete noise on the grid)\n"
     "  --train-fraction F         share of the runs that chooses the test (default 0.5)\n"
     "the algorithm:\n"
     "  --algorithm NAME           dp-dda, dp-dda-baseline, fed-plt, fedpd, fedlin, tamuna, led,\n"
     "                             5gcs, do-adp, dpdo, cpgt, dp-wor-sgd, dp-sgd-wr\n"
     "  --noise rigorous|paper|fixed|none   (default rigorous)\n"
-    "  --epsilon E --delta D      target (default 1, 1e-5)\n"
+    "  --epsilon E --delta D      target (default 2, 1e-5)\n"
     "  --sigma S                  with --noise fixed\n"
     "  --rounds T                 max rounds (default 3)\n"
     "  --batch B                  samples per release (default 1)\n"
@@ -142,6 +150,7 @@ int main(int argc, char **argv)
     dpdo_algorithm_options ao;
     dpdo_algorithm_options_init(&ao, sizeof ao);
     ao.max_rounds = 3;
+    ao.epsilon = 2; /* a halved sigma, a missing noise or an uncharged release shows at 2 */
     dpdo_audit_options o;
     dpdo_audit_options_init(&o, sizeof o);
     const char *alg = NULL;
@@ -159,17 +168,23 @@ int main(int argc, char **argv)
             quiet = 1;
         } else if (!strcmp(a, "--reproducible")) {
             o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE;
+        } else if (!strcmp(a, "--reproducible-path")) {
+            o.path = DPDO_RANDOMNESS_REPRODUCIBLE;
+        } else if (!strcmp(a, "--single-node")) {
+            o.single_node = 1;
         } else if (!strcmp(a, "--algorithm")) {
             if (!v) return usage_error("option %s needs a value", a);
             alg = v, TAKE;
         } else if (!strcmp(a, "--method")) {
             if (!v) return usage_error("option %s needs a value", a);
-            if (!strcmp(v, "release"))
+            if (!strcmp(v, "white-box"))
+                o.method = DPDO_AUDIT_WHITE_BOX;
+            else if (!strcmp(v, "release"))
                 o.method = DPDO_AUDIT_RELEASE;
             else if (!strcmp(v, "one-run"))
                 o.method = DPDO_AUDIT_ONE_RUN;
             else
-                return usage_error("--method: '%s' is not release or one-run", v);
+                return usage_error("--method: '%s' is not white-box, release or one-run", v);
             TAKE;
         } else if (!strcmp(a, "--view")) {
             if (!v) return usage_error("option %s needs a value", a);
@@ -337,13 +352,23 @@ int main(int argc, char **argv)
         return 3;
     }
     dpdo_audit_destroy(au);
-    printf("algorithm        %s (%s noise, %lld rounds, canary at node %lld of %lld)\n", alg,
+    const char *path = r.path == DPDO_RANDOMNESS_SECURE ? "secure" : "reproducible";
+    const char *keys = r.keys == DPDO_RANDOMNESS_SECURE ? "fresh OS keys" : "keys from --seed";
+    printf("algorithm        %s (%s noise, %lld rounds, canary at node %lld of %lld%s)\n", alg,
            ao.noise_mode == DPDO_NOISE_RIGOROUS ? "rigorous"
            : ao.noise_mode == DPDO_NOISE_PAPER  ? "paper"
            : ao.noise_mode == DPDO_NOISE_FIXED  ? "fixed"
                                                 : "no",
-           (long long)r.rounds, (long long)r.canary_node, (long long)o.nodes);
-    if (o.method == DPDO_AUDIT_RELEASE)
+           (long long)r.rounds, (long long)r.canary_node, (long long)o.nodes,
+           r.nodes_audited > 1 ? ", the worst of every node" : "");
+    printf("path             %s (%s)\n", path, keys);
+    if (o.method == DPDO_AUDIT_WHITE_BOX)
+        printf("audit            white box, %lld releases of the canary node per run seen; "
+               "transcript: %lld features; %lld runs (%lld per dataset and node in the test "
+               "split)\n",
+               (long long)r.releases, (long long)r.features, (long long)r.runs,
+               (long long)r.test_runs);
+    else if (o.method == DPDO_AUDIT_RELEASE)
         printf("audit            release, %s view, %s, %lld runs (%lld per dataset in the test "
                "split, %lld "
                "features)\n",
@@ -354,7 +379,7 @@ int main(int argc, char **argv)
         printf("audit            one run, %lld canaries, %lld guesses, %lld right (+1 pilot run)\n",
                (long long)r.canaries, (long long)r.guesses, (long long)r.correct);
     print_eps("claimed epsilon  ", r.eps_claimed);
-    printf(" at delta %g (rigorous, %s)\n", r.delta, o.accountant ? o.accountant : "rdp");
+    printf(" at delta %g (rigorous, %s)\n", r.delta, o.accountant ? o.accountant : "auto");
     if (!isnan(r.eps_paper)) {
         print_eps("paper epsilon    ", r.eps_paper);
         printf(" at delta %.4g (%s)\n", r.delta_paper,
@@ -362,12 +387,20 @@ int main(int argc, char **argv)
     }
     printf("epsilon lower    %.4f at delta %g, %.0f%% confidence", r.eps_lower, r.delta,
            100 * r.confidence);
-    if (o.method == DPDO_AUDIT_RELEASE) printf(" (TPR %.4f, FPR %.5f)", r.tpr, r.fpr);
+    if (o.method != DPDO_AUDIT_ONE_RUN) printf(" (TPR %.4f, FPR %.5f)", r.tpr, r.fpr);
     printf("\n");
+    if (o.method == DPDO_AUDIT_WHITE_BOX) {
+        printf("  white box      ");
+        if (isnan(r.eps_lower_white))
+            printf("-");
+        else
+            printf("%.4f (composed GDP mu >= %.4f)", r.eps_lower_white, r.mu_lower);
+        printf("; threshold test %.4f\n", r.eps_lower_black);
+    }
     if (!isnan(r.eps_paper))
         printf("epsilon lower    %.4f at the paper's delta %.4g\n", r.eps_lower_paper,
                r.delta_paper);
-    printf("verdict          %s\n", dpdo_audit_verdict_name(r.verdict));
+    printf("verdict          %s (%s path)\n", dpdo_audit_verdict_name(r.verdict), path);
     if (!isnan(r.eps_paper))
         printf("paper verdict    %s\n", dpdo_audit_verdict_name(r.paper_verdict));
     printf("time             %.2f s (%.2f us per run)\n", secs,

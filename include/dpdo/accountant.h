@@ -100,7 +100,9 @@ enum {
  * releases. rdp, zcdp and pure charge it as DPDO_MECH_DISCRETE_GAUSSIAN; the
  * pld accountant (and auto) charge it through the continuous Gaussian's PLD
  * with a proven per-release epsilon shift and a tiny extra delta
- * (docs/privacy.md, "A PLD for the lattice Gaussian"). Events of this kind come
+ * (docs/privacy.md, "A PLD for the lattice Gaussian"); from 0.3 on the
+ * exact accountant composes unsampled ones as continuous
+ * Gaussians, exactly, with the same shift and delta. Events of this kind come
  * from the engine (or from a ledger file); there is no public setter. Since 0.2. */
 
 typedef struct dpdo_event dpdo_event;

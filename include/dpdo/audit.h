@@ -21,9 +21,24 @@
  *     with One (1) Training Run") for approximate DP.
  *
  * The audit builds its own problem (synthetic data, a complete network, an l2 regularizer, an
- * accountant, "rdp" unless options.accountant says otherwise) so that the canary is the worst case
+ * accountant, "auto" unless options.accountant says otherwise) so that the canary is the worst case
  * the accounting has to cover: the canary's per-sample gradient is clipped at full norm and points
  * along a coordinate no other row uses. The algorithm's options and parameters are the caller's.
+ *
+ *   DPDO_AUDIT_WHITE_BOX (the default from 0.3 on)  the runs of RELEASE, and besides the transcript
+ *     the auditor sees every noisy release of the canary node right after its draw (white
+ *     box); the releases' projections on the canary direction are combined by a linear score
+ *     fitted on the training runs (the within-class covariance removes what earlier releases
+ *     predict, so the score's mean shift over its spread is the composed GDP mu of all
+ *     releases, Nasr, Hayes, Steinke, Balle, Tramer, Jagielski, Carlini, Terzis, USENIX
+ *     Security 2023, "Tight Auditing of Differentially Private Machine Learning"); a lower
+ *     confidence bound on mu (normal and chi-square intervals on the test runs) gives
+ *     eps_lower_white = the epsilon of mu_lower-GDP at delta. eps_lower is the larger of it
+ *     and the transcript's threshold bound (the confidence split between them).
+ *
+ * Every audit runs the algorithm on the path users take, options.path = SECURE (exact discrete
+ * noise, fresh OS keys per run) unless asked otherwise; and with the canary at every node in
+ * turn unless a node is named.
  *
  * Threads: one audit handle is used by one thread at a time. The statistics functions are
  * pure and thread-safe. Everything in this header: Since 0.2. */
@@ -42,7 +57,8 @@ extern "C" {
 typedef struct dpdo_audit dpdo_audit;
 
 /* Pinned constants. Since 0.2. */
-enum { DPDO_AUDIT_RELEASE = 0, DPDO_AUDIT_ONE_RUN = 1 };            /* options.method */
+enum { DPDO_AUDIT_RELEASE = 0, DPDO_AUDIT_ONE_RUN = 1 }; /* options.method */
+enum { DPDO_AUDIT_WHITE_BOX = 2 }; /* options.method, the default. Since 0.3. */
 enum { DPDO_AUDIT_VIEW_TRANSCRIPT = 0, DPDO_AUDIT_VIEW_MODEL = 1 }; /* options.view */
 enum { DPDO_AUDIT_REPLACE = 0, DPDO_AUDIT_REMOVE = 1 };             /* options.neighbour */
 enum { DPDO_AUDIT_LOSS_LINEAR = 0, DPDO_AUDIT_LOSS_LOGISTIC = 1 };  /* options.loss */
@@ -55,7 +71,8 @@ enum {
 
 typedef struct dpdo_audit_options {
     size_t struct_size; /* sizeof(dpdo_audit_options) as compiled by the caller             0.2 */
-    int32_t method;     /* DPDO_AUDIT_RELEASE (default) or DPDO_AUDIT_ONE_RUN              0.2 */
+    int32_t method;     /* DPDO_AUDIT_WHITE_BOX (default, 0.3), DPDO_AUDIT_RELEASE or
+                           DPDO_AUDIT_ONE_RUN                                               0.2 */
     int32_t view;       /* DPDO_AUDIT_VIEW_TRANSCRIPT (default): every message the canary
                            node sends, as a transport carries it; or VIEW_MODEL: only the
                            averaged output after the last round                            0.2 */
@@ -71,7 +88,8 @@ typedef struct dpdo_audit_options {
                            public randomness (activation, edges) is that of options.seed. 0.2 */
     int32_t loss;       /* DPDO_AUDIT_LOSS_LINEAR (default: l = -y <a, x>, gradient -y a,
                            the "gradient canary") or DPDO_AUDIT_LOSS_LOGISTIC            0.2 */
-    int64_t runs;       /* RELEASE: runs per dataset (>= 20); default 1000                 0.2 */
+    int64_t runs;       /* RELEASE, WHITE_BOX: runs per dataset and node (>= 20; WHITE_BOX
+                           >= 200); default 30000 (1000 before 0.3)                         0.2 */
     double train_fraction; /* RELEASE: share of the runs that fits the score and threshold,
                               in (0, 1); default 0.5                                          0.2 */
     double confidence;   /* of the lower bound, in (0, 1); default 0.95                      0.2 */
@@ -96,14 +114,24 @@ typedef struct dpdo_audit_options {
     uint64_t seed;       /* data, and the keys in REPRODUCIBLE mode; default 1              0.2 */
     const char
         *accountant;      /* accountant type of the runs' ledger (dpdo_accountant_type_find):
-                             NULL (default) = "rdp"; "exact" is tight for unsampled Gaussian
-                             releases (then the claimed epsilon is the true one)              0.2 */
+                             NULL (default) = "auto" (the tightest sound one; "rdp" before
+                             0.3); "exact" is tight for unsampled Gaussian releases, also the
+                             secure path's fine-grid discrete ones (from 0.3 on)             0.2 */
     const char *policy;   /* DP-WOR-SGD's Local/Global policy by name (dpdo_policy_type_find:
                              "periodic" alternates Local and Global steps); NULL (default) =
                              the algorithm's own; an algorithm without a policy refuses it 0.2 */
     int64_t max_features; /* RELEASE transcript: at most this many message coordinates per
                              run enter the score (the first ones); >= 1; default 64           0.2 */
-    int64_t reserved[4];  /* must be 0 (set by _init): room for later fields, docs/abi.md    0.2 */
+    int32_t path;         /* the algorithm's own randomness mode, the path audited:
+                             DPDO_RANDOMNESS_SECURE (0, default): the path users take (fresh
+                             keys, exact discrete noise on the grid, secure charging);
+                             DPDO_RANDOMNESS_REPRODUCIBLE: the seeded continuous-noise path.
+                             `randomness` above says only where each run's keys come from   0.3 */
+    int32_t single_node;  /* 0 (default): with canary_node = -1 the audit is made with the
+                             canary at every node in turn (runs per node, the confidence split
+                             among them) and reports the worst node; 1: one node only (the
+                             adversary's choice). A canary_node >= 0 always audits that node 0.3 */
+    int64_t reserved[3];  /* must be 0 (set by _init): room for later fields, docs/abi.md    0.2 */
 } dpdo_audit_options;
 
 /* Fill o with the defaults above; struct_size = struct_size. Returns DPDO_OK, DPDO_E_INVAL (o
@@ -136,6 +164,20 @@ typedef struct dpdo_audit_result {
     double tpr, fpr;        /* RELEASE: point estimates on the test split                    0.2 */
     double sigma;           /* noise in use (DPDO_PARAM_SIGMA)                              0.2 */
     int64_t canaries, guesses, correct; /* ONE_RUN: m, guesses made (2k), right guesses      0.2 */
+    /* Added in 0.3 (a caller compiled against 0.2 passes the shorter struct; it is filled up to
+     * its struct_size) */
+    int32_t path;           /* the path audited (options.path): DPDO_RANDOMNESS_SECURE or
+                               _REPRODUCIBLE; the verdict holds for that path only          0.3 */
+    int32_t keys;           /* where the runs' keys came from (options.randomness)          0.3 */
+    double eps_lower_black; /* the threshold test's bound (RELEASE, and WHITE_BOX on the
+                               transcript) at the canary node reported; NaN if none        0.3 */
+    double eps_lower_white; /* WHITE_BOX: the composed per-release bound: the GDP mu_lower
+                               at delta; NaN when no release was seen or the Gaussian model
+                               does not fit (the two classes' variances differ)            0.3 */
+    double mu_lower;        /* WHITE_BOX: lower confidence bound on the composed GDP mu of
+                               the canary node's releases                                   0.3 */
+    int64_t releases;       /* WHITE_BOX: noisy releases of the canary node per run          0.3 */
+    int64_t nodes_audited;  /* canary positions audited (every node, or 1)                  0.3 */
 } dpdo_audit_result;
 
 /* Progress: called after every completed run (done of total); return non-zero to stop
@@ -224,6 +266,17 @@ DPDO_API int dpdo_audit_bound_scores(const double *s1, const double *s0, int64_t
  * Allocates r + 1 doubles. DPDO_OK, DPDO_E_INVAL, DPDO_E_NOMEM. Since 0.2. */
 DPDO_API int dpdo_audit_one_run_epsilon(int64_t m, int64_t r, int64_t v, double delta,
                                         double confidence, double *eps);
+
+/* The white-box audit's statistic: scores s1[n1] (runs on D1) and s0[n0] (D0), independent,
+ * modelled as N(m1, v) and N(m0, v) (one linear score of Gaussian releases); *mu = a lower
+ * confidence bound on the shift (m1 - m0) / sqrt(v), the GDP mu the scores show: each spread's
+ * chi-square interval and the normal interval of the mean difference at the spreads' upper
+ * ends, each at level 1 - (1 - confidence)/3; 0 when the difference is not positive; +inf when
+ * neither class varies and m1 > m0; NaN when the two spreads' intervals do not overlap (the
+ * equal-variance Gaussian model does not fit). n1, n0 >= 30. DPDO_OK or DPDO_E_INVAL (NULL,
+ * too few, non-finite score, confidence outside (0, 1)). Pure, thread-safe. Since 0.3. */
+DPDO_API int dpdo_audit_mu_lower(const double *s1, int64_t n1, const double *s0, int64_t n0,
+                                 double confidence, double *mu);
 
 #ifdef __cplusplus
 }

@@ -201,8 +201,10 @@ static int prepare(dpdo__eng *e, void *priv)
     if (!(tau >= 0 && isfinite(tau)))
         return dpdo__err(e->err, DPDO_E_NUMERIC, "prepare: tau = %g", tau);
     /* test build: SIGMA_HALF makes the solver draw half the noise the accounting assumes */
-    if ((rc =
-             dpdo_solver_set(s, "tau", DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF) ? tau / 2 : tau)))
+    int half = DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF) ||
+               (DPDO__WEAKENED(e, DPDO__WEAKEN_SECURE_SIGMA_HALF) &&
+                e->o.randomness == DPDO_RANDOMNESS_SECURE); /* a private run: the grid path */
+    if ((rc = dpdo_solver_set(s, "tau", half ? tau / 2 : tau)))
         return dpdo__err(e->err, rc, "prepare: solver: %s", dpdo_solver_errmsg(s));
     P->tau = tau;
     P->sens_num = P->gamma * Leff;
@@ -277,6 +279,7 @@ static void init(dpdo__eng *e, void *priv)
             dpdo__stream st;
             dpdo__stream_open(&st, e->rng, (uint64_t)i, 0, DPDO_PURPOSE_INIT);
             dpdo__stream_add_normals(&st, sd, x, d);
+            if (e->tap) e->tap(e->tap_user, i, x, d, -1.0); /* secret state, no release */
         }
         memcpy(ROW(e, P->bz, i), x, d * sizeof(double)); /* z_i0 = x_i0 (spec §2.2) */
     }
@@ -311,8 +314,17 @@ static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
     p->stage[1].npat = 1;
     p->stage[1].pat[0] = (dpdo__xpat){
         .kind = DPDO__PAT_GATHER, .payload = DPDO__PAY_DENSE, .buf = e->scr[P->sznew], .ld = e->d};
-    if (dpdo__plan_charge_computing(e, p, P->ne)) return e->plan.charge_err;
+    int64_t charged = P->ne; /* test build (STEP_UNCHARGED): one local step fewer */
+    if (DPDO__WEAKENED(e, DPDO__WEAKEN_STEP_UNCHARGED) && charged > 1) charged--;
+    if (dpdo__plan_charge_computing(e, p, charged)) return e->plan.charge_err;
     return DPDO_OK;
+}
+
+/* every noisy local step, to the engine's noise tap */
+static void solver_tap(void *user, uint64_t node, const double *w, size_t n, double grid)
+{
+    dpdo__eng *e = user;
+    e->tap(e->tap_user, (int64_t)node, w, n, grid);
 }
 
 static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, int64_t i)
@@ -350,6 +362,8 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
     char err[DPDO__ERRMSG_LEN] = "";
     /* secure private runs: grid noise with this agent's one-step sensitivity gamma L_eff / q_i */
     double gs = dpdo__eng_grid_noise(e) ? P->sens_num / (double)e->q[i] : 0.0;
+    e->solver->tap = e->tap ? solver_tap : NULL; /* the engine's noise tap (the auditor) */
+    e->solver->tap_user = e;
     rc = dpdo__solver_run_ws(e->solver, e->nodes[i], v, P->rho, P->ne, e->rng, (uint64_t)i, p->t,
                              gs, DPDO__GRID_ETA, w, ws ? ws + d : NULL, err);
     if (rc) return dpdo__eng_err(e, rc, i, "local solver: %s", err);

@@ -71,12 +71,12 @@ DPDO_API int dpdo_audit_options_init(dpdo_audit_options *out, size_t struct_size
     dpdo_audit_options d, *o = &d;
     memset(o, 0, sizeof d);
     o->struct_size = sizeof d;
-    o->method = DPDO_AUDIT_RELEASE;
+    o->method = DPDO_AUDIT_WHITE_BOX;
     o->view = DPDO_AUDIT_VIEW_TRANSCRIPT;
     o->neighbour = DPDO_AUDIT_REPLACE;
     o->randomness = DPDO_RANDOMNESS_SECURE;
     o->loss = DPDO_AUDIT_LOSS_LINEAR;
-    o->runs = 1000;
+    o->runs = 30000;
     o->train_fraction = 0.5;
     o->confidence = 0.95;
     o->canaries = 500;
@@ -120,8 +120,15 @@ DPDO_API const char *dpdo_audit_verdict_name(int v)
 static int check_options(const dpdo_audit_options *o, char *err)
 {
 #define BAD(...) return dpdo__err(err, DPDO_E_INVAL, "audit setup: " __VA_ARGS__)
-    if (o->method != DPDO_AUDIT_RELEASE && o->method != DPDO_AUDIT_ONE_RUN)
+    if (o->method != DPDO_AUDIT_RELEASE && o->method != DPDO_AUDIT_ONE_RUN &&
+        o->method != DPDO_AUDIT_WHITE_BOX)
         BAD("method %d is unknown", o->method);
+    if (o->path != DPDO_RANDOMNESS_SECURE && o->path != DPDO_RANDOMNESS_REPRODUCIBLE)
+        BAD("path %d is unknown (DPDO_RANDOMNESS_SECURE or _REPRODUCIBLE)", o->path);
+    if (o->single_node != 0 && o->single_node != 1)
+        BAD("single_node = %d must be 0 or 1", o->single_node);
+    if (o->method == DPDO_AUDIT_WHITE_BOX && o->runs < 200)
+        BAD("runs = %lld: the white-box audit needs >= 200", (long long)o->runs);
     if (o->view != DPDO_AUDIT_VIEW_TRANSCRIPT && o->view != DPDO_AUDIT_VIEW_MODEL)
         BAD("view %d is unknown", o->view);
     if (o->neighbour != DPDO_AUDIT_REPLACE && o->neighbour != DPDO_AUDIT_REMOVE)
@@ -235,8 +242,7 @@ int dpdo__audit_set_public_keys(dpdo_audit *a, int on)
 
 int dpdo__audit_set_weaken(dpdo_audit *a, uint32_t bits)
 {
-    if (!a || bits & ~(DPDO__WEAKEN_SIGMA_HALF | DPDO__WEAKEN_SENS_DOUBLE | DPDO__WEAKEN_WOR_PASS))
-        return DPDO_E_INVAL;
+    if (!a || bits & ~DPDO__WEAKEN_ALL) return DPDO_E_INVAL;
     a->weaken = bits;
     return DPDO_OK;
 }
@@ -256,7 +262,28 @@ typedef struct probe {
     int64_t m;
     double *sum, *last;
     int64_t nmsg; /* messages seen this run */
+    /* WHITE_BOX: every node's noisy releases right after the draw, projected on u, in the order
+     * of the draws (up to cap; the other nodes' releases let the score remove what they feed
+     * into the canary node's, as an adversary who sees every release can), and how many of the
+     * canary node's there were */
+    double *tf;
+    int64_t ntf, nrel;
 } probe;
+
+/* the engine's noise tap: every noisy release of every node (lib/engine/eng_privacy.c) */
+static void probe_tap(void *user, int64_t node, const double *out, size_t n, double grid)
+{
+    probe *pr = user;
+    if (!pr->record || !pr->tf) return;
+    pr->nrel += node == pr->node && grid >= 0;
+    if (pr->ntf < pr->cap) {
+        double x = 0;
+        for (int64_t j = 0; j < pr->d && j < (int64_t)n; j++)
+            x += out[j] * pr->u[j];
+        pr->tf[pr->ntf] = x;
+    }
+    pr->ntf++;
+}
 
 /* one message of the canary node: dense (idx NULL: d values) or sparse (k index/value pairs) */
 static void probe_take(probe *pr, const double *v, const int64_t *idx, int64_t k)
@@ -400,6 +427,7 @@ static void world_free(world *w)
     dpdo_dataset_destroy(w->ds);
     dpdo__free(w->nd), dpdo__free(w->sh);
     dpdo__free(w->pr.f), dpdo__free(w->pr.u), dpdo__free(w->pr.sum), dpdo__free(w->pr.last);
+    dpdo__free(w->pr.tf);
     memset(w, 0, sizeof *w);
 }
 
@@ -492,6 +520,13 @@ static int apply_params(dpdo_audit *a, dpdo_algorithm *alg, int one)
     return DPDO_OK;
 }
 
+/* the secure path with OS keys: the engine draws fresh keys at every reset */
+static int os_keys(const dpdo_audit *a)
+{
+    return a->o.path == DPDO_RANDOMNESS_SECURE && a->o.randomness == DPDO_RANDOMNESS_SECURE &&
+           !a->public_keys;
+}
+
 static int world_make(dpdo_audit *a, world *w, int64_t c, int which, const int8_t *coins)
 {
     const dpdo_audit_options *o = &a->o;
@@ -533,11 +568,11 @@ static int world_make(dpdo_audit *a, world *w, int64_t c, int which, const int8_
     what = "accountant";
     if ((rc = dpdo_ledger_create(&w->led, n)) ||
         (rc = dpdo_accountant_create(
-             &w->acc, dpdo_accountant_type_find(o->accountant ? o->accountant : "rdp"), NULL,
+             &w->acc, dpdo_accountant_type_find(o->accountant ? o->accountant : "auto"), NULL,
              w->led, NULL)))
         goto fail;
     dpdo_algorithm_options ao = a->ao;
-    ao.randomness = DPDO_RANDOMNESS_REPRODUCIBLE; /* keyed by the node secrets set per run */
+    ao.randomness = o->path; /* the path audited; keys: next_keys */
     if (one && ao.batch == 1) ao.batch = o->canaries;
     if ((rc = dpdo_algorithm_create(&w->alg, a->type))) {
         rc = dpdo__err(a->err, rc, "audit: out of memory");
@@ -575,7 +610,9 @@ static int world_make(dpdo_audit *a, world *w, int64_t c, int which, const int8_
         }
     }
     if ((rc = apply_params(a, w->alg, one))) goto out;
-    for (int64_t i = 0; i < n; i++)
+    /* host keys, rewritten before every run (next_keys), unless the engine's own fresh OS keys
+     * of the secure path are used */
+    for (int64_t i = 0; i < n && !os_keys(a); i++)
         if ((rc = dpdo_algorithm_set_node_secret(w->alg, i, 0))) {
             dpdo__err(a->err, rc, "audit: %s", dpdo_algorithm_errmsg(w->alg));
             goto out;
@@ -597,6 +634,14 @@ static int world_make(dpdo_audit *a, world *w, int64_t c, int which, const int8_
     } else {
         w->pr.cap = o->max_features;
         w->pr.f = dpdo__calloc((size_t)o->max_features, sizeof(double));
+        if (o->method == DPDO_AUDIT_WHITE_BOX) {
+            w->pr.tf = dpdo__calloc((size_t)o->max_features, sizeof(double));
+            if (!w->pr.tf) {
+                rc = dpdo__err(a->err, DPDO_E_NOMEM, "audit: out of memory");
+                goto out;
+            }
+            dpdo__algorithm_set_noise_tap(w->alg, probe_tap, &w->pr);
+        }
         w->pr.u = dpdo__alloc_array((size_t)d, sizeof(double));
         if (w->pr.u)
             for (int64_t j = 0; j < d; j++)
@@ -618,14 +663,13 @@ out:
     return rc;
 }
 
-/* Fresh private randomness for the next run: new node keys, back to round 0. The keys are
- * written where the engine reads them when it opens a private stream, so no new prepare is
- * needed. (When branch `secure` is merged, whose engine keeps 256-bit keys in e->key with
- * e->key_src and draws fresh OS keys at every reset in SECURE mode: SECURE audits run the
- * algorithm in SECURE mode and only reset; REPRODUCIBLE audits write 32 derived bytes per node
- * into e->key with key_src = DPDO__KEY_HOST.) */
+/* Fresh private randomness for the next run: new node keys, back to round 0. The secure path
+ * with OS keys only resets (the engine draws fresh keys from the OS at every reset, as in every
+ * user's run); otherwise the keys are written where the engine reads them when it opens a
+ * private stream (e->key, key_src = DPDO__KEY_HOST), so no new prepare is needed. */
 static int next_keys(const dpdo_audit *a, world *w, uint64_t *ks)
 {
+    if (os_keys(a)) return dpdo_algorithm_reset(w->alg);
     if (a->public_keys) { /* the slow public path, for the test that the fast one equals it */
         int rc = dpdo_algorithm_reset(w->alg);
         for (int64_t i = 0; i < w->n && !rc; i++) {
@@ -653,17 +697,21 @@ static int next_keys(const dpdo_audit *a, world *w, uint64_t *ks)
 static int one_run(dpdo_audit *a, world *w, uint64_t *ks, int64_t *counts, int64_t *rounds,
                    const char *tag, int64_t run)
 {
-    int rc = next_keys(a, w, ks);
-    if (rc)
-        return dpdo__err(a->err, rc, "audit: run %lld on %s: %s", (long long)run, tag,
-                         dpdo_algorithm_errmsg(w->alg));
     w->pr.nf = 0;
     w->pr.nmsg = 0;
+    w->pr.ntf = 0;
+    w->pr.nrel = 0;
     if (w->pr.m > 0) {
         memset(w->pr.sum, 0, (size_t)w->pr.m * sizeof(double));
         memset(w->pr.last, 0, (size_t)w->pr.m * sizeof(double));
     }
-    w->pr.record = 1;
+    w->pr.record = 1; /* from the reset on: the white box sees secret initial states too */
+    int rc = next_keys(a, w, ks);
+    if (rc) {
+        w->pr.record = 0;
+        return dpdo__err(a->err, rc, "audit: run %lld on %s: %s", (long long)run, tag,
+                         dpdo_algorithm_errmsg(w->alg));
+    }
     int64_t t = 0;
     int32_t *act = counts ? dpdo__alloc_array((size_t)w->n, sizeof *act) : NULL;
     if (counts && !act) return dpdo__err(a->err, DPDO_E_NOMEM, "audit: out of memory");
@@ -863,19 +911,69 @@ DPDO_API int dpdo_audit_bound_scores(const double *s1, const double *s0, int64_t
                                            confidence, eps, tpr, fpr);
 }
 
-static int release_audit(dpdo_audit *a, dpdo_audit_result *res)
+/* LDA score of rows X[R x F] with weights w into sc[R] */
+static void lda_scores(const double *X, int64_t R, int64_t F, const double *w, double *sc)
+{
+    for (int64_t r = 0; r < R; r++) {
+        double v = 0;
+        for (int64_t j = 0; j < F; j++)
+            v += w[j] * X[r * F + j];
+        sc[r] = v;
+    }
+}
+
+/* The white-box bound of one node from the per-run release features tf[2][R x Fw]: LDA weights
+ * on the training runs, mu_lower on the test runs, eps at delta. */
+static int white_bound(dpdo_audit *a, double *const tf[2], int64_t R, int64_t Fw, double conf,
+                       dpdo_audit_result *res)
+{
+    int64_t ntr = train_runs(R, a->o.train_fraction), nte = R - ntr;
+    double *w = dpdo__calloc((size_t)Fw, sizeof *w), *sc1 = dpdo__alloc_array((size_t)R, 8),
+           *sc0 = dpdo__alloc_array((size_t)R, 8);
+    int rc = (!w || !sc1 || !sc0) ? DPDO_E_NOMEM : DPDO_OK;
+    if (!rc) rc = lda(tf[1], ntr, tf[0], ntr, Fw, w);
+    if (!rc) {
+        lda_scores(tf[1], R, Fw, w, sc1);
+        lda_scores(tf[0], R, Fw, w, sc0);
+        double mu = NAN;
+        if (nte >= 30 &&
+            dpdo_audit_mu_lower(sc1 + ntr, nte, sc0 + ntr, nte, conf, &mu) == DPDO_OK &&
+            !isnan(mu)) {
+            double e = INFINITY;
+            if (mu < INFINITY) dpdo_gaussian_epsilon(mu, res->delta, &e);
+            res->mu_lower = mu, res->eps_lower_white = e;
+        }
+    }
+    dpdo__free(w), dpdo__free(sc1), dpdo__free(sc0);
+    return rc ? dpdo__err(a->err, rc, "audit: out of memory") : DPDO_OK;
+}
+
+/* The white box's Gaussian model fits Gaussian releases only: a Laplace release (DPDO, CPGT) has
+ * a bounded privacy loss that no mean shift over a spread describes */
+static int gaussian_only(const dpdo__eng *e)
+{
+    for (int32_t k = 0; k < e->pv.nev; k++)
+        if (e->pv.ev[k].mech == DPDO_MECH_LAPLACE || e->pv.ev[k].mech == DPDO_MECH_DISCRETE_LAPLACE)
+            return 0;
+    return 1;
+}
+
+/* The release (and white-box) audit with the canary at node c; both bounds at confidence conf
+ * each. Fills res's per-node fields; eps_lower = the larger bound. */
+static int release_audit(dpdo_audit *a, dpdo_audit_result *res, int64_t c, double conf, int *silent)
 {
     const dpdo_audit_options *o = &a->o;
-    int64_t c = 0, R = o->runs, rounds = 0;
-    int rc = choose_node(a, &c, &rounds);
-    if (rc) return rc;
+    int64_t R = o->runs;
+    int rc = DPDO_OK;
+    int white = o->method == DPDO_AUDIT_WHITE_BOX;
     res->canary_node = c;
     world w[2];
     memset(w, 0, sizeof w);
     /* features per run: 1 (the model view) or the first run's message count (at most
-     * max_features); allocated after the first run, R x F per dataset */
-    int64_t F = o->view == DPDO_AUDIT_VIEW_MODEL ? 1 : 0;
-    double *feat[2] = {NULL, NULL}, *xo = NULL, *wts = NULL, *sc[2] = {NULL, NULL};
+     * max_features); allocated after the first run, R x F per dataset; white box: Fw releases */
+    int64_t F = o->view == DPDO_AUDIT_VIEW_MODEL ? 1 : 0, Fw = 0;
+    double *feat[2] = {NULL, NULL}, *tf[2] = {NULL, NULL}, *xo = NULL, *wts = NULL,
+           *sc[2] = {NULL, NULL};
     for (int which = 1; which >= 0 && !rc; which--)
         rc = world_make(a, &w[which], c, which, NULL);
     if (rc) goto out;
@@ -884,7 +982,8 @@ static int release_audit(dpdo_audit *a, dpdo_audit_result *res)
         rc = dpdo__err(a->err, DPDO_E_NOMEM, "audit: out of memory");
         goto out;
     }
-    uint64_t ks[2] = {o->seed ^ 0xD0D0ull, o->seed ^ 0xD1D1ull};
+    uint64_t ks[2] = {o->seed ^ 0xD0D0ull ^ ((uint64_t)c << 32),
+                      o->seed ^ 0xD1D1ull ^ ((uint64_t)c << 32)};
     for (int64_t r = 0; r < R && !rc; r++) {
         for (int which = 1; which >= 0 && !rc; which--) {
             world *W = &w[which];
@@ -892,19 +991,29 @@ static int release_audit(dpdo_audit *a, dpdo_audit_result *res)
             if ((rc = one_run(a, W, &ks[which], NULL, &t, which ? "D1" : "D0", r))) break;
             if (r == 0 && which == 1) {
                 res->rounds = t;
-                if (!F && !(F = W->pr.nf)) {
+                res->releases = W->pr.nrel;
+                Fw = !W->pr.nrel || !gaussian_only(W->e) ? 0
+                     : W->pr.ntf < W->pr.cap             ? W->pr.ntf
+                                                         : W->pr.cap;
+                if (!F && !(F = W->pr.nf) && !Fw) {
+                    *silent = 1; /* nothing to see at this node (its caller may skip it) */
                     rc = dpdo__err(
                         a->err, DPDO_E_UNSUPPORTED,
                         "audit: node %lld sent no message a transport carries; use the model view",
                         (long long)c);
                     break;
                 }
+                if (!F) F = 1; /* nothing sent: the white box alone (the feature stays 0) */
                 feat[0] = dpdo__calloc((size_t)R * (size_t)F, sizeof(double));
                 feat[1] = dpdo__calloc((size_t)R * (size_t)F, sizeof(double));
-                if (!feat[0] || !feat[1]) {
+                if (Fw) {
+                    tf[0] = dpdo__calloc((size_t)R * (size_t)Fw, sizeof(double));
+                    tf[1] = dpdo__calloc((size_t)R * (size_t)Fw, sizeof(double));
+                }
+                if (!feat[0] || !feat[1] || (Fw && (!tf[0] || !tf[1]))) {
                     rc = dpdo__err(a->err, DPDO_E_NOMEM,
                                    "audit: out of memory (%lld runs x %lld features)", (long long)R,
-                                   (long long)F);
+                                   (long long)(F + Fw));
                     break;
                 }
             }
@@ -920,6 +1029,9 @@ static int release_audit(dpdo_audit *a, dpdo_audit_result *res)
             } else {
                 memcpy(row, W->pr.f, (size_t)(W->pr.nf < F ? W->pr.nf : F) * sizeof(double));
             }
+            if (Fw)
+                memcpy(tf[which] + (size_t)r * (size_t)Fw, W->pr.tf,
+                       (size_t)(W->pr.ntf < Fw ? W->pr.ntf : Fw) * sizeof(double));
         }
         if (!rc) rc = report(a, 2 * (r + 1), 2 * R);
     }
@@ -940,36 +1052,37 @@ static int release_audit(dpdo_audit *a, dpdo_audit_result *res)
     else if ((rc = lda(feat[1], ntr - ntr / 3, feat[0], ntr - ntr / 3, F, wts)))
         rc = dpdo__err(a->err, rc, "audit: out of memory");
     for (int s = 0; s < 2 && !rc; s++)
-        for (int64_t r = 0; r < R; r++) {
-            double v = 0;
-            for (int64_t j = 0; j < F; j++)
-                v += wts[j] * feat[s][r * F + j];
-            sc[s][r] = v;
-        }
+        lda_scores(feat[s], R, F, wts, sc[s]);
     if (rc) goto out;
     double thr = 0;
     int32_t dir = 1;
-    if ((rc = dpdo_audit_bound_scores(sc[1], sc[0], R, o->train_fraction, res->delta, o->confidence,
+    if ((rc = dpdo_audit_bound_scores(sc[1], sc[0], R, o->train_fraction, res->delta, conf,
                                       &res->eps_lower, &thr, &dir, &res->tpr, &res->fpr))) {
         dpdo__err(a->err, rc, "audit: bound: %s",
                   rc == DPDO_E_NOMEM ? "out of memory" : "non-finite scores");
         goto out;
     }
+    res->eps_lower_black = res->eps_lower;
     res->threshold = thr;
     res->direction = dir;
     res->test_runs = nte;
     if (!isnan(res->delta_paper) && res->delta_paper < 1)
         rc = dpdo_audit_epsilon_at_threshold(sc[1] + ntr, nte, sc[0] + ntr, nte, thr, dir,
-                                             res->delta_paper, o->confidence, &res->eps_lower_paper,
-                                             NULL, NULL);
+                                             res->delta_paper, conf, &res->eps_lower_paper, NULL,
+                                             NULL);
     else if (!isnan(res->delta_paper))
         res->eps_lower_paper = 0; /* a figure at delta >= 1 claims nothing */
-    if (rc) dpdo__err(a->err, rc, "audit: bound failed");
+    if (rc) {
+        dpdo__err(a->err, rc, "audit: bound failed");
+        goto out;
+    }
+    if (white && Fw && (rc = white_bound(a, tf, R, Fw, conf, res))) goto out;
+    if (res->eps_lower_white > res->eps_lower) res->eps_lower = res->eps_lower_white;
     res->runs = 2 * R;
 out:
     world_free(&w[0]), world_free(&w[1]);
-    dpdo__free(feat[0]), dpdo__free(feat[1]), dpdo__free(xo), dpdo__free(wts), dpdo__free(sc[0]),
-        dpdo__free(sc[1]);
+    dpdo__free(feat[0]), dpdo__free(feat[1]), dpdo__free(tf[0]), dpdo__free(tf[1]), dpdo__free(xo),
+        dpdo__free(wts), dpdo__free(sc[0]), dpdo__free(sc[1]);
     return rc;
 }
 
@@ -1093,22 +1206,65 @@ out:
     return rc;
 }
 
-DPDO_API int dpdo_audit_run(dpdo_audit *a, dpdo_audit_result *res)
+/* The release and white-box audits: the canary at every node in turn (or at one), the
+ * confidence split among the nodes and, for the white box, between its two bounds; the worst
+ * node's figures. */
+static int release_nodes(dpdo_audit *a, dpdo_audit_result *res)
+{
+    const dpdo_audit_options *o = &a->o;
+    int64_t c = o->canary_node, rounds = 0, K = 1;
+    int rc = DPDO_OK;
+    if (c < 0 && o->single_node) {
+        if ((rc = choose_node(a, &c, &rounds))) return rc;
+    } else if (c < 0) {
+        K = o->nodes;
+    }
+    double conf = 1 - (1 - o->confidence) / (double)K;
+    if (o->method == DPDO_AUDIT_WHITE_BOX) conf = 1 - (1 - conf) / 2;
+    dpdo_audit_result best = *res;
+    int64_t runs = 0, seen = 0;
+    for (int64_t k = 0; k < K && !rc; k++) {
+        dpdo_audit_result r = *res;
+        int silent = 0;
+        rc = release_audit(a, &r, K > 1 ? k : c, conf, &silent);
+        if (rc && silent && K > 1 && (k + 1 < K || seen)) { /* a node that never releases */
+            rc = DPDO_OK;
+            runs += 1; /* the one run that showed it */
+            continue;
+        }
+        if (rc) break;
+        runs += r.runs;
+        if (seen++ == 0) best = r;
+        /* the worst node: the largest bound beyond its claim (then the largest bound) */
+        double m = r.eps_lower - r.eps_claimed, mb = best.eps_lower - best.eps_claimed;
+        if (m > mb || (isnan(mb) && r.eps_lower > best.eps_lower)) best = r;
+    }
+    if (rc) return rc;
+    *res = best;
+    res->runs = runs;
+    res->nodes_audited = K;
+    return DPDO_OK;
+}
+
+DPDO_API int dpdo_audit_run(dpdo_audit *a, dpdo_audit_result *out)
 {
     if (!a) return DPDO_E_INVAL;
     if (!a->set_up)
         return dpdo__err(a->err, DPDO_E_INVAL, "audit run: call dpdo_audit_setup first");
-    if (!res) return dpdo__err(a->err, DPDO_E_INVAL, "audit run: NULL result");
-    if (res->struct_size < sizeof *res)
+    if (!out) return dpdo__err(a->err, DPDO_E_INVAL, "audit run: NULL result");
+    /* a caller compiled against 0.2 passes the struct up to `correct`; it gets those fields */
+    size_t old = offsetof(dpdo_audit_result, path);
+    if (out->struct_size < old)
         return dpdo__err(a->err, DPDO_E_VERSION,
                          "audit run: result struct_size %zu < %zu (built against an older "
                          "libdpdo?)",
-                         res->struct_size, sizeof *res);
+                         out->struct_size, old);
     if (a->o.randomness == DPDO_RANDOMNESS_SECURE && sodium_init() < 0)
         return dpdo__err(a->err, DPDO_E_UNSUPPORTED,
                          "audit run: libsodium could not be initialised (no entropy)");
-    size_t sz = res->struct_size;
-    memset(res, 0, sz);
+    size_t sz = out->struct_size;
+    dpdo_audit_result full, *res = &full;
+    memset(res, 0, sizeof full);
     res->struct_size = sz;
     res->confidence = a->o.confidence;
     res->delta = a->ao.delta;
@@ -1116,7 +1272,11 @@ DPDO_API int dpdo_audit_run(dpdo_audit *a, dpdo_audit_result *res)
     res->eps_paper = res->delta_paper = res->eps_lower_paper = res->sigma = NAN;
     res->paper_valid = -1;
     res->threshold = res->tpr = res->fpr = NAN;
-    int rc = a->o.method == DPDO_AUDIT_ONE_RUN ? one_run_audit(a, res) : release_audit(a, res);
+    res->path = a->o.path;
+    res->keys = a->o.randomness;
+    res->eps_lower_black = res->eps_lower_white = res->mu_lower = NAN;
+    res->nodes_audited = 1;
+    int rc = a->o.method == DPDO_AUDIT_ONE_RUN ? one_run_audit(a, res) : release_nodes(a, res);
     if (rc) return rc;
     const double slack = 1e-9; /* rounding of the claimed figure */
     if (isnan(res->eps_claimed))
@@ -1130,6 +1290,9 @@ DPDO_API int dpdo_audit_run(dpdo_audit *a, dpdo_audit_result *res)
         res->paper_verdict = res->eps_lower_paper > res->eps_paper * (1 + slack)
                                  ? DPDO_AUDIT_VIOLATION
                                  : DPDO_AUDIT_CONSISTENT;
+    memcpy(out, res, sz < sizeof full ? sz : sizeof full);
+    if (sz > sizeof full) memset((char *)out + sizeof full, 0, sz - sizeof full);
+    out->struct_size = sz;
     dpdo__err_clear(a->err);
     return DPDO_OK;
 }

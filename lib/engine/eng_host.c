@@ -103,8 +103,7 @@ void dpdo__algorithm_set_probe(dpdo_algorithm *a, dpdo__probe_fn fn, void *user)
 #ifdef DPDO_FAULT_INJECTION
 int dpdo__algorithm_set_weaken(dpdo_algorithm *a, uint32_t bits)
 {
-    if (!a || bits & ~(DPDO__WEAKEN_SIGMA_HALF | DPDO__WEAKEN_SENS_DOUBLE | DPDO__WEAKEN_WOR_PASS))
-        return DPDO_E_INVAL;
+    if (!a || bits & ~DPDO__WEAKEN_ALL) return DPDO_E_INVAL;
     if (!a->e) return DPDO_E_STATE;
     a->e->weaken = bits;
     return DPDO_OK;
@@ -115,6 +114,8 @@ int dpdo__algorithm_key_source(const dpdo_algorithm *a, int64_t node)
     if (!a || !a->e || node < 0 || node >= a->e->n) return -1;
     return a->e->key_src ? a->e->key_src[node] : DPDO__KEY_NONE;
 }
+
+#endif
 
 int dpdo__algorithm_set_noise_tap(dpdo_algorithm *a,
                                   void (*tap)(void *user, int64_t node, const double *out, size_t n,
@@ -127,7 +128,6 @@ int dpdo__algorithm_set_noise_tap(dpdo_algorithm *a,
     a->e->tap_user = user;
     return DPDO_OK;
 }
-#endif
 
 /* ---- distributed runs (dpdo/transport.h; the mechanics are in dist.c) ----------------------- */
 

@@ -192,14 +192,10 @@ int dpdo__eng_compute_guard(dpdo__eng *e)
     return DPDO_OK;
 }
 
-#ifdef DPDO_FAULT_INJECTION
 #define TAP(e, node, out, n, g)                                                                    \
     do {                                                                                           \
         if ((e)->tap) (e)->tap((e)->tap_user, node, out, n, g);                                    \
     } while (0)
-#else
-#define TAP(e, node, out, n, g) ((void)0)
-#endif
 
 /* Fed-PLT's noise is drawn inside the local solver, on the grid too (dpdo__solver_run_grid); the
  * other solver-using algorithms are not private. */
@@ -223,18 +219,26 @@ static int count_release(dpdo__eng *e, int64_t node, double scale, double sens)
     return DPDO_OK;
 }
 
-/* the scale actually drawn (test builds with DPDO__WEAKEN_SIGMA_HALF: half of it) */
-static double drawn_scale(const dpdo__eng *e, double scale)
+/* the scale actually drawn; test builds (DPDO__WEAKEN_*): half of it, half on the grid path
+ * only, or none at node n - 1 */
+static double drawn_scale(const dpdo__eng *e, int64_t node, double scale)
 {
+    (void)node;
+    if (DPDO__WEAKENED(e, DPDO__WEAKEN_NO_NOISE_NODE) && node == e->n - 1) return 0.0;
+    if (DPDO__WEAKENED(e, DPDO__WEAKEN_SECURE_SIGMA_HALF) && dpdo__eng_grid_noise(e)) scale *= 0.5;
     return DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF) ? 0.5 * scale : scale;
 }
 
 static int add_noise(dpdo__eng *e, dpdo__stream *st, int64_t node, double scale, double sens,
                      double *out, size_t n, int l1)
 {
-    double s = drawn_scale(e, scale);
+    double s = drawn_scale(e, node, scale);
     int rc;
     if ((rc = count_release(e, node, scale, sens))) return rc;
+    if (DPDO__WEAKENED(e, DPDO__WEAKEN_NO_NOISE_NODE) && !(s > 0)) { /* test build: no noise */
+        TAP(e, node, out, n, 0.0);
+        return DPDO_OK;
+    }
     if (!dpdo__eng_grid_noise(e)) {
         if (l1)
             for (size_t k = 0; k < n; k++)
@@ -265,12 +269,10 @@ int dpdo__eng_noise_gauss_fused(dpdo__eng *e, int64_t node, double sigma, double
                                 double *scale)
 {
     *scale = NAN;
-#ifdef DPDO_FAULT_INJECTION
     if (e->tap) return DPDO_OK; /* the tap sees the noised vector: the unfused path */
-#endif
     if (dpdo__eng_grid_noise(e)) return DPDO_OK;
     int rc = count_release(e, node, sigma, sens);
-    if (!rc) *scale = drawn_scale(e, sigma);
+    if (!rc) *scale = drawn_scale(e, node, sigma);
     return rc;
 }
 

@@ -290,11 +290,12 @@ struct dpdo__eng {
 #ifdef DPDO_FAULT_INJECTION
     uint32_t weaken; /* test build only: DPDO__WEAKEN_* bits (mechanisms weakened on
                       * purpose so that the auditor can be shown to catch real bugs) */
-    void (*tap)(void *user, int64_t node, const double *out, size_t n,
-                double grid); /* test build:
-                               * every noisy release right after the draw (grid 0: continuous) */
-    void *tap_user;
 #endif
+    /* every noisy release right after the draw (grid 0: continuous; grid < 0: a secret random
+     * state that is no release, e.g. Fed-PLT's initial models); the white-box auditor
+     * (lib/audit) and tests; NULL: off (then the fused noise paths may run) */
+    void (*tap)(void *user, int64_t node, const double *out, size_t n, double grid);
+    void *tap_user;
 };
 
 enum { DPDO__KEY_NONE = 0, DPDO__KEY_HOST = 1, DPDO__KEY_ENTROPY = 2 };
@@ -313,6 +314,15 @@ void dpdo__node_secret_key(uint64_t secret, unsigned char key[32]);
 #define DPDO__WEAKEN_SIGMA_HALF 1u
 #define DPDO__WEAKEN_SENS_DOUBLE 2u
 #define DPDO__WEAKEN_WOR_PASS 4u
+/*   SECURE_SIGMA_HALF  half the planned scale in the secure (grid) noise path only
+ *   NO_NOISE_NODE      the last node (n - 1) adds no noise to its releases
+ *   FIRST_UNCHARGED    no charge is recorded in the first round (round 0)
+ *   STEP_UNCHARGED     Fed-PLT charges one local step fewer than it runs */
+#define DPDO__WEAKEN_SECURE_SIGMA_HALF 8u
+#define DPDO__WEAKEN_NO_NOISE_NODE 16u
+#define DPDO__WEAKEN_FIRST_UNCHARGED 32u
+#define DPDO__WEAKEN_STEP_UNCHARGED 64u
+#define DPDO__WEAKEN_ALL 127u
 #ifdef DPDO_FAULT_INJECTION
 #define DPDO__WEAKENED(e, bit) (((e)->weaken & (bit)) != 0)
 /* Set the weakening bits of a set-up algorithm (test build only). DPDO_OK, DPDO_E_INVAL,
@@ -320,14 +330,16 @@ void dpdo__node_secret_key(uint64_t secret, unsigned char key[32]);
 int dpdo__algorithm_set_weaken(struct dpdo_algorithm *a, uint32_t bits);
 /* Test build only: where node's key came from (DPDO__KEY_NONE / _HOST / _ENTROPY), -1 if EMPTY. */
 int dpdo__algorithm_key_source(const struct dpdo_algorithm *a, int64_t node);
-/* Test build only: call tap after every noise draw of dpdo__eng_noise_* (NULL: off). */
+#else
+#define DPDO__WEAKENED(e, bit) 0
+#endif
+
+/* Call tap after every noise draw of dpdo__eng_noise_* (NULL: off); the auditor's white-box
+ * view. DPDO_OK, DPDO_E_INVAL (a NULL), DPDO_E_STATE (EMPTY). */
 int dpdo__algorithm_set_noise_tap(struct dpdo_algorithm *a,
                                   void (*tap)(void *user, int64_t node, const double *out, size_t n,
                                               double grid),
                                   void *user);
-#else
-#define DPDO__WEAKENED(e, bit) 0
-#endif
 
 /* 1 when this process computes for node i (always in one process; i < 0: the coordinator). */
 typedef struct dpdo__dist dpdo__dist;

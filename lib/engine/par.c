@@ -200,11 +200,8 @@ int dpdo__par_stage(dpdo__eng *e, dpdo__plan *p, int32_t s, int64_t *fail_node)
     int who = p->stage[s].who;
     int64_t cnt = who == DPDO__RUN_COORD ? 1 : who == DPDO__RUN_ALL ? e->n : p->ncomp;
     int rc = DPDO_OK;
-    if (!P || P->active < 2 || who == DPDO__RUN_COORD || cnt < 2 || e->probe || p->stage[s].seq
-#ifdef DPDO_FAULT_INJECTION
-        || e->tap
-#endif
-    ) {
+    if (!P || P->active < 2 || who == DPDO__RUN_COORD || cnt < 2 || e->probe || p->stage[s].seq ||
+        e->tap) {
 #define SWHO(c)                                                                                    \
     (who == DPDO__RUN_COORD ? DPDO_NODE_COORDINATOR : who == DPDO__RUN_ALL ? (c) : p->comp[c])
         for (int64_t c = 0; c < cnt && !rc; c++)

@@ -44,6 +44,7 @@ typedef struct builtin {
     double limit;       /* auto: an RDP answer <= limit is returned without the other accountants */
     int rdp_only;       /* auto: answer with rdp alone (first pass of calibration) */
     double last_lo;     /* lower bound of the last epsilon answer (0: none known) */
+    double fine_n;      /* exact: fine lattice Gaussian releases in the last closed total */
     /* auto's guard: an event table (with counts) whose pld epsilon safe_eps is
      * within the limit: any table with the same events and counts <= these is
      * within it too (epsilon is non-decreasing in the counts); look: the
@@ -654,6 +655,7 @@ static const char *samp_name(double s)
 static int closed_total(builtin *b, int kind, const double *ev, int64_t n, double *out)
 {
     double s = 0.0;
+    b->fine_n = 0.0;
     for (int64_t k = 0; k < n; k++) {
         const double *r = ev + k * DPDO_EV_FIELDS;
         double c = r[DPDO_EV_COUNT];
@@ -681,12 +683,14 @@ static int closed_total(builtin *b, int kind, const double *ev, int64_t n, doubl
                              kind == K_EXACT ? "exact" : "zcdp", (long long)k,
                              samp_name(r[DPDO_EV_SAMPLING]), mech_name(r[DPDO_EV_MECH]));
         if (kind == K_EXACT) {
-            if (r[DPDO_EV_MECH] != DPDO_MECH_GAUSSIAN)
+            if (r[DPDO_EV_MECH] != DPDO_MECH_GAUSSIAN &&
+                r[DPDO_EV_MECH] != DPDO_MECH_DISCRETE_GAUSSIAN_FINE)
                 return dpdo__err(b->msg, DPDO_E_UNSUPPORTED,
                                  "exact accountant: event %lld is a %s mechanism; only "
-                                 "(continuous) Gaussian events are "
-                                 "supported (use rdp or zcdp)",
+                                 "(continuous) Gaussian events and the fine-grid discrete "
+                                 "Gaussian of secure runs are supported (use rdp or zcdp)",
                                  (long long)k, mech_name(r[DPDO_EV_MECH]));
+            if (r[DPDO_EV_MECH] == DPDO_MECH_DISCRETE_GAUSSIAN_FINE) b->fine_n += c;
             s += c * x * x; /* mu^2 of the composition */
         } else {
             s += gauss ? c * x * x / 2.0
@@ -697,7 +701,44 @@ static int closed_total(builtin *b, int kind, const double *ev, int64_t n, doubl
     return DPDO_OK;
 }
 
-/* auto: does the exact accountant apply (every charged event an unsampled Gaussian)? */
+/* The exact route of the fine lattice Gaussian (secure runs): N releases of
+ * DPDO_MECH_DISCRETE_GAUSSIAN_FINE (noise >= 2^12 sqrt(d) grid steps) composed with continuous
+ * Gaussians of total mu. The fine lattice Gaussian's privacy curve is the continuous one shifted
+ * (docs/privacy.md, "A PLD for the lattice Gaussian"): delta(eps) <= e^h1 delta_c(eps - h1 - h2)
+ * + e^eps N e^-L, with h1, h2 from dpdo__pld_fine_shift at tail parameter L. The same
+ * constants as the pld accountant's (lib/privacy/pld.c): d / S^2 <= 2^-24, the theta term below
+ * 1e-300, and 1e-3 of delta spent on the tails. Without fine releases: the exact Gaussian. */
+#define EXACT_FINE_U 0x1p-24
+#define EXACT_FINE_DTHETA 1e-300
+#define EXACT_FINE_SHARE 1e-3
+static double exact_eps(double mu, double N, double delta)
+{
+    if (!(N > 0)) return dpdo__gauss_eps(mu, delta);
+    double h1 = 0.0, h2 = 0.0;
+    dpdo__pld_fine_shift(N, EXACT_FINE_U, EXACT_FINE_U, EXACT_FINE_DTHETA, 1.0, &h1, &h2);
+    double dc = (1.0 - EXACT_FINE_SHARE) * delta * exp(-h1);
+    double e = dpdo__gauss_eps(mu, dc);
+    /* L with e^(eps) N e^-L <= share delta at the final eps = e + h1 + h2 (h2 grows with L) */
+    double base = log(N / (EXACT_FINE_SHARE * delta)) + e + h1, L = base;
+    for (int it = 0; it < 50; it++) {
+        dpdo__pld_fine_shift(N, EXACT_FINE_U, EXACT_FINE_U, EXACT_FINE_DTHETA, L, &h1, &h2);
+        if (L >= base + h2) break;
+        L = base + h2 + 1e-9;
+    }
+    return e + h1 + h2;
+}
+static double exact_delta(double mu, double N, double eps)
+{
+    if (!(N > 0)) return dpdo__gauss_delta(mu, eps);
+    double h1 = 0.0, h2 = 0.0, L = log(N) + (eps > 0 ? eps : 0.0) + 60.0;
+    dpdo__pld_fine_shift(N, EXACT_FINE_U, EXACT_FINE_U, EXACT_FINE_DTHETA, L, &h1, &h2);
+    double d = exp(h1) * dpdo__gauss_delta(mu, eps - h1 - h2) + exp(eps + log(N) - L);
+    return d < 1.0 ? d : 1.0;
+}
+
+/* auto: does the exact accountant apply (every charged event an unsampled continuous Gaussian)?
+ * Fine lattice Gaussians go to pld as before 0.3: the engine's budget guard and its calibration
+ * must meet the same accountant's figure (pld's is within 1e-3 of exact's). */
 static int exact_applies(const double *ev, int64_t n)
 {
     for (int64_t k = 0; k < n; k++) {
@@ -820,14 +861,14 @@ static int auto_epsilon(builtin *b, const double *ev, int64_t n, double delta, d
     if (exact_applies(ev, n)) {
         double s;
         if (closed_total(b, K_EXACT, ev, n, &s) == DPDO_OK) {
-            double e = dpdo__gauss_eps(sqrt(s), delta);
+            double e = exact_eps(sqrt(s), b->fine_n, delta);
             if (e < *eps) {
                 *eps = e;
                 *order = NAN;
                 b->last_src = "exact";
             }
-            b->last_lo = e; /* exact: the tight value */
-            return DPDO_OK; /* pld cannot beat the exact curve */
+            b->last_lo = b->fine_n > 0 ? 0.0 : e; /* exact: the tight value */
+            return DPDO_OK;                       /* pld cannot beat the exact curve */
         }
     }
     double hi, lo;
@@ -879,8 +920,8 @@ static int b_epsilon(void *user, const double *ev, int64_t n, double delta, doub
     int rc = closed_total(b, b->kind, ev, n, &s);
     if (rc) return rc;
     if (b->kind == K_EXACT) {
-        *eps = dpdo__gauss_eps(sqrt(s), delta);
-        b->last_lo = *eps;
+        *eps = exact_eps(sqrt(s), b->fine_n, delta);
+        b->last_lo = b->fine_n > 0 ? 0.0 : *eps;
     } else if (b->kind == K_ZCDP) {
         *eps = dpdo__zcdp_eps(s, delta, b->conv);
     } else {
@@ -904,7 +945,7 @@ static int b_delta(void *user, const double *ev, int64_t n, double eps, double *
         if (b->kind == K_RDP) return DPDO_OK;
         double s, d;
         if (exact_applies(ev, n) && closed_total(b, K_EXACT, ev, n, &s) == DPDO_OK) {
-            d = dpdo__gauss_delta(sqrt(s), eps);
+            d = exact_delta(sqrt(s), b->fine_n, eps);
             if (d < *delta) {
                 *delta = d;
                 b->last_src = "exact";
@@ -925,7 +966,7 @@ static int b_delta(void *user, const double *ev, int64_t n, double eps, double *
     int rc = closed_total(b, b->kind, ev, n, &s);
     if (rc) return rc;
     if (b->kind == K_EXACT)
-        *delta = dpdo__gauss_delta(sqrt(s), eps);
+        *delta = exact_delta(sqrt(s), b->fine_n, eps);
     else if (b->kind == K_ZCDP)
         *delta = dpdo__zcdp_delta(s, eps, b->conv);
     else

@@ -468,6 +468,7 @@ static int run_gd(struct dpdo_solver *s, struct dpdo_node *nd, const double *v, 
             dpdo__stream_add_normals(&st, scale, w, (size_t)n);
             if (stream_failed(&st, s->type->name, err)) return DPDO_E_CALLBACK;
         }
+        if (noisy && s->tap) s->tap(s->tap_user, node_id, w, (size_t)n, gg);
     }
     return DPDO_OK;
 }

@@ -39,6 +39,10 @@ struct dpdo_solver {
     int64_t *idx;      /* sgd: batch indices */
     int64_t borrowers; /* algorithms borrowing it (core_impl.h, borrowed handles) */
     int doomed;        /* destroy requested while borrowed */
+    /* noisy-gd: called with every noisy iterate right after its draw (grid 0: continuous), or
+     * NULL; the engine's noise tap reaches Fed-PLT's local steps through it (the auditor) */
+    void (*tap)(void *user, uint64_t node_id, const double *w, size_t n, double grid);
+    void *tap_user;
     char errmsg[DPDO__ERRMSG_LEN];
 };
 void dpdo__solver_retain(struct dpdo_solver *s);

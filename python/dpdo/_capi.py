@@ -154,6 +154,7 @@ DPDO_PROGRESS_OBJECTIVE = 2
 # audit.h
 DPDO_AUDIT_RELEASE = 0
 DPDO_AUDIT_ONE_RUN = 1
+DPDO_AUDIT_WHITE_BOX = 2
 DPDO_AUDIT_VIEW_TRANSCRIPT = 0
 DPDO_AUDIT_VIEW_MODEL = 1
 DPDO_AUDIT_REPLACE = 0
@@ -343,6 +344,7 @@ CONSTANTS = (
     "DPDO_PROGRESS_OBJECTIVE",
     "DPDO_AUDIT_RELEASE",
     "DPDO_AUDIT_ONE_RUN",
+    "DPDO_AUDIT_WHITE_BOX",
     "DPDO_AUDIT_VIEW_TRANSCRIPT",
     "DPDO_AUDIT_VIEW_MODEL",
     "DPDO_AUDIT_REPLACE",
@@ -643,7 +645,9 @@ dpdo_audit_options._fields_ = [
     ("accountant", C.c_char_p),  # const char *
     ("policy", C.c_char_p),  # const char *
     ("max_features", C.c_int64),  # int64_t
-    ("reserved", (C.c_int64 * 4)),  # int64_t[4]
+    ("path", C.c_int32),  # int32_t
+    ("single_node", C.c_int32),  # int32_t
+    ("reserved", (C.c_int64 * 3)),  # int64_t[3]
 ]
 dpdo_audit_result._fields_ = [
     ("struct_size", C.c_size_t),  # size_t
@@ -670,6 +674,13 @@ dpdo_audit_result._fields_ = [
     ("canaries", C.c_int64),  # int64_t
     ("guesses", C.c_int64),  # int64_t
     ("correct", C.c_int64),  # int64_t
+    ("path", C.c_int32),  # int32_t
+    ("keys", C.c_int32),  # int32_t
+    ("eps_lower_black", C.c_double),  # double
+    ("eps_lower_white", C.c_double),  # double
+    ("mu_lower", C.c_double),  # double
+    ("releases", C.c_int64),  # int64_t
+    ("nodes_audited", C.c_int64),  # int64_t
 ]
 dpdo_checkpoint_options._fields_ = [
     ("struct_size", C.c_size_t),  # size_t
@@ -1042,6 +1053,7 @@ FUNCTIONS = {
     "dpdo_audit_epsilon_at_threshold": (C.c_int, [C.POINTER(C.c_double), C.c_int64, C.POINTER(C.c_double), C.c_int64, C.c_double, C.c_int32, C.c_double, C.c_double, C.POINTER(C.c_double), C.POINTER(C.c_double), C.POINTER(C.c_double)]),
     "dpdo_audit_bound_scores": (C.c_int, [C.POINTER(C.c_double), C.POINTER(C.c_double), C.c_int64, C.c_double, C.c_double, C.c_double, C.POINTER(C.c_double), C.POINTER(C.c_double), C.POINTER(C.c_int32), C.POINTER(C.c_double), C.POINTER(C.c_double)]),
     "dpdo_audit_one_run_epsilon": (C.c_int, [C.c_int64, C.c_int64, C.c_int64, C.c_double, C.c_double, C.POINTER(C.c_double)]),
+    "dpdo_audit_mu_lower": (C.c_int, [C.POINTER(C.c_double), C.c_int64, C.POINTER(C.c_double), C.c_int64, C.c_double, C.POINTER(C.c_double)]),
     # checkpoint.h
     "dpdo_checkpoint_options_init": (C.c_int, [C.POINTER(dpdo_checkpoint_options), C.c_size_t]),
     "dpdo_algorithm_save": (C.c_int, [C.c_void_p, C.c_char_p, C.POINTER(dpdo_checkpoint_options)]),

@@ -2,8 +2,12 @@
 """Empirical privacy auditing (the C auditor, include/dpdo/audit.h; docs/privacy-audit.md).
 
     from dpdo.audit import Audit
-    r = Audit("dp-dda", runs=200, algorithm_options=dict(epsilon=4, max_rounds=3)).run()
-    print(r.verdict, r.eps_lower, r.eps_claimed)
+    r = Audit("dp-dda", algorithm_options=dict(epsilon=2, max_rounds=3)).run()
+    print(r.verdict, r.path, r.eps_lower, r.eps_claimed)
+
+The defaults audit what users run: the secure path (exact discrete noise, fresh OS keys), the
+white-box method (every noisy release, composed as a Gaussian), the canary at every node in turn,
+30000 runs per dataset and node, the "auto" accountant.
 
 An audit runs an algorithm on two neighbouring datasets (a canary row present or replaced),
 attacks what an adversary sees, and turns the attack's success into a lower bound on epsilon
@@ -20,7 +24,8 @@ from ._lib import InvalidArgument, as_doubles, error, lib, text
 
 __all__ = ["Audit", "AuditResult", "clopper_pearson", "epsilon_from_counts", "one_run_epsilon", "verdict_name"]
 
-_METHODS = {"release": _capi.DPDO_AUDIT_RELEASE, "one-run": _capi.DPDO_AUDIT_ONE_RUN}
+_METHODS = {"white-box": _capi.DPDO_AUDIT_WHITE_BOX, "release": _capi.DPDO_AUDIT_RELEASE,
+            "one-run": _capi.DPDO_AUDIT_ONE_RUN}
 _VIEWS = {"transcript": _capi.DPDO_AUDIT_VIEW_TRANSCRIPT, "model": _capi.DPDO_AUDIT_VIEW_MODEL}
 _NEIGHBOURS = {"replace": _capi.DPDO_AUDIT_REPLACE, "remove": _capi.DPDO_AUDIT_REMOVE}
 _LOSSES = {"linear": _capi.DPDO_AUDIT_LOSS_LINEAR, "logistic": _capi.DPDO_AUDIT_LOSS_LOGISTIC}
@@ -58,13 +63,17 @@ def _choice(table, value, what):
 class Audit(_Handle):
     """An audit of algorithm type `kind` (dpdo_audit).
 
-    Audit(kind, method="release" | "one-run", view="transcript" | "model",
+    Audit(kind, method="white-box" | "release" | "one-run", view="transcript" | "model",
           neighbour="replace" | "remove", randomness="secure" | "reproducible",
+          path="secure" | "reproducible",
           loss="linear" | "logistic", accountant=None, policy=None, params=None,
           algorithm_options=None, **options)
 
+    randomness says where each run's keys come from, path which of the algorithm's paths is
+    audited (the result's "path" names it: the verdict holds for that path).
     options are the other fields of dpdo_audit_options (runs, train_fraction, confidence,
-    canaries, guesses, nodes, rows, dim, canary_node, canary_norm, l2, seed, max_features);
+    canaries, guesses, nodes, rows, dim, canary_node, canary_norm, l2, seed, max_features,
+    single_node);
     algorithm_options the fields of dpdo_algorithm_options for every run (epsilon, max_rounds,
     noise_mode, seed: the public seed, ...); params typed algorithm parameters by name.
     run(progress=None) runs it and returns an AuditResult; progress(done, total) is called after
@@ -73,8 +82,9 @@ class Audit(_Handle):
     _destroy = lib.dpdo_audit_destroy
     _errmsg = lib.dpdo_audit_errmsg
 
-    def __init__(self, kind, method="release", view="transcript", neighbour="replace", randomness="secure",
-                 loss="linear", accountant=None, policy=None, params=None, algorithm_options=None, **options):
+    def __init__(self, kind, method="white-box", view="transcript", neighbour="replace", randomness="secure",
+                 loss="linear", accountant=None, policy=None, params=None, algorithm_options=None,
+                 path="secure", **options):
         super().__init__()
         t = lib.dpdo_algorithm_type_find(kind.encode())
         if not t:
@@ -86,7 +96,8 @@ class Audit(_Handle):
                    "algorithm options")
         opts = dict(options, method=_choice(_METHODS, method, "method"), view=_choice(_VIEWS, view, "view"),
                     neighbour=_choice(_NEIGHBOURS, neighbour, "neighbour"),
-                    randomness=_choice(_RANDOMNESS, randomness, "randomness"), loss=_choice(_LOSSES, loss, "loss"))
+                    randomness=_choice(_RANDOMNESS, randomness, "randomness"), loss=_choice(_LOSSES, loss, "loss"),
+                    path=_choice(_RANDOMNESS, path, "path"))
         self._names = (accountant.encode() if accountant else None, policy.encode() if policy else None)
         o = _fill(_capi.dpdo_audit_options, lib.dpdo_audit_options_init, opts, "audit options")
         o.accountant, o.policy = self._names  # copied by setup
@@ -121,6 +132,8 @@ class Audit(_Handle):
         out = AuditResult((k, getattr(r, k)) for k, _ in _capi.dpdo_audit_result._fields_ if k != "struct_size")
         out["verdict"] = verdict_name(r.verdict)
         out["paper_verdict"] = verdict_name(r.paper_verdict)
+        names = {v: k for k, v in _RANDOMNESS.items()}
+        out["path"], out["keys"] = names.get(r.path, r.path), names.get(r.keys, r.keys)
         return out
 
     def _describe(self):
@@ -157,6 +170,16 @@ def one_run_epsilon(m, r, v, delta=0.0, confidence=0.95) -> float:
     return e.value
 
 
+def mu_lower(s1, s0, confidence=0.95) -> float:
+    """The white-box statistic: a lower confidence bound on the Gaussian shift (GDP mu) between
+    scores s1 (runs on D1) and s0 (runs on D0); NaN when the two spreads differ."""
+    k1, p1, n1 = as_doubles(s1)
+    k0, p0, n0 = as_doubles(s0)
+    m = C.c_double()
+    _call(lib.dpdo_audit_mu_lower, p1, n1, p0, n0, float(confidence), C.byref(m))
+    return m.value
+
+
 def bound_scores(s1, s0, train_fraction=0.5, delta=0.0, confidence=0.95) -> Dict[str, Any]:
     """The release audit's statistics on given scores (runs on D1 and D0, in order)."""
     k1, p1, n1 = as_doubles(s1)
@@ -170,4 +193,4 @@ def bound_scores(s1, s0, train_fraction=0.5, delta=0.0, confidence=0.95) -> Dict
     return {"eps_lower": e.value, "threshold": t.value, "direction": d.value, "tpr": tpr.value, "fpr": fpr.value}
 
 
-__all__.append("bound_scores")
+__all__ += ["bound_scores", "mu_lower"]

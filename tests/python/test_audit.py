@@ -94,8 +94,15 @@ def one_run_bound_matches_an_independent_bisection():
     assert audit.one_run_epsilon(1000, 20, 18, 1e-6, 0.95) <= audit.one_run_epsilon(1000, 20, 18, 0.0, 0.95)
 
 
+def same(r1, r2):
+    """equal results (NaN fields equal NaN)"""
+    def key(v):
+        return "nan" if isinstance(v, float) and math.isnan(v) else v
+    return {k: key(v) for k, v in r1.items()} == {k: key(v) for k, v in r2.items()}
+
+
 def quick(kind="dp-dda", **kw):
-    opts = dict(runs=40, randomness="reproducible", seed=3)
+    opts = dict(runs=40, randomness="reproducible", seed=3, method="release", single_node=1)
     opts.update(kw)
     ao = opts.pop("algorithm_options", dict(epsilon=4.0, max_rounds=3))
     return audit.Audit(kind, algorithm_options=ao, **opts)
@@ -119,7 +126,7 @@ def a_non_private_run_is_caught_and_a_private_one_is_not():
 
 @case
 def a_reproducible_audit_replays_and_one_run_audits_work():
-    assert dict(quick().run()) == dict(quick().run())
+    assert same(quick().run(), quick().run())
     o = quick(method="one-run", canaries=50, guesses=10,
               algorithm_options=dict(noise_mode=dpdo.NOISE_NONE, max_rounds=3)).run()
     assert o.canaries == 50 and o.runs == 2 and o.guesses == 20 and o.correct <= o.guesses, o
@@ -139,13 +146,48 @@ def progress_cancel_and_errors():
         raise RuntimeError("stop here")
     e = raises(dpdo.CallbackError, a.run, progress=boom)
     assert isinstance(e.__cause__, RuntimeError)
-    assert dict(a.run()) == dict(r)  # still usable after a cancel and an error
+    assert same(a.run(), r)  # still usable after a cancel and an error
     raises(dpdo.InvalidArgument, audit.Audit, "dp-dda", nonsense=1, contains="nonsense")
     raises(dpdo.InvalidArgument, audit.Audit, "dp-dda", method="psychic", contains="method")
     raises(dpdo.InvalidArgument, audit.Audit, "no-such", contains="unknown algorithm")
     e = raises(dpdo.InvalidArgument, audit.Audit, "dp-dda", runs=5)
     assert "runs" in str(e), str(e)
     assert "release audit" in repr(a)
+
+
+@case
+def the_default_audit_is_white_box_on_the_secure_path_at_every_node():
+    r = audit.Audit("dp-dda", runs=2000, algorithm_options=dict(epsilon=2.0, max_rounds=3)).run()
+    assert r.path == "secure" and r["keys"] == "secure" and r.nodes_audited == 2, dict(r)
+    assert r.releases == 3 and r.runs == 2 * 2 * 2000, r
+    assert r.eps_lower == max(r.eps_lower_white, r.eps_lower_black) and r.verdict == "consistent", r
+    assert 0.3 < r.eps_lower_white < r.eps_claimed, r  # 2000 runs: about 0.6-0.8 of the claim
+    rp = audit.Audit("dp-dda", runs=300, path="reproducible", randomness="reproducible",
+                     algorithm_options=dict(epsilon=2.0, max_rounds=3)).run()
+    assert rp.path == "reproducible" and rp["keys"] == "reproducible", rp
+    print("# white box, secure path: eps_lower %.3f (mu >= %.3f) of claimed %.3f"
+          % (r.eps_lower_white, r.mu_lower, r.eps_claimed))
+
+
+@case
+def mu_lower_brackets_a_known_shift():
+    # scores N(mu, 1) against N(0, 1) from a fixed linear congruential uniform stream (Box-Muller)
+    state = [12345]
+
+    def unif():
+        state[0] = (6364136223846793005 * state[0] + 1442695040888963407) % 2**64
+        return ((state[0] >> 11) + 0.5) / 2**53
+
+    def normal():
+        return math.sqrt(-2 * math.log(unif())) * math.cos(2 * math.pi * unif())
+    n, mu = 20000, 0.5
+    s1 = [mu + normal() for _ in range(n)]
+    s0 = [normal() for _ in range(n)]
+    lo = audit.mu_lower(s1, s0, 0.95)
+    # below the truth, and within the intervals' width (about 3 sqrt(2/n) + the spread's share)
+    assert mu - 0.08 < lo < mu, lo
+    assert audit.mu_lower(s0, s1, 0.95) == 0.0  # no positive shift
+    assert math.isnan(audit.mu_lower([3 * x for x in s1], s0, 0.95))  # spreads differ
 
 
 _tap.summary()

@@ -129,11 +129,57 @@ class _Run:
 
     def __init__(self, alg, objs):
         self.alg, self.objs = alg, objs
+        self.avg, self.n_avg = None, 0
+
+    def add_snapshot(self):
+        np = require_numpy("dpdo.sklearn")
+        x = np.asarray(self.alg.output(), dtype=np.float64)
+        self.n_avg += 1
+        self.avg = x.copy() if self.avg is None else self.avg + (x - self.avg) / self.n_avg
+
+    def model(self):
+        """The averaged snapshots, or the algorithm's output when none was taken."""
+        np = require_numpy("dpdo.sklearn")
+        return self.avg if self.avg is not None else np.asarray(self.alg.output(), dtype=np.float64)
 
     def close(self):
         self.alg.close()
         for o in self.objs:
             o.close()
+
+
+_PAPER_ROUNDS = {"dp-dda": 500, "do-adp": 500, "fed-plt": 50}
+
+
+def _plan_run(kind, sizes, eps, delta, acc_name, library, tune):
+    """The plan of one binary run (see _DPClassifier._plan)."""
+    q, n = min(sizes), len(sizes)
+    if not library:
+        return {"rounds": _PAPER_ROUNDS.get(kind, 1), "batch": None, "step_size": None, "alpha": 1e-3,
+                "params": {}, "averaging": 0.0, "epochs": 1, "reason": "paper profile: fixed settings"}
+    g = tune.get
+    plan = {"params": {}, "step_size": None, "alpha": g("alpha", 1e-3 if kind != "dp-dda" else 1e-2),
+            "averaging": g("averaging", 0.5)}
+    if kind == "dp-dda":
+        plan["batch"] = int(min(q, g("batch", q)))
+        plan["rounds"] = int(g("rounds", 200))
+        plan["params"] = {"dda-active": n, "dda-scheme": g("scheme", 0), "dda-all-compute": 1}
+        plan["averaging"] = g("averaging", 0.0)
+    elif kind == "do-adp":
+        plan["batch"] = int(min(q, g("batch", q)))
+        plan["rounds"] = int(g("rounds", 300))
+        plan["step_size"] = g("step", 0.5)
+        plan["params"] = {"adp-gamma": g("gamma", 0.5), "adp-beta": g("beta", 0.0)}
+    elif kind == "dp-wor-sgd":
+        plan["batch"] = int(min(q, g("batch", max(1, q // 4))))
+        plan["epochs"] = int(g("epochs", 10))
+        plan["step_size"] = g("step", 0.5)
+        plan["rounds"] = plan["epochs"] * (max(sizes) // plan["batch"])
+    elif kind == "fed-plt":
+        plan["rounds"] = int(g("rounds", 50))
+        plan["params"] = {"fed-epochs": int(g("fed_epochs", 5)), "fed-rho": g("rho", 1.0)}
+    plan["reason"] = "library profile (tuned)"
+    return plan
 
 
 class _DPClassifier(_Mixin, _Base):
@@ -205,8 +251,8 @@ class _DPClassifier(_Mixin, _Base):
             raise ValueError("loss must be 'logistic', 'hinge' or 'squared', got %r" % (self.loss,))
         if self.C is not None and not (isinstance(self.C, numbers.Real) and self.C > 0):
             raise ValueError("C must be > 0 or None, got %r" % (self.C,))
-        if not (isinstance(self.alpha, numbers.Real) and self.alpha >= 0):
-            raise ValueError("alpha must be >= 0, got %r" % (self.alpha,))
+        if not (self.alpha == "auto" or (isinstance(self.alpha, numbers.Real) and self.alpha >= 0)):
+            raise ValueError("alpha must be >= 0 or 'auto', got %r" % (self.alpha,))
         if n_samples < self.n_nodes:
             raise ValueError("n_samples=%d < n_nodes=%d: every node needs at least one sample"
                              % (n_samples, self.n_nodes))
@@ -224,7 +270,11 @@ class _DPClassifier(_Mixin, _Base):
         raise ValueError("random_state must be None, an int or a numpy RandomState, got %r" % (rs,))
 
     def _reg_strength(self, n_samples):
-        return 1.0 / (self.C * n_samples) if self.C is not None else float(self.alpha)
+        if self.C is not None:
+            return 1.0 / (self.C * n_samples)
+        if self.alpha == "auto":
+            return float(self._cur_plan["alpha"])
+        return float(self.alpha)
 
     # ---- building one binary run -----------------------------------------------------------------
     def _augment(self, X):
@@ -255,6 +305,11 @@ class _DPClassifier(_Mixin, _Base):
     def _options(self, eps, delta, mode, seed, horizon):
         o = dict(max_rounds=horizon, seed=seed, randomness=mode, lipschitz=float(self.lipschitz),
                  clip=float(self.lipschitz), delta=delta)
+        plan = self._cur_plan
+        if plan.get("batch"):
+            o["batch"] = int(plan["batch"])
+        if plan.get("step_size") is not None:
+            o["step_size"] = float(plan["step_size"])
         if math.isinf(eps):
             o["noise_mode"] = _core.NOISE_NONE
         else:
@@ -265,7 +320,36 @@ class _DPClassifier(_Mixin, _Base):
         return o
 
     def _horizon(self, rows):
+        if self.max_rounds == "auto":
+            return int(self._plan(rows)["rounds"])
+        if not (isinstance(self.max_rounds, numbers.Integral) and self.max_rounds >= 1):
+            raise ValueError("max_rounds must be an int >= 1 or 'auto', got %r" % (self.max_rounds,))
         return int(self.max_rounds)
+
+    # ---- library defaults (budget-aware planning) --------------------------------------------------
+    _TUNE = {}  # class-level overrides of the plan's numbers (scripts/eval-defaults.py --tune)
+
+    def _library(self):
+        p = getattr(self, "profile", "library")
+        if p not in ("library", "paper"):
+            raise ValueError("profile must be 'library' or 'paper', got %r" % (p,))
+        return p == "library"
+
+    def _plan(self, rows):
+        """The run's plan for these node sizes (cached per fit): dict of rounds, batch, step_size,
+        params (typed keys), averaging (fraction of the rounds in the tail average) and reason."""
+        key = (tuple(len(r) for r in rows), self.epsilon, self.delta, self._n_models)
+        cached = getattr(self, "_plan_cache", None)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        eps, delta = self._budget(self._n_models)
+        plan = _plan_run(self._kind, [len(r) for r in rows], eps, delta, self._acc_name(), self._library(),
+                         dict(self._TUNE))
+        self._plan_cache = (key, plan)
+        return plan
+
+    def _acc_name(self):
+        return self.accountant or "auto"
 
     def _extra(self, d, rows, Xa):
         """(params dict, solver, compressor, policy) of the family."""
@@ -285,8 +369,9 @@ class _DPClassifier(_Mixin, _Base):
         net = _core.Network.make(self.network, k) if (self._uses_network and k > 1) else (
             _core.Network.complete(1) if self._uses_network else None)
         reg = _core.Regularizer("l2", d, self._reg_strength(Xa.shape[0]))
-        acc = _core.Accountant(_core.Ledger(k), self.accountant or "rdp")
+        acc = _core.Accountant(_core.Ledger(k), self._acc_name())
         params, solver, comp, pol = self._extra(d, rows, Xa)
+        params = dict(self._cur_plan.get("params", {}), **params)
         alg = _core.Algorithm(self._kind, nodes, net, reg, acc, params=params, solver=solver, compressor=comp,
                               policy=pol, **self._options(eps, delta, mode, seed, self._horizon(rows)))
         objs = [o for o in [acc, acc.ledger, reg, net, solver, comp, pol] + nodes + shards + [loss, ds]
@@ -311,14 +396,32 @@ class _DPClassifier(_Mixin, _Base):
                 else max(1, self._horizon_estimate // 100)
             if every < 1:
                 raise ValueError("record_history must be True or a number of rounds >= 1, got %r" % (rh,))
-        run.alg.run(max_steps=rounds, progress=True if self.verbose else None, every=every,
-                    epsilon=bool(self.record_history), objective=bool(self.record_history), history=history)
+        kw = dict(progress=True if self.verbose else None, every=every, epsilon=bool(self.record_history),
+                  objective=bool(self.record_history), history=history)
+        frac = self._cur_plan.get("averaging", 0.0)
+        if not frac:
+            run.alg.run(max_steps=rounds, **kw)
+        else:
+            # tail averaging (library default): the model is the mean of snapshots of the output
+            # taken evenly over the last `frac` of the planned rounds (post-processing: free)
+            T = self._horizon_estimate
+            tail = max(1, int(math.ceil(frac * T)))
+            t0, chunk = T - tail, max(1, tail // 64)
+            limit = run.alg.round + rounds if rounds > 0 else None
+            while run.alg.state != "DONE" and (limit is None or run.alg.round < limit):
+                r = run.alg.round
+                nxt = t0 if r < t0 else r + chunk
+                if limit is not None:
+                    nxt = min(nxt, limit)
+                run.alg.run(max_steps=max(1, nxt - r), **kw)
+                if run.alg.round >= t0 and run.alg.round > r:
+                    run.add_snapshot()
         if history is not None:
             hist.extend({"round": r, "epsilon": e, "objective": f} for r, e, f in history)
 
     def _collect(self):
         np = require_numpy("dpdo.sklearn")
-        W = np.array([np.asarray(r.alg.output(), dtype=np.float64) for r in self._runs])
+        W = np.array([r.model() for r in self._runs])
         if self.fit_intercept:
             self.coef_, self.intercept_ = W[:, :-1].copy(), W[:, -1].copy()
         else:
@@ -373,6 +476,9 @@ class _DPClassifier(_Mixin, _Base):
         targets = self._targets(y)
         eps, delta = self._budget(len(targets))
         self._close_runs()
+        self._n_models = len(targets)
+        self._plan_cache = None
+        self._cur_plan = self._plan(rows)
         self._horizon_estimate = self._horizon(rows)
         self._runs = [self._build(Xa, yk, rows, eps, delta, mode, (seed + 7919 * k) & ((1 << 64) - 1))
                       for k, yk in enumerate(targets)]
@@ -534,12 +640,14 @@ class DPDDAClassifier(_DPClassifier):
     __doc__ += _COMMON_DOC
     _kind = "dp-dda"
 
-    def __init__(self, epsilon=1.0, delta=1e-5, n_nodes=4, network="ring", loss="logistic", alpha=1e-3, C=None,
-                 fit_intercept=True, max_rounds=500, random_state=None, accountant=None, lipschitz=1.0,
-                 step_size=None, record_history=False, partial_rounds=None, verbose=False):
+    def __init__(self, epsilon=1.0, delta=1e-5, n_nodes=4, network="ring", loss="logistic", alpha="auto", C=None,
+                 fit_intercept=True, max_rounds="auto", random_state=None, accountant=None, lipschitz=1.0,
+                 step_size=None, record_history=False, partial_rounds=None, verbose=False,
+                 profile="library"):
         self._common(epsilon, delta, n_nodes, network, loss, alpha, C, fit_intercept, random_state, accountant,
                      lipschitz, step_size, record_history, partial_rounds, verbose)
         self.max_rounds = max_rounds
+        self.profile = profile
 
 
 class DOADPClassifier(_DPClassifier):
@@ -548,12 +656,14 @@ class DOADPClassifier(_DPClassifier):
     __doc__ += _COMMON_DOC
     _kind = "do-adp"
 
-    def __init__(self, epsilon=1.0, delta=1e-5, n_nodes=4, network="ring", loss="logistic", alpha=1e-3, C=None,
-                 fit_intercept=True, max_rounds=500, random_state=None, accountant=None, lipschitz=1.0,
-                 step_size=None, record_history=False, partial_rounds=None, verbose=False):
+    def __init__(self, epsilon=1.0, delta=1e-5, n_nodes=4, network="ring", loss="logistic", alpha="auto", C=None,
+                 fit_intercept=True, max_rounds="auto", random_state=None, accountant=None, lipschitz=1.0,
+                 step_size=None, record_history=False, partial_rounds=None, verbose=False,
+                 profile="library"):
         self._common(epsilon, delta, n_nodes, network, loss, alpha, C, fit_intercept, random_state, accountant,
                      lipschitz, step_size, record_history, partial_rounds, verbose)
         self.max_rounds = max_rounds
+        self.profile = profile
 
 
 class DPWORSGDClassifier(_DPClassifier):
@@ -564,26 +674,40 @@ class DPWORSGDClassifier(_DPClassifier):
     _kind = "dp-wor-sgd"
     _uses_network = False
 
-    def __init__(self, epsilon=1.0, delta=1e-5, n_nodes=4, loss="logistic", alpha=1e-3, C=None,
-                 fit_intercept=True, epochs=1, batch_size=None, random_state=None, accountant=None, lipschitz=1.0,
-                 step_size=None, record_history=False, partial_rounds=None, verbose=False):
+    def __init__(self, epsilon=1.0, delta=1e-5, n_nodes=4, loss="logistic", alpha="auto", C=None,
+                 fit_intercept=True, epochs="auto", batch_size="auto", random_state=None, accountant=None, lipschitz=1.0,
+                 step_size=None, record_history=False, partial_rounds=None, verbose=False,
+                 profile="library"):
         self._common(epsilon, delta, n_nodes, None, loss, alpha, C, fit_intercept, random_state, accountant,
                      lipschitz, step_size, record_history, partial_rounds, verbose)
         self.epochs = epochs
         self.batch_size = batch_size
+        self.profile = profile
 
     def _batch(self, rows):
         smallest = min(len(r) for r in rows)
-        b = self.batch_size if self.batch_size is not None else 32
+        b = self.batch_size
+        if b is None or (b == "auto" and not self._library()):
+            b = 32
+        elif b == "auto":
+            b = self._plan(rows)["batch"]
         if not (isinstance(b, numbers.Integral) and b >= 1):
-            raise ValueError("batch_size must be an int >= 1 or None, got %r" % (b,))
+            raise ValueError("batch_size must be an int >= 1, 'auto' or None, got %r" % (b,))
         return int(max(1, min(b, smallest)))
 
+    def _epochs(self, rows):
+        e = self.epochs
+        if e == "auto":
+            e = self._plan(rows)["epochs"] if self._library() else 1
+        if not (isinstance(e, numbers.Integral) and e >= 1):
+            raise ValueError("epochs must be an int >= 1 or 'auto', got %r" % (e,))
+        return int(e)
+
     def _horizon(self, rows):
-        if not (isinstance(self.epochs, numbers.Integral) and self.epochs >= 1):
-            raise ValueError("epochs must be an int >= 1, got %r" % (self.epochs,))
         b = self._batch(rows)
-        return int(self.epochs) * len(rows) * max(len(r) for r in rows) // b + 1
+        if self._library():  # synchronous schedule: every node steps once a round
+            return self._epochs(rows) * (max(len(r) for r in rows) // b)
+        return self._epochs(rows) * len(rows) * max(len(r) for r in rows) // b + 1
 
     def _options(self, eps, delta, mode, seed, horizon):
         o = _DPClassifier._options(self, eps, delta, mode, seed, 1 << 40)  # the passes end the run
@@ -591,7 +715,7 @@ class DPWORSGDClassifier(_DPClassifier):
         return o
 
     def _extra(self, d, rows, Xa):
-        return {"wor-passes": int(self.epochs)}, None, None, None
+        return {"wor-passes": self._epochs(rows)}, None, None, None
 
     def _build(self, Xa, yk, rows, eps, delta, mode, seed):
         self._cur_batch = self._batch(rows)
@@ -606,12 +730,14 @@ class FedPLTClassifier(_DPClassifier):
     _kind = "fed-plt"
     _uses_network = False
 
-    def __init__(self, epsilon=1.0, delta=1e-5, n_nodes=4, loss="logistic", alpha=1e-3, C=None,
-                 fit_intercept=True, max_rounds=50, random_state=None, accountant=None, lipschitz=1.0,
-                 step_size=None, record_history=False, partial_rounds=None, verbose=False):
+    def __init__(self, epsilon=1.0, delta=1e-5, n_nodes=4, loss="logistic", alpha="auto", C=None,
+                 fit_intercept=True, max_rounds="auto", random_state=None, accountant=None, lipschitz=1.0,
+                 step_size=None, record_history=False, partial_rounds=None, verbose=False,
+                 profile="library"):
         self._common(epsilon, delta, n_nodes, None, loss, alpha, C, fit_intercept, random_state, accountant,
                      lipschitz, step_size, record_history, partial_rounds, verbose)
         self.max_rounds = max_rounds
+        self.profile = profile
 
     def _extra(self, d, rows, Xa):
         np = require_numpy("dpdo.sklearn")

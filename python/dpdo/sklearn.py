@@ -149,14 +149,32 @@ class _Run:
 
 
 _PAPER_ROUNDS = {"dp-dda": 500, "do-adp": 500, "fed-plt": 50}
+# Why (docs/choosing.md, "Library defaults"): with replace-one accounting of b of q rows drawn
+# without replacement, the noise on a run's averaged gradient is nearly the same for every batch
+# and number of releases at a given (eps, delta) (q = 43 rows, eps = 1, delta = 1e-5, "auto"
+# accountant: 0.17-0.20 x clip per coordinate for batches 2..43 and 50..4000 releases), so the plan
+# takes the whole local data per release (most signal per release, fewest releases to compute).
+_REASON = {
+    "dp-dda": "every node computes every round on its whole local data (q = %(q)d rows; node sampling is "
+              "public and amplifies nothing), static gossip on the network; a run's gradient noise depends on the "
+              "budget, not on the batch or the round count, so the plan uses full batches and 200 rounds",
+    "do-adp": "full local batch (q = %(q)d rows) each round, consensus step 0.5, no momentum, 300 rounds, "
+              "model = tail average of the network average",
+    "dp-wor-sgd": "one mini-batch = the whole local data (q = %(q)d rows) per pass, 40 passes: the noise per "
+                  "pass is set by the budget, so passes converge the model at no privacy cost beyond the "
+                  "calibrated sigma; model = tail average",
+    "fed-plt": "one noisy local gradient step per round (every extra step is another full-data release), "
+               "50 rounds, model = tail average",
+}
 
 
-def _plan_run(kind, sizes, eps, delta, acc_name, library, tune):
+def _plan_run(kind, sizes, dim, eps, delta, acc_name, library, tune):
     """The plan of one binary run (see _DPClassifier._plan)."""
     q, n = min(sizes), len(sizes)
     if not library:
-        return {"rounds": _PAPER_ROUNDS.get(kind, 1), "batch": None, "step_size": None, "alpha": 1e-3,
-                "params": {}, "averaging": 0.0, "epochs": 1, "reason": "paper profile: fixed settings"}
+        return {"rounds": _PAPER_ROUNDS.get(kind, 1), "batch": None, "step_size": None, "alpha": 1e-3, "lipschitz": 1.0,
+                "params": {}, "averaging": 0.0, "epochs": 1, "kind": kind, "profile": "paper",
+                "reason": "the settings of 0.2 (fixed, not planned)"}
     g = tune.get
     plan = {"params": {}, "step_size": None, "alpha": g("alpha", 1e-3 if kind != "dp-dda" else 1e-2),
             "averaging": g("averaging", 0.5)}
@@ -171,15 +189,53 @@ def _plan_run(kind, sizes, eps, delta, acc_name, library, tune):
         plan["step_size"] = g("step", 0.5)
         plan["params"] = {"adp-gamma": g("gamma", 0.5), "adp-beta": g("beta", 0.0)}
     elif kind == "dp-wor-sgd":
-        plan["batch"] = int(min(q, g("batch", max(1, q // 4))))
-        plan["epochs"] = int(g("epochs", 10))
+        plan["batch"] = int(min(q, g("batch", q)))
+        plan["epochs"] = int(g("epochs", 40))
         plan["step_size"] = g("step", 0.5)
         plan["rounds"] = plan["epochs"] * (max(sizes) // plan["batch"])
+        if g("smooth"):
+            plan["params"] = {"wor-smooth": g("smooth")}
     elif kind == "fed-plt":
         plan["rounds"] = int(g("rounds", 50))
-        plan["params"] = {"fed-epochs": int(g("fed_epochs", 5)), "fed-rho": g("rho", 1.0)}
-    plan["reason"] = "library profile (tuned)"
+        plan["params"] = {"fed-epochs": int(g("fed_epochs", 1)), "fed-rho": g("rho", 1.0)}
+    # per-sample clip: at x = 0 every logistic gradient on a unit-norm row has norm 0.5 (0.71 with
+    # the intercept feature); a clip of 0.2 rescales them alike instead of biasing their mix, and
+    # the noise, proportional to the clip, drops 5-fold against clip 1
+    # the noise the budget implies: per coordinate on a run's averaged full-batch gradient (clip 1),
+    # from the accountant (T releases of sensitivity 2/q), times sqrt(d / n) for its norm after the
+    # average over the n nodes; clip 1 where it is small (<= 0.1), 0.2 where it is large (>= 0.3),
+    # geometric in between
+    nu = math.inf
+    if math.isfinite(eps):
+        acc = _core.Accountant(_core.Ledger(1), acc_name)
+        try:
+            nu = acc.calibrate_sigma(eps, delta, 100, sensitivity=2.0 / q) / 10.0 * math.sqrt(dim / n)
+        finally:
+            acc.ledger.close()
+            acc.close()
+        clip = 1.0 if nu <= 0.1 else 0.2 if nu >= 0.3 else 0.2 ** (math.log(nu / 0.1) / math.log(3.0))
+    else:
+        clip = 1.0
+    plan["noise"] = nu
+    plan["lipschitz"] = g("lipschitz", clip) * (2.0 if kind == "fed-plt" else 1.0)  # Fed-PLT clips at L/2
+    plan["reason"] = _REASON[kind] % {"q": q, "n": n, "eps": eps}
+    plan["kind"], plan["profile"] = kind, "library"
     return plan
+
+
+def _plan_note(plan, rounds):
+    """One line of notes: what the plan chose and why."""
+    parts = ["%d rounds" % rounds]
+    for k, fmt in (("batch", "batch %d"), ("epochs", "%d passes"), ("step_size", "step %g"), ("alpha", "L2 %g"),
+                   ("lipschitz", "clip/L %g"), ("averaging", "tail average over the last %.0f%% of rounds")):
+        if plan.get(k) is not None and not (k == "averaging" and not plan[k]) and not (k == "epochs" and "wor" not in
+                                                                                        plan.get("kind", "")):
+            parts.append(fmt % (plan[k] * 100 if k == "averaging" else plan[k]))
+    parts += ["%s=%s" % kv for kv in sorted(plan.get("params", {}).items())]
+    if plan.get("noise") is not None:
+        parts.append("budget noise %.3g (norm of the averaged gradient's noise at clip 1; the clip is 1 below 0.1 and "
+                     "0.2 above 0.3)" % plan["noise"])
+    return "plan (%s): %s; %s" % (plan.get("profile", "library"), ", ".join(parts), plan["reason"])
 
 
 class _DPClassifier(_Mixin, _Base):
@@ -303,8 +359,8 @@ class _DPClassifier(_Mixin, _Base):
         return self.epsilon / n_classes_trained, self.delta / n_classes_trained
 
     def _options(self, eps, delta, mode, seed, horizon):
-        o = dict(max_rounds=horizon, seed=seed, randomness=mode, lipschitz=float(self.lipschitz),
-                 clip=float(self.lipschitz), delta=delta)
+        lip = self._cur_plan["lipschitz"] if self.lipschitz == "auto" else float(self.lipschitz)
+        o = dict(max_rounds=horizon, seed=seed, randomness=mode, lipschitz=lip, clip=lip, delta=delta)
         plan = self._cur_plan
         if plan.get("batch"):
             o["batch"] = int(plan["batch"])
@@ -343,7 +399,8 @@ class _DPClassifier(_Mixin, _Base):
         if cached is not None and cached[0] == key:
             return cached[1]
         eps, delta = self._budget(self._n_models)
-        plan = _plan_run(self._kind, [len(r) for r in rows], eps, delta, self._acc_name(), self._library(),
+        plan = _plan_run(self._kind, [len(r) for r in rows], self.n_features_in_ + bool(self.fit_intercept), eps,
+                         delta, self._acc_name(), self._library(),
                          dict(self._TUNE))
         self._plan_cache = (key, plan)
         return plan
@@ -437,6 +494,8 @@ class _DPClassifier(_Mixin, _Base):
                         "rounds": r.alg.round, "stop_reason": r.alg.stop_reason, "notes": r.alg.privacy_notes})
         K = len(per)
         notes = [p["notes"] for p in per if p["notes"]]
+        notes.insert(0, _plan_note(self._cur_plan, self._horizon_estimate))
+        self.plan_ = dict(self._cur_plan, rounds=self._horizon_estimate)
         if K > 1:
             notes.insert(0, "%d one-vs-rest models, each charged (epsilon/%d, delta/%d); totals by basic "
                          "composition" % (K, K, K))
@@ -641,7 +700,7 @@ class DPDDAClassifier(_DPClassifier):
     _kind = "dp-dda"
 
     def __init__(self, epsilon=1.0, delta=1e-5, n_nodes=4, network="ring", loss="logistic", alpha="auto", C=None,
-                 fit_intercept=True, max_rounds="auto", random_state=None, accountant=None, lipschitz=1.0,
+                 fit_intercept=True, max_rounds="auto", random_state=None, accountant=None, lipschitz="auto",
                  step_size=None, record_history=False, partial_rounds=None, verbose=False,
                  profile="library"):
         self._common(epsilon, delta, n_nodes, network, loss, alpha, C, fit_intercept, random_state, accountant,
@@ -657,7 +716,7 @@ class DOADPClassifier(_DPClassifier):
     _kind = "do-adp"
 
     def __init__(self, epsilon=1.0, delta=1e-5, n_nodes=4, network="ring", loss="logistic", alpha="auto", C=None,
-                 fit_intercept=True, max_rounds="auto", random_state=None, accountant=None, lipschitz=1.0,
+                 fit_intercept=True, max_rounds="auto", random_state=None, accountant=None, lipschitz="auto",
                  step_size=None, record_history=False, partial_rounds=None, verbose=False,
                  profile="library"):
         self._common(epsilon, delta, n_nodes, network, loss, alpha, C, fit_intercept, random_state, accountant,
@@ -675,7 +734,7 @@ class DPWORSGDClassifier(_DPClassifier):
     _uses_network = False
 
     def __init__(self, epsilon=1.0, delta=1e-5, n_nodes=4, loss="logistic", alpha="auto", C=None,
-                 fit_intercept=True, epochs="auto", batch_size="auto", random_state=None, accountant=None, lipschitz=1.0,
+                 fit_intercept=True, epochs="auto", batch_size="auto", random_state=None, accountant=None, lipschitz="auto",
                  step_size=None, record_history=False, partial_rounds=None, verbose=False,
                  profile="library"):
         self._common(epsilon, delta, n_nodes, None, loss, alpha, C, fit_intercept, random_state, accountant,
@@ -731,7 +790,7 @@ class FedPLTClassifier(_DPClassifier):
     _uses_network = False
 
     def __init__(self, epsilon=1.0, delta=1e-5, n_nodes=4, loss="logistic", alpha="auto", C=None,
-                 fit_intercept=True, max_rounds="auto", random_state=None, accountant=None, lipschitz=1.0,
+                 fit_intercept=True, max_rounds="auto", random_state=None, accountant=None, lipschitz="auto",
                  step_size=None, record_history=False, partial_rounds=None, verbose=False,
                  profile="library"):
         self._common(epsilon, delta, n_nodes, None, loss, alpha, C, fit_intercept, random_state, accountant,

@@ -110,7 +110,7 @@ def fit_predict_privacy_history_and_the_fitted_attributes():
         assert c.coef_.shape == (1, 4) and c.intercept_.shape == (1,) and list(c.classes_) == [0, 1]
         assert c.n_features_in_ == 4
         p = c.privacy_
-        assert 0 < p["epsilon"] <= 2.0 * (1 + 1e-9) and p["delta"] == 1e-5 and p["accountant"] == "rdp", p
+        assert 0 < p["epsilon"] <= 2.0 * (1 + 1e-9) and p["delta"] == 1e-5 and p["accountant"] == "auto", p
         assert p["randomness"] == "reproducible" and isinstance(p["notes"], str)
         assert "epsilon" in c.privacy_report()
         h = c.history_[0]

@@ -341,4 +341,19 @@ print(c.fit(X, y).score(X, y))
     assert float(r.stdout) > 0.9, r.stdout
 
 
+@case
+def library_plan_is_in_the_notes_and_the_paper_profile_keeps_the_fixed_settings():
+    X, y = blobs(400, 5)
+    for E in ESTIMATORS:
+        lib = E(epsilon=1.0, n_nodes=4, random_state=0).fit(X, y)
+        assert lib.privacy_["notes"].startswith("plan (library): "), lib.privacy_["notes"][:80]
+        assert lib.plan_["profile"] == "library" and 0.2 <= lib.plan_["lipschitz"] <= 2.0, lib.plan_
+        assert lib.privacy_["epsilon"] <= 1.0 * (1 + 1e-9)
+        paper = E(epsilon=1.0, n_nodes=4, random_state=0, profile="paper").fit(X, y)
+        assert paper.plan_["profile"] == "paper" and paper.plan_["averaging"] == 0.0
+        if E is not DPWORSGDClassifier:
+            assert paper.privacy_["rounds"] == [500 if E is not FedPLTClassifier else 50], paper.privacy_["rounds"]
+    raises(ValueError, DOADPClassifier(profile="fast").fit, X, y)
+
+
 summary()

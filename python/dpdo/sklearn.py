@@ -217,6 +217,12 @@ def _plan_run(kind, sizes, dim, eps, delta, acc_name, library, tune):
     else:
         clip = 1.0
     plan["noise"] = nu
+    # the constant feature of the intercept: 1/sqrt(d), the typical size of one coordinate of a
+    # unit-norm row, instead of 1. The noise on its weight moves every margin by the same amount
+    # (noise of norm s on the intercept), a shift that turns a noisy model into a one-class
+    # predictor; at s = 1 that shift has the variance of all the other coordinates' noise together
+    # (docs/choosing.md, "Why the intercept feature is small")
+    plan["intercept_scaling"] = g("icpt", 1.0 / math.sqrt(max(1, dim - 1)) if math.isfinite(eps) else 1.0)
     plan["lipschitz"] = g("lipschitz", clip) * (2.0 if kind == "fed-plt" else 1.0)  # Fed-PLT clips at L/2
     plan["reason"] = _REASON[kind] % {"q": q, "n": n, "eps": eps}
     plan["kind"], plan["profile"] = kind, "library"
@@ -227,7 +233,7 @@ def _plan_note(plan, rounds):
     """One line of notes: what the plan chose and why."""
     parts = ["%d rounds" % rounds]
     for k, fmt in (("batch", "batch %d"), ("epochs", "%d passes"), ("step_size", "step %g"), ("alpha", "L2 %g"),
-                   ("lipschitz", "clip/L %g"), ("averaging", "tail average over the last %.0f%% of rounds")):
+                   ("lipschitz", "clip/L %g"), ("intercept_scaling", "intercept feature %.3g"), ("averaging", "tail average over the last %.0f%% of rounds")):
         if plan.get(k) is not None and not (k == "averaging" and not plan[k]) and not (k == "epochs" and "wor" not in
                                                                                         plan.get("kind", "")):
             parts.append(fmt % (plan[k] * 100 if k == "averaging" else plan[k]))
@@ -333,14 +339,19 @@ class _DPClassifier(_Mixin, _Base):
         return float(self.alpha)
 
     # ---- building one binary run -----------------------------------------------------------------
+    def _icpt(self):
+        """Value of the appended constant feature (the intercept is its weight times it)."""
+        return float(getattr(self, "_cur_plan", {}).get("intercept_scaling", 1.0))
+
     def _augment(self, X):
         np = require_numpy("dpdo.sklearn")
         if not self.fit_intercept:
             return X
+        c = np.full((X.shape[0], 1), self._icpt())
         if hasattr(X, "tocsr"):
             import scipy.sparse as sp
-            return sp.hstack([X, np.ones((X.shape[0], 1))], format="csr")
-        return np.hstack([X, np.ones((X.shape[0], 1))])
+            return sp.hstack([X, c], format="csr")
+        return np.hstack([X, c])
 
     def _node_rows(self, n, node_ids, seed):
         """Row indices of each node."""
@@ -480,7 +491,7 @@ class _DPClassifier(_Mixin, _Base):
         np = require_numpy("dpdo.sklearn")
         W = np.array([r.model() for r in self._runs])
         if self.fit_intercept:
-            self.coef_, self.intercept_ = W[:, :-1].copy(), W[:, -1].copy()
+            self.coef_, self.intercept_ = W[:, :-1].copy(), W[:, -1] * self._icpt()
         else:
             self.coef_, self.intercept_ = W, np.zeros(W.shape[0])
         per = []
@@ -531,13 +542,13 @@ class _DPClassifier(_Mixin, _Base):
         rows = self._node_rows(X.shape[0], node_ids, seed)
         if any(len(r) == 0 for r in rows):
             raise ValueError("a node has no samples")
-        Xa = self._augment(X)
         targets = self._targets(y)
         eps, delta = self._budget(len(targets))
         self._close_runs()
         self._n_models = len(targets)
         self._plan_cache = None
         self._cur_plan = self._plan(rows)
+        Xa = self._augment(X)
         self._horizon_estimate = self._horizon(rows)
         self._runs = [self._build(Xa, yk, rows, eps, delta, mode, (seed + 7919 * k) & ((1 << 64) - 1))
                       for k, yk in enumerate(targets)]

@@ -157,14 +157,17 @@ _PAPER_ROUNDS = {"dp-dda": 500, "do-adp": 500, "fed-plt": 50}
 _REASON = {
     "dp-dda": "every node computes every round on its whole local data (q = %(q)d rows; node sampling is "
               "public and amplifies nothing), static gossip on the network; a run's gradient noise depends on the "
-              "budget, not on the batch or the round count, so the plan uses full batches and 200 rounds",
+              "budget, not on the batch or the round count, so the plan uses full batches and 200 rounds; L2 "
+              "0.01 rising to 0.03 as the budget's noise grows",
     "do-adp": "full local batch (q = %(q)d rows) each round, consensus step 0.5, no momentum, 300 rounds, "
-              "model = tail average of the network average",
+              "model = tail average of the network average; the step shrinks from 0.5 to 0.1 as the budget's "
+              "noise grows",
     "dp-wor-sgd": "one mini-batch = the whole local data (q = %(q)d rows) per pass, 40 passes: the noise per "
                   "pass is set by the budget, so passes converge the model at no privacy cost beyond the "
                   "calibrated sigma; model = tail average",
     "fed-plt": "one noisy local gradient step per round (every extra step is another full-data release), "
-               "50 rounds, model = tail average",
+               "50 rounds shrinking to 20 (and the clip L/2 from the others' clip to half of it) as the budget's "
+               "noise grows, model = tail average",
 }
 
 
@@ -186,7 +189,7 @@ def _plan_run(kind, sizes, dim, eps, delta, acc_name, library, tune):
     elif kind == "do-adp":
         plan["batch"] = int(min(q, g("batch", q)))
         plan["rounds"] = int(g("rounds", 300))
-        plan["step_size"] = g("step", 0.5)
+        plan["step_size"] = None  # below: set by the noise level
         plan["params"] = {"adp-gamma": g("gamma", 0.5), "adp-beta": g("beta", 0.0)}
     elif kind == "dp-wor-sgd":
         plan["batch"] = int(min(q, g("batch", q)))
@@ -196,7 +199,6 @@ def _plan_run(kind, sizes, dim, eps, delta, acc_name, library, tune):
         if g("smooth"):
             plan["params"] = {"wor-smooth": g("smooth")}
     elif kind == "fed-plt":
-        plan["rounds"] = int(g("rounds", 50))
         plan["params"] = {"fed-epochs": int(g("fed_epochs", 1)), "fed-rho": g("rho", 1.0)}
     # per-sample clip: at x = 0 every logistic gradient on a unit-norm row has norm 0.5 (0.71 with
     # the intercept feature); a clip of 0.2 rescales them alike instead of biasing their mix, and
@@ -213,17 +215,29 @@ def _plan_run(kind, sizes, dim, eps, delta, acc_name, library, tune):
         finally:
             acc.ledger.close()
             acc.close()
-        clip = 1.0 if nu <= 0.1 else 0.2 if nu >= 0.3 else 0.2 ** (math.log(nu / 0.1) / math.log(3.0))
-    else:
-        clip = 1.0
+    # t: 0 where the noise is small (nu <= 0.1), 1 where it is large (nu >= 0.3), log-linear between
+    t = 0.0 if nu <= 0.1 or not math.isfinite(eps) else 1.0 if nu >= 0.3 else math.log(nu / 0.1) / math.log(3.0)
+    clip = 0.2 ** t
     plan["noise"] = nu
+    # how far the model travels (rounds x step x clip): where the noise is large, the rounds after
+    # the gradient has shrunk add noise and no signal (the noise per round grows with the number of
+    # rounds calibrated for), so the plan travels less: DP-DDA L2 0.01 -> 0.03, DO-ADP step 0.5 -> 0.1, Fed-PLT (whose local
+    # step is 1 / smoothness, about 4 on unit-norm rows) 50 -> 20 rounds and clip L/2 = clip -> clip/2;
+    # measured on tuning data only (docs/choosing.md, "Why the travel shrinks with the noise")
+    if kind == "dp-dda":  # dual averaging: the L2 term scales the primal map down
+        plan["alpha"] = g("alpha", 1e-2 * 3.0 ** t)
+    elif kind == "do-adp":
+        plan["step_size"] = g("step", 0.5 * 0.2 ** t)
+    elif kind == "fed-plt":
+        plan["rounds"] = int(g("rounds", round(50 * 0.4 ** t)))
+        clip *= 2.0 * 0.5 ** t
     # the constant feature of the intercept: 1/sqrt(d), the typical size of one coordinate of a
     # unit-norm row, instead of 1. The noise on its weight moves every margin by the same amount
     # (noise of norm s on the intercept), a shift that turns a noisy model into a one-class
     # predictor; at s = 1 that shift has the variance of all the other coordinates' noise together
     # (docs/choosing.md, "Why the intercept feature is small")
     plan["intercept_scaling"] = g("icpt", 1.0 / math.sqrt(max(1, dim - 1)) if math.isfinite(eps) else 1.0)
-    plan["lipschitz"] = g("lipschitz", clip) * (2.0 if kind == "fed-plt" else 1.0)  # Fed-PLT clips at L/2
+    plan["lipschitz"] = g("lipschitz", clip)
     plan["reason"] = _REASON[kind] % {"q": q, "n": n, "eps": eps}
     plan["kind"], plan["profile"] = kind, "library"
     return plan

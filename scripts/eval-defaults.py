@@ -84,7 +84,8 @@ def task(name, seed, data):
 def dpsgd_reference(Xtr, ytr, eps, delta, seed, acc_name="auto"):
     """Centralized DP-SGD on the pooled rows (the reference of docs/choosing.md): logistic loss,
     an appended constant feature 1/sqrt(d) (as the estimators' plan), per-example clipping at
-    C = 1, Poisson sampling with rate q = min(1, 256 / N), 30 epochs (T = 30 / q steps), step
+    C = 1, Poisson sampling with rate q = min(1, 256 / N), 30 epochs and at least 300 steps
+    (T = max(300, 30 / q)), step
     0.5 on the noisy mean gradient (sum of clipped gradients + N(0, (sigma C)^2), divided by the
     expected batch qN), L2 1e-4, model = mean of the iterates of the last half. sigma is
     calibrated by the library's accountant (Poisson(q), add/remove-one, T releases of
@@ -96,7 +97,7 @@ def dpsgd_reference(Xtr, ytr, eps, delta, seed, acc_name="auto"):
     X = np.hstack([Xtr, np.full((N, 1), s)])
     y = np.where(ytr > 0, 1.0, -1.0)
     q = min(1.0, 256.0 / N)
-    T = int(np.ceil(30 / q))
+    T = max(300, int(np.ceil(30 / q)))
     clip, lr, lam = 1.0, 0.5, 1e-4
     if np.isfinite(eps):
         led = _core.Ledger(1)

@@ -356,4 +356,19 @@ def library_plan_is_in_the_notes_and_the_paper_profile_keeps_the_fixed_settings(
     raises(ValueError, DOADPClassifier(profile="fast").fit, X, y)
 
 
+@case
+def intercept_feature_is_one_over_sqrt_d_when_private_and_intercept_is_its_weight_times_it():
+    X, y = blobs(400, 9)
+    for E in ESTIMATORS:
+        c = E(epsilon=1.0, n_nodes=4, random_state=0).fit(X, y)
+        assert abs(c.plan_["intercept_scaling"] - 1.0 / 3.0) < 1e-12, c.plan_
+        w = c._runs[0].model()  # the C run's model on the augmented rows [x, 1/sqrt(d)]
+        m = np.hstack([X, np.full((len(X), 1), 1.0 / 3.0)]) @ w
+        assert np.allclose(c.decision_function(X), m, rtol=1e-10, atol=1e-12)
+        assert "intercept feature 0.333" in c.privacy_["notes"], c.privacy_["notes"][:200]
+        assert E(epsilon=float("inf"), n_nodes=4, random_state=0).fit(X, y).plan_["intercept_scaling"] == 1.0
+        assert E(epsilon=1.0, n_nodes=4, random_state=0, profile="paper").fit(X, y).plan_.get(
+            "intercept_scaling", 1.0) == 1.0
+
+
 summary()

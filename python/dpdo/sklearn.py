@@ -221,8 +221,9 @@ def _plan_run(kind, sizes, dim, eps, delta, acc_name, library, tune):
     plan["noise"] = nu
     # how far the model travels (rounds x step x clip): where the noise is large, the rounds after
     # the gradient has shrunk add noise and no signal (the noise per round grows with the number of
-    # rounds calibrated for), so the plan travels less: DP-DDA L2 0.01 -> 0.03, DO-ADP step 0.5 -> 0.1, Fed-PLT (whose local
-    # step is 1 / smoothness, about 4 on unit-norm rows) 50 -> 20 rounds and clip L/2 = clip -> clip/2;
+    # rounds calibrated for), so the plan travels less: DP-DDA L2 0.01 -> 0.03, DO-ADP step 0.5 -> 0.1,
+    # Fed-PLT (whose local step is 1 / smoothness, about 4 on unit-norm rows) 50 -> 20 rounds and
+    # clip L/2 = clip -> clip/2;
     # measured on tuning data only (docs/choosing.md, "Why the travel shrinks with the noise")
     if kind == "dp-dda":  # dual averaging: the L2 term scales the primal map down
         plan["alpha"] = g("alpha", 1e-2 * 3.0 ** t)
@@ -230,7 +231,7 @@ def _plan_run(kind, sizes, dim, eps, delta, acc_name, library, tune):
         plan["step_size"] = g("step", 0.5 * 0.2 ** t)
     elif kind == "fed-plt":
         plan["rounds"] = int(g("rounds", round(50 * 0.4 ** t)))
-        clip *= 2.0 * 0.5 ** t
+        clip *= 2.0 * 0.5 ** t  # Fed-PLT clips at L/2: L = 2 clip is the others' clip, L = clip half of it
     # the constant feature of the intercept: 1/sqrt(d), the typical size of one coordinate of a
     # unit-norm row, instead of 1. The noise on its weight moves every margin by the same amount
     # (noise of norm s on the intercept), a shift that turns a noisy model into a one-class
@@ -247,7 +248,8 @@ def _plan_note(plan, rounds):
     """One line of notes: what the plan chose and why."""
     parts = ["%d rounds" % rounds]
     for k, fmt in (("batch", "batch %d"), ("epochs", "%d passes"), ("step_size", "step %g"), ("alpha", "L2 %g"),
-                   ("lipschitz", "clip/L %g"), ("intercept_scaling", "intercept feature %.3g"), ("averaging", "tail average over the last %.0f%% of rounds")):
+                   ("lipschitz", "clip/L %g"), ("intercept_scaling", "intercept feature %.3g"),
+                   ("averaging", "tail average over the last %.0f%% of rounds")):
         if plan.get(k) is not None and not (k == "averaging" and not plan[k]) and not (k == "epochs" and "wor" not in
                                                                                         plan.get("kind", "")):
             parts.append(fmt % (plan[k] * 100 if k == "averaging" else plan[k]))

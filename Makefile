@@ -77,7 +77,7 @@ BENCHBIN   = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCHSRC))
 .PHONY: all lib examples tools check check-asan check-valgrind check-audit-long check-exports check-since check-cycles format-check format check-abi \
         abi-baseline check-version man check-man check-doc \
         check-install bench demo deps install uninstall clean map python-capi check-python-capi tests mpi check-mpi \
-        check-run \
+        check-run choosing \
         check-python-examples data-debian-text fuzz
 .DEFAULT_GOAL := all
 
@@ -441,6 +441,16 @@ clean:
 	rm -rf build build-asan build-*
 
 -include $(LIBOBJ:.o=.d) $(TESTOBJ:.o=.d) $(TESTBIN:=.d) $(FUZZOBJ:.o=.d)
+
+# ---- docs/choosing.md's tables: test accuracy vs epsilon of every estimator with its defaults,
+# beside scikit-learn and a centralized DP-SGD reference (scripts/eval-defaults.py; about an hour
+# for the full grid on two idle cores: CHOOSING_SEEDS / CHOOSING_TASKS scale it down)
+CHOOSING_SEEDS ?= 10
+CHOOSING_TASKS ?= fashion-0-2,fashion-4-6,breast-cancer,digits-3-8,digits-1-7,wine
+CHOOSING_EPS   ?= 0.25,0.5,1,2,4,8
+choosing: lib
+	DPDO_LIBRARY=$(CURDIR)/$(BUILD)/lib/$(SONAME) /usr/bin/python3 scripts/eval-defaults.py --make \
+	    --table docs/choosing.md --seeds $(CHOOSING_SEEDS) --tasks $(CHOOSING_TASKS) --eps-list $(CHOOSING_EPS)
 
 # ---- real data offline (docs/data.md): the rcv1 stand-in from Debian's package descriptions
 data-debian-text: $(BUILD)/data/debian-text.svm

@@ -135,11 +135,135 @@ class _Run:
 
     def __init__(self, alg, objs):
         self.alg, self.objs = alg, objs
+        self.avg, self.n_avg = None, 0
+
+    def add_snapshot(self):
+        np = require_numpy("dpdo.sklearn")
+        x = np.asarray(self.alg.output(), dtype=np.float64)
+        self.n_avg += 1
+        self.avg = x.copy() if self.avg is None else self.avg + (x - self.avg) / self.n_avg
+
+    def model(self):
+        """The averaged snapshots, or the algorithm's output when none was taken."""
+        np = require_numpy("dpdo.sklearn")
+        return self.avg if self.avg is not None else np.asarray(self.alg.output(), dtype=np.float64)
 
     def close(self):
         self.alg.close()
         for o in self.objs:
             o.close()
+
+
+_PAPER_ROUNDS = {"dp-dda": 500, "do-adp": 500, "fed-plt": 50}
+# Why (docs/choosing.md, "Library defaults"): with replace-one accounting of b of q rows drawn
+# without replacement, the noise on a run's averaged gradient is nearly the same for every batch
+# and number of releases at a given (eps, delta) (q = 43 rows, eps = 1, delta = 1e-5, "auto"
+# accountant: 0.17-0.20 x clip per coordinate for batches 2..43 and 50..4000 releases), so the plan
+# takes the whole local data per release (most signal per release, fewest releases to compute).
+_REASON = {
+    "dp-dda": "every node computes every round on its whole local data (q = %(q)d rows; node sampling is "
+              "public and amplifies nothing), static gossip on the network; a run's gradient noise depends on the "
+              "budget, not on the batch or the round count, so the plan uses full batches and 200 rounds; L2 "
+              "0.01 rising to 0.03 as the budget's noise grows",
+    "do-adp": "full local batch (q = %(q)d rows) each round, consensus step 0.5, no momentum, 300 rounds, "
+              "model = tail average of the network average; the step shrinks from 0.5 to 0.1 as the budget's "
+              "noise grows",
+    "dp-wor-sgd": "one mini-batch = the whole local data (q = %(q)d rows) per pass, 40 passes: the noise per "
+                  "pass is set by the budget, so passes converge the model at no privacy cost beyond the "
+                  "calibrated sigma; model = tail average",
+    "fed-plt": "one noisy local gradient step per round (every extra step is another full-data release), "
+               "50 rounds shrinking to 20 (and the clip L/2 from the others' clip to half of it) as the budget's "
+               "noise grows, model = tail average",
+}
+
+
+def _plan_run(kind, sizes, dim, eps, delta, acc_name, library, tune):
+    """The plan of one binary run (see _DPClassifier._plan)."""
+    q, n = min(sizes), len(sizes)
+    if not library:
+        return {"rounds": _PAPER_ROUNDS.get(kind, 1), "batch": None, "step_size": None, "alpha": 1e-3, "lipschitz": 1.0,
+                "params": {}, "averaging": 0.0, "epochs": 1, "kind": kind, "profile": "paper",
+                "reason": "the settings of 0.2 (fixed, not planned)"}
+    g = tune.get
+    plan = {"params": {}, "step_size": None, "alpha": g("alpha", 1e-3 if kind != "dp-dda" else 1e-2),
+            "averaging": g("averaging", 0.5)}
+    if kind == "dp-dda":
+        plan["batch"] = int(min(q, g("batch", q)))
+        plan["rounds"] = int(g("rounds", 200))
+        plan["params"] = {"dda-active": n, "dda-scheme": g("scheme", 0), "dda-all-compute": 1}
+        plan["averaging"] = g("averaging", 0.0)
+    elif kind == "do-adp":
+        plan["batch"] = int(min(q, g("batch", q)))
+        plan["rounds"] = int(g("rounds", 300))
+        plan["step_size"] = None  # below: set by the noise level
+        plan["params"] = {"adp-gamma": g("gamma", 0.5), "adp-beta": g("beta", 0.0)}
+    elif kind == "dp-wor-sgd":
+        plan["batch"] = int(min(q, g("batch", q)))
+        plan["epochs"] = int(g("epochs", 40))
+        plan["step_size"] = g("step", 0.5)
+        plan["rounds"] = plan["epochs"] * (max(sizes) // plan["batch"])
+        if g("smooth"):
+            plan["params"] = {"wor-smooth": g("smooth")}
+    elif kind == "fed-plt":
+        plan["params"] = {"fed-epochs": int(g("fed_epochs", 1)), "fed-rho": g("rho", 1.0)}
+    # per-sample clip: at x = 0 every logistic gradient on a unit-norm row has norm 0.5 (0.71 with
+    # the intercept feature); a clip of 0.2 rescales them alike instead of biasing their mix, and
+    # the noise, proportional to the clip, drops 5-fold against clip 1
+    # the noise the budget implies: per coordinate on a run's averaged full-batch gradient (clip 1),
+    # from the accountant (T releases of sensitivity 2/q), times sqrt(d / n) for its norm after the
+    # average over the n nodes; clip 1 where it is small (<= 0.1), 0.2 where it is large (>= 0.3),
+    # geometric in between
+    nu = math.inf
+    if math.isfinite(eps):
+        acc = _core.Accountant(_core.Ledger(1), acc_name)
+        try:
+            nu = acc.calibrate_sigma(eps, delta, 100, sensitivity=2.0 / q) / 10.0 * math.sqrt(dim / n)
+        finally:
+            acc.ledger.close()
+            acc.close()
+    # t: 0 where the noise is small (nu <= 0.1), 1 where it is large (nu >= 0.3), log-linear between
+    t = 0.0 if nu <= 0.1 or not math.isfinite(eps) else 1.0 if nu >= 0.3 else math.log(nu / 0.1) / math.log(3.0)
+    clip = 0.2 ** t
+    plan["noise"] = nu
+    # how far the model travels (rounds x step x clip): where the noise is large, the rounds after
+    # the gradient has shrunk add noise and no signal (the noise per round grows with the number of
+    # rounds calibrated for), so the plan travels less: DP-DDA L2 0.01 -> 0.03, DO-ADP step 0.5 -> 0.1,
+    # Fed-PLT (whose local step is 1 / smoothness, about 4 on unit-norm rows) 50 -> 20 rounds and
+    # clip L/2 = clip -> clip/2;
+    # measured on tuning data only (docs/choosing.md, "Why the travel shrinks with the noise")
+    if kind == "dp-dda":  # dual averaging: the L2 term scales the primal map down
+        plan["alpha"] = g("alpha", 1e-2 * 3.0 ** t)
+    elif kind == "do-adp":
+        plan["step_size"] = g("step", 0.5 * 0.2 ** t)
+    elif kind == "fed-plt":
+        plan["rounds"] = int(g("rounds", round(50 * 0.4 ** t)))
+        clip *= 2.0 * 0.5 ** t  # Fed-PLT clips at L/2: L = 2 clip is the others' clip, L = clip half of it
+    # the constant feature of the intercept: 1/sqrt(d), the typical size of one coordinate of a
+    # unit-norm row, instead of 1. The noise on its weight moves every margin by the same amount
+    # (noise of norm s on the intercept), a shift that turns a noisy model into a one-class
+    # predictor; at s = 1 that shift has the variance of all the other coordinates' noise together
+    # (docs/choosing.md, "Why the intercept feature is small")
+    plan["intercept_scaling"] = g("icpt", 1.0 / math.sqrt(max(1, dim - 1)) if math.isfinite(eps) else 1.0)
+    plan["lipschitz"] = g("lipschitz", clip)
+    plan["reason"] = _REASON[kind] % {"q": q, "n": n, "eps": eps}
+    plan["kind"], plan["profile"] = kind, "library"
+    return plan
+
+
+def _plan_note(plan, rounds):
+    """One line of notes: what the plan chose and why."""
+    parts = ["%d rounds" % rounds]
+    for k, fmt in (("batch", "batch %d"), ("epochs", "%d passes"), ("step_size", "step %g"), ("alpha", "L2 %g"),
+                   ("lipschitz", "clip/L %g"), ("intercept_scaling", "intercept feature %.3g"),
+                   ("averaging", "tail average over the last %.0f%% of rounds")):
+        if plan.get(k) is not None and not (k == "averaging" and not plan[k]) and not (k == "epochs" and "wor" not in
+                                                                                        plan.get("kind", "")):
+            parts.append(fmt % (plan[k] * 100 if k == "averaging" else plan[k]))
+    parts += ["%s=%s" % kv for kv in sorted(plan.get("params", {}).items())]
+    if plan.get("noise") is not None:
+        parts.append("budget noise %.3g (norm of the averaged gradient's noise at clip 1; the clip is 1 below 0.1 and "
+                     "0.2 above 0.3)" % plan["noise"])
+    return "plan (%s): %s; %s" % (plan.get("profile", "library"), ", ".join(parts), plan["reason"])
 
 
 class _DPClassifier(_Mixin, _Base):
@@ -211,8 +335,8 @@ class _DPClassifier(_Mixin, _Base):
             raise ValueError("loss must be 'logistic', 'hinge' or 'squared', got %r" % (self.loss,))
         if self.C is not None and not (isinstance(self.C, numbers.Real) and self.C > 0):
             raise ValueError("C must be > 0 or None, got %r" % (self.C,))
-        if not (isinstance(self.alpha, numbers.Real) and self.alpha >= 0):
-            raise ValueError("alpha must be >= 0, got %r" % (self.alpha,))
+        if not (self.alpha == "auto" or (isinstance(self.alpha, numbers.Real) and self.alpha >= 0)):
+            raise ValueError("alpha must be >= 0 or 'auto', got %r" % (self.alpha,))
         if n_samples < self.n_nodes:
             raise ValueError("n_samples=%d < n_nodes=%d: every node needs at least one sample"
                              % (n_samples, self.n_nodes))
@@ -230,17 +354,26 @@ class _DPClassifier(_Mixin, _Base):
         raise ValueError("random_state must be None, an int or a numpy RandomState, got %r" % (rs,))
 
     def _reg_strength(self, n_samples):
-        return 1.0 / (self.C * n_samples) if self.C is not None else float(self.alpha)
+        if self.C is not None:
+            return 1.0 / (self.C * n_samples)
+        if self.alpha == "auto":
+            return float(self._cur_plan["alpha"])
+        return float(self.alpha)
 
     # ---- building one binary run -----------------------------------------------------------------
+    def _icpt(self):
+        """Value of the appended constant feature (the intercept is its weight times it)."""
+        return float(getattr(self, "_cur_plan", {}).get("intercept_scaling", 1.0))
+
     def _augment(self, X):
         np = require_numpy("dpdo.sklearn")
         if not self.fit_intercept:
             return X
+        c = np.full((X.shape[0], 1), self._icpt())
         if hasattr(X, "tocsr"):
             import scipy.sparse as sp
-            return sp.hstack([X, np.ones((X.shape[0], 1))], format="csr")
-        return np.hstack([X, np.ones((X.shape[0], 1))])
+            return sp.hstack([X, c], format="csr")
+        return np.hstack([X, c])
 
     def _node_rows(self, n, node_ids, seed):
         """Row indices of each node."""
@@ -259,8 +392,13 @@ class _DPClassifier(_Mixin, _Base):
         return self.epsilon / n_classes_trained, self._delta / n_classes_trained
 
     def _options(self, eps, delta, mode, seed, horizon):
-        o = dict(max_rounds=horizon, seed=seed, randomness=mode, lipschitz=float(self.lipschitz),
-                 clip=float(self.lipschitz), delta=delta)
+        lip = self._cur_plan["lipschitz"] if self.lipschitz == "auto" else float(self.lipschitz)
+        o = dict(max_rounds=horizon, seed=seed, randomness=mode, lipschitz=lip, clip=lip, delta=delta)
+        plan = self._cur_plan
+        if plan.get("batch"):
+            o["batch"] = int(plan["batch"])
+        if plan.get("step_size") is not None:
+            o["step_size"] = float(plan["step_size"])
         if math.isinf(eps):
             o["noise_mode"] = _core.NOISE_NONE
         else:
@@ -271,7 +409,37 @@ class _DPClassifier(_Mixin, _Base):
         return o
 
     def _horizon(self, rows):
+        if self.max_rounds == "auto":
+            return int(self._plan(rows)["rounds"])
+        if not (isinstance(self.max_rounds, numbers.Integral) and self.max_rounds >= 1):
+            raise ValueError("max_rounds must be an int >= 1 or 'auto', got %r" % (self.max_rounds,))
         return int(self.max_rounds)
+
+    # ---- library defaults (budget-aware planning) --------------------------------------------------
+    _TUNE = {}  # class-level overrides of the plan's numbers (scripts/eval-defaults.py --tune)
+
+    def _library(self):
+        p = getattr(self, "profile", "library")
+        if p not in ("library", "paper"):
+            raise ValueError("profile must be 'library' or 'paper', got %r" % (p,))
+        return p == "library"
+
+    def _plan(self, rows):
+        """The run's plan for these node sizes (cached per fit): dict of rounds, batch, step_size,
+        params (typed keys), averaging (fraction of the rounds in the tail average) and reason."""
+        key = (tuple(len(r) for r in rows), self.epsilon, self.delta, self._n_models)
+        cached = getattr(self, "_plan_cache", None)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        eps, delta = self._budget(self._n_models)
+        plan = _plan_run(self._kind, [len(r) for r in rows], self.n_features_in_ + bool(self.fit_intercept), eps,
+                         delta, self._acc_name(), self._library(),
+                         dict(self._TUNE))
+        self._plan_cache = (key, plan)
+        return plan
+
+    def _acc_name(self):
+        return self.accountant or DEFAULT_ACCOUNTANT
 
     def _extra(self, d, rows, Xa):
         """(params dict, solver, compressor, policy) of the family."""
@@ -291,8 +459,9 @@ class _DPClassifier(_Mixin, _Base):
         net = _core.Network.make(self.network, k) if (self._uses_network and k > 1) else (
             _core.Network.complete(1) if self._uses_network else None)
         reg = _core.Regularizer("l2", d, self._reg_strength(Xa.shape[0]))
-        acc = _core.Accountant(_core.Ledger(k), self.accountant or DEFAULT_ACCOUNTANT)
+        acc = _core.Accountant(_core.Ledger(k), self._acc_name())
         params, solver, comp, pol = self._extra(d, rows, Xa)
+        params = dict(self._cur_plan.get("params", {}), **params)
         alg = _core.Algorithm(self._kind, nodes, net, reg, acc, params=params, solver=solver, compressor=comp,
                               policy=pol, **self._options(eps, delta, mode, seed, self._horizon(rows)))
         objs = [o for o in [acc, acc.ledger, reg, net, solver, comp, pol] + nodes + shards + [loss, ds]
@@ -317,16 +486,34 @@ class _DPClassifier(_Mixin, _Base):
                 else max(1, self._horizon_estimate // 100)
             if every < 1:
                 raise ValueError("record_history must be True or a number of rounds >= 1, got %r" % (rh,))
-        run.alg.run(max_steps=rounds, progress=True if self.verbose else None, every=every,
-                    epsilon=bool(self.record_history), objective=bool(self.record_history), history=history)
+        kw = dict(progress=True if self.verbose else None, every=every, epsilon=bool(self.record_history),
+                  objective=bool(self.record_history), history=history)
+        frac = self._cur_plan.get("averaging", 0.0)
+        if not frac:
+            run.alg.run(max_steps=rounds, **kw)
+        else:
+            # tail averaging (library default): the model is the mean of snapshots of the output
+            # taken evenly over the last `frac` of the planned rounds (post-processing: free)
+            T = self._horizon_estimate
+            tail = max(1, int(math.ceil(frac * T)))
+            t0, chunk = T - tail, max(1, tail // 64)
+            limit = run.alg.round + rounds if rounds > 0 else None
+            while run.alg.state != "DONE" and (limit is None or run.alg.round < limit):
+                r = run.alg.round
+                nxt = t0 if r < t0 else r + chunk
+                if limit is not None:
+                    nxt = min(nxt, limit)
+                run.alg.run(max_steps=max(1, nxt - r), **kw)
+                if run.alg.round >= t0 and run.alg.round > r:
+                    run.add_snapshot()
         if history is not None:
             hist.extend({"round": r, "epsilon": e, "objective": f} for r, e, f in history)
 
     def _collect(self):
         np = require_numpy("dpdo.sklearn")
-        W = np.array([np.asarray(r.alg.output(), dtype=np.float64) for r in self._runs])
+        W = np.array([r.model() for r in self._runs])
         if self.fit_intercept:
-            self.coef_, self.intercept_ = W[:, :-1].copy(), W[:, -1].copy()
+            self.coef_, self.intercept_ = W[:, :-1].copy(), W[:, -1] * self._icpt()
         else:
             self.coef_, self.intercept_ = W, np.zeros(W.shape[0])
         per = []
@@ -340,6 +527,8 @@ class _DPClassifier(_Mixin, _Base):
                         "rounds": r.alg.round, "stop_reason": r.alg.stop_reason, "notes": r.alg.privacy_notes})
         K = len(per)
         notes = [p["notes"] for p in per if p["notes"]]
+        notes.insert(0, _plan_note(self._cur_plan, self._horizon_estimate))
+        self.plan_ = dict(self._cur_plan, rounds=self._horizon_estimate)
         if K > 1:
             notes.insert(0, "%d one-vs-rest models, each charged (epsilon/%d, delta/%d); totals by basic "
                          "composition" % (K, K, K))
@@ -375,12 +564,15 @@ class _DPClassifier(_Mixin, _Base):
         rows = self._node_rows(X.shape[0], node_ids, seed)
         if any(len(r) == 0 for r in rows):
             raise ValueError("a node has no samples")
-        Xa = self._augment(X)
         targets = self._targets(y)
         self._delta, self._delta_note = _diag.resolve_delta(self.delta, X.shape[0])
         self._fit_rows = rows
         eps, delta = self._budget(len(targets))
         self._close_runs()
+        self._n_models = len(targets)
+        self._plan_cache = None
+        self._cur_plan = self._plan(rows)
+        Xa = self._augment(X)
         self._horizon_estimate = self._horizon(rows)
         self._runs = [self._build(Xa, yk, rows, eps, delta, mode, (seed + 7919 * k) & ((1 << 64) - 1))
                       for k, yk in enumerate(targets)]
@@ -556,12 +748,14 @@ class DPDDAClassifier(_DPClassifier):
     __doc__ += _COMMON_DOC
     _kind = "dp-dda"
 
-    def __init__(self, epsilon=1.0, delta="auto", n_nodes=4, network="ring", loss="logistic", alpha=1e-3, C=None,
-                 fit_intercept=True, max_rounds=500, random_state=None, accountant=None, lipschitz=1.0,
-                 step_size=None, record_history=False, partial_rounds=None, verbose=False):
+    def __init__(self, epsilon=1.0, delta="auto", n_nodes=4, network="ring", loss="logistic", alpha="auto", C=None,
+                 fit_intercept=True, max_rounds="auto", random_state=None, accountant=None, lipschitz="auto",
+                 step_size=None, record_history=False, partial_rounds=None, verbose=False,
+                 profile="library"):
         self._common(epsilon, delta, n_nodes, network, loss, alpha, C, fit_intercept, random_state, accountant,
                      lipschitz, step_size, record_history, partial_rounds, verbose)
         self.max_rounds = max_rounds
+        self.profile = profile
 
 
 class DOADPClassifier(_DPClassifier):
@@ -570,12 +764,14 @@ class DOADPClassifier(_DPClassifier):
     __doc__ += _COMMON_DOC
     _kind = "do-adp"
 
-    def __init__(self, epsilon=1.0, delta="auto", n_nodes=4, network="ring", loss="logistic", alpha=1e-3, C=None,
-                 fit_intercept=True, max_rounds=500, random_state=None, accountant=None, lipschitz=1.0,
-                 step_size=None, record_history=False, partial_rounds=None, verbose=False):
+    def __init__(self, epsilon=1.0, delta="auto", n_nodes=4, network="ring", loss="logistic", alpha="auto", C=None,
+                 fit_intercept=True, max_rounds="auto", random_state=None, accountant=None, lipschitz="auto",
+                 step_size=None, record_history=False, partial_rounds=None, verbose=False,
+                 profile="library"):
         self._common(epsilon, delta, n_nodes, network, loss, alpha, C, fit_intercept, random_state, accountant,
                      lipschitz, step_size, record_history, partial_rounds, verbose)
         self.max_rounds = max_rounds
+        self.profile = profile
 
 
 class DPWORSGDClassifier(_DPClassifier):
@@ -586,26 +782,40 @@ class DPWORSGDClassifier(_DPClassifier):
     _kind = "dp-wor-sgd"
     _uses_network = False
 
-    def __init__(self, epsilon=1.0, delta="auto", n_nodes=4, loss="logistic", alpha=1e-3, C=None,
-                 fit_intercept=True, epochs=1, batch_size=None, random_state=None, accountant=None, lipschitz=1.0,
-                 step_size=None, record_history=False, partial_rounds=None, verbose=False):
+    def __init__(self, epsilon=1.0, delta="auto", n_nodes=4, loss="logistic", alpha="auto", C=None,
+                 fit_intercept=True, epochs="auto", batch_size="auto", random_state=None, accountant=None, lipschitz="auto",
+                 step_size=None, record_history=False, partial_rounds=None, verbose=False,
+                 profile="library"):
         self._common(epsilon, delta, n_nodes, None, loss, alpha, C, fit_intercept, random_state, accountant,
                      lipschitz, step_size, record_history, partial_rounds, verbose)
         self.epochs = epochs
         self.batch_size = batch_size
+        self.profile = profile
 
     def _batch(self, rows):
         smallest = min(len(r) for r in rows)
-        b = self.batch_size if self.batch_size is not None else 32
+        b = self.batch_size
+        if b is None or (b == "auto" and not self._library()):
+            b = 32
+        elif b == "auto":
+            b = self._plan(rows)["batch"]
         if not (isinstance(b, numbers.Integral) and b >= 1):
-            raise ValueError("batch_size must be an int >= 1 or None, got %r" % (b,))
+            raise ValueError("batch_size must be an int >= 1, 'auto' or None, got %r" % (b,))
         return int(max(1, min(b, smallest)))
 
+    def _epochs(self, rows):
+        e = self.epochs
+        if e == "auto":
+            e = self._plan(rows)["epochs"] if self._library() else 1
+        if not (isinstance(e, numbers.Integral) and e >= 1):
+            raise ValueError("epochs must be an int >= 1 or 'auto', got %r" % (e,))
+        return int(e)
+
     def _horizon(self, rows):
-        if not (isinstance(self.epochs, numbers.Integral) and self.epochs >= 1):
-            raise ValueError("epochs must be an int >= 1, got %r" % (self.epochs,))
         b = self._batch(rows)
-        return int(self.epochs) * len(rows) * max(len(r) for r in rows) // b + 1
+        if self._library():  # synchronous schedule: every node steps once a round
+            return self._epochs(rows) * (max(len(r) for r in rows) // b)
+        return self._epochs(rows) * len(rows) * max(len(r) for r in rows) // b + 1
 
     def _options(self, eps, delta, mode, seed, horizon):
         o = _DPClassifier._options(self, eps, delta, mode, seed, 1 << 40)  # the passes end the run
@@ -613,7 +823,7 @@ class DPWORSGDClassifier(_DPClassifier):
         return o
 
     def _extra(self, d, rows, Xa):
-        return {"wor-passes": int(self.epochs)}, None, None, None
+        return {"wor-passes": self._epochs(rows)}, None, None, None
 
     def _build(self, Xa, yk, rows, eps, delta, mode, seed):
         self._cur_batch = self._batch(rows)
@@ -628,12 +838,14 @@ class FedPLTClassifier(_DPClassifier):
     _kind = "fed-plt"
     _uses_network = False
 
-    def __init__(self, epsilon=1.0, delta="auto", n_nodes=4, loss="logistic", alpha=1e-3, C=None,
-                 fit_intercept=True, max_rounds=50, random_state=None, accountant=None, lipschitz=1.0,
-                 step_size=None, record_history=False, partial_rounds=None, verbose=False):
+    def __init__(self, epsilon=1.0, delta="auto", n_nodes=4, loss="logistic", alpha="auto", C=None,
+                 fit_intercept=True, max_rounds="auto", random_state=None, accountant=None, lipschitz="auto",
+                 step_size=None, record_history=False, partial_rounds=None, verbose=False,
+                 profile="library"):
         self._common(epsilon, delta, n_nodes, None, loss, alpha, C, fit_intercept, random_state, accountant,
                      lipschitz, step_size, record_history, partial_rounds, verbose)
         self.max_rounds = max_rounds
+        self.profile = profile
 
     def _extra(self, d, rows, Xa):
         np = require_numpy("dpdo.sklearn")

@@ -341,4 +341,34 @@ print(c.fit(X, y).score(X, y))
     assert float(r.stdout) > 0.9, r.stdout
 
 
+@case
+def library_plan_is_in_the_notes_and_the_paper_profile_keeps_the_fixed_settings():
+    X, y = blobs(400, 5)
+    for E in ESTIMATORS:
+        lib = E(epsilon=1.0, n_nodes=4, random_state=0).fit(X, y)
+        assert lib.privacy_["notes"].startswith("plan (library): "), lib.privacy_["notes"][:80]
+        assert lib.plan_["profile"] == "library" and 0.2 <= lib.plan_["lipschitz"] <= 2.0, lib.plan_
+        assert lib.privacy_["epsilon"] <= 1.0 * (1 + 1e-9)
+        paper = E(epsilon=1.0, n_nodes=4, random_state=0, profile="paper").fit(X, y)
+        assert paper.plan_["profile"] == "paper" and paper.plan_["averaging"] == 0.0
+        if E is not DPWORSGDClassifier:
+            assert paper.privacy_["rounds"] == [500 if E is not FedPLTClassifier else 50], paper.privacy_["rounds"]
+    raises(ValueError, DOADPClassifier(profile="fast").fit, X, y)
+
+
+@case
+def intercept_feature_is_one_over_sqrt_d_when_private_and_intercept_is_its_weight_times_it():
+    X, y = blobs(400, 9)
+    for E in ESTIMATORS:
+        c = E(epsilon=1.0, n_nodes=4, random_state=0).fit(X, y)
+        assert abs(c.plan_["intercept_scaling"] - 1.0 / 3.0) < 1e-12, c.plan_
+        w = c._runs[0].model()  # the C run's model on the augmented rows [x, 1/sqrt(d)]
+        m = np.hstack([X, np.full((len(X), 1), 1.0 / 3.0)]) @ w
+        assert np.allclose(c.decision_function(X), m, rtol=1e-10, atol=1e-12)
+        assert "intercept feature 0.333" in c.privacy_["notes"], c.privacy_["notes"][:200]
+        assert E(epsilon=float("inf"), n_nodes=4, random_state=0).fit(X, y).plan_["intercept_scaling"] == 1.0
+        assert E(epsilon=1.0, n_nodes=4, random_state=0, profile="paper").fit(X, y).plan_.get(
+            "intercept_scaling", 1.0) == 1.0
+
+
 summary()

@@ -215,6 +215,20 @@ def example_text():
     return "\n".join(esc(ln) for ln in src).strip("\n")
 
 
+def fill_template(path, subst):
+    """The template at path with each placeholder of subst replaced, outside roff comments only.
+
+    A comment line (.\\" ...) that names a placeholder is kept as it is: substituting a multi-line
+    value there would end the comment after its first line and put the rest before .TH."""
+    out = []
+    for ln in open(path, encoding="utf-8").read().split("\n"):
+        if not ln.startswith('.\\"'):
+            for k, v in subst.items():
+                ln = ln.replace(k, v)
+        out.append(ln)
+    return "\n".join(out)
+
+
 def tool_page(tool, version):
     p = os.path.join(TOP, "docs", tool + ".1")
     if not os.path.exists(p):
@@ -243,9 +257,9 @@ def pages(version):
         res["man3/%s.3" % f] = ".so man3/%s.3\n" % name
     seealso = ",\n".join("\\fB%s\\fR(3)" % n for n in names) + ",\n" + ",\n".join(
         "\\fB%s\\fR(1)" % esc(t) for t in tools())
-    tmpl = open(os.path.join(TOP, "docs", "libdpdo.3.in"), encoding="utf-8").read()
-    res["man3/libdpdo.3"] = (tmpl.replace("@VERSION@", version).replace("@SEEALSO@", seealso)
-                             .replace("@EXAMPLE@", example_text()))
+    res["man3/libdpdo.3"] = fill_template(os.path.join(TOP, "docs", "libdpdo.3.in"),
+                                          {"@VERSION@": version, "@SEEALSO@": seealso,
+                                           "@EXAMPLE@": example_text()})
     for t in tools():
         res["man1/%s.1" % t] = tool_page(t, version)
     return res

@@ -8,6 +8,8 @@ LIBDIR       ?= $(PREFIX)/lib
 INCLUDEDIR   ?= $(PREFIX)/include
 BINDIR       ?= $(PREFIX)/bin
 MANDIR       ?= $(PREFIX)/share/man
+# the documents (docs/*.md) and the examples (examples/) the manual pages point to
+DOCDIR       ?= $(PREFIX)/share/doc/libdpdo
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 DESTDIR      ?=
 
@@ -314,8 +316,11 @@ check-version:
 MAN_DEPS = scripts/gen-man.py docs/libdpdo.3.in examples/train.c $(wildcard include/dpdo/*.h) \
            $(wildcard docs/*.1) $(wildcard tools/*.c)
 man: $(BUILD)/man/.stamp
-$(BUILD)/man/.stamp: $(MAN_DEPS)
-	python3 scripts/gen-man.py --out $(BUILD)/man --version $(VERSION)
+# the pages name DOCDIR: regenerate them when it changes (e.g. make install PREFIX=...)
+$(BUILD)/man/.docdir: FORCE
+	@mkdir -p $(@D); [ "$$(cat $@ 2>/dev/null)" = "$(DOCDIR)" ] || echo "$(DOCDIR)" > $@
+$(BUILD)/man/.stamp: $(MAN_DEPS) $(BUILD)/man/.docdir
+	python3 scripts/gen-man.py --out $(BUILD)/man --version $(VERSION) --docdir $(DOCDIR)
 	@touch $@
 
 check-man: man
@@ -367,6 +372,12 @@ install: lib $(BUILD)/dpdo.pc tools man mpi
 	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
 	install -m 644 $(BUILD)/man/man1/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(BUILD)/man/man3/*.3 $(DESTDIR)$(MANDIR)/man3/
+	install -d $(DESTDIR)$(DOCDIR)/algorithms $(DESTDIR)$(DOCDIR)/design $(DESTDIR)$(DOCDIR)/examples/python
+	install -m 644 README.md CHANGELOG docs/*.md docs/*.png $(DESTDIR)$(DOCDIR)/
+	install -m 644 docs/algorithms/*.md $(DESTDIR)$(DOCDIR)/algorithms/
+	install -m 644 docs/design/*.md $(DESTDIR)$(DOCDIR)/design/
+	install -m 644 examples/*.c examples/*.h $(DESTDIR)$(DOCDIR)/examples/
+	install -m 644 examples/python/* $(DESTDIR)$(DOCDIR)/examples/python/
 ifneq ($(HAVE_MPI),)
 	install -m 755 $(MPI_SHLIB) $(DESTDIR)$(LIBDIR)/$(MPI_SOFILE)
 	ln -sf $(MPI_SOFILE) $(DESTDIR)$(LIBDIR)/$(MPI_SONAME)
@@ -384,7 +395,7 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/libdpdo.a $(DESTDIR)$(PKGCONFIGDIR)/dpdo.pc \
 	      $(DESTDIR)$(LIBDIR)/$(MPI_SOFILE) $(DESTDIR)$(LIBDIR)/$(MPI_SONAME) $(DESTDIR)$(LIBDIR)/libdpdo_mpi.so \
 	      $(DESTDIR)$(LIBDIR)/libdpdo_mpi.a $(DESTDIR)$(PKGCONFIGDIR)/dpdo-mpi.pc
-	rm -rf $(DESTDIR)$(INCLUDEDIR)/dpdo
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/dpdo $(DESTDIR)$(DOCDIR)
 	@for t in $(TOOLBIN); do rm -f $(DESTDIR)$(BINDIR)/$$(basename $$t); done
 	@for m in $$(python3 scripts/gen-man.py --list); do rm -f $(DESTDIR)$(MANDIR)/$$m; done
 
@@ -435,3 +446,6 @@ data-debian-text: $(BUILD)/data/debian-text.svm
 $(BUILD)/data/debian-text.svm: scripts/make-debian-text.py
 	@mkdir -p $(dir $@)
 	/usr/bin/python3 scripts/make-debian-text.py $@
+
+# a prerequisite that is always out of date (rules that decide for themselves whether to write)
+FORCE:

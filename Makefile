@@ -42,7 +42,15 @@ FFTW_LIBS   ?= $(shell pkg-config --libs fftw3 2>/dev/null || echo -lfftw3)
 # MPFR (+ GMP): the exact samplers' rare fallback brackets exp(-x) with correctly rounded
 # mpfr_exp when the double-precision band cannot decide a comparison (lib/rng/rng_discrete.c)
 MPFR_LIBS   ?= -lmpfr -lgmp
-DEP_LIBS     = $(BLIS_LIBS) $(LAPACK_LIBS) $(ZLIB_LIBS) $(SODIUM_LIBS) $(FFTW_LIBS) $(MPFR_LIBS) -lm -lpthread
+# LAPACK before BLIS: a static link resolves left to right, and LAPACK's BLAS calls (dtrsm_, ...)
+# are BLIS's
+DEP_LIBS     = $(LAPACK_LIBS) $(BLIS_LIBS) $(ZLIB_LIBS) $(SODIUM_LIBS) $(FFTW_LIBS) $(MPFR_LIBS) -lm -lpthread
+# what `cc -static ... $(pkg-config --static --libs dpdo)` needs beyond that (dpdo.pc's Libs.private):
+# Debian's liblapack is the Fortran reference LAPACK (libgfortran, libquadmath) and libblis-dev's
+# default BLIS is the OpenMP build (libgomp). Another BLIS/LAPACK: set STATIC_EXTRA_LIBS.
+STATIC_EXTRA_LIBS ?= -lgfortran -lquadmath -lgomp
+PC_PRIVATE_LIBS = $(LAPACK_LIBS) $(BLIS_LIBS) $(ZLIB_LIBS) $(SODIUM_LIBS) $(FFTW_LIBS) $(MPFR_LIBS) \
+                  $(STATIC_EXTRA_LIBS) -lm -lpthread
 
 # ---- our flags
 WARN        = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
@@ -115,7 +123,7 @@ $(TESTLIB): $(TESTOBJ)
 # dpdo.pc is written again at install time so that it names the PREFIX,
 # LIBDIR and INCLUDEDIR of that install, not those of the first build.
 PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
-             -e 's|@VERSION@|$(VERSION)|' -e 's|@DEP_LIBS@|$(DEP_LIBS)|'
+             -e 's|@VERSION@|$(VERSION)|' -e 's|@DEP_LIBS@|$(PC_PRIVATE_LIBS)|'
 $(BUILD)/dpdo.pc: dpdo.pc.in include/dpdo/version.h
 	@mkdir -p $(dir $@)
 	$(PC_SED) $< > $@

@@ -233,11 +233,16 @@ tests: $(TESTBIN)
 deps:
 	@sh scripts/install-deps.sh
 
+# `make demo` and `make check` build in parallel: -j$(JOBS) (default: the number of CPUs), unless
+# make was given -j itself (then its jobserver is used as is). JOBS=1 builds serially.
+JOBS     ?= $(shell nproc 2>/dev/null || echo 1)
+PARALLEL  = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS))
+
 # `make check`: install missing packages, build everything, run every test
 # (C unit tests, export check, install + pkg-config quickstart), and end with
 # "N passed, M failed".
 check: deps
-	@$(MAKE) --no-print-directory all tests
+	@$(MAKE) --no-print-directory $(PARALLEL) all tests
 	@$(MAKE) --no-print-directory check-run
 
 # a sub-make, so that packages installed by `deps` (MPICH) are seen
@@ -356,7 +361,7 @@ bench: $(BENCHBIN) $(MPI_BENCH) lib
 	    $(MPIEXEC) -n $$k $(MPI_BENCH) || exit 1; done
 
 demo: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory $(PARALLEL) all
 	@sh scripts/demo.sh $(BUILD)
 
 # ---- install -------------------------------------------------------------------

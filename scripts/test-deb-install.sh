@@ -37,7 +37,7 @@ if ls /usr/lib/*/libdpdo* /usr/lib/python3/dist-packages/dpdo >/dev/null 2>&1; t
 fi
 apt-get update -q > /payload/apt.log 2>&1 || { cat /payload/apt.log; exit 1; }
 apt-get install -y -q /payload/*.deb gcc libc6-dev man-db mpich > /payload/apt.log 2>&1 || { tail -n 30 /payload/apt.log; exit 1; }
-say "installed: $(dpkg-query -W -f='${Package} ${Version}, ' libdpdo1 libdpdo-dev libdpdo-mpi1 libdpdo-mpi-dev dpdo-tools python3-dpdo)"
+say "installed: $(dpkg-query -W -f='${Package} ${Version}, ' libdpdo1 libdpdo-dev libdpdo-doc libdpdo-mpi1 libdpdo-mpi-dev dpdo-tools python3-dpdo)"
 cc -o qs /payload/quickstart.c $(pkg-config --cflags --libs dpdo)
 ./qs | tee qs.out; grep -q "^libdpdo $(pkg-config --modversion dpdo) (ABI 1)$" qs.out
 ldd qs | grep 'libdpdo.so.1 => /' | tee -a qs.out | grep -q '=> /\(usr/\)\?lib/'

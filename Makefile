@@ -8,6 +8,8 @@ LIBDIR       ?= $(PREFIX)/lib
 INCLUDEDIR   ?= $(PREFIX)/include
 BINDIR       ?= $(PREFIX)/bin
 MANDIR       ?= $(PREFIX)/share/man
+# the documents (docs/*.md) and the examples (examples/) the manual pages point to
+DOCDIR       ?= $(PREFIX)/share/doc/libdpdo
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 DESTDIR      ?=
 
@@ -40,7 +42,15 @@ FFTW_LIBS   ?= $(shell pkg-config --libs fftw3 2>/dev/null || echo -lfftw3)
 # MPFR (+ GMP): the exact samplers' rare fallback brackets exp(-x) with correctly rounded
 # mpfr_exp when the double-precision band cannot decide a comparison (lib/rng/rng_discrete.c)
 MPFR_LIBS   ?= -lmpfr -lgmp
-DEP_LIBS     = $(BLIS_LIBS) $(LAPACK_LIBS) $(ZLIB_LIBS) $(SODIUM_LIBS) $(FFTW_LIBS) $(MPFR_LIBS) -lm -lpthread
+# LAPACK before BLIS: a static link resolves left to right, and LAPACK's BLAS calls (dtrsm_, ...)
+# are BLIS's
+DEP_LIBS     = $(LAPACK_LIBS) $(BLIS_LIBS) $(ZLIB_LIBS) $(SODIUM_LIBS) $(FFTW_LIBS) $(MPFR_LIBS) -lm -lpthread
+# what `cc -static ... $(pkg-config --static --libs dpdo)` needs beyond that (dpdo.pc's Libs.private):
+# Debian's liblapack is the Fortran reference LAPACK (libgfortran, libquadmath) and libblis-dev's
+# default BLIS is the OpenMP build (libgomp). Another BLIS/LAPACK: set STATIC_EXTRA_LIBS.
+STATIC_EXTRA_LIBS ?= -lgfortran -lquadmath -lgomp
+PC_PRIVATE_LIBS = $(LAPACK_LIBS) $(BLIS_LIBS) $(ZLIB_LIBS) $(SODIUM_LIBS) $(FFTW_LIBS) $(MPFR_LIBS) \
+                  $(STATIC_EXTRA_LIBS) -lm -lpthread
 
 # ---- our flags
 WARN        = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
@@ -113,7 +123,7 @@ $(TESTLIB): $(TESTOBJ)
 # dpdo.pc is written again at install time so that it names the PREFIX,
 # LIBDIR and INCLUDEDIR of that install, not those of the first build.
 PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
-             -e 's|@VERSION@|$(VERSION)|' -e 's|@DEP_LIBS@|$(DEP_LIBS)|'
+             -e 's|@VERSION@|$(VERSION)|' -e 's|@DEP_LIBS@|$(PC_PRIVATE_LIBS)|'
 $(BUILD)/dpdo.pc: dpdo.pc.in include/dpdo/version.h
 	@mkdir -p $(dir $@)
 	$(PC_SED) $< > $@
@@ -223,11 +233,16 @@ tests: $(TESTBIN)
 deps:
 	@sh scripts/install-deps.sh
 
+# `make demo` and `make check` build in parallel: -j$(JOBS) (default: the number of CPUs), unless
+# make was given -j itself (then its jobserver is used as is). JOBS=1 builds serially.
+JOBS     ?= $(shell nproc 2>/dev/null || echo 1)
+PARALLEL  = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS))
+
 # `make check`: install missing packages, build everything, run every test
 # (C unit tests, export check, install + pkg-config quickstart), and end with
 # "N passed, M failed".
 check: deps
-	@$(MAKE) --no-print-directory all tests
+	@$(MAKE) --no-print-directory $(PARALLEL) all tests
 	@$(MAKE) --no-print-directory check-run
 
 # a sub-make, so that packages installed by `deps` (MPICH) are seen
@@ -318,8 +333,11 @@ check-version:
 MAN_DEPS = scripts/gen-man.py docs/libdpdo.3.in examples/train.c $(wildcard include/dpdo/*.h) \
            $(wildcard docs/*.1) $(wildcard tools/*.c)
 man: $(BUILD)/man/.stamp
-$(BUILD)/man/.stamp: $(MAN_DEPS)
-	python3 scripts/gen-man.py --out $(BUILD)/man --version $(VERSION)
+# the pages name DOCDIR: regenerate them when it changes (e.g. make install PREFIX=...)
+$(BUILD)/man/.docdir: FORCE
+	@mkdir -p $(@D); [ "$$(cat $@ 2>/dev/null)" = "$(DOCDIR)" ] || echo "$(DOCDIR)" > $@
+$(BUILD)/man/.stamp: $(MAN_DEPS) $(BUILD)/man/.docdir
+	python3 scripts/gen-man.py --out $(BUILD)/man --version $(VERSION) --docdir $(DOCDIR)
 	@touch $@
 
 check-man: man
@@ -355,7 +373,7 @@ check-audit-long: $(BUILD)/tests/test_audit_planted
 	    $(BUILD)/tests/test_audit_planted
 
 demo: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory $(PARALLEL) all
 	@sh scripts/demo.sh $(BUILD)
 
 # ---- install -------------------------------------------------------------------
@@ -379,6 +397,12 @@ install: lib $(BUILD)/dpdo.pc tools man mpi
 	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
 	install -m 644 $(BUILD)/man/man1/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(BUILD)/man/man3/*.3 $(DESTDIR)$(MANDIR)/man3/
+	install -d $(DESTDIR)$(DOCDIR)/algorithms $(DESTDIR)$(DOCDIR)/design $(DESTDIR)$(DOCDIR)/examples/python
+	install -m 644 README.md CHANGELOG docs/*.md docs/*.png $(DESTDIR)$(DOCDIR)/
+	install -m 644 docs/algorithms/*.md $(DESTDIR)$(DOCDIR)/algorithms/
+	install -m 644 docs/design/*.md $(DESTDIR)$(DOCDIR)/design/
+	install -m 644 examples/*.c examples/*.h $(DESTDIR)$(DOCDIR)/examples/
+	install -m 644 examples/python/* $(DESTDIR)$(DOCDIR)/examples/python/
 ifneq ($(HAVE_MPI),)
 	install -m 755 $(MPI_SHLIB) $(DESTDIR)$(LIBDIR)/$(MPI_SOFILE)
 	ln -sf $(MPI_SOFILE) $(DESTDIR)$(LIBDIR)/$(MPI_SONAME)
@@ -396,7 +420,7 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/libdpdo.a $(DESTDIR)$(PKGCONFIGDIR)/dpdo.pc \
 	      $(DESTDIR)$(LIBDIR)/$(MPI_SOFILE) $(DESTDIR)$(LIBDIR)/$(MPI_SONAME) $(DESTDIR)$(LIBDIR)/libdpdo_mpi.so \
 	      $(DESTDIR)$(LIBDIR)/libdpdo_mpi.a $(DESTDIR)$(PKGCONFIGDIR)/dpdo-mpi.pc
-	rm -rf $(DESTDIR)$(INCLUDEDIR)/dpdo
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/dpdo $(DESTDIR)$(DOCDIR)
 	@for t in $(TOOLBIN); do rm -f $(DESTDIR)$(BINDIR)/$$(basename $$t); done
 	@for m in $$(python3 scripts/gen-man.py --list); do rm -f $(DESTDIR)$(MANDIR)/$$m; done
 
@@ -457,3 +481,6 @@ data-debian-text: $(BUILD)/data/debian-text.svm
 $(BUILD)/data/debian-text.svm: scripts/make-debian-text.py
 	@mkdir -p $(dir $@)
 	/usr/bin/python3 scripts/make-debian-text.py $@
+
+# a prerequisite that is always out of date (rules that decide for themselves whether to write)
+FORCE:

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* dp_gd_demo: private federated gradient descent assembled from libdpdo's
- * building blocks (until the algorithm engine lands, this is `make demo`).
+/* dp_gd_demo: private federated gradient descent assembled by hand from libdpdo's
+ * building blocks (data, loss, ledger, accountant; no algorithm engine). `make demo`
+ * runs examples/dp_dda_svm.c instead (scripts/demo.sh); this one is built by
+ * `make examples` (part of `make check`) and run as build/examples/dp_gd_demo.
  *
  *   20 nodes each hold a shard of an epsilon-like data set (dense, unit rows).
  *   Every round each node releases its mean logistic-loss gradient with every

@@ -7,7 +7,11 @@
 #    include/dpdo/mpi.h, libdpdo_mpi's exports, and what the built libraries in $BUILD/lib
 #    actually export, `nm -D`) appears in the rendered text of a page and has its own name page
 #    (so `man SYMBOL` works);
-# 4. every installed tool (tools/*.c) has a section-1 page.
+# 4. every installed tool (tools/*.c) has a section-1 page;
+# 5. no page has text before its .TH (the source: only comments and blank lines above it; the
+#    rendering, with `man -l` where man-db is installed and groff otherwise: the first line is the
+#    page's header, TITLE(SECTION) ... TITLE(SECTION));
+# 6. libdpdo(3)'s EXAMPLE renders examples/train.c line for line (nothing refilled or lost).
 set -eu
 dir=${1:-build/man}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -23,6 +27,34 @@ for p in "$dir"/man1/*.1 "$dir"/man3/*.3; do
         echo "check-man: groff failed on $p"; cat "$tmp/err"; fail=1
     fi
     if [ -s "$tmp/err" ]; then echo "check-man: warnings rendering $p:"; head -n 10 "$tmp/err"; fail=1; fi
+    first=$(grep -v -e '^\.\\"' -e '^[[:space:]]*$' "$p" | head -n 1)
+    case "$first" in
+        .TH\ *) ;;
+        *) echo "check-man: $p has text before .TH: $first"; fail=1 ;;
+    esac
+    if command -v man >/dev/null 2>&1; then
+        LC_ALL=C.UTF-8 MANWIDTH=100 MAN_KEEP_FORMATTING= man -l "$p" 2>/dev/null | col -bx > "$tmp/man.txt" || true
+    else
+        cp "$tmp/$(basename "$p").txt" "$tmp/man.txt"
+    fi
+    head1=$(grep -v '^[[:space:]]*$' "$tmp/man.txt" | head -n 1)
+    # the header line: TITLE(SECTION), the manual's name, TITLE(SECTION) again
+    if ! echo "$head1" | grep -qE '^([^ ]+\([0-9a-z]+\)) .* \1$'; then
+        echo "check-man: $p renders \"$head1\" before its header line"; fail=1
+    fi
+    if [ "$(basename "$p")" = libdpdo.3 ]; then
+        # every line of the example, as the page shows it (leading blanks aside), in order
+        grep -v 'SPDX-License-Identifier' examples/train.c | sed 's/^[[:space:]]*//; s/[[:space:]]*$//' |
+            grep -v '^$' > "$tmp/ex.want"
+        sed -n '/^EXAMPLE/,/^ENVIRONMENT/p' "$tmp/man.txt" | sed 's/^[[:space:]]*//; s/[[:space:]]*$//' |
+            grep -v '^$' > "$tmp/ex.have"
+        if ! grep -qxF -f "$tmp/ex.want" "$tmp/ex.have" ||
+            [ "$(grep -cxF -f "$tmp/ex.have" "$tmp/ex.want")" -ne "$(wc -l < "$tmp/ex.want")" ]; then
+            echo "check-man: $p: the EXAMPLE section does not show examples/train.c line for line:"
+            grep -vxF -f "$tmp/ex.have" "$tmp/ex.want" | head -n 5 | sed 's/^/  missing: /'
+            fail=1
+        fi
+    fi
     npages=$((npages + 1))
 done
 cat "$tmp"/*.txt > "$tmp/all"

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Generate the manual pages from the public headers (the one source of truth).
 
-    gen-man.py --out DIR [--version V]   write DIR/man1/*.1 and DIR/man3/*.3
+    gen-man.py --out DIR [--version V] [--docdir D]   write DIR/man1/*.1 and DIR/man3/*.3
     gen-man.py --list                     print the installed page paths (man1/x.1, man3/y.3)
 
 Section 3, one page per public header: include/dpdo/<h>.h -> dpdo_<h>(3). The page is the
@@ -15,6 +15,8 @@ verbatim with the function names in bold. Each DPDO_API function also gets a one
 `make check`) and @SEEALSO@ filled in.
 Section 1: docs/<tool>.1 for every tools/<tool>.c (an installed tool without a page is an
 error), with the release on the .TH line.
+Every page names the documents and examples where `make install` puts them: docs/NAME as
+D/NAME and examples/NAME as D/examples/NAME (D: --docdir, the Makefile's DOCDIR).
 """
 import glob
 import os
@@ -23,6 +25,7 @@ import sys
 import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DOCDIR = "/usr/local/share/doc/libdpdo"     # the Makefile's default (PREFIX=/usr/local)
 SKIP_HEADERS = {"dpdo.h", "export.h"}        # the umbrella (libdpdo(3)) and the visibility macros
 API_RE = re.compile(r"DPDO_API\b[^;{]*?\b(dpdo_[a-z0-9_]+)\s*\(", re.S)
 
@@ -215,6 +218,32 @@ def example_text():
     return "\n".join(esc(ln) for ln in src).strip("\n")
 
 
+def installed_paths(text, docdir):
+    """text with the source tree's docs/NAME and examples/NAME as the installed DOCDIR/NAME and
+    DOCDIR/examples/NAME (make install puts them there), outside roff comments."""
+    out = []
+    for ln in text.split("\n"):
+        if not ln.startswith('.\\"'):
+            ln = re.sub(r"(?<![\w/.-])docs/", docdir + "/", ln)
+            ln = re.sub(r"(?<![\w/.-])examples/", docdir + "/examples/", ln)
+        out.append(ln)
+    return "\n".join(out)
+
+
+def fill_template(path, subst, docdir):
+    """The template at path with each placeholder of subst replaced, outside roff comments only.
+
+    A comment line (.\\" ...) that names a placeholder is kept as it is: substituting a multi-line
+    value there would end the comment after its first line and put the rest before .TH."""
+    out = []
+    for ln in installed_paths(open(path, encoding="utf-8").read(), docdir).split("\n"):
+        if not ln.startswith('.\\"'):
+            for k, v in subst.items():
+                ln = ln.replace(k, v)
+        out.append(ln)
+    return "\n".join(out)
+
+
 def tool_page(tool, version):
     p = os.path.join(TOP, "docs", tool + ".1")
     if not os.path.exists(p):
@@ -228,13 +257,13 @@ def tool_page(tool, version):
     return "\n".join(out)
 
 
-def pages(version):
+def pages(version, docdir=DOCDIR):
     """{relative path: text}"""
     res = {}
     names, links = [], {}
     for h in headers():
         name, text, funcs = header_page(h, version)
-        res["man3/%s.3" % name] = text
+        res["man3/%s.3" % name] = installed_paths(text, docdir)
         names.append(name)
         for f in funcs:
             if f != name:
@@ -243,11 +272,11 @@ def pages(version):
         res["man3/%s.3" % f] = ".so man3/%s.3\n" % name
     seealso = ",\n".join("\\fB%s\\fR(3)" % n for n in names) + ",\n" + ",\n".join(
         "\\fB%s\\fR(1)" % esc(t) for t in tools())
-    tmpl = open(os.path.join(TOP, "docs", "libdpdo.3.in"), encoding="utf-8").read()
-    res["man3/libdpdo.3"] = (tmpl.replace("@VERSION@", version).replace("@SEEALSO@", seealso)
-                             .replace("@EXAMPLE@", example_text()))
+    res["man3/libdpdo.3"] = fill_template(os.path.join(TOP, "docs", "libdpdo.3.in"),
+                                          {"@VERSION@": version, "@SEEALSO@": seealso,
+                                           "@EXAMPLE@": example_text()}, docdir)
     for t in tools():
-        res["man1/%s.1" % t] = tool_page(t, version)
+        res["man1/%s.1" % t] = installed_paths(tool_page(t, version), docdir)
     return res
 
 
@@ -256,23 +285,26 @@ def main():
     version = "0"
     out = None
     listing = False
+    docdir = DOCDIR
     while args:
         a = args.pop(0)
         if a == "--out":
             out = args.pop(0)
         elif a == "--version":
             version = args.pop(0)
+        elif a == "--docdir":
+            docdir = args.pop(0)
         elif a == "--list":
             listing = True
         else:
             sys.exit(__doc__)
     if listing:
-        for p in sorted(pages(version)):
+        for p in sorted(pages(version, docdir)):
             print(p)
         return
     if not out:
         sys.exit(__doc__)
-    res = pages(version)
+    res = pages(version, docdir)
     for sub in ("man1", "man3"):
         os.makedirs(os.path.join(out, sub), exist_ok=True)
         for old in glob.glob(os.path.join(out, sub, "*")):   # pages of removed headers/functions

@@ -18,7 +18,8 @@ REQUIRED="gcc make pkg-config python3 libblis-dev liblapack-dev zlib1g-dev libso
 # groff-base: make check-man renders every manual page. clang-format (Debian's 14):
 # make format-check keeps lib/, include/ and tools/ in the .clang-format style.
 OPTIONAL="liblinear-tools gnuplot-nox groff-base python3-numpy valgrind dataset-fashion-mnist abigail-tools mpich libmpich-dev python3-scipy python3-sklearn python3-tqdm python3-matplotlib clang python3-absl python3-attr python3-mpmath clang-format"
-# Debian packaging (scripts/build-deb.sh, scripts/test-deb-install.sh), only with --packaging:
+# Debian packaging on this machine (dpkg-buildpackage by hand), only with --packaging;
+# scripts/build-deb.sh needs none of them: it installs them in its own chroot
 PACKAGING="debhelper dh-python python3-all lintian devscripts fakeroot"
 [ "${1:-}" = "--packaging" ] && OPTIONAL="$OPTIONAL $PACKAGING"
 

@@ -32,6 +32,24 @@ flags=$(PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig" pkg-config --static --cflags
 cc -o "$tmp/qs3" "$top/examples/quickstart.c" -DDPDO_STATIC "$tmp/prefix/lib/libdpdo.a" $flags
 "$tmp/qs3" > "$tmp/out3"
 cmp "$tmp/out2" "$tmp/out3"
+# a fully static program (-static) from pkg-config --static alone, with every object of libdpdo.a
+# pulled in (--whole-archive), so every dependency of the library must resolve (LAPACK's BLAS
+# calls, the Fortran runtime, OpenMP): skipped when the C library has no libc.a
+if [ "$(cc -print-file-name=libc.a)" != libc.a ]; then
+    cc -static -o "$tmp/qs5" "$top/examples/train.c" -DDPDO_STATIC \
+        -Wl,--whole-archive "$tmp/prefix/lib/libdpdo.a" -Wl,--no-whole-archive $flags 2> "$tmp/static.log" ||
+        { echo "install_test: cc -static with pkg-config --static --libs dpdo fails:"; grep -v 'statically linked applications' "$tmp/static.log" | head; exit 1; }
+    "$tmp/qs5" > "$tmp/out5"
+    grep -q "epsilon spent" "$tmp/out5"
+fi
+# the documents and examples the manual pages name are installed where the pages say
+docdir="$tmp/prefix/share/doc/libdpdo"
+test -f "$docdir/privacy.md" && test -f "$docdir/examples/train.c" && test -f "$docdir/examples/python/privacy_calculator.py"
+grep -ho "$docdir/[A-Za-z0-9_./-]*[A-Za-z0-9]" "$tmp"/prefix/share/man/man*/* | sort -u > "$tmp/docrefs"
+[ -s "$tmp/docrefs" ] || { echo "install_test: no page names $docdir"; exit 1; }
+while read -r f; do
+    [ -e "$f" ] || { echo "install_test: a manual page names $f, which is not installed"; exit 1; }
+done < "$tmp/docrefs"
 
 # 2b. libdpdo_mpi through `pkg-config dpdo-mpi` (when MPI is installed)
 if command -v mpicc >/dev/null 2>&1 && [ -f "$tmp/prefix/lib/pkgconfig/dpdo-mpi.pc" ]; then

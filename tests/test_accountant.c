@@ -1294,6 +1294,21 @@ static void paper_dp_dda(void)
     CHECK_EQ(dpdo_paper_valid(v), 0);
     CHECK_EQ(pget(v, "valid"), 0);
     CHECK_STR_CONTAINS(dpdo_paper_violations(v), "below the theorem's minimum");
+    {
+        /* T_min = 5 q^2 eps^2 / (4 iota^2) = 47531.25 exactly, 47531.249999999993 in doubles:
+         * the note shows it with 10 significant digits, not the last-bit noise */
+        dpdo_paper *w = paper("dp-dda-thm1");
+        dpdo_paper_set(w, "eps", 0.1);
+        dpdo_paper_set(w, "delta0", 0.01);
+        dpdo_paper_set(w, "b", 1);
+        dpdo_paper_set(w, "n", 10);
+        dpdo_paper_set(w, "q", 195);
+        dpdo_paper_set(w, "T", 1000);
+        CHECK_EQ(dpdo_paper_evaluate(w), DPDO_OK);
+        CHECK_REL(pget(w, "T_min"), 47531.25, 1e-15);
+        CHECK_STR_CONTAINS(dpdo_paper_violations(w), "T = 1000 is below the theorem's minimum T_min = 47531.25 ");
+        dpdo_paper_destroy(w);
+    }
     dpdo_paper_set(v, "exact_amp", 1);
     dpdo_paper_evaluate(v);
     CHECK_REL(pget(v, "eps_t_amp"), 91.07, 1e-3);

@@ -159,6 +159,36 @@ static void test_double_destroy_every_type(void)
     dpdo_shard_destroy(sh);
 }
 
+/* every borrowed handle destroyed while borrowed says so in its errmsg (docs/abi.md,
+ * "Destroying a borrowed handle"): the ledger (accountant), the shard (node) */
+static void test_destroyed_borrowed_errmsg(void)
+{
+    dpdo_ledger *l = NULL;
+    dpdo_accountant *acc = NULL;
+    CHECK_EQ(dpdo_ledger_create(&l, 2), DPDO_OK);
+    CHECK_EQ(dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), NULL, l, NULL), DPDO_OK);
+    dpdo_ledger_destroy(l); /* deferred: the accountant borrows it */
+    CHECK(strcmp(dpdo_ledger_errmsg(l), "dpdo_ledger_errmsg: l is a destroyed handle") == 0);
+    CHECK(strcmp(dpdo_accountant_errmsg(acc), "") == 0); /* the live borrower is untouched */
+    dpdo_accountant_destroy(acc);
+
+    dpdo_dataset *ds = NULL;
+    dpdo_shard *sh = NULL;
+    dpdo_loss *loss = NULL;
+    dpdo_node *nd = NULL;
+    double X[2] = {1, 2}, y[2] = {1, -1};
+    CHECK_EQ(dpdo_dataset_create(&ds), DPDO_OK);
+    CHECK_EQ(dpdo_dataset_set_dense(ds, 2, 1, X, y, DPDO_COPY), DPDO_OK);
+    CHECK_EQ(dpdo_shard_create_range(&sh, ds, 0, 2), DPDO_OK);
+    CHECK_EQ(dpdo_loss_create(&loss, dpdo_loss_type_find("logistic"), NULL, 1), DPDO_OK);
+    CHECK_EQ(dpdo_node_create(&nd, sh, loss, 1.0), DPDO_OK);
+    dpdo_shard_destroy(sh);
+    CHECK(strcmp(dpdo_shard_errmsg(sh), "dpdo_shard_errmsg: s is a destroyed handle") == 0);
+    dpdo_node_destroy(nd);
+    dpdo_loss_destroy(loss);
+    dpdo_dataset_destroy(ds);
+}
+
 static void test_wrong_type_ignored(void)
 {
     /* a live handle given to another type's destroy is left alone (the
@@ -189,6 +219,7 @@ int main(void)
 {
     RUN(test_single_destroy_still_frees);
     RUN(test_double_destroy_every_type);
+    RUN(test_destroyed_borrowed_errmsg);
     RUN(test_wrong_type_ignored);
     RUN(test_many_cycles);
     return h_finish();

@@ -211,6 +211,62 @@ static void cli_errors(void)
     }
 }
 
+/* TF Privacy's compute_dp_sgd_privacy spellings (--N, --batch_size, --noise_multiplier, --epochs,
+ * --delta, also as --name=value) give TF's figure: dp_accounting's RdpAccountant with TF's orders
+ * ([1 + x/10 for x in 1..99] + 12..63), Poisson q = 256/60000, 14063 steps, sigma 1.12, classic
+ * conversion eps = min_a RDP(a) + log(1/delta)/(a - 1) = 2.922345396535523 at order 9.1 (run
+ * beside this repository: google/differential-privacy, python/dp_accounting). A typo names the
+ * nearest option; --json carries the winning accountant, the order and the PLD bracket. */
+static void cli_tf_privacy_spellings(void)
+{
+    char out[8192];
+    int rc = run("--N 60000 --batch_size 256 --noise_multiplier 1.12 --epochs 60 --delta 1e-5 --method rdp "
+                 "--conversion classic",
+                 out, sizeof out);
+    CHECK_EQ(rc, 0);
+    CHECK_REL(field(out, "epsilon"), 2.922345396535523, 1e-9);
+    CHECK_EQ(field(out, "optimal order"), 9.1);
+    rc = run("--N=60000 --batch_size=256 --noise_multiplier=1.12 --epochs=60 --delta=1e-5 --method=rdp "
+             "--conversion=classic --orders 1.1,2,9.1,20",
+             out, sizeof out);
+    CHECK_EQ(rc, 0);
+    CHECK_REL(field(out, "epsilon"), 2.922345396535523, 1e-9);
+    /* the same through the library's own spellings */
+    char out2[8192];
+    rc = run("--n 60000 --batch-size 256 --sigma 1.12 --epochs 60 --delta 1e-5 --method rdp --conversion classic",
+             out2, sizeof out2);
+    CHECK_EQ(rc, 0);
+    CHECK_REL(field(out2, "epsilon"), 2.922345396535523, 1e-9);
+    /* typos: the nearest option, the alias included */
+    rc = run("--N 60000 --batchsize 256", out, sizeof out);
+    CHECK_EQ(rc, 2);
+    CHECK_STR_CONTAINS(H(out), "unknown option '--batchsize'; did you mean --batch-size?");
+    rc = run("--noise_multiplyer 1.1", out, sizeof out);
+    CHECK_EQ(rc, 2);
+    CHECK_STR_CONTAINS(H(out), "did you mean --noise_multiplier?");
+    rc = run("--frobnicate 1", out, sizeof out);
+    CHECK_EQ(rc, 2);
+    CHECK(strstr(out, "did you mean") == NULL);
+    /* --json: the winner of auto, its bracket; rdp: the order, no bracket */
+    rc = run("--N 60000 --batch_size 256 --noise_multiplier 1.12 --epochs 60 --json", out, sizeof out);
+    CHECK_EQ(rc, 0);
+    CHECK_STR_CONTAINS(H(out), "\"method\": \"auto\", \"accountant\": \"");
+    double lo = field(out, "\"epsilon_lower\": "), hi = field(out, "\"epsilon\": ");
+    CHECK(strstr(out, "\"accountant\": \"rdp\"") != NULL || (lo > 0 && lo <= hi));
+    CHECK(hi < 2.5186864808); /* auto is at most the improved RDP figure (dp_accounting: 2.518686480817747) */
+    rc = run("--N 60000 --batch_size 256 --noise_multiplier 1.12 --epochs 60 --method rdp --json", out, sizeof out);
+    CHECK_EQ(rc, 0);
+    CHECK_REL(field(out, "\"epsilon\": "), 2.518686480817747, 1e-9);
+    CHECK_EQ(field(out, "\"order\": "), 8.3);
+    CHECK_STR_CONTAINS(H(out), "\"epsilon_lower\": null");
+    rc = run("--N 60000 --batch_size 256 --noise_multiplier 1.12 --epochs 60 --method pld --json", out, sizeof out);
+    CHECK_EQ(rc, 0);
+    lo = field(out, "\"epsilon_lower\": ");
+    hi = field(out, "\"epsilon\": ");
+    CHECK(lo > 0 && lo < hi);
+    CHECK_STR_CONTAINS(H(out), "\"accountant\": \"pld\"");
+}
+
 int main(void)
 {
     const char *b = getenv("BUILD");
@@ -228,5 +284,6 @@ int main(void)
     RUN(cli_all);
     RUN(cli_paper);
     RUN(cli_errors);
+    RUN(cli_tf_privacy_spellings);
     return h_finish();
 }

@@ -127,11 +127,20 @@ int main(int argc, char **argv)
     o.label_column = (int32_t)a.label_column;
     o.header = a.header;
     o.delimiter = a.delimiter;
-    o.max_features = dpdo_model_dim(m); /* a feature beyond the model is an error */
     rc = strcmp(a.format, "csv") == 0 ? dpdo_dataset_load_csv(ds, a.data, &o)
                                       : dpdo_dataset_load_libsvm(ds, a.data, &o);
     if (rc != DPDO_OK) {
         fprintf(stderr, "dpdo-predict: %s\n", dpdo_dataset_errmsg(ds));
+        goto out;
+    }
+    /* a feature beyond the model is an error, named by the model's dimension (the load
+     * options' max_features guard against huge files stays at its default) */
+    if (dpdo_dataset_features(ds) > dpdo_model_dim(m)) {
+        fprintf(stderr,
+                "dpdo-predict: '%s' has %lld features, more than the %lld features of the model "
+                "'%s'\n",
+                a.data, (long long)dpdo_dataset_features(ds), (long long)dpdo_model_dim(m),
+                a.model);
         goto out;
     }
     int64_t n = dpdo_dataset_rows(ds);

@@ -35,11 +35,16 @@ static const char *USAGE =
     "  --param NAME=VALUE parameter of a paper bound (repeatable); --param help lists them\n"
     "  --n N --batch-size B --epochs E   DP-SGD as TF Privacy's compute_dp_sgd_privacy: Poisson\n"
     "                     rate q = B/N, steps = ceil(E N / B) (instead of --q and --steps)\n"
-    "  --json             print the result as one JSON object\n"
+    "  --N, --batch_size, --noise_multiplier (TF Privacy's flags): aliases of --n,\n"
+    "                     --batch-size, --sigma; every option also as --name=value\n"
+    "  --json             print the result as one JSON object (with the winning\n"
+    "                     accountant, the RDP order and the PLD bracket)\n"
     "  --help             this text\n"
     "\n"
     "examples:\n"
     "  dpdo-privacy --n 60000 --batch-size 256 --epochs 60 --sigma 1.1 --delta 1e-5 --json\n"
+    "  dpdo-privacy --N 60000 --batch_size 256 --noise_multiplier 1.12 --epochs 60 \\\n"
+    "      --delta 1e-5 --method rdp --conversion classic    (TF Privacy's figure)\n"
     "  dpdo-privacy --sampling poisson --q 0.01 --sigma 1.1 --steps 10000 --delta 1e-5\n"
     "  dpdo-privacy --sampling poisson --q 0.01 --steps 10000 --calibrate sigma --epsilon 2\n"
     "  dpdo-privacy --sampling none --sigma 5 --steps 100 --method all\n"
@@ -51,6 +56,72 @@ static int usage_error(const char *fmt, const char *arg)
 {
     fprintf(stderr, "dpdo-privacy: ");
     fprintf(stderr, fmt, arg ? arg : "");
+    fprintf(stderr, "\n(see dpdo-privacy --help)\n");
+    return 2;
+}
+
+/* the options, for the nearest-name hint on a typo */
+static const char *const OPTIONS[] = {
+    "--sampling",  "--q",       "--n",          "--m",          "--sigma",  "--steps",
+    "--delta",     "--epsilon", "--method",     "--conversion", "--orders", "--pld-interval",
+    "--calibrate", "--param",   "--batch-size", "--epochs",     "--json",   "--help",
+    NULL};
+
+/* TF Privacy's compute_dp_sgd_privacy spellings (absl flags) and the options they stand for */
+static const char *const ALIASES[][2] = {{"--N", "--n"},
+                                         {"--batch_size", "--batch-size"},
+                                         {"--noise_multiplier", "--sigma"},
+                                         {"--noise-multiplier", "--sigma"},
+                                         {"--pld_interval", "--pld-interval"},
+                                         {NULL, NULL}};
+
+static const char *canonical(const char *o)
+{
+    for (int i = 0; ALIASES[i][0]; i++)
+        if (strcmp(o, ALIASES[i][0]) == 0) return ALIASES[i][1];
+    return o;
+}
+
+/* Levenshtein distance of a and b (both at most 63 characters; longer strings count as far) */
+static int edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 63 || lb > 63) return 1000;
+    int row[64];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int up = row[j];
+            int best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+/* "unknown option", with the nearest option or alias when it is close (at most 2 edits, or a
+ * third of the name for long ones) */
+static int unknown_option(const char *o)
+{
+    const char *best = NULL;
+    int bd = 1000;
+    for (int i = 0; OPTIONS[i]; i++) {
+        int d = edit_distance(o, OPTIONS[i]);
+        if (d < bd) bd = d, best = OPTIONS[i];
+    }
+    for (int i = 0; ALIASES[i][0]; i++) {
+        int d = edit_distance(o, ALIASES[i][0]);
+        if (d < bd) bd = d, best = ALIASES[i][0];
+    }
+    int limit = (int)strlen(o) / 3 > 2 ? (int)strlen(o) / 3 : 2;
+    fprintf(stderr, "dpdo-privacy: unknown option '%s'", o);
+    if (best && bd <= limit) fprintf(stderr, "; did you mean %s?", best);
     fprintf(stderr, "\n(see dpdo-privacy --help)\n");
     return 2;
 }
@@ -230,9 +301,21 @@ int main(int argc, char **argv)
     a.pld_h = DPDO_PLD_DEFAULT_INTERVAL;
     a.method = "auto";
     a.conversion = "improved";
+    char optbuf[64];
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int rc = 0;
+        int rc = 0, inline_value = 0;
+        /* --name=value (absl's form, as TF Privacy's scripts are called) */
+        const char *eq = strncmp(o, "--", 2) == 0 ? strchr(o, '=') : NULL;
+        if (eq) {
+            if ((size_t)(eq - o) >= sizeof optbuf) return unknown_option(o);
+            memcpy(optbuf, o, (size_t)(eq - o));
+            optbuf[eq - o] = '\0';
+            o = optbuf;
+            v = eq + 1;
+            inline_value = 1;
+        }
+        o = canonical(o);
         if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
             fputs(USAGE, stdout);
             return 0;
@@ -241,13 +324,13 @@ int main(int argc, char **argv)
     if (strcmp(o, name) == 0) {                                                                    \
         if (!v) return usage_error("option %s needs a value", o);                                  \
         a.field = v;                                                                               \
-        i++;                                                                                       \
+        i += !inline_value;                                                                        \
         continue;                                                                                  \
     }
 #define NUM(name, field)                                                                           \
     if (strcmp(o, name) == 0) {                                                                    \
         if ((rc = parse_num(o, v, &a.field))) return rc;                                           \
-        i++;                                                                                       \
+        i += !inline_value;                                                                        \
         continue;                                                                                  \
     }
         STR("--sampling", sampling)
@@ -257,7 +340,7 @@ int main(int argc, char **argv)
         STR("--orders", orders_s)
         NUM("--batch-size", batch)
         NUM("--epochs", epochs)
-        if (strcmp(o, "--json") == 0) {
+        if (strcmp(o, "--json") == 0 && !inline_value) {
             a.json = 1;
             continue;
         }
@@ -273,10 +356,10 @@ int main(int argc, char **argv)
             if (!v) return usage_error("option %s needs a value", o);
             if (a.n_params >= 64) return usage_error("too many --param options%s", "");
             a.params[a.n_params++] = v;
-            i++;
+            i += !inline_value;
             continue;
         }
-        return usage_error("unknown option '%s'", o);
+        return unknown_option(o);
     }
     if (strncmp(a.method, "paper-", 6) == 0) return run_paper(&a);
     if (a.n_params) return usage_error("--param applies only to paper-* methods%s", "");
@@ -497,13 +580,21 @@ int main(int argc, char **argv)
             fprintf(stderr, "dpdo-privacy: %s\n", dpdo_accountant_errmsg(acc));
             exit_code = 1;
         } else if (a.json) {
-            char os[40] = "null";
+            /* accountant: the one whose figure this is (auto: the winner); order: its RDP
+             * order (null when not an RDP figure); epsilon_lower: the lower end of the PLD
+             * bracket [epsilon_lower, epsilon], equal for an exact figure (null for RDP, zCDP,
+             * pure) */
+            char os[40] = "null", ls[40] = "null";
             if (!isnan(ord) && isfinite(ord)) snprintf(os, sizeof os, "%.17g", ord);
-            printf("{\"method\": \"%s\", \"conversion\": \"%s\", \"%s\": %.17g, \"%s\": %.17g, "
-                   "\"order\": %s, \"sigma\": %.17g, \"steps\": %.0f, \"q\": %.17g}\n",
-                   list[i], convs[i] ? "classic" : "improved", isnan(a.eps) ? "epsilon" : "delta",
-                   v, isnan(a.eps) ? "delta" : "epsilon", isnan(a.eps) ? a.delta : a.eps, os,
-                   a.sigma, a.steps, isnan(q_shown) ? 1.0 : q_shown);
+            int bracket = isnan(a.eps) && (strcmp(src, "pld") == 0 || strcmp(src, "exact") == 0);
+            if (bracket) snprintf(ls, sizeof ls, "%.17g", lo);
+            printf("{\"method\": \"%s\", \"accountant\": \"%s\", \"conversion\": \"%s\", "
+                   "\"%s\": %.17g, \"%s\": %.17g, \"order\": %s, \"epsilon_lower\": %s, "
+                   "\"sigma\": %.17g, \"steps\": %.0f, \"q\": %.17g}\n",
+                   list[i], src, convs[i] ? "classic" : "improved",
+                   isnan(a.eps) ? "epsilon" : "delta", v, isnan(a.eps) ? "delta" : "epsilon",
+                   isnan(a.eps) ? a.delta : a.eps, os, ls, a.sigma, a.steps,
+                   isnan(q_shown) ? 1.0 : q_shown);
         } else {
             print_method(list[i], convs[i], a.pld_h, dpdo_sampling_kind(s));
             if (isnan(a.eps)) {

@@ -588,7 +588,9 @@ void dpdo__shard_release(struct dpdo_shard *s)
 
 const char *dpdo_shard_errmsg(const dpdo_shard *s)
 {
-    return s ? s->errmsg : DPDO__NULL_TEXT("dpdo_shard_errmsg", "s");
+    return !s                                 ? DPDO__NULL_TEXT("dpdo_shard_errmsg", "s")
+           : DPDO__LIVE(s, DPDO__MAGIC_SHARD) ? s->errmsg
+                                              : DPDO__DEAD_TEXT("dpdo_shard_errmsg", "s");
 }
 int64_t dpdo_shard_rows(const dpdo_shard *s)
 {

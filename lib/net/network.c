@@ -65,7 +65,9 @@ void dpdo__network_release(struct dpdo_network *net)
 
 const char *dpdo_network_errmsg(const dpdo_network *net)
 {
-    return net ? net->errmsg : DPDO__NULL_TEXT("dpdo_network_errmsg", "net");
+    return !net                                   ? DPDO__NULL_TEXT("dpdo_network_errmsg", "net")
+           : DPDO__LIVE(net, DPDO__MAGIC_NETWORK) ? net->errmsg
+                                                  : DPDO__DEAD_TEXT("dpdo_network_errmsg", "net");
 }
 
 static int check_mutable(struct dpdo_network *net)

@@ -1374,7 +1374,10 @@ static void acc_free(dpdo_accountant *a)
 
 const char *dpdo_accountant_errmsg(const dpdo_accountant *a)
 {
-    return a ? a->errmsg : DPDO__NULL_TEXT("dpdo_accountant_errmsg", "acc");
+    return !a ? DPDO__NULL_TEXT("dpdo_accountant_errmsg", "acc")
+           : DPDO__LIVE(a, DPDO__MAGIC_ACCOUNTANT)
+               ? a->errmsg
+               : DPDO__DEAD_TEXT("dpdo_accountant_errmsg", "acc");
 }
 const char *dpdo_accountant_name(const dpdo_accountant *a)
 {

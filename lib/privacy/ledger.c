@@ -235,7 +235,9 @@ void dpdo__ledger_release(dpdo_ledger *l)
 
 const char *dpdo_ledger_errmsg(const dpdo_ledger *l)
 {
-    return l ? l->errmsg : DPDO__NULL_TEXT("dpdo_ledger_errmsg", "l");
+    return !l                                  ? DPDO__NULL_TEXT("dpdo_ledger_errmsg", "l")
+           : DPDO__LIVE(l, DPDO__MAGIC_LEDGER) ? l->errmsg
+                                               : DPDO__DEAD_TEXT("dpdo_ledger_errmsg", "l");
 }
 int64_t dpdo_ledger_nodes(const dpdo_ledger *l)
 {

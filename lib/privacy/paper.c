@@ -144,7 +144,7 @@ static int eval_dda(dpdo_paper *p)
         violate(p, "b = %g, n = %g: need integers 1 <= b <= n", b, n);
     if (!(q >= 1) || q != floor(q)) violate(p, "q = %g must be an integer >= 1", q);
     if (!(T >= o[DO_TMIN] * TOL))
-        violate(p, "T = %.17g is below the theorem's minimum T_min = %.17g (T1b)", T, o[DO_TMIN]);
+        violate(p, "T = %.10g is below the theorem's minimum T_min = %.10g (T1b)", T, o[DO_TMIN]);
     if (!isnan(x[D_SIGMA]) && !(sigma >= o[DO_SIGMA_THM] * TOL))
         violate(p, "sigma = %g is below the theorem's sigma = %g (T1a)", sigma, o[DO_SIGMA_THM]);
     if (!(ea <= 0.9)) violate(p, "per-round eps'_t = %g exceeds 0.9 (Lemma 4.3)", ea);
@@ -154,7 +154,7 @@ static int eval_dda(dpdo_paper *p)
     /* relative tolerance: at eps = 1 with constant 32, S = eps^2 = 1 and sqrt(S) can round above 1
      */
     if (!(dp > 0 && dp <= 1.0 + 1e-12))
-        violate(p, "delta' = %.17g is outside (0, 1] (Lemma 4.3)", dp);
+        violate(p, "delta' = %.10g is outside (0, 1] (Lemma 4.3)", dp);
     return DPDO_OK;
 }
 
@@ -298,7 +298,7 @@ static int eval_adp(dpdo_paper *p)
     if (!(x[A_K] >= 1 && x[A_K] <= x[A_D]))
         violate(p, "k = %g, d = %g: need 1 <= k <= d", x[A_K], x[A_D]);
     if (!(T >= o[AO_TMIN] * TOL))
-        violate(p, "T = %.17g is below the theorem's minimum T_min = %.17g", T, o[AO_TMIN]);
+        violate(p, "T = %.10g is below the theorem's minimum T_min = %.10g", T, o[AO_TMIN]);
     if (!isnan(x[A_SIGMA]) && !(sigma >= o[AO_SIGPAPER] * TOL))
         violate(p, "sigma = %g is below the theorem's sigma = %g (7)", sigma, o[AO_SIGPAPER]);
     if (!(et * et <= 0.2 + 1e-12)) violate(p, "eps_t^2 = %g exceeds 1/5 (8)", et * et);

@@ -19,13 +19,16 @@ See docs/python.md for lifetimes, arrays, callbacks and errors.
 """
 from ._lib import (DpdoError, InvalidArgument, OutOfMemory, StateError, CallbackError, NumericError, BudgetError,
                    VersionError, Unsupported, IOFailure, FormatError, Canceled, has_numpy, LIBRARY_PATH,
-                   LIBRARY_SOURCE, ABI_MAJOR)
+                   LIBRARY_SOURCE, LIBRARY_VERSION, LibraryVersionWarning, ABI_MAJOR)
 from ._core import *  # noqa: F401,F403
 from ._core import __all__ as _core_all
 from . import _capi
 
 # the release of the headers this package was generated from (include/dpdo/version.h)
 __version__ = "%d.%d.%d" % (_capi.DPDO_VERSION_MAJOR, _capi.DPDO_VERSION_MINOR, _capi.DPDO_VERSION_PATCH)
+# the file of the libdpdo that was loaded (LIBRARY_SOURCE: how it was found; dpdo._lib's docstring)
+library_path = LIBRARY_PATH
 __all__ = list(_core_all) + ["DpdoError", "InvalidArgument", "OutOfMemory", "StateError", "CallbackError",
                              "NumericError", "BudgetError", "VersionError", "Unsupported", "IOFailure",
-                             "FormatError", "Canceled", "has_numpy", "LIBRARY_PATH", "LIBRARY_SOURCE", "ABI_MAJOR"]
+                             "FormatError", "Canceled", "has_numpy", "LIBRARY_PATH", "LIBRARY_SOURCE",
+                             "LIBRARY_VERSION", "LibraryVersionWarning", "library_path", "ABI_MAJOR"]

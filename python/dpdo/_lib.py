@@ -1,17 +1,26 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Loading libdpdo, the C prototypes, errors and array conversion.
 
-The library is found in this order (the first that loads wins; `LIBRARY_SOURCE` says which):
+The library is found in this order; what the user named comes first (`LIBRARY_SOURCE` says which
+was loaded, `LIBRARY_PATH` its path, `LIBRARY_VERSION` its release):
 
-1. the environment variable DPDO_LIBRARY (a path; an error if it does not load);
-2. the package's own copy: `dpdo/libdpdo.so.1` next to this file (a wheel that bundles it);
-3. the build tree this package sits in: `<repo>/$BUILD/lib/libdpdo.so.1` (BUILD: "build");
-4. `ctypes.util.find_library("dpdo")` (the loader cache, LD_LIBRARY_PATH);
-5. the libdir of `pkg-config --variable=libdir dpdo` (honours PKG_CONFIG_PATH, so a
-   `make install PREFIX=...` to any prefix is found);
-6. the system loader by SONAME (libdpdo.so.1).
+1. the environment variable DPDO_LIBRARY (a path; an error if it does not load or does not fit);
+2. when PKG_CONFIG_PATH is set: the libdir of `pkg-config --variable=libdir dpdo` (so a
+   `make install PREFIX=<prefix>` named by PKG_CONFIG_PATH=<prefix>/lib/pkgconfig wins over an
+   installed package; an error if its dpdo.pc names no loadable library that fits);
+3. the package's own copy: `dpdo/libdpdo.so.1` next to this file (a wheel that bundles it);
+4. the build tree this package sits in: `<repo>/$BUILD/lib/libdpdo.so.1` (BUILD: "build");
+5. the system loader: `ctypes.util.find_library("dpdo")` (the loader cache, LD_LIBRARY_PATH),
+   then the SONAME libdpdo.so.1;
+6. the libdir of pkg-config's default search path (a prefix the loader does not know).
 
-The ABI major of the loaded library must be ABI_MAJOR.
+Version check (the release this package was generated from is __version__, VERSION below):
+- a different ABI major (SONAME) never loads;
+- an OLDER release than VERSION is refused (it may lack functions and fixes this package
+  relies on): ImportError from steps 1-2, skipped with a note from the automatic steps 3-6;
+- a NEWER release of the same ABI is used (additions only within an ABI, docs/abi.md) with a
+  LibraryVersionWarning naming both releases;
+- the same release loads silently.
 """
 import ctypes as C
 import ctypes.util
@@ -60,6 +69,13 @@ def _looks_like_array(x):
     return hasattr(x, "__array_interface__") or hasattr(x, "__array__") or hasattr(x, "tocsr")
 
 
+VERSION = (_capi.DPDO_VERSION_MAJOR, _capi.DPDO_VERSION_MINOR, _capi.DPDO_VERSION_PATCH)
+
+
+class LibraryVersionWarning(UserWarning):
+    """The loaded libdpdo is a newer release (same ABI) than the headers this package was generated from."""
+
+
 def _pkg_config_libdir():
     try:
         r = subprocess.run(["pkg-config", "--variable=libdir", "dpdo"], capture_output=True, text=True, timeout=10)
@@ -70,49 +86,104 @@ def _pkg_config_libdir():
 
 
 def _candidates():
-    """(source, path) pairs in the search order of the module docstring."""
+    """(source, path, named) triples in the search order of the module docstring; named: the user named it."""
     env = os.environ.get("DPDO_LIBRARY")
     if env:
-        yield "DPDO_LIBRARY", env
+        yield "DPDO_LIBRARY", env, True
         return
+    libdir = None
+    if os.environ.get("PKG_CONFIG_PATH"):
+        libdir = _pkg_config_libdir()
+        if libdir:
+            yield "PKG_CONFIG_PATH", os.path.join(libdir, SONAME), True
     here = os.path.dirname(os.path.abspath(__file__))
-    yield "package", os.path.join(here, SONAME)
+    yield "package", os.path.join(here, SONAME), False
     repo = os.path.dirname(os.path.dirname(here))
-    yield "build tree", os.path.join(repo, os.environ.get("BUILD", "build"), "lib", SONAME)
+    yield "build tree", os.path.join(repo, os.environ.get("BUILD", "build"), "lib", SONAME), False
     found = ctypes.util.find_library("dpdo")
     if found:
-        yield "find_library", found
-    libdir = _pkg_config_libdir()
-    if libdir:
-        yield "pkg-config", os.path.join(libdir, SONAME)
-    yield "loader", SONAME
+        yield "find_library", found, False
+    yield "loader", SONAME, False
+    if libdir is None:
+        libdir = _pkg_config_libdir()
+        if libdir:
+            yield "pkg-config", os.path.join(libdir, SONAME), False
+
+
+def _release(lib):
+    lib.dpdo_version_number.argtypes = []
+    lib.dpdo_version_number.restype = C.c_int
+    n = lib.dpdo_version_number()
+    return (n // 10000, n // 100 % 100, n % 100)
+
+
+def _vstr(v):
+    return "%d.%d.%d" % v
 
 
 def _load():
     tried = []
-    for source, path in _candidates():
-        if source in ("package", "build tree", "pkg-config") and not os.path.exists(path):
+    for source, path, named in _candidates():
+        if source not in ("find_library", "loader") and not os.path.exists(path):
+            if named:
+                raise ImportError("dpdo: %s names %s, which does not exist" % (
+                    "DPDO_LIBRARY" if source == "DPDO_LIBRARY" else "pkg-config (PKG_CONFIG_PATH=%s)"
+                    % os.environ.get("PKG_CONFIG_PATH"), path))
             tried.append("%s: %s (absent)" % (source, path))
             continue
         try:
             lib = C.CDLL(path)
         except OSError as e:
-            if source == "DPDO_LIBRARY":
-                raise ImportError("dpdo: DPDO_LIBRARY=%s cannot be loaded (%s)" % (path, e)) from e
+            if named:
+                raise ImportError("dpdo: %s=%s cannot be loaded (%s)" % (source, path, e)) from e
             tried.append("%s: %s (%s)" % (source, path, e))
             continue
         lib.dpdo_abi_major.argtypes = []
         lib.dpdo_abi_major.restype = C.c_int
         abi = lib.dpdo_abi_major()
+        release = _release(lib)
+        why = None
         if abi != ABI_MAJOR:
-            raise ImportError("dpdo: %s has ABI %d, this package needs ABI %d" % (path, abi, ABI_MAJOR))
-        return lib, path, source
-    raise ImportError("dpdo: cannot find %s. Tried:\n  %s\nInstall libdpdo (`make install PREFIX=...`, then make "
-                      "sure pkg-config finds dpdo.pc: PKG_CONFIG_PATH=<prefix>/lib/pkgconfig) or set DPDO_LIBRARY "
-                      "to the path of %s." % (SONAME, "\n  ".join(tried), SONAME))
+            why = "has ABI %d, this package needs ABI %d" % (abi, ABI_MAJOR)
+        elif release < VERSION:
+            why = ("is libdpdo %s, older than the %s this package was generated from (install or build %s or "
+                   "newer)" % (_vstr(release), _vstr(VERSION), _vstr(VERSION)))
+        if why:
+            if named:
+                raise ImportError("dpdo: %s (from %s) %s" % (path, source, why))
+            tried.append("%s: %s %s" % (source, path, why))
+            continue
+        if release > VERSION:
+            warnings.warn("dpdo: %s (from %s) is libdpdo %s, newer than the %s this package was generated from; "
+                          "it is ABI-compatible, but the functions added since are not available from Python"
+                          % (path, source, _vstr(release), _vstr(VERSION)), LibraryVersionWarning, stacklevel=3)
+        if source == "loader" or source == "find_library":
+            path = _loaded_path(lib, path)
+        return lib, path, source, release
+    raise ImportError("dpdo: cannot find %s %s or newer. Tried:\n  %s\nInstall libdpdo (`make install PREFIX=...`, "
+                      "then name the prefix: PKG_CONFIG_PATH=<prefix>/lib/pkgconfig) or set DPDO_LIBRARY to the "
+                      "path of %s." % (SONAME, _vstr(VERSION), "\n  ".join(tried), SONAME))
 
 
-lib, LIBRARY_PATH, LIBRARY_SOURCE = _load()
+def _loaded_path(lib, fallback):
+    """The file the dynamic loader opened for lib (dladdr of one of its functions), or fallback."""
+    class _DlInfo(C.Structure):
+        _fields_ = [("dli_fname", C.c_char_p), ("dli_fbase", C.c_void_p), ("dli_sname", C.c_char_p),
+                    ("dli_saddr", C.c_void_p)]
+    try:
+        libc = C.CDLL(None)
+        dladdr = libc.dladdr
+    except (OSError, AttributeError):
+        return fallback
+    dladdr.argtypes = [C.c_void_p, C.POINTER(_DlInfo)]
+    dladdr.restype = C.c_int
+    info = _DlInfo()
+    if dladdr(C.cast(lib.dpdo_abi_major, C.c_void_p), C.byref(info)) and info.dli_fname:
+        return os.path.realpath(info.dli_fname.decode())
+    return fallback
+
+
+lib, LIBRARY_PATH, LIBRARY_SOURCE, LIBRARY_VERSION = _load()
 
 # ---- status codes and errors ----------------------------------------------------------------------
 OK, ROUND, DONE = _capi.DPDO_OK, _capi.DPDO_ROUND, _capi.DPDO_DONE

@@ -58,42 +58,109 @@ def clean_env(**extra):
 
 
 # ---- library discovery --------------------------------------------------------------------------
+PROBE = "import dpdo, dpdo._lib as L; print(L.LIBRARY_SOURCE); print(L.LIBRARY_PATH); print(dpdo.version())"
+# the probe with the system's loader blinded: find_library finds nothing and the bare SONAME does not
+# load, so the result does not depend on a libdpdo installed on this machine (hermetic)
+HIDE_SYSTEM = ("import ctypes, ctypes.util\n"
+               "ctypes.util.find_library = lambda name: None\n"
+               "_CDLL = ctypes.CDLL\n"
+               "class _Hidden(_CDLL):\n"
+               "    def __init__(self, name, *a, **k):\n"
+               "        if name == 'libdpdo.so.1':\n"
+               "            raise OSError('hidden by the test')\n"
+               "        _CDLL.__init__(self, name, *a, **k)\n"
+               "ctypes.CDLL = _Hidden\n")
+
+
+def install_prefix(prefix):
+    r = subprocess.run(["make", "--no-print-directory", "-s", "BUILD=" + os.environ.get("BUILD", "build"),
+                        "install", "PREFIX=" + prefix], cwd=REPO, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def probe(cwd, code=PROBE, **env):
+    # PKG_CONFIG_LIBDIR: pkg-config's default search path emptied, so a dpdo.pc of the system is not seen
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd,
+                       env=clean_env(PKG_CONFIG_LIBDIR=os.path.join(cwd, "no-pc"), **env))
+    return r
+
+
 @case
 def library_found_without_dpdo_library_after_make_install():
     with tempfile.TemporaryDirectory() as tmp:
         prefix = os.path.join(tmp, "prefix")
-        r = subprocess.run(["make", "--no-print-directory", "-s", "BUILD=" + os.environ.get("BUILD", "build"),
-                            "install", "PREFIX=" + prefix], cwd=REPO, capture_output=True, text=True)
-        assert r.returncode == 0, r.stdout + r.stderr
+        install_prefix(prefix)
         site = os.path.join(tmp, "site")  # the package outside the source tree: no build-tree copy
         shutil.copytree(os.path.join(REPO, "python", "dpdo"), os.path.join(site, "dpdo"))
-        probe = "import dpdo, dpdo._lib as L; print(L.LIBRARY_SOURCE); print(L.LIBRARY_PATH); print(dpdo.version())"
-        # 1. pkg-config's libdir (PKG_CONFIG_PATH names the prefix)
-        r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp,
-                           env=clean_env(PYTHONPATH=site, PKG_CONFIG_PATH=os.path.join(prefix, "lib", "pkgconfig")))
+        pc = os.path.join(prefix, "lib", "pkgconfig")
+        # 1. PKG_CONFIG_PATH names the prefix: its dpdo.pc's libdir
+        r = probe(tmp, PYTHONPATH=site, PKG_CONFIG_PATH=pc)
         assert r.returncode == 0, r.stderr
         src, path, ver = r.stdout.split()
-        assert src == "pkg-config" and path.startswith(prefix) and ver == dpdo.version(), r.stdout
-        # 2. ctypes.util.find_library (LD_LIBRARY_PATH), when binutils' ld is there to search it
-        r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp,
-                           env=clean_env(PYTHONPATH=site, LD_LIBRARY_PATH=os.path.join(prefix, "lib")))
+        assert src == "PKG_CONFIG_PATH" and path.startswith(prefix) and ver == dpdo.version(), r.stdout
+        # 2. the loader (LD_LIBRARY_PATH): the path reported is the file it opened
+        r = probe(tmp, PYTHONPATH=site, LD_LIBRARY_PATH=os.path.join(prefix, "lib"))
         assert r.returncode == 0, r.stderr
-        assert r.stdout.split()[0] in ("find_library", "loader"), r.stdout
-        # 3. the package's own copy wins over both
+        src, path, ver = r.stdout.split()
+        assert src in ("find_library", "loader") and path.startswith(os.path.realpath(prefix)), r.stdout
+        # 3. the package's own copy wins over the loader, PKG_CONFIG_PATH (named by the user) over it
         shutil.copy(os.path.join(prefix, "lib", "libdpdo.so.1"), os.path.join(site, "dpdo", "libdpdo.so.1"))
-        r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp,
-                           env=clean_env(PYTHONPATH=site, PKG_CONFIG_PATH=os.path.join(prefix, "lib", "pkgconfig")))
+        r = probe(tmp, PYTHONPATH=site, LD_LIBRARY_PATH=os.path.join(prefix, "lib"))
         assert r.returncode == 0 and r.stdout.split()[0] == "package", r.stdout + r.stderr
+        r = probe(tmp, PYTHONPATH=site, PKG_CONFIG_PATH=pc)
+        assert r.returncode == 0 and r.stdout.split()[0] == "PKG_CONFIG_PATH", r.stdout + r.stderr
         os.unlink(os.path.join(site, "dpdo", "libdpdo.so.1"))
-        # 4. nothing anywhere: ImportError listing what was tried and how to fix it
-        installed = subprocess.run(["sh", "-c", "ldconfig -p 2>/dev/null | grep -c libdpdo; "
-                                    "pkg-config --exists dpdo && echo pc"], capture_output=True, text=True).stdout
-        if installed.split()[0] == "0" and "pc" not in installed:
-            r = subprocess.run([sys.executable, "-c", "import dpdo"], capture_output=True, text=True, cwd=tmp,
-                               env=clean_env(PYTHONPATH=site))
-            assert r.returncode != 0 and "pkg-config" in r.stderr and "DPDO_LIBRARY" in r.stderr, r.stderr
-        else:
-            print("# a system-wide libdpdo is installed: the 'not found' message is not tested")
+        # 4. nothing anywhere (the system's loader blinded): ImportError listing what was tried and the fix
+        r = probe(tmp, HIDE_SYSTEM + "import dpdo", PYTHONPATH=site)
+        assert r.returncode != 0 and "PKG_CONFIG_PATH" in r.stderr and "DPDO_LIBRARY" in r.stderr, r.stderr
+        # 5. PKG_CONFIG_PATH naming a prefix without the library: an error, not a silent fallback
+        os.rename(os.path.join(prefix, "lib", "libdpdo.so.1"), os.path.join(prefix, "lib", "moved"))
+        r = probe(tmp, PYTHONPATH=site, PKG_CONFIG_PATH=pc)
+        assert r.returncode != 0 and "does not exist" in r.stderr and prefix in r.stderr, r.stderr
+
+
+@case
+def library_named_by_pkg_config_path_wins_over_the_installed_one():
+    # "installed": a libdpdo the loader finds by itself (LD_LIBRARY_PATH here; /usr/lib with the Debian
+    # package); "newer build": another prefix named by PKG_CONFIG_PATH. The named one must load.
+    with tempfile.TemporaryDirectory() as tmp:
+        system, newer = os.path.join(tmp, "system"), os.path.join(tmp, "newer")
+        install_prefix(system)
+        install_prefix(newer)
+        site = os.path.join(tmp, "site")
+        shutil.copytree(os.path.join(REPO, "python", "dpdo"), os.path.join(site, "dpdo"))
+        r = probe(tmp, PYTHONPATH=site, LD_LIBRARY_PATH=os.path.join(system, "lib"),
+                  PKG_CONFIG_PATH=os.path.join(newer, "lib", "pkgconfig"))
+        assert r.returncode == 0, r.stderr
+        src, path, ver = r.stdout.split()
+        assert src == "PKG_CONFIG_PATH" and path.startswith(newer), r.stdout
+        # and without PKG_CONFIG_PATH the installed one (the loader) is used, whatever the machine has
+        r = probe(tmp, PYTHONPATH=site, LD_LIBRARY_PATH=os.path.join(system, "lib"))
+        assert r.returncode == 0 and r.stdout.split()[1].startswith(os.path.realpath(system)), r.stdout + r.stderr
+
+
+@case
+def library_release_checked_not_only_the_abi_major():
+    # the package generated from other headers than the library's: edit its recorded release
+    with tempfile.TemporaryDirectory() as tmp:
+        site = os.path.join(tmp, "site")
+        shutil.copytree(os.path.join(REPO, "python", "dpdo"), os.path.join(site, "dpdo"))
+        capi = os.path.join(site, "dpdo", "_capi.py")
+        orig = open(capi).read()
+        ma, mi, pa = (int(x) for x in dpdo.version().split("."))
+        assert "DPDO_VERSION_PATCH = %d\n" % pa in orig
+        # a package newer than the library: the library is too old, refused with both releases named
+        open(capi, "w").write(orig.replace("DPDO_VERSION_PATCH = %d\n" % pa, "DPDO_VERSION_PATCH = %d\n" % (pa + 1)))
+        r = probe(tmp, PYTHONPATH=site, DPDO_LIBRARY=LIBFILE)
+        assert r.returncode != 0 and "older" in r.stderr and dpdo.version() in r.stderr, r.stderr
+        # a package older than the library (same ABI): loads, with a LibraryVersionWarning naming both
+        if pa > 0 or mi > 0:
+            old = (ma, mi, pa - 1) if pa > 0 else (ma, mi - 1, 0)
+            s = orig.replace("DPDO_VERSION_MINOR = %d\n" % mi, "DPDO_VERSION_MINOR = %d\n" % old[1])
+            s = s.replace("DPDO_VERSION_PATCH = %d\n" % pa, "DPDO_VERSION_PATCH = %d\n" % old[2])
+            open(capi, "w").write(s)
+            r = probe(tmp, PYTHONPATH=site, DPDO_LIBRARY=LIBFILE)
+            assert r.returncode == 0 and "LibraryVersionWarning" in r.stderr and "newer" in r.stderr, r.stdout + r.stderr
 
 
 # ---- partition ----------------------------------------------------------------------------------

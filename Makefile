@@ -34,18 +34,22 @@ LAPACK_LIBS ?= $(shell pkg-config --libs lapack 2>/dev/null || echo -llapack)
 # libsodium: the secret keys and the cipher behind secure noise, the ledger MAC (docs/privacy.md)
 SODIUM_CFLAGS ?= $(shell pkg-config --cflags libsodium 2>/dev/null)
 SODIUM_LIBS   ?= $(shell pkg-config --libs libsodium 2>/dev/null || echo -lsodium)
+# OpenSSL (libcrypto): the AES-256-CTR keystream of keyed (secure) streams, AES-NI when the CPU has
+# it (lib/rng/rng.c, docs/rng.md)
+CRYPTO_CFLAGS ?= $(shell pkg-config --cflags libcrypto 2>/dev/null)
+CRYPTO_LIBS   ?= $(shell pkg-config --libs libcrypto 2>/dev/null || echo -lcrypto)
 # FFTW: composition of privacy loss distributions (lib/privacy/pld.c)
 FFTW_CFLAGS ?= $(shell pkg-config --cflags fftw3 2>/dev/null)
 FFTW_LIBS   ?= $(shell pkg-config --libs fftw3 2>/dev/null || echo -lfftw3)
 # MPFR (+ GMP): the exact samplers' rare fallback brackets exp(-x) with correctly rounded
 # mpfr_exp when the double-precision band cannot decide a comparison (lib/rng/rng_discrete.c)
 MPFR_LIBS   ?= -lmpfr -lgmp
-DEP_LIBS     = $(BLIS_LIBS) $(LAPACK_LIBS) $(ZLIB_LIBS) $(SODIUM_LIBS) $(FFTW_LIBS) $(MPFR_LIBS) -lm -lpthread
+DEP_LIBS     = $(BLIS_LIBS) $(LAPACK_LIBS) $(ZLIB_LIBS) $(SODIUM_LIBS) $(CRYPTO_LIBS) $(FFTW_LIBS) $(MPFR_LIBS) -lm -lpthread
 
 # ---- our flags
 WARN        = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
 DPDO_CFLAGS = -std=c11 -D_DEFAULT_SOURCE $(WARN) -ffp-contract=off -Iinclude -Ilib \
-              $(BLIS_CFLAGS) $(ZLIB_CFLAGS) $(SODIUM_CFLAGS) $(FFTW_CFLAGS)
+              $(BLIS_CFLAGS) $(ZLIB_CFLAGS) $(SODIUM_CFLAGS) $(CRYPTO_CFLAGS) $(FFTW_CFLAGS)
 # GCC's -O2 vectorises only loops whose trip count is a multiple of the vector width; the
 # "cheap" model also takes the per-node loops over d with a scalar tail. The vectoriser never
 # reassociates floating-point arithmetic (no -ffast-math), so results are bit-identical.

@@ -605,6 +605,28 @@ static void table_acceptance_rate(void)
         CHECK(pa > 0.75 && pa < 1);
         CHECK_MSG(fabs(z) < 5, "acceptance z = %g", z);
     }
+    /* the AVX-512 and the portable candidate kernels make the same (exact) decisions: the same
+     * draws from the same keystream, and the same grid release */
+    static int64_t y2[200000];
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        dpdo__stream s1, s2;
+        dpdo__stream_open(&s1, rng, 0, 300 + c, DPDO_PURPOSE_NOISE);
+        dpdo__stream_open(&s2, rng, 0, 300 + c, DPDO_PURPOSE_NOISE);
+        s2.exact_scalar = 1;
+        CHECK_EQ(cases[c].lap ? dpdo__stream_dlaplace(&s1, cases[c].P, y, 20000) : dpdo__stream_dgauss(&s1, cases[c].P, y, 20000), DPDO_OK);
+        CHECK_EQ(cases[c].lap ? dpdo__stream_dlaplace(&s2, cases[c].P, y2, 20000) : dpdo__stream_dgauss(&s2, cases[c].P, y2, 20000), DPDO_OK);
+        CHECK(memcmp(y, y2, 20000 * sizeof y[0]) == 0);
+    }
+    double g1[1000], g2[1000];
+    for (int k = 0; k < 1000; k++) g1[k] = g2[k] = (k - 500) * 0.37;
+    char err[DPDO__ERRMSG_LEN];
+    dpdo__stream s1, s2;
+    dpdo__stream_open(&s1, rng, 0, 400, DPDO_PURPOSE_NOISE);
+    dpdo__stream_open(&s2, rng, 0, 400, DPDO_PURPOSE_NOISE);
+    s2.exact_scalar = 1;
+    CHECK_EQ(dpdo__grid_add_dgauss(&s1, 5000, 0x1p-10, g1, 1000, err), DPDO_OK);
+    CHECK_EQ(dpdo__grid_add_dgauss(&s2, 5000, 0x1p-10, g2, 1000, err), DPDO_OK);
+    CHECK(memcmp(g1, g2, sizeof g1) == 0);
     dpdo_rng_destroy(rng);
 }
 

@@ -157,7 +157,7 @@ void dpdo__stream_open(dpdo__stream *s, const struct dpdo_rng *rng, uint64_t nod
     s->cid = 0;
     s->ckey = NULL;
     s->exact_cmp = s->exact_slow = s->exact_cand = s->exact_acc = 0;
-    s->exact_widen = s->exact_bias = 0;
+    s->exact_widen = s->exact_bias = s->exact_scalar = 0;
     s->key[2] = s->key[3] = 0;
     uint64_t key = rng->seed;
     if (rng->keys && node < (uint64_t)rng->nkeys && rng->has_key[node] &&

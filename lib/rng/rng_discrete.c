@@ -34,6 +34,11 @@
 
 #include "rng_impl.h"
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define DPDO_HAVE_X86_SIMD 1
+#include <immintrin.h>
+#endif
+
 typedef unsigned __int128 u128;
 
 /* Keystream refills: the first of 64 blocks (1 KiB), then doubling to SRC_BLOCKS (8 KiB): a short
@@ -48,10 +53,12 @@ typedef struct {
     int len;       /* words of the last refill: w[0 .. len) */
     int nw;        /* unused 32-bit words left: w[len - nw] .. */
     int next;      /* blocks of the next refill */
+    size_t want;   /* blocks the caller expects to need (0: unknown) */
     uint64_t bits; /* bit reservoir */
     int nbits;
     double widen;         /* band multiplier: 1, or 2^exact_widen in a test build */
     double bias;          /* test build: the planted acceptance defect (1 = none) */
+    int simd;             /* the CPU runs the AVX-512 candidate kernel (F, DQ, VL) */
     uint64_t ncmp, nslow; /* lazy comparisons made / decided by MPFR (added to s at the end) */
     uint64_t ncand, nacc; /* table sampler: candidates drawn / accepted (added to s at the end) */
 } src_t;
@@ -62,13 +69,22 @@ static void src_init(src_t *r, dpdo__stream *s)
     r->cipher = dpdo__stream_cipher_new(s);
     r->len = r->nw = 0;
     r->next = SRC_FIRST;
+    r->want = 0;
     r->nbits = 0;
     r->bits = 0;
     r->widen = 1.0;
     r->bias = 1.0;
+#ifdef DPDO_HAVE_X86_SIMD
+    /* libgcc's CPU model (filled by its constructor, includes the OS's XSAVE support) */
+    r->simd = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+              __builtin_cpu_supports("avx512vl");
+#else
+    r->simd = 0;
+#endif
 #ifdef DPDO_FAULT_INJECTION
     if (s->exact_widen > 0) r->widen = ldexp(1.0, s->exact_widen > 47 ? 47 : s->exact_widen);
     if (s->exact_bias) r->bias = 1.0 + 1e-4;
+    if (s->exact_scalar) r->simd = 0;
 #endif
     r->ncmp = r->nslow = r->ncand = r->nacc = 0;
 }
@@ -85,9 +101,16 @@ static void src_done(src_t *r)
 
 static void __attribute__((noinline)) src_refill(src_t *r)
 {
-    dpdo__stream_blocks_c(r->s, r->cipher, r->w, (size_t)r->next);
-    r->len = r->nw = 4 * r->next;
-    if (r->next < SRC_BLOCKS) r->next *= 2;
+    int nb = r->next;
+    if (r->want > 0) { /* the caller's estimate of its need, then small refills */
+        nb = r->want < SRC_BLOCKS ? (int)r->want : SRC_BLOCKS;
+        r->want -= (size_t)nb;
+        if (r->want == 0) r->next = 16;
+    } else if (r->next < SRC_BLOCKS) {
+        r->next *= 2;
+    }
+    dpdo__stream_blocks_c(r->s, r->cipher, r->w, (size_t)nb);
+    r->len = r->nw = 4 * nb;
 }
 
 /* The keystream as a sequence of 32-bit words, in order. */
@@ -556,7 +579,7 @@ static dpdo__dtab *tab_build(int lap, uint64_t P)
         while ((u128)t->X0 << bt < (u128)P * P)
             bt++;
     t->bt = bt;
-    int n = 1;
+    int n = 2; /* thresholds below 2^30: signed 32-bit compares in the AVX-512 kernel */
     while ((UINT64_C(1) << n) < M + 2)
         n++;
     t->n = n;
@@ -659,16 +682,12 @@ void dpdo__rng_tabs_free(struct dpdo_rng *rng)
     }
 }
 
-/* exp(-d) for 0 <= d <= 1/8: Taylor polynomial of degree 8 (remainder below d^9 / 9! < 2^-45.4),
- * Horner in double (values in [0.88, 1]: below 2^-49 of rounding). */
+/* exp(-d) for 0 <= d <= 1/8: Taylor polynomial of degree 5 (remainder below d^6 / 6! < 2^-27.4),
+ * Horner in double (values in [0.88, 1]: below 2^-50 of rounding). Only the fast decision uses
+ * it, with a margin above its error. */
 static inline double exp_neg_small(double d)
 {
-    return 1 +
-           d * (-1 + d * (1.0 / 2 +
-                          d * (-1.0 / 6 +
-                               d * (1.0 / 24 +
-                                    d * (-1.0 / 120 +
-                                         d * (1.0 / 720 + d * (-1.0 / 5040 + d * (1.0 / 40320))))))));
+    return 1 + d * (-1 + d * (1.0 / 2 + d * (-1.0 / 6 + d * (1.0 / 24 + d * (-1.0 / 120)))));
 }
 
 /* U < exp(-phi(a)) L 2^e / den for U = u64 2^-64 + (more bits): the double band, then MPFR. */
@@ -714,75 +733,190 @@ static int __attribute__((noinline)) tab_tail(src_t *r, const dpdo__dtab *t, int
 
 enum { TB = 64 }; /* candidates per batch */
 
-/* n draws from the table sampler. 0, or -1 (see tab_tail, cmp_slow). */
-static int tab_n(src_t *r, const dpdo__dtab *t, int64_t *out, size_t n)
+/* One batch's candidates after the fast decision: the value +-a, the code (1 accept, 0 reject,
+ * 2 undecided, 3 tail), the entry and U's first bits (for the slow path). */
+typedef struct {
+    int64_t z[TB];
+    uint32_t code[TB], ent[TB], uu[TB];
+} cand_t;
+
+/* The fast decision of TB candidates from the words w (one 64-bit word each, see tab_n); the
+ * portable kernel. bias: the test build's planted defect (1 = none). */
+static void cand_scalar(const dpdo__dtab *t, const uint64_t *w, int k, double margin, double bias,
+                        cand_t *cd)
 {
     const uint32_t nmask = (UINT32_C(1) << t->n) - 1, M = t->M;
-    const int nb = t->n, b = t->b, ub = 31 - b; /* U's first ub >= 8 bits come with the candidate */
-    const uint64_t bmask = (UINT64_C(1) << b) - 1;
-    const double ulp = ldexp(1.0, -ub), inv = t->inv;
+    const int nb = t->n, b = t->b, ub = 31 - b;
+    const uint32_t bmask = (UINT32_C(1) << b) - 1;
+    const double ulp = ldexp(1.0, -ub), inv = t->inv, Bd = (double)(UINT64_C(1) << b);
     const int lap = t->lap;
-    /* the error of p: Taylor 2^-45.4, Horner 2^-49, c_m 2^-45, delta (3 roundings, times the
-     * slope <= 1) 2^-53: below 2^-44; the margin 2^-40 (the test build may widen it) */
-    const double margin = 0x1p-40 * r->widen;
     const uint32_t *thr = t->thr, *alias = t->alias;
     const double *cm = t->c;
-    size_t f = 0;
-    while (f < n) {
-        uint64_t w[TB];
-        int64_t z[TB];
-        uint32_t ent[TB], uu[TB];
-        unsigned char code[TB];
-        src_words(r, (uint32_t *)w, 2 * TB); /* 64-bit words: the low word first (as src_u64) */
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-        for (int j = 0; j < TB; j++)
-            w[j] = w[j] << 32 | w[j] >> 32;
-#endif
-        for (int j = 0; j < TB; j++) {
-            uint32_t lo = (uint32_t)w[j], col = lo & nmask, th = lo >> nb;
-            uint32_t e = th < thr[col] ? col : alias[col];
-            uint32_t hi = (uint32_t)(w[j] >> 32);
-            uint32_t off = hi & (uint32_t)bmask, sg = (hi >> b) & 1u, u = hi >> (b + 1);
-            uint32_t ec = e < M ? e : M; /* c[M] = 0: never accepted here */
-            uint64_t am = (uint64_t)ec << b, a = am + off;
-            double od = (double)off;
-            double d = lap ? od * inv : od * ((double)(a + am) * inv);
-            double p = cm[ec] * exp_neg_small(d);
-#ifdef DPDO_FAULT_INJECTION
-            if (a < t->P) p *= r->bias; /* the planted defect (test build): 1 unless set */
-#endif
-            double uf = (double)u * ulp;
-            unsigned acc = uf + ulp <= p - margin, rej = uf >= p + margin;
-            unsigned neg0 = sg & (a == 0);
-            acc &= !neg0;
-            rej |= neg0 | (e > M);
-            /* 1 accept, 0 reject, 2 undecided (table), 3 tail */
-            code[j] = (unsigned char)(e == M ? 3u : acc ? 1u : rej ? 0u : 2u);
-            z[j] = sg ? -(int64_t)a : (int64_t)a;
-            ent[j] = e;
-            uu[j] = u;
-        }
-        int j = 0;
-        for (; j < TB && f < n; j++) {
-            int c = code[j];
-            if (__builtin_expect(c >= 2, 0)) {
-                if (c == 3) {
-                    c = tab_tail(r, t, &z[j]);
-                } else {
-                    r->ncmp++;
-                    uint64_t a = (uint64_t)(z[j] < 0 ? -z[j] : z[j]);
-                    uint64_t u64 = (uint64_t)uu[j] << (64 - ub) | src_u64(r) >> ub;
-                    c = tab_cmp(r, t, a, t->W[ent[j]], 0, u64);
-                }
-                if (c < 0) return -1;
+    for (int j = 0; j < k; j++) {
+        uint32_t lo = (uint32_t)w[j], col = lo & nmask, th = lo >> nb;
+        uint32_t e = th < thr[col] ? col : alias[col];
+        uint32_t hi = (uint32_t)(w[j] >> 32);
+        uint32_t off = hi & bmask, sg = (hi >> b) & 1u, u = hi >> (b + 1);
+        uint32_t ec = e < M ? e : M; /* c[M] = 0: never accepted here */
+        uint64_t a = ((uint64_t)ec << b) + off;
+        double od = (double)off, amd = (double)ec * Bd; /* exact */
+        /* delta = phi(a) - phi(m B): (a - m B)(a + m B) / (2 S^2) or (a - m B) / T */
+        double d = lap ? od * inv : od * ((amd + amd + od) * inv);
+        double p = cm[ec] * exp_neg_small(d) * bias;
+        double uf = (double)u * ulp;
+        unsigned acc = uf + ulp <= p - margin, rej = uf >= p + margin;
+        unsigned neg0 = sg & (a == 0); /* (-, 0): rejected */
+        acc &= !neg0;
+        rej |= neg0 | (e > M);
+        cd->code[j] = e == M ? 3u : acc ? 1u : rej ? 0u : 2u;
+        cd->z[j] = sg ? -(int64_t)a : (int64_t)a;
+        cd->ent[j] = e;
+        cd->uu[j] = u;
+    }
+}
+
+/* Candidates j < k of a batch, in order, into out[*f ..] up to n: the fast decisions, the tail
+ * and the undecided ones (64 more bits of U, then tab_cmp). 0, or -1 (see tab_tail, cmp_slow). */
+static int cand_out(src_t *r, const dpdo__dtab *t, cand_t *cd, int k, int64_t *out, size_t *f,
+                    size_t n)
+{
+    const int ub = 31 - t->b;
+    int j = 0;
+    for (; j < k && *f < n; j++) {
+        int c = (int)cd->code[j];
+        if (__builtin_expect(c >= 2, 0)) {
+            if (c == 3) {
+                c = tab_tail(r, t, &cd->z[j]);
+            } else {
+                r->ncmp++;
+                uint64_t a = (uint64_t)(cd->z[j] < 0 ? -cd->z[j] : cd->z[j]);
+                uint64_t u64 = (uint64_t)cd->uu[j] << (64 - ub) | src_u64(r) >> ub;
+                c = tab_cmp(r, t, a, t->W[cd->ent[j]], 0, u64);
             }
-            out[f] = z[j];
-            f += (size_t)c;
-            r->nacc += (uint64_t)c;
+            if (c < 0) return -1;
         }
-        r->ncand += (uint64_t)j;
+        out[*f] = cd->z[j];
+        *f += (size_t)c;
+        r->nacc += (uint64_t)c;
+    }
+    r->ncand += (uint64_t)j;
+    return 0;
+}
+
+#ifdef DPDO_HAVE_X86_SIMD
+/* The same with AVX-512, 8 candidates per vector (the table lookups are gathers), and the output
+ * of a group of 8 without a tail or undecided candidate by one compress-store. The decisions are
+ * those of cand_scalar up to the rounding of p (fused multiply-adds in the polynomial): both decide
+ * only outside the error bound, so both make exact comparisons (docs/privacy.md). */
+__attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma"))) static int
+tab_batch_avx512(src_t *r, const dpdo__dtab *t, const uint64_t *w, int kb, double margin,
+                 int64_t *out, size_t *f, size_t n)
+{
+    const int nb = t->n, b = t->b, ub = 31 - b;
+    const __m256i nmask = _mm256_set1_epi32((int)((UINT32_C(1) << nb) - 1));
+    const __m256i bmask = _mm256_set1_epi32((int)((UINT32_C(1) << b) - 1));
+    const __m256i one = _mm256_set1_epi32(1), Mv = _mm256_set1_epi32((int)t->M);
+    const __m128i snb = _mm_cvtsi32_si128(nb), sb = _mm_cvtsi32_si128(b),
+                  sb1 = _mm_cvtsi32_si128(b + 1);
+    const __m512d ulp = _mm512_set1_pd(ldexp(1.0, -ub)), inv = _mm512_set1_pd(t->inv),
+                  Bd = _mm512_set1_pd((double)(UINT64_C(1) << b)), mg = _mm512_set1_pd(margin);
+    const int lap = t->lap;
+    cand_t cd;
+    for (int j = 0; j < kb && *f < n; j += 8) {
+        __m512i wv = _mm512_loadu_si512((const void *)(w + j));
+        __m256i lo = _mm512_cvtepi64_epi32(wv), hi = _mm512_cvtepi64_epi32(_mm512_srli_epi64(wv, 32));
+        __m256i col = _mm256_and_si256(lo, nmask), th = _mm256_srl_epi32(lo, snb);
+        __m256i tv = _mm256_i32gather_epi32((const int *)t->thr, col, 4);
+        __m256i av = _mm256_i32gather_epi32((const int *)t->alias, col, 4);
+        __m256i e = _mm256_blendv_epi8(av, col, _mm256_cmpgt_epi32(tv, th)); /* < 2^30: signed ok */
+        __m256i off = _mm256_and_si256(hi, bmask);
+        __m256i sg = _mm256_and_si256(_mm256_srl_epi32(hi, sb), one);
+        __m256i u = _mm256_srl_epi32(hi, sb1);
+        __m256i ec = _mm256_min_epu32(e, Mv);
+        __m512d od = _mm512_cvtepi32_pd(off), amd = _mm512_mul_pd(_mm512_cvtepi32_pd(ec), Bd);
+        __m512d d = lap ? _mm512_mul_pd(od, inv)
+                        : _mm512_mul_pd(od, _mm512_mul_pd(_mm512_add_pd(_mm512_add_pd(amd, amd), od), inv));
+        __m512d q = _mm512_set1_pd(-1.0 / 120);
+        q = _mm512_fmadd_pd(q, d, _mm512_set1_pd(1.0 / 24));
+        q = _mm512_fmadd_pd(q, d, _mm512_set1_pd(-1.0 / 6));
+        q = _mm512_fmadd_pd(q, d, _mm512_set1_pd(0.5));
+        q = _mm512_fmadd_pd(q, d, _mm512_set1_pd(-1.0));
+        q = _mm512_fmadd_pd(q, d, _mm512_set1_pd(1.0));
+        __m512d p = _mm512_mul_pd(_mm512_i32gather_pd(ec, t->c, 8), q);
+        __m512d uf = _mm512_mul_pd(_mm512_cvtepi32_pd(u), ulp);
+        __mmask8 acc = _mm512_cmp_pd_mask(_mm512_add_pd(uf, ulp), _mm512_sub_pd(p, mg), _CMP_LE_OQ);
+        __mmask8 rej = _mm512_cmp_pd_mask(uf, _mm512_add_pd(p, mg), _CMP_GE_OQ);
+        __m256i a32 = _mm256_or_si256(e, off); /* 0 iff a = 0 (e = 0 and off = 0) */
+        __mmask8 neg = _mm256_cmpeq_epi32_mask(sg, one);
+        __mmask8 neg0 = neg & _mm256_cmpeq_epi32_mask(a32, _mm256_setzero_si256());
+        __mmask8 tail = _mm256_cmpeq_epi32_mask(e, Mv), fill = _mm256_cmpgt_epu32_mask(e, Mv);
+        acc &= (__mmask8)~neg0;
+        rej |= neg0 | fill;
+        __m512i a = _mm512_add_epi64(_mm512_sll_epi64(_mm512_cvtepu32_epi64(ec), sb),
+                                     _mm512_cvtepu32_epi64(off));
+        a = _mm512_mask_sub_epi64(a, neg, _mm512_setzero_si512(), a);
+        __mmask8 special = (__mmask8)(tail | ~(acc | rej));
+        if (__builtin_expect(!special && n - *f >= 8, 1)) {
+            _mm512_mask_compressstoreu_epi64(out + *f, acc, a);
+            unsigned k = (unsigned)__builtin_popcount(acc);
+            *f += k;
+            r->nacc += k;
+            r->ncand += 8;
+            continue;
+        }
+        /* code: 2 by default, 0 on reject, 1 on accept, 3 on tail */
+        __m256i code = _mm256_set1_epi32(2);
+        code = _mm256_mask_mov_epi32(code, rej, _mm256_setzero_si256());
+        code = _mm256_mask_mov_epi32(code, acc, one);
+        code = _mm256_mask_mov_epi32(code, tail, _mm256_set1_epi32(3));
+        _mm512_storeu_si512((void *)cd.z, a);
+        _mm256_storeu_si256((__m256i *)cd.code, code);
+        _mm256_storeu_si256((__m256i *)cd.ent, e);
+        _mm256_storeu_si256((__m256i *)cd.uu, u);
+        if (cand_out(r, t, &cd, 8, out, f, n)) return -1;
     }
     return 0;
+}
+#endif
+
+/* n draws from the table sampler. Each candidate takes one 64-bit word: bits 0..n-1 the alias
+ * column, n..31 the threshold, 32..32+b-1 the offset, the sign, then U's first 31 - b >= 8 bits.
+ * Candidates are kept in order, the surplus of the last batch dropped (independent of the kept
+ * ones). 0, or -1 (see tab_tail, cmp_slow). */
+static int tab_n(src_t *r, const dpdo__dtab *t, int64_t *out, size_t n)
+{
+    /* the error of p: Taylor 2^-27.4, Horner 2^-50, c_m 2^-45, delta (4 roundings, times the
+     * slope <= 1) 2^-54: below 2^-27.3; the margin 2^-26 (the test build may widen it) */
+    const double margin = 0x1p-26 * r->widen;
+    size_t f = 0;
+    cand_t cd;
+    while (f < n) {
+        uint64_t w[TB];
+        /* candidates of this batch: TB, or (near the end) the need plus a few, in groups of 8 */
+        size_t need = n - f + (n - f) / 64 + 2;
+        int kb = need >= TB ? TB : (int)((need + 7) & ~(size_t)7);
+        src_words(r, (uint32_t *)w, 2 * kb); /* 64-bit words: the low word first (as src_u64) */
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        for (int j = 0; j < kb; j++)
+            w[j] = w[j] << 32 | w[j] >> 32;
+#endif
+#ifdef DPDO_HAVE_X86_SIMD
+        if (r->simd && r->bias == 1.0) {
+            if (tab_batch_avx512(r, t, w, kb, margin, out, &f, n)) return -1;
+            continue;
+        }
+#endif
+        cand_scalar(t, w, kb, margin, r->bias, &cd);
+        if (cand_out(r, t, &cd, kb, out, &f, n)) return -1;
+    }
+    return 0;
+}
+
+/* Keystream blocks n table draws are expected to take: 8 bytes a candidate, about 1.006
+ * candidates a draw from S = 50 on (more at the smallest scales: then small refills follow). */
+static size_t tab_blocks(size_t n)
+{
+    return (size_t)((double)n * 8.0 * 1.01 / 16) + 3;
 }
 
 /* n draws of N_Z(0, P^2) (lap 0, 1 <= P <= 2^31) or of the discrete Laplace of scale P (lap 1,
@@ -805,6 +939,7 @@ static int stream_draw(dpdo__stream *s, int lap, uint64_t P, int64_t *out, size_
     dpdo__dtab *t = lazy ? NULL : tab_get(s->rng, lap, P, &tmp);
     src_t r;
     src_init(&r, s);
+    if (t) r.want = tab_blocks(n);
     int rc = draw_n(&r, t, lap, P, out, n) ? DPDO_E_NUMERIC : DPDO_OK;
     src_done(&r);
     if (tmp) tab_free(t);
@@ -1009,52 +1144,71 @@ static int grid_check(double gamma, char *err)
     return DPDO_OK;
 }
 
-/* The rounding to the grid and the |k + z| < 2^52 check for m coordinates: 0, or the index + 1 of
- * the first coordinate that fails (*what: 1 input not finite or beyond 2^52 steps, 2 the sum). */
-static size_t grid_round(double *x, const int64_t *zb, size_t m, double gamma, double ginv,
-                         int *what)
+/* The rounding to the grid and the |k + z| < 2^52 check for m coordinates: x[i] <- (rint(x[i] /
+ * gamma) + z[i]) gamma where both |k| and |k + z| are below 2^52; at the first coordinate where
+ * not, it stops and returns its index + 1, x[i] left as it was (0: all done). x / gamma = x (1 / gamma) exactly (a power of two) unless it
+ * underflows; k + z is exact below 2^52 (|z| < 2^62: a rounded sum below 2^52 is the exact one),
+ * and v gamma is exact (an integer below 2^52 times a power of two). */
+static size_t grid_round_scalar(double *x, const int64_t *zb, size_t m, double gamma, double ginv)
 {
-    size_t bad = 0;
     for (size_t i = 0; i < m; i++) {
-        /* x / gamma = x * (1 / gamma) exactly (a power of two) unless it underflows */
         double k = rint(x[i] * ginv);
-        double v = k + (double)zb[i]; /* |z| < 2^62: exact when |k + z| < 2^52 (checked) */
-        int ok = fabs(k) < K_LIMIT && fabs(v) < K_LIMIT;
-        x[i] = ok ? v * gamma : x[i]; /* exact: an integer below 2^52 times a power of two */
-        bad |= (size_t)!ok;
-    }
-    if (!bad) return 0;
-    for (size_t i = 0; i < m; i++) { /* the rare failure: find and name the first */
-        double k = rint(x[i] * ginv);
-        if (!(fabs(k) < K_LIMIT)) {
-            *what = 1;
-            return i + 1;
-        }
-        if (!(fabs(k + (double)zb[i]) < K_LIMIT)) {
-            *what = 2;
-            return i + 1;
-        }
+        double v = k + (double)zb[i];
+        if (!(fabs(k) < K_LIMIT && fabs(v) < K_LIMIT)) return i + 1;
+        x[i] = v * gamma;
     }
     return 0;
 }
 
+#ifdef DPDO_HAVE_X86_SIMD
+/* The same, 8 coordinates per vector (roundscale = rint in the default rounding mode; the same
+ * IEEE operations, so the same bits). */
+__attribute__((target("avx512f,avx512dq"))) static size_t
+grid_round_avx512(double *x, const int64_t *zb, size_t m, double gamma, double ginv)
+{
+    const __m512d gi = _mm512_set1_pd(ginv), g = _mm512_set1_pd(gamma),
+                  lim = _mm512_set1_pd(K_LIMIT);
+    const __m512i absm = _mm512_set1_epi64(INT64_MAX);
+    size_t i = 0;
+    for (; i + 8 <= m; i += 8) {
+        __m512d xv = _mm512_loadu_pd(x + i);
+        __m512d k = _mm512_roundscale_pd(_mm512_mul_pd(xv, gi), _MM_FROUND_CUR_DIRECTION);
+        __m512d v = _mm512_add_pd(k, _mm512_cvtepi64_pd(_mm512_loadu_si512((const void *)(zb + i))));
+        __m512d ak = _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(k), absm));
+        __m512d av = _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(v), absm));
+        __mmask8 ok = _mm512_cmp_pd_mask(ak, lim, _CMP_LT_OQ) & _mm512_cmp_pd_mask(av, lim, _CMP_LT_OQ);
+        if (__builtin_expect(ok != 0xFF, 0)) return i + grid_round_scalar(x + i, zb + i, 8, gamma, ginv);
+        _mm512_storeu_pd(x + i, _mm512_mul_pd(v, g));
+    }
+    size_t b = grid_round_scalar(x + i, zb + i, m - i, gamma, ginv);
+    return b ? i + b : 0;
+}
+#endif
+
+enum { GRID_CHUNK = 512 }; /* draws per sampler call of a grid release (4 KiB on the stack) */
+
 static int grid_add_run(src_t *r, const dpdo__dtab *t, uint64_t P, double gamma, double *x,
                         size_t n, int gauss, char *err)
 {
-    int64_t zb[256];
+    int64_t zb[GRID_CHUNK];
     const double ginv = 1.0 / gamma; /* exact: gamma is a power of two in [2^-1000, 2^900] */
-    for (size_t i0 = 0; i0 < n; i0 += 256) {
-        size_t m = n - i0 < 256 ? n - i0 : 256;
+    for (size_t i0 = 0; i0 < n; i0 += GRID_CHUNK) {
+        size_t m = n - i0 < GRID_CHUNK ? n - i0 : GRID_CHUNK;
         if (draw_n(r, t, !gauss, P, zb, m))
             return dpdo__err(err, DPDO_E_NUMERIC,
                              "coordinates %zu..: noise beyond 2^62 grid steps "
                              "(an event of probability below exp(-2^22)); nothing released",
                              i0);
-        int what = 0;
-        size_t bad = grid_round(x + i0, zb, m, gamma, ginv, &what);
-        if (bad) {
+        size_t bad;
+#ifdef DPDO_HAVE_X86_SIMD
+        if (r->simd)
+            bad = grid_round_avx512(x + i0, zb, m, gamma, ginv);
+        else
+#endif
+            bad = grid_round_scalar(x + i0, zb, m, gamma, ginv);
+        if (bad) { /* the first coordinate that failed (x is not released) */
             size_t i = i0 + bad - 1;
-            if (what == 1)
+            if (!(fabs(rint(x[i] * ginv)) < K_LIMIT))
                 return dpdo__err(err, DPDO_E_NUMERIC,
                                  "coordinate %zu: value %g is not finite or exceeds "
                                  "2^52 grid steps of %g",
@@ -1080,6 +1234,7 @@ static int grid_add(dpdo__stream *s, uint64_t P, double gamma, double *x, size_t
     dpdo__dtab *t = n > 0 ? tab_get(s->rng, !gauss, P, &tmp) : NULL;
     src_t r;
     src_init(&r, s);
+    if (t) r.want = tab_blocks(n);
     rc = grid_add_run(&r, t, P, gamma, x, n, gauss, err);
     src_done(&r);
     if (tmp) tab_free(t);

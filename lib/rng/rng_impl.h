@@ -66,6 +66,7 @@ typedef struct dpdo__stream {
     uint64_t exact_cand, exact_acc;
     int exact_widen; /* test build only (DPDO_FAULT_INJECTION): widen the band by 2^exact_widen */
     int exact_bias;  /* test build only: the planted defect, acceptance x (1 + 1e-4) for |z| < S */
+    int exact_scalar; /* test build only: the portable candidate kernel even where AVX-512 runs */
 } dpdo__stream;
 
 /* 1 if purpose is private (its streams are keyed by a node's key when it has one). */

@@ -80,7 +80,7 @@ BENCHBIN   = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCHSRC))
 
 .PHONY: all lib examples tools check check-asan check-valgrind check-exports check-since check-cycles format-check format check-abi \
         abi-baseline check-version man check-man check-doc \
-        check-install bench demo deps install uninstall clean map python-capi check-python-capi tests mpi check-mpi \
+        check-install check-long bench demo deps install uninstall clean map python-capi check-python-capi tests mpi check-mpi \
         check-run \
         check-python-examples data-debian-text fuzz
 .DEFAULT_GOAL := all
@@ -208,6 +208,11 @@ $(BUILD)/bench/bench_mpi: bench/mpi/bench_mpi.c $(MPI_STLIB) $(STLIB)
 
 # `make check-mpi`: the bit-identity and failure tests with 1, 2 and 4 ranks on this machine
 # (loopback), then a run where a rank stops taking part (DPDO_E_IO within the timeout).
+# the exact samplers at scale: chi-square of 10^8 draws per case, the acceptance rate, a planted
+# defect (tests/long_exact.c; DPDO_LONG_N=1e7 for a shorter run)
+check-long: $(BUILD)/tests/long_exact
+	$(BUILD)/tests/long_exact
+
 check-mpi: $(if $(HAVE_MPI),$(MPI_TEST))
 	@if [ -z "$(HAVE_MPI)" ]; then echo "check-mpi: no mpicc (install mpich and libmpich-dev)"; exit 1; fi
 	@mkdir -p $(BUILD)/test-logs

@@ -83,7 +83,7 @@ static void src_init(src_t *r, dpdo__stream *s)
 #endif
 #ifdef DPDO_FAULT_INJECTION
     if (s->exact_widen > 0) r->widen = ldexp(1.0, s->exact_widen > 47 ? 47 : s->exact_widen);
-    if (s->exact_bias) r->bias = 1.0 + 1e-4;
+    if (s->exact_bias) r->bias = 1.0 + 1e-4 * (double)s->exact_bias;
     if (s->exact_scalar) r->simd = 0;
 #endif
     r->ncmp = r->nslow = r->ncand = r->nacc = 0;

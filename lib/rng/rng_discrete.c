@@ -525,8 +525,8 @@ struct dpdo__dtab {
     uint32_t M;      /* blocks; entry M is the tail, M + 1 the filler, above: padding */
     uint64_t X0, L, WT;
     double inv;      /* 1 / (2 S^2) or 1 / T, rounded */
-    uint32_t *thr;   /* [N] the column's own entry when the threshold bits are below thr */
-    uint32_t *alias; /* [N] */
+    uint64_t *ta;    /* [N] thr | alias << 32: the column's own entry when the threshold bits are
+                      * below thr, else the alias (one gather for both) */
     uint64_t *W;     /* [M] */
     double *c;       /* [M + 1] L f(m B) / W_m (relative error below 2^-45); c[M] = 0 */
 };
@@ -534,7 +534,7 @@ struct dpdo__dtab {
 static void tab_free(dpdo__dtab *t)
 {
     if (!t) return;
-    dpdo__free(t->thr), dpdo__free(t->alias), dpdo__free(t->W), dpdo__free(t->c);
+    dpdo__free(t->ta), dpdo__free(t->W), dpdo__free(t->c);
     dpdo__free(t);
 }
 
@@ -584,14 +584,14 @@ static dpdo__dtab *tab_build(int lap, uint64_t P)
         n++;
     t->n = n;
     const uint64_t N = UINT64_C(1) << n, C = UINT64_C(1) << (32 - n), tb = UINT64_C(2) << (bt - b);
-    t->thr = dpdo__alloc_array(N, sizeof *t->thr);
-    t->alias = dpdo__alloc_array(N, sizeof *t->alias);
+    t->ta = dpdo__alloc_array(N, sizeof *t->ta);
+    uint32_t *thr = dpdo__alloc_array(N, sizeof *thr), *alias = dpdo__alloc_array(N, sizeof *alias);
     t->W = dpdo__alloc_array(M, sizeof *t->W);
     t->c = dpdo__alloc_array(M + 1, sizeof *t->c);
     uint64_t *w = dpdo__alloc_array(N, sizeof *w);
     uint32_t *stk = dpdo__alloc_array(N, sizeof *stk);
-    if (!t->thr || !t->alias || !t->W || !t->c || !w || !stk) {
-        dpdo__free(w), dpdo__free(stk);
+    if (!t->ta || !thr || !alias || !t->W || !t->c || !w || !stk) {
+        dpdo__free(w), dpdo__free(stk), dpdo__free(thr), dpdo__free(alias);
         return tab_free(t), NULL;
     }
     /* L as large as the weights allow: sum <= 2^32 (W_m = ceil(L f (1 + 2^-40)) covers the
@@ -631,20 +631,22 @@ static dpdo__dtab *tab_build(int lap, uint64_t P)
             stk[ns++] = (uint32_t)i;
         else
             stk[--nl] = (uint32_t)i;
-        t->thr[i] = (uint32_t)C;
-        t->alias[i] = (uint32_t)i;
+        thr[i] = (uint32_t)C;
+        alias[i] = (uint32_t)i;
     }
     while (ns > 0 && nl < N) {
         uint32_t sm = stk[--ns], lg = stk[nl];
-        t->thr[sm] = (uint32_t)w[sm];
-        t->alias[sm] = lg;
+        thr[sm] = (uint32_t)w[sm];
+        alias[sm] = lg;
         w[lg] -= C - w[sm];
         if (w[lg] < C) { /* lg moves to the smalls: the slot just freed */
             nl++;
             stk[ns++] = lg;
         }
     }
-    dpdo__free(w), dpdo__free(stk);
+    for (uint64_t i = 0; i < N; i++)
+        t->ta[i] = thr[i] | (uint64_t)alias[i] << 32;
+    dpdo__free(w), dpdo__free(stk), dpdo__free(thr), dpdo__free(alias);
     return t;
 }
 
@@ -750,11 +752,12 @@ static void cand_scalar(const dpdo__dtab *t, const uint64_t *w, int k, double ma
     const uint32_t bmask = (UINT32_C(1) << b) - 1;
     const double ulp = ldexp(1.0, -ub), inv = t->inv, Bd = (double)(UINT64_C(1) << b);
     const int lap = t->lap;
-    const uint32_t *thr = t->thr, *alias = t->alias;
+    const uint64_t *ta = t->ta;
     const double *cm = t->c;
     for (int j = 0; j < k; j++) {
         uint32_t lo = (uint32_t)w[j], col = lo & nmask, th = lo >> nb;
-        uint32_t e = th < thr[col] ? col : alias[col];
+        uint64_t tc = ta[col];
+        uint32_t e = th < (uint32_t)tc ? col : (uint32_t)(tc >> 32);
         uint32_t hi = (uint32_t)(w[j] >> 32);
         uint32_t off = hi & bmask, sg = (hi >> b) & 1u, u = hi >> (b + 1);
         uint32_t ec = e < M ? e : M; /* c[M] = 0: never accepted here */
@@ -826,8 +829,8 @@ tab_batch_avx512(src_t *r, const dpdo__dtab *t, const uint64_t *w, int kb, doubl
         __m512i wv = _mm512_loadu_si512((const void *)(w + j));
         __m256i lo = _mm512_cvtepi64_epi32(wv), hi = _mm512_cvtepi64_epi32(_mm512_srli_epi64(wv, 32));
         __m256i col = _mm256_and_si256(lo, nmask), th = _mm256_srl_epi32(lo, snb);
-        __m256i tv = _mm256_i32gather_epi32((const int *)t->thr, col, 4);
-        __m256i av = _mm256_i32gather_epi32((const int *)t->alias, col, 4);
+        __m512i tav = _mm512_i32gather_epi64(col, (const void *)t->ta, 8);
+        __m256i tv = _mm512_cvtepi64_epi32(tav), av = _mm512_cvtepi64_epi32(_mm512_srli_epi64(tav, 32));
         __m256i e = _mm256_blendv_epi8(av, col, _mm256_cmpgt_epi32(tv, th)); /* < 2^30: signed ok */
         __m256i off = _mm256_and_si256(hi, bmask);
         __m256i sg = _mm256_and_si256(_mm256_srl_epi32(hi, sb), one);

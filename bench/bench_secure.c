@@ -373,7 +373,7 @@ int main(void)
            cmp_n[1], slow_n[0], cmp_n[0]);
     printf("secure_goal %s: >= 2.5e8 draws/s goal, >= 1.2e8 required; what bounds it: %.1f cycles per draw, %.1f "
            "of them the AES keystream (%.2f bytes per draw), the rest the candidate kernel (8 candidates per AVX-512 "
-           "vector: 3 gathers, the degree-5 bound, a compress-store) and the grid rounding\n",
+           "vector: 2 gathers, the degree-5 bound, a compress-store) and the grid rounding\n",
            rg >= 2.5e8 ? "met" : rg >= 1.2e8 ? "required met, goal not" : "NOT MET", hz / rg, hz * bpd_g / ca, bpd_g);
     int bad = 0;
     size_t m = quick ? 1000000 : 10000000;

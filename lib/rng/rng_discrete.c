@@ -226,7 +226,8 @@ static int cmp_slow(src_t *r, unif_t *U, xq_t x, const fac_t *f)
             mpfr_mul_z(pl, pl, z, MPFR_RNDD), mpfr_mul_z(ph, ph, z, MPFR_RNDU);
             mpz_set_u128(z, f->b);
             mpfr_div_z(pl, pl, z, MPFR_RNDD), mpfr_div_z(ph, ph, z, MPFR_RNDU);
-            mpfr_mul_2si(pl, pl, (long)f->e, MPFR_RNDD), mpfr_mul_2si(ph, ph, (long)f->e, MPFR_RNDU);
+            mpfr_mul_2si(pl, pl, (long)f->e, MPFR_RNDD),
+                mpfr_mul_2si(ph, ph, (long)f->e, MPFR_RNDU);
         }
         mpz_import(z, (size_t)U->nw, 1, sizeof U->w[0], 0, 0, U->w);
         mpfr_set_z_2exp(ul, z, -kb, MPFR_RNDN); /* exact: U >= ul */
@@ -271,7 +272,7 @@ static inline void band2(double xd, double ey, double widen, uint64_t *lt, uint6
         lo = a * (1 - eps);
         hi = a * (1 + eps);
     }
-    double los = lo * 0x1p64, his = hi * 0x1p64; /* exact scalings; 0 <= lo < 1 */
+    double los = lo * 0x1p64, his = hi * 0x1p64;     /* exact scalings; 0 <= lo < 1 */
     *lt = los < 0x1p64 ? (uint64_t)los : UINT64_MAX; /* truncation = floor */
     *ht = his < 0x1p64 ? (uint64_t)his : UINT64_MAX;
 }
@@ -519,16 +520,16 @@ static int dgauss_n(src_t *r, uint64_t S, int64_t *out, size_t n)
  * U against a glibc-exp band, else MPFR (cmp_slow: the same U). Output: +-a. P(accept) =
  * L Z / (2^33 B), Z = sum over the integers of f: the acceptance-rate check. */
 struct dpdo__dtab {
-    int lap;         /* 0 Gaussian, 1 Laplace */
-    uint64_t P;      /* S or T */
-    int b, n, bt;    /* log2 of B, of the columns N, of Bt */
-    uint32_t M;      /* blocks; entry M is the tail, M + 1 the filler, above: padding */
+    int lap;      /* 0 Gaussian, 1 Laplace */
+    uint64_t P;   /* S or T */
+    int b, n, bt; /* log2 of B, of the columns N, of Bt */
+    uint32_t M;   /* blocks; entry M is the tail, M + 1 the filler, above: padding */
     uint64_t X0, L, WT;
-    double inv;      /* 1 / (2 S^2) or 1 / T, rounded */
-    uint64_t *ta;    /* [N] thr | alias << 32: the column's own entry when the threshold bits are
-                      * below thr, else the alias (one gather for both) */
-    uint64_t *W;     /* [M] */
-    double *c;       /* [M + 1] L f(m B) / W_m (relative error below 2^-45); c[M] = 0 */
+    double inv;   /* 1 / (2 S^2) or 1 / T, rounded */
+    uint64_t *ta; /* [N] thr | alias << 32: the column's own entry when the threshold bits are
+                   * below thr, else the alias (one gather for both) */
+    uint64_t *W;  /* [M] */
+    double *c;    /* [M + 1] L f(m B) / W_m (relative error below 2^-45); c[M] = 0 */
 };
 
 static void tab_free(dpdo__dtab *t)
@@ -827,18 +828,21 @@ tab_batch_avx512(src_t *r, const dpdo__dtab *t, const uint64_t *w, int kb, doubl
     cand_t cd;
     for (int j = 0; j < kb && *f < n; j += 8) {
         __m512i wv = _mm512_loadu_si512((const void *)(w + j));
-        __m256i lo = _mm512_cvtepi64_epi32(wv), hi = _mm512_cvtepi64_epi32(_mm512_srli_epi64(wv, 32));
+        __m256i lo = _mm512_cvtepi64_epi32(wv),
+                hi = _mm512_cvtepi64_epi32(_mm512_srli_epi64(wv, 32));
         __m256i col = _mm256_and_si256(lo, nmask), th = _mm256_srl_epi32(lo, snb);
         __m512i tav = _mm512_i32gather_epi64(col, (const void *)t->ta, 8);
-        __m256i tv = _mm512_cvtepi64_epi32(tav), av = _mm512_cvtepi64_epi32(_mm512_srli_epi64(tav, 32));
+        __m256i tv = _mm512_cvtepi64_epi32(tav),
+                av = _mm512_cvtepi64_epi32(_mm512_srli_epi64(tav, 32));
         __m256i e = _mm256_blendv_epi8(av, col, _mm256_cmpgt_epi32(tv, th)); /* < 2^30: signed ok */
         __m256i off = _mm256_and_si256(hi, bmask);
         __m256i sg = _mm256_and_si256(_mm256_srl_epi32(hi, sb), one);
         __m256i u = _mm256_srl_epi32(hi, sb1);
         __m256i ec = _mm256_min_epu32(e, Mv);
         __m512d od = _mm512_cvtepi32_pd(off), amd = _mm512_mul_pd(_mm512_cvtepi32_pd(ec), Bd);
-        __m512d d = lap ? _mm512_mul_pd(od, inv)
-                        : _mm512_mul_pd(od, _mm512_mul_pd(_mm512_add_pd(_mm512_add_pd(amd, amd), od), inv));
+        __m512d d =
+            lap ? _mm512_mul_pd(od, inv)
+                : _mm512_mul_pd(od, _mm512_mul_pd(_mm512_add_pd(_mm512_add_pd(amd, amd), od), inv));
         __m512d q = _mm512_set1_pd(-1.0 / 120);
         q = _mm512_fmadd_pd(q, d, _mm512_set1_pd(1.0 / 24));
         q = _mm512_fmadd_pd(q, d, _mm512_set1_pd(-1.0 / 6));
@@ -1149,9 +1153,10 @@ static int grid_check(double gamma, char *err)
 
 /* The rounding to the grid and the |k + z| < 2^52 check for m coordinates: x[i] <- (rint(x[i] /
  * gamma) + z[i]) gamma where both |k| and |k + z| are below 2^52; at the first coordinate where
- * not, it stops and returns its index + 1, x[i] left as it was (0: all done). x / gamma = x (1 / gamma) exactly (a power of two) unless it
- * underflows; k + z is exact below 2^52 (|z| < 2^62: a rounded sum below 2^52 is the exact one),
- * and v gamma is exact (an integer below 2^52 times a power of two). */
+ * not, it stops and returns its index + 1, x[i] left as it was (0: all done). x / gamma = x (1 /
+ * gamma) exactly (a power of two) unless it underflows; k + z is exact below 2^52 (|z| < 2^62: a
+ * rounded sum below 2^52 is the exact one), and v gamma is exact (an integer below 2^52 times a
+ * power of two). */
 static size_t grid_round_scalar(double *x, const int64_t *zb, size_t m, double gamma, double ginv)
 {
     for (size_t i = 0; i < m; i++) {
@@ -1176,11 +1181,14 @@ grid_round_avx512(double *x, const int64_t *zb, size_t m, double gamma, double g
     for (; i + 8 <= m; i += 8) {
         __m512d xv = _mm512_loadu_pd(x + i);
         __m512d k = _mm512_roundscale_pd(_mm512_mul_pd(xv, gi), _MM_FROUND_CUR_DIRECTION);
-        __m512d v = _mm512_add_pd(k, _mm512_cvtepi64_pd(_mm512_loadu_si512((const void *)(zb + i))));
+        __m512d v =
+            _mm512_add_pd(k, _mm512_cvtepi64_pd(_mm512_loadu_si512((const void *)(zb + i))));
         __m512d ak = _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(k), absm));
         __m512d av = _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(v), absm));
-        __mmask8 ok = _mm512_cmp_pd_mask(ak, lim, _CMP_LT_OQ) & _mm512_cmp_pd_mask(av, lim, _CMP_LT_OQ);
-        if (__builtin_expect(ok != 0xFF, 0)) return i + grid_round_scalar(x + i, zb + i, 8, gamma, ginv);
+        __mmask8 ok =
+            _mm512_cmp_pd_mask(ak, lim, _CMP_LT_OQ) & _mm512_cmp_pd_mask(av, lim, _CMP_LT_OQ);
+        if (__builtin_expect(ok != 0xFF, 0))
+            return i + grid_round_scalar(x + i, zb + i, 8, gamma, ginv);
         _mm512_storeu_pd(x + i, _mm512_mul_pd(v, g));
     }
     size_t b = grid_round_scalar(x + i, zb + i, m - i, gamma, ginv);

@@ -11,7 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The exact samplers' tables, one per (distribution, scale), built on first use (rng_discrete.c). */
+/* The exact samplers' tables, one per (distribution, scale), built on first use (rng_discrete.c).
+ */
 typedef struct dpdo__dtab dpdo__dtab;
 #define DPDO__RNG_TABS 8
 
@@ -65,7 +66,7 @@ typedef struct dpdo__stream {
      * acceptance-rate check of tests and bench) */
     uint64_t exact_cand, exact_acc;
     int exact_widen; /* test build only (DPDO_FAULT_INJECTION): widen the band by 2^exact_widen */
-    int exact_bias;  /* test build only: the planted defect, acceptance x (1 + k 1e-4) for |z| < S */
+    int exact_bias; /* test build only: the planted defect, acceptance x (1 + k 1e-4) for |z| < S */
     int exact_scalar; /* test build only: the portable candidate kernel even where AVX-512 runs */
 } dpdo__stream;
 

@@ -294,12 +294,6 @@ static inline int cmp_exp(src_t *r, unif_t *U, xq_t x, double xd)
     return cmp_slow(r, U, x, NULL);
 }
 
-static inline void unif_new(src_t *r, unif_t *U)
-{
-    U->w[0] = src_u64(r);
-    U->nw = 1;
-}
-
 #define V_CAP (UINT64_C(1) << 62)
 
 /* G = floor(-t log U): P(G >= k) = P(U < exp(-k/t)) = exp(-k/t), t >= 1, t <= 2^40. The slow

@@ -58,7 +58,7 @@ typedef struct {
     int nbits;
     double widen;         /* band multiplier: 1, or 2^exact_widen in a test build */
     double bias;          /* test build: the planted acceptance defect (1 = none) */
-    int simd;             /* the CPU runs the AVX-512 candidate kernel (F, DQ, VL) */
+    int simd;             /* the CPU runs the AVX-512 candidate kernel (F, DQ, VL, BW) */
     uint64_t ncmp, nslow; /* lazy comparisons made / decided by MPFR (added to s at the end) */
     uint64_t ncand, nacc; /* table sampler: candidates drawn / accepted (added to s at the end) */
 } src_t;
@@ -77,7 +77,7 @@ static void src_init(src_t *r, dpdo__stream *s)
 #ifdef DPDO_HAVE_X86_SIMD
     /* libgcc's CPU model (filled by its constructor, includes the OS's XSAVE support) */
     r->simd = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-              __builtin_cpu_supports("avx512vl");
+              __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
 #else
     r->simd = 0;
 #endif
@@ -514,10 +514,12 @@ static int dgauss_n(src_t *r, uint64_t S, int64_t *out, size_t n)
  * U against a glibc-exp band, else MPFR (cmp_slow: the same U). Output: +-a. P(accept) =
  * L Z / (2^33 B), Z = sum over the integers of f: the acceptance-rate check. */
 struct dpdo__dtab {
-    int lap;      /* 0 Gaussian, 1 Laplace */
-    uint64_t P;   /* S or T */
-    int b, n, bt; /* log2 of B, of the columns N, of Bt */
-    uint32_t M;   /* blocks; entry M is the tail, M + 1 the filler, above: padding */
+    int lap;       /* 0 Gaussian, 1 Laplace */
+    uint64_t P;    /* S or T */
+    int b, n, bt;  /* log2 of B, of the columns N, of Bt */
+    int A, ub, cb; /* the alias field's bits (the weights sum to 2^A), U's first bits, bytes per
+                    * candidate: (24, 23 - b, 6) when b <= 15, else (32, 31 - b, 8) */
+    uint32_t M;    /* blocks; entry M is the tail, M + 1 the filler, above: padding */
     uint64_t X0, L, WT;
     double inv;   /* 1 / (2 S^2) or 1 / T, rounded */
     uint64_t *ta; /* [N] thr | alias << 32: the column's own entry when the threshold bits are
@@ -578,7 +580,13 @@ static dpdo__dtab *tab_build(int lap, uint64_t P)
     while ((UINT64_C(1) << n) < M + 2)
         n++;
     t->n = n;
-    const uint64_t N = UINT64_C(1) << n, C = UINT64_C(1) << (32 - n), tb = UINT64_C(2) << (bt - b);
+    /* 6-byte candidates when U keeps >= 8 bits (the alias field then holds at most 12 column bits:
+     * M + 2 <= 6 * 128 + 3 or 20 * 128 + 3, so the threshold has >= 12 bits) */
+    t->A = b <= 15 ? 24 : 32;
+    t->cb = b <= 15 ? 6 : 8;
+    t->ub = 8 * t->cb - t->A - b - 1;
+    const uint64_t tot = UINT64_C(1) << t->A;
+    const uint64_t N = UINT64_C(1) << n, C = tot >> n, tb = UINT64_C(2) << (bt - b);
     t->ta = dpdo__alloc_array(N, sizeof *t->ta);
     uint32_t *thr = dpdo__alloc_array(N, sizeof *thr), *alias = dpdo__alloc_array(N, sizeof *alias);
     t->W = dpdo__alloc_array(M, sizeof *t->W);
@@ -594,7 +602,7 @@ static dpdo__dtab *tab_build(int lap, uint64_t P)
     double F = (double)tb * tab_f(t, t->X0);
     for (uint64_t m = 0; m < M; m++)
         F += tab_f(t, m << b);
-    double Ld = floor((0x1p32 - (double)(M + 2 + tb)) / (F * (1 + 0x1p-30)));
+    double Ld = floor(((double)tot - (double)(M + 2 + tb)) / (F * (1 + 0x1p-30)));
     uint64_t sum;
     for (;;) {
         t->L = (uint64_t)Ld;
@@ -605,7 +613,7 @@ static dpdo__dtab *tab_build(int lap, uint64_t P)
         }
         t->WT = (uint64_t)ceil(Ld * tab_f(t, t->X0) * (1 + 0x1p-40));
         sum += tb * t->WT;
-        if (sum <= (UINT64_C(1) << 32)) break;
+        if (sum <= tot) break;
         Ld = floor(Ld * (1 - 0x1p-20)); /* not reached: the bound above leaves room */
     }
     for (uint64_t m = 0; m < M; m++) {
@@ -614,10 +622,10 @@ static dpdo__dtab *tab_build(int lap, uint64_t P)
     }
     t->c[M] = 0;
     w[M] = tb * t->WT;
-    w[M + 1] = (UINT64_C(1) << 32) - sum;
+    w[M + 1] = tot - sum;
     for (uint64_t i = M + 2; i < N; i++)
         w[i] = 0;
-    /* Vose's alias table in integers: every column holds C units, N C = 2^32 = the total; a
+    /* Vose's alias table in integers: every column holds C units, N C = 2^A = the total; a
      * column below C takes the rest from one above (stack: smalls from the bottom, larges from
      * the top). The remaining columns hold exactly C (the total is invariant). */
     uint64_t ns = 0, nl = N;
@@ -743,17 +751,18 @@ static void cand_scalar(const dpdo__dtab *t, const uint64_t *w, int k, double ma
                         cand_t *cd)
 {
     const uint32_t nmask = (UINT32_C(1) << t->n) - 1, M = t->M;
-    const int nb = t->n, b = t->b, ub = 31 - b;
+    const uint32_t amask = (uint32_t)((UINT64_C(1) << t->A) - 1);
+    const int nb = t->n, b = t->b, ub = t->ub, A = t->A;
     const uint32_t bmask = (UINT32_C(1) << b) - 1;
     const double ulp = ldexp(1.0, -ub), inv = t->inv, Bd = (double)(UINT64_C(1) << b);
     const int lap = t->lap;
     const uint64_t *ta = t->ta;
     const double *cm = t->c;
     for (int j = 0; j < k; j++) {
-        uint32_t lo = (uint32_t)w[j], col = lo & nmask, th = lo >> nb;
+        uint32_t lo = (uint32_t)w[j] & amask, col = lo & nmask, th = lo >> nb;
         uint64_t tc = ta[col];
         uint32_t e = th < (uint32_t)tc ? col : (uint32_t)(tc >> 32);
-        uint32_t hi = (uint32_t)(w[j] >> 32);
+        uint32_t hi = (uint32_t)(w[j] >> A);
         uint32_t off = hi & bmask, sg = (hi >> b) & 1u, u = hi >> (b + 1);
         uint32_t ec = e < M ? e : M; /* c[M] = 0: never accepted here */
         uint64_t a = ((uint64_t)ec << b) + off;
@@ -778,7 +787,7 @@ static void cand_scalar(const dpdo__dtab *t, const uint64_t *w, int k, double ma
 static int cand_out(src_t *r, const dpdo__dtab *t, cand_t *cd, int k, int64_t *out, size_t *f,
                     size_t n)
 {
-    const int ub = 31 - t->b;
+    const int ub = t->ub;
     int j = 0;
     for (; j < k && *f < n; j++) {
         int c = (int)cd->code[j];
@@ -806,12 +815,20 @@ static int cand_out(src_t *r, const dpdo__dtab *t, cand_t *cd, int k, int64_t *o
  * of a group of 8 without a tail or undecided candidate by one compress-store. The decisions are
  * those of cand_scalar up to the rounding of p (fused multiply-adds in the polynomial): both decide
  * only outside the error bound, so both make exact comparisons (docs/privacy.md). */
-__attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma"))) static int
-tab_batch_avx512(src_t *r, const dpdo__dtab *t, const uint64_t *w, int kb, double margin,
+__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma"))) static int
+tab_batch_avx512(src_t *r, const dpdo__dtab *t, const unsigned char *wb, int kb, double margin,
                  int64_t *out, size_t *f, size_t n)
 {
-    const int nb = t->n, b = t->b, ub = 31 - b;
+    const int nb = t->n, b = t->b, ub = t->ub, cb = t->cb;
     const __m256i nmask = _mm256_set1_epi32((int)((UINT32_C(1) << nb) - 1));
+    const __m256i amask = _mm256_set1_epi32((int)((UINT64_C(1) << t->A) - 1));
+    const __m128i sA = _mm_cvtsi32_si128(t->A);
+    /* 6-byte candidates: 16-bit words 3k, 3k+1, 3k+2 of the group into lane k (the fourth word
+     * is masked off) */
+    const __m512i perm =
+        _mm512_set_epi16(23, 23, 22, 21, 20, 20, 19, 18, 17, 17, 16, 15, 14, 14, 13, 12, 11, 11, 10,
+                         9, 8, 8, 7, 6, 5, 5, 4, 3, 2, 2, 1, 0);
+    const __m512i m48 = _mm512_set1_epi64((long long)((UINT64_C(1) << 48) - 1));
     const __m256i bmask = _mm256_set1_epi32((int)((UINT32_C(1) << b) - 1));
     const __m256i one = _mm256_set1_epi32(1), Mv = _mm256_set1_epi32((int)t->M);
     const __m128i snb = _mm_cvtsi32_si128(nb), sb = _mm_cvtsi32_si128(b),
@@ -821,9 +838,10 @@ tab_batch_avx512(src_t *r, const dpdo__dtab *t, const uint64_t *w, int kb, doubl
     const int lap = t->lap;
     cand_t cd;
     for (int j = 0; j < kb && *f < n; j += 8) {
-        __m512i wv = _mm512_loadu_si512((const void *)(w + j));
-        __m256i lo = _mm512_cvtepi64_epi32(wv),
-                hi = _mm512_cvtepi64_epi32(_mm512_srli_epi64(wv, 32));
+        __m512i wv = _mm512_loadu_si512((const void *)(wb + (size_t)cb * (size_t)j));
+        if (cb == 6) wv = _mm512_and_si512(_mm512_permutexvar_epi16(perm, wv), m48);
+        __m256i lo = _mm256_and_si256(_mm512_cvtepi64_epi32(wv), amask),
+                hi = _mm512_cvtepi64_epi32(_mm512_srl_epi64(wv, sA));
         __m256i col = _mm256_and_si256(lo, nmask), th = _mm256_srl_epi32(lo, snb);
         __m512i tav = _mm512_i32gather_epi64(col, (const void *)t->ta, 8);
         __m256i tv = _mm512_cvtepi64_epi32(tav),
@@ -880,8 +898,9 @@ tab_batch_avx512(src_t *r, const dpdo__dtab *t, const uint64_t *w, int kb, doubl
 }
 #endif
 
-/* n draws from the table sampler. Each candidate takes one 64-bit word: bits 0..n-1 the alias
- * column, n..31 the threshold, 32..32+b-1 the offset, the sign, then U's first 31 - b >= 8 bits.
+/* n draws from the table sampler. Each candidate takes cb = 6 or 8 bytes of the keystream, read as
+ * a little-endian integer (48 or 64 bits): bits 0..n-1 the alias column, n..A-1 the threshold,
+ * then b bits of offset, the sign, and U's first ub >= 8 bits.
  * Candidates are kept in order, the surplus of the last batch dropped (independent of the kept
  * ones). 0, or -1 (see tab_tail, cmp_slow). */
 static int tab_n(src_t *r, const dpdo__dtab *t, int64_t *out, size_t n)
@@ -893,31 +912,39 @@ static int tab_n(src_t *r, const dpdo__dtab *t, int64_t *out, size_t n)
     cand_t cd;
     while (f < n) {
         uint64_t w[TB];
+        uint32_t pk[2 * TB + 4]; /* the batch's keystream words (+ slack for 64-byte loads) */
         /* candidates of this batch: TB, or (near the end) the need plus a few, in groups of 8 */
         size_t need = n - f + (n - f) / 64 + 2;
         int kb = need >= TB ? TB : (int)((need + 7) & ~(size_t)7);
-        src_words(r, (uint32_t *)w, 2 * kb); /* 64-bit words: the low word first (as src_u64) */
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-        for (int j = 0; j < kb; j++)
-            w[j] = w[j] << 32 | w[j] >> 32;
-#endif
-#ifdef DPDO_HAVE_X86_SIMD
+        src_words(r, pk, t->cb * kb / 4);
+#if defined(DPDO_HAVE_X86_SIMD) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
         if (r->simd && r->bias == 1.0) {
-            if (tab_batch_avx512(r, t, w, kb, margin, out, &f, n)) return -1;
+            if (tab_batch_avx512(r, t, (const unsigned char *)pk, kb, margin, out, &f, n))
+                return -1;
             continue;
         }
 #endif
+        for (int j = 0; j < kb; j += 2) { /* two candidates from 2 (cb = 8) or 1.5 (cb = 6) words */
+            const uint32_t *q = pk + (t->cb / 2) * j / 2;
+            if (t->cb == 8) {
+                w[j] = q[0] | (uint64_t)q[1] << 32;
+                w[j + 1] = q[2] | (uint64_t)q[3] << 32;
+            } else {
+                w[j] = q[0] | (uint64_t)(q[1] & 0xFFFFu) << 32;
+                w[j + 1] = q[1] >> 16 | (uint64_t)q[2] << 16;
+            }
+        }
         cand_scalar(t, w, kb, margin, r->bias, &cd);
         if (cand_out(r, t, &cd, kb, out, &f, n)) return -1;
     }
     return 0;
 }
 
-/* Keystream blocks n table draws are expected to take: 8 bytes a candidate, about 1.006
+/* Keystream blocks n table draws are expected to take: cb bytes a candidate, about 1.006
  * candidates a draw from S = 50 on (more at the smallest scales: then small refills follow). */
-static size_t tab_blocks(size_t n)
+static size_t tab_blocks(const dpdo__dtab *t, size_t n)
 {
-    return (size_t)((double)n * 8.0 * 1.01 / 16) + 3;
+    return (size_t)((double)n * t->cb * 1.01 / 16) + 3;
 }
 
 /* n draws of N_Z(0, P^2) (lap 0, 1 <= P <= 2^31) or of the discrete Laplace of scale P (lap 1,
@@ -940,7 +967,7 @@ static int stream_draw(dpdo__stream *s, int lap, uint64_t P, int64_t *out, size_
     dpdo__dtab *t = lazy ? NULL : tab_get(s->rng, lap, P, &tmp);
     src_t r;
     src_init(&r, s);
-    if (t) r.want = tab_blocks(n);
+    if (t) r.want = tab_blocks(t, n);
     int rc = draw_n(&r, t, lap, P, out, n) ? DPDO_E_NUMERIC : DPDO_OK;
     src_done(&r);
     if (tmp) tab_free(t);
@@ -973,7 +1000,7 @@ int dpdo__dtab_info(const dpdo__stream *s, int lap, uint64_t P, uint64_t *L, uin
     int tmp;
     dpdo__dtab *t = tab_get(s->rng, lap, P, &tmp);
     if (!t) return -1;
-    *L = t->L;
+    *L = t->L << (32 - t->A); /* the acceptance L Z / (2^(A+1) B) as L' Z / (2^33 B) */
     *B = UINT64_C(1) << t->b;
     if (tmp) tab_free(t);
     return 0;
@@ -1239,7 +1266,7 @@ static int grid_add(dpdo__stream *s, uint64_t P, double gamma, double *x, size_t
     dpdo__dtab *t = n > 0 ? tab_get(s->rng, !gauss, P, &tmp) : NULL;
     src_t r;
     src_init(&r, s);
-    if (t) r.want = tab_blocks(n);
+    if (t) r.want = tab_blocks(t, n);
     rc = grid_add_run(&r, t, P, gamma, x, n, gauss, err);
     src_done(&r);
     if (tmp) tab_free(t);

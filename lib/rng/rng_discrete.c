@@ -503,16 +503,16 @@ static int dgauss_n(src_t *r, uint64_t S, int64_t *out, size_t n)
  *     WT >= L f(X0) and Bt chosen so that f(X0 + j Bt) <= f(X0) 2^-j (Gaussian: X0 Bt >= S^2,
  *     since (X0 + j Bt)^2 - X0^2 >= 2 j X0 Bt and e^-1 < 1/2; Laplace: Bt >= T).
  * A candidate: an entry of {block 0 .. M-1, tail, filler} from an exact integer alias table
- * (weights W_m, 2 (Bt / B) WT and the filler 2^32 - their sum: column and threshold from 32
- * uniform bits, so each entry has probability weight / 2^32 exactly); in a block a uniform
+ * (weights W_m, 2 (Bt / B) WT and the filler 2^A - their sum: column and threshold from A = 24
+ * or 32 uniform bits, so each entry has probability weight / 2^A exactly); in a block a uniform
  * offset, in the tail a block j with P(j) = 2^-(j+1) (trailing zeros of uniform bits) and a
  * uniform offset; a sign bit, (-, 0) rejected; the filler always rejected. So (a, sign) has
- * probability v(a) L / (2^33 B) for every a: the envelope, exactly. Accepted iff U < f(a) / v(a)
- * (<= 1), by exact lazy comparison: p = c_m exp(-delta) in double (c_m = L f(m B) / W_m from the
- * table, delta = phi(a) - phi(m B), exp(-delta) by its Taylor polynomial of degree 8, delta <=
- * 1/8), decided from U's first bits when U's interval clears p by the error bound; else 64 bits of
- * U against a glibc-exp band, else MPFR (cmp_slow: the same U). Output: +-a. P(accept) =
- * L Z / (2^33 B), Z = sum over the integers of f: the acceptance-rate check. */
+ * probability v(a) L / (2^(A+1) B) for every a: the envelope, exactly. Accepted iff U < f(a) /
+ * v(a) (<= 1), by exact lazy comparison: p = c_m exp(-delta) in double (c_m = L f(m B) / W_m from
+ * the table, delta = phi(a) - phi(m B), exp(-delta) by its Taylor polynomial of degree 5, delta
+ * <= 1/8), decided from U's first bits when U's interval clears p by the error bound; else 64 bits
+ * of U against a glibc-exp band, else MPFR (cmp_slow: the same U). Output: +-a. P(accept) =
+ * L Z / (2^(A+1) B), Z = sum over the integers of f: the acceptance-rate check. */
 struct dpdo__dtab {
     int lap;       /* 0 Gaussian, 1 Laplace */
     uint64_t P;    /* S or T */

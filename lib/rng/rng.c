@@ -118,7 +118,8 @@ DPDO_API void dpdo_rng_destroy(dpdo_rng *rng)
     if (!rng->builtin && t->struct_size >= offsetof(dpdo_rng_type, release) + sizeof t->release &&
         t->release && t != &philox_type)
         t->release(rng->user);
-    dpdo__rng_tabs_free(rng);
+    for (int i = 0; i < DPDO__RNG_TABS; i++) /* the sampler tables: one allocation each */
+        dpdo__free(atomic_load_explicit(&rng->tabs[i], memory_order_acquire));
     dpdo__free(rng);
 }
 

@@ -528,10 +528,10 @@ struct dpdo__dtab {
     double *c;    /* [M + 1] L f(m B) / W_m (relative error below 2^-45); c[M] = 0 */
 };
 
+/* A table is one allocation (the header, then ta, W and c), so that dpdo_rng_destroy frees it
+ * with dpdo__free without knowing its layout. */
 static void tab_free(dpdo__dtab *t)
 {
-    if (!t) return;
-    dpdo__free(t->ta), dpdo__free(t->W), dpdo__free(t->c);
     dpdo__free(t);
 }
 
@@ -547,8 +547,8 @@ static double tab_f(const dpdo__dtab *t, uint64_t a)
 /* The table for (lap, P), or NULL (no memory, or a Laplace scale too large for 2^16 columns). */
 static dpdo__dtab *tab_build(int lap, uint64_t P)
 {
-    dpdo__dtab *t = dpdo__calloc(1, sizeof *t);
-    if (!t) return NULL;
+    dpdo__dtab hd, *t = &hd; /* the header; the table is allocated once its sizes are known */
+    memset(&hd, 0, sizeof hd);
     const double Pd = (double)P;
     t->lap = lap;
     t->P = P;
@@ -564,7 +564,7 @@ static dpdo__dtab *tab_build(int lap, uint64_t P)
         double dmax = lap ? (double)(B - 1) * t->inv : (double)(B - 1) * (2 * X0d) * t->inv;
         if (dmax <= 0.125 || b == 0) break;
     }
-    if (M + 2 > (UINT64_C(1) << 16)) return tab_free(t), NULL;
+    if (M + 2 > (UINT64_C(1) << 16)) return NULL;
     t->b = b;
     t->M = (uint32_t)M;
     t->X0 = M << b;
@@ -587,13 +587,18 @@ static dpdo__dtab *tab_build(int lap, uint64_t P)
     t->ub = 8 * t->cb - t->A - b - 1;
     const uint64_t tot = UINT64_C(1) << t->A;
     const uint64_t N = UINT64_C(1) << n, C = tot >> n, tb = UINT64_C(2) << (bt - b);
-    t->ta = dpdo__alloc_array(N, sizeof *t->ta);
+    _Static_assert(sizeof(dpdo__dtab) % 8 == 0, "the arrays follow the header");
+    unsigned char *blk = dpdo__alloc(sizeof hd + (size_t)(N + 2 * M + 1) * 8);
+    if (!blk) return NULL;
+    memcpy(blk, &hd, sizeof hd);
+    t = (dpdo__dtab *)blk;
+    t->ta = (uint64_t *)(blk + sizeof hd);
+    t->W = t->ta + N;
+    t->c = (double *)(t->W + M);
     uint32_t *thr = dpdo__alloc_array(N, sizeof *thr), *alias = dpdo__alloc_array(N, sizeof *alias);
-    t->W = dpdo__alloc_array(M, sizeof *t->W);
-    t->c = dpdo__alloc_array(M + 1, sizeof *t->c);
     uint64_t *w = dpdo__alloc_array(N, sizeof *w);
     uint32_t *stk = dpdo__alloc_array(N, sizeof *stk);
-    if (!t->ta || !thr || !alias || !t->W || !t->c || !w || !stk) {
+    if (!thr || !alias || !w || !stk) {
         dpdo__free(w), dpdo__free(stk), dpdo__free(thr), dpdo__free(alias);
         return tab_free(t), NULL;
     }
@@ -677,14 +682,6 @@ static dpdo__dtab *tab_get(const struct dpdo_rng *rng, int lap, uint64_t P, int 
     }
     *tmp = 1;
     return t;
-}
-
-void dpdo__rng_tabs_free(struct dpdo_rng *rng)
-{
-    for (int i = 0; i < DPDO__RNG_TABS; i++) {
-        tab_free(atomic_load_explicit(&rng->tabs[i], memory_order_acquire));
-        atomic_store_explicit(&rng->tabs[i], NULL, memory_order_release);
-    }
 }
 
 /* exp(-d) for 0 <= d <= 1/8: Taylor polynomial of degree 5 (remainder below d^6 / 6! < 2^-27.4),

@@ -30,11 +30,11 @@ struct dpdo_rng {
     const unsigned char *has_key;
     int64_t nkeys;
     /* the exact samplers' table cache: immutable tables published once with a compare-and-swap
-     * (threads drawing from the same generator share them), freed by dpdo_rng_destroy */
+     * (threads drawing from the same generator share them), each one allocation, freed by
+     * dpdo_rng_destroy */
     _Atomic(dpdo__dtab *) tabs[DPDO__RNG_TABS];
     char errmsg[DPDO__ERRMSG_LEN];
 };
-void dpdo__rng_tabs_free(struct dpdo_rng *rng);
 
 /* A position in one stream. The stream is a sequence of 128-bit blocks
  * (4 words each); block j is the generator's image of the counter

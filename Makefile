@@ -36,6 +36,10 @@ LAPACK_LIBS ?= $(shell pkg-config --libs lapack 2>/dev/null || echo -llapack)
 # libsodium: the secret keys and the cipher behind secure noise, the ledger MAC (docs/privacy.md)
 SODIUM_CFLAGS ?= $(shell pkg-config --cflags libsodium 2>/dev/null)
 SODIUM_LIBS   ?= $(shell pkg-config --libs libsodium 2>/dev/null || echo -lsodium)
+# OpenSSL (libcrypto): the AES-256-CTR keystream of keyed (secure) streams, AES-NI when the CPU has
+# it (lib/rng/rng.c, docs/rng.md)
+CRYPTO_CFLAGS ?= $(shell pkg-config --cflags libcrypto 2>/dev/null)
+CRYPTO_LIBS   ?= $(shell pkg-config --libs libcrypto 2>/dev/null || echo -lcrypto)
 # FFTW: composition of privacy loss distributions (lib/privacy/pld.c)
 FFTW_CFLAGS ?= $(shell pkg-config --cflags fftw3 2>/dev/null)
 FFTW_LIBS   ?= $(shell pkg-config --libs fftw3 2>/dev/null || echo -lfftw3)
@@ -44,18 +48,18 @@ FFTW_LIBS   ?= $(shell pkg-config --libs fftw3 2>/dev/null || echo -lfftw3)
 MPFR_LIBS   ?= -lmpfr -lgmp
 # LAPACK before BLIS: a static link resolves left to right, and LAPACK's BLAS calls (dtrsm_, ...)
 # are BLIS's
-DEP_LIBS     = $(LAPACK_LIBS) $(BLIS_LIBS) $(ZLIB_LIBS) $(SODIUM_LIBS) $(FFTW_LIBS) $(MPFR_LIBS) -lm -lpthread
+DEP_LIBS     = $(LAPACK_LIBS) $(BLIS_LIBS) $(ZLIB_LIBS) $(SODIUM_LIBS) $(CRYPTO_LIBS) $(FFTW_LIBS) $(MPFR_LIBS) -lm -lpthread
 # what `cc -static ... $(pkg-config --static --libs dpdo)` needs beyond that (dpdo.pc's Libs.private):
 # Debian's liblapack is the Fortran reference LAPACK (libgfortran, libquadmath) and libblis-dev's
 # default BLIS is the OpenMP build (libgomp). Another BLIS/LAPACK: set STATIC_EXTRA_LIBS.
 STATIC_EXTRA_LIBS ?= -lgfortran -lquadmath -lgomp
-PC_PRIVATE_LIBS = $(LAPACK_LIBS) $(BLIS_LIBS) $(ZLIB_LIBS) $(SODIUM_LIBS) $(FFTW_LIBS) $(MPFR_LIBS) \
+PC_PRIVATE_LIBS = $(LAPACK_LIBS) $(BLIS_LIBS) $(ZLIB_LIBS) $(SODIUM_LIBS) $(CRYPTO_LIBS) $(FFTW_LIBS) $(MPFR_LIBS) \
                   $(STATIC_EXTRA_LIBS) -lm -lpthread
 
 # ---- our flags
 WARN        = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
 DPDO_CFLAGS = -std=c11 -D_DEFAULT_SOURCE $(WARN) -ffp-contract=off -Iinclude -Ilib \
-              $(BLIS_CFLAGS) $(ZLIB_CFLAGS) $(SODIUM_CFLAGS) $(FFTW_CFLAGS)
+              $(BLIS_CFLAGS) $(ZLIB_CFLAGS) $(SODIUM_CFLAGS) $(CRYPTO_CFLAGS) $(FFTW_CFLAGS)
 # GCC's -O2 vectorises only loops whose trip count is a multiple of the vector width; the
 # "cheap" model also takes the per-node loops over d with a scalar tail. The vectoriser never
 # reassociates floating-point arithmetic (no -ffast-math), so results are bit-identical.
@@ -86,7 +90,7 @@ BENCHBIN   = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCHSRC))
 
 .PHONY: all lib examples tools check check-asan check-valgrind check-audit-long check-exports check-since check-cycles format-check format check-abi \
         abi-baseline check-version man check-man check-doc \
-        check-install bench demo deps install uninstall clean map python-capi check-python-capi tests mpi check-mpi \
+        check-install check-long bench demo deps install uninstall clean map python-capi check-python-capi tests mpi check-mpi \
         check-run choosing \
         check-python-examples data-debian-text fuzz
 .DEFAULT_GOAL := all
@@ -214,6 +218,11 @@ $(BUILD)/bench/bench_mpi: bench/mpi/bench_mpi.c $(MPI_STLIB) $(STLIB)
 
 # `make check-mpi`: the bit-identity and failure tests with 1, 2 and 4 ranks on this machine
 # (loopback), then a run where a rank stops taking part (DPDO_E_IO within the timeout).
+# the exact samplers at scale: chi-square of 10^8 draws per case, the acceptance rate, a planted
+# defect (tests/long_exact.c; DPDO_LONG_N=1e7 for a shorter run)
+check-long: $(BUILD)/tests/long_exact
+	$(BUILD)/tests/long_exact
+
 check-mpi: $(if $(HAVE_MPI),$(MPI_TEST))
 	@if [ -z "$(HAVE_MPI)" ]; then echo "check-mpi: no mpicc (install mpich and libmpich-dev)"; exit 1; fi
 	@mkdir -p $(BUILD)/test-logs

@@ -5,9 +5,10 @@
 # fails if anything required is missing. Installed packages are left alone,
 # so on a ready machine this is a quick no-op.
 set -eu
-# build + run (libmpfr-dev: the exact noise samplers' MPFR fallback, lib/rng/rng_discrete.c)
+# build + run (libmpfr-dev: the exact noise samplers' MPFR fallback, lib/rng/rng_discrete.c;
+# libssl-dev: OpenSSL's libcrypto, the AES-256-CTR keystream of secure noise, lib/rng/rng.c)
 # python3: the manual pages are generated from the headers (scripts/gen-man.py) for make install
-REQUIRED="gcc make pkg-config python3 libblis-dev liblapack-dev zlib1g-dev libsodium-dev libfftw3-dev libmpfr-dev"
+REQUIRED="gcc make pkg-config python3 libblis-dev liblapack-dev zlib1g-dev libsodium-dev libssl-dev libfftw3-dev libmpfr-dev"
 # tests, plots, references: liblinear-tools (reference solver cross-check),
 # gnuplot-nox (example plots), python3-numpy (binding tests), valgrind
 # (make check-valgrind), dataset-fashion-mnist (real IDX data),

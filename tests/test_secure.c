@@ -493,7 +493,7 @@ static void sampler_pmf_smoke(void)
     unsigned char key[32];
     for (int b = 0; b < 32; b++) key[b] = (unsigned char)(b * 7 + 1);
     unsigned char has = 1;
-    rng->keys = key, rng->has_key = &has, rng->nkeys = 1; /* a keyed (ChaCha20) stream */
+    rng->keys = key, rng->has_key = &has, rng->nkeys = 1; /* a keyed (AES-256-CTR) stream */
     enum { M = 100000 };
     static int64_t y[M];
     const struct { int gauss; uint64_t P; int R; double crit; } cases[] = {
@@ -502,30 +502,35 @@ static void sampler_pmf_smoke(void)
         {0, 2, 12, 75.55}, /* df 26 */
         {0, 5, 30, 129.95}, /* df 62 */
     };
-    /* mode 0: the lazy-comparison sampler; 1: the same with the double band widened 2^44 times
-     * (test hook) so that MPFR decides most comparisons (fewer draws: it is slow); 2: the previous
-     * all-integer CKS sampler. All three against the same exact PMF. */
-    for (int mode = 0; mode < 3; mode++)
+    /* mode 0: the table sampler; 1: the same with the double band widened 2^44 times (test hook)
+     * so that MPFR decides most comparisons (fewer draws: it is slow); 2: the previous all-integer
+     * CKS sampler; 3: the previous lazy-comparison CKS sampler. All against the same exact PMF. */
+    for (int mode = 0; mode < 4; mode++)
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         dpdo__stream st;
         dpdo__stream_open(&st, rng, 0, c + 1 + 10 * (size_t)mode, DPDO_PURPOSE_NOISE);
         CHECK(dpdo__stream_keyed(&st));
         int64_t Mm = mode == 1 ? 20000 : M;
-        if (mode == 1) st.exact_widen = 44;
+        if (mode == 1) st.exact_widen = 47;
         int rc = mode == 2 ? (cases[c].gauss ? dpdo__stream_dgauss_cks(&st, cases[c].P, y, (size_t)Mm)
                                              : dpdo__stream_dlaplace_cks(&st, cases[c].P, y, (size_t)Mm))
+                 : mode == 3 ? (cases[c].gauss ? dpdo__stream_dgauss_lazy(&st, cases[c].P, y, (size_t)Mm)
+                                             : dpdo__stream_dlaplace_lazy(&st, cases[c].P, y, (size_t)Mm))
                            : (cases[c].gauss ? dpdo__stream_dgauss(&st, cases[c].P, y, (size_t)Mm)
                                              : dpdo__stream_dlaplace(&st, cases[c].P, y, (size_t)Mm));
         CHECK_EQ(rc, DPDO_OK);
         if (mode == 1) /* the fallback really decided many comparisons */
-            CHECK_MSG(st.exact_slow * 3 > st.exact_cmp && st.exact_slow >= (uint64_t)Mm / 2,
+            CHECK_MSG(st.exact_slow * 3 > st.exact_cmp && st.exact_slow >= (uint64_t)Mm / 3,
                       "MPFR decided %llu of %llu", (unsigned long long)st.exact_slow, (unsigned long long)st.exact_cmp);
-        if (mode == 0) /* and normally (almost) never: its probability is about 2^-47 per comparison */
+        if (mode == 0 || mode == 3) /* and normally (almost) never: about 2^-40 per comparison */
             CHECK_MSG(st.exact_slow <= 1, "MPFR decided %llu", (unsigned long long)st.exact_slow);
+        if (mode == 0) /* the table sampler's acceptance rate is known exactly: L Z / (2^33 B) */
+            CHECK_MSG(st.exact_cand >= (uint64_t)Mm && st.exact_acc == (uint64_t)Mm, "%llu of %llu",
+                      (unsigned long long)st.exact_acc, (unsigned long long)st.exact_cand);
         int df;
         double x2 = chi2(y, Mm, cases[c].gauss ? w_gauss : w_lap, (double)cases[c].P, cases[c].R, &df);
         printf("# %s %s(%llu): chi2 = %.1f, df %d, critical %.1f (MPFR decided %llu of %llu comparisons)\n",
-               mode == 0 ? "lazy" : mode == 1 ? "lazy-widened" : "cks-integer", cases[c].gauss ? "dgauss" : "dlaplace",
+               mode == 0 ? "table" : mode == 1 ? "table-widened" : mode == 2 ? "cks-integer" : "cks-lazy", cases[c].gauss ? "dgauss" : "dlaplace",
                (unsigned long long)cases[c].P, x2, df, cases[c].crit, (unsigned long long)st.exact_slow,
                (unsigned long long)st.exact_cmp);
         CHECK_MSG(x2 < cases[c].crit, "chi2 %g >= %g", x2, cases[c].crit);
@@ -575,6 +580,56 @@ static void sampler_pmf_smoke(void)
 }
 
 /* A process draws keys only for the nodes it hosts; reset draws new ones; host keys stay. */
+/* The table sampler accepts a candidate with probability L Z / (2^33 B) exactly (Z: the sum of the
+ * unnormalised PMF over the integers; docs/privacy.md "The table sampler"): the count of
+ * acceptances is binomial. |z| < 5 fails a correct sampler with probability 6e-7 per case. */
+static void table_acceptance_rate(void)
+{
+    dpdo_rng *rng = NULL;
+    CHECK_EQ(dpdo_rng_create(&rng, NULL, NULL, 6), DPDO_OK);
+    const struct { int lap; uint64_t P; } cases[] = {{0, 3}, {0, 50}, {0, 4096}, {0, 183171}, {0, UINT64_C(1) << 31}, {1, 2}, {1, 1000}, {1, UINT64_C(1) << 30}};
+    static int64_t y[200000];
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        dpdo__stream st;
+        dpdo__stream_open(&st, rng, 0, 100 + c, DPDO_PURPOSE_NOISE);
+        uint64_t L, B;
+        CHECK_EQ(dpdo__dtab_info(&st, cases[c].lap, cases[c].P, &L, &B), 0);
+        CHECK_EQ(cases[c].lap ? dpdo__stream_dlaplace(&st, cases[c].P, y, 200000) : dpdo__stream_dgauss(&st, cases[c].P, y, 200000), DPDO_OK);
+        double P = (double)cases[c].P;
+        /* Z: sqrt(2 pi) S (the theta-function correction is below e^-170 for S >= 3); coth(1 / 2T) */
+        double Z = cases[c].lap ? 1.0 / tanh(0.5 / P) : sqrt(2 * M_PI) * P;
+        double pa = (double)L * Z / (0x1p33 * (double)B), nc = (double)st.exact_cand;
+        double z = ((double)st.exact_acc - nc * pa) / sqrt(nc * pa * (1 - pa));
+        printf("# table %s(%llu): accepted %llu of %llu, expected rate %.6f, z = %.2f\n", cases[c].lap ? "dlaplace" : "dgauss",
+               (unsigned long long)cases[c].P, (unsigned long long)st.exact_acc, (unsigned long long)st.exact_cand, pa, z);
+        CHECK(pa > 0.75 && pa < 1);
+        CHECK_MSG(fabs(z) < 5, "acceptance z = %g", z);
+    }
+    /* the AVX-512 and the portable candidate kernels make the same (exact) decisions: the same
+     * draws from the same keystream, and the same grid release */
+    static int64_t y2[200000];
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        dpdo__stream s1, s2;
+        dpdo__stream_open(&s1, rng, 0, 300 + c, DPDO_PURPOSE_NOISE);
+        dpdo__stream_open(&s2, rng, 0, 300 + c, DPDO_PURPOSE_NOISE);
+        s2.exact_scalar = 1;
+        CHECK_EQ(cases[c].lap ? dpdo__stream_dlaplace(&s1, cases[c].P, y, 20000) : dpdo__stream_dgauss(&s1, cases[c].P, y, 20000), DPDO_OK);
+        CHECK_EQ(cases[c].lap ? dpdo__stream_dlaplace(&s2, cases[c].P, y2, 20000) : dpdo__stream_dgauss(&s2, cases[c].P, y2, 20000), DPDO_OK);
+        CHECK(memcmp(y, y2, 20000 * sizeof y[0]) == 0);
+    }
+    double g1[1000], g2[1000];
+    for (int k = 0; k < 1000; k++) g1[k] = g2[k] = (k - 500) * 0.37;
+    char err[DPDO__ERRMSG_LEN];
+    dpdo__stream s1, s2;
+    dpdo__stream_open(&s1, rng, 0, 400, DPDO_PURPOSE_NOISE);
+    dpdo__stream_open(&s2, rng, 0, 400, DPDO_PURPOSE_NOISE);
+    s2.exact_scalar = 1;
+    CHECK_EQ(dpdo__grid_add_dgauss(&s1, 5000, 0x1p-10, g1, 1000, err), DPDO_OK);
+    CHECK_EQ(dpdo__grid_add_dgauss(&s2, 5000, 0x1p-10, g2, 1000, err), DPDO_OK);
+    CHECK(memcmp(g1, g2, sizeof g1) == 0);
+    dpdo_rng_destroy(rng);
+}
+
 static void keys_hosted_only(void)
 {
     fx f;
@@ -749,6 +804,7 @@ int main(void)
     RUN(grid_ledger);
     RUN(old_attack);
     RUN(sampler_pmf_smoke);
+    RUN(table_acceptance_rate);
     RUN(keys_hosted_only);
     RUN(key_api);
     RUN(dda_fused_noise_bits);

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include <sodium.h>
+#include <openssl/evp.h>
 
 #include "rng_impl.h"
 #include "rng_math.h"
@@ -118,6 +118,8 @@ DPDO_API void dpdo_rng_destroy(dpdo_rng *rng)
     if (!rng->builtin && t->struct_size >= offsetof(dpdo_rng_type, release) + sizeof t->release &&
         t->release && t != &philox_type)
         t->release(rng->user);
+    for (int i = 0; i < DPDO__RNG_TABS; i++) /* the sampler tables: one allocation each */
+        dpdo__free(atomic_load_explicit(&rng->tabs[i], memory_order_acquire));
     dpdo__free(rng);
 }
 
@@ -155,8 +157,8 @@ void dpdo__stream_open(dpdo__stream *s, const struct dpdo_rng *rng, uint64_t nod
     s->cb_code = 0;
     s->cid = 0;
     s->ckey = NULL;
-    s->exact_cmp = s->exact_slow = 0;
-    s->exact_widen = 0;
+    s->exact_cmp = s->exact_slow = s->exact_cand = s->exact_acc = 0;
+    s->exact_widen = s->exact_bias = s->exact_scalar = 0;
     s->key[2] = s->key[3] = 0;
     uint64_t key = rng->seed;
     if (rng->keys && node < (uint64_t)rng->nkeys && rng->has_key[node] &&
@@ -177,56 +179,102 @@ void dpdo__stream_seek(dpdo__stream *s, uint64_t block)
     s->nbuf = 0;
 }
 
-/* Keyed streams: block j (16 bytes) of stream (node, round, purpose) is bytes 16 (j mod 4) ..
- * of ChaCha20-IETF block floor(j / 4) under the node's key with the 96-bit nonce
- * (ctr[1], ctr[2], ctr[3]) as little-endian words; words are read little-endian. */
-static void keyed_blocks(dpdo__stream *s, uint32_t *out, size_t nblocks)
+/* Keyed streams: block j (16 bytes) of stream (node, round, purpose) is AES-256 under the node's
+ * key of the 128-bit counter block (ctr[1], ctr[2], ctr[3] as little-endian words, then j as a
+ * big-endian 32-bit word): AES-256-CTR (OpenSSL EVP, AES-NI when the CPU has it, OpenSSL's
+ * constant-time software AES otherwise) started at that counter block; words are read
+ * little-endian. A run of blocks never carries into the id words: calls are split at j = 2^32. */
+static void aes_iv(const dpdo__stream *s, uint32_t j, unsigned char iv[16])
 {
-    unsigned char nonce[12];
     for (int k = 0; k < 3; k++)
         for (int b = 0; b < 4; b++)
-            nonce[4 * k + b] = (unsigned char)(s->ctr[k + 1] >> (8 * b));
-    uint32_t j = s->ctr[0];
-    while (nblocks > 0) {
-        uint32_t cb = j >> 2, off = j & 3;
-        if (off == 0 && nblocks >= 4) {
-            /* whole ChaCha blocks straight into out (no wrap of the 2^30 block counter) */
-            size_t m = nblocks / 4, room = (size_t)((UINT64_C(1) << 30) - cb);
-            if (m > room) m = room;
-            memset(out, 0, 64 * m);
-            crypto_stream_chacha20_ietf_xor_ic((unsigned char *)out, (const unsigned char *)out,
-                                               (unsigned long long)(64 * m), nonce, cb, s->ckey);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-            for (size_t w = 0; w < 16 * m; w++)
-                out[w] = __builtin_bswap32(out[w]);
-#endif
-            out += 16 * m;
-            j += (uint32_t)(4 * m);
-            nblocks -= 4 * m;
-            continue;
-        }
-        if (s->cid != cb + 1) {
-            memset(s->cblk, 0, sizeof s->cblk);
-            crypto_stream_chacha20_ietf_xor_ic(
-                (unsigned char *)s->cblk, (const unsigned char *)s->cblk, 64, nonce, cb, s->ckey);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-            for (int w = 0; w < 16; w++)
-                s->cblk[w] = __builtin_bswap32(s->cblk[w]);
-#endif
-            s->cid = cb + 1;
-        }
-        memcpy(out, s->cblk + 4 * off, 16);
-        out += 4;
-        j++;
-        nblocks--;
+            iv[4 * k + b] = (unsigned char)(s->ctr[k + 1] >> (8 * b));
+    for (int b = 0; b < 4; b++)
+        iv[12 + b] = (unsigned char)(j >> (24 - 8 * b));
+}
+
+void *dpdo__stream_cipher_new(const dpdo__stream *s)
+{
+    if (!s->ckey) return NULL;
+    EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
+    if (c && EVP_EncryptInit_ex(c, EVP_aes_256_ctr(), NULL, s->ckey, NULL) != 1) {
+        EVP_CIPHER_CTX_free(c);
+        c = NULL;
     }
+    return c;
+}
+
+void dpdo__stream_cipher_free(void *cipher)
+{
+    EVP_CIPHER_CTX_free((EVP_CIPHER_CTX *)cipher);
+}
+
+/* nblocks keystream blocks from block j into out with cipher (a context of
+ * dpdo__stream_cipher_new, or NULL: a temporary one). 0, or -1 if OpenSSL failed (out zeroed). */
+static int aes_blocks(const dpdo__stream *s, void *cipher, uint32_t j, uint32_t *out,
+                      size_t nblocks)
+{
+    EVP_CIPHER_CTX *c = cipher ? (EVP_CIPHER_CTX *)cipher : dpdo__stream_cipher_new(s);
+    int ok = c != NULL;
+    unsigned char *o = (unsigned char *)out;
+    const size_t total = nblocks;
+    memset(o, 0, 16 * total);
+    while (ok && nblocks > 0) {
+        size_t m = (size_t)((UINT64_C(1) << 32) - j); /* blocks before the counter word wraps */
+        if (m > nblocks) m = nblocks;
+        if (m > ((size_t)1 << 26)) m = (size_t)1 << 26; /* EVP lengths are int */
+        unsigned char iv[16];
+        int len;
+        aes_iv(s, j, iv);
+        ok = EVP_EncryptInit_ex(c, NULL, NULL, NULL, iv) == 1 &&
+             EVP_EncryptUpdate(c, o, &len, o, (int)(16 * m)) == 1 && len == (int)(16 * m);
+        o += 16 * m;
+        j += (uint32_t)m;
+        nblocks -= m;
+    }
+    if (c && c != cipher) EVP_CIPHER_CTX_free(c);
+    if (!ok) {
+        memset(out, 0, 16 * total);
+        return -1;
+    }
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    for (size_t w = 0; w < 4 * total; w++)
+        out[w] = __builtin_bswap32(out[w]);
+#endif
+    return 0;
+}
+
+enum { CBLK_BLOCKS = sizeof(((dpdo__stream *)0)->cblk) / 16 };
+
+/* Runs of at least CBLK_BLOCKS blocks are generated straight into out; shorter ones (word draws)
+ * come from the cached group of CBLK_BLOCKS blocks that holds them, so that a context is set up
+ * once per group. */
+static void keyed_blocks(dpdo__stream *s, void *cipher, uint32_t *out, size_t nblocks)
+{
+    uint32_t j = s->ctr[0];
+    int rc = 0;
+    if (nblocks >= CBLK_BLOCKS) {
+        rc = aes_blocks(s, cipher, j, out, nblocks);
+    } else {
+        for (; nblocks > 0 && !rc; nblocks--, j++, out += 4) {
+            uint32_t g = j / CBLK_BLOCKS, off = j % CBLK_BLOCKS;
+            if (s->cid != g + 1) {
+                s->cid = 0;
+                if ((rc = aes_blocks(s, cipher, g * CBLK_BLOCKS, s->cblk, CBLK_BLOCKS))) break;
+                s->cid = g + 1;
+            }
+            memcpy(out, s->cblk + 4 * off, 16);
+        }
+        if (rc) memset(out, 0, 16 * nblocks);
+    }
+    if (rc && s->status == DPDO_OK) s->status = DPDO_E_NOMEM; /* OpenSSL could not run */
 }
 
 /* Write nblocks blocks starting at s->ctr[0] into out and advance. */
-static void gen_blocks(dpdo__stream *s, uint32_t *out, size_t nblocks)
+static void gen_blocks(dpdo__stream *s, void *cipher, uint32_t *out, size_t nblocks)
 {
     if (s->ckey) {
-        keyed_blocks(s, out, nblocks);
+        keyed_blocks(s, cipher, out, nblocks);
     } else if (s->rng->builtin) {
         uint32_t c[4] = {s->ctr[0], s->ctr[1], s->ctr[2], s->ctr[3]};
         size_t j = nblocks >= 32
@@ -253,12 +301,18 @@ static void gen_blocks(dpdo__stream *s, uint32_t *out, size_t nblocks)
 void dpdo__stream_blocks(dpdo__stream *s, uint32_t *out, size_t nblocks)
 {
     if (s->nbuf == -1 || s->nbuf > 0) s->nbuf = 0; /* whole blocks only */
-    gen_blocks(s, out, nblocks);
+    gen_blocks(s, NULL, out, nblocks);
+}
+
+void dpdo__stream_blocks_c(dpdo__stream *s, void *cipher, uint32_t *out, size_t nblocks)
+{
+    if (s->nbuf == -1 || s->nbuf > 0) s->nbuf = 0;
+    gen_blocks(s, cipher, out, nblocks);
 }
 
 static inline void refill(dpdo__stream *s)
 {
-    gen_blocks(s, s->buf, 1);
+    gen_blocks(s, NULL, s->buf, 1);
     s->nbuf = 4;
 }
 
@@ -336,7 +390,7 @@ double dpdo__stream_normal(dpdo__stream *s)
     double z0, z1;
     if (take_spare(s, &z0)) return z0;
     uint32_t w[4];
-    gen_blocks(s, w, 1); /* a partly used block is skipped */
+    gen_blocks(s, NULL, w, 1); /* a partly used block is skipped */
     s->nbuf = 0;
     dpdo__bm_block(w, &z0, &z1);
     put_spare(s, z1);
@@ -399,7 +453,7 @@ static void normal_blocks(dpdo__stream *s, double *out, size_t nblocks, int add,
     uint32_t w[4 * CHUNK_BLOCKS];
     while (nblocks > 0) {
         size_t m = nblocks < CHUNK_BLOCKS ? nblocks : CHUNK_BLOCKS;
-        gen_blocks(s, w, m);
+        gen_blocks(s, NULL, w, m);
         if (dpdo__simd_bm_blocks(w, m, out, add, scale)) {
             out += 2 * m;
             nblocks -= m;
@@ -491,7 +545,7 @@ int dpdo__stream_uniforms_k(dpdo__stream *s, double *out, size_t n, int kernel)
     uint32_t w[4 * CHUNK_BLOCKS];
     while (nblocks > 0) {
         size_t m = nblocks < CHUNK_BLOCKS ? nblocks : CHUNK_BLOCKS;
-        gen_blocks(s, w, m);
+        gen_blocks(s, NULL, w, m);
         for (size_t j = 0; j < 2 * m; j++)
             out[i + j] = dpdo__u01(dpdo__w64(w[2 * j], w[2 * j + 1]));
         i += 2 * m;
@@ -594,7 +648,7 @@ static inline uint32_t chunk_u32(dpdo__stream *s, uint32_t *w, size_t *pos, size
                                  int *chunked)
 {
     if (*pos == *len) {
-        gen_blocks(s, w, PERM_CB);
+        gen_blocks(s, NULL, w, PERM_CB);
         *pos = 0, *len = 4 * PERM_CB, *chunked = 1;
     }
     return w[(*pos)++];

@@ -34,57 +34,97 @@
 
 #include "rng_impl.h"
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define DPDO_HAVE_X86_SIMD 1
+#include <immintrin.h>
+#endif
+
 typedef unsigned __int128 u128;
 
-enum {
-    SRC_BLOCKS = 64
-}; /* 1 KiB = 16 ChaCha20 blocks per refill: libsodium's 8-block AVX2 path
-    * runs at 2.4 GB/s from 512 bytes on, 256-byte calls got 1.4 GB/s */
+/* Keystream refills: the first of 64 blocks (1 KiB), then doubling to SRC_BLOCKS (8 KiB): a short
+ * call reads little beyond its need, a long one refills rarely (each refill is one OpenSSL call,
+ * ~0.1 us of set-up; the key schedule is made once per sampler call, src_init). */
+enum { SRC_BLOCKS = 512, SRC_FIRST = 64 };
 
 typedef struct {
     dpdo__stream *s;
+    void *cipher; /* keyed streams: the AES context (dpdo__stream_cipher_new), else NULL */
     uint32_t w[4 * SRC_BLOCKS];
-    int nw;        /* unused 32-bit words left: w[4 * SRC_BLOCKS - nw] .. */
+    int len;       /* words of the last refill: w[0 .. len) */
+    int nw;        /* unused 32-bit words left: w[len - nw] .. */
+    int next;      /* blocks of the next refill */
+    size_t want;   /* blocks the caller expects to need (0: unknown) */
     uint64_t bits; /* bit reservoir */
     int nbits;
     double widen;         /* band multiplier: 1, or 2^exact_widen in a test build */
+    double bias;          /* test build: the planted acceptance defect (1 = none) */
+    int simd;             /* the CPU runs the AVX-512 candidate kernel (F, DQ, VL, BW) */
     uint64_t ncmp, nslow; /* lazy comparisons made / decided by MPFR (added to s at the end) */
+    uint64_t ncand, nacc; /* table sampler: candidates drawn / accepted (added to s at the end) */
 } src_t;
 
 static void src_init(src_t *r, dpdo__stream *s)
 {
     r->s = s;
-    r->nw = 0;
+    r->cipher = dpdo__stream_cipher_new(s);
+    r->len = r->nw = 0;
+    r->next = SRC_FIRST;
+    r->want = 0;
     r->nbits = 0;
     r->bits = 0;
     r->widen = 1.0;
+    r->bias = 1.0;
+#ifdef DPDO_HAVE_X86_SIMD
+    /* libgcc's CPU model (filled by its constructor, includes the OS's XSAVE support) */
+    r->simd = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+              __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
+#else
+    r->simd = 0;
+#endif
 #ifdef DPDO_FAULT_INJECTION
     if (s->exact_widen > 0) r->widen = ldexp(1.0, s->exact_widen > 47 ? 47 : s->exact_widen);
+    if (s->exact_bias) r->bias = 1.0 + 1e-4 * (double)s->exact_bias;
+    if (s->exact_scalar) r->simd = 0;
 #endif
-    r->ncmp = r->nslow = 0;
+    r->ncmp = r->nslow = r->ncand = r->nacc = 0;
 }
 
 static void src_done(src_t *r)
 {
     r->s->exact_cmp += r->ncmp;
     r->s->exact_slow += r->nslow;
+    r->s->exact_cand += r->ncand;
+    r->s->exact_acc += r->nacc;
+    dpdo__stream_cipher_free(r->cipher);
+    r->cipher = NULL;
+}
+
+static void __attribute__((noinline)) src_refill(src_t *r)
+{
+    int nb = r->next;
+    if (r->want > 0) { /* the caller's estimate of its need, then small refills */
+        nb = r->want < SRC_BLOCKS ? (int)r->want : SRC_BLOCKS;
+        r->want -= (size_t)nb;
+        if (r->want == 0) r->next = 16;
+    } else if (r->next < SRC_BLOCKS) {
+        r->next *= 2;
+    }
+    dpdo__stream_blocks_c(r->s, r->cipher, r->w, (size_t)nb);
+    r->len = r->nw = 4 * nb;
 }
 
 /* The keystream as a sequence of 32-bit words, in order. */
 static inline uint32_t src_u32(src_t *r)
 {
-    if (r->nw == 0) {
-        dpdo__stream_blocks(r->s, r->w, SRC_BLOCKS);
-        r->nw = 4 * SRC_BLOCKS;
-    }
-    return r->w[4 * SRC_BLOCKS - r->nw--];
+    if (r->nw == 0) src_refill(r);
+    return r->w[r->len - r->nw--];
 }
 
 /* Two words, the first as the low half (the keystream's little-endian 64-bit word when aligned). */
 static inline uint64_t src_u64(src_t *r)
 {
     if (r->nw >= 2) {
-        int i = 4 * SRC_BLOCKS - r->nw;
+        int i = r->len - r->nw;
         r->nw -= 2;
         return (uint64_t)r->w[i] | (uint64_t)r->w[i + 1] << 32;
     }
@@ -92,16 +132,13 @@ static inline uint64_t src_u64(src_t *r)
     return lo | (uint64_t)src_u32(r) << 32;
 }
 
-/* n words into out (n <= 4 * SRC_BLOCKS), in keystream order. */
+/* n words into out, in keystream order. */
 static inline void src_words(src_t *r, uint32_t *out, int n)
 {
     while (n > 0) {
-        if (r->nw == 0) {
-            dpdo__stream_blocks(r->s, r->w, SRC_BLOCKS);
-            r->nw = 4 * SRC_BLOCKS;
-        }
+        if (r->nw == 0) src_refill(r);
         int k = n < r->nw ? n : r->nw;
-        memcpy(out, r->w + 4 * SRC_BLOCKS - r->nw, (size_t)k * sizeof *out);
+        memcpy(out, r->w + r->len - r->nw, (size_t)k * sizeof *out);
         r->nw -= k, out += k, n -= k;
     }
 }
@@ -159,9 +196,15 @@ static void xq_mpfr(mpfr_t out, xq_t x, mpfr_rnd_t rnd)
     mpz_clear(z);
 }
 
-/* The fallback: U < exp(-x) decided with MPFR brackets of exp(-x), refining U. 1, 0, or -1 if
- * U would need more than UW_MAX words. */
-static int cmp_slow(src_t *r, unif_t *U, xq_t x)
+/* A factor of p: p = exp(-x) (a / b) 2^e (the table sampler's acceptance); a, b >= 1. */
+typedef struct {
+    uint64_t a, b;
+    int64_t e;
+} fac_t;
+
+/* The fallback: U < exp(-x) f decided with MPFR brackets of exp(-x) f (f NULL: 1), refining U.
+ * 1, 0, or -1 if U would need more than UW_MAX words. */
+static int cmp_slow(src_t *r, unif_t *U, xq_t x, const fac_t *f)
 {
     r->nslow++;
     mpz_t z;
@@ -178,6 +221,14 @@ static int cmp_slow(src_t *r, unif_t *U, xq_t x)
         mpfr_neg(xl, xl, MPFR_RNDN), mpfr_neg(xh, xh, MPFR_RNDN); /* exact */
         mpfr_exp(pl, xh, MPFR_RNDD);                              /* pl <= exp(-x) <= ph */
         mpfr_exp(ph, xl, MPFR_RNDU);
+        if (f) { /* pl <= exp(-x) a / b 2^e <= ph: directed roundings, the power of two exact */
+            mpz_set_u128(z, f->a);
+            mpfr_mul_z(pl, pl, z, MPFR_RNDD), mpfr_mul_z(ph, ph, z, MPFR_RNDU);
+            mpz_set_u128(z, f->b);
+            mpfr_div_z(pl, pl, z, MPFR_RNDD), mpfr_div_z(ph, ph, z, MPFR_RNDU);
+            mpfr_mul_2si(pl, pl, (long)f->e, MPFR_RNDD),
+                mpfr_mul_2si(ph, ph, (long)f->e, MPFR_RNDU);
+        }
         mpz_import(z, (size_t)U->nw, 1, sizeof U->w[0], 0, 0, U->w);
         mpfr_set_z_2exp(ul, z, -kb, MPFR_RNDN); /* exact: U >= ul */
         mpz_add_ui(z, z, 1);
@@ -207,21 +258,28 @@ static int cmp_slow(src_t *r, unif_t *U, xq_t x)
 /* The band for p = exp(-x) from xd (see cmp_exp): U < p is certain if u < *lt (then
  * (u + 1) 2^-64 <= lo <= p), U >= p is certain if u > *ht (then u 2^-64 > hi >= p); *ht =
  * UINT64_MAX when hi >= 1 (never certain). */
-static inline void band(double xd, double widen, uint64_t *lt, uint64_t *ht)
+/* band2: the same for p = exp(-y) with y computed with absolute error below ey 2^-49 (band: y =
+ * xd, ey = xd). */
+static inline void band2(double xd, double ey, double widen, uint64_t *lt, uint64_t *ht)
 {
     double lo, hi;
     if (xd > 700) { /* x > 699.9: p < 2^-1009 */
         lo = 0;
         hi = 0x1p-1000;
     } else {
-        double a = exp(-xd), eps = (xd + 1) * 0x1p-48 * widen;
+        double a = exp(-xd), eps = (ey + 1) * 0x1p-48 * widen;
         if (eps > 0.5) eps = 0.5;
         lo = a * (1 - eps);
         hi = a * (1 + eps);
     }
-    double los = lo * 0x1p64, his = hi * 0x1p64; /* exact scalings; 0 <= lo < 1 */
-    *lt = (uint64_t)los;                         /* truncation = floor */
+    double los = lo * 0x1p64, his = hi * 0x1p64;     /* exact scalings; 0 <= lo < 1 */
+    *lt = los < 0x1p64 ? (uint64_t)los : UINT64_MAX; /* truncation = floor */
     *ht = his < 0x1p64 ? (uint64_t)his : UINT64_MAX;
+}
+
+static inline void band(double xd, double widen, uint64_t *lt, uint64_t *ht)
+{
+    band2(xd, xd, widen, lt, ht);
 }
 
 static inline int cmp_exp(src_t *r, unif_t *U, xq_t x, double xd)
@@ -233,13 +291,7 @@ static inline int cmp_exp(src_t *r, unif_t *U, xq_t x, double xd)
     uint64_t u = U->w[0];
     if (u < lt) return 1;
     if (u > ht) return 0;
-    return cmp_slow(r, U, x);
-}
-
-static inline void unif_new(src_t *r, unif_t *U)
-{
-    U->w[0] = src_u64(r);
-    U->nw = 1;
+    return cmp_slow(r, U, x, NULL);
 }
 
 #define V_CAP (UINT64_C(1) << 62)
@@ -431,7 +483,7 @@ static int dgauss_n(src_t *r, uint64_t S, int64_t *out, size_t n)
                     unif_t U;
                     U.w[0] = u64;
                     U.nw = 1;
-                    c = cmp_slow(r, &U, (xq_t){A[j], M, 1});
+                    c = cmp_slow(r, &U, (xq_t){A[j], M, 1}, NULL);
                     if (c < 0) return -1;
                 }
             }
@@ -442,29 +494,515 @@ static int dgauss_n(src_t *r, uint64_t S, int64_t *out, size_t n)
     return 0;
 }
 
+/* ---- the table sampler (docs/privacy.md "The table sampler") ------------------------------------
+ * Target P(z) ~ f(|z|) on the integers, f(a) = exp(-phi(a)), phi(a) = a^2 / (2 S^2) (Gaussian)
+ * or a / T (Laplace). An envelope v(a) >= f(a) on the magnitudes a >= 0:
+ *   - blocks m < M of width B = 2^b (the integers m B .. m B + B - 1): v = W_m / L there, with
+ *     integers L and W_m >= L f(m B) (f decreases: f(m B) is the block's largest value);
+ *   - the tail a >= X0 = M B in blocks j = 0, 1, .. of width Bt = 2^bt: v = (WT / L) 2^-j, with
+ *     WT >= L f(X0) and Bt chosen so that f(X0 + j Bt) <= f(X0) 2^-j (Gaussian: X0 Bt >= S^2,
+ *     since (X0 + j Bt)^2 - X0^2 >= 2 j X0 Bt and e^-1 < 1/2; Laplace: Bt >= T).
+ * A candidate: an entry of {block 0 .. M-1, tail, filler} from an exact integer alias table
+ * (weights W_m, 2 (Bt / B) WT and the filler 2^A - their sum: column and threshold from A = 24
+ * or 32 uniform bits, so each entry has probability weight / 2^A exactly); in a block a uniform
+ * offset, in the tail a block j with P(j) = 2^-(j+1) (trailing zeros of uniform bits) and a
+ * uniform offset; a sign bit, (-, 0) rejected; the filler always rejected. So (a, sign) has
+ * probability v(a) L / (2^(A+1) B) for every a: the envelope, exactly. Accepted iff U < f(a) /
+ * v(a) (<= 1), by exact lazy comparison: p = c_m exp(-delta) in double (c_m = L f(m B) / W_m from
+ * the table, delta = phi(a) - phi(m B), exp(-delta) by its Taylor polynomial of degree 5, delta
+ * <= 1/8), decided from U's first bits when U's interval clears p by the error bound; else 64 bits
+ * of U against a glibc-exp band, else MPFR (cmp_slow: the same U). Output: +-a. P(accept) =
+ * L Z / (2^(A+1) B), Z = sum over the integers of f: the acceptance-rate check. */
+struct dpdo__dtab {
+    int lap;       /* 0 Gaussian, 1 Laplace */
+    uint64_t P;    /* S or T */
+    int b, n, bt;  /* log2 of B, of the columns N, of Bt */
+    int A, ub, cb; /* the alias field's bits (the weights sum to 2^A), U's first bits, bytes per
+                    * candidate: (24, 23 - b, 6) when b <= 15, else (32, 31 - b, 8) */
+    uint32_t M;    /* blocks; entry M is the tail, M + 1 the filler, above: padding */
+    uint64_t X0, L, WT;
+    double inv;   /* 1 / (2 S^2) or 1 / T, rounded */
+    uint64_t *ta; /* [N] thr | alias << 32: the column's own entry when the threshold bits are
+                   * below thr, else the alias (one gather for both) */
+    uint64_t *W;  /* [M] */
+    double *c;    /* [M + 1] L f(m B) / W_m (relative error below 2^-45); c[M] = 0 */
+};
+
+/* A table is one allocation (the header, then ta, W and c), so that dpdo_rng_destroy frees it
+ * with dpdo__free without knowing its layout. */
+static void tab_free(dpdo__dtab *t)
+{
+    dpdo__free(t);
+}
+
+/* f(a) = exp(-phi(a)) in double, relative error below 2^-46 for phi <= 22: phi in double
+ * (a exact below 2^53, the square, the product: 3 roundings), then exp (glibc: < 1 ulp), so
+ * phi 3 2^-53 + 2^-52. */
+static double tab_f(const dpdo__dtab *t, uint64_t a)
+{
+    double ad = (double)a;
+    return exp(-(t->lap ? ad * t->inv : ad * ad * t->inv));
+}
+
+/* The table for (lap, P), or NULL (no memory, or a Laplace scale too large for 2^16 columns). */
+static dpdo__dtab *tab_build(int lap, uint64_t P)
+{
+    dpdo__dtab hd, *t = &hd; /* the header; the table is allocated once its sizes are known */
+    memset(&hd, 0, sizeof hd);
+    const double Pd = (double)P;
+    t->lap = lap;
+    t->P = P;
+    t->inv = lap ? 1.0 / Pd : 0.5 / (Pd * Pd);
+    int b = 0;
+    while (b < 23 && (UINT64_C(64) << (b + 1)) <= P) /* B <= P / 64, B <= 2^23 */
+        b++;
+    uint64_t M;
+    for (;; b--) { /* delta = phi(m B + r) - phi(m B) <= 1/8 over the table */
+        const uint64_t B = UINT64_C(1) << b;
+        M = (uint64_t)ceil((lap ? 20.0 : 6.0) * Pd / (double)B) + 1; /* f(X0) <= e^-18, e^-20 */
+        const double X0d = (double)(M << b);
+        double dmax = lap ? (double)(B - 1) * t->inv : (double)(B - 1) * (2 * X0d) * t->inv;
+        if (dmax <= 0.125 || b == 0) break;
+    }
+    if (M + 2 > (UINT64_C(1) << 16)) return NULL;
+    t->b = b;
+    t->M = (uint32_t)M;
+    t->X0 = M << b;
+    int bt = b;
+    if (lap)
+        while ((UINT64_C(1) << bt) < P)
+            bt++;
+    else
+        while ((u128)t->X0 << bt < (u128)P * P)
+            bt++;
+    t->bt = bt;
+    int n = 2; /* thresholds below 2^30: signed 32-bit compares in the AVX-512 kernel */
+    while ((UINT64_C(1) << n) < M + 2)
+        n++;
+    t->n = n;
+    /* 6-byte candidates when U keeps >= 8 bits (the alias field then holds at most 12 column bits:
+     * M + 2 <= 6 * 128 + 3 or 20 * 128 + 3, so the threshold has >= 12 bits) */
+    t->A = b <= 15 ? 24 : 32;
+    t->cb = b <= 15 ? 6 : 8;
+    t->ub = 8 * t->cb - t->A - b - 1;
+    const uint64_t tot = UINT64_C(1) << t->A;
+    const uint64_t N = UINT64_C(1) << n, C = tot >> n, tb = UINT64_C(2) << (bt - b);
+    _Static_assert(sizeof(dpdo__dtab) % 8 == 0, "the arrays follow the header");
+    unsigned char *blk = dpdo__alloc(sizeof hd + (size_t)(N + 2 * M + 1) * 8);
+    if (!blk) return NULL;
+    memcpy(blk, &hd, sizeof hd);
+    t = (dpdo__dtab *)blk;
+    t->ta = (uint64_t *)(blk + sizeof hd);
+    t->W = t->ta + N;
+    t->c = (double *)(t->W + M);
+    uint32_t *thr = dpdo__alloc_array(N, sizeof *thr), *alias = dpdo__alloc_array(N, sizeof *alias);
+    uint64_t *w = dpdo__alloc_array(N, sizeof *w);
+    uint32_t *stk = dpdo__alloc_array(N, sizeof *stk);
+    if (!thr || !alias || !w || !stk) {
+        dpdo__free(w), dpdo__free(stk), dpdo__free(thr), dpdo__free(alias);
+        return tab_free(t), NULL;
+    }
+    /* L as large as the weights allow: sum <= 2^32 (W_m = ceil(L f (1 + 2^-40)) covers the
+     * 2^-46 error of tab_f and the two roundings of the product) */
+    double F = (double)tb * tab_f(t, t->X0);
+    for (uint64_t m = 0; m < M; m++)
+        F += tab_f(t, m << b);
+    double Ld = floor(((double)tot - (double)(M + 2 + tb)) / (F * (1 + 0x1p-30)));
+    uint64_t sum;
+    for (;;) {
+        t->L = (uint64_t)Ld;
+        sum = 0;
+        for (uint64_t m = 0; m < M; m++) {
+            t->W[m] = (uint64_t)ceil(Ld * tab_f(t, m << b) * (1 + 0x1p-40));
+            sum += t->W[m];
+        }
+        t->WT = (uint64_t)ceil(Ld * tab_f(t, t->X0) * (1 + 0x1p-40));
+        sum += tb * t->WT;
+        if (sum <= tot) break;
+        Ld = floor(Ld * (1 - 0x1p-20)); /* not reached: the bound above leaves room */
+    }
+    for (uint64_t m = 0; m < M; m++) {
+        w[m] = t->W[m];
+        t->c[m] = Ld * tab_f(t, m << b) / (double)t->W[m];
+    }
+    t->c[M] = 0;
+    w[M] = tb * t->WT;
+    w[M + 1] = tot - sum;
+    for (uint64_t i = M + 2; i < N; i++)
+        w[i] = 0;
+    /* Vose's alias table in integers: every column holds C units, N C = 2^A = the total; a
+     * column below C takes the rest from one above (stack: smalls from the bottom, larges from
+     * the top). The remaining columns hold exactly C (the total is invariant). */
+    uint64_t ns = 0, nl = N;
+    for (uint64_t i = 0; i < N; i++) {
+        if (w[i] < C)
+            stk[ns++] = (uint32_t)i;
+        else
+            stk[--nl] = (uint32_t)i;
+        thr[i] = (uint32_t)C;
+        alias[i] = (uint32_t)i;
+    }
+    while (ns > 0 && nl < N) {
+        uint32_t sm = stk[--ns], lg = stk[nl];
+        thr[sm] = (uint32_t)w[sm];
+        alias[sm] = lg;
+        w[lg] -= C - w[sm];
+        if (w[lg] < C) { /* lg moves to the smalls: the slot just freed */
+            nl++;
+            stk[ns++] = lg;
+        }
+    }
+    for (uint64_t i = 0; i < N; i++)
+        t->ta[i] = thr[i] | (uint64_t)alias[i] << 32;
+    dpdo__free(w), dpdo__free(stk), dpdo__free(thr), dpdo__free(alias);
+    return t;
+}
+
+/* The table for (lap, P) from the generator's cache, built (and cached when a slot is free) on
+ * first use; *tmp is set when the caller must free it (the cache was full). NULL: no memory. */
+static dpdo__dtab *tab_get(const struct dpdo_rng *rng, int lap, uint64_t P, int *tmp)
+{
+    struct dpdo_rng *g = (struct dpdo_rng *)rng; /* the cache: logically const */
+    *tmp = 0;
+    for (int i = 0; i < DPDO__RNG_TABS; i++) {
+        dpdo__dtab *t = atomic_load_explicit(&g->tabs[i], memory_order_acquire);
+        if (t && t->lap == lap && t->P == P) return t;
+    }
+    dpdo__dtab *t = tab_build(lap, P);
+    if (!t) return NULL;
+    for (int i = 0; i < DPDO__RNG_TABS; i++) {
+        dpdo__dtab *exp0 = NULL;
+        if (atomic_compare_exchange_strong_explicit(&g->tabs[i], &exp0, t, memory_order_acq_rel,
+                                                    memory_order_acquire))
+            return t;
+        if (exp0->lap == lap && exp0->P == P) { /* another thread cached the same table */
+            tab_free(t);
+            return exp0;
+        }
+    }
+    *tmp = 1;
+    return t;
+}
+
+/* exp(-d) for 0 <= d <= 1/8: Taylor polynomial of degree 5 (remainder below d^6 / 6! < 2^-27.4),
+ * Horner in double (values in [0.88, 1]: below 2^-50 of rounding). Only the fast decision uses
+ * it, with a margin above its error. */
+static inline double exp_neg_small(double d)
+{
+    return 1 + d * (-1 + d * (1.0 / 2 + d * (-1.0 / 6 + d * (1.0 / 24 + d * (-1.0 / 120)))));
+}
+
+/* U < exp(-phi(a)) L 2^e / den for U = u64 2^-64 + (more bits): the double band, then MPFR. */
+static int tab_cmp(src_t *r, const dpdo__dtab *t, uint64_t a, uint64_t den, int64_t e, uint64_t u64)
+{
+    const double ad = (double)a;
+    double xd = t->lap ? ad / (double)t->P : 0.5 * (ad / (double)t->P) * (ad / (double)t->P);
+    double lg = log((double)t->L / (double)den);
+    /* y = xd - lg - e ln 2: xd (4 roundings), lg (the ratio and log: 2^-52 |lg| + 2^-53), the
+     * sum: absolute error below (xd + |lg| + e) 2^-49 */
+    double y = xd - lg - (double)e * 0.69314718055994530942;
+    uint64_t lt, ht;
+    band2(y, xd + fabs(lg) + (double)e, r->widen, &lt, &ht);
+    if (u64 < lt) return 1;
+    if (u64 > ht) return 0;
+    unif_t U;
+    U.w[0] = u64;
+    U.nw = 1;
+    fac_t f = {t->L, den, e};
+    return cmp_slow(r, &U, t->lap ? (xq_t){a, t->P, 0} : (xq_t){a, t->P, 1}, &f);
+}
+
+/* A tail candidate: 1 with *z set (accepted), 0 (rejected), -1 (a > 2^62: probability below
+ * 2^-(2^62 / Bt) < exp(-2^22)). */
+static int __attribute__((noinline)) tab_tail(src_t *r, const dpdo__dtab *t, int64_t *z)
+{
+    uint64_t j = 0, w;
+    const uint64_t jcap = (V_CAP - t->X0) >> t->bt;
+    while ((w = src_u64(r)) == 0) {
+        j += 64;
+        if (j > jcap) return -1;
+    }
+    j += (uint64_t)__builtin_ctzll(w);
+    if (j >= jcap) return -1;
+    uint64_t off = src_u64(r), sg = off >> 63;
+    off &= (UINT64_C(1) << t->bt) - 1; /* bt <= 41 */
+    uint64_t a = t->X0 + (j << t->bt) + off;
+    r->ncmp++;
+    int c = tab_cmp(r, t, a, t->WT, (int64_t)j, src_u64(r));
+    *z = sg ? -(int64_t)a : (int64_t)a;
+    return c;
+}
+
+enum { TB = 64 }; /* candidates per batch */
+
+/* One batch's candidates after the fast decision: the value +-a, the code (1 accept, 0 reject,
+ * 2 undecided, 3 tail), the entry and U's first bits (for the slow path). */
+typedef struct {
+    int64_t z[TB];
+    uint32_t code[TB], ent[TB], uu[TB];
+} cand_t;
+
+/* The fast decision of TB candidates from the words w (one 64-bit word each, see tab_n); the
+ * portable kernel. bias: the test build's planted defect (1 = none). */
+static void cand_scalar(const dpdo__dtab *t, const uint64_t *w, int k, double margin, double bias,
+                        cand_t *cd)
+{
+    const uint32_t nmask = (UINT32_C(1) << t->n) - 1, M = t->M;
+    const uint32_t amask = (uint32_t)((UINT64_C(1) << t->A) - 1);
+    const int nb = t->n, b = t->b, ub = t->ub, A = t->A;
+    const uint32_t bmask = (UINT32_C(1) << b) - 1;
+    const double ulp = ldexp(1.0, -ub), inv = t->inv, Bd = (double)(UINT64_C(1) << b);
+    const int lap = t->lap;
+    const uint64_t *ta = t->ta;
+    const double *cm = t->c;
+    for (int j = 0; j < k; j++) {
+        uint32_t lo = (uint32_t)w[j] & amask, col = lo & nmask, th = lo >> nb;
+        uint64_t tc = ta[col];
+        uint32_t e = th < (uint32_t)tc ? col : (uint32_t)(tc >> 32);
+        uint32_t hi = (uint32_t)(w[j] >> A);
+        uint32_t off = hi & bmask, sg = (hi >> b) & 1u, u = hi >> (b + 1);
+        uint32_t ec = e < M ? e : M; /* c[M] = 0: never accepted here */
+        uint64_t a = ((uint64_t)ec << b) + off;
+        double od = (double)off, amd = (double)ec * Bd; /* exact */
+        /* delta = phi(a) - phi(m B): (a - m B)(a + m B) / (2 S^2) or (a - m B) / T */
+        double d = lap ? od * inv : od * ((amd + amd + od) * inv);
+        double p = cm[ec] * exp_neg_small(d) * bias;
+        double uf = (double)u * ulp;
+        unsigned acc = uf + ulp <= p - margin, rej = uf >= p + margin;
+        unsigned neg0 = sg & (a == 0); /* (-, 0): rejected */
+        acc &= !neg0;
+        rej |= neg0 | (e > M);
+        cd->code[j] = e == M ? 3u : acc ? 1u : rej ? 0u : 2u;
+        cd->z[j] = sg ? -(int64_t)a : (int64_t)a;
+        cd->ent[j] = e;
+        cd->uu[j] = u;
+    }
+}
+
+/* Candidates j < k of a batch, in order, into out[*f ..] up to n: the fast decisions, the tail
+ * and the undecided ones (64 more bits of U, then tab_cmp). 0, or -1 (see tab_tail, cmp_slow). */
+static int cand_out(src_t *r, const dpdo__dtab *t, cand_t *cd, int k, int64_t *out, size_t *f,
+                    size_t n)
+{
+    const int ub = t->ub;
+    int j = 0;
+    for (; j < k && *f < n; j++) {
+        int c = (int)cd->code[j];
+        if (__builtin_expect(c >= 2, 0)) {
+            if (c == 3) {
+                c = tab_tail(r, t, &cd->z[j]);
+            } else {
+                r->ncmp++;
+                uint64_t a = (uint64_t)(cd->z[j] < 0 ? -cd->z[j] : cd->z[j]);
+                uint64_t u64 = (uint64_t)cd->uu[j] << (64 - ub) | src_u64(r) >> ub;
+                c = tab_cmp(r, t, a, t->W[cd->ent[j]], 0, u64);
+            }
+            if (c < 0) return -1;
+        }
+        out[*f] = cd->z[j];
+        *f += (size_t)c;
+        r->nacc += (uint64_t)c;
+    }
+    r->ncand += (uint64_t)j;
+    return 0;
+}
+
+#ifdef DPDO_HAVE_X86_SIMD
+/* The same with AVX-512, 8 candidates per vector (the table lookups are gathers), and the output
+ * of a group of 8 without a tail or undecided candidate by one compress-store. The decisions are
+ * those of cand_scalar up to the rounding of p (fused multiply-adds in the polynomial): both decide
+ * only outside the error bound, so both make exact comparisons (docs/privacy.md). */
+__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma"))) static int
+tab_batch_avx512(src_t *r, const dpdo__dtab *t, const unsigned char *wb, int kb, double margin,
+                 int64_t *out, size_t *f, size_t n)
+{
+    const int nb = t->n, b = t->b, ub = t->ub, cb = t->cb;
+    const __m256i nmask = _mm256_set1_epi32((int)((UINT32_C(1) << nb) - 1));
+    const __m256i amask = _mm256_set1_epi32((int)((UINT64_C(1) << t->A) - 1));
+    const __m128i sA = _mm_cvtsi32_si128(t->A);
+    /* 6-byte candidates: 16-bit words 3k, 3k+1, 3k+2 of the group into lane k (the fourth word
+     * is masked off) */
+    const __m512i perm =
+        _mm512_set_epi16(23, 23, 22, 21, 20, 20, 19, 18, 17, 17, 16, 15, 14, 14, 13, 12, 11, 11, 10,
+                         9, 8, 8, 7, 6, 5, 5, 4, 3, 2, 2, 1, 0);
+    const __m512i m48 = _mm512_set1_epi64((long long)((UINT64_C(1) << 48) - 1));
+    const __m256i bmask = _mm256_set1_epi32((int)((UINT32_C(1) << b) - 1));
+    const __m256i one = _mm256_set1_epi32(1), Mv = _mm256_set1_epi32((int)t->M);
+    const __m128i snb = _mm_cvtsi32_si128(nb), sb = _mm_cvtsi32_si128(b),
+                  sb1 = _mm_cvtsi32_si128(b + 1);
+    const __m512d ulp = _mm512_set1_pd(ldexp(1.0, -ub)), inv = _mm512_set1_pd(t->inv),
+                  Bd = _mm512_set1_pd((double)(UINT64_C(1) << b)), mg = _mm512_set1_pd(margin);
+    const int lap = t->lap;
+    cand_t cd;
+    for (int j = 0; j < kb && *f < n; j += 8) {
+        __m512i wv = _mm512_loadu_si512((const void *)(wb + (size_t)cb * (size_t)j));
+        if (cb == 6) wv = _mm512_and_si512(_mm512_permutexvar_epi16(perm, wv), m48);
+        __m256i lo = _mm256_and_si256(_mm512_cvtepi64_epi32(wv), amask),
+                hi = _mm512_cvtepi64_epi32(_mm512_srl_epi64(wv, sA));
+        __m256i col = _mm256_and_si256(lo, nmask), th = _mm256_srl_epi32(lo, snb);
+        __m512i tav = _mm512_i32gather_epi64(col, (const void *)t->ta, 8);
+        __m256i tv = _mm512_cvtepi64_epi32(tav),
+                av = _mm512_cvtepi64_epi32(_mm512_srli_epi64(tav, 32));
+        __m256i e = _mm256_blendv_epi8(av, col, _mm256_cmpgt_epi32(tv, th)); /* < 2^30: signed ok */
+        __m256i off = _mm256_and_si256(hi, bmask);
+        __m256i sg = _mm256_and_si256(_mm256_srl_epi32(hi, sb), one);
+        __m256i u = _mm256_srl_epi32(hi, sb1);
+        __m256i ec = _mm256_min_epu32(e, Mv);
+        __m512d od = _mm512_cvtepi32_pd(off), amd = _mm512_mul_pd(_mm512_cvtepi32_pd(ec), Bd);
+        __m512d d =
+            lap ? _mm512_mul_pd(od, inv)
+                : _mm512_mul_pd(od, _mm512_mul_pd(_mm512_add_pd(_mm512_add_pd(amd, amd), od), inv));
+        __m512d q = _mm512_set1_pd(-1.0 / 120);
+        q = _mm512_fmadd_pd(q, d, _mm512_set1_pd(1.0 / 24));
+        q = _mm512_fmadd_pd(q, d, _mm512_set1_pd(-1.0 / 6));
+        q = _mm512_fmadd_pd(q, d, _mm512_set1_pd(0.5));
+        q = _mm512_fmadd_pd(q, d, _mm512_set1_pd(-1.0));
+        q = _mm512_fmadd_pd(q, d, _mm512_set1_pd(1.0));
+        __m512d p = _mm512_mul_pd(_mm512_i32gather_pd(ec, t->c, 8), q);
+        __m512d uf = _mm512_mul_pd(_mm512_cvtepi32_pd(u), ulp);
+        __mmask8 acc = _mm512_cmp_pd_mask(_mm512_add_pd(uf, ulp), _mm512_sub_pd(p, mg), _CMP_LE_OQ);
+        __mmask8 rej = _mm512_cmp_pd_mask(uf, _mm512_add_pd(p, mg), _CMP_GE_OQ);
+        __m256i a32 = _mm256_or_si256(e, off); /* 0 iff a = 0 (e = 0 and off = 0) */
+        __mmask8 neg = _mm256_cmpeq_epi32_mask(sg, one);
+        __mmask8 neg0 = neg & _mm256_cmpeq_epi32_mask(a32, _mm256_setzero_si256());
+        __mmask8 tail = _mm256_cmpeq_epi32_mask(e, Mv), fill = _mm256_cmpgt_epu32_mask(e, Mv);
+        acc &= (__mmask8)~neg0;
+        rej |= neg0 | fill;
+        __m512i a = _mm512_add_epi64(_mm512_sll_epi64(_mm512_cvtepu32_epi64(ec), sb),
+                                     _mm512_cvtepu32_epi64(off));
+        a = _mm512_mask_sub_epi64(a, neg, _mm512_setzero_si512(), a);
+        __mmask8 special = (__mmask8)(tail | ~(acc | rej));
+        if (__builtin_expect(!special && n - *f >= 8, 1)) {
+            _mm512_mask_compressstoreu_epi64(out + *f, acc, a);
+            unsigned k = (unsigned)__builtin_popcount(acc);
+            *f += k;
+            r->nacc += k;
+            r->ncand += 8;
+            continue;
+        }
+        /* code: 2 by default, 0 on reject, 1 on accept, 3 on tail */
+        __m256i code = _mm256_set1_epi32(2);
+        code = _mm256_mask_mov_epi32(code, rej, _mm256_setzero_si256());
+        code = _mm256_mask_mov_epi32(code, acc, one);
+        code = _mm256_mask_mov_epi32(code, tail, _mm256_set1_epi32(3));
+        _mm512_storeu_si512((void *)cd.z, a);
+        _mm256_storeu_si256((__m256i *)cd.code, code);
+        _mm256_storeu_si256((__m256i *)cd.ent, e);
+        _mm256_storeu_si256((__m256i *)cd.uu, u);
+        if (cand_out(r, t, &cd, 8, out, f, n)) return -1;
+    }
+    return 0;
+}
+#endif
+
+/* n draws from the table sampler. Each candidate takes cb = 6 or 8 bytes of the keystream, read as
+ * a little-endian integer (48 or 64 bits): bits 0..n-1 the alias column, n..A-1 the threshold,
+ * then b bits of offset, the sign, and U's first ub >= 8 bits.
+ * Candidates are kept in order, the surplus of the last batch dropped (independent of the kept
+ * ones). 0, or -1 (see tab_tail, cmp_slow). */
+static int tab_n(src_t *r, const dpdo__dtab *t, int64_t *out, size_t n)
+{
+    /* the error of p: Taylor 2^-27.4, Horner 2^-50, c_m 2^-45, delta (4 roundings, times the
+     * slope <= 1) 2^-54: below 2^-27.3; the margin 2^-26 (the test build may widen it) */
+    const double margin = 0x1p-26 * r->widen;
+    size_t f = 0;
+    cand_t cd;
+    while (f < n) {
+        uint64_t w[TB];
+        uint32_t pk[2 * TB + 4]; /* the batch's keystream words (+ slack for 64-byte loads) */
+        /* candidates of this batch: TB, or (near the end) the need plus a few, in groups of 8 */
+        size_t need = n - f + (n - f) / 64 + 2;
+        int kb = need >= TB ? TB : (int)((need + 7) & ~(size_t)7);
+        src_words(r, pk, t->cb * kb / 4);
+#if defined(DPDO_HAVE_X86_SIMD) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        if (r->simd && r->bias == 1.0) {
+            if (tab_batch_avx512(r, t, (const unsigned char *)pk, kb, margin, out, &f, n))
+                return -1;
+            continue;
+        }
+#endif
+        for (int j = 0; j < kb; j += 2) { /* two candidates from 2 (cb = 8) or 1.5 (cb = 6) words */
+            const uint32_t *q = pk + (t->cb / 2) * j / 2;
+            if (t->cb == 8) {
+                w[j] = q[0] | (uint64_t)q[1] << 32;
+                w[j + 1] = q[2] | (uint64_t)q[3] << 32;
+            } else {
+                w[j] = q[0] | (uint64_t)(q[1] & 0xFFFFu) << 32;
+                w[j + 1] = q[1] >> 16 | (uint64_t)q[2] << 16;
+            }
+        }
+        cand_scalar(t, w, kb, margin, r->bias, &cd);
+        if (cand_out(r, t, &cd, kb, out, &f, n)) return -1;
+    }
+    return 0;
+}
+
+/* Keystream blocks n table draws are expected to take: cb bytes a candidate, about 1.006
+ * candidates a draw from S = 50 on (more at the smallest scales: then small refills follow). */
+static size_t tab_blocks(const dpdo__dtab *t, size_t n)
+{
+    return (size_t)((double)n * t->cb * 1.01 / 16) + 3;
+}
+
+/* n draws of N_Z(0, P^2) (lap 0, 1 <= P <= 2^31) or of the discrete Laplace of scale P (lap 1,
+ * 1 <= P <= 2^40) from table t, or (t NULL: no memory, or a Laplace scale beyond the table's
+ * range) the lazy CKS sampler. 0 or -1. */
+static int draw_n(src_t *r, const dpdo__dtab *t, int lap, uint64_t P, int64_t *out, size_t n)
+{
+    if (t) return tab_n(r, t, out, n);
+    return lap ? dlap_n(r, P, out, n) : dgauss_n(r, P, out, n);
+}
+
 #define S_MIN (UINT64_C(1) << 10)
 #define S_MAX (UINT64_C(1) << 31)
 #define T_MAX (UINT64_C(1) << 40)
 
-int dpdo__stream_dgauss(dpdo__stream *s, uint64_t S, int64_t *out, size_t n)
+static int stream_draw(dpdo__stream *s, int lap, uint64_t P, int64_t *out, size_t n, int lazy)
 {
-    if (S < 1 || S > S_MAX) return DPDO_E_INVAL;
+    if (P < 1 || P > (lap ? T_MAX : S_MAX)) return DPDO_E_INVAL;
+    int tmp = 0;
+    dpdo__dtab *t = lazy ? NULL : tab_get(s->rng, lap, P, &tmp);
     src_t r;
     src_init(&r, s);
-    int rc = dgauss_n(&r, S, out, n) ? DPDO_E_NUMERIC : DPDO_OK;
+    if (t) r.want = tab_blocks(t, n);
+    int rc = draw_n(&r, t, lap, P, out, n) ? DPDO_E_NUMERIC : DPDO_OK;
     src_done(&r);
+    if (tmp) tab_free(t);
     return rc;
+}
+
+int dpdo__stream_dgauss(dpdo__stream *s, uint64_t S, int64_t *out, size_t n)
+{
+    return stream_draw(s, 0, S, out, n, 0);
 }
 
 int dpdo__stream_dlaplace(dpdo__stream *s, uint64_t T, int64_t *out, size_t n)
 {
-    if (T < 1 || T > T_MAX) return DPDO_E_INVAL;
-    src_t r;
-    src_init(&r, s);
-    int rc = dlap_n(&r, T, out, n) ? DPDO_E_NUMERIC : DPDO_OK;
-    src_done(&r);
-    return rc;
+    return stream_draw(s, 1, T, out, n, 0);
 }
+
+#ifdef DPDO_FAULT_INJECTION
+int dpdo__stream_dgauss_lazy(dpdo__stream *s, uint64_t S, int64_t *out, size_t n)
+{
+    return stream_draw(s, 0, S, out, n, 1);
+}
+
+int dpdo__stream_dlaplace_lazy(dpdo__stream *s, uint64_t T, int64_t *out, size_t n)
+{
+    return stream_draw(s, 1, T, out, n, 1);
+}
+
+int dpdo__dtab_info(const dpdo__stream *s, int lap, uint64_t P, uint64_t *L, uint64_t *B)
+{
+    int tmp;
+    dpdo__dtab *t = tab_get(s->rng, lap, P, &tmp);
+    if (!t) return -1;
+    *L = t->L << (32 - t->A); /* the acceptance L Z / (2^(A+1) B) as L' Z / (2^33 B) */
+    *B = UINT64_C(1) << t->b;
+    if (tmp) tab_free(t);
+    return 0;
+}
+#endif
 
 /* ---- the previous all-integer CKS sampler (test build: cross-check) ------------------------ */
 #ifdef DPDO_FAULT_INJECTION
@@ -598,9 +1136,11 @@ int dpdo__stream_dgauss_cks(dpdo__stream *s, uint64_t S, int64_t *out, size_t n)
     if (S < 1 || S > S_MAX) return DPDO_E_INVAL;
     src_t r;
     src_init(&r, s);
-    for (size_t i = 0; i < n; i++)
-        if (cks_dgauss(&r, S, &out[i])) return DPDO_E_NUMERIC;
-    return DPDO_OK;
+    int rc = DPDO_OK;
+    for (size_t i = 0; i < n && !rc; i++)
+        if (cks_dgauss(&r, S, &out[i])) rc = DPDO_E_NUMERIC;
+    src_done(&r);
+    return rc;
 }
 
 int dpdo__stream_dlaplace_cks(dpdo__stream *s, uint64_t T, int64_t *out, size_t n)
@@ -608,9 +1148,11 @@ int dpdo__stream_dlaplace_cks(dpdo__stream *s, uint64_t T, int64_t *out, size_t 
     if (T < 1 || T > T_MAX) return DPDO_E_INVAL;
     src_t r;
     src_init(&r, s);
-    for (size_t i = 0; i < n; i++)
-        if (cks_dlap(&r, T, &out[i])) return DPDO_E_NUMERIC;
-    return DPDO_OK;
+    int rc = DPDO_OK;
+    for (size_t i = 0; i < n && !rc; i++)
+        if (cks_dlap(&r, T, &out[i])) rc = DPDO_E_NUMERIC;
+    src_done(&r);
+    return rc;
 }
 
 #endif /* DPDO_FAULT_INJECTION */
@@ -627,6 +1169,88 @@ static int grid_check(double gamma, char *err)
     return DPDO_OK;
 }
 
+/* The rounding to the grid and the |k + z| < 2^52 check for m coordinates: x[i] <- (rint(x[i] /
+ * gamma) + z[i]) gamma where both |k| and |k + z| are below 2^52; at the first coordinate where
+ * not, it stops and returns its index + 1, x[i] left as it was (0: all done). x / gamma = x (1 /
+ * gamma) exactly (a power of two) unless it underflows; k + z is exact below 2^52 (|z| < 2^62: a
+ * rounded sum below 2^52 is the exact one), and v gamma is exact (an integer below 2^52 times a
+ * power of two). */
+static size_t grid_round_scalar(double *x, const int64_t *zb, size_t m, double gamma, double ginv)
+{
+    for (size_t i = 0; i < m; i++) {
+        double k = rint(x[i] * ginv);
+        double v = k + (double)zb[i];
+        if (!(fabs(k) < K_LIMIT && fabs(v) < K_LIMIT)) return i + 1;
+        x[i] = v * gamma;
+    }
+    return 0;
+}
+
+#ifdef DPDO_HAVE_X86_SIMD
+/* The same, 8 coordinates per vector (roundscale = rint in the default rounding mode; the same
+ * IEEE operations, so the same bits). */
+__attribute__((target("avx512f,avx512dq"))) static size_t
+grid_round_avx512(double *x, const int64_t *zb, size_t m, double gamma, double ginv)
+{
+    const __m512d gi = _mm512_set1_pd(ginv), g = _mm512_set1_pd(gamma),
+                  lim = _mm512_set1_pd(K_LIMIT);
+    const __m512i absm = _mm512_set1_epi64(INT64_MAX);
+    size_t i = 0;
+    for (; i + 8 <= m; i += 8) {
+        __m512d xv = _mm512_loadu_pd(x + i);
+        __m512d k = _mm512_roundscale_pd(_mm512_mul_pd(xv, gi), _MM_FROUND_CUR_DIRECTION);
+        __m512d v =
+            _mm512_add_pd(k, _mm512_cvtepi64_pd(_mm512_loadu_si512((const void *)(zb + i))));
+        __m512d ak = _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(k), absm));
+        __m512d av = _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(v), absm));
+        __mmask8 ok =
+            _mm512_cmp_pd_mask(ak, lim, _CMP_LT_OQ) & _mm512_cmp_pd_mask(av, lim, _CMP_LT_OQ);
+        if (__builtin_expect(ok != 0xFF, 0))
+            return i + grid_round_scalar(x + i, zb + i, 8, gamma, ginv);
+        _mm512_storeu_pd(x + i, _mm512_mul_pd(v, g));
+    }
+    size_t b = grid_round_scalar(x + i, zb + i, m - i, gamma, ginv);
+    return b ? i + b : 0;
+}
+#endif
+
+enum { GRID_CHUNK = 512 }; /* draws per sampler call of a grid release (4 KiB on the stack) */
+
+static int grid_add_run(src_t *r, const dpdo__dtab *t, uint64_t P, double gamma, double *x,
+                        size_t n, int gauss, char *err)
+{
+    int64_t zb[GRID_CHUNK];
+    const double ginv = 1.0 / gamma; /* exact: gamma is a power of two in [2^-1000, 2^900] */
+    for (size_t i0 = 0; i0 < n; i0 += GRID_CHUNK) {
+        size_t m = n - i0 < GRID_CHUNK ? n - i0 : GRID_CHUNK;
+        if (draw_n(r, t, !gauss, P, zb, m))
+            return dpdo__err(err, DPDO_E_NUMERIC,
+                             "coordinates %zu..: noise beyond 2^62 grid steps "
+                             "(an event of probability below exp(-2^22)); nothing released",
+                             i0);
+        size_t bad;
+#ifdef DPDO_HAVE_X86_SIMD
+        if (r->simd)
+            bad = grid_round_avx512(x + i0, zb, m, gamma, ginv);
+        else
+#endif
+            bad = grid_round_scalar(x + i0, zb, m, gamma, ginv);
+        if (bad) { /* the first coordinate that failed (x is not released) */
+            size_t i = i0 + bad - 1;
+            if (!(fabs(rint(x[i] * ginv)) < K_LIMIT))
+                return dpdo__err(err, DPDO_E_NUMERIC,
+                                 "coordinate %zu: value %g is not finite or exceeds "
+                                 "2^52 grid steps of %g",
+                                 i, x[i], gamma);
+            return dpdo__err(err, DPDO_E_NUMERIC,
+                             "coordinate %zu: value + noise exceeds 2^52 grid "
+                             "steps of %g; nothing released",
+                             i, gamma);
+        }
+    }
+    return DPDO_OK;
+}
+
 static int grid_add(dpdo__stream *s, uint64_t P, double gamma, double *x, size_t n, int gauss,
                     char *err)
 {
@@ -635,37 +1259,15 @@ static int grid_add(dpdo__stream *s, uint64_t P, double gamma, double *x, size_t
     if (gauss ? (P < S_MIN || P > S_MAX) : (P < 1 || P > T_MAX))
         return dpdo__err(err, DPDO_E_INVAL, "noise %llu grid steps is out of range",
                          (unsigned long long)P);
+    int tmp = 0;
+    dpdo__dtab *t = n > 0 ? tab_get(s->rng, !gauss, P, &tmp) : NULL;
     src_t r;
     src_init(&r, s);
-    int64_t zb[256];
-    for (size_t i0 = 0; i0 < n; i0 += 256) {
-        size_t m = n - i0 < 256 ? n - i0 : 256;
-        if (gauss ? dgauss_n(&r, P, zb, m) : dlap_n(&r, P, zb, m))
-            return src_done(&r),
-                   dpdo__err(err, DPDO_E_NUMERIC,
-                             "coordinates %zu..: noise beyond 2^62 grid steps "
-                             "(an event of probability below exp(-2^22)); nothing released",
-                             i0);
-        for (size_t i = i0; i < i0 + m; i++) {
-            double k =
-                rint(x[i] / gamma); /* x / gamma is exact (power of two) unless it underflows */
-            if (!(fabs(k) < K_LIMIT))
-                return src_done(&r), dpdo__err(err, DPDO_E_NUMERIC,
-                                               "coordinate %zu: value %g is not finite or exceeds "
-                                               "2^52 grid steps of %g",
-                                               i, x[i], gamma);
-            int64_t z = zb[i - i0];
-            double v = k + (double)z; /* |z| < 2^62: exact when |k + z| < 2^52, checked below */
-            if (!(fabs(v) < K_LIMIT) || (int64_t)v - (int64_t)k != z)
-                return src_done(&r), dpdo__err(err, DPDO_E_NUMERIC,
-                                               "coordinate %zu: value + noise exceeds 2^52 grid "
-                                               "steps of %g; nothing released",
-                                               i, gamma);
-            x[i] = v * gamma; /* exact: an integer below 2^52 times a power of two */
-        }
-    }
+    if (t) r.want = tab_blocks(t, n);
+    rc = grid_add_run(&r, t, P, gamma, x, n, gauss, err);
     src_done(&r);
-    return DPDO_OK;
+    if (tmp) tab_free(t);
+    return rc;
 }
 
 int dpdo__grid_add_dgauss(dpdo__stream *s, uint64_t S, double gamma, double *x, size_t n, char *err)

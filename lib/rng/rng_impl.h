@@ -7,8 +7,14 @@
 
 #include "../core/core_impl.h"
 #include "dpdo/rng.h"
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* The exact samplers' tables, one per (distribution, scale), built on first use (rng_discrete.c).
+ */
+typedef struct dpdo__dtab dpdo__dtab;
+#define DPDO__RNG_TABS 8
 
 struct dpdo_rng {
     uint32_t magic;            /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
@@ -18,11 +24,15 @@ struct dpdo_rng {
     uint64_t seed;
     /* Per-node 256-bit keys (set by the engine on its own generator; NULL = none): streams of
      * node i < nkeys with has_key[i] and a private purpose (SAMPLE, NOISE, INIT) are the
-     * ChaCha20-IETF keystream under keys[32 i ..] instead of Philox under the seed, so that
+     * AES-256-CTR keystream under keys[32 i ..] instead of Philox under the seed, so that
      * knowing the seed does not reveal them (docs/rng.md "Keyed streams"). */
     const unsigned char *keys;
     const unsigned char *has_key;
     int64_t nkeys;
+    /* the exact samplers' table cache: immutable tables published once with a compare-and-swap
+     * (threads drawing from the same generator share them), each one allocation, freed by
+     * dpdo_rng_destroy */
+    _Atomic(dpdo__dtab *) tabs[DPDO__RNG_TABS];
     char errmsg[DPDO__ERRMSG_LEN];
 };
 
@@ -46,13 +56,18 @@ typedef struct dpdo__stream {
     int status;                /* sticky: first callback failure of a custom type */
     int cb_code;               /* the non-zero code that callback returned */
     int fast;                  /* built-in Philox, not keyed: the SIMD kernels may run */
-    const unsigned char *ckey; /* keyed stream: the node's 32-byte ChaCha20 key, else NULL */
-    uint32_t cid;              /* index + 1 of the ChaCha20 block cached in cblk (0 = none) */
-    uint32_t cblk[16];
+    const unsigned char *ckey; /* keyed stream: the node's 32-byte AES-256 key, else NULL */
+    uint32_t cid;              /* index + 1 of the group of 16 blocks cached in cblk (0 = none) */
+    uint32_t cblk[64];
     /* exact samplers (rng_discrete.c): lazy comparisons made, and how many of them the double
      * band left undecided so that MPFR decided them (bench_secure reports the rate) */
     uint64_t exact_cmp, exact_slow;
+    /* the table sampler: candidates drawn and accepted (their ratio is known exactly: the
+     * acceptance-rate check of tests and bench) */
+    uint64_t exact_cand, exact_acc;
     int exact_widen; /* test build only (DPDO_FAULT_INJECTION): widen the band by 2^exact_widen */
+    int exact_bias; /* test build only: the planted defect, acceptance x (1 + k 1e-4) for |z| < S */
+    int exact_scalar; /* test build only: the portable candidate kernel even where AVX-512 runs */
 } dpdo__stream;
 
 /* 1 if purpose is private (its streams are keyed by a node's key when it has one). */
@@ -60,7 +75,7 @@ static inline int dpdo__purpose_private(uint32_t purpose)
 {
     return purpose == 2 /* SAMPLE */ || purpose == 3 /* NOISE */ || purpose == 7 /* INIT */;
 }
-/* 1 if the stream is keyed (ChaCha20 under a node key). */
+/* 1 if the stream is keyed (AES-256-CTR under a node key). */
 static inline int dpdo__stream_keyed(const dpdo__stream *s)
 {
     return s->ckey != NULL;
@@ -90,11 +105,18 @@ void dpdo__stream_seek(dpdo__stream *s, uint64_t block);
 
 /* The next nblocks whole blocks (4 words each) into out; a partly used block is skipped. */
 void dpdo__stream_blocks(dpdo__stream *s, uint32_t *out, size_t nblocks);
+/* Keyed streams: a cipher context holding the node key's AES schedule, for bulk readers that
+ * refill many times (dpdo__stream_blocks_c: the same blocks, the key not set up again). NULL if
+ * the stream is not keyed or OpenSSL failed (then pass NULL: each call sets the key up). The
+ * caller frees it with dpdo__stream_cipher_free (NULL is fine); one thread at a time. */
+void *dpdo__stream_cipher_new(const dpdo__stream *s);
+void dpdo__stream_cipher_free(void *cipher);
+void dpdo__stream_blocks_c(dpdo__stream *s, void *cipher, uint32_t *out, size_t nblocks);
 
 /* ---- exact discrete samplers on a power-of-two grid (rng_discrete.c, docs/privacy.md) -------
  * x[i] <- gamma * (rint(x[i] / gamma) + Z_i), Z_i i.i.d. exact discrete Gaussian N_Z(0, S^2)
- * (Canonne-Kamath-Steinke 2020, Algorithm 3 over a discrete Laplace by exact inversion; every
- * coin an exact lazy comparison of a uniform with exp(-x): double band, MPFR fallback) or exact
+ * (rejection from a table-driven envelope, docs/privacy.md "The table sampler"; every coin an
+ * exact lazy comparison of a uniform with its probability: double band, MPFR fallback) or exact
  * discrete Laplace P(z) ~ exp(-|z| / T). gamma must be a power of two in [2^-1000, 2^900];
  * 2^10 <= S <= 2^31, 1 <= T <= 2^40. The released value is exactly gamma * (k + Z) (no rounding).
  * Returns DPDO_OK, DPDO_E_INVAL (bad gamma/S/T, written to err), DPDO_E_NUMERIC (x[i] not finite,
@@ -112,6 +134,13 @@ int dpdo__stream_dlaplace(dpdo__stream *s, uint64_t T, int64_t *out, size_t n);
 /* The previous all-integer CKS 2020 samplers (Algorithm 1 coins), kept for a cross-check. */
 int dpdo__stream_dgauss_cks(dpdo__stream *s, uint64_t S, int64_t *out, size_t n);
 int dpdo__stream_dlaplace_cks(dpdo__stream *s, uint64_t T, int64_t *out, size_t n);
+/* The previous lazy-comparison CKS samplers (Algorithm 3 over a discrete Laplace by inversion),
+ * which the table sampler replaced: the cross-check. */
+int dpdo__stream_dgauss_lazy(dpdo__stream *s, uint64_t S, int64_t *out, size_t n);
+int dpdo__stream_dlaplace_lazy(dpdo__stream *s, uint64_t T, int64_t *out, size_t n);
+/* The table sampler's scale L and block width B for (lap, P): its acceptance probability is
+ * L Z / (2^33 B) exactly, Z = sum over the integers of the unnormalised PMF. 0, or -1. */
+int dpdo__dtab_info(const dpdo__stream *s, int lap, uint64_t P, uint64_t *L, uint64_t *B);
 #endif
 /* The grid for noise sigma on a release of n coordinates with L2 sensitivity sens (both in the
  * release's units) and slack eta: gamma = 2^floor(log2 min(eta sens / sqrt n, sigma / max(2^10,

@@ -299,10 +299,13 @@ static void eng_note_delta(dpdo__eng *e)
 }
 
 /* Clipping at the start point x = 0, over every row of the nodes hosted here: when most
- * per-sample gradients exceed the clip norm (options.clip, NaN = lipschitz), each release
- * carries little more than the direction of their clipped mean, and the usual cause is
- * unscaled features (docs/python.md, "Diagnostics"). A note above one half; failures of the
- * evaluation (e.g. a user loss) only skip the note. No randomness is used: results unchanged. */
+ * per-sample gradients exceed CLIP_NOTE_FACTOR times the clip norm (options.clip, NaN =
+ * lipschitz), they lose most of their length, each release carries little more than the
+ * direction of their clipped mean, and the usual cause is unscaled features (docs/python.md,
+ * "Diagnostics"). A clip near the typical gradient norm (even below the median, as adaptive
+ * clipping chooses it) is not flagged. A note above one half; failures of the evaluation (e.g. a
+ * user loss) only skip the note. No randomness is used: results unchanged. */
+#define CLIP_NOTE_FACTOR 4.0
 static void eng_note_clipping(dpdo__eng *e)
 {
     double clip = DPDO__PD(e, DPDO_PARAM_CLIP);
@@ -317,7 +320,8 @@ static void eng_note_clipping(dpdo__eng *e)
         int64_t ncl = 0;
         if (!dpdo__eng_hosted(e, i) || !nd->shard || nd->loss->kind == DPDO_LOSS_KIND_MODEL)
             continue;
-        if (dpdo__loss_eval_node(nd, x, NULL, 0, clip, NULL, x + e->d, &ncl, err) != DPDO_OK)
+        if (dpdo__loss_eval_node(nd, x, NULL, 0, CLIP_NOTE_FACTOR * clip, NULL, x + e->d, &ncl,
+                                 err) != DPDO_OK)
             continue;
         rows += dpdo_node_samples(nd);
         cut += ncl;
@@ -326,11 +330,11 @@ static void eng_note_clipping(dpdo__eng *e)
     if (rows < 1 || 2 * cut <= rows) return;
     char buf[400];
     snprintf(buf, sizeof buf,
-             "clipping dominates: %.1f%% of the per-sample gradients at x = 0 exceed the clip "
-             "norm %g, so the releases carry little of the data beyond a clipped mean; scale the "
-             "features (e.g. rows of norm <= 1) or raise clip/lipschitz (docs/python.md, "
+             "clipping dominates: %.1f%% of the per-sample gradients at x = 0 exceed %g times "
+             "the clip norm %g, so the releases carry little of the data beyond a clipped mean; "
+             "scale the features (e.g. rows of norm <= 1) or raise clip/lipschitz (docs/python.md, "
              "\"Diagnostics\")",
-             100.0 * (double)cut / (double)rows, clip);
+             100.0 * (double)cut / (double)rows, CLIP_NOTE_FACTOR, clip);
     dpdo__eng_note(e, buf);
 }
 

@@ -21,6 +21,11 @@ AUTO_DELTA_CAP = 1e-5
 #: a fit whose per-sample gradients are clipped more often than this (at x = 0 or at the fitted
 #: model) is flagged.
 CLIP_WARN_FRACTION = 0.5
+# "Clipping dominates" when more than CLIP_WARN_FRACTION of the per-sample gradients exceed
+# CLIP_WARN_FACTOR times the clip norm (they lose most of their length): the sign of unscaled
+# features. A clip near the typical gradient norm, or below it as the library plan chooses it
+# when the noise is large, is not flagged (the same rule as the C note, lib/engine/eng_life.c).
+CLIP_WARN_FACTOR = 4.0
 
 
 class PrivacyWarning(UserWarning):
@@ -102,11 +107,12 @@ def diagnose(est, X, y, Xa, rows):
     column, rows the node split), and the UtilityWarning when clipping or noise dominates."""
     np = require_numpy("dpdo.diagnostics")
     n = X.shape[0]
-    clip = float(est.lipschitz)
+    clip = est._clip()
     norms = _row_norms(Xa)
-    W = np.column_stack([est.coef_, est.intercept_[:, None]]) if est.fit_intercept else est.coef_
+    # the weight of Xa's intercept column (intercept_ is that weight times the column's value)
+    W = np.column_stack([est.coef_, est.intercept_[:, None] / est._icpt()]) if est.fit_intercept else est.coef_
     targets = est._targets(np.asarray(y))
-    start, final, nsr = [], [], []
+    start, final, nsr, heavy0, heavyk = [], [], [], [], []
     d = Xa.shape[1]
     for k, yk in enumerate(targets):
         m0 = np.zeros(n)
@@ -115,6 +121,8 @@ def diagnose(est, X, y, Xa, rows):
         gk = _phi_prime(est.loss, mk, yk) * norms
         start.append(float(np.mean(g0 > clip * (1 + 1e-12))))
         final.append(float(np.mean(gk > clip * (1 + 1e-12))))
+        heavy0.append(float(np.mean(g0 > CLIP_WARN_FACTOR * clip * (1 + 1e-12))))
+        heavyk.append(float(np.mean(gk > CLIP_WARN_FACTOR * clip * (1 + 1e-12))))
         # the mean clipped per-sample gradient at x = 0: -mean(phi'(0) y a) scaled by the clip
         scale = np.minimum(1.0, clip / np.maximum(g0, 1e-300)) * _phi_prime(est.loss, m0, yk)
         gbar = np.asarray(Xa.T @ (scale * yk)).ravel() / n
@@ -128,15 +136,17 @@ def diagnose(est, X, y, Xa, rows):
     margin = 2.0 * math.sqrt(base * (1 - base) / n)  # two standard errors of the majority share
     diag = {
         "clipped_fraction_start": max(start), "clipped_fraction_final": max(final),
+        "heavily_clipped_fraction_start": max(heavy0), "heavily_clipped_fraction_final": max(heavyk),
         "noise_to_signal": max(nsr) if nsr else 0.0,
         "train_score": train, "baseline_score": base, "better_than_baseline": bool(train > base + margin),
         "warnings": [],
     }
     remedies = []
-    if max(start) > CLIP_WARN_FRACTION or max(final) > CLIP_WARN_FRACTION:
+    if max(heavy0) > CLIP_WARN_FRACTION or max(heavyk) > CLIP_WARN_FRACTION:
         remedies.append("clipping dominates: %.0f%% of the per-sample gradients at x = 0 and %.0f%% at the fitted "
-                        "model exceed the clip norm %g; scale the features (e.g. StandardScaler + Normalizer in "
-                        "front) or raise lipschitz" % (100 * max(start), 100 * max(final), clip))
+                        "model exceed %g times the clip norm %g; scale the features (e.g. StandardScaler + "
+                        "Normalizer in front) or raise lipschitz"
+                        % (100 * max(heavy0), 100 * max(heavyk), CLIP_WARN_FACTOR, clip))
     if not diag["better_than_baseline"]:
         remedies.append("the model is no better than not training: training accuracy %.4f vs %.4f for always "
                         "predicting the majority class; noise-to-signal per release %.3g; scale the features, "

@@ -365,6 +365,10 @@ class _DPClassifier(_Mixin, _Base):
         """Value of the appended constant feature (the intercept is its weight times it)."""
         return float(getattr(self, "_cur_plan", {}).get("intercept_scaling", 1.0))
 
+    def _clip(self):
+        """The clip norm / per-sample gradient bound of the current fit (the plan's when "auto")."""
+        return self._cur_plan["lipschitz"] if self.lipschitz == "auto" else float(self.lipschitz)
+
     def _augment(self, X):
         np = require_numpy("dpdo.sklearn")
         if not self.fit_intercept:
@@ -392,7 +396,7 @@ class _DPClassifier(_Mixin, _Base):
         return self.epsilon / n_classes_trained, self._delta / n_classes_trained
 
     def _options(self, eps, delta, mode, seed, horizon):
-        lip = self._cur_plan["lipschitz"] if self.lipschitz == "auto" else float(self.lipschitz)
+        lip = self._clip()
         o = dict(max_rounds=horizon, seed=seed, randomness=mode, lipschitz=lip, clip=lip, delta=delta)
         plan = self._cur_plan
         if plan.get("batch"):

@@ -118,15 +118,19 @@ def warnings_fire_on_raw_breast_cancer_features():
     # the same rows scaled: no utility warning
     c, w = fit_recording(DPDDAClassifier(random_state=0, n_nodes=10), scaled(X), y)
     assert not [1 for k, _ in w if k is dpdo.diagnostics.UtilityWarning], w
-    assert c.diagnostics_["clipped_fraction_start"] == 0.0 and c.diagnostics_["better_than_baseline"]
+    # rows of norm 1: no gradient loses most of its length (the plan's clip may still be below
+    # the gradient norm 1/2, on purpose, when the noise is large)
+    assert c.diagnostics_["heavily_clipped_fraction_start"] == 0.0 and c.diagnostics_["better_than_baseline"]
 
 
 @case
 def warnings_fire_on_a_noise_dominated_fed_plt_run():
     from sklearn.datasets import load_breast_cancer
     X, y = load_breast_cancer(return_X_y=True)
-    # 50 nodes of ~11 rows at epsilon 0.88: each node's noisy solver steps are mostly noise
-    c, w = fit_recording(FedPLTClassifier(epsilon=0.88, n_nodes=50, random_state=1), scaled(X), y)
+    # 50 nodes of ~11 rows at epsilon 0.88 with the paper's fixed settings (profile="paper", the
+    # 0.2 defaults: 50 rounds of several noisy local steps): each node's steps are mostly noise
+    c, w = fit_recording(FedPLTClassifier(epsilon=0.88, n_nodes=50, random_state=1, profile="paper"),
+                         scaled(X), y)
     d = c.diagnostics_
     print("# Fed-PLT eps 0.88, 50 nodes: %s" % {k: v for k, v in d.items() if k != "warnings"})
     assert not d["better_than_baseline"] and d["noise_to_signal"] > 10, d

@@ -226,6 +226,8 @@ typedef struct dpdo__priv_state {
                            * checked against the round's charges */
     dpdo_paper *paper;    /* paper-bound object, or NULL */
     double guard_eps;     /* guard threshold at options.delta (inf = off) */
+    int32_t calib_boost;  /* prepare's retry count: secure calibrations start this much higher
+                             (eng_privacy.c, fit_charged) */
     char notes[2048];
 } dpdo__priv_state;
 
@@ -410,6 +412,9 @@ void dpdo__eng_noise_add(double *out, const double *h, double scale, const doubl
  * an algorithm whose noise goes through the helpers above). */
 int dpdo__eng_grid_noise(const dpdo__eng *e);
 
+/* The rigorous sigma for `releases` releases of sensitivity sens per node under sampling sd, at
+ * (options.epsilon, options.delta) on the run's accountant. Secure runs: sigma such that the
+ * event as secure runs charge it (dpdo__eng_secure_events) fits the target over `releases`. */
 int dpdo__eng_calibrate_sigma(dpdo__eng *e, const dpdo__sampling_desc *sd, double sens,
                               double releases, double *sigma);
 /* The noise skeleton shared by the paper algorithms' prepare() (DP-DDA, DO-ADP, DP-WOR-SGD):

@@ -3,6 +3,7 @@
  * budget guard, the one noise path, the discrete charging of secure runs, and the privacy
  * getters (dpdo_algorithm_privacy, _planned_releases, _privacy_source, _privacy_notes). */
 #include "../data/data_impl.h"
+#include "../model/model_impl.h"
 #include "../rng/rng_impl.h"
 #include "eng_handle.h"
 #include <math.h>
@@ -166,6 +167,23 @@ int dpdo__eng_calibrate_sigma(dpdo__eng *e, const dpdo__sampling_desc *sd, doubl
     if (e->o.randomness == DPDO_RANDOMNESS_SECURE && acc)
         return fit_charged(e, acc, sd, sens, releases, sigma);
     return DPDO_OK;
+}
+
+int dpdo__eng_grad_exceeds(dpdo__eng *e, double bound, int phi_only, int64_t *node, double *reach)
+{
+    for (int64_t i = 0; i < e->n; i++) {
+        int kind = e->nodes[i]->loss->kind;
+        double Li = 0;
+        if (kind == DPDO_LOSS_KIND_BATCH || (phi_only && kind != DPDO_LOSS_KIND_PHI))
+            continue; /* no per-row bound to check */
+        if (dpdo_node_lipschitz(e->nodes[i], INFINITY, &Li) == DPDO_OK &&
+            Li > bound * (1 + 1e-12)) {
+            *node = i;
+            *reach = Li;
+            return 1;
+        }
+    }
+    return 0;
 }
 
 int dpdo__eng_guard_short(const dpdo__eng *e)

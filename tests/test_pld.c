@@ -246,6 +246,49 @@ static void pld_small_delta_exact(void)
         /* magnitude: the bound is not vacuous (within 30 bins plus the fine-grain slack) */
         CHECK_MSG(hi - ref[i].exact <= 30 * ref[i].h + 1e-3 * ref[i].exact, "case %zu: %.12g vs %.12g", i, hi,
                   ref[i].exact);
+        /* auto (the smallest of rdp's and pld's figures) answers above the exact value too */
+        run_open(&r, "auto", ref[i].samp, ref[i].q, 0, 0, 0, ref[i].sigma, ref[i].T, ref[i].h);
+        double ea = NAN;
+        CHECK_EQ(dpdo_accountant_epsilon(r.a, -1, ref[i].delta, &ea, NULL), DPDO_OK);
+        /* unsampled ledgers: auto's figure is the exact accountant's closed-form root solved in
+         * double precision (a relative error of a few units of 1e-16 either side, measured here);
+         * pld's everywhere else */
+        const char *src = dpdo_accountant_source(r.a);
+        double slack = strcmp(src, "exact") == 0 ? 64 * 0x1p-53 * ref[i].exact : 0.0;
+        CHECK_MSG(ea >= ref[i].exact - slack, "case %zu: auto (%s) %.17g below exact %.17g", i, src, ea,
+                  ref[i].exact);
+        run_close(&r);
+    }
+}
+
+/* Intervals at different intervals h must agree (each contains the exact value): Poisson
+ * q = 0.99, sigma = 8, T = 1000, delta = 1e-13, where the upper end at h = 1e-4 (35.8280) was
+ * below the lower end at h = 1e-5 (35.8915), and auto's figure at delta in [1e-13, 1e-10] for
+ * this sampled ledger lies inside every interval's upper end's reach (it is one of them or rdp's). */
+static void pld_intervals_agree(void)
+{
+    static const double hs[] = {1e-3, 1e-4, 1e-5};
+    static const double dls[] = {1e-13, 1e-10};
+    for (size_t j = 0; j < sizeof dls / sizeof *dls; j++) {
+        double maxlo = 0.0, minhi = INFINITY;
+        for (size_t k = 0; k < sizeof hs / sizeof *hs; k++) {
+            run r;
+            run_open(&r, "pld", DPDO_SAMPLING_POISSON, 0.99, 0, 0, 0, 8.0, 1000, hs[k]);
+            double lo = NAN, hi = NAN;
+            int rc = dpdo_accountant_epsilon_bounds(r.a, -1, dls[j], &lo, &hi);
+            CHECK_MSG(rc == DPDO_OK, "h %g: %s", hs[k], dpdo_accountant_errmsg(r.a));
+            printf("# q 0.99 sigma 8 T 1000 delta %g h %g: [%.6f, %.6f]\n", dls[j], hs[k], lo, hi);
+            if (rc == DPDO_OK) maxlo = fmax(maxlo, lo), minhi = fmin(minhi, hi);
+            run_close(&r);
+        }
+        CHECK_MSG(maxlo <= minhi, "delta %g: the intervals do not meet: largest lower %.9g > smallest upper %.9g",
+                  dls[j], maxlo, minhi);
+        run r;
+        run_open(&r, "auto", DPDO_SAMPLING_POISSON, 0.99, 0, 0, 0, 8.0, 1000, 0);
+        double ea = NAN;
+        CHECK_EQ(dpdo_accountant_epsilon(r.a, -1, dls[j], &ea, NULL), DPDO_OK);
+        printf("# auto at delta %g: %.6f (%s)\n", dls[j], ea, dpdo_accountant_source(r.a));
+        CHECK_MSG(ea >= maxlo, "delta %g: auto %.9g below a proven lower end %.9g", dls[j], ea, maxlo);
         run_close(&r);
     }
 }
@@ -881,6 +924,7 @@ int main(void)
     RUN(wor_magnitudes);
     RUN(poisson_reference_values);
     RUN(pld_small_delta_exact);
+    RUN(pld_intervals_agree);
     RUN(discrete_pmf_construction);
     RUN(auto_is_the_minimum);
     RUN(auto_window_monotone);

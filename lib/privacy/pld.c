@@ -38,9 +38,10 @@
  * t = T h^2/8 + h sqrt(T log(1/eta) / 2); then delta_S(eps) >=
  * delta_S'(eps + t) - eta - (aliased mass) - (mass beyond the truncation of
  * one release, times T), so eps_low = eps_S'(delta + those) - t.
- * The floating-point error of the FFT (about 1e-16 log N relative to the
- * total mass per bin) is not bounded rigorously; negative bins are clamped to
- * 0 (upwards). */
+ * The floating-point error of the composition is bounded (dpdo__pld_compose_tilted;
+ * docs/privacy.md, "PLD: a proven bound on the composition's rounding"): each release's pmf is
+ * tilted by e^(lam i) towards the queried tail, the FFT's error is propagated stage by stage, and
+ * every bin carries an error interval the queries read at its safe end. */
 #include "privacy_impl.h"
 #include <fftw3.h>
 #include <math.h>
@@ -1039,6 +1040,12 @@ int dpdo__pld_acc_eps(dpdo__pld_acc *a, const double *rows, int64_t n, double de
         if (u > h) h = u;
         if (v > l) l = v;
     }
+    if (!isfinite(h))
+        return dpdo__err(err, DPDO_E_UNSUPPORTED,
+                         "pld accountant: no proven bound at delta = %g (the composition's "
+                         "rounding and tails exceed it at interval %g); use rdp or a coarser "
+                         "pld_interval",
+                         delta, a->h);
     if (N > 0) {
         double base = log(N / (FINE_DELTA_SHARE * delta)) + h + h1, L = base;
         for (int it = 0; it < 50; it++) {

@@ -207,8 +207,9 @@ typedef struct dpdo__pld_pmf {
     double inf, trunc;
 } dpdo__pld_pmf;
 /* A composition: p[j] at (lo + j) h; inf: mass at +inf; tail_up: bound on the
- * mass above the window (added to delta); alias: bound on the mass wrapped
- * into the window; steps: number of releases; trunc: sum of counts x trunc. */
+ * mass above the window (added to delta); alias: 0 (the mass wrapped into the
+ * window is in the per-bin bound below); steps: number of releases; trunc: sum of
+ * counts x trunc. */
 typedef struct dpdo__pld_dist {
     int64_t lo, n;
     double *p;

@@ -52,6 +52,7 @@
 /* noise mass beyond the x-truncation of one Gaussian release (e^-50, as dp_accounting) */
 #define X_TAIL_LOG (-50.0)
 #define TAIL 1e-18           /* Chernoff tail of the composed sum, each side */
+#define TILT_TAIL 1e-12      /* the tilted sum's upper tail (an error of the tilted bins) */
 #define MAX_BINS (1LL << 22) /* one release (pld; auto: AUTO_MAX) */
 #define MAX_FFT (1LL << 23)  /* composed window (pld; auto: AUTO_MAX) */
 
@@ -393,8 +394,8 @@ static double chernoff_edge(const dpdo__pld_pmf *const *pm, const double *counts
                             double l0, double u, double ltail, double base)
 {
     double l = l0 * exp2(u), lm = 0.0;
-    for (int64_t e = 0; e < k; e++) /* K(base + l) - K(base): the tilted sum's cgf */
-        lm += counts[e] * (log_mgf(pm[e], base + l) - (base != 0 ? log_mgf(pm[e], base) : 0.0));
+    for (int64_t e = 0; e < k; e++) /* K(base + l): the tilted sum's cgf is K(base + l) - K(base) */
+        lm += counts[e] * log_mgf(pm[e], base + l);
     double t = (lm + ltail) / l;
     return isfinite(t) ? (l0 > 0 ? t : -t) : INFINITY;
 }
@@ -517,9 +518,9 @@ int dpdo__pld_compose_tilted(const dpdo__pld_pmf *const *pm, const double *count
     out->steps = T;
     out->trunc = trunc;
     /* Chernoff window around the mean: P(sum > b) <= TAIL and P(sum < a) <= TAIL (chernoff_min).
-     * A tilted composition (lam > 0) computes c~_j = c_j e^(lam j - K) instead of c_j; its mass
-     * beyond b wraps into the window and costs e^(K - lam j) times itself at bin j >= a, so b also
-     * keeps that tilted mass below TAIL e^(lam a - K) (then <= TAIL at every bin). */
+     * A tilted composition (lam > 0) computes c~_j = c_j e^(lam j - K) instead of c_j; b also keeps
+     * the tilted mass above it below TILT_TAIL: wrapped into the window it costs e^(K - lam j)
+     * times itself at bin j, in the per-bin bound (large only far below the tilt's centre). */
     double sd = sqrt(var > 1.0 ? var : 1.0);
     double ltail = log(1.0 / TAIL);
     double a = rlo, b = rhi, l0 = sqrt(2.0 * ltail) / sd, lb = 0.0;
@@ -529,12 +530,13 @@ int dpdo__pld_compose_tilted(const dpdo__pld_pmf *const *pm, const double *count
     if (isfinite(ta) && -ta > a) a = floor(-ta);
     double lt_out = -INFINITY; /* log of the tilted mass outside [a, b] (bound) */
     if (lam > 0) {
-        double lt = ltail + fmax(0.0, K - lam * a);
-        double tt = chernoff_min(pm, counts, k, 1, l0, lt, lam, &lb);
+        double lt = log(1.0 / TILT_TAIL);
+        double tt = chernoff_min(pm, counts, k, 1, l0, lt - K, lam, &lb);
         double bt = isfinite(tt) ? ceil(tt) : rhi;
         if (bt > rhi) bt = rhi;
         if (bt > b) b = bt;
-        /* tilted mass above b <= e^-lt when b < rhi; below a: <= e^(lam a - K) TAIL */
+        /* tilted mass above b <= TILT_TAIL when b < rhi; below a: <= e^(lam a - K) TAIL (both
+         * enter every bin's bound, times e^(K - lam j)) */
         lt_out =
             dpdo__log_add(b < rhi ? -lt : -INFINITY, a > rlo ? lam * a - K - ltail : -INFINITY);
     } else {

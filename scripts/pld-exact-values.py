@@ -101,11 +101,24 @@ def add2(eps, q, mu):
     return mp.quad(lambda x: mp.npdf(x) * inner(x), [-mp.inf, -20, -10, 0, 10, mp.inf])
 
 
+POISSON1 = [  # (name, q, sigma, delta): one release, the closed forms poisson_remove/_add
+    ("poisson q=0.5 sigma=0.5 T=1 delta=1e-10", mp.mpf("0.5"), mp.mpf("0.5"), mp.mpf("1e-10")),
+    ("poisson q=0.01 sigma=0.25 T=1 delta=1e-13", mp.mpf("0.01"), mp.mpf("0.25"), mp.mpf("1e-13")),
+]
+
 POISSON = [  # (name, q, sigma, delta): T = 2
     ("poisson q=0.5 sigma=0.5 T=2 delta=1e-10", mp.mpf("0.5"), mp.mpf("0.5"), mp.mpf("1e-10")),
 ]
 
 if __name__ == "__main__":
+    import sys
+    for name, q, sigma, delta in POISSON1:
+        mu = 1 / sigma
+        er = eps_of(lambda x: poisson_remove(x, q, mu), delta, 0, 200)
+        ea = eps_of(lambda x: poisson_add(x, q, mu), delta, 0, 200) if poisson_add(0, q, mu) > delta else 0
+        print("%s: remove %s add %s" % (name, mp.nstr(er, 60), mp.nstr(ea, 60)))
+    if "--quick" in sys.argv:  # the closed forms only (the T = 2 integrals take minutes)
+        sys.exit(0)
     for name, q, sigma, delta in POISSON:
         mu = 1 / sigma
         er = eps_of(lambda x: remove2(x, q, mu), delta, 0, 60)

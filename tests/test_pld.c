@@ -217,8 +217,8 @@ static void wor_magnitudes(void)
 
 /* The upper end is a proven bound at every delta it answers, and the lower end too: unsampled
  * Gaussians composed T times (sensitivity 1, noise sigma) against eps(delta) of the Gaussian with
- * mu = sqrt(T) / sigma, and a Poisson-subsampled pair (q = 0.5, sigma = 0.5, T = 2, both
- * directions), each computed to 60 digits with mpmath by scripts/pld-exact-values.py (printed
+ * mu = sqrt(T) / sigma, and Poisson-subsampled pairs (one release, the remove and add pairs'
+ * closed forms), each computed to 60 digits with mpmath by scripts/pld-exact-values.py (printed
  * here to 17). Before the proven bound, the upper ends were 224.741632, 1567.11983 and 36.27229:
  * below the exact values. */
 static void pld_small_delta_exact(void)
@@ -232,6 +232,10 @@ static void pld_small_delta_exact(void)
         {DPDO_SAMPLING_NONE, 1, 2.0, 1e-3, 1e-10, 1567.1258274830273, 10000},
         {DPDO_SAMPLING_NONE, 1, 8.0, 1e-4, 1e-13, 36.297162608474631, 1000},
         {DPDO_SAMPLING_NONE, 1, 8.0, 1e-3, 1e-13, 36.297162608474631, 1000},
+        /* Poisson pairs, one release: the larger of the remove and add directions' epsilons */
+        {DPDO_SAMPLING_POISSON, 0.5, 0.5, 1e-3, 1e-10, 13.362782522754719, 1},
+        {DPDO_SAMPLING_POISSON, 0.5, 0.5, 1e-4, 1e-10, 13.362782522754719, 1},
+        {DPDO_SAMPLING_POISSON, 0.01, 0.25, 1e-3, 1e-13, 29.632943821056745, 1},
     };
     for (size_t i = 0; i < sizeof ref / sizeof *ref; i++) {
         run r;

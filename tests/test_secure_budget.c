@@ -130,27 +130,34 @@ static outcome one(const char *type, const char *acc_name, double eps, double de
     return r;
 }
 
-/* DP-WOR-SGD, one pass, secure: every target on the grid completes its pass within the target */
+/* Secure runs of `type` at the targets eps = step k, k = 1..count: each prepares, its guard covers
+ * its plan, it ends as planned (stop reason `stop`; T rounds unless T = 0) and within the target */
+static void sweep_runs(const char *type, double step, int count, double delta, int64_t T, int stop)
+{
+    int done = 0, stopped = 0;
+    for (int k = 1; k <= count; k++) {
+        double eps = step * k;
+        outcome r = one(type, "auto", eps, delta, T, 1);
+        CHECK_MSG(r.prepared, "%s eps %g: prepare failed", type, eps);
+        if (!r.prepared) continue;
+        done++;
+        CHECK_MSG(!r.short_plan, "%s eps %g: the guard allows fewer releases than planned", type, eps);
+        if (r.stop != stop || (T > 0 && r.rounds != T)) {
+            stopped++;
+            CHECK_MSG(0, "%s eps %g: stopped (reason %d) after %lld rounds", type, eps, r.stop, (long long)r.rounds);
+        }
+        CHECK_MSG(r.eps_rig <= eps, "%s eps %g: charged %.17g", type, eps, r.eps_rig);
+    }
+    printf("# %s secure, auto: %d targets, %d stopped early\n", type, done, stopped);
+    CHECK_EQ(done, count);
+}
+
+/* DP-WOR-SGD, one pass, secure: every target on the grid completes its pass within the target
+ * (delta = 1/n^2 as the example uses) */
 static void test_wor_secure_completes_its_pass(void)
 {
     fx_make(10, 200);
-    const double delta = 1.0 / (20000.0 * 20000.0); /* delta = 1/n^2 as the example uses */
-    int done = 0, stopped = 0;
-    for (int k = 1; k <= 40; k++) {
-        double eps = 0.05 * k;
-        outcome r = one("dp-wor-sgd", "auto", eps, delta, 0, 1);
-        CHECK_MSG(r.prepared, "eps %g: prepare failed", eps);
-        if (!r.prepared) continue;
-        done++;
-        CHECK_MSG(!r.short_plan, "eps %g: the guard allows fewer releases than planned", eps);
-        if (r.stop != DPDO_STOP_PASSES) {
-            stopped++;
-            CHECK_MSG(0, "eps %g: stopped early (reason %d) after %lld rounds", eps, r.stop, (long long)r.rounds);
-        }
-        CHECK_MSG(r.eps_rig <= eps, "eps %g: charged %.17g", eps, r.eps_rig);
-    }
-    printf("# dp-wor-sgd secure, auto: %d targets, %d stopped by the guard\n", done, stopped);
-    CHECK_EQ(done, 40);
+    sweep_runs("dp-wor-sgd", 0.05, 40, 1.0 / (20000.0 * 20000.0), 0, DPDO_STOP_PASSES);
     fx_free();
 }
 
@@ -158,22 +165,7 @@ static void test_wor_secure_completes_its_pass(void)
 static void test_fed_plt_secure_runs_all_rounds(void)
 {
     fx_make(4, 50);
-    int done = 0, stopped = 0;
-    for (int k = 1; k <= 39; k++) {
-        double eps = 0.2 * k;
-        outcome r = one("fed-plt", "auto", eps, 1e-5, 40, 1);
-        CHECK_MSG(r.prepared, "eps %g: prepare failed", eps);
-        if (!r.prepared) continue;
-        done++;
-        CHECK_MSG(!r.short_plan, "eps %g: the guard allows fewer releases than planned", eps);
-        if (r.stop != DPDO_STOP_MAX_ROUNDS || r.rounds != 40) {
-            stopped++;
-            CHECK_MSG(0, "eps %g: stopped (reason %d) at round %lld of 40", eps, r.stop, (long long)r.rounds);
-        }
-        CHECK_MSG(r.eps_rig <= eps, "eps %g: charged %.17g", eps, r.eps_rig);
-    }
-    printf("# fed-plt secure, auto: %d targets, %d stopped before round 40\n", done, stopped);
-    CHECK_EQ(done, 39);
+    sweep_runs("fed-plt", 0.2, 39, 1e-5, 40, DPDO_STOP_MAX_ROUNDS);
     fx_free();
 }
 

@@ -8,13 +8,11 @@ composition is the Gaussian with mu = sqrt(T) / sigma, whose exact curve is
 (Balle and Wang 2018, Theorem 8). eps(delta) is its root, found with mpmath at
 80 digits and printed to 60.
 
-Poisson-subsampled Gaussian (rate q, mu = 1/sigma), two releases, with the
+Poisson-subsampled Gaussian (rate q, mu = 1/sigma), one release, with the
 "remove" pair P = (1-q) N(0,1) + q N(mu,1), Q = N(0,1) and the "add" pair
 (P and Q swapped) that lib/privacy/pld.c composes separately (eps = the larger
-of the two): for T = 2 the hockey-stick divergence E_Q[(dP/dQ - e^eps)_+] of
-the product pair is a 1-D integral over the first coordinate of a closed form
-in the second (the likelihood ratio is monotone in each coordinate), taken
-with mpmath.quad at 80 digits.
+of the two): the hockey-stick divergence E_Q[(dP/dQ - e^eps)_+] has a closed
+form (the likelihood ratio is monotone in x), poisson_remove / poisson_add.
 
 Run: python3 scripts/pld-exact-values.py
 """
@@ -71,58 +69,18 @@ CASES = [  # (name, sigma, T, delta)
     ("sigma=8 T=1000 delta=1e-13", 8, 1000, mp.mpf("1e-13")),
 ]
 
-def f_ratio(x, q, mu):
-    """dP/dQ of the remove pair at x (one coordinate)"""
-    return (1 - q) + q * mp.e ** (mu * x - mu ** 2 / 2)
-
-
-def remove2(eps, q, mu):
-    # E_Q[(f(x1) f(x2) - e^eps)_+], Q = N(0, I): for fixed x1, with c = e^eps / f(x1),
-    # E[(f(x2) - c)_+] = (1-q) S(t) + q S(t - mu) - c S(t), S = 1 - Phi, t the root of f = c
-    def inner(x1):
-        c = mp.e ** eps / f_ratio(x1, q, mu)
-        if c <= 1 - q:
-            return 1 - c
-        t = (mp.log((c - (1 - q)) / q) + mu ** 2 / 2) / mu
-        return (1 - q) * (1 - Phi(t)) + q * (1 - Phi(t - mu)) - c * (1 - Phi(t))
-    return mp.quad(lambda x: mp.npdf(x) * inner(x), [-mp.inf, -10, 0, 10, 20, mp.inf])
-
-
-def add2(eps, q, mu):
-    # E_P[(1 - e^eps g(x1) g(x2))_+], P = N(0, I), g = dQ/dP = f_ratio: for fixed x1 with
-    # c = e^eps g(x1): E[(1 - c g(x2))_+] = Phi(t) - c ((1-q) Phi(t) + q Phi(t - mu)), g(t) = 1/c
-    def inner(x1):
-        c = mp.e ** eps * f_ratio(x1, q, mu)
-        b = 1 / c - (1 - q)
-        if b <= 0:
-            return mp.mpf(0)
-        t = (mp.log(b / q) + mu ** 2 / 2) / mu
-        return Phi(t) - c * ((1 - q) * Phi(t) + q * Phi(t - mu))
-    return mp.quad(lambda x: mp.npdf(x) * inner(x), [-mp.inf, -20, -10, 0, 10, mp.inf])
-
-
 POISSON1 = [  # (name, q, sigma, delta): one release, the closed forms poisson_remove/_add
     ("poisson q=0.5 sigma=0.5 T=1 delta=1e-10", mp.mpf("0.5"), mp.mpf("0.5"), mp.mpf("1e-10")),
     ("poisson q=0.01 sigma=0.25 T=1 delta=1e-13", mp.mpf("0.01"), mp.mpf("0.25"), mp.mpf("1e-13")),
 ]
 
-POISSON = [  # (name, q, sigma, delta): T = 2
-    ("poisson q=0.5 sigma=0.5 T=2 delta=1e-10", mp.mpf("0.5"), mp.mpf("0.5"), mp.mpf("1e-10")),
-]
-
 if __name__ == "__main__":
-    import sys
     for name, q, sigma, delta in POISSON1:
         mu = 1 / sigma
         er = eps_of(lambda x: poisson_remove(x, q, mu), delta, 0, 200)
-        ea = eps_of(lambda x: poisson_add(x, q, mu), delta, 0, 200) if poisson_add(0, q, mu) > delta else 0
-        print("%s: remove %s add %s" % (name, mp.nstr(er, 60), mp.nstr(ea, 60)))
-    if "--quick" in sys.argv:  # the closed forms only (the T = 2 integrals take minutes)
-        sys.exit(0)
-    for name, q, sigma, delta in POISSON:
-        mu = 1 / sigma
-        er = eps_of(lambda x: remove2(x, q, mu), delta, 0, 60)
-        ea = eps_of(lambda x: add2(x, q, mu), delta, 0, 60)
+        # the add pair's loss is at most -log(1 - q): its root lies below that
+        top = -mp.log(1 - q)
+        ea = eps_of(lambda x: poisson_add(x, q, mu), delta, 0, top) if poisson_add(0, q, mu) > delta else 0
         print("%s: remove %s add %s" % (name, mp.nstr(er, 60), mp.nstr(ea, 60)))
     for name, sigma, T, delta in CASES:
         mu = mp.sqrt(T) / sigma

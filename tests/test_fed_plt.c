@@ -96,7 +96,8 @@ static void fx_free(fx *f)
     dpdo_dataset_destroy(f->ds);
 }
 
-static dpdo_algorithm *mk(fx *f, dpdo_regularizer *reg, int mode, int64_t T, double sigma)
+/* lipschitz: L of Assumption 3 (NaN: the options' default) */
+static dpdo_algorithm *mk_L(fx *f, dpdo_regularizer *reg, int mode, int64_t T, double sigma, double lipschitz)
 {
     dpdo_algorithm_options o;
     dpdo_algorithm_options_init(&o, sizeof o);
@@ -104,11 +105,17 @@ static dpdo_algorithm *mk(fx *f, dpdo_regularizer *reg, int mode, int64_t T, dou
     o.noise_mode = mode;
     o.max_rounds = T;
     o.sigma = sigma;
+    if (!isnan(lipschitz)) o.lipschitz = lipschitz;
     dpdo_algorithm *a = NULL;
     CHECK_EQ(dpdo_algorithm_create(&a, dpdo_algorithm_type_find("fed-plt")), DPDO_OK);
     int rc = dpdo_algorithm_setup(a, f->nodes, f->n, NULL, reg, f->acc, &o);
     CHECK_MSG(rc == DPDO_OK, "setup: %s", dpdo_algorithm_errmsg(a));
     return a;
+}
+
+static dpdo_algorithm *mk(fx *f, dpdo_regularizer *reg, int mode, int64_t T, double sigma)
+{
+    return mk_L(f, reg, mode, T, sigma, NAN);
 }
 
 static dpdo_solver *mksolver(const char *type, int d, double lo, double hi)
@@ -491,7 +498,8 @@ static void test_no_alloc(void)
     enum { N = 5, D = 3 };
     fx f;
     fx_make(&f, N, 12, D, "logistic");
-    dpdo_algorithm *a = mk(&f, NULL, DPDO_NOISE_FIXED, 200, 0.3);
+    /* clip = inf below: L/2 must cover the rows' per-sample gradients (norms of a few units) */
+    dpdo_algorithm *a = mk_L(&f, NULL, DPDO_NOISE_FIXED, 200, 0.3, 100.0);
     dpdo_solver *s = mksolver("noisy-gd", D, 0.1, 2.0);
     CHECK_EQ(dpdo_algorithm_set_solver(a, s), DPDO_OK);
     dpdo_algorithm_set_double(a, DPDO_PARAM_FED_P, 0.5);
@@ -504,6 +512,60 @@ static void test_no_alloc(void)
     dpdo__fault_arm(-1);
     CHECK_EQ(rc, DPDO_ROUND);
     CHECK_EQ(allocs, 0);
+    dpdo_algorithm_destroy(a);
+    dpdo_solver_destroy(s);
+    fx_free(&f);
+}
+
+/* ---- clip = inf trusts the data: checked against lipschitz, as DP-DDA and DO-ADP do --------- */
+
+static void test_trusted_lipschitz(void)
+{
+    enum { N = 3, D = 3 };
+    fx f;
+    fx_make(&f, N, 12, D, "logistic");
+    /* the per-sample gradient bound of each agent's rows, and the first agent's */
+    double reach[N], worst = 0;
+    for (int i = 0; i < N; i++) {
+        CHECK_EQ(dpdo_node_lipschitz(f.nodes[i], INFINITY, &reach[i]), DPDO_OK);
+        worst = fmax(worst, reach[i]);
+    }
+    CHECK(reach[0] > 0.005);
+    const int modes[] = {DPDO_NOISE_RIGOROUS, DPDO_NOISE_FIXED};
+    for (int m = 0; m < 2; m++) {
+        /* L = 0.01: Assumption 3 needs gradient norms <= L/2 = 0.005; refused, both numbers named */
+        dpdo_algorithm *a = mk_L(&f, NULL, modes[m], 20, 0.5, 0.01);
+        dpdo_solver *s = mksolver("noisy-gd", D, f.lo, f.hi);
+        CHECK_EQ(dpdo_algorithm_set_solver(a, s), DPDO_OK);
+        CHECK_EQ(dpdo_algorithm_set_double(a, DPDO_PARAM_CLIP, INFINITY), DPDO_OK);
+        CHECK_EQ(dpdo_algorithm_prepare(a), DPDO_E_INVAL);
+        char want[160];
+        snprintf(want, sizeof want, "agent 0: per-sample gradients reach %g > L/2 = 0.005 (lipschitz L = 0.01)",
+                 reach[0]);
+        CHECK_STR_CONTAINS(dpdo_algorithm_errmsg(a), want);
+        /* clip unset: clipping at L/2, accepted */
+        CHECK_EQ(dpdo_algorithm_set_double(a, DPDO_PARAM_CLIP, NAN), DPDO_OK);
+        CHECK_EQ(dpdo_algorithm_prepare(a), DPDO_OK);
+        dpdo_algorithm_destroy(a);
+        /* L/2 just above the data's bound: accepted with clip = inf; just below: refused */
+        for (int below = 0; below < 2; below++) {
+            double L = 2.0 * worst * (below ? 1 - 1e-9 : 1 + 1e-9);
+            a = mk_L(&f, NULL, modes[m], 20, 0.5, L);
+            CHECK_EQ(dpdo_algorithm_set_solver(a, s), DPDO_OK);
+            CHECK_EQ(dpdo_algorithm_set_double(a, DPDO_PARAM_CLIP, INFINITY), DPDO_OK);
+            int rc = dpdo_algorithm_prepare(a);
+            CHECK_MSG(rc == (below ? DPDO_E_INVAL : DPDO_OK), "L = %.17g: %d %s", L, rc, dpdo_algorithm_errmsg(a));
+            if (!below) CHECK_STR_CONTAINS(dpdo_algorithm_privacy_notes(a), "no clipping");
+            dpdo_algorithm_destroy(a);
+        }
+        dpdo_solver_destroy(s);
+    }
+    /* not private (no noise): nothing to check */
+    dpdo_algorithm *a = mk_L(&f, NULL, DPDO_NOISE_NONE, 20, NAN, 0.01);
+    dpdo_solver *s = mksolver("gd", D, f.lo, f.hi);
+    CHECK_EQ(dpdo_algorithm_set_solver(a, s), DPDO_OK);
+    CHECK_EQ(dpdo_algorithm_set_double(a, DPDO_PARAM_CLIP, INFINITY), DPDO_OK);
+    CHECK_EQ(dpdo_algorithm_prepare(a), DPDO_OK);
     dpdo_algorithm_destroy(a);
     dpdo_solver_destroy(s);
     fx_free(&f);
@@ -626,6 +688,7 @@ int main(void)
     RUN(test_independent);
     RUN(test_privacy);
     RUN(test_no_alloc);
+    RUN(test_trusted_lipschitz);
     RUN(test_participation);
     RUN(test_rate_constants);
     return h_finish();

@@ -507,20 +507,16 @@ static int prepare(dpdo__eng *e, void *priv)
         /* clip = inf trusts the data: refuse when the per-sample gradient bound is known to exceed
          * G (as DP-DDA does); the regularizer's part is the same on neighbouring data */
         dpdo__eng_note(e, "no clipping: the guarantee assumes every per-sample gradient norm <= G");
-        for (int64_t i = 0; i < n; i++) {
-            double Li = 0;
-            if (e->nodes[i]->loss->kind == DPDO_LOSS_KIND_BATCH)
-                continue; /* no per-row bound to check */
-            if (dpdo_node_lipschitz(e->nodes[i], INFINITY, &Li) == DPDO_OK &&
-                Li > P->G * (1 + 1e-12))
-                return dpdo__err(e->err, DPDO_E_INVAL,
-                                 "prepare: node %lld: per-sample gradients reach %g > G = "
-                                 "lipschitz = %g and clip = inf "
-                                 "turns clipping off; set a finite clip, leave clip unset "
-                                 "(coordinate clamp) or raise "
-                                 "lipschitz",
-                                 (long long)i, Li, P->G);
-        }
+        int64_t bad = 0;
+        double Li = 0;
+        if (dpdo__eng_grad_exceeds(e, P->G, 0, &bad, &Li))
+            return dpdo__err(e->err, DPDO_E_INVAL,
+                             "prepare: node %lld: per-sample gradients reach %g > G = "
+                             "lipschitz = %g and clip = inf "
+                             "turns clipping off; set a finite clip, leave clip unset "
+                             "(coordinate clamp) or raise "
+                             "lipschitz",
+                             (long long)bad, Li, P->G);
     }
     return dpdo__eng_events_wor(e, B, e->pv.sens, sigma, P->samp);
 }

@@ -453,17 +453,13 @@ static int prepare(dpdo__eng *e, void *priv)
                           "claimed (spec dp-dda §7 item 4)");
     if (e->pv.private_run && trusted)
         dpdo__eng_note(e, "no clipping: the guarantee assumes every per-sample gradient norm <= L");
-    if (e->pv.private_run && trusted && !batch_kind) {
-        for (int64_t i = 0; i < n; i++) {
-            double Li = 0;
-            if (dpdo_node_lipschitz(e->nodes[i], INFINITY, &Li) == DPDO_OK && Li > L * (1 + 1e-12))
-                return dpdo__err(
-                    e->err, DPDO_E_INVAL,
-                    "prepare: node %lld: per-sample gradients reach %g > L = %g without clipping; "
-                    "clip or raise lipschitz",
-                    (long long)i, Li, L);
-        }
-    }
+    int64_t bad = 0;
+    double Li = 0;
+    if (e->pv.private_run && trusted && !batch_kind && dpdo__eng_grad_exceeds(e, L, 0, &bad, &Li))
+        return dpdo__err(e->err, DPDO_E_INVAL,
+                         "prepare: node %lld: per-sample gradients reach %g > L = %g without "
+                         "clipping; clip or raise lipschitz",
+                         (long long)bad, Li, L);
     if (P->all_transmit) {
         int64_t *cm = e->scr[P->scm], *cv = e->scr[P->scv];
         for (int64_t j = 0; j < n; j++) {

@@ -123,28 +123,23 @@ static double eta_at(const wor *P, int64_t s)
  * code < 0 with its message). DPDO_OK when the bound holds. Shared by DP-WOR-SGD and DP-SGD-WR. */
 static int check_data_bound(dpdo__eng *e, double L, int may_clip)
 {
-    for (int64_t i = 0; i < e->n; i++) {
-        double Li = 0;
-        if (e->nodes[i]->loss->kind == DPDO_LOSS_KIND_PHI &&
-            dpdo_node_lipschitz(e->nodes[i], INFINITY, &Li) == DPDO_OK && Li > L * (1 + 1e-12)) {
-            if (may_clip) {
-                char buf[300];
-                snprintf(buf, sizeof buf,
-                         "clip = lipschitz = %g chosen: node %lld's per-sample gradients reach %g "
-                         "without clipping "
-                         "(set clip, or normalise the rows, to choose otherwise)",
-                         L, (long long)i, Li);
-                dpdo__eng_note(e, buf);
-                return 1;
-            }
-            return dpdo__err(
-                e->err, DPDO_E_INVAL,
-                "prepare: node %lld: per-sample gradients reach %g > L = %g (normalise the rows to "
-                "norm <= 1, raise lipschitz, or set clip)",
-                (long long)i, Li, L);
-        }
+    int64_t i = 0;
+    double Li = 0;
+    if (!dpdo__eng_grad_exceeds(e, L, 1, &i, &Li)) return DPDO_OK;
+    if (may_clip) {
+        char buf[300];
+        snprintf(buf, sizeof buf,
+                 "clip = lipschitz = %g chosen: node %lld's per-sample gradients reach %g "
+                 "without clipping "
+                 "(set clip, or normalise the rows, to choose otherwise)",
+                 L, (long long)i, Li);
+        dpdo__eng_note(e, buf);
+        return 1;
     }
-    return DPDO_OK;
+    return dpdo__err(e->err, DPDO_E_INVAL,
+                     "prepare: node %lld: per-sample gradients reach %g > L = %g (normalise the "
+                     "rows to norm <= 1, raise lipschitz, or set clip)",
+                     (long long)i, Li, L);
 }
 
 /* The noise skeleton's callbacks (dpdo__eng_noise_plan). */

@@ -245,8 +245,19 @@ static int prepare(dpdo__eng *e, void *priv)
                "participation, and its "
                "proof has gaps (spec fed-plt §4.8); the rigorous figure accounts every message");
     }
-    if (trusted)
+    if (trusted) {
+        /* clip = inf trusts the data: the sensitivity gamma L / q_i rests on per-sample gradients
+         * of norm <= L/2 (they then differ by <= L); refuse data known to exceed that */
+        int64_t bad = 0;
+        double Li = 0;
+        if (dpdo__eng_grad_exceeds(e, L / 2, 0, &bad, &Li))
+            return dpdo__err(e->err, DPDO_E_INVAL,
+                             "prepare: agent %lld: per-sample gradients reach %g > L/2 = %g "
+                             "(lipschitz L = %g) and clip = inf turns clipping off; leave clip "
+                             "unset (clipping at L/2), set a finite clip or raise lipschitz",
+                             (long long)bad, Li, L / 2, L);
         dpdo__eng_note(e, "no clipping: the guarantee assumes per-sample gradient norms <= L/2");
+    }
     /* events: N_e Gaussian releases per active round, one event per distinct shard size */
     for (int64_t i = 0; i < n; i++) {
         int32_t k;

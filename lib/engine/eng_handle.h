@@ -50,6 +50,9 @@ int dpdo__eng_alloc_arena(dpdo__eng *e);
 
 /* eng_privacy.c: the budget guard's allowances per node; the discrete charging of secure runs. */
 int dpdo__eng_compute_guard(dpdo__eng *e);
+/* 1 when a rigorous private run's guard (just computed) lets some node fewer releases through
+ * than its sigma was planned for: the calibration must be redone (dpdo__eng_prepare). */
+int dpdo__eng_guard_short(const dpdo__eng *e);
 void dpdo__eng_secure_events(dpdo__eng *e);
 
 /* eng_keys.c: draw (secure private runs) or drop (otherwise) the entropy keys of hosted nodes;

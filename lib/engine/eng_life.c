@@ -344,9 +344,15 @@ int dpdo__eng_prepare(dpdo_algorithm *a)
     char err[DPDO__ERRMSG_LEN] = "";
     e->err = err;
     e->plan.t = 0;
+    int rc;
+    /* secure rigorous runs: when the guard (which reads the events as charged) lets fewer releases
+     * through than sigma was planned for, calibrate again from a slightly larger sigma
+     * (eng_privacy.c, fit_charged); a few attempts at most, each a factor ~16 further */
+    e->pv.calib_boost = 0;
+retry:
     e->pv.notes[0] = 0;
     memset(e->pv.planned, 0, (size_t)e->n * sizeof *e->pv.planned);
-    int rc = dpdo__eng_plugin_derive(e);
+    rc = dpdo__eng_plugin_derive(e);
     if (!rc) rc = e->vt->prepare(e, e->priv);
     if (!rc) dpdo__eng_secure_events(e);
     /* every event a private run can charge: positive finite sensitivity and noise; every node
@@ -370,6 +376,11 @@ int dpdo__eng_prepare(dpdo_algorithm *a)
         if (!e->pv.charged) rc = dpdo__err(err, DPDO_E_NOMEM, "prepare: out of memory");
     }
     if (!rc) rc = dpdo__eng_compute_guard(e);
+    if (!rc && e->o.randomness == DPDO_RANDOMNESS_SECURE && e->pv.calib_boost < 4 &&
+        dpdo__eng_guard_short(e)) {
+        e->pv.calib_boost++;
+        goto retry;
+    }
     if (!rc) rc = dpdo__eng_draw_keys(e, err);
     if (!rc) rc = dpdo__par_prepare(e, err); /* how many threads the rounds use; starts them */
     if (!rc && e->pv.private_run && e->o.randomness == DPDO_RANDOMNESS_REPRODUCIBLE) {

@@ -3,6 +3,7 @@
  * budget guard, the one noise path, the discrete charging of secure runs, and the privacy
  * getters (dpdo_algorithm_privacy, _planned_releases, _privacy_source, _privacy_notes). */
 #include "../data/data_impl.h"
+#include "../model/model_impl.h"
 #include "../rng/rng_impl.h"
 #include "eng_handle.h"
 #include <math.h>
@@ -110,6 +111,43 @@ static void calib_done(dpdo__eng *e)
     if (e->acc) dpdo__accountant_calib_mech(e->acc, DPDO_MECH_GAUSSIAN);
 }
 
+/* Secure runs are charged with sensitivity and noise each multiplied by (1 + eta)
+ * (dpdo__eng_secure_events): the same ratio in exact arithmetic, but both products are rounded,
+ * and an accountant's figure is not smooth in sigma at the level the calibration stops at (pld's
+ * composition moves by ~1e-10 between neighbouring sigmas, the calibration by 1e-11). A sigma
+ * calibrated for (sens, sigma) could then be charged a hair above the target, and the budget
+ * guard, which reads the charged event, let one release fewer than planned through (DP-WOR-SGD:
+ * 0 of its 1 per pass). So the event exactly as it will be charged must fit the target over the
+ * planned releases; sigma grows by factors 1 + 2^-32, 2^-31, ... until it does. calib_boost > 0
+ * (the engine's retry when an algorithm's own event still lands above the target, e.g. Fed-PLT
+ * charges sqrt(2 gamma) (sigma / sqrt(2 gamma))) starts from a larger factor. */
+static int fit_charged(dpdo__eng *e, dpdo_accountant *acc, const dpdo__sampling_desc *sd,
+                       double sens, double releases, double *sigma)
+{
+    const double f = 1.0 + DPDO__GRID_ETA, s0 = *sigma;
+    double s = s0, step = ldexp(1.0, -32 + 4 * e->pv.calib_boost);
+    if (e->pv.calib_boost > 0) s = s0 * (1.0 + step);
+    for (int it = 0; it < 48; it++, step *= 2, s = s0 * (1.0 + step)) {
+        dpdo__event_desc ev;
+        char err[DPDO__ERRMSG_LEN];
+        double eps = INFINITY;
+        int rc = dpdo__event_make(&ev, DPDO_MECH_DISCRETE_GAUSSIAN_FINE, sd, sens * f, s * f, err);
+        if (rc) return dpdo__err(e->err, rc, "prepare: calibrating the secure noise: %s", err);
+        rc = dpdo__accountant_epsilon_sel(acc, NULL, -1, &ev, releases, e->o.delta, &eps, NULL);
+        if (rc)
+            return dpdo__err(e->err, rc, "prepare: calibrating the secure noise: %s",
+                             dpdo_accountant_errmsg(acc));
+        if (eps <= e->o.epsilon) {
+            *sigma = s;
+            return DPDO_OK;
+        }
+    }
+    return dpdo__err(e->err, DPDO_E_NUMERIC,
+                     "prepare: the secure (grid) noise for %g releases per node does not fit "
+                     "epsilon = %g at delta = %g even at %g x the calibrated sigma %g",
+                     releases, e->o.epsilon, e->o.delta, s / s0, s0);
+}
+
 int dpdo__eng_calibrate_sigma(dpdo__eng *e, const dpdo__sampling_desc *sd, double sens,
                               double releases, double *sigma)
 {
@@ -125,7 +163,35 @@ int dpdo__eng_calibrate_sigma(dpdo__eng *e, const dpdo__sampling_desc *sd, doubl
                        releases, dpdo_accountant_errmsg(acc));
     dpdo_accountant_destroy(tmp);
     if (rc) return rc;
+    /* the grid-noise condition without pv.private_run (not yet known; calib_accountant) */
+    if (e->o.randomness == DPDO_RANDOMNESS_SECURE && acc)
+        return fit_charged(e, acc, sd, sens, releases, sigma);
     return DPDO_OK;
+}
+
+int dpdo__eng_grad_exceeds(dpdo__eng *e, double bound, int phi_only, int64_t *node, double *reach)
+{
+    for (int64_t i = 0; i < e->n; i++) {
+        int kind = e->nodes[i]->loss->kind;
+        double Li = 0;
+        if (kind == DPDO_LOSS_KIND_BATCH || (phi_only && kind != DPDO_LOSS_KIND_PHI))
+            continue; /* no per-row bound to check */
+        if (dpdo_node_lipschitz(e->nodes[i], INFINITY, &Li) == DPDO_OK &&
+            Li > bound * (1 + 1e-12)) {
+            *node = i;
+            *reach = Li;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int dpdo__eng_guard_short(const dpdo__eng *e)
+{
+    if (!e->pv.private_run || e->o.noise_mode != DPDO_NOISE_RIGOROUS) return 0;
+    for (int64_t i = 0; i < e->n; i++)
+        if (e->pv.planned[i] > 0 && e->pv.allow[i] < e->pv.planned[i]) return 1;
+    return 0;
 }
 
 int dpdo__eng_events_wor(dpdo__eng *e, int64_t B, double sens, double sigma,

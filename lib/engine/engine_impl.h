@@ -226,6 +226,8 @@ typedef struct dpdo__priv_state {
                            * checked against the round's charges */
     dpdo_paper *paper;    /* paper-bound object, or NULL */
     double guard_eps;     /* guard threshold at options.delta (inf = off) */
+    int32_t calib_boost;  /* prepare's retry count: secure calibrations start this much higher
+                             (eng_privacy.c, fit_charged) */
     char notes[2048];
 } dpdo__priv_state;
 
@@ -422,6 +424,16 @@ void dpdo__eng_noise_add(double *out, const double *h, double scale, const doubl
  * an algorithm whose noise goes through the helpers above). */
 int dpdo__eng_grid_noise(const dpdo__eng *e);
 
+/* Without clipping (clip = inf, or the data checked against L) the data must keep every per-sample
+ * gradient within the bound the sensitivity rests on: 1 when some node's rows are known to exceed
+ * `bound` (relative slack 1e-12), with the first such node and its per-sample gradient bound
+ * (dpdo_node_lipschitz at radius inf) in *node and *reach; 0 otherwise. Nodes whose loss has no
+ * per-row bound (batch losses; with phi_only, every kind but phi) are not checked. The messages
+ * are the callers' ("per-sample gradients reach <reach> > L = <bound>"). */
+int dpdo__eng_grad_exceeds(dpdo__eng *e, double bound, int phi_only, int64_t *node, double *reach);
+/* The rigorous sigma for `releases` releases of sensitivity sens per node under sampling sd, at
+ * (options.epsilon, options.delta) on the run's accountant. Secure runs: sigma such that the
+ * event as secure runs charge it (dpdo__eng_secure_events) fits the target over `releases`. */
 int dpdo__eng_calibrate_sigma(dpdo__eng *e, const dpdo__sampling_desc *sd, double sens,
                               double releases, double *sigma);
 /* The noise skeleton shared by the paper algorithms' prepare() (DP-DDA, DO-ADP, DP-WOR-SGD):

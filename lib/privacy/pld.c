@@ -38,9 +38,10 @@
  * t = T h^2/8 + h sqrt(T log(1/eta) / 2); then delta_S(eps) >=
  * delta_S'(eps + t) - eta - (aliased mass) - (mass beyond the truncation of
  * one release, times T), so eps_low = eps_S'(delta + those) - t.
- * The floating-point error of the FFT (about 1e-16 log N relative to the
- * total mass per bin) is not bounded rigorously; negative bins are clamped to
- * 0 (upwards). */
+ * The floating-point error of the composition is bounded (dpdo__pld_compose_tilted;
+ * docs/privacy.md, "PLD: a proven bound on the composition's rounding"): each release's pmf is
+ * tilted by e^(lam i) towards the queried tail, the FFT's error is propagated stage by stage, and
+ * every bin carries an error interval the queries read at its safe end. */
 #include "privacy_impl.h"
 #include <fftw3.h>
 #include <math.h>
@@ -51,6 +52,7 @@
 /* noise mass beyond the x-truncation of one Gaussian release (e^-50, as dp_accounting) */
 #define X_TAIL_LOG (-50.0)
 #define TAIL 1e-18           /* Chernoff tail of the composed sum, each side */
+#define TILT_TAIL 1e-12      /* the tilted sum's upper tail (an error of the tilted bins) */
 #define MAX_BINS (1LL << 22) /* one release (pld; auto: AUTO_MAX) */
 #define MAX_FFT (1LL << 23)  /* composed window (pld; auto: AUTO_MAX) */
 
@@ -389,21 +391,109 @@ static double log_mgf(const dpdo__pld_pmf *m, double lam)
  * t = (K(l) + ltail) / l with K the cumulant generating function of the composition, returned
  * as sign(l0) t (smaller is a tighter edge); +inf when it overflows. */
 static double chernoff_edge(const dpdo__pld_pmf *const *pm, const double *counts, int64_t k,
-                            double l0, double u, double ltail)
+                            double l0, double u, double ltail, double base)
 {
     double l = l0 * exp2(u), lm = 0.0;
-    for (int64_t e = 0; e < k; e++)
-        lm += counts[e] * log_mgf(pm[e], l);
+    for (int64_t e = 0; e < k; e++) /* K(base + l): the tilted sum's cgf is K(base + l) - K(base) */
+        lm += counts[e] * log_mgf(pm[e], base + l);
     double t = (lm + ltail) / l;
     return isfinite(t) ? (l0 > 0 ? t : -t) : INFINITY;
+}
+
+/* The best Chernoff edge on one side (sg = +1 upper, -1 lower) of the sum tilted by e^(base i):
+ * min over l of sg (K(base + sg l) - K(base) + ltail) / l (+inf if none is finite), and the l
+ * attaining it in *lbest. t(l) is unimodal in l > 0 (its derivative's numerator
+ * l K'(l) - K(l) - ltail increases, since K'' >= 0), so a coarse grid in log l brackets the
+ * minimum and a golden-section search on log l finds it: the window, hence the bins composed, is
+ * monotone in the counts instead of following a grid's luck. */
+static double chernoff_min(const dpdo__pld_pmf *const *pm, const double *counts, int64_t k, int sg,
+                           double l0, double ltail, double base, double *lbest)
+{
+    double best = INFINITY, bu = 0.0;
+    for (int j = -16; j <= 8; j++) { /* l = l0 2^j: 2^-16 .. 2^8 of the Gaussian choice */
+        double t = chernoff_edge(pm, counts, k, sg * l0, j, ltail, base);
+        if (t < best) best = t, bu = j;
+    }
+    *lbest = l0 * exp2(bu);
+    if (!isfinite(best)) return best;
+    double lo_u = bu - 1.0, hi_u = bu + 1.0, gr = 0.5 * (sqrt(5.0) - 1.0);
+    double u1 = hi_u - gr * (hi_u - lo_u), u2 = lo_u + gr * (hi_u - lo_u);
+    double f1 = chernoff_edge(pm, counts, k, sg * l0, u1, ltail, base);
+    double f2 = chernoff_edge(pm, counts, k, sg * l0, u2, ltail, base);
+    for (int it = 0; it < 24; it++) {
+        if (f1 <= f2) {
+            hi_u = u2, u2 = u1, f2 = f1;
+            u1 = hi_u - gr * (hi_u - lo_u);
+            f1 = chernoff_edge(pm, counts, k, sg * l0, u1, ltail, base);
+        } else {
+            lo_u = u1, u1 = u2, f1 = f2;
+            u2 = lo_u + gr * (hi_u - lo_u);
+            f2 = chernoff_edge(pm, counts, k, sg * l0, u2, ltail, base);
+        }
+    }
+    double fm = fmin(f1, f2);
+    if (fm < best) {
+        best = fm;
+        *lbest = l0 * exp2(f1 <= f2 ? u1 : u2);
+    }
+    return best;
+}
+
+/* the unit roundoff and gamma_n = n u / (1 - n u) (Higham, Accuracy and Stability of Numerical
+ * Algorithms, 2nd ed., section 3.1) */
+#define UROUND 0x1p-53
+static double gam(double n)
+{
+    return n * UROUND / (1.0 - n * UROUND);
+}
+/* The FFT's normwise error factor: ||fl(F x) - F x||_2 <= rho ||F x||_2 for a length-N transform
+ * whose log2 N butterfly stages each satisfy Higham's Theorem 24.2 (radix-2 Cooley-Tukey,
+ * eta = mu + gamma_4 (sqrt 2 + mu), twiddles accurate to mu), with mu = 4u and a factor
+ * FFT_SAFETY for FFTW's other radices and the r2c/c2r pre- and post-processing stage
+ * (docs/privacy.md, "PLD: a proven bound on the composition's rounding"). */
+#define FFT_SAFETY 4.0
+static double fft_rho(int64_t N)
+{
+    double mu = 4.0 * UROUND, eta = mu + gam(4.0) * (sqrt(2.0) + mu);
+    double l = log2((double)N) + 1.0, x = FFT_SAFETY * l * eta;
+    return x / (1.0 - x);
 }
 
 int dpdo__pld_compose(const dpdo__pld_pmf *const *pm, const double *counts, int64_t k, double h,
                       dpdo__pld_work *wk, dpdo__pld_dist *out, char *err)
 {
+    return dpdo__pld_compose_tilted(pm, counts, k, h, 0.0, wk, out, err);
+}
+
+double dpdo__pld_tilt_for(const dpdo__pld_pmf *const *pm, const double *counts, int64_t k,
+                          double ltail)
+{
+    double var = 0.0;
+    for (int64_t e = 0; e < k; e++) {
+        const dpdo__pld_pmf *m = pm[e];
+        double s0 = 0, s1 = 0, s2 = 0;
+        for (int64_t i = 0; i < m->n; i++) {
+            double x = (double)i;
+            s0 += m->p[i];
+            s1 += m->p[i] * x;
+            s2 += m->p[i] * x * x;
+        }
+        double mu = s0 > 0 ? s1 / s0 : 0.0;
+        var += counts[e] * (s0 > 0 ? s2 / s0 - mu * mu : 0.0);
+    }
+    double sd = sqrt(var > 1.0 ? var : 1.0), l = 0.0;
+    double t = chernoff_min(pm, counts, k, 1, sqrt(2.0 * ltail) / sd, ltail, 0.0, &l);
+    return isfinite(t) && l > 0 && isfinite(l) ? l : 0.0;
+}
+
+int dpdo__pld_compose_tilted(const dpdo__pld_pmf *const *pm, const double *counts, int64_t k,
+                             double h, double lam, dpdo__pld_work *wk, dpdo__pld_dist *out,
+                             char *err)
+{
     memset(out, 0, sizeof *out);
     out->h = h;
-    double T = 0.0, rlo = 0.0, rhi = 0.0, mean = 0.0, var = 0.0, linf = 0.0, trunc = 0.0;
+    if (!(lam >= 0) || !isfinite(lam)) lam = 0.0;
+    double T = 0.0, rlo = 0.0, rhi = 0.0, var = 0.0, linf = 0.0, trunc = 0.0, K = 0.0;
     for (int64_t e = 0; e < k; e++) {
         const dpdo__pld_pmf *m = pm[e];
         double c = counts[e];
@@ -418,57 +508,46 @@ int dpdo__pld_compose(const dpdo__pld_pmf *const *pm, const double *counts, int6
             s2 += m->p[i] * x * x;
         }
         double mu = s0 > 0 ? s1 / s0 : 0.0;
-        mean += c * mu;
         var += c * (s0 > 0 ? s2 / s0 - mu * mu : 0.0);
         linf += c * log1p(-(m->inf < 1.0 ? m->inf : 1.0));
         trunc += c * m->trunc;
+        if (lam > 0) K += c * log_mgf(m, lam);
     }
+    if (!isfinite(K)) lam = 0.0, K = 0.0;
     out->inf = -expm1(linf);
     out->steps = T;
     out->trunc = trunc;
-    /* Chernoff window around the mean: P(sum > t) <= TAIL at t = (K(l) + log(1/TAIL)) / l
-     * for every l > 0 (K the cumulant generating function of the sum), and the mirror for
-     * l < 0. Any l gives a valid window; the best is found by search. t(l) is unimodal in
-     * l > 0 (its derivative's numerator l K'(l) - K(l) - log(1/TAIL) increases, since
-     * K'' >= 0), so a coarse grid in log l brackets the minimum and a golden-section search
-     * on log l finds it: the window, hence the bins composed, is monotone in the counts
-     * instead of following a grid's luck (a 9-point grid made auto fall back to rdp for
-     * some release counts and not for larger ones). */
+    /* Chernoff window around the mean: P(sum > b) <= TAIL and P(sum < a) <= TAIL (chernoff_min).
+     * A tilted composition (lam > 0) computes c~_j = c_j e^(lam j - K) instead of c_j; b also keeps
+     * the tilted mass above it below TILT_TAIL: wrapped into the window it costs e^(K - lam j)
+     * times itself at bin j, in the per-bin bound (large only far below the tilt's centre). */
     double sd = sqrt(var > 1.0 ? var : 1.0);
     double ltail = log(1.0 / TAIL);
-    double a = rlo, b = rhi;
-    double l0 = sqrt(2.0 * ltail) / sd;
-    for (int sg = -1; sg <= 1; sg += 2) {
-        double best = INFINITY, bu = 0.0;
-        for (int j = -16; j <= 8; j++) { /* l = l0 2^j: 2^-16 .. 2^8 of the Gaussian choice */
-            double t = chernoff_edge(pm, counts, k, sg * l0, j, ltail);
-            if (t < best) best = t, bu = j;
-        }
-        if (!isfinite(best)) continue;
-        /* golden section on u = log2(l / l0) in [bu - 1, bu + 1] */
-        double lo_u = bu - 1.0, hi_u = bu + 1.0, gr = 0.5 * (sqrt(5.0) - 1.0);
-        double u1 = hi_u - gr * (hi_u - lo_u), u2 = lo_u + gr * (hi_u - lo_u);
-        double f1 = chernoff_edge(pm, counts, k, sg * l0, u1, ltail);
-        double f2 = chernoff_edge(pm, counts, k, sg * l0, u2, ltail);
-        for (int it = 0; it < 24; it++) {
-            if (f1 <= f2) {
-                hi_u = u2, u2 = u1, f2 = f1;
-                u1 = hi_u - gr * (hi_u - lo_u);
-                f1 = chernoff_edge(pm, counts, k, sg * l0, u1, ltail);
-            } else {
-                lo_u = u1, u1 = u2, f1 = f2;
-                u2 = lo_u + gr * (hi_u - lo_u);
-                f2 = chernoff_edge(pm, counts, k, sg * l0, u2, ltail);
-            }
-        }
-        best = fmin(best, fmin(f1, f2));
-        if (sg > 0 && best < b) b = ceil(best);
-        if (sg < 0 && -best > a) a = floor(-best);
+    double a = rlo, b = rhi, l0 = sqrt(2.0 * ltail) / sd, lb = 0.0;
+    double tb = chernoff_min(pm, counts, k, 1, l0, ltail, 0.0, &lb);
+    double ta = chernoff_min(pm, counts, k, -1, l0, ltail, 0.0, &lb);
+    if (isfinite(tb) && tb < b) b = ceil(tb);
+    if (isfinite(ta) && -ta > a) a = floor(-ta);
+    double lt_out = -INFINITY; /* log of the tilted mass outside [a, b] (bound) */
+    if (lam > 0) {
+        double lt = log(1.0 / TILT_TAIL);
+        double tt = chernoff_min(pm, counts, k, 1, l0, lt - K, lam, &lb);
+        double bt = isfinite(tt) ? ceil(tt) : rhi;
+        if (bt > rhi) bt = rhi;
+        if (bt > b) b = bt;
+        /* tilted mass above b <= TILT_TAIL when b < rhi; below a: <= e^(lam a - K) TAIL (both
+         * enter every bin's bound, times e^(K - lam j)) */
+        lt_out =
+            dpdo__log_add(b < rhi ? -lt : -INFINITY, a > rlo ? lam * a - K - ltail : -INFINITY);
+    } else {
+        lt_out = dpdo__log_add(b < rhi ? -ltail : -INFINITY, a > rlo ? -ltail : -INFINITY);
     }
-    (void)mean;
     if (b < a) b = a;
     double W = b - a + 1.0;
     int64_t maxw = wk->max_n > 0 ? wk->max_n : MAX_FFT;
+    if (!(W <= (double)maxw) && lam > 0) /* the tilt widens the window: a smaller one */
+        return dpdo__pld_compose_tilted(pm, counts, k, h, lam > 1e-3 ? 0.5 * lam : 0.0, wk, out,
+                                        err);
     if (!(W <= (double)maxw))
         return dpdo__err(
             err, DPDO_E_UNSUPPORTED,
@@ -509,19 +588,40 @@ int dpdo__pld_compose(const dpdo__pld_pmf *const *pm, const double *counts, int6
         acc[2 * i] = 1.0;
         acc[2 * i + 1] = 0.0;
     }
+    /* error bookkeeping (docs/privacy.md, "PLD: a proven bound on the composition's rounding"):
+     * in_err: relative error of the tilted entries; spec: sum_e c_e ||x_e||_2 (the transforms'
+     * inputs); lg: log prod_e m_e^c_e, m_e >= |each computed coefficient of event e| */
+    double rho = fft_rho(N), in_rel = 0.0, spec = 0.0, lg = 0.0, nmul = 0.0;
     for (int64_t e = 0; e < k; e++) {
         const dpdo__pld_pmf *m = pm[e];
+        double ke = lam > 0 ? log_mgf(m, lam) : 0.0, l1 = 0.0, l2 = 0.0, amax = fabs(ke);
         memset(r, 0, (size_t)N * sizeof *r);
         for (int64_t i = 0; i < m->n; i++) {
             int64_t pos = (m->lo + i) % N;
             if (pos < 0) pos += N;
-            r[pos] += m->p[i];
+            double v = lam > 0 ? m->p[i] * exp(lam * (double)(m->lo + i) - ke) : m->p[i];
+            if (lam > 0) amax = fmax(amax, fabs(lam * (double)(m->lo + i)) + fabs(ke));
+            r[pos] += v;
         }
+        for (int64_t i = 0; i < N; i++) {
+            l1 += r[i];
+            l2 += r[i] * r[i];
+        }
+        /* exp's argument rounded twice (product, difference), exp and the product once each;
+         * an entry summed with up to n others (wrap of a release wider than N) */
+        double rel = gam(4.0) * (amax + 1.0) + gam((double)m->n + 1.0);
+        in_rel = fmax(in_rel, rel);
+        l1 *= 1.0 + gam((double)N);
+        l2 = sqrt(l2 * (1.0 + gam((double)N + 1.0))) * (1.0 + UROUND);
+        double cnt = counts[e], beta = rho * sqrt((double)N) * l2;
+        spec += cnt * l2;
+        lg += cnt * log1p(l1 - 1.0 + beta);
+        nmul += 2.0 * cnt + 1.0;
         fftw_execute_dft_r2c((fftw_plan)wk->fwd, r, (fftw_complex *)c);
-        uint64_t cnt = (uint64_t)counts[e];
+        uint64_t cn = (uint64_t)cnt;
         for (int64_t i = 0; i < nc; i++) {
             double br = c[2 * i], bi = c[2 * i + 1], pr = 1.0, pi = 0.0;
-            for (uint64_t t = cnt; t; t >>= 1) {
+            for (uint64_t t = cn; t; t >>= 1) {
                 if (t & 1) {
                     double x = pr * br - pi * bi;
                     pi = pr * bi + pi * br;
@@ -538,37 +638,59 @@ int dpdo__pld_compose(const dpdo__pld_pmf *const *pm, const double *counts, int6
             acc[2 * i + 1] = ar * pi + ai * pr;
         }
     }
+    /* the full spectrum's 2-norm (Hermitian: the half counted twice but for 0 and N/2) */
+    double s2 = 0.0;
+    for (int64_t i = 0; i < nc; i++) {
+        double v = acc[2 * i] * acc[2 * i] + acc[2 * i + 1] * acc[2 * i + 1];
+        s2 += (i == 0 || 2 * i == N) ? v : 2.0 * v;
+    }
+    double snorm = sqrt(s2 * (1.0 + gam((double)N + 2.0))) * (1.0 + UROUND);
     memcpy(c, acc, (size_t)nc * 2 * sizeof *c);
     fftw_execute_dft_c2r((fftw_plan)wk->inv, (fftw_complex *)c, r);
     out->p = dpdo__alloc_array((size_t)w, sizeof *out->p);
     if (!out->p) return dpdo__err(err, DPDO_E_NOMEM, "pld: out of memory for the composed pmf");
+    /* the 2-norm (hence the sup) of the tilted composition's error: the inputs' transform
+     * errors powered and multiplied (sum_e c_e G rho sqrt(N) ||x_e||_2, over sqrt N for the
+     * normalised inverse), the powers' and products' roundings (relative theta, complex
+     * multiplication sqrt 2 gamma_2 each, <= 2 c_e + 1 of them per event), the inverse
+     * transform (rho ||spectrum||_2 / sqrt N), the entries' relative error composed, and the
+     * tilted mass wrapped into the window */
+    double G = exp(lg) * (1.0 + gam(4.0 * (double)k + 4.0));
+    double th = expm1(nmul * log1p(sqrt(2.0) * gam(2.0)));
+    double rin = expm1(T * log1p(in_rel));
+    double e2 = G * rho * spec + (th / (1.0 - th) * (1.0 + rho) + rho) * snorm / sqrt((double)N) +
+                rin * (1.0 + rho);
+    e2 *= 1.0 + gam(16.0);
     int64_t a0 = (int64_t)a;
+    double maxv = 0.0;
     for (int64_t j = 0; j < w; j++) {
         int64_t pos = (a0 + j) % N;
         if (pos < 0) pos += N;
         double v = r[pos] / (double)N;
+        if (lam > 0) v *= exp(K - lam * (double)(a0 + j));
         out->p[j] = v > 0 ? v : 0.0;
+        maxv = fmax(maxv, out->p[j]);
     }
     out->lo = a0;
     out->n = w;
-    /* FFT rounding: ||err||_2 is of the order of the unit roundoff times the
-     * number of rounding stages (log2 N per transform, 2 log2 T for the
-     * powers, one per event) times the output's L2 norm (Parseval); the error
-     * of a delta, a weighted sum of bins with weights in [0, 1], is of the
-     * order of ||err||_2 for rounding errors of random sign (sqrt(W) times
-     * more in the worst case). 8 times that estimate is added to delta: an
-     * allowance measured to exceed the observed error (tests), not a proof. */
-    double l2 = 0.0;
-    for (int64_t j = 0; j < w; j++)
-        l2 += out->p[j] * out->p[j];
-    double cnt_max = 1.0;
-    for (int64_t e = 0; e < k; e++)
-        if (counts[e] > cnt_max) cnt_max = counts[e];
-    out->fft_err = 8.0 * 0x1p-52 *
-                   (log2((double)N) * 2.0 + 2.0 * log2(cnt_max + 1.0) + 4.0 + (double)k) * sqrt(l2);
-    out->tail_up = (b < rhi ? TAIL : 0.0) + out->fft_err;
-    out->alias = (b < rhi ? TAIL : 0.0) + (a > rlo ? TAIL : 0.0) + out->fft_err;
+    out->lam = lam;
+    out->K = K;
+    /* per bin j: |c_j - p_j| <= exp(K - lam j) (e2 + tilted mass outside) + rel p_j, rel the
+     * untilting's relative error (its exponent rounded, exp) */
+    out->lerr = log(e2 + exp(lt_out)) + UROUND;
+    out->rel = lam > 0 ? gam(6.0) * (fabs(K) + lam * fmax(fabs(a), fabs(b)) + 2.0) : 0.0;
+    out->fft_err = e2;
+    (void)maxv;
+    out->tail_up = b < rhi ? TAIL : 0.0;
+    out->alias = 0.0; /* in the per-bin bound */
     return DPDO_OK;
+}
+
+/* the bound on |c_j - p_j| at bin j (index into p) */
+static double bin_err(const dpdo__pld_dist *d, int64_t j)
+{
+    double v = exp(d->lerr + d->K - d->lam * (double)(d->lo + j));
+    return v + d->rel * d->p[j];
 }
 
 void dpdo__pld_work_free(dpdo__pld_work *wk)
@@ -590,17 +712,32 @@ void dpdo__pld_work_free(dpdo__pld_work *wk)
 
 /* smallest eps with sum_{L_j > eps} p_j (1 - e^{eps - L_j}) + cst <= delta (may be
  * negative; -inf if every eps works, +inf if none) */
-static double eps_scan(const dpdo__pld_dist *d, double cst, double delta)
+/* bin j's mass for the scans: side +1 the upper end of its error interval, -1 the lower (>= 0) */
+static double bin_mass(const dpdo__pld_dist *d, int64_t j, int side)
+{
+    double v = d->p[j] + side * bin_err(d, j);
+    return v > 0 ? v : 0.0;
+}
+
+/* smallest eps with sum_{L_j > eps} p_j (1 - e^{eps - L_j}) + cst <= delta, the p_j taken at the
+ * `side` end of their error intervals (may be negative; -inf if every eps works, +inf if none).
+ * Rounding: the scan's sums are rounded upwards for side +1 and downwards for side -1 by a
+ * relative gamma_(n + 4) (ROUND_SCAN). */
+static double eps_scan(const dpdo__pld_dist *d, double cst, double delta, int side)
 {
     if (cst > delta) return INFINITY;
     double h = d->h, eh = exp(-h), A = 0.0, B = 0.0;
+    double f = 1.0 + side * gam((double)d->n + 8.0);
     for (int64_t j = d->n - 1; j >= -1; j--) {
         double Lj = (double)(d->lo + j) * h;
-        if (A - B + cst > delta) return Lj + log((A + cst - delta) / B);
+        double Af = A * f, Bf = B / f;
+        if (Af - Bf + cst > delta) return Lj + log((Af + cst - delta) / Bf);
         if (j < 0) break;
-        A += d->p[j];
-        B = (B + d->p[j]) * eh;
+        double pj = bin_mass(d, j, side);
+        A += pj;
+        B = (B + pj) * eh;
     }
+    A *= f, B /= f;
     if (A + cst - delta > 0 && B > 0) return (double)(d->lo - 1) * h + log((A + cst - delta) / B);
     return -INFINITY;
 }
@@ -611,14 +748,14 @@ static double delta_sum(const dpdo__pld_dist *d, double eps)
     for (int64_t j = d->n - 1; j >= 0; j--) {
         double L = (double)(d->lo + j) * h;
         if (!(L > eps)) break;
-        s += d->p[j] * -expm1(eps - L);
+        s += bin_mass(d, j, 1) * -expm1(eps - L);
     }
-    return s;
+    return s * (1.0 + gam((double)d->n + 8.0));
 }
 
 double dpdo__pld_eps_upper(const dpdo__pld_dist *d, double delta)
 {
-    double e = eps_scan(d, d->inf + d->tail_up, delta);
+    double e = eps_scan(d, d->inf + d->tail_up, delta, 1);
     return e > 0 ? e : 0.0;
 }
 
@@ -629,7 +766,7 @@ double dpdo__pld_eps_lower(const dpdo__pld_dist *d, double delta)
     for (size_t i = 0; i < sizeof fr / sizeof *fr; i++) {
         double eta = fr[i] * delta;
         double t = T * h * h / 8.0 * (1.0 + h) + h * sqrt(T * log(1.0 / eta) / 2.0);
-        double e = eps_scan(d, d->inf, delta + eta + d->alias + d->trunc) - t;
+        double e = eps_scan(d, d->inf, delta + eta + d->alias + d->trunc, -1) - t;
         if (e > best) best = e;
     }
     return best;
@@ -684,6 +821,7 @@ struct dpdo__pld_acc {
     uint64_t stamp;
     double *key; /* rows of the last composition */
     int64_t key_n;
+    double key_ltail, key_x; /* its tilt target (acc_compose) */
     dpdo__pld_dist dist[2];
     int n_dist; /* 0: none cached */
     dpdo__pld_work wk;
@@ -794,11 +932,28 @@ static void evict(dpdo__pld_acc *a, int64_t keep)
     a->n_ent = w;
 }
 
-/* compose the charged rows (cached: same rows, same answer) */
-static int acc_compose(dpdo__pld_acc *a, const double *rows, int64_t n, char *err)
+/* the tilt for a delta query at eps (x = eps / h bins): the l >= 0 minimising K(l) - l x, on a
+ * grid of quarter octaves (any l gives a valid bound; this one makes it tight near x) */
+static double tilt_at(const dpdo__pld_pmf *const *pm, const double *counts, int64_t k, double x)
+{
+    double best = 0.0, bl = 0.0;
+    for (int j = -80; j <= 40; j++) {
+        double l = exp2(0.25 * j), f = -l * x;
+        for (int64_t e = 0; e < k; e++)
+            f += counts[e] * log_mgf(pm[e], l);
+        if (isfinite(f) && f < best) best = f, bl = l;
+    }
+    return bl;
+}
+
+/* compose the charged rows (cached: same rows and tilt target, same answer); tilted for a query at
+ * delta = e^-ltail (ltail > 0) or at eps = x h (ltail <= 0) */
+static int acc_compose(dpdo__pld_acc *a, const double *rows, int64_t n, double ltail, double x,
+                       char *err)
 {
     size_t cells = (size_t)n * DPDO_EV_FIELDS;
-    if (a->n_dist && a->key_n == n && memcmp(a->key, rows, cells * sizeof *rows) == 0)
+    if (a->n_dist && a->key_n == n && a->key_ltail == ltail && a->key_x == x &&
+        memcmp(a->key, rows, cells * sizeof *rows) == 0)
         return DPDO_OK;
     drop_dists(a);
     if (n > a->scratch_cap) {
@@ -838,7 +993,9 @@ static int acc_compose(dpdo__pld_acc *a, const double *rows, int64_t n, char *er
             if (rc) return rc;
             a->cnt[k++] = r[DPDO_EV_COUNT];
         }
-        int rc = dpdo__pld_compose(a->pms, a->cnt, k, a->h, &a->wk, &a->dist[dir], err);
+        double lam = ltail > 0 ? dpdo__pld_tilt_for(a->pms, a->cnt, k, ltail)
+                               : tilt_at(a->pms, a->cnt, k, x);
+        int rc = dpdo__pld_compose_tilted(a->pms, a->cnt, k, a->h, lam, &a->wk, &a->dist[dir], err);
         if (rc) {
             drop_dists(a);
             return rc;
@@ -848,6 +1005,8 @@ static int acc_compose(dpdo__pld_acc *a, const double *rows, int64_t n, char *er
     evict(a, used + 4);
     memcpy(a->key, rows, cells * sizeof *rows);
     a->key_n = n;
+    a->key_ltail = ltail;
+    a->key_x = x;
     return DPDO_OK;
 }
 
@@ -862,7 +1021,8 @@ int dpdo__pld_acc_eps(dpdo__pld_acc *a, const double *rows, int64_t n, double de
             "pld accountant: delta = %g is below %g (its truncated tails are counted as "
             "delta); use rdp",
             delta, PLD_MIN_DELTA);
-    int rc = acc_compose(a, rows, n, err);
+    /* the fine releases' count first (the tilt depends on delta_c) */
+    int rc = acc_compose(a, rows, n, log(1.0 / delta), 0.0, err);
     if (rc) return rc;
     /* fine lattice Gaussians: the continuous composition at delta_c = (1 - share) delta e^-h1, then
      * eps = eps_c + h1 + h2 with L so large that the tails cost e^(eps) N e^-L <= share delta */
@@ -882,6 +1042,12 @@ int dpdo__pld_acc_eps(dpdo__pld_acc *a, const double *rows, int64_t n, double de
         if (u > h) h = u;
         if (v > l) l = v;
     }
+    if (!isfinite(h))
+        return dpdo__err(err, DPDO_E_UNSUPPORTED,
+                         "pld accountant: no proven bound at delta = %g (the composition's "
+                         "rounding and tails exceed it at interval %g); use rdp or a coarser "
+                         "pld_interval",
+                         delta, a->h);
     if (N > 0) {
         double base = log(N / (FINE_DELTA_SHARE * delta)) + h + h1, L = base;
         for (int it = 0; it < 50; it++) {
@@ -902,7 +1068,7 @@ int dpdo__pld_acc_eps(dpdo__pld_acc *a, const double *rows, int64_t n, double de
 int dpdo__pld_acc_delta(dpdo__pld_acc *a, const double *rows, int64_t n, double eps, double *delta,
                         char *err)
 {
-    int rc = acc_compose(a, rows, n, err);
+    int rc = acc_compose(a, rows, n, 0.0, eps / a->h, err);
     if (rc) return rc;
     /* fine lattice Gaussians: delta(eps) <= e^h1 delta_c(eps - h1 - h2) + e^eps N e^-L, L = log N +
      * eps + 60 */

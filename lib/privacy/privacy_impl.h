@@ -207,13 +207,17 @@ typedef struct dpdo__pld_pmf {
     double inf, trunc;
 } dpdo__pld_pmf;
 /* A composition: p[j] at (lo + j) h; inf: mass at +inf; tail_up: bound on the
- * mass above the window (added to delta); alias: bound on the mass wrapped
- * into the window; steps: number of releases; trunc: sum of counts x trunc. */
+ * mass above the window (added to delta); alias: 0 (the mass wrapped into the
+ * window is in the per-bin bound below); steps: number of releases; trunc: sum of
+ * counts x trunc. */
 typedef struct dpdo__pld_dist {
     int64_t lo, n;
     double *p;
     double h, inf, tail_up, alias, steps, trunc;
-    double fft_err; /* allowance for the FFT's rounding (included in tail_up and alias) */
+    double fft_err; /* proven 2-norm bound on the tilted composition's rounding error */
+    /* per bin j: |exact - p[j]| <= exp(lerr + K - lam (lo + j)) + rel p[j] (pld.c: the FFT's
+     * rounding, tilted by e^(lam i) per release, and the mass wrapped into the window) */
+    double lam, K, lerr, rel;
 } dpdo__pld_dist;
 /* FFT buffers and plans kept between compositions (zero-initialise). */
 typedef struct dpdo__pld_work {
@@ -240,6 +244,15 @@ void dpdo__pld_pmf_free(dpdo__pld_pmf *m);
 /* Compose pmfs pm[e] counts[e] times each (counts integers >= 1). */
 int dpdo__pld_compose(const dpdo__pld_pmf *const *pm, const double *counts, int64_t k, double h,
                       dpdo__pld_work *wk, dpdo__pld_dist *out, char *err);
+/* The same, each release's pmf tilted by e^(lam i) before the transforms (lam >= 0; 0: none), so
+ * that the proven rounding bound of a bin j is relative to exp(K - lam j): small in the upper
+ * tail where a small delta's epsilon lies. */
+int dpdo__pld_compose_tilted(const dpdo__pld_pmf *const *pm, const double *counts, int64_t k,
+                             double h, double lam, dpdo__pld_work *wk, dpdo__pld_dist *out,
+                             char *err);
+/* The tilt for a query at delta = e^-ltail: the Chernoff bound's optimal l at that tail. */
+double dpdo__pld_tilt_for(const dpdo__pld_pmf *const *pm, const double *counts, int64_t k,
+                          double ltail);
 void dpdo__pld_dist_free(dpdo__pld_dist *d);
 void dpdo__pld_work_free(dpdo__pld_work *wk);
 /* Upper bound (pessimistic) and lower bound of epsilon at delta; upper delta at eps. */

@@ -74,7 +74,7 @@ TOOLBIN    = $(patsubst tools/%.c,$(BUILD)/bin/%,$(TOOLSRC))
 BENCHSRC   = $(wildcard bench/*.c)
 BENCHBIN   = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCHSRC))
 
-.PHONY: all lib examples tools check check-asan check-valgrind check-exports check-since check-cycles format-check format check-abi \
+.PHONY: all lib examples tools check check-asan check-tsan check-valgrind check-exports check-since check-cycles format-check format check-abi \
         abi-baseline check-version man check-man check-doc \
         check-install bench demo deps install uninstall clean map python-capi check-python-capi tests mpi check-mpi \
         check-run \
@@ -330,6 +330,21 @@ check-asan:
 	    LDFLAGS="-fsanitize=address,undefined" tests tools
 	@ASAN_OPTIONS=detect_leaks=1 DPDO_TEST_QUICK=1 BUILD=build-asan sh tests/run.sh \
 	    $(patsubst tests/%.c,build-asan/tests/%,$(TESTSRC))
+
+# ThreadSanitizer (gcc or clang -fsanitize=thread) on the tests that run the library from several
+# threads: test_threads (one handle, library threads and host pools) and test_independent (two
+# threads, each with its own handles, prepare with sigma calibration included). Any report fails
+# the test (exit 66); the target ends with the number of reports. setarch -R: TSan's shadow memory
+# needs the fixed layout that kernels with 32-bit mmap randomisation otherwise break.
+TSAN_TESTS ?= test_threads test_independent
+TSAN_RUN    = $(shell setarch -R true >/dev/null 2>&1 && echo setarch -R)
+check-tsan:
+	@$(MAKE) --no-print-directory BUILD=build-tsan CFLAGS="-O1 -g -fsanitize=thread -fno-omit-frame-pointer" \
+	    LDFLAGS="-fsanitize=thread" $(patsubst %,build-tsan/tests/%,$(TSAN_TESTS))
+	@TSAN_OPTIONS="halt_on_error=0 exitcode=66 second_deadlock_stack=1 $(TSAN_OPTIONS)" DPDO_TEST_QUICK=1 \
+	    DPDO_TEST_WRAP="$(TSAN_RUN)" BUILD=build-tsan sh tests/run.sh $(patsubst %,build-tsan/tests/%,$(TSAN_TESTS)); \
+	    rc=$$?; echo "check-tsan: $$(cat $(patsubst %,build-tsan/test-logs/%.log,$(TSAN_TESTS)) | \
+	    grep -c '^WARNING: ThreadSanitizer') ThreadSanitizer reports"; exit $$rc
 
 check-valgrind: tests tools
 	@DPDO_TEST_QUICK=1 DPDO_TEST_WRAP="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect" \

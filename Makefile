@@ -76,7 +76,7 @@ BENCHBIN   = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCHSRC))
 
 .PHONY: all lib examples tools check check-asan check-tsan check-valgrind check-exports check-since check-cycles format-check format check-abi \
         abi-baseline check-version man check-man check-doc \
-        check-install bench demo deps install uninstall clean map python-capi check-python-capi tests mpi check-mpi \
+        check-install bench demo deps install uninstall clean map python-capi check-python-capi tests mpi check-mpi check-mpi-hosts \
         check-run \
         check-python-examples data-debian-text fuzz
 .DEFAULT_GOAL := all
@@ -204,7 +204,7 @@ $(BUILD)/bench/bench_mpi: bench/mpi/bench_mpi.c $(MPI_STLIB) $(STLIB)
 
 # `make check-mpi`: the bit-identity and failure tests with 1, 2 and 4 ranks on this machine
 # (loopback), then a run where a rank stops taking part (DPDO_E_IO within the timeout).
-check-mpi: $(if $(HAVE_MPI),$(MPI_TEST))
+check-mpi: $(if $(HAVE_MPI),$(MPI_TEST) $(BUILD)/examples/mpi_run)
 	@if [ -z "$(HAVE_MPI)" ]; then echo "check-mpi: no mpicc (install mpich and libmpich-dev)"; exit 1; fi
 	@mkdir -p $(BUILD)/test-logs
 	@for k in $(MPI_RANKS); do \
@@ -215,6 +215,18 @@ check-mpi: $(if $(HAVE_MPI),$(MPI_TEST))
 	@echo "== DPDO_MPI_TEST_VANISH=1 mpiexec -n 2 $(MPI_TEST)"
 	@DPDO_MPI_TEST_VANISH=1 timeout 120 $(MPIEXEC) -n 2 $(MPI_TEST) > $(BUILD)/test-logs/mpi-vanish.log 2>&1; \
 	    grep -E '^(ok|not ok|# summary)' $(BUILD)/test-logs/mpi-vanish.log; grep -q '^ok 1 ' $(BUILD)/test-logs/mpi-vanish.log
+	@$(MAKE) --no-print-directory check-mpi-hosts
+
+# `make check-mpi-hosts`: the ranks on three hosts made of Linux network namespaces joined by a
+# bridge (tests/mpi/netns.sh: test_mpi's bit-identity cases, mpi_run against one process with
+# added latency where tc netem exists, a host whose link goes down or whose process is killed).
+# Skipped with a message where network namespaces cannot be made (not root, no CAP_SYS_ADMIN).
+# MPI_HOSTS_MODE=quick leaves out the full test_mpi run.
+MPI_HOSTS_MODE ?= full
+check-mpi-hosts: $(if $(HAVE_MPI),$(MPI_TEST) $(BUILD)/examples/mpi_run)
+	@mkdir -p $(BUILD)/test-logs
+	@sh tests/mpi/netns.sh $(BUILD) $(MPI_HOSTS_MODE) 2>&1 | tee $(BUILD)/test-logs/mpi-hosts.log | grep '^check-mpi-hosts'; \
+	    tail -1 $(BUILD)/test-logs/mpi-hosts.log | grep -q -E 'all passed|SKIPPED'
 
 examples: $(EXAMPLEBIN)
 tools: $(TOOLBIN)

@@ -167,7 +167,7 @@ say "one process: output hash $ref"
 for spec in 0:0:100 1:0:100 10:0:40 50:0:20 10:2:40; do
     ms=${spec%%:*}; rest=${spec#*:}; loss=${rest%%:*}; rounds=${rest#*:}
     if [ "$ms" != 0 ] || [ "$loss" != 0 ]; then netem "$ms" "$loss" || { say "SKIPPED delay $ms ms, loss $loss %: no tc netem"; continue; }; fi
-    mpirun3 150 "$RUN" $ARGS --rounds $rounds --timeout 30 > "$T/run.log" 2>&1
+    mpirun3 90 "$RUN" $ARGS --rounds $rounds --timeout 30 > "$T/run.log" 2>&1
     rc=$?
     reap
     h=$(sed -n 's/^output hash \([0-9a-f]*\).*/\1/p' "$T/run.log")

@@ -139,7 +139,8 @@ else say "FAIL 3 ranks on 3 hosts: '$got'"; fail=1; fi
 
 # 2. every algorithm type across the hosts, bit-identical to one process (tests/mpi/test_mpi.c)
 tm() { # tm NAME ONLY: test_mpi across the hosts
-    mpirun_log "$T/tm.log" '^# summary' 900 env DPDO_MPI_TEST_ONLY="$2" "$TEST"
+    if [ -n "$2" ]; then mpirun_log "$T/tm.log" '^# summary' 900 env DPDO_MPI_TEST_ONLY="$2" "$TEST"
+    else mpirun_log "$T/tm.log" '^# summary' 900 "$TEST"; fi # all cases, the failure ones too
     s=$(grep '^# summary' "$T/tm.log")
     if echo "$s" | grep -q ' 0 failed'; then
         say "ok   test_mpi across 3 hosts, $1: ${s#\# summary: }$([ $rc -ne 0 ] && echo " (then exit $rc: MPI_Finalize did not return)")"

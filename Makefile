@@ -74,9 +74,9 @@ TOOLBIN    = $(patsubst tools/%.c,$(BUILD)/bin/%,$(TOOLSRC))
 BENCHSRC   = $(wildcard bench/*.c)
 BENCHBIN   = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCHSRC))
 
-.PHONY: all lib examples tools check check-asan check-tsan check-valgrind check-exports check-since check-cycles format-check format check-abi \
+.PHONY: all lib examples tools check check-asan check-valgrind check-exports check-since check-cycles format-check format check-abi \
         abi-baseline check-version man check-man check-doc \
-        check-install bench demo deps install uninstall clean map python-capi check-python-capi tests mpi check-mpi check-mpi-hosts \
+        check-install bench demo deps install uninstall clean map python-capi check-python-capi tests mpi check-mpi \
         check-run \
         check-python-examples data-debian-text fuzz
 .DEFAULT_GOAL := all
@@ -223,6 +223,7 @@ check-mpi: $(if $(HAVE_MPI),$(MPI_TEST) $(BUILD)/examples/mpi_run)
 # Skipped with a message where network namespaces cannot be made (not root, no CAP_SYS_ADMIN).
 # MPI_HOSTS_MODE=quick (the default) leaves out the full test_mpi run across the hosts, =full runs
 # it too (several minutes more), =vanish only the one-rank-per-host and vanishing-host checks.
+.PHONY: check-mpi-hosts
 MPI_HOSTS_MODE ?= quick
 check-mpi-hosts: $(if $(HAVE_MPI),$(MPI_TEST) $(BUILD)/examples/mpi_run)
 	@mkdir -p $(BUILD)/test-logs
@@ -349,6 +350,7 @@ check-asan:
 # threads, each with its own handles, prepare with sigma calibration included). Any report fails
 # the test (exit 66); the target ends with the number of reports. setarch -R: TSan's shadow memory
 # needs the fixed layout that kernels with 32-bit mmap randomisation otherwise break.
+.PHONY: check-tsan
 TSAN_TESTS ?= test_threads test_independent
 TSAN_RUN    = $(shell setarch -R true >/dev/null 2>&1 && echo setarch -R)
 check-tsan:

@@ -216,14 +216,14 @@ $(BUILD)/bench/bench_mpi: bench/mpi/bench_mpi.c $(MPI_STLIB) $(STLIB)
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CPPFLAGS) $(DPDO_CFLAGS) -Ilib -DDPDO_STATIC $(CFLAGS) -O3 $< -o $@ $(MPI_STLIB) $(STLIB) $(DEP_LIBS) $(LDFLAGS)
 
-# `make check-mpi`: the bit-identity and failure tests with 1, 2 and 4 ranks on this machine
-# (loopback), then a run where a rank stops taking part (DPDO_E_IO within the timeout).
 # the exact samplers at scale: chi-square of 10^8 draws per case, the acceptance rate, a planted
 # defect (tests/long_exact.c; DPDO_LONG_N=1e7 for a shorter run)
 check-long: $(BUILD)/tests/long_exact
 	$(BUILD)/tests/long_exact
 
-check-mpi: $(if $(HAVE_MPI),$(MPI_TEST))
+# `make check-mpi`: the bit-identity and failure tests with 1, 2 and 4 ranks on this machine
+# (loopback), then a run where a rank stops taking part (DPDO_E_IO within the timeout).
+check-mpi: $(if $(HAVE_MPI),$(MPI_TEST) $(BUILD)/examples/mpi_run)
 	@if [ -z "$(HAVE_MPI)" ]; then echo "check-mpi: no mpicc (install mpich and libmpich-dev)"; exit 1; fi
 	@mkdir -p $(BUILD)/test-logs
 	@for k in $(MPI_RANKS); do \
@@ -234,6 +234,20 @@ check-mpi: $(if $(HAVE_MPI),$(MPI_TEST))
 	@echo "== DPDO_MPI_TEST_VANISH=1 mpiexec -n 2 $(MPI_TEST)"
 	@DPDO_MPI_TEST_VANISH=1 timeout 120 $(MPIEXEC) -n 2 $(MPI_TEST) > $(BUILD)/test-logs/mpi-vanish.log 2>&1; \
 	    grep -E '^(ok|not ok|# summary)' $(BUILD)/test-logs/mpi-vanish.log; grep -q '^ok 1 ' $(BUILD)/test-logs/mpi-vanish.log
+	@$(MAKE) --no-print-directory check-mpi-hosts
+
+# `make check-mpi-hosts`: the ranks on three hosts made of Linux network namespaces joined by a
+# bridge (tests/mpi/netns.sh: test_mpi's bit-identity cases, mpi_run against one process with
+# added latency where tc netem exists, a host whose link goes down or whose process is killed).
+# Skipped with a message where network namespaces cannot be made (not root, no CAP_SYS_ADMIN).
+# MPI_HOSTS_MODE=quick (the default) leaves out the full test_mpi run across the hosts, =full runs
+# it too (several minutes more), =vanish only the one-rank-per-host and vanishing-host checks.
+.PHONY: check-mpi-hosts
+MPI_HOSTS_MODE ?= quick
+check-mpi-hosts: $(if $(HAVE_MPI),$(MPI_TEST) $(BUILD)/examples/mpi_run)
+	@mkdir -p $(BUILD)/test-logs
+	@sh tests/mpi/netns.sh $(BUILD) $(MPI_HOSTS_MODE) 2>&1 | tee $(BUILD)/test-logs/mpi-hosts.log | grep '^check-mpi-hosts'; \
+	    tail -1 $(BUILD)/test-logs/mpi-hosts.log | grep -q -E 'all passed|SKIPPED'
 
 examples: $(EXAMPLEBIN)
 tools: $(TOOLBIN)
@@ -361,6 +375,22 @@ check-asan:
 	    LDFLAGS="-fsanitize=address,undefined" tests tools
 	@ASAN_OPTIONS=detect_leaks=1 DPDO_TEST_QUICK=1 BUILD=build-asan sh tests/run.sh \
 	    $(patsubst tests/%.c,build-asan/tests/%,$(TESTSRC))
+
+# ThreadSanitizer (gcc or clang -fsanitize=thread) on the tests that run the library from several
+# threads: test_threads (one handle, library threads and host pools) and test_independent (two
+# threads, each with its own handles, prepare with sigma calibration included). Any report fails
+# the test (exit 66); the target ends with the number of reports. setarch -R: TSan's shadow memory
+# needs the fixed layout that kernels with 32-bit mmap randomisation otherwise break.
+.PHONY: check-tsan
+TSAN_TESTS ?= test_threads test_independent
+TSAN_RUN    = $(shell setarch -R true >/dev/null 2>&1 && echo setarch -R)
+check-tsan:
+	@$(MAKE) --no-print-directory BUILD=build-tsan CFLAGS="-O1 -g -fsanitize=thread -fno-omit-frame-pointer" \
+	    LDFLAGS="-fsanitize=thread" $(patsubst %,build-tsan/tests/%,$(TSAN_TESTS))
+	@TSAN_OPTIONS="halt_on_error=0 exitcode=66 second_deadlock_stack=1 $(TSAN_OPTIONS)" DPDO_TEST_QUICK=1 \
+	    DPDO_TEST_WRAP="$(TSAN_RUN)" BUILD=build-tsan sh tests/run.sh $(patsubst %,build-tsan/tests/%,$(TSAN_TESTS)); \
+	    rc=$$?; echo "check-tsan: $$(cat $(patsubst %,build-tsan/test-logs/%.log,$(TSAN_TESTS)) | \
+	    grep -c '^WARNING: ThreadSanitizer') ThreadSanitizer reports"; exit $$rc
 
 check-valgrind: tests tools
 	@DPDO_TEST_QUICK=1 DPDO_TEST_WRAP="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect" \

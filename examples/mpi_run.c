@@ -16,6 +16,8 @@
  * accuracy, which every rank computes on its own nodes and adds up.
  * Randomness: secure by default (each node's keys are drawn on the rank that
  * hosts it); --reproducible makes the run bit-identical to the one-process run.
+ * --timeout S (default 60): how long any rank waits for a peer before it stops with
+ * DPDO_E_IO (a host that failed, vanished or lost its link); tests/mpi/netns.sh uses it.
  * README.md "Running across machines" shows a hostfile. */
 #define EX_PROG "mpi_run"
 #include "common.h" /* TRY, now(), the randomness line, parameter keys by name */
@@ -46,7 +48,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     const char *algo = "dp-dda", *data = NULL, *shards = NULL, *loss_name = "logistic", *sets[32];
     int64_t n = 20, T = 1000, q = 500, d = 20, nsets = 0;
-    double eps = 1.0, lambda = 0.1;
+    double eps = 1.0, lambda = 0.1, timeout = 60; /* --timeout: seconds to wait for any peer */
     uint64_t seed = 1;
     int reproducible = 0; /* default: secure randomness (per-node keys drawn on the hosting rank) */
     for (int a = 1; a < argc; a++) {
@@ -64,10 +66,11 @@ int main(int argc, char **argv)
         else if (!strcmp(o, "--seed")) seed = strtoull(v, NULL, 10), a++;
         else if (!strcmp(o, "--set") && nsets < 32) sets[nsets++] = v, a++; /* key=value */
         else if (!strcmp(o, "--reproducible")) reproducible = 1;
+        else if (!strcmp(o, "--timeout")) timeout = atof(v), a++; /* since 0.3 */
         else {
             SAY("usage: mpi_run [--algorithm NAME] [--data FILE | --shards PATTERN] [--nodes N] [--rounds T]\n"
                 "               [--rows Q --features D] [--epsilon E] [--l2 L] [--loss logistic|hinge]\n"
-                "               [--seed S] [--set param=value]... [--reproducible]\n");
+                "               [--seed S] [--set param=value]... [--reproducible] [--timeout SECONDS]\n");
             MPI_Finalize();
             return strcmp(o, "--help") ? 2 : 0;
         }
@@ -79,8 +82,19 @@ int main(int argc, char **argv)
     }
 
     /* 1. The layout: which nodes this rank hosts (balanced blocks). */
+    /* --timeout: a peer (a host) that fails, vanishes or stops answering gives every other rank
+     * DPDO_E_IO within this many seconds (dpdo_mpi_options.timeout; default 60) */
+    if (!(timeout > 0) || timeout > 1e9) {
+        SAY("--timeout must be > 0 seconds\n");
+        MPI_Finalize();
+        return 2;
+    }
+    dpdo_mpi_options mo;
+    dpdo_mpi_options_init(&mo, sizeof mo);
+    mo.timeout = timeout;
     dpdo_mpi *m = NULL;
-    TRY(dpdo_mpi_create(&m, MPI_COMM_WORLD, n, NULL, NULL), "MPI handle");
+    double t_start = now();
+    TRY(dpdo_mpi_create(&m, MPI_COMM_WORLD, n, NULL, &mo), "MPI handle");
     int64_t lo = dpdo_mpi_first_node(m), hi = dpdo_mpi_end_node(m);
 
     /* 2. This rank's data only. One dataset per hosted node keeps the code simple. */
@@ -236,6 +250,9 @@ int main(int argc, char **argv)
     double xx = 0;
     for (int64_t k = 0; k < dim; k++) xx += x[k] * x[k];
     SAY("F(x) = %.6f (mean loss + L2), training accuracy %.4f\n", part[0] + 0.5 * lambda * xx, part[1] / part[2]);
+    uint64_t h = 1469598103934665603ull; /* FNV-1a of the output's bytes: compares runs bit for bit */
+    for (size_t k = 0; k < (size_t)dim * sizeof *x; k++) h = (h ^ ((const unsigned char *)x)[k]) * 1099511628211ull;
+    SAY("output hash %016llx, %lld rounds\n", (unsigned long long)h, (long long)dpdo_algorithm_round(alg));
     SAY("privacy: epsilon = %.4f at delta = %g (%s)\n", e_rig, o.delta, dpdo_algorithm_privacy_source(alg, 0));
     SAY("wire: %lld messages, %lld bytes between ranks, %lld control bytes\n", (long long)tot[0], (long long)tot[1],
         (long long)tot[2]);
@@ -256,7 +273,11 @@ int main(int argc, char **argv)
     return 0;
 
 fail:
-    fprintf(stderr, EX_PROG ": rank %d stops every rank\n", rank);
+    fprintf(stderr, EX_PROG ": rank %d stops every rank (%.1f s after the start)\n", rank, now() - t_start);
+    if (m && dpdo_mpi_errmsg(m)[0]) { /* a peer failed or vanished: let every other rank see it and say */
+        struct timespec ts = {(time_t)timeout + 1, 0}; /* so before MPI_Abort ends them */
+        nanosleep(&ts, NULL);
+    }
     MPI_Abort(MPI_COMM_WORLD, 1);
     return 1;
 }

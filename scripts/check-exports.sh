@@ -26,6 +26,13 @@ fi
 if nm -D --defined-only "$so" | awk '$2 ~ /^[TDBRVWi]$/ {print $3}' | grep -v '^DPDO_' | grep -v '@' > "$tmp/bad"; then
     echo "check-exports: unversioned symbols in $so:"; cat "$tmp/bad"; fail=1
 fi
+# no C library function that keeps global state (lgamma writes signgam; rand, strtok, localtime and
+# the rest keep a hidden state shared by all threads), and none that ends the process
+nm -D --undefined-only "$so" | awk '{print $2}' | sed 's/@.*//' | sort -u > "$tmp/imported"
+if grep -E -x 'lgamma|lgammaf|lgammal|gamma|gammaf|rand|srand|random|srandom|drand48|lrand48|strtok|localtime|gmtime|ctime|asctime|setlocale|exit|_exit|abort' \
+        "$tmp/imported" > "$tmp/bad"; then
+    echo "check-exports: $so calls C library functions with global state or that end the process:"; cat "$tmp/bad"; fail=1
+fi
 n=$(wc -l < "$tmp/exported")
 if [ $fail -eq 0 ]; then echo "check-exports: $(basename "$so"): $n dpdo_* symbols, all declared and versioned"; fi
 exit $fail

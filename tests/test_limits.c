@@ -275,11 +275,12 @@ static int bomb_ratio0(dpdo_dataset *ds, char *m)
 
 static void test_gzip_bomb(void)
 {
-    /* 256 MiB of '1' in 256 members of 1 MiB each (about 1 KB each): refused
+    /* 256 MiB of spaces in 256 members of 1 MiB each (about 1 KB each): refused
      * after max(16 MiB, 100 x 263 KB) of output. (The ratio limit bounds the
      * memory by 100 x the compressed size; max_decompressed_bytes bounds it
-     * absolutely.) */
-    size_t gz = write_gz_members(tpath("bomb.gz"), '1', 1 << 20, 256);
+     * absolutely.) Spaces, as a run of one digit is refused sooner, as a token
+     * of more than 1 MiB (tests/test_load_bounds.c). */
+    size_t gz = write_gz_members(tpath("bomb.gz"), ' ', 1 << 20, 256);
     printf("# gzip bomb: %zu compressed bytes, 256 MiB inflated\n", gz);
     CHECK(gz > 100000 && gz < 500000);
     expect_case("gzip bomb (256 MiB from 263 KB), defaults", bomb_default, DPDO_E_FORMAT,

@@ -315,8 +315,8 @@ static int activation_probs(dpdo__eng *e, dda *P, double *pi)
                 pi[i] = 1.0;
                 continue;
             }
-            double l =
-                lgamma(md - dg + 1) - lgamma(md - dg - k + 1) - lgamma(md + 1) + lgamma(md - k + 1);
+            double l = dpdo__lgamma(md - dg + 1) - dpdo__lgamma(md - dg - k + 1) -
+                       dpdo__lgamma(md + 1) + dpdo__lgamma(md - k + 1);
             pi[i] = -expm1(l);
         }
         return DPDO_OK;

@@ -42,7 +42,8 @@ static double betacf(double x, double a, double b)
 /* log of x^a (1-x)^b / (a B(a, b)) */
 static double log_front(double x, double a, double b)
 {
-    return lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x) - log(a);
+    return dpdo__lgamma(a + b) - dpdo__lgamma(a) - dpdo__lgamma(b) + a * log(x) + b * log1p(-x) -
+           log(a);
 }
 
 double dpdo__incbeta(double x, double a, double b)
@@ -57,7 +58,8 @@ double dpdo__incbeta(double x, double a, double b)
 /* log of the density x^(a-1) (1-x)^(b-1) / B(a, b) */
 static double log_pdf(double x, double a, double b)
 {
-    return lgamma(a + b) - lgamma(a) - lgamma(b) + (a - 1) * log(x) + (b - 1) * log1p(-x);
+    return dpdo__lgamma(a + b) - dpdo__lgamma(a) - dpdo__lgamma(b) + (a - 1) * log(x) +
+           (b - 1) * log1p(-x);
 }
 
 double dpdo__incbeta_inv(double p, double a, double b)
@@ -249,10 +251,10 @@ double dpdo__one_run_pvalue(int64_t m, int64_t r, int64_t v, double eps, double 
 {
     if (v <= 0) return 1;
     double q = 1 / (1 + exp(-eps)), lq = log(q), lr = log1p(-q);
-    double lgr = lgamma((double)r + 1);
+    double lgr = dpdo__lgamma((double)r + 1);
     for (int64_t j = 0; j <= r; j++)
-        pmf[j] = exp(lgr - lgamma((double)j + 1) - lgamma((double)(r - j) + 1) + (double)j * lq +
-                     (double)(r - j) * lr);
+        pmf[j] = exp(lgr - dpdo__lgamma((double)j + 1) - dpdo__lgamma((double)(r - j) + 1) +
+                     (double)j * lq + (double)(r - j) * lr);
     double beta = 0; /* f(v) = P[Bin >= v] */
     for (int64_t j = r; j >= v; j--)
         beta += pmf[j];

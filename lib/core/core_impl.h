@@ -78,6 +78,17 @@ size_t dpdo__first_nonfinite(const double *x, size_t n); /* index or n */
 /* out = a*b; returns 0 on overflow. */
 int dpdo__mul_size(size_t a, size_t b, size_t *out);
 
+/* ---- math --------------------------------------------------------------
+ * log|Gamma(x)| that touches no global state. C's lgamma writes the sign of Gamma(x) to the
+ * global `signgam` (a data race when two threads call it); dpdo__lgamma is lgamma_r where the C
+ * library has it (glibc, the BSDs, macOS; -DDPDO_HAVE_LGAMMA_R for another one), which gives
+ * the same bits as lgamma, else dpdo__lgamma_portable. Thread-safe. */
+double dpdo__lgamma(double x);
+/* The portable log|Gamma(x)|: log|tgamma(x)| where tgamma is finite (|x| <= 170), Stirling's
+ * series above, Euler's reflection below -170, +inf at the poles (0, -1, -2, ...). Error
+ * <= ~1e-15 (1 + |result|) (tests/test_independent.c compares it with lgamma_r). */
+double dpdo__lgamma_portable(double x);
+
 /* Built-in type tables: n structs of `size` bytes, each starting with `size_t struct_size;
  * const char *name;` (the public type objects). The index of t in the table (-1 if t is not
  * an entry), the entry called `name` (NULL if none or name is NULL), the entry after prev (the

@@ -213,6 +213,16 @@ void dpdo__content_free(struct dpdo__ds_content *c);
 enum { DPDO__READ_ANY = 0, DPDO__READ_TEXT = 1, DPDO__READ_IDX = 2 };
 int dpdo__read_file(const char *path, int kind, const dpdo_load_options *o, char **buf, size_t *len,
                     char *errmsg);
+/* dpdo__read_file for the text loaders: DPDO__READ_TEXT, and the file (or its inflated bytes) is
+ * checked as it is read for a token longer than DPDO__TEXT_TOKEN_MAX bytes, a run without a
+ * space, tab, CR, LF or `delim` (0: none; CSV's delimiter), refused with DPDO_E_FORMAT naming
+ * its line and column. A hostile file (one run of digits, a gzip bomb of one character, NUL
+ * bytes) is thus refused after at most ~2 DPDO__TEXT_TOKEN_MAX + DPDO__READ_CHUNK bytes read or
+ * inflated, not after reading it whole. */
+#define DPDO__TEXT_TOKEN_MAX (1 << 20)
+#define DPDO__READ_CHUNK (1 << 20)
+int dpdo__read_text(const char *path, int delim, const dpdo_load_options *o, char **buf,
+                    size_t *len, char *errmsg);
 /* If (buf,len) is gzip data, replace it by the inflated bytes (the old
  * buffer freed); else leave it. On failure *buf is unchanged (caller frees). `name` is used in
  * messages. o (NULL: defaults) gives the inflation limits. */

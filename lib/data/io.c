@@ -53,9 +53,66 @@ int dpdo__check_limits(const dpdo_load_options *o, char *errmsg)
     return DPDO_OK;
 }
 
-int dpdo__read_file(const char *path, int kind, const dpdo_load_options *opts, char **bufp,
-                    size_t *lenp, char *errmsg)
+/* ---- checks of text while it is read --------------------------------------------------------
+ * A token of more than DPDO__TEXT_TOKEN_MAX bytes (a run without a separator) contains a whole
+ * aligned block of TOK_BLOCK = DPDO__TEXT_TOKEN_MAX / 2 bytes without one. Each block is looked
+ * at once, when the bytes up to DPDO__TEXT_TOKEN_MAX past its end are there (or the input ended):
+ * a block with a separator costs a memchr that stops at the first one; a block without one has
+ * its run measured exactly. */
+enum { TOK_BLOCK = DPDO__TEXT_TOKEN_MAX / 2 };
+
+typedef struct text_check {
+    int kind;    /* DPDO__READ_*: TEXT refuses NUL bytes */
+    int tokens;  /* check token lengths */
+    int delim;   /* a separator besides space, tab, CR, LF; 0: none */
+    size_t done; /* bytes [0, done) checked for long tokens (a multiple of TOK_BLOCK) */
+} text_check;
+
+static inline int is_text_sep(int delim, char ch)
 {
+    return ch == ' ' || ch == '\n' || ch == '\t' || ch == '\r' || (delim && ch == (char)delim);
+}
+
+static int block_has_sep(const char *b, size_t n, int delim)
+{
+    return memchr(b, ' ', n) || memchr(b, '\n', n) || memchr(b, '\t', n) || memchr(b, '\r', n) ||
+           (delim && memchr(b, delim, n));
+}
+
+/* buf[0, len) holds the text so far; eof: it is all of it */
+static int check_tokens(text_check *tc, const char *name, const char *buf, size_t len, int eof,
+                        char *errmsg)
+{
+    while (tc->done + TOK_BLOCK <= len &&
+           (eof || len - tc->done >= TOK_BLOCK + DPDO__TEXT_TOKEN_MAX)) {
+        size_t s = tc->done, e = tc->done + TOK_BLOCK;
+        tc->done = e;
+        if (block_has_sep(buf + s, TOK_BLOCK, tc->delim)) continue;
+        while (s > 0 && !is_text_sep(tc->delim, buf[s - 1]))
+            s--;
+        while (e < len && !is_text_sep(tc->delim, buf[e]) && e - s <= DPDO__TEXT_TOKEN_MAX)
+            e++;
+        if (e - s <= DPDO__TEXT_TOKEN_MAX) continue;
+        long long line = 1;
+        size_t ls = 0;
+        for (const char *q = buf; (q = memchr(q, '\n', (size_t)(buf + s - q))) != NULL; q++)
+            line++, ls = (size_t)(q - buf) + 1;
+        return dpdo__err(errmsg, DPDO_E_FORMAT,
+                         "'%s' line %lld, column %llu: a token of more than %d bytes (no space, "
+                         "tab, newline%s); not LIBSVM or CSV text",
+                         name, line, (unsigned long long)(s - ls + 1), DPDO__TEXT_TOKEN_MAX,
+                         tc->delim ? " or delimiter" : "");
+    }
+    return DPDO_OK;
+}
+
+static int gunzip(const char *name, const dpdo_load_options *opts, char **bufp, size_t *lenp,
+                  text_check *tc, char *errmsg);
+
+static int read_impl(const char *path, text_check *tc, const dpdo_load_options *opts, char **bufp,
+                     size_t *lenp, char *errmsg)
+{
+    const int kind = tc->kind;
     dpdo_load_options defaults;
     if (!opts) {
         dpdo__load_defaults(&defaults);
@@ -102,7 +159,9 @@ int dpdo__read_file(const char *path, int kind, const dpdo_load_options *opts, c
             buf = nb;
             cap = nc;
         }
-        size_t got = fread(buf + len, 1, cap - 1 - len, f);
+        size_t want = cap - 1 - len;
+        if (want > DPDO__READ_CHUNK) want = DPDO__READ_CHUNK; /* checks see the file as it comes */
+        size_t got = fread(buf + len, 1, want, f);
         len += got;
         if (len > maxb) {
             rc = dpdo__err(errmsg, DPDO_E_FORMAT,
@@ -134,6 +193,7 @@ int dpdo__read_file(const char *path, int kind, const dpdo_load_options *opts, c
                 break;
             }
         }
+        if (tc->tokens && !gz && (rc = check_tokens(tc, path, buf, len, got == 0, errmsg))) break;
         if (got == 0) break;
     }
     int bad = !rc && ferror(f);
@@ -150,13 +210,27 @@ int dpdo__read_file(const char *path, int kind, const dpdo_load_options *opts, c
     buf[len] = '\0';
     *bufp = buf;
     *lenp = len;
-    rc = dpdo__maybe_gunzip(path, opts, bufp, lenp, errmsg);
+    rc = gunzip(path, opts, bufp, lenp, tc, errmsg);
     if (rc) {
         dpdo__free(*bufp);
         *bufp = NULL;
         *lenp = 0;
     }
     return rc;
+}
+
+int dpdo__read_file(const char *path, int kind, const dpdo_load_options *opts, char **bufp,
+                    size_t *lenp, char *errmsg)
+{
+    text_check tc = {kind, 0, 0, 0};
+    return read_impl(path, &tc, opts, bufp, lenp, errmsg);
+}
+
+int dpdo__read_text(const char *path, int delim, const dpdo_load_options *opts, char **bufp,
+                    size_t *lenp, char *errmsg)
+{
+    text_check tc = {DPDO__READ_TEXT, 1, delim, 0};
+    return read_impl(path, &tc, opts, bufp, lenp, errmsg);
 }
 
 /* zlib allocations go through our allocator (and its fault hook) */
@@ -173,6 +247,15 @@ static void z_free(voidpf opaque, voidpf p)
 
 int dpdo__maybe_gunzip(const char *name, const dpdo_load_options *opts, char **bufp, size_t *lenp,
                        char *errmsg)
+{
+    text_check tc = {DPDO__READ_ANY, 0, 0, 0};
+    return gunzip(name, opts, bufp, lenp, &tc, errmsg);
+}
+
+/* tc: text checks on the inflated bytes as they come out (NUL bytes for DPDO__READ_TEXT, long
+ * tokens), so that a bomb that cannot be text stops within a few output chunks */
+static int gunzip(const char *name, const dpdo_load_options *opts, char **bufp, size_t *lenp,
+                  text_check *tc, char *errmsg)
 {
     const unsigned char *in = (const unsigned char *)*bufp;
     size_t inlen = *lenp;
@@ -245,11 +328,27 @@ int dpdo__maybe_gunzip(const char *name, const dpdo_load_options *opts, char **b
         z.next_in = (Bytef *)(in + ipos);
         z.avail_in = ain > 0x40000000u ? 0x40000000u : (uInt)ain;
         z.next_out = (Bytef *)(out + opos);
-        z.avail_out = aout > 0x40000000u ? 0x40000000u : (uInt)aout;
+        /* text is checked as it comes out, one chunk at a time */
+        size_t amax = tc->kind == DPDO__READ_TEXT ? DPDO__READ_CHUNK : 0x40000000u;
+        z.avail_out = aout > amax ? (uInt)amax : (uInt)aout;
         uInt gi = z.avail_in, go = z.avail_out;
         zr = inflate(&z, Z_NO_FLUSH);
         ipos += gi - z.avail_in;
+        size_t o0 = opos;
         opos += go - z.avail_out;
+        if (tc->kind == DPDO__READ_TEXT && opos > o0) {
+            const char *nul = memchr(out + o0, '\0', opos - o0);
+            if (nul) {
+                rc = dpdo__err(errmsg, DPDO_E_FORMAT,
+                               "'%s': inflated byte %zu is a NUL byte, this is not a text file "
+                               "(binary data or a gzip bomb?)",
+                               name, (size_t)(nul - out));
+                break;
+            }
+        }
+        if (tc->tokens && (zr == Z_OK || zr == Z_STREAM_END) &&
+            (rc = check_tokens(tc, name, out, opos, zr == Z_STREAM_END && ipos == inlen, errmsg)))
+            break;
         if (zr == Z_STREAM_END) {
             if (ipos == inlen) break;
             /* another gzip member follows (as `cat a.gz b.gz` makes) */

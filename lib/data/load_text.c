@@ -598,7 +598,8 @@ static int load_text(dpdo_dataset *ds, const char *path, const dpdo_load_options
     if (rc) return rc;
     char *buf;
     size_t len;
-    rc = dpdo__read_file(path, DPDO__READ_TEXT, &o, &buf, &len, ds->errmsg);
+    rc = dpdo__read_text(path, parse == dpdo__parse_csv ? o.delimiter : 0, &o, &buf, &len,
+                         ds->errmsg);
     if (rc) return rc;
     rc = parse(ds, path, buf, len, opts);
     dpdo__free(buf);

@@ -586,7 +586,7 @@ static void wor_fdiff(double c, int lmax, double *ld)
     double wa[WOR_LMAX + 1], wb[WOR_LMAX + 1], S[WOR_LMAX + 1], a1[WOR_LMAX + 1], a2[WOR_LMAX + 1];
     double *v = wa, *w = wb, sc = sqrt(c), gmax = 0.0;
     for (int p = 0; p <= pmax; p++) {
-        double G = p >= 1 ? exp(lgamma(p / 2.0 + 1.0) - lgamma(p / 2.0 + 0.5)) : 0.0;
+        double G = p >= 1 ? exp(dpdo__lgamma(p / 2.0 + 1.0) - dpdo__lgamma(p / 2.0 + 0.5)) : 0.0;
         if (G > gmax) gmax = G;
         a1[p] = 2.0 * sc * (double)(p - 1) * G;
         a2[p] = c * (double)p * (double)(p - 1);
@@ -621,7 +621,8 @@ static void wor_fdiff(double c, int lmax, double *ld)
     if (!done) return;
     for (int l = 2; l <= pmax; l += 2)
         if (isnan(ld[l / 2]) && S[l] > 0)
-            ld[l / 2] = (l / 2.0) * log(c) + lgamma(l + 1.0) - lgamma(l / 2.0 + 1.0) + log(S[l]) +
+            ld[l / 2] = (l / 2.0) * log(c) + dpdo__lgamma(l + 1.0) - dpdo__lgamma(l / 2.0 + 1.0) +
+                        log(S[l]) +
                         log1p(1e-12); /* tail <= 1e-17 relative, rounding ~1e-13: upwards */
 }
 

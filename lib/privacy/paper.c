@@ -217,7 +217,7 @@ static const char *const adp_outputs[] = {"kd",
 double dpdo__binom_quantile(double T, double p, double beta)
 {
     if (p >= 1.0) return T;
-    double lb = log(beta), lp = log(p), l1p = log1p(-p), lgT = lgamma(T + 1.0);
+    double lb = log(beta), lp = log(p), l1p = log1p(-p), lgT = dpdo__lgamma(T + 1.0);
     double tail = -INFINITY; /* P(X > N) for the current N */
     /* Start where the upper tail is negligible: by Bernstein's inequality
      * P(X - pT >= t) <= exp(-t^2 / (2 (T p (1 - p) + t / 3))) <= beta e^-60 for the t below, so the
@@ -227,7 +227,8 @@ double dpdo__binom_quantile(double T, double p, double beta)
     double N0 = floor(T * p + t) + 1.0;
     if (!(N0 < T)) N0 = T;
     for (double N = N0; N > 0; N--) {
-        double lpmf = lgT - lgamma(N + 1.0) - lgamma(T - N + 1.0) + N * lp + (T - N) * l1p;
+        double lpmf =
+            lgT - dpdo__lgamma(N + 1.0) - dpdo__lgamma(T - N + 1.0) + N * lp + (T - N) * l1p;
         double nt = dpdo__log_add(tail, lpmf); /* = P(X > N - 1) */
         if (nt > lb) return N;
         tail = nt;

@@ -94,7 +94,7 @@ static void options_init_every_struct(void)
     CHECK_INIT(dpdo_accountant_options, dpdo_accountant_options_init, orders, NULL);
     CHECK_INIT(dpdo_algorithm_options, dpdo_algorithm_options_init, seed, 0);
     CHECK_INIT(dpdo_checkpoint_options, dpdo_checkpoint_options_init, key, NULL);
-    CHECK_INIT(dpdo_audit_options, dpdo_audit_options_init, method, DPDO_AUDIT_RELEASE);
+    CHECK_INIT(dpdo_audit_options, dpdo_audit_options_init, method, DPDO_AUDIT_WHITE_BOX);
 }
 
 /* A function taking options: call(o) with the four caller structs. `set` changes a field so

@@ -74,11 +74,15 @@ static void cli_rdp_reference(void)
 static void cli_pld_auto(void)
 {
     char out[8192];
-    /* dp_accounting's pessimistic PLD for this case at interval 1e-4: 6.1877449761 */
+    /* dp_accounting's pessimistic PLD for this case at interval 1e-4: 6.1877449761, an estimate
+     * (its FFT rounding is not bounded); the library's upper end is a proven bound
+     * (docs/privacy.md), so at or above it, and within 10 bins of the interval (as test_pld's
+     * poisson_reference_values) */
     int rc = run("--sampling poisson --q 0.01 --sigma 1 --steps 10000 --delta 1e-5 --method pld --pld-interval 1e-4",
                  out, sizeof out);
     CHECK_EQ(rc, 0);
-    CHECK_REL(field(out, "epsilon"), 6.1877449761, 1e-6);
+    double eu = field(out, "epsilon");
+    CHECK_MSG(eu >= 6.1877449761 && eu <= 6.1877449761 + 10 * 1e-4, "pld upper end %.10g", eu);
     double lo = field(out, "epsilon lower");
     CHECK(lo < 6.1877449761 && lo > 6.0);
     CHECK_STR_CONTAINS(H(out), "method        pld");
@@ -93,8 +97,8 @@ static void cli_pld_auto(void)
     CHECK_STR_CONTAINS(H(out), "accountant    exact");
     CHECK_REL(field(out, "epsilon"), 9.997256146, 1e-8);
     CHECK_EQ(run("--sampling wor --n 60000 --m 600 --sigma 1 --steps 1000 --method all", out, sizeof out), 0);
-    double er = field(out, "rdp (improved) "), ep = field(out, "pld "), eu = field(out, "auto ");
-    CHECK(ep < er && eu == ep);
+    double er = field(out, "rdp (improved) "), ep = field(out, "pld "), ea2 = field(out, "auto ");
+    CHECK(ep < er && ea2 == ep);
     CHECK_STR_CONTAINS(H(out), "smallest valid figure: pld");
     /* calibration through auto is at most rdp's */
     rc = run("--sampling wor --n 60000 --m 600 --steps 1000 --calibrate sigma --epsilon 1 --method auto", out, sizeof out);

@@ -23,6 +23,7 @@ struct dpdo_model {
     double *x;
     double eps, delta, rp[2];
     char loss[TOKLEN], reg[TOKLEN], alg[TOKLEN], acc[TOKLEN], lib[TOKLEN];
+    dpdo__busy busy; /* taken by every public call that returns a status (DPDO__GUARDED) */
     char errmsg[DPDO__ERRMSG_LEN];
 };
 
@@ -95,6 +96,8 @@ DPDO_API int dpdo_model_create(dpdo_model **out)
 DPDO_API void dpdo_model_destroy(dpdo_model *m)
 {
     if (!m || !DPDO__LIVE(m, DPDO__MAGIC_MODEL)) return; /* NULL or destroyed */
+    /* refused while a call runs on the handle (core_impl.h, dpdo__busy) */
+    if (dpdo__busy_enter(&m->busy, 1, m->errmsg, "dpdo_model_destroy") != 1) return;
     DPDO__KILL(m);
     dpdo__free(m->x);
     dpdo__free(m);
@@ -113,7 +116,7 @@ static int usable(struct dpdo_model *m)
 }
 
 /* ---- filling from an algorithm or from values ------------------------------- */
-DPDO_API int dpdo_model_from_algorithm(dpdo_model *m, dpdo_algorithm *alg)
+static int model_from_algorithm_body(dpdo_model *m, dpdo_algorithm *alg)
 {
     if (!usable(m)) return DPDO_E_INVAL;
     if (!alg) return dpdo__err(m->errmsg, DPDO_E_INVAL, "algorithm is NULL");
@@ -171,8 +174,14 @@ DPDO_API int dpdo_model_from_algorithm(dpdo_model *m, dpdo_algorithm *alg)
     return DPDO_OK;
 }
 
-DPDO_API int dpdo_model_set(dpdo_model *m, const double *x, int64_t dim, const char *loss,
-                            const char *algorithm)
+DPDO_API int dpdo_model_from_algorithm(dpdo_model *m, dpdo_algorithm *alg)
+{
+    DPDO__GUARDED(m, DPDO__MAGIC_MODEL, 1, "dpdo_model_from_algorithm",
+                  model_from_algorithm_body(m, alg));
+}
+
+static int model_set_body(dpdo_model *m, const double *x, int64_t dim, const char *loss,
+                          const char *algorithm)
 {
     if (!usable(m)) return DPDO_E_INVAL;
     if (!x) return dpdo__err(m->errmsg, DPDO_E_INVAL, "x is NULL");
@@ -201,6 +210,13 @@ DPDO_API int dpdo_model_set(dpdo_model *m, const double *x, int64_t dim, const c
     return DPDO_OK;
 }
 
+DPDO_API int dpdo_model_set(dpdo_model *m, const double *x, int64_t dim, const char *loss,
+                            const char *algorithm)
+{
+    DPDO__GUARDED(m, DPDO__MAGIC_MODEL, 1, "dpdo_model_set",
+                  model_set_body(m, x, dim, loss, algorithm));
+}
+
 /* ---- writing ------------------------------------------------------------------- */
 static void put_double(FILE *f, double v)
 {
@@ -210,7 +226,7 @@ static void put_double(FILE *f, double v)
         fprintf(f, "%.17g", v);
 }
 
-DPDO_API int dpdo_model_save(dpdo_model *m, const char *path)
+static int model_save_body(dpdo_model *m, const char *path)
 {
     if (!usable(m)) return DPDO_E_INVAL;
     if (!path) return dpdo__err(m->errmsg, DPDO_E_INVAL, "path is NULL");
@@ -239,6 +255,11 @@ DPDO_API int dpdo_model_save(dpdo_model *m, const char *path)
     if (fclose(f) != 0) bad = 1;
     if (bad) return dpdo__err(m->errmsg, DPDO_E_IO, "write error on '%s'", path);
     return DPDO_OK;
+}
+
+DPDO_API int dpdo_model_save(dpdo_model *m, const char *path)
+{
+    DPDO__GUARDED(m, DPDO__MAGIC_MODEL, 0, "dpdo_model_save", model_save_body(m, path));
 }
 
 /* ---- reading ------------------------------------------------------------------- */
@@ -448,7 +469,7 @@ static int parse(content *c, const char *name, const char *buf, size_t len, char
     return DPDO_OK;
 }
 
-DPDO_API int dpdo_model_parse(dpdo_model *m, const char *text, size_t len, const char *name)
+static int model_parse_body(dpdo_model *m, const char *text, size_t len, const char *name)
 {
     if (!usable(m)) return DPDO_E_INVAL;
     if (!text) return dpdo__err(m->errmsg, DPDO_E_INVAL, "text is NULL");
@@ -474,7 +495,13 @@ DPDO_API int dpdo_model_parse(dpdo_model *m, const char *text, size_t len, const
     return DPDO_OK;
 }
 
-DPDO_API int dpdo_model_load(dpdo_model *m, const char *path)
+DPDO_API int dpdo_model_parse(dpdo_model *m, const char *text, size_t len, const char *name)
+{
+    DPDO__GUARDED(m, DPDO__MAGIC_MODEL, 1, "dpdo_model_parse",
+                  model_parse_body(m, text, len, name));
+}
+
+static int model_load_body(dpdo_model *m, const char *path)
 {
     if (!usable(m)) return DPDO_E_INVAL;
     if (!path) return dpdo__err(m->errmsg, DPDO_E_INVAL, "path is NULL");
@@ -487,9 +514,14 @@ DPDO_API int dpdo_model_load(dpdo_model *m, const char *path)
     size_t len = 0;
     int rc = dpdo__read_file(path, DPDO__READ_TEXT, &o, &buf, &len, m->errmsg);
     if (rc) return rc;
-    rc = dpdo_model_parse(m, buf, len, path);
+    rc = model_parse_body(m, buf, len, path);
     dpdo__free(buf);
     return rc;
+}
+
+DPDO_API int dpdo_model_load(dpdo_model *m, const char *path)
+{
+    DPDO__GUARDED(m, DPDO__MAGIC_MODEL, 1, "dpdo_model_load", model_load_body(m, path));
 }
 
 /* ---- accessors ------------------------------------------------------------------ */
@@ -502,7 +534,7 @@ DPDO_API int64_t dpdo_model_rounds(const dpdo_model *m)
     return m && DPDO__LIVE(m, DPDO__MAGIC_MODEL) && m->filled ? m->rounds : 0;
 }
 
-DPDO_API int dpdo_model_get_x(dpdo_model *m, double *out, int64_t dim)
+static int model_get_x_body(dpdo_model *m, double *out, int64_t dim)
 {
     if (!usable(m)) return DPDO_E_INVAL;
     if (!m->filled) return dpdo__err(m->errmsg, DPDO_E_STATE, "the model is empty");
@@ -512,6 +544,11 @@ DPDO_API int dpdo_model_get_x(dpdo_model *m, double *out, int64_t dim)
                          (long long)m->dim);
     memcpy(out, m->x, (size_t)dim * sizeof(double));
     return DPDO_OK;
+}
+
+DPDO_API int dpdo_model_get_x(dpdo_model *m, double *out, int64_t dim)
+{
+    DPDO__GUARDED(m, DPDO__MAGIC_MODEL, 0, "dpdo_model_get_x", model_get_x_body(m, out, dim));
 }
 
 DPDO_API const char *dpdo_model_text(const dpdo_model *m, const char *field)
@@ -525,7 +562,7 @@ DPDO_API const char *dpdo_model_text(const dpdo_model *m, const char *field)
     return "";
 }
 
-DPDO_API int dpdo_model_regularizer_params(dpdo_model *m, double *p0, double *p1)
+static int model_regularizer_params_body(dpdo_model *m, double *p0, double *p1)
 {
     if (!usable(m)) return DPDO_E_INVAL;
     if (!m->filled) return dpdo__err(m->errmsg, DPDO_E_STATE, "the model is empty");
@@ -534,7 +571,13 @@ DPDO_API int dpdo_model_regularizer_params(dpdo_model *m, double *p0, double *p1
     return DPDO_OK;
 }
 
-DPDO_API int dpdo_model_privacy(dpdo_model *m, double *epsilon, double *delta)
+DPDO_API int dpdo_model_regularizer_params(dpdo_model *m, double *p0, double *p1)
+{
+    DPDO__GUARDED(m, DPDO__MAGIC_MODEL, 0, "dpdo_model_regularizer_params",
+                  model_regularizer_params_body(m, p0, p1));
+}
+
+static int model_privacy_body(dpdo_model *m, double *epsilon, double *delta)
 {
     if (!usable(m)) return DPDO_E_INVAL;
     if (!m->filled) return dpdo__err(m->errmsg, DPDO_E_STATE, "the model is empty");
@@ -543,8 +586,14 @@ DPDO_API int dpdo_model_privacy(dpdo_model *m, double *epsilon, double *delta)
     return DPDO_OK;
 }
 
+DPDO_API int dpdo_model_privacy(dpdo_model *m, double *epsilon, double *delta)
+{
+    DPDO__GUARDED(m, DPDO__MAGIC_MODEL, 0, "dpdo_model_privacy",
+                  model_privacy_body(m, epsilon, delta));
+}
+
 /* ---- prediction ------------------------------------------------------------------ */
-DPDO_API int dpdo_model_predict(dpdo_model *m, dpdo_dataset *ds, int kind, double *out, int64_t n)
+static int model_predict_body(dpdo_model *m, dpdo_dataset *ds, int kind, double *out, int64_t n)
 {
     if (!usable(m)) return DPDO_E_INVAL;
     if (!ds || !out) return dpdo__err(m->errmsg, DPDO_E_INVAL, "ds or out is NULL");
@@ -582,4 +631,10 @@ DPDO_API int dpdo_model_predict(dpdo_model *m, dpdo_dataset *ds, int kind, doubl
     }
     dpdo__err_clear(m->errmsg);
     return DPDO_OK;
+}
+
+DPDO_API int dpdo_model_predict(dpdo_model *m, dpdo_dataset *ds, int kind, double *out, int64_t n)
+{
+    DPDO__GUARDED(m, DPDO__MAGIC_MODEL, 0, "dpdo_model_predict",
+                  model_predict_body(m, ds, kind, out, n));
 }

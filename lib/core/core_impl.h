@@ -196,4 +196,43 @@ static inline int dpdo__magic_live(const volatile uint32_t *magic, uint32_t want
 #define DPDO__LIVE(h, M) dpdo__magic_live(&(h)->magic, (uint32_t)(M))
 #define DPDO__KILL(h) (*(volatile uint32_t *)&(h)->magic = (uint32_t)DPDO__MAGIC_DEAD)
 
+/* ---- busy state: misuse detection (docs/abi.md "Misuse detection") -----
+ * A handle that can be driven by a call (algorithm, model, ledger) embeds a
+ * dpdo__busy. A public call on it takes it with one compare-exchange
+ * (dpdo__busy_enter) and gives it back with one store (dpdo__busy_leave), so
+ * a second call at the same time from another thread, or a mutating call made
+ * from inside a callback of a call on the handle, gets DPDO_E_MISUSE instead
+ * of racing on the state. A read-only call nested in a call of the SAME
+ * thread (a getter inside a progress callback) goes through without taking
+ * it: the outer call is paused in its callback and the state is consistent.
+ * The owner is identified by the address of a thread-local object of
+ * core.c (distinct for each live thread; never written). */
+typedef struct dpdo__busy {
+    _Atomic(uintptr_t) owner; /* 0 = idle, else the token of the thread inside a call */
+    const char *what;         /* the owner's call (read only by the owner's own thread) */
+} dpdo__busy;
+
+/* Take b for the public call `what` (e.g. "dpdo_algorithm_step"). Returns 1 (taken: pass it to
+ * dpdo__busy_leave), 0 (a read-only call nested in a call of this thread: go on, nothing to
+ * give back) or DPDO_E_MISUSE. The message is written into errmsg only when the owner is this
+ * thread (a callback); a call from another thread must not touch the buffer that the owner's
+ * call writes, so it gets the status alone (dpdo_strerror(DPDO_E_MISUSE) says what it means). */
+int dpdo__busy_enter(dpdo__busy *b, int mutating, char *errmsg, const char *what);
+void dpdo__busy_leave(dpdo__busy *b, int took);
+
+/* The body of a guarded public function that returns a status: h is the handle (NULL or
+ * destroyed: `call` runs unguarded and reports that), M its magic, `mut` 1 for a mutating call.
+ * `call` is the unguarded implementation, evaluated at most once. */
+#define DPDO__GUARDED(h, M, mut, what, call)                                                       \
+    do {                                                                                           \
+        int took_ = 0;                                                                             \
+        if ((h) && DPDO__LIVE(h, M) &&                                                             \
+            (took_ = dpdo__busy_enter((dpdo__busy *)&(h)->busy, (mut), (char *)(h)->errmsg,        \
+                                      (what))) < 0)                                                \
+            return took_;                                                                          \
+        int rc_ = (call);                                                                          \
+        if (took_) dpdo__busy_leave((dpdo__busy *)&(h)->busy, took_);                              \
+        return rc_;                                                                                \
+    } while (0)
+
 #endif /* DPDO_CORE_IMPL_H */

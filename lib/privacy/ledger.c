@@ -220,6 +220,8 @@ static void ledger_free(dpdo_ledger *l)
 void dpdo_ledger_destroy(dpdo_ledger *l)
 {
     if (!l || !DPDO__LIVE(l, DPDO__MAGIC_LEDGER)) return; /* NULL or destroyed */
+    /* refused while a call runs on the handle (core_impl.h, dpdo__busy) */
+    if (dpdo__busy_enter(&l->busy, 1, l->errmsg, "dpdo_ledger_destroy") != 1) return;
     DPDO__KILL(l);
     if (l->borrowers > 0) {
         l->doomed = 1; /* freed by the last accountant (dpdo__ledger_release) */
@@ -358,12 +360,19 @@ int dpdo__ledger_charge(dpdo_ledger *l, const dpdo__event_desc *ev, int64_t coun
     return DPDO_OK;
 }
 
-int dpdo_ledger_charge(dpdo_ledger *l, const dpdo_event *ev, int64_t count, const int64_t *nodes,
-                       int64_t n_sel)
+static int ledger_charge_body(dpdo_ledger *l, const dpdo_event *ev, int64_t count,
+                              const int64_t *nodes, int64_t n_sel)
 {
     if (!l) return DPDO_E_INVAL;
     if (!ev) return dpdo__err(l->errmsg, DPDO_E_INVAL, "event is NULL");
     return dpdo__ledger_charge(l, &ev->d, count, nodes, n_sel);
+}
+
+int dpdo_ledger_charge(dpdo_ledger *l, const dpdo_event *ev, int64_t count, const int64_t *nodes,
+                       int64_t n_sel)
+{
+    DPDO__GUARDED(l, DPDO__MAGIC_LEDGER, 1, "dpdo_ledger_charge",
+                  ledger_charge_body(l, ev, count, nodes, n_sel));
 }
 
 int dpdo__ledger_reserve(dpdo_ledger *l, int64_t extra)
@@ -420,13 +429,18 @@ int dpdo__ledger_discharge(dpdo_ledger *l, const dpdo__event_desc *ev, int64_t c
     return DPDO_OK;
 }
 
-int dpdo_ledger_reset(dpdo_ledger *l)
+static int ledger_reset_body(dpdo_ledger *l)
 {
     if (!l) return DPDO_E_INVAL;
     l->n_events = 0;
     l->seq++;
     dpdo__err_clear(l->errmsg);
     return DPDO_OK;
+}
+
+int dpdo_ledger_reset(dpdo_ledger *l)
+{
+    DPDO__GUARDED(l, DPDO__MAGIC_LEDGER, 1, "dpdo_ledger_reset", ledger_reset_body(l));
 }
 
 /* ---- serialisation -------------------------------------------------------------
@@ -496,7 +510,7 @@ static void mac_of(const dpdo_ledger *l, const char *text, size_t n, unsigned ch
     crypto_generichash(out, 32, (const unsigned char *)text, n, l->key, l->key_len);
 }
 
-int dpdo_ledger_set_key(dpdo_ledger *l, const unsigned char *key, size_t len)
+static int ledger_set_key_body(dpdo_ledger *l, const unsigned char *key, size_t len)
 {
     if (!l) return DPDO_E_INVAL;
     if (!key) {
@@ -518,7 +532,13 @@ int dpdo_ledger_set_key(dpdo_ledger *l, const unsigned char *key, size_t len)
     return DPDO_OK;
 }
 
-int dpdo_ledger_save(const dpdo_ledger *l, char *buf, int64_t cap, int64_t *len)
+int dpdo_ledger_set_key(dpdo_ledger *l, const unsigned char *key, size_t len)
+{
+    DPDO__GUARDED(l, DPDO__MAGIC_LEDGER, 1, "dpdo_ledger_set_key",
+                  ledger_set_key_body(l, key, len));
+}
+
+static int ledger_save_body(const dpdo_ledger *l, char *buf, int64_t cap, int64_t *len)
 {
     if (!l || !len) return DPDO_E_INVAL;
     if (buf && cap < 1) return DPDO_E_INVAL;
@@ -557,6 +577,11 @@ int dpdo_ledger_save(const dpdo_ledger *l, char *buf, int64_t cap, int64_t *len)
     *len = b.len;
     buf[b.len] = '\0';
     return DPDO_OK;
+}
+
+int dpdo_ledger_save(const dpdo_ledger *l, char *buf, int64_t cap, int64_t *len)
+{
+    DPDO__GUARDED(l, DPDO__MAGIC_LEDGER, 0, "dpdo_ledger_save", ledger_save_body(l, buf, cap, len));
 }
 
 /* line reader over (buf, len) */
@@ -633,7 +658,7 @@ static int expect_space(const char **p)
     return 1;
 }
 
-int dpdo_ledger_load(dpdo_ledger *l, const char *buf, int64_t len)
+static int ledger_load_body(dpdo_ledger *l, const char *buf, int64_t len)
 {
     if (!l) return DPDO_E_INVAL;
     if (!buf || len < 0) return dpdo__err(l->errmsg, DPDO_E_INVAL, "buffer is NULL or len < 0");
@@ -834,6 +859,11 @@ fail:
     dpdo__free(ev);
     dpdo__free(counts);
     return rc;
+}
+
+int dpdo_ledger_load(dpdo_ledger *l, const char *buf, int64_t len)
+{
+    DPDO__GUARDED(l, DPDO__MAGIC_LEDGER, 1, "dpdo_ledger_load", ledger_load_body(l, buf, len));
 }
 
 int64_t dpdo__ledger_find(const dpdo_ledger *l, const dpdo__event_desc *ev)

@@ -72,6 +72,7 @@ struct dpdo_ledger {
                             * adopted from the first file loaded into a pristine ledger) */
     uint64_t seq;          /* changes so far (charge, discharge, reset, load): saved as the
                             * sequence number; loading an older sequence of the same run is refused */
+    dpdo__busy busy;       /* taken by the public calls that return a status (DPDO__GUARDED) */
     char errmsg[DPDO__ERRMSG_LEN];
 };
 

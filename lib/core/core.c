@@ -72,16 +72,28 @@ DPDO_API const char *dpdo_status_name(int status)
 /* Never written: only its address is used, one per live thread. */
 static _Thread_local const char busy_anchor;
 
-int dpdo__busy_enter(dpdo__busy *b, int mutating, char *errmsg, const char *what)
+int dpdo__busy_enter(dpdo__busy *b, int mode, char *errmsg, const char *what)
 {
     uintptr_t me = (uintptr_t)&busy_anchor, cur = 0;
-    if (atomic_compare_exchange_strong_explicit(&b->owner, &cur, me, memory_order_acquire,
-                                                memory_order_relaxed)) {
-        b->what = what;
-        return 1;
+    if (mode == DPDO__BUSY_SHARED) {
+        /* announce, then look for a writer (seq_cst on both sides: a writer and a shared call
+         * that race each see the other, and at worst both back off) */
+        atomic_fetch_add(&b->shared, 1);
+        cur = atomic_load(&b->owner);
+        if (cur == 0) return 2;
+        atomic_fetch_sub(&b->shared, 1);
+        return cur == me ? 0 : DPDO_E_MISUSE;
+    }
+    if (atomic_compare_exchange_strong(&b->owner, &cur, me)) {
+        if (atomic_load(&b->shared) == 0) {
+            b->what = what;
+            return 1;
+        }
+        atomic_store(&b->owner, (uintptr_t)0); /* shared calls are inside: give it back */
+        return DPDO_E_MISUSE;
     }
     if (cur != me) return DPDO_E_MISUSE; /* another thread owns it, and its message buffer */
-    if (!mutating) return 0;
+    if (mode != DPDO__BUSY_WRITE) return 0;
     return dpdo__err(errmsg, DPDO_E_MISUSE,
                      "%s: called while %s runs on the same handle (from one of its callbacks); "
                      "only read-only calls are allowed there",
@@ -91,6 +103,7 @@ int dpdo__busy_enter(dpdo__busy *b, int mutating, char *errmsg, const char *what
 void dpdo__busy_leave(dpdo__busy *b, int took)
 {
     if (took == 1) atomic_store_explicit(&b->owner, (uintptr_t)0, memory_order_release);
+    if (took == 2) atomic_fetch_sub_explicit(&b->shared, 1, memory_order_release);
 }
 
 /* ---- allocation with a test-only fault hook ---------------------------- */

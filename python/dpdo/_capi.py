@@ -167,6 +167,10 @@ DPDO_AUDIT_NO_CLAIM = 2
 DPDO_PREDICT_MARGIN = 0
 DPDO_PREDICT_LABEL = 1
 DPDO_PREDICT_PROBABILITY = 2
+DPDO_MODEL_INTEGRITY_NONE = 0
+DPDO_MODEL_INTEGRITY_CHECKSUM = 1
+DPDO_MODEL_INTEGRITY_MAC = 2
+DPDO_MODEL_INTEGRITY_LOCAL = 3
 # reference.h
 DPDO_WEIGHT_SAMPLES = 0
 DPDO_WEIGHT_NODES = 1
@@ -356,6 +360,10 @@ CONSTANTS = (
     "DPDO_PREDICT_MARGIN",
     "DPDO_PREDICT_LABEL",
     "DPDO_PREDICT_PROBABILITY",
+    "DPDO_MODEL_INTEGRITY_NONE",
+    "DPDO_MODEL_INTEGRITY_CHECKSUM",
+    "DPDO_MODEL_INTEGRITY_MAC",
+    "DPDO_MODEL_INTEGRITY_LOCAL",
     "DPDO_WEIGHT_SAMPLES",
     "DPDO_WEIGHT_NODES",
     "DPDO_WEIGHT_NODE_WEIGHTS",
@@ -1057,6 +1065,8 @@ FUNCTIONS = {
     "dpdo_model_save": (C.c_int, [C.c_void_p, C.c_char_p]),
     "dpdo_model_load": (C.c_int, [C.c_void_p, C.c_char_p]),
     "dpdo_model_parse": (C.c_int, [C.c_void_p, C.c_char_p, C.c_size_t, C.c_char_p]),
+    "dpdo_model_set_key": (C.c_int, [C.c_void_p, C.c_char_p, C.c_size_t]),
+    "dpdo_model_integrity": (C.c_int, [C.c_void_p]),
     "dpdo_model_dim": (C.c_int64, [C.c_void_p]),
     "dpdo_model_rounds": (C.c_int64, [C.c_void_p]),
     "dpdo_model_get_x": (C.c_int, [C.c_void_p, C.POINTER(C.c_double), C.c_int64]),

@@ -400,7 +400,15 @@ static void test_callback_reentry(void)
     /* the checkpoint written after round 1 resumes to the same end */
     CHECK_EQ(dpdo_algorithm_set_progress(r.a, NULL, NULL, 1, 0), DPDO_OK);
     CHECK_EQ(dpdo_algorithm_reset(r.a), DPDO_OK);
-    int rc = dpdo_algorithm_load(r.a, path, NULL);
+    /* anti-rollback: the host recorded round 2 as its latest save; the round-1 file is refused */
+    dpdo_checkpoint_options co;
+    dpdo_checkpoint_options_init(&co, sizeof co);
+    co.min_round = 2;
+    CHECK_EQ(dpdo_algorithm_load(r.a, path, &co), DPDO_E_FORMAT);
+    CHECK_STR_CONTAINS(dpdo_algorithm_errmsg(r.a), "stale checkpoint: round 1 is older than min_round 2");
+    CHECK_EQ(dpdo_algorithm_round(r.a), 0);
+    co.min_round = 1;
+    int rc = dpdo_algorithm_load(r.a, path, &co);
     CHECK_MSG(rc == DPDO_OK, "load: %s", dpdo_algorithm_errmsg(r.a));
     CHECK_EQ(dpdo_algorithm_round(r.a), 1);
     CHECK_EQ(dpdo_algorithm_run(r.a, 0, &steps), DPDO_DONE);
@@ -411,11 +419,62 @@ static void test_callback_reentry(void)
     fx_free(&f);
 }
 
+/* anti-rollback of ledgers across restarts: the host keeps (run, sequence) of its latest save */
+static void test_ledger_rollback(void)
+{
+    static const unsigned char key[32] = "ledger-key-0123456789abcdefghij";
+    dpdo_sampling *s = NULL;
+    dpdo_event *ev = NULL;
+    CHECK_EQ(dpdo_sampling_create(&s), DPDO_OK);
+    CHECK_EQ(dpdo_sampling_set_none(s), DPDO_OK);
+    CHECK_EQ(dpdo_event_create(&ev), DPDO_OK);
+    CHECK_EQ(dpdo_event_set_gaussian(ev, s, 1.0, 2.0), DPDO_OK);
+    dpdo_ledger *l = NULL;
+    CHECK_EQ(dpdo_ledger_create(&l, 2), DPDO_OK);
+    uint64_t seq = 0;
+    unsigned char rid[16];
+    CHECK_EQ(dpdo_ledger_sequence(l, rid, &seq), DPDO_E_STATE); /* no key */
+    CHECK_EQ(dpdo_ledger_set_key(l, key, sizeof key), DPDO_OK);
+    int64_t node = 0;
+    char old[4096], cur[4096];
+    int64_t nold = 0, ncur = 0;
+    CHECK_EQ(dpdo_ledger_charge(l, ev, 1, &node, 1), DPDO_OK);
+    CHECK_EQ(dpdo_ledger_save(l, old, sizeof old, &nold), DPDO_OK);
+    CHECK_EQ(dpdo_ledger_charge(l, ev, 3, &node, 1), DPDO_OK);
+    CHECK_EQ(dpdo_ledger_save(l, cur, sizeof cur, &ncur), DPDO_OK);
+    CHECK_EQ(dpdo_ledger_sequence(l, rid, &seq), DPDO_OK);
+    CHECK_EQ(seq, 2);
+    dpdo_ledger_destroy(l);
+    /* a restart: a fresh ledger would adopt the older file (0.2 behaviour) ... */
+    CHECK_EQ(dpdo_ledger_create(&l, 2), DPDO_OK);
+    CHECK_EQ(dpdo_ledger_set_key(l, key, sizeof key), DPDO_OK);
+    CHECK_EQ(dpdo_ledger_load(l, old, nold), DPDO_OK);
+    CHECK_EQ(dpdo_ledger_charges(l, 0), 1);
+    dpdo_ledger_destroy(l);
+    /* ... unless the host pins what it recorded */
+    CHECK_EQ(dpdo_ledger_create(&l, 2), DPDO_OK);
+    CHECK_EQ(dpdo_ledger_set_key(l, key, sizeof key), DPDO_OK);
+    CHECK_EQ(dpdo_ledger_set_min_sequence(l, rid, seq), DPDO_OK);
+    CHECK_EQ(dpdo_ledger_load(l, old, nold), DPDO_E_FORMAT);
+    CHECK_STR_CONTAINS(dpdo_ledger_errmsg(l), "stale ledger");
+    CHECK_EQ(dpdo_ledger_charges(l, 0), 0);
+    CHECK_EQ(dpdo_ledger_load(l, cur, ncur), DPDO_OK);
+    CHECK_EQ(dpdo_ledger_charges(l, 0), 4);
+    unsigned char other[16] = {1};
+    CHECK_EQ(dpdo_ledger_set_min_sequence(l, other, 0), DPDO_OK);
+    CHECK_EQ(dpdo_ledger_load(l, cur, ncur), DPDO_E_FORMAT);
+    CHECK_STR_CONTAINS(dpdo_ledger_errmsg(l), "foreign ledger");
+    dpdo_ledger_destroy(l);
+    dpdo_event_destroy(ev);
+    dpdo_sampling_destroy(s);
+}
+
 int main(void)
 {
     RUN(test_forced_overlap);
     RUN(test_free_race_step);
     RUN(test_free_race_ledger);
     RUN(test_callback_reentry);
+    RUN(test_ledger_rollback);
     return h_finish();
 }

@@ -120,8 +120,8 @@ int dpdo__file_replace(const char *path, const void *buf, size_t len, char *err,
     for (int attempt = 0; attempt < 8 && rc == DPDO_E_STATE; attempt++) {
         unsigned char r[6];
         randombytes_buf(r, sizeof r);
-        snprintf(tmp, n + 32, "%s.tmp-%02x%02x%02x%02x%02x%02x", path, r[0], r[1], r[2], r[3],
-                 r[4], r[5]);
+        snprintf(tmp, n + 32, "%s.tmp-%02x%02x%02x%02x%02x%02x", path, r[0], r[1], r[2], r[3], r[4],
+                 r[5]);
         rc = dpdo__file_write_synced(tmp, buf, len, 1, err, what);
     }
     if (!rc) rc = dpdo__file_rename_synced(tmp, path, err, what);

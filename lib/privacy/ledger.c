@@ -538,6 +538,43 @@ int dpdo_ledger_set_key(dpdo_ledger *l, const unsigned char *key, size_t len)
                   ledger_set_key_body(l, key, len));
 }
 
+static int ledger_sequence_body(const dpdo_ledger *l, unsigned char *run, uint64_t *seq)
+{
+    if (!l || !seq) return DPDO_E_INVAL;
+    if (l->key_len == 0)
+        return dpdo__err((char *)l->errmsg, DPDO_E_STATE,
+                         "sequence: the ledger has no key (only authenticated ledgers carry a "
+                         "run and a sequence)");
+    if (run) memcpy(run, l->run, sizeof l->run);
+    *seq = l->seq;
+    return DPDO_OK;
+}
+
+int dpdo_ledger_sequence(const dpdo_ledger *l, unsigned char *run, uint64_t *seq)
+{
+    DPDO__GUARDED(l, DPDO__MAGIC_LEDGER, DPDO__BUSY_READ, "dpdo_ledger_sequence",
+                  ledger_sequence_body(l, run, seq));
+}
+
+static int ledger_set_min_sequence_body(dpdo_ledger *l, const unsigned char *run, uint64_t min_seq)
+{
+    if (!l) return DPDO_E_INVAL;
+    if (!run) {
+        l->pinned = 0;
+        return DPDO_OK;
+    }
+    memcpy(l->pin_run, run, sizeof l->pin_run);
+    l->pin_seq = min_seq;
+    l->pinned = 1;
+    return DPDO_OK;
+}
+
+int dpdo_ledger_set_min_sequence(dpdo_ledger *l, const unsigned char *run, uint64_t min_seq)
+{
+    DPDO__GUARDED(l, DPDO__MAGIC_LEDGER, DPDO__BUSY_WRITE, "dpdo_ledger_set_min_sequence",
+                  ledger_set_min_sequence_body(l, run, min_seq));
+}
+
 static int ledger_save_body(const dpdo_ledger *l, char *buf, int64_t cap, int64_t *len)
 {
     if (!l || !len) return DPDO_E_INVAL;
@@ -680,6 +717,10 @@ static int ledger_load_body(dpdo_ledger *l, const char *buf, int64_t len)
         return dpdo__err(l->errmsg, DPDO_E_FORMAT,
                          "line 1: the file is not authenticated (version 1, no MAC) but "
                          "this ledger has a key: refused");
+    if (!keyed && l->pinned)
+        return dpdo__err(l->errmsg, DPDO_E_FORMAT,
+                         "line 1: rollback protection is on (dpdo_ledger_set_min_sequence) but "
+                         "the file is not authenticated: refused");
     if (!next_line(&r) || !word_int(r.cur, "nodes", 1, INT64_MAX, &nn))
         return dpdo__err(l->errmsg, DPDO_E_FORMAT, "line 2: expected 'nodes N' (N >= 1)");
     if (nn != l->n_nodes)
@@ -812,6 +853,16 @@ static int ledger_load_body(dpdo_ledger *l, const char *buf, int64_t len)
                            "foreign ledger: the file belongs to run %.8s..., this ledger to "
                            "run %.8s...: refused",
                            a, b);
+            goto fail;
+        }
+        if (l->pinned && (memcmp(run, l->pin_run, sizeof run) != 0 || (uint64_t)seq < l->pin_seq)) {
+            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT,
+                           memcmp(run, l->pin_run, sizeof run) != 0
+                               ? "foreign ledger: the file is not of the run the host pinned "
+                                 "(dpdo_ledger_set_min_sequence): refused"
+                               : "stale ledger: sequence %lld is older than the minimum %llu the "
+                                 "host recorded (a rolled-back file): refused",
+                           (long long)seq, (unsigned long long)l->pin_seq);
             goto fail;
         }
         if (!pristine && (uint64_t)seq < l->seq) {

@@ -685,6 +685,7 @@ dpdo_checkpoint_options._fields_ = [
     ("struct_size", C.c_size_t),  # size_t
     ("key", C.c_char_p),  # const unsigned char *
     ("reserved", (C.c_int64 * 4)),  # int64_t[4]
+    ("min_round", C.c_int64),  # int64_t
 ]
 dpdo_reference_options._fields_ = [
     ("struct_size", C.c_size_t),  # size_t
@@ -788,6 +789,8 @@ FUNCTIONS = {
     "dpdo_ledger_save": (C.c_int, [C.c_void_p, C.c_char_p, C.c_int64, C.POINTER(C.c_int64)]),
     "dpdo_ledger_load": (C.c_int, [C.c_void_p, C.c_char_p, C.c_int64]),
     "dpdo_ledger_set_key": (C.c_int, [C.c_void_p, C.c_char_p, C.c_size_t]),
+    "dpdo_ledger_sequence": (C.c_int, [C.c_void_p, C.c_char_p, C.POINTER(C.c_uint64)]),
+    "dpdo_ledger_set_min_sequence": (C.c_int, [C.c_void_p, C.c_char_p, C.c_uint64]),
     "dpdo_accountant_type_find": (C.POINTER(dpdo_accountant_type), [C.c_char_p]),
     "dpdo_accountant_type_next": (C.POINTER(dpdo_accountant_type), [C.POINTER(dpdo_accountant_type)]),
     "dpdo_accountant_type_name": (C.c_char_p, [C.POINTER(dpdo_accountant_type)]),

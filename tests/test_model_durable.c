@@ -284,12 +284,72 @@ static void test_tampering(void)
     dpdo_model_destroy(m);
 }
 
+static int run_predict(const char *args, char *out, size_t cap)
+{
+    const char *b = getenv("BUILD");
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s/bin/dpdo-predict %s 2>&1", b && *b ? b : "build", args);
+    FILE *p = popen(cmd, "r");
+    if (!p) return -1;
+    size_t n = fread(out, 1, cap - 1, p);
+    out[n] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    fputs(text, f);
+    fclose(f);
+}
+
+/* dpdo-predict refuses an edited file, and with --key-file only a file under that key */
+static void test_predict_refuses_edits(void)
+{
+    static const unsigned char key[32] = "predict-key-0123456789abcdefghi";
+    double x[2] = {1.0, -1.0};
+    dpdo_model *m = model_of(x, 2, "A");
+    write_text(tpath("p.svm"), "1 1:0.5 2:0.25\n-1 1:-1 2:2\n");
+    FILE *kf = fopen(tpath("p.key"), "wb");
+    fwrite(key, 1, sizeof key, kf);
+    fclose(kf);
+    CHECK_EQ(dpdo_model_save(m, tpath("p.model")), DPDO_OK);
+    static char out[8192];
+    char args[1600];
+    snprintf(args, sizeof args, "--model %s --data %s --quiet", tpath("p.model"), tpath("p.svm"));
+    CHECK_EQ(run_predict(args, out, sizeof out), 0);
+    CHECK_STR_CONTAINS(out, "model file: checksum verified");
+    size_t len;
+    char *t = slurp(tpath("p.model"), &len), *e = edit(t, "epsilon inf", "epsilon 0.1");
+    write_text(tpath("p.model"), e);
+    CHECK_EQ(run_predict(args, out, sizeof out), 1);
+    CHECK_STR_CONTAINS(out, "checksum mismatch");
+    free(t), free(e);
+    CHECK_EQ(dpdo_model_set_key(m, key, sizeof key), DPDO_OK);
+    CHECK_EQ(dpdo_model_save(m, tpath("p.model")), DPDO_OK);
+    CHECK_EQ(run_predict(args, out, sizeof out), 1); /* no key given */
+    CHECK_STR_CONTAINS(out, "set its key");
+    snprintf(args, sizeof args, "--model %s --data %s --quiet --key-file %s", tpath("p.model"),
+             tpath("p.svm"), tpath("p.key"));
+    CHECK_EQ(run_predict(args, out, sizeof out), 0);
+    CHECK_STR_CONTAINS(out, "model file: authenticated");
+    t = slurp(tpath("p.model"), &len);
+    e = edit(t, "epsilon inf", "epsilon 0.1");
+    write_text(tpath("p.model"), e);
+    CHECK_EQ(run_predict(args, out, sizeof out), 1);
+    CHECK_STR_CONTAINS(out, "MAC mismatch");
+    free(t), free(e);
+    dpdo_model_destroy(m);
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/dpdo_durable_XXXXXX");
     if (!mkdtemp(tmpdir)) return 1;
     RUN(test_tampering);
     RUN(test_disk_full);
+    RUN(test_predict_refuses_edits);
     RUN(test_sigkill_during_save);
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);

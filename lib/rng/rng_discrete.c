@@ -106,6 +106,10 @@ static inline void src_words(src_t *r, uint32_t *out, int n)
     }
 }
 
+/* used by the test build's reference sampler only (clang warns about unused static inlines) */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((unused))
+#endif
 static inline unsigned src_bit(src_t *r)
 {
     if (r->nbits == 0) {
@@ -236,6 +240,9 @@ static inline int cmp_exp(src_t *r, unif_t *U, xq_t x, double xd)
     return cmp_slow(r, U, x);
 }
 
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((unused))
+#endif
 static inline void unif_new(src_t *r, unif_t *U)
 {
     U->w[0] = src_u64(r);

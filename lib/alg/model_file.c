@@ -326,21 +326,7 @@ static int model_save_body(dpdo_model *m, const char *path)
 static int model_set_key_body(dpdo_model *m, const unsigned char *key, size_t len)
 {
     if (!usable(m)) return DPDO_E_INVAL;
-    if (!key) {
-        if (len != 0)
-            return dpdo__err(m->errmsg, DPDO_E_INVAL, "set_key: key is NULL but len = %zu", len);
-        sodium_memzero(m->key, sizeof m->key);
-        m->key_len = 0;
-        return DPDO_OK;
-    }
-    if (len < crypto_generichash_KEYBYTES_MIN || len > crypto_generichash_KEYBYTES_MAX)
-        return dpdo__err(m->errmsg, DPDO_E_INVAL,
-                         "set_key: key length %zu is not in [16, 64] bytes", len);
-    if (sodium_init() < 0)
-        return dpdo__err(m->errmsg, DPDO_E_UNSUPPORTED, "set_key: libsodium cannot be initialised");
-    memcpy(m->key, key, len);
-    m->key_len = len;
-    return DPDO_OK;
+    return dpdo__mac_key_set(m->key, &m->key_len, key, len, m->errmsg);
 }
 
 DPDO_API int dpdo_model_set_key(dpdo_model *m, const unsigned char *key, size_t len)

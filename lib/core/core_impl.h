@@ -212,6 +212,11 @@ int dpdo__file_write_synced(const char *path, const void *buf, size_t len, int e
 int dpdo__file_rename_synced(const char *from, const char *to, char *err, const char *what);
 int dpdo__file_sync_dir(const char *path, char *err, const char *what);
 void dpdo__fault_write_arm(long long bytes);
+/* The key of a keyed BLAKE2b MAC (ledger, model files): key[len], 16 <= len <= 64, copied into
+ * dst[64]; NULL with len 0 wipes it. DPDO_OK, DPDO_E_INVAL, DPDO_E_UNSUPPORTED ("set_key: ..."
+ * in err). */
+int dpdo__mac_key_set(unsigned char *dst, size_t *dst_len, const unsigned char *key, size_t len,
+                      char *err);
 
 /* ---- busy state: misuse detection (docs/abi.md "Misuse detection") -----
  * A handle that can be driven by a call (algorithm, model, ledger) embeds a

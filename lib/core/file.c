@@ -128,3 +128,23 @@ int dpdo__file_replace(const char *path, const void *buf, size_t len, char *err,
     dpdo__free(tmp);
     return rc;
 }
+
+int dpdo__mac_key_set(unsigned char *dst, size_t *dst_len, const unsigned char *key, size_t len,
+                      char *err)
+{
+    if (!key) {
+        if (len != 0)
+            return dpdo__err(err, DPDO_E_INVAL, "set_key: key is NULL but len = %zu", len);
+        sodium_memzero(dst, 64);
+        *dst_len = 0;
+        return DPDO_OK;
+    }
+    if (len < 16 || len > 64)
+        return dpdo__err(err, DPDO_E_INVAL, "set_key: key length %zu is not in [16, 64] bytes",
+                         len);
+    if (sodium_init() < 0)
+        return dpdo__err(err, DPDO_E_UNSUPPORTED, "set_key: libsodium cannot be initialised");
+    memcpy(dst, key, len);
+    *dst_len = len;
+    return DPDO_OK;
+}

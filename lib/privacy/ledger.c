@@ -513,20 +513,8 @@ static void mac_of(const dpdo_ledger *l, const char *text, size_t n, unsigned ch
 static int ledger_set_key_body(dpdo_ledger *l, const unsigned char *key, size_t len)
 {
     if (!l) return DPDO_E_INVAL;
-    if (!key) {
-        if (len != 0)
-            return dpdo__err(l->errmsg, DPDO_E_INVAL, "set_key: key is NULL but len = %zu", len);
-        sodium_memzero(l->key, sizeof l->key);
-        l->key_len = 0;
-        return DPDO_OK;
-    }
-    if (len < 16 || len > 64)
-        return dpdo__err(l->errmsg, DPDO_E_INVAL,
-                         "set_key: key length %zu is not in [16, 64] bytes", len);
-    if (sodium_init() < 0)
-        return dpdo__err(l->errmsg, DPDO_E_UNSUPPORTED, "set_key: libsodium cannot be initialised");
-    memcpy(l->key, key, len);
-    l->key_len = len;
+    int rc = dpdo__mac_key_set(l->key, &l->key_len, key, len, l->errmsg);
+    if (rc || !key) return rc;
     randombytes_buf(l->run, sizeof l->run);
     dpdo__err_clear(l->errmsg);
     return DPDO_OK;

@@ -110,7 +110,8 @@ static inline void src_words(src_t *r, uint32_t *out, int n)
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((unused))
 #endif
-static inline unsigned src_bit(src_t *r)
+static inline unsigned
+src_bit(src_t *r)
 {
     if (r->nbits == 0) {
         r->bits = src_u64(r);
@@ -243,7 +244,8 @@ static inline int cmp_exp(src_t *r, unif_t *U, xq_t x, double xd)
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((unused))
 #endif
-static inline void unif_new(src_t *r, unif_t *U)
+static inline void
+unif_new(src_t *r, unif_t *U)
 {
     U->w[0] = src_u64(r);
     U->nw = 1;

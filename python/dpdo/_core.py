@@ -982,6 +982,13 @@ class Event(_Handle):
         return "%s(sensitivity=%g, noise=%g%s)" % (k, a[0], a[1], ", %r" % a[2] if a[2] is not None else "")
 
 
+def _set_mac_key(obj, fn, key):
+    """fn(handle, key, len) for Ledger.set_key and Model.set_key; the key is kept on obj (text())."""
+    k = None if key is None else bytes(key)
+    obj._check(fn(obj._ptr(), k, 0 if k is None else len(k)))
+    obj._key = k
+
+
 def _restore_ledger(nodes, saved):
     led = Ledger(nodes)
     led.load(saved)
@@ -1045,13 +1052,7 @@ class Ledger(_Handle):
         removes it). While a key is set, save() writes an authenticated ledger (a run identifier,
         a sequence number, the MAC) and load() accepts only such a text under the same key, of the
         same run, not older than this ledger (docs/privacy.md, ledger files)."""
-        if key is None:
-            self._check(lib.dpdo_ledger_set_key(self._ptr(), None, 0))
-            self._key = None
-            return
-        k = bytes(key)
-        self._check(lib.dpdo_ledger_set_key(self._ptr(), k, len(k)))
-        self._key = k
+        _set_mac_key(self, lib.dpdo_ledger_set_key, key)
 
     @_guarded(mutating=False)
     def sequence(self) -> "Tuple[bytes, int]":
@@ -2172,13 +2173,7 @@ class Model(_Handle):
     def set_key(self, key) -> None:
         """The key (bytes, 16..64; None removes it) of the keyed BLAKE2b-256 MAC that save() then
         writes and load()/parse() on this object require (docs/model.md)."""
-        if key is None:
-            self._check(lib.dpdo_model_set_key(self._ptr(), None, 0))
-            self._key = None
-            return
-        k = bytes(key)
-        self._check(lib.dpdo_model_set_key(self._ptr(), k, len(k)))
-        self._key = k
+        _set_mac_key(self, lib.dpdo_model_set_key, key)
 
     @property
     def integrity(self) -> str:

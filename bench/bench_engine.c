@@ -10,7 +10,10 @@
  *           (dense rows; CSR rows count their non-zeros instead of d for the row)
  * Cases: epsilon-like dense n = 20, d = 2000 with b = 2 and b = 20;
  * rcv1-like CSR d = 47236 (density 0.16%), b = 2. Rigorous-free FIXED
- * noise (sigma = 1) so only the round is measured. One line per figure. */
+ * noise (sigma = 1) so only the round is measured. One line per figure.
+ * Also the cost of misuse detection (docs/abi.md "Misuse detection"): a step takes and
+ * gives back the handle's busy state once (one compare-exchange, one store); its time per
+ * pair is measured here and printed as a share of the b = 2 round (goal: <= 1 %). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +21,7 @@
 #include <time.h>
 
 #include "dpdo/dpdo.h"
+#include "core/core_impl.h"
 #include "engine/engine_impl.h"
 #include "rng/rng_impl.h"
 #include "bench_common.h"
@@ -33,6 +37,22 @@ static void probe(void *user, int phase)
     double t = now();
     p->t[phase] += t - p->last;
     p->last = t;
+}
+
+/* seconds per dpdo__busy_enter + dpdo__busy_leave pair (what each public step adds) */
+static double guard_pair_s(void)
+{
+    dpdo__busy b;
+    memset(&b, 0, sizeof b);
+    char err[DPDO__ERRMSG_LEN];
+    double best = INFINITY;
+    for (int r = 0; r < 5; r++) {
+        const long reps = 2000000;
+        double t0 = now();
+        for (long k = 0; k < reps; k++) dpdo__busy_leave(&b, dpdo__busy_enter(&b, 1, err, "bench"));
+        best = fmin(best, (now() - t0) / (double)reps);
+    }
+    return best;
 }
 
 static int run_case(const char *label, const char *kind, int64_t d, int32_t n, int64_t q, int64_t b, double bw,
@@ -102,6 +122,11 @@ static int run_case(const char *label, const char *kind, int64_t d, int32_t n, i
     double per = el / (double)rounds;
     printf("dda_%s_rounds_per_s %.0f\n", label, 1.0 / per);
     printf("dda_%s_us_per_round %.2f (bound %.2f us, ratio %.2f)\n", label, per * 1e6, bound * 1e6, per / bound);
+    if (b == 2) {
+        double g = guard_pair_s();
+        printf("dda_%s_misuse_guard_ns %.2f (%.4f %% of a round; goal <= 1 %%)\n", label, g * 1e9,
+               100.0 * g / per);
+    }
     static const char *names[] = {"plan+guard", "gradient", "noise", "exchange", "gossip", "primal", "commit"};
     printf("dda_%s_split_us", label);
     for (int k = 0; k < DPDO__PH_COUNT; k++) {

@@ -23,16 +23,18 @@ static void status_values_pinned(void)
     CHECK_EQ(DPDO_E_IO, -9);
     CHECK_EQ(DPDO_E_FORMAT, -10);
     CHECK_EQ(DPDO_E_CANCELED, -11);
+    CHECK_EQ(DPDO_E_MISUSE, -12);
 }
 
 static void status_text(void)
 {
-    for (int s = -11; s <= 2; s++) {
+    for (int s = -12; s <= 2; s++) {
         CHECK(dpdo_strerror(s) != NULL);
         CHECK(strcmp(dpdo_strerror(s), "unknown status") != 0);
         CHECK(strncmp(dpdo_status_name(s), "DPDO_", 5) == 0);
     }
-    CHECK(strcmp(dpdo_strerror(-12), "unknown status") == 0);
+    CHECK(strcmp(dpdo_strerror(-13), "unknown status") == 0);
+    CHECK(strcmp(dpdo_status_name(DPDO_E_MISUSE), "DPDO_E_MISUSE") == 0);
     CHECK(strcmp(dpdo_strerror(3), "unknown status") == 0);
     CHECK(strcmp(dpdo_strerror(INT32_MIN), "unknown status") == 0);
     CHECK(strcmp(dpdo_status_name(DPDO_E_BUDGET), "DPDO_E_BUDGET") == 0);

@@ -19,7 +19,9 @@ static const char *USAGE =
     "Predictions of a libdpdo model file (written by dpdo_model_save) for every sample of a\n"
     "LIBSVM/SVMlight or CSV file (gzip-compressed files are read too).\n"
     "\n"
-    "  --model FILE        the model file\n"
+    "  --model FILE        the model file (its checksum is verified: an edited file is refused)\n"
+    "  --key-file FILE     the model's MAC key (16..64 raw bytes): only a file saved under it\n"
+    "                      loads (docs/model.md \"Durable, authenticated model files\")\n"
     "  --data FILE         the samples\n"
     "  --format F          libsvm (default) | csv\n"
     "  --output O          label (default: +1/-1) | margin (<a, x>) | probability\n"
@@ -46,7 +48,7 @@ static int usage_error(const char *fmt, const char *arg)
 }
 
 typedef struct {
-    const char *model, *data, *format, *output;
+    const char *model, *data, *format, *output, *key_file;
     long label_column;
     int header, delimiter, quiet;
 } args;
@@ -72,11 +74,12 @@ static int parse_args(int argc, char **argv, args *a)
             a->quiet = 1;
             continue;
         }
-        const char **slot = strcmp(o, "--model") == 0    ? &a->model
-                            : strcmp(o, "--data") == 0   ? &a->data
-                            : strcmp(o, "--format") == 0 ? &a->format
-                            : strcmp(o, "--output") == 0 ? &a->output
-                                                         : NULL;
+        const char **slot = strcmp(o, "--model") == 0      ? &a->model
+                            : strcmp(o, "--data") == 0     ? &a->data
+                            : strcmp(o, "--format") == 0   ? &a->format
+                            : strcmp(o, "--output") == 0   ? &a->output
+                            : strcmp(o, "--key-file") == 0 ? &a->key_file
+                                                           : NULL;
         int is_col = strcmp(o, "--label-column") == 0, is_del = strcmp(o, "--delimiter") == 0;
         if (!slot && !is_col && !is_del) return usage_error("unknown option '%s'", o);
         if (!v) return usage_error("option %s needs a value", o);
@@ -117,6 +120,23 @@ int main(int argc, char **argv)
     if (dpdo_model_create(&m) != DPDO_OK || dpdo_dataset_create(&ds) != DPDO_OK) {
         fprintf(stderr, "dpdo-predict: out of memory\n");
         goto out;
+    }
+    if (a.key_file) {
+        unsigned char key[65];
+        FILE *kf = fopen(a.key_file, "rb");
+        size_t kn = kf ? fread(key, 1, sizeof key, kf) : 0;
+        if (kf) fclose(kf);
+        if (!kf || kn < 16 || kn > 64) {
+            fprintf(stderr, "dpdo-predict: --key-file '%s': %s\n", a.key_file,
+                    !kf ? strerror(errno) : "the key must be 16..64 bytes");
+            goto out;
+        }
+        rc = dpdo_model_set_key(m, key, kn);
+        memset(key, 0, sizeof key);
+        if (rc != DPDO_OK) {
+            fprintf(stderr, "dpdo-predict: %s\n", dpdo_model_errmsg(m));
+            goto out;
+        }
     }
     if (dpdo_model_load(m, a.model) != DPDO_OK) {
         fprintf(stderr, "dpdo-predict: %s\n", dpdo_model_errmsg(m));
@@ -174,6 +194,13 @@ int main(int argc, char **argv)
             dpdo_model_text(m, "algorithm"), dpdo_model_text(m, "loss"),
             (long long)dpdo_model_rounds(m), eps, delta, dpdo_model_text(m, "accountant"),
             (long long)dpdo_model_dim(m), dpdo_model_text(m, "library"));
+    int integ = dpdo_model_integrity(m);
+    fprintf(stderr, "model file: %s\n",
+            integ == DPDO_MODEL_INTEGRITY_MAC        ? "authenticated (keyed MAC verified)"
+            : integ == DPDO_MODEL_INTEGRITY_CHECKSUM ? "checksum verified (not authenticated: use "
+                                                       "a key to detect deliberate edits)"
+                                                     : "NOT VERIFIED (no integrity line: written "
+                                                       "by libdpdo 0.2, or the line was removed)");
     int binary = 1, saw0 = 0, sawm1 = 0;
     for (int64_t i = 0; i < n && binary; i++) {
         if (y[i] == 0)

@@ -196,6 +196,20 @@ DPDO_API int dpdo_ledger_load(dpdo_ledger *l, const char *buf, int64_t len);
  * DPDO_E_INVAL (NULL ledger, bad length), DPDO_E_UNSUPPORTED (libsodium
  * cannot be initialised). Not thread-safe on one ledger. Since 0.2. */
 DPDO_API int dpdo_ledger_set_key(dpdo_ledger *l, const unsigned char *key, size_t len);
+/* Anti-rollback across restarts (docs/checkpoint.md "Rollback"). The run
+ * identifier (16 bytes into run, may be NULL) and the sequence number that an
+ * authenticated dpdo_ledger_save writes now; the host persists them somewhere
+ * a rollback of the ledger file cannot reach (a monotonic counter, another
+ * machine). Returns DPDO_OK, DPDO_E_INVAL (NULL l or seq), DPDO_E_STATE (no
+ * key set: a plain ledger has neither). Since 0.3. */
+DPDO_API int dpdo_ledger_sequence(const dpdo_ledger *l, unsigned char *run, uint64_t *seq);
+/* After a restart: every later dpdo_ledger_load must be an authenticated file
+ * of run run[16] with sequence >= min_seq, even into a pristine ledger
+ * (DPDO_E_FORMAT "stale ledger" / "foreign ledger" / "not authenticated"
+ * otherwise). run NULL removes the pin. Returns DPDO_OK, DPDO_E_INVAL (NULL
+ * l). Not thread-safe on one ledger (DPDO_E_MISUSE when busy). Since 0.3. */
+DPDO_API int dpdo_ledger_set_min_sequence(dpdo_ledger *l, const unsigned char *run,
+                                          uint64_t min_seq);
 
 /* ---- accountants ---------------------------------------------------------- */
 

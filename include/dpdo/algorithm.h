@@ -22,7 +22,10 @@
  * Threads: one algorithm handle is used by one thread at a time; its
  * borrowed objects (nodes, losses, shards, network, regularizer, accountant,
  * ledger) must not be used by another thread during a call. Type lookups and
- * dpdo_param_* are thread-safe. The engine starts no threads. */
+ * dpdo_param_* are thread-safe. The engine starts no threads. From 0.3 on a
+ * call that returns a status on a handle busy with another call (another
+ * thread, or a mutating call from one of its callbacks) returns
+ * DPDO_E_MISUSE and does nothing (docs/abi.md "Misuse detection"). */
 #ifndef DPDO_ALGORITHM_H
 #define DPDO_ALGORITHM_H
 
@@ -525,7 +528,9 @@ enum {
  * between rounds (dpdo_algorithm_run then returns DPDO_E_CANCELED and the
  * algorithm stays RUNNING at that round: step or run again to continue). Called
  * on the thread that called dpdo_algorithm_run. Must not call
- * dpdo_algorithm_step/run/reset/setup/destroy on the same handle. Since 0.2. */
+ * dpdo_algorithm_step/run/reset/setup/destroy on the same handle (from 0.3 on
+ * they return DPDO_E_MISUSE, and destroy is ignored); read-only calls
+ * (getters, dpdo_algorithm_privacy, dpdo_algorithm_save) are allowed. Since 0.2. */
 typedef int (*dpdo_progress_fn)(const dpdo_progress *p, void *user);
 
 /* Register fn (NULL = none) for dpdo_algorithm_run: it is called after every

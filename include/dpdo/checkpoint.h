@@ -45,6 +45,9 @@ typedef struct dpdo_checkpoint_options {
     const unsigned char *key; /* DPDO_CHECKPOINT_KEY_BYTES-byte host key (borrowed, read during
                                  the call only), or NULL (default): the file is not encrypted 0.2 */
     int64_t reserved[4];      /* must be 0 (set by _init): room for later fields, docs/abi.md 0.2 */
+    int64_t min_round;        /* anti-rollback (load only): refuse a checkpoint whose round is
+                                 below this (0 = no check, the default); the host persists the
+                                 round of its latest save (docs/checkpoint.md "Rollback") 0.3 */
 } dpdo_checkpoint_options;
 
 /* Fill *o with the defaults (no key). Returns DPDO_OK, DPDO_E_INVAL (o NULL),

@@ -20,9 +20,9 @@
  * every field is checked, the dimension is limited (DPDO_MODEL_MAX_DIM) and
  * nothing is allocated before the file is known to hold that many values.
  *
- * Thread-safety: a filled model is read-only; concurrent predict/accessor
- * calls on one handle are safe except for the error message. Fill calls must
- * not run concurrently with anything else on the same handle. */
+ * Thread-safety: one model is used by one thread at a time; from 0.3 on a
+ * call that returns a status on a model busy with another call returns
+ * DPDO_E_MISUSE (docs/abi.md "Misuse detection"). */
 #ifndef DPDO_MODEL_FILE_H
 #define DPDO_MODEL_FILE_H
 
@@ -82,13 +82,24 @@ DPDO_API int dpdo_model_from_algorithm(dpdo_model *m, dpdo_algorithm *alg);
 DPDO_API int dpdo_model_set(dpdo_model *m, const double *x, int64_t dim, const char *loss,
                             const char *algorithm);
 
-/* Write m to `path` (created or truncated) in the text format of
- * docs/model.md; doubles with %.17g, so loading gives identical bits.
- * Returns DPDO_OK, DPDO_E_INVAL (NULL), DPDO_E_STATE (m empty), DPDO_E_IO.
- * Since 0.2. */
+/* Write m to `path` in the text format of docs/model.md; doubles with
+ * %.17g, so loading gives identical bits. From 0.3 on the write is durable
+ * and atomic: a fresh temporary file beside `path`, fsync, rename over
+ * `path`, fsync of the directory -- after a crash, a kill or a full disk
+ * `path` holds the previous model or the new one, never a mixture -- and the
+ * file ends with an integrity line: a BLAKE2b-256 checksum of every byte
+ * before it, or, when a key is set (dpdo_model_set_key), a keyed BLAKE2b-256
+ * MAC. Returns DPDO_OK, DPDO_E_INVAL (NULL), DPDO_E_STATE (m empty),
+ * DPDO_E_IO (the message names the step that failed; `path` unchanged),
+ * DPDO_E_NOMEM. Since 0.2. */
 DPDO_API int dpdo_model_save(dpdo_model *m, const char *path);
 /* Load a model file (gzip-compressed files are inflated, as by the dataset
- * loaders, within their default limits). On failure m is unchanged.
+ * loaders, within their default limits). On failure m is unchanged. From
+ * 0.3 on the integrity line is checked first (DPDO_E_FORMAT with "checksum
+ * mismatch" / "MAC mismatch" for an edited or damaged file); with a key set,
+ * only a file with a valid MAC under that key loads; without a key, a MAC
+ * file is refused (it cannot be checked) and a file without an integrity line
+ * (written by 0.2) loads unverified: dpdo_model_integrity tells which.
  * Returns DPDO_OK, DPDO_E_INVAL (NULL), DPDO_E_IO (cannot open/read),
  * DPDO_E_FORMAT (the message names the line and the problem: bad header,
  * unknown or repeated key, missing key, bad number, dimension out of range,
@@ -98,6 +109,27 @@ DPDO_API int dpdo_model_load(dpdo_model *m, const char *path);
 /* Same as load, from text[len] (need not be NUL-terminated); `name` (may be
  * NULL) appears in messages. Since 0.2. */
 DPDO_API int dpdo_model_parse(dpdo_model *m, const char *text, size_t len, const char *name);
+
+/* How the content of m was verified (dpdo_model_integrity). Since 0.3. */
+enum {
+    DPDO_MODEL_INTEGRITY_NONE = 0,     /* read from a file without an integrity line (0.2) */
+    DPDO_MODEL_INTEGRITY_CHECKSUM = 1, /* its BLAKE2b-256 checksum matched: not damaged or
+                                          naively edited (anyone can recompute a checksum) */
+    DPDO_MODEL_INTEGRITY_MAC = 2,      /* its keyed MAC matched: written by a key holder */
+    DPDO_MODEL_INTEGRITY_LOCAL = 3     /* built in this process (from_algorithm, set) */
+};
+
+/* Set the key of the keyed MAC (BLAKE2b-256, libsodium crypto_generichash)
+ * that dpdo_model_save writes and dpdo_model_load/parse require: key[len],
+ * 16 <= len <= 64 bytes, copied (NULL with len 0 removes it). The key is not
+ * part of the content: it stays across fills and is wiped at destroy.
+ * Returns DPDO_OK, DPDO_E_INVAL (NULL m, bad length), DPDO_E_UNSUPPORTED
+ * (libsodium cannot be initialised). Not thread-safe on one model
+ * (DPDO_E_MISUSE when busy). Since 0.3. */
+DPDO_API int dpdo_model_set_key(dpdo_model *m, const unsigned char *key, size_t len);
+/* DPDO_MODEL_INTEGRITY_* of m's content; -1 for NULL or an empty model.
+ * Since 0.3. */
+DPDO_API int dpdo_model_integrity(const dpdo_model *m);
 
 /* ---- accessors (NULL or empty model: 0, "" or DPDO_E_STATE) --------------- */
 DPDO_API int64_t dpdo_model_dim(const dpdo_model *m);    /* Since 0.2. */

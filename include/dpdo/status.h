@@ -25,7 +25,10 @@ enum {
     DPDO_E_UNSUPPORTED = -8, /* valid request this build or type cannot do */
     DPDO_E_IO = -9,          /* a file could not be opened or read */
     DPDO_E_FORMAT = -10,     /* malformed input file (message names file, line, column) */
-    DPDO_E_CANCELED = -11    /* the host asked to stop (progress callback). Since 0.2. */
+    DPDO_E_CANCELED = -11,   /* the host asked to stop (progress callback). Since 0.2. */
+    DPDO_E_MISUSE = -12      /* the handle is busy: a call on it is running in another thread,
+                                or this call came from inside a callback of a call on it
+                                (docs/abi.md "Misuse detection"). Nothing was done. Since 0.3. */
 };
 
 /* Static English text for a status code; "unknown status" for codes this

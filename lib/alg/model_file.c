@@ -9,6 +9,7 @@
 #include "dpdo/version.h"
 #include <errno.h>
 #include <math.h>
+#include <sodium.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,6 +24,10 @@ struct dpdo_model {
     double *x;
     double eps, delta, rp[2];
     char loss[TOKLEN], reg[TOKLEN], alg[TOKLEN], acc[TOKLEN], lib[TOKLEN];
+    int integrity;         /* DPDO_MODEL_INTEGRITY_* of the content (how it was verified) */
+    unsigned char key[64]; /* MAC key (dpdo_model_set_key), key_len bytes; 0 = none */
+    size_t key_len;
+    dpdo__busy busy; /* taken by every public call that returns a status (DPDO__GUARDED) */
     char errmsg[DPDO__ERRMSG_LEN];
 };
 
@@ -32,6 +37,7 @@ typedef struct {
     double *x;
     double eps, delta, rp[2];
     char loss[TOKLEN], reg[TOKLEN], alg[TOKLEN], acc[TOKLEN], lib[TOKLEN];
+    int integrity; /* DPDO_MODEL_INTEGRITY_*: built in memory counts as verified */
 } content;
 
 static int tok_char(char c)
@@ -76,6 +82,7 @@ static void install(struct dpdo_model *m, content *c)
     memcpy(m->alg, c->alg, TOKLEN);
     memcpy(m->acc, c->acc, TOKLEN);
     memcpy(m->lib, c->lib, TOKLEN);
+    m->integrity = c->integrity;
     m->filled = 1;
     dpdo__err_clear(m->errmsg);
 }
@@ -95,7 +102,10 @@ DPDO_API int dpdo_model_create(dpdo_model **out)
 DPDO_API void dpdo_model_destroy(dpdo_model *m)
 {
     if (!m || !DPDO__LIVE(m, DPDO__MAGIC_MODEL)) return; /* NULL or destroyed */
+    /* refused while a call runs on the handle (core_impl.h, dpdo__busy) */
+    if (dpdo__busy_enter(&m->busy, 1, m->errmsg, "dpdo_model_destroy") != 1) return;
     DPDO__KILL(m);
+    sodium_memzero(m->key, sizeof m->key);
     dpdo__free(m->x);
     dpdo__free(m);
 }
@@ -113,7 +123,7 @@ static int usable(struct dpdo_model *m)
 }
 
 /* ---- filling from an algorithm or from values ------------------------------- */
-DPDO_API int dpdo_model_from_algorithm(dpdo_model *m, dpdo_algorithm *alg)
+static int model_from_algorithm_body(dpdo_model *m, dpdo_algorithm *alg)
 {
     if (!usable(m)) return DPDO_E_INVAL;
     if (!alg) return dpdo__err(m->errmsg, DPDO_E_INVAL, "algorithm is NULL");
@@ -167,12 +177,19 @@ DPDO_API int dpdo_model_from_algorithm(dpdo_model *m, dpdo_algorithm *alg)
     c.delta = delta;
     set_token(c.acc, src);
     set_token(c.lib, DPDO_VERSION_STRING);
+    c.integrity = DPDO_MODEL_INTEGRITY_LOCAL;
     install(m, &c);
     return DPDO_OK;
 }
 
-DPDO_API int dpdo_model_set(dpdo_model *m, const double *x, int64_t dim, const char *loss,
-                            const char *algorithm)
+DPDO_API int dpdo_model_from_algorithm(dpdo_model *m, dpdo_algorithm *alg)
+{
+    DPDO__GUARDED(m, DPDO__MAGIC_MODEL, 1, "dpdo_model_from_algorithm",
+                  model_from_algorithm_body(m, alg));
+}
+
+static int model_set_body(dpdo_model *m, const double *x, int64_t dim, const char *loss,
+                          const char *algorithm)
 {
     if (!usable(m)) return DPDO_E_INVAL;
     if (!x) return dpdo__err(m->errmsg, DPDO_E_INVAL, "x is NULL");
@@ -197,48 +214,196 @@ DPDO_API int dpdo_model_set(dpdo_model *m, const double *x, int64_t dim, const c
     set_token(c.acc, "none");
     set_token(c.lib, DPDO_VERSION_STRING);
     c.eps = INFINITY;
+    c.integrity = DPDO_MODEL_INTEGRITY_LOCAL;
     install(m, &c);
     return DPDO_OK;
 }
 
-/* ---- writing ------------------------------------------------------------------- */
-static void put_double(FILE *f, double v)
+DPDO_API int dpdo_model_set(dpdo_model *m, const double *x, int64_t dim, const char *loss,
+                            const char *algorithm)
 {
-    if (isinf(v))
-        fputs(v > 0 ? "inf" : "-inf", f);
-    else
-        fprintf(f, "%.17g", v);
+    DPDO__GUARDED(m, DPDO__MAGIC_MODEL, 1, "dpdo_model_set",
+                  model_set_body(m, x, dim, loss, algorithm));
 }
 
-DPDO_API int dpdo_model_save(dpdo_model *m, const char *path)
+/* ---- writing ------------------------------------------------------------------- */
+/* the text of a model file, built in memory (then checksummed and written in one go) */
+typedef struct {
+    char *p;
+    size_t len, cap;
+    int oom;
+} textbuf;
+
+DPDO__PRINTF(2, 3)
+static void put(textbuf *t, const char *fmt, ...)
+{
+    if (t->oom) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(t->p ? t->p + t->len : NULL, t->p ? t->cap - t->len : 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        t->oom = 1;
+        return;
+    }
+    if (t->len + (size_t)n + 1 > t->cap) {
+        size_t cap = t->cap ? t->cap : 4096;
+        while (cap < t->len + (size_t)n + 1)
+            cap *= 2;
+        char *q = dpdo__realloc(t->p, cap);
+        if (!q) {
+            t->oom = 1;
+            return;
+        }
+        t->p = q;
+        t->cap = cap;
+        va_start(ap, fmt);
+        vsnprintf(t->p + t->len, t->cap - t->len, fmt, ap);
+        va_end(ap);
+    }
+    t->len += (size_t)n;
+}
+
+static void put_double(textbuf *t, double v)
+{
+    if (isinf(v))
+        put(t, "%s", v > 0 ? "inf" : "-inf");
+    else
+        put(t, "%.17g", v);
+}
+
+/* The integrity trailer, the file's last line: "# checksum blake2b-256 <64 hex>" (no key) or
+ * "# mac blake2b-256 <64 hex>" (keyed BLAKE2b-256, dpdo_model_set_key), over every byte before
+ * it. A comment to the 0.2 reader (which skips '#' lines), so 0.3 files still load there. */
+#define TRAILER_SUM "# checksum blake2b-256 "
+#define TRAILER_MAC "# mac blake2b-256 "
+
+static void digest(const struct dpdo_model *m, int keyed, const char *p, size_t n,
+                   unsigned char out[32])
+{
+    crypto_generichash(out, 32, (const unsigned char *)p, n, keyed ? m->key : NULL,
+                       keyed ? m->key_len : 0);
+}
+
+static int model_save_body(dpdo_model *m, const char *path)
 {
     if (!usable(m)) return DPDO_E_INVAL;
     if (!path) return dpdo__err(m->errmsg, DPDO_E_INVAL, "path is NULL");
     if (!m->filled) return dpdo__err(m->errmsg, DPDO_E_STATE, "the model is empty");
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return dpdo__err(m->errmsg, DPDO_E_IO, "cannot open '%s' for writing (errno %d)", path,
-                         errno);
-    fprintf(f, "dpdo-model %d\n# a linear model x of libdpdo (docs/model.md)\n", MODEL_FORMAT);
-    fprintf(f, "library %s\nalgorithm %s\nloss %s\n", m->lib, m->alg, m->loss);
-    fprintf(f, "regularizer %s ", m->reg);
-    put_double(f, m->rp[0]);
-    fputc(' ', f);
-    put_double(f, m->rp[1]);
-    fprintf(f, "\nrounds %lld\nepsilon ", (long long)m->rounds);
-    put_double(f, m->eps);
-    fputs("\ndelta ", f);
-    put_double(f, m->delta);
-    fprintf(f, "\naccountant %s\ndim %lld\nx\n", m->acc, (long long)m->dim);
+    if (sodium_init() < 0)
+        return dpdo__err(m->errmsg, DPDO_E_UNSUPPORTED, "libsodium cannot be initialised");
+    textbuf t = {NULL, 0, 0, 0};
+    put(&t, "dpdo-model %d\n# a linear model x of libdpdo (docs/model.md)\n", MODEL_FORMAT);
+    put(&t, "library %s\nalgorithm %s\nloss %s\n", m->lib, m->alg, m->loss);
+    put(&t, "regularizer %s ", m->reg);
+    put_double(&t, m->rp[0]);
+    put(&t, " ");
+    put_double(&t, m->rp[1]);
+    put(&t, "\nrounds %lld\nepsilon ", (long long)m->rounds);
+    put_double(&t, m->eps);
+    put(&t, "\ndelta ");
+    put_double(&t, m->delta);
+    put(&t, "\naccountant %s\ndim %lld\nx\n", m->acc, (long long)m->dim);
     for (int64_t j = 0; j < m->dim; j++) {
-        put_double(f, m->x[j]);
-        fputc('\n', f);
+        put_double(&t, m->x[j]);
+        put(&t, "\n");
     }
-    fputs("end\n", f);
-    int bad = ferror(f);
-    if (fclose(f) != 0) bad = 1;
-    if (bad) return dpdo__err(m->errmsg, DPDO_E_IO, "write error on '%s'", path);
+    put(&t, "end\n");
+    unsigned char h[32];
+    char hex[65];
+    if (!t.oom) {
+        digest(m, m->key_len > 0, t.p, t.len, h);
+        sodium_bin2hex(hex, sizeof hex, h, sizeof h);
+        put(&t, "%s%s\n", m->key_len > 0 ? TRAILER_MAC : TRAILER_SUM, hex);
+    }
+    int rc = t.oom ? dpdo__err(m->errmsg, DPDO_E_NOMEM, "out of memory")
+                   : dpdo__file_replace(path, t.p, t.len, m->errmsg, "save");
+    dpdo__free(t.p);
+    return rc;
+}
+
+/* Since 0.3: the key of the keyed MAC (see model_file.h) */
+static int model_set_key_body(dpdo_model *m, const unsigned char *key, size_t len)
+{
+    if (!usable(m)) return DPDO_E_INVAL;
+    return dpdo__mac_key_set(m->key, &m->key_len, key, len, m->errmsg);
+}
+
+DPDO_API int dpdo_model_set_key(dpdo_model *m, const unsigned char *key, size_t len)
+{
+    DPDO__GUARDED(m, DPDO__MAGIC_MODEL, 1, "dpdo_model_set_key", model_set_key_body(m, key, len));
+}
+
+DPDO_API int dpdo_model_integrity(const dpdo_model *m)
+{
+    if (!m || !DPDO__LIVE(m, DPDO__MAGIC_MODEL) || !m->filled) return -1;
+    return m->integrity;
+}
+
+/* Check the integrity trailer of buf[0..len) (NUL-terminated) against m's key; on success
+ * *body_len is the length of the text it covers (the whole text without a trailer) and
+ * *integrity how it was verified. */
+static int verify(const struct dpdo_model *m, const char *name, const char *buf, size_t len,
+                  size_t *body_len, int *integrity)
+{
+    size_t e = len;
+    while (e > 0 &&
+           (buf[e - 1] == '\n' || buf[e - 1] == '\r' || buf[e - 1] == ' ' || buf[e - 1] == '\t'))
+        e--;
+    size_t b = e;
+    while (b > 0 && buf[b - 1] != '\n')
+        b--;
+    const char *line = buf + b;
+    size_t n = e - b;
+    int is_sum =
+        n >= sizeof TRAILER_SUM - 1 && memcmp(line, TRAILER_SUM, sizeof TRAILER_SUM - 1) == 0;
+    int is_mac =
+        n >= sizeof TRAILER_MAC - 1 && memcmp(line, TRAILER_MAC, sizeof TRAILER_MAC - 1) == 0;
+    *body_len = len;
+    *integrity = DPDO_MODEL_INTEGRITY_NONE;
+    if (!is_sum && !is_mac) {
+        if (m->key_len > 0)
+            return dpdo__err(
+                (char *)m->errmsg, DPDO_E_FORMAT,
+                "'%s': not authenticated (no 'mac' line) but a key is set: refused (written "
+                "without a key, by libdpdo 0.2, or its MAC line was removed)",
+                name);
+        return DPDO_OK; /* a 0.2 file: loads unverified (dpdo_model_integrity says so) */
+    }
+    size_t pre = is_sum ? sizeof TRAILER_SUM - 1 : sizeof TRAILER_MAC - 1;
+    unsigned char want[32], got[32];
+    if (n - pre != 64 || sodium_hex2bin(want, sizeof want, line + pre, 64, NULL, NULL, NULL) != 0)
+        return dpdo__err((char *)m->errmsg, DPDO_E_FORMAT,
+                         "'%s': malformed integrity line (64 hex digits expected)", name);
+    if (is_sum && m->key_len > 0)
+        return dpdo__err((char *)m->errmsg, DPDO_E_FORMAT,
+                         "'%s': not authenticated (a plain checksum, no MAC) but a key is set: "
+                         "refused",
+                         name);
+    if (is_mac && m->key_len == 0)
+        return dpdo__err((char *)m->errmsg, DPDO_E_FORMAT,
+                         "'%s': the file is authenticated (keyed MAC): set its key "
+                         "(dpdo_model_set_key) to load it",
+                         name);
+    if (sodium_init() < 0)
+        return dpdo__err((char *)m->errmsg, DPDO_E_UNSUPPORTED, "libsodium cannot be initialised");
+    digest(m, is_mac, buf, b, got);
+    if (crypto_verify_32(got, want) != 0)
+        return dpdo__err((char *)m->errmsg, DPDO_E_FORMAT,
+                         is_mac ? "'%s': MAC mismatch: the file was changed after it was saved, "
+                                  "or saved under another key: refused"
+                                : "'%s': checksum mismatch: the file was changed or damaged "
+                                  "after it was saved: refused",
+                         name);
+    *body_len = b;
+    *integrity = is_mac ? DPDO_MODEL_INTEGRITY_MAC : DPDO_MODEL_INTEGRITY_CHECKSUM;
     return DPDO_OK;
+}
+
+DPDO_API int dpdo_model_save(dpdo_model *m, const char *path)
+{
+    DPDO__GUARDED(m, DPDO__MAGIC_MODEL, DPDO__BUSY_SHARED, "dpdo_model_save",
+                  model_save_body(m, path));
 }
 
 /* ---- reading ------------------------------------------------------------------- */
@@ -448,7 +613,7 @@ static int parse(content *c, const char *name, const char *buf, size_t len, char
     return DPDO_OK;
 }
 
-DPDO_API int dpdo_model_parse(dpdo_model *m, const char *text, size_t len, const char *name)
+static int model_parse_body(dpdo_model *m, const char *text, size_t len, const char *name)
 {
     if (!usable(m)) return DPDO_E_INVAL;
     if (!text) return dpdo__err(m->errmsg, DPDO_E_INVAL, "text is NULL");
@@ -464,7 +629,12 @@ DPDO_API int dpdo_model_parse(dpdo_model *m, const char *text, size_t len, const
     }
     content c;
     memset(&c, 0, sizeof c);
-    int rc = parse(&c, name, buf, len, m->errmsg);
+    size_t body = len;
+    int rc = verify(m, name, buf, len, &body, &c.integrity);
+    if (!rc) {
+        buf[body] = '\0'; /* the trailer (a comment) is not parsed again */
+        rc = parse(&c, name, buf, body, m->errmsg);
+    }
     dpdo__free(buf);
     if (rc) {
         dpdo__free(c.x);
@@ -474,7 +644,13 @@ DPDO_API int dpdo_model_parse(dpdo_model *m, const char *text, size_t len, const
     return DPDO_OK;
 }
 
-DPDO_API int dpdo_model_load(dpdo_model *m, const char *path)
+DPDO_API int dpdo_model_parse(dpdo_model *m, const char *text, size_t len, const char *name)
+{
+    DPDO__GUARDED(m, DPDO__MAGIC_MODEL, 1, "dpdo_model_parse",
+                  model_parse_body(m, text, len, name));
+}
+
+static int model_load_body(dpdo_model *m, const char *path)
 {
     if (!usable(m)) return DPDO_E_INVAL;
     if (!path) return dpdo__err(m->errmsg, DPDO_E_INVAL, "path is NULL");
@@ -487,9 +663,14 @@ DPDO_API int dpdo_model_load(dpdo_model *m, const char *path)
     size_t len = 0;
     int rc = dpdo__read_file(path, DPDO__READ_TEXT, &o, &buf, &len, m->errmsg);
     if (rc) return rc;
-    rc = dpdo_model_parse(m, buf, len, path);
+    rc = model_parse_body(m, buf, len, path);
     dpdo__free(buf);
     return rc;
+}
+
+DPDO_API int dpdo_model_load(dpdo_model *m, const char *path)
+{
+    DPDO__GUARDED(m, DPDO__MAGIC_MODEL, 1, "dpdo_model_load", model_load_body(m, path));
 }
 
 /* ---- accessors ------------------------------------------------------------------ */
@@ -502,7 +683,7 @@ DPDO_API int64_t dpdo_model_rounds(const dpdo_model *m)
     return m && DPDO__LIVE(m, DPDO__MAGIC_MODEL) && m->filled ? m->rounds : 0;
 }
 
-DPDO_API int dpdo_model_get_x(dpdo_model *m, double *out, int64_t dim)
+static int model_get_x_body(dpdo_model *m, double *out, int64_t dim)
 {
     if (!usable(m)) return DPDO_E_INVAL;
     if (!m->filled) return dpdo__err(m->errmsg, DPDO_E_STATE, "the model is empty");
@@ -512,6 +693,12 @@ DPDO_API int dpdo_model_get_x(dpdo_model *m, double *out, int64_t dim)
                          (long long)m->dim);
     memcpy(out, m->x, (size_t)dim * sizeof(double));
     return DPDO_OK;
+}
+
+DPDO_API int dpdo_model_get_x(dpdo_model *m, double *out, int64_t dim)
+{
+    DPDO__GUARDED(m, DPDO__MAGIC_MODEL, DPDO__BUSY_SHARED, "dpdo_model_get_x",
+                  model_get_x_body(m, out, dim));
 }
 
 DPDO_API const char *dpdo_model_text(const dpdo_model *m, const char *field)
@@ -525,7 +712,7 @@ DPDO_API const char *dpdo_model_text(const dpdo_model *m, const char *field)
     return "";
 }
 
-DPDO_API int dpdo_model_regularizer_params(dpdo_model *m, double *p0, double *p1)
+static int model_regularizer_params_body(dpdo_model *m, double *p0, double *p1)
 {
     if (!usable(m)) return DPDO_E_INVAL;
     if (!m->filled) return dpdo__err(m->errmsg, DPDO_E_STATE, "the model is empty");
@@ -534,7 +721,13 @@ DPDO_API int dpdo_model_regularizer_params(dpdo_model *m, double *p0, double *p1
     return DPDO_OK;
 }
 
-DPDO_API int dpdo_model_privacy(dpdo_model *m, double *epsilon, double *delta)
+DPDO_API int dpdo_model_regularizer_params(dpdo_model *m, double *p0, double *p1)
+{
+    DPDO__GUARDED(m, DPDO__MAGIC_MODEL, DPDO__BUSY_SHARED, "dpdo_model_regularizer_params",
+                  model_regularizer_params_body(m, p0, p1));
+}
+
+static int model_privacy_body(dpdo_model *m, double *epsilon, double *delta)
 {
     if (!usable(m)) return DPDO_E_INVAL;
     if (!m->filled) return dpdo__err(m->errmsg, DPDO_E_STATE, "the model is empty");
@@ -543,8 +736,14 @@ DPDO_API int dpdo_model_privacy(dpdo_model *m, double *epsilon, double *delta)
     return DPDO_OK;
 }
 
+DPDO_API int dpdo_model_privacy(dpdo_model *m, double *epsilon, double *delta)
+{
+    DPDO__GUARDED(m, DPDO__MAGIC_MODEL, DPDO__BUSY_SHARED, "dpdo_model_privacy",
+                  model_privacy_body(m, epsilon, delta));
+}
+
 /* ---- prediction ------------------------------------------------------------------ */
-DPDO_API int dpdo_model_predict(dpdo_model *m, dpdo_dataset *ds, int kind, double *out, int64_t n)
+static int model_predict_body(dpdo_model *m, dpdo_dataset *ds, int kind, double *out, int64_t n)
 {
     if (!usable(m)) return DPDO_E_INVAL;
     if (!ds || !out) return dpdo__err(m->errmsg, DPDO_E_INVAL, "ds or out is NULL");
@@ -582,4 +781,10 @@ DPDO_API int dpdo_model_predict(dpdo_model *m, dpdo_dataset *ds, int kind, doubl
     }
     dpdo__err_clear(m->errmsg);
     return DPDO_OK;
+}
+
+DPDO_API int dpdo_model_predict(dpdo_model *m, dpdo_dataset *ds, int kind, double *out, int64_t n)
+{
+    DPDO__GUARDED(m, DPDO__MAGIC_MODEL, DPDO__BUSY_SHARED, "dpdo_model_predict",
+                  model_predict_body(m, ds, kind, out, n));
 }

@@ -7,6 +7,7 @@
 #endif
 #include <math.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,9 @@ static const struct {
     {DPDO_E_IO, "DPDO_E_IO", "input/output error"},
     {DPDO_E_FORMAT, "DPDO_E_FORMAT", "malformed input"},
     {DPDO_E_CANCELED, "DPDO_E_CANCELED", "stopped by the host (progress callback); nothing lost"},
+    {DPDO_E_MISUSE, "DPDO_E_MISUSE",
+     "the handle is busy with another call (another thread, or a callback of a call on it); "
+     "nothing was done"},
 };
 
 DPDO_API const char *dpdo_strerror(int status)
@@ -67,6 +71,44 @@ DPDO_API const char *dpdo_status_name(int status)
     for (size_t i = 0; i < sizeof status_table / sizeof status_table[0]; i++)
         if (status_table[i].code == status) return status_table[i].name;
     return "DPDO_UNKNOWN";
+}
+
+/* ---- busy state (core_impl.h) ------------------------------------------ */
+/* Never written: only its address is used, one per live thread. */
+static _Thread_local const char busy_anchor;
+
+int dpdo__busy_enter(dpdo__busy *b, int mode, char *errmsg, const char *what)
+{
+    uintptr_t me = (uintptr_t)&busy_anchor, cur = 0;
+    if (mode == DPDO__BUSY_SHARED) {
+        /* announce, then look for a writer (seq_cst on both sides: a writer and a shared call
+         * that race each see the other, and at worst both back off) */
+        atomic_fetch_add(&b->shared, 1);
+        cur = atomic_load(&b->owner);
+        if (cur == 0) return 2;
+        atomic_fetch_sub(&b->shared, 1);
+        return cur == me ? 0 : DPDO_E_MISUSE;
+    }
+    if (atomic_compare_exchange_strong(&b->owner, &cur, me)) {
+        if (atomic_load(&b->shared) == 0) {
+            b->what = what;
+            return 1;
+        }
+        atomic_store(&b->owner, (uintptr_t)0); /* shared calls are inside: give it back */
+        return DPDO_E_MISUSE;
+    }
+    if (cur != me) return DPDO_E_MISUSE; /* another thread owns it, and its message buffer */
+    if (mode != DPDO__BUSY_WRITE) return 0;
+    return dpdo__err(errmsg, DPDO_E_MISUSE,
+                     "%s: called while %s runs on the same handle (from one of its callbacks); "
+                     "only read-only calls are allowed there",
+                     what, b->what);
+}
+
+void dpdo__busy_leave(dpdo__busy *b, int took)
+{
+    if (took == 1) atomic_store_explicit(&b->owner, (uintptr_t)0, memory_order_release);
+    if (took == 2) atomic_fetch_sub_explicit(&b->shared, 1, memory_order_release);
 }
 
 /* ---- allocation with a test-only fault hook ---------------------------- */

@@ -207,4 +207,72 @@ static inline int dpdo__magic_live(const volatile uint32_t *magic, uint32_t want
 #define DPDO__LIVE(h, M) dpdo__magic_live(&(h)->magic, (uint32_t)(M))
 #define DPDO__KILL(h) (*(volatile uint32_t *)&(h)->magic = (uint32_t)DPDO__MAGIC_DEAD)
 
+/* ---- durable files (file.c) --------------------------------------------------------------
+ * dpdo__file_replace: write len bytes to a fresh temporary file beside path (O_EXCL, mode 0666
+ * less the umask), fsync it, rename it over path, fsync the directory: path then holds the old
+ * or the new content after a crash, a kill or a full disk, and the new one durably once the
+ * call returned DPDO_OK. On failure the temporary file is removed and path is untouched.
+ * dpdo__file_write_synced (O_EXCL if excl, else truncate) and dpdo__file_rename_synced are
+ * the two halves, for protocols that rename later (multi-process checkpoints). Errors:
+ * DPDO_E_IO / DPDO_E_NOMEM with "<what>: ..." in err. dpdo__fault_write_arm(k) (test build
+ * only; a no-op otherwise): this thread's writes through these calls stop with ENOSPC after k
+ * more bytes (k < 0: no limit) -- a full disk. */
+int dpdo__file_replace(const char *path, const void *buf, size_t len, char *err, const char *what);
+int dpdo__file_write_synced(const char *path, const void *buf, size_t len, int excl, char *err,
+                            const char *what);
+int dpdo__file_rename_synced(const char *from, const char *to, char *err, const char *what);
+int dpdo__file_sync_dir(const char *path, char *err, const char *what);
+void dpdo__fault_write_arm(long long bytes);
+/* The key of a keyed BLAKE2b MAC (ledger, model files): key[len], 16 <= len <= 64, copied into
+ * dst[64]; NULL with len 0 wipes it. DPDO_OK, DPDO_E_INVAL, DPDO_E_UNSUPPORTED ("set_key: ..."
+ * in err). */
+int dpdo__mac_key_set(unsigned char *dst, size_t *dst_len, const unsigned char *key, size_t len,
+                      char *err);
+
+/* ---- busy state: misuse detection (docs/abi.md "Misuse detection") -----
+ * A handle that can be driven by a call (algorithm, model, ledger) embeds a
+ * dpdo__busy. A public call on it takes it with one compare-exchange
+ * (dpdo__busy_enter) and gives it back with one store (dpdo__busy_leave), so
+ * a second call at the same time from another thread, or a mutating call made
+ * from inside a callback of a call on the handle, gets DPDO_E_MISUSE instead
+ * of racing on the state. A read-only call nested in a call of the SAME
+ * thread (a getter inside a progress callback) goes through without taking
+ * it: the outer call is paused in its callback and the state is consistent.
+ * The owner is identified by the address of a thread-local object of
+ * core.c (distinct for each live thread; never written). */
+typedef struct dpdo__busy {
+    _Atomic(uintptr_t) owner; /* 0 = idle, else the token of the thread inside a call */
+    _Atomic(int32_t) shared;  /* calls inside in DPDO__BUSY_SHARED mode */
+    const char *what;         /* the owner's call (read only by the owner's own thread) */
+} dpdo__busy;
+
+/* modes of dpdo__busy_enter: a mutating call; a read-only call (exclusive too, but allowed
+ * nested in a call of the same thread); a read-only call that other such calls may run beside
+ * (the model's predict and accessors, documented concurrent-safe since 0.2) */
+enum { DPDO__BUSY_READ = 0, DPDO__BUSY_WRITE = 1, DPDO__BUSY_SHARED = 2 };
+
+/* Take b for the public call `what` (e.g. "dpdo_algorithm_step") in `mode` (DPDO__BUSY_*).
+ * Returns 1 or 2 (taken: pass it to dpdo__busy_leave), 0 (a read-only call nested in a call of
+ * this thread: go on, nothing to give back) or DPDO_E_MISUSE. The message is written into errmsg
+ * only when the owner is this thread (a callback); a call from another thread must not touch the
+ * buffer that the owner's call writes, so it gets the status alone (dpdo_strerror(DPDO_E_MISUSE)
+ * says what it means). */
+int dpdo__busy_enter(dpdo__busy *b, int mode, char *errmsg, const char *what);
+void dpdo__busy_leave(dpdo__busy *b, int took);
+
+/* The body of a guarded public function that returns a status: h is the handle (NULL or
+ * destroyed: `call` runs unguarded and reports that), M its magic, `mut` the DPDO__BUSY_* mode.
+ * `call` is the unguarded implementation, evaluated at most once. */
+#define DPDO__GUARDED(h, M, mut, what, call)                                                       \
+    do {                                                                                           \
+        int took_ = 0;                                                                             \
+        if ((h) && DPDO__LIVE(h, M) &&                                                             \
+            (took_ = dpdo__busy_enter((dpdo__busy *)&(h)->busy, (mut), (char *)(h)->errmsg,        \
+                                      (what))) < 0)                                                \
+            return took_;                                                                          \
+        int rc_ = (call);                                                                          \
+        if (took_) dpdo__busy_leave((dpdo__busy *)&(h)->busy, took_);                              \
+        return rc_;                                                                                \
+    } while (0)
+
 #endif /* DPDO_CORE_IMPL_H */

@@ -640,7 +640,13 @@ enum { WOR_AHEAD = 16 }; /* rows prefetched ahead of the block being computed */
 
 typedef int64_t v8di __attribute__((vector_size(64), aligned(8), may_alias));
 #define VSEL8(mask, a, b) ((v8d)(((v8di)(a) & (mask)) | ((v8di)(b) & ~(mask))))
+/* a lane permutation of (a, b): index k < 8 is a[k], k >= 8 is b[k - 8]; clang spells GCC's
+ * __builtin_shuffle as __builtin_shufflevector (constant indices), the same permutation */
+#if defined(__clang__)
+#define SHUF8(a, b, ...) __builtin_shufflevector((a), (b), __VA_ARGS__)
+#else
 #define SHUF8(a, b, ...) __builtin_shuffle((a), (b), (v8di){__VA_ARGS__})
+#endif
 
 /* One block of 8 rows x[0..7] (rows nb.. repeat row 0): the margins <x_t, w>, lanes t < nb */
 AVX512 static inline v8d block_margins(const double *const *x, int64_t nb, const double *w,

@@ -443,8 +443,17 @@ static void make_header(unsigned char *h, uint32_t flags, uint64_t payload)
 static int opts_of(const dpdo_checkpoint_options *in, dpdo_checkpoint_options *o, char *err)
 {
     dpdo_checkpoint_options_init(o, sizeof *o);
-    return dpdo__options_accept(o, sizeof *o, offsetof(dpdo_checkpoint_options, reserved), in,
-                                "dpdo_checkpoint_options", err);
+    int rc = dpdo__options_accept(o, sizeof *o, sizeof *o, in, "dpdo_checkpoint_options", err);
+    for (int k = 0; !rc && k < 4; k++)
+        if (o->reserved[k])
+            rc = dpdo__err(err, DPDO_E_VERSION,
+                           "dpdo_checkpoint_options: reserved[%d] is not zero (a field of a "
+                           "newer libdpdo?)",
+                           k);
+    if (!rc && o->min_round < 0)
+        rc = dpdo__err(err, DPDO_E_INVAL, "dpdo_checkpoint_options: min_round = %lld < 0",
+                       (long long)o->min_round);
+    return rc;
 }
 
 DPDO_API int dpdo_checkpoint_options_init(dpdo_checkpoint_options *o, size_t struct_size)
@@ -552,7 +561,9 @@ static int make_image(dpdo__eng *e, const dpdo__ser *s, const unsigned char *key
     return DPDO_OK;
 }
 
-/* Write the image to path + ".tmp"; then, when final, rename it to path. */
+/* Write the image to path + ".tmp" and fsync it; then, when final, rename it to path and fsync
+ * the directory (lib/core/file.c): a completed save survives a power loss, and a crash leaves
+ * the previous checkpoint or the new one. */
 static int write_image(dpdo__eng *e, const char *path, const unsigned char *file, size_t total,
                        int final)
 {
@@ -560,18 +571,8 @@ static int write_image(dpdo__eng *e, const char *path, const unsigned char *file
     char *tmp = dpdo__alloc_array(l, 1);
     if (!tmp) return dpdo__err(e->err, DPDO_E_NOMEM, "save: out of memory");
     snprintf(tmp, l, "%s.tmp", path);
-    int rc = DPDO_OK;
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        rc = dpdo__err(e->err, DPDO_E_IO, "save: cannot create %s: %s", tmp, strerror(errno));
-    } else {
-        int bad = fwrite(file, 1, total, f) != total;
-        bad |= fclose(f) != 0;
-        if (bad || (final && rename(tmp, path) != 0)) {
-            rc = dpdo__err(e->err, DPDO_E_IO, "save: cannot write %s: %s", path, strerror(errno));
-            remove(tmp);
-        }
-    }
+    int rc = dpdo__file_write_synced(tmp, file, total, 0, e->err, "save");
+    if (!rc && final) rc = dpdo__file_rename_synced(tmp, path, e->err, "save");
     dpdo__free(tmp);
     return rc;
 }
@@ -653,10 +654,8 @@ static int dist_save(dpdo__eng *e, int state, int stop, const char *path,
     /* 2. the parts' checksums to process 0; every part takes its name */
     memcpy((unsigned char *)sums + SUM_BYTES * (size_t)self, sum, SUM_BYTES);
     if ((rc = dpdo__dist_sum(e, sums, P * (SUM_BYTES / 8)))) goto out;
-    if (rename(ptmp, part) != 0)
-        rc = dpdo__err(e->err, DPDO_E_IO, "save: cannot write %s: %s", part, strerror(errno));
-    else
-        written = 0;
+    rc = dpdo__file_rename_synced(ptmp, part, e->err, "save");
+    written = 0; /* renamed, or removed by the failed rename */
     if ((rc = dist_agree(e, rc, P))) goto out;
     /* 3. the manifest, last: it names the parts, so a set is complete once it is in place */
     if (self == 0) {
@@ -951,6 +950,19 @@ int dpdo__ckpt_load(dpdo__eng *e, int *state, int *stop, const char *path,
                              "load: %zu unexpected bytes after the last item", s.len - s.pos);
         rc = s.rc;
     }
+    if (!rc && o.min_round > 0) {
+        /* the round is the state's first item: read it alone (the check pass stores nothing) */
+        dpdo__ser r = s;
+        r.mode = SER_LOAD;
+        r.pos = state_at;
+        dpdo__ser_idx(&r, "round", &rs.v[0], 1, 1, (int64_t)1 << 48);
+        rc = r.rc;
+    }
+    if (!rc && rs.v[0] < o.min_round)
+        rc = dpdo__err(e->err, DPDO_E_FORMAT,
+                       "load: stale checkpoint: round %lld is older than min_round %lld (a "
+                       "rolled-back file): refused",
+                       (long long)rs.v[0], (long long)o.min_round);
     /* keys: without encryption the host has set the same nodes' keys (compared above); an encrypted
      * file's keys need the engine's key table */
     for (int64_t i = 0; !rc && i < e->n && encrypted; i++)

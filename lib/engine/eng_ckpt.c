@@ -11,13 +11,20 @@ static int prepare_cb(void *arg)
     return a->e->prepared ? DPDO_OK : dpdo__eng_prepare(a);
 }
 
-DPDO_API int dpdo_algorithm_save(dpdo_algorithm *a, const char *path,
-                                 const dpdo_checkpoint_options *opts)
+static int algorithm_save_body(dpdo_algorithm *a, const char *path,
+                               const dpdo_checkpoint_options *opts)
 {
     if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM)) return DPDO_E_INVAL;
     if (!path) return dpdo__err(a->errmsg, DPDO_E_INVAL, "save: path is NULL");
     if (!a->e) return dpdo__err(a->errmsg, DPDO_E_STATE, "save: the algorithm is EMPTY");
     return dpdo__ckpt_save(a->e, a->state, a->stop, path, opts);
+}
+
+DPDO_API int dpdo_algorithm_save(dpdo_algorithm *a, const char *path,
+                                 const dpdo_checkpoint_options *opts)
+{
+    DPDO__GUARDED(a, DPDO__MAGIC_ALGORITHM, 0, "dpdo_algorithm_save",
+                  algorithm_save_body(a, path, opts));
 }
 
 static int load_common(dpdo_algorithm *a, const char *path, const unsigned char *image, size_t size,
@@ -35,12 +42,19 @@ static int load_common(dpdo_algorithm *a, const char *path, const unsigned char 
     return DPDO_OK;
 }
 
-DPDO_API int dpdo_algorithm_load(dpdo_algorithm *a, const char *path,
-                                 const dpdo_checkpoint_options *opts)
+static int algorithm_load_body(dpdo_algorithm *a, const char *path,
+                               const dpdo_checkpoint_options *opts)
 {
     if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM)) return DPDO_E_INVAL;
     if (!path) return dpdo__err(a->errmsg, DPDO_E_INVAL, "load: path is NULL");
     return load_common(a, path, NULL, 0, opts);
+}
+
+DPDO_API int dpdo_algorithm_load(dpdo_algorithm *a, const char *path,
+                                 const dpdo_checkpoint_options *opts)
+{
+    DPDO__GUARDED(a, DPDO__MAGIC_ALGORITHM, 1, "dpdo_algorithm_load",
+                  algorithm_load_body(a, path, opts));
 }
 
 int dpdo__algorithm_load_image(dpdo_algorithm *a, const unsigned char *image, size_t size,

@@ -39,8 +39,8 @@ static void row_or_mean(const dpdo__block *b, int64_t node, double *x)
         x[k] /= (double)b->rows;
 }
 
-DPDO_API int dpdo_algorithm_get_state(const dpdo_algorithm *a, const char *name, int64_t node,
-                                      double *x, int64_t dim)
+static int algorithm_get_state_body(const dpdo_algorithm *a, const char *name, int64_t node,
+                                    double *x, int64_t dim)
 {
     const dpdo__block *b = a && a->e && name ? dpdo__eng_find_block(a->e, name) : NULL;
     int one = b && b->rows == 1; /* a coordinator (global) row */
@@ -69,13 +69,26 @@ DPDO_API int dpdo_algorithm_get_state(const dpdo_algorithm *a, const char *name,
     return DPDO_OK;
 }
 
-DPDO_API int dpdo_algorithm_get_iterate(const dpdo_algorithm *a, int64_t node, double *x,
-                                        int64_t dim)
+DPDO_API int dpdo_algorithm_get_state(const dpdo_algorithm *a, const char *name, int64_t node,
+                                      double *x, int64_t dim)
+{
+    DPDO__GUARDED(a, DPDO__MAGIC_ALGORITHM, 0, "dpdo_algorithm_get_state",
+                  algorithm_get_state_body(a, name, node, x, dim));
+}
+
+static int algorithm_get_iterate_body(const dpdo_algorithm *a, int64_t node, double *x, int64_t dim)
 {
     int rc = getter_check(a, node, x, dim, "get_iterate");
     if (rc) return rc;
     row_or_mean(dpdo__eng_find_block(a->e, "x"), node, x);
     return DPDO_OK;
+}
+
+DPDO_API int dpdo_algorithm_get_iterate(const dpdo_algorithm *a, int64_t node, double *x,
+                                        int64_t dim)
+{
+    DPDO__GUARDED(a, DPDO__MAGIC_ALGORITHM, 0, "dpdo_algorithm_get_iterate",
+                  algorithm_get_iterate_body(a, node, x, dim));
 }
 
 void dpdo__eng_output_all(const dpdo__eng *e, double *x)
@@ -91,8 +104,7 @@ void dpdo__eng_output_all(const dpdo__eng *e, double *x)
         x[k] /= (double)e->n;
 }
 
-DPDO_API int dpdo_algorithm_get_output(const dpdo_algorithm *a, int64_t node, double *x,
-                                       int64_t dim)
+static int algorithm_get_output_body(const dpdo_algorithm *a, int64_t node, double *x, int64_t dim)
 {
     int rc = getter_check(a, node, x, dim, "get_output");
     if (rc) return rc;
@@ -103,7 +115,14 @@ DPDO_API int dpdo_algorithm_get_output(const dpdo_algorithm *a, int64_t node, do
     return DPDO_OK;
 }
 
-DPDO_API int dpdo_algorithm_get_active(const dpdo_algorithm *a, int32_t *flags, int64_t n)
+DPDO_API int dpdo_algorithm_get_output(const dpdo_algorithm *a, int64_t node, double *x,
+                                       int64_t dim)
+{
+    DPDO__GUARDED(a, DPDO__MAGIC_ALGORITHM, 0, "dpdo_algorithm_get_output",
+                  algorithm_get_output_body(a, node, x, dim));
+}
+
+static int algorithm_get_active_body(const dpdo_algorithm *a, int32_t *flags, int64_t n)
 {
     if (!a) return DPDO_E_INVAL;
     if (!a->e)
@@ -118,8 +137,14 @@ DPDO_API int dpdo_algorithm_get_active(const dpdo_algorithm *a, int32_t *flags, 
     return DPDO_OK;
 }
 
-DPDO_API int dpdo_algorithm_comm(const dpdo_algorithm *a, int64_t node, int64_t *messages,
-                                 int64_t *scalars, int64_t *bytes)
+DPDO_API int dpdo_algorithm_get_active(const dpdo_algorithm *a, int32_t *flags, int64_t n)
+{
+    DPDO__GUARDED(a, DPDO__MAGIC_ALGORITHM, 0, "dpdo_algorithm_get_active",
+                  algorithm_get_active_body(a, flags, n));
+}
+
+static int algorithm_comm_body(const dpdo_algorithm *a, int64_t node, int64_t *messages,
+                               int64_t *scalars, int64_t *bytes)
 {
     if (!a) return DPDO_E_INVAL;
     if (!a->e)
@@ -149,6 +174,13 @@ DPDO_API int dpdo_algorithm_comm(const dpdo_algorithm *a, int64_t node, int64_t 
     return DPDO_OK;
 }
 
+DPDO_API int dpdo_algorithm_comm(const dpdo_algorithm *a, int64_t node, int64_t *messages,
+                                 int64_t *scalars, int64_t *bytes)
+{
+    DPDO__GUARDED(a, DPDO__MAGIC_ALGORITHM, 0, "dpdo_algorithm_comm",
+                  algorithm_comm_body(a, node, messages, scalars, bytes));
+}
+
 /* ---- objective helpers ------------------------------------------------------------------- */
 
 static int objective_of(dpdo_algorithm *a, const double *x, double *F)
@@ -164,7 +196,7 @@ static int objective_of(dpdo_algorithm *a, const double *x, double *F)
     return DPDO_OK;
 }
 
-DPDO_API int dpdo_algorithm_objective(dpdo_algorithm *a, int point, int64_t node, double *F)
+static int algorithm_objective_body(dpdo_algorithm *a, int point, int64_t node, double *F)
 {
     if (!a || !F) return DPDO_E_INVAL;
     if (!a->e) return dpdo__err(a->errmsg, DPDO_E_STATE, "objective: the algorithm is EMPTY");
@@ -178,8 +210,14 @@ DPDO_API int dpdo_algorithm_objective(dpdo_algorithm *a, int point, int64_t node
     return objective_of(a, x, F);
 }
 
-DPDO_API int dpdo_algorithm_suboptimality(dpdo_algorithm *a, int point, int64_t node, double fstar,
-                                          double *gap)
+DPDO_API int dpdo_algorithm_objective(dpdo_algorithm *a, int point, int64_t node, double *F)
+{
+    DPDO__GUARDED(a, DPDO__MAGIC_ALGORITHM, 0, "dpdo_algorithm_objective",
+                  algorithm_objective_body(a, point, node, F));
+}
+
+static int algorithm_suboptimality_body(dpdo_algorithm *a, int point, int64_t node, double fstar,
+                                        double *gap)
 {
     if (!a || !gap) return DPDO_E_INVAL;
     if (!isfinite(fstar))
@@ -191,7 +229,14 @@ DPDO_API int dpdo_algorithm_suboptimality(dpdo_algorithm *a, int point, int64_t 
     return DPDO_OK;
 }
 
-DPDO_API int dpdo_algorithm_objective_at(dpdo_algorithm *a, const double *x, int64_t dim, double *F)
+DPDO_API int dpdo_algorithm_suboptimality(dpdo_algorithm *a, int point, int64_t node, double fstar,
+                                          double *gap)
+{
+    DPDO__GUARDED(a, DPDO__MAGIC_ALGORITHM, 0, "dpdo_algorithm_suboptimality",
+                  algorithm_suboptimality_body(a, point, node, fstar, gap));
+}
+
+static int algorithm_objective_at_body(dpdo_algorithm *a, const double *x, int64_t dim, double *F)
 {
     if (!a || !F) return DPDO_E_INVAL;
     int rc = getter_check(a, 0, x, dim, "objective_at");
@@ -200,4 +245,10 @@ DPDO_API int dpdo_algorithm_objective_at(dpdo_algorithm *a, const double *x, int
         return dpdo__err(a->errmsg, DPDO_E_INVAL, "objective_at: x[%zu] is not finite",
                          dpdo__first_nonfinite(x, (size_t)dim));
     return objective_of(a, x, F);
+}
+
+DPDO_API int dpdo_algorithm_objective_at(dpdo_algorithm *a, const double *x, int64_t dim, double *F)
+{
+    DPDO__GUARDED(a, DPDO__MAGIC_ALGORITHM, 0, "dpdo_algorithm_objective_at",
+                  algorithm_objective_at_body(a, x, dim, F));
 }

@@ -32,6 +32,7 @@ struct dpdo_algorithm {
     dpdo_parallel_fn pool_run; /* dpdo_algorithm_set_pool (par.c); NULL = the library's threads */
     void *pool_host;
     int32_t pool_width;
+    dpdo__busy busy; /* taken by every public call that returns a status (DPDO__GUARDED) */
     char errmsg[DPDO__ERRMSG_LEN];
 };
 

@@ -6,7 +6,7 @@
 #include "eng_handle.h"
 #include <string.h>
 
-DPDO_API int dpdo_algorithm_set_next_active(dpdo_algorithm *a, const int32_t *flags, int64_t n)
+static int algorithm_set_next_active_body(dpdo_algorithm *a, const int32_t *flags, int64_t n)
 {
     if (!a) return DPDO_E_INVAL;
     dpdo__eng *e = a->e;
@@ -39,7 +39,13 @@ DPDO_API int dpdo_algorithm_set_next_active(dpdo_algorithm *a, const int32_t *fl
     return DPDO_OK;
 }
 
-DPDO_API int dpdo_algorithm_set_node_probabilities(dpdo_algorithm *a, const double *p, int64_t n)
+DPDO_API int dpdo_algorithm_set_next_active(dpdo_algorithm *a, const int32_t *flags, int64_t n)
+{
+    DPDO__GUARDED(a, DPDO__MAGIC_ALGORITHM, 1, "dpdo_algorithm_set_next_active",
+                  algorithm_set_next_active_body(a, flags, n));
+}
+
+static int algorithm_set_node_probabilities_body(dpdo_algorithm *a, const double *p, int64_t n)
 {
     if (!a) return DPDO_E_INVAL;
     dpdo__eng *e = a->e;
@@ -71,6 +77,12 @@ DPDO_API int dpdo_algorithm_set_node_probabilities(dpdo_algorithm *a, const doub
     memcpy(e->node_p, p, (size_t)n * sizeof *p);
     e->prepared = 0;
     return DPDO_OK;
+}
+
+DPDO_API int dpdo_algorithm_set_node_probabilities(dpdo_algorithm *a, const double *p, int64_t n)
+{
+    DPDO__GUARDED(a, DPDO__MAGIC_ALGORITHM, 1, "dpdo_algorithm_set_node_probabilities",
+                  algorithm_set_node_probabilities_body(a, p, n));
 }
 
 /* ---- injection and probes (tests, benches) ------------------------------------------------- */
@@ -131,8 +143,7 @@ int dpdo__algorithm_set_noise_tap(dpdo_algorithm *a,
 
 /* ---- distributed runs (dpdo/transport.h; the mechanics are in dist.c) ----------------------- */
 
-DPDO_API int dpdo_algorithm_set_transport(dpdo_algorithm *a, const dpdo_transport_type *t,
-                                          void *user)
+static int algorithm_set_transport_body(dpdo_algorithm *a, const dpdo_transport_type *t, void *user)
 {
     if (!a) return DPDO_E_INVAL;
     dpdo__eng *e = a->e;
@@ -178,12 +189,25 @@ DPDO_API int dpdo_algorithm_set_transport(dpdo_algorithm *a, const dpdo_transpor
     return DPDO_OK;
 }
 
-DPDO_API int dpdo_algorithm_share_state(dpdo_algorithm *a)
+DPDO_API int dpdo_algorithm_set_transport(dpdo_algorithm *a, const dpdo_transport_type *t,
+                                          void *user)
+{
+    DPDO__GUARDED(a, DPDO__MAGIC_ALGORITHM, 1, "dpdo_algorithm_set_transport",
+                  algorithm_set_transport_body(a, t, user));
+}
+
+static int algorithm_share_state_body(dpdo_algorithm *a)
 {
     if (!a) return DPDO_E_INVAL;
     if (!a->e) return dpdo__err(a->errmsg, DPDO_E_STATE, "share_state: the algorithm is EMPTY");
     if (!a->e->dist) return DPDO_OK;
     return dpdo__dist_share_state(a->e);
+}
+
+DPDO_API int dpdo_algorithm_share_state(dpdo_algorithm *a)
+{
+    DPDO__GUARDED(a, DPDO__MAGIC_ALGORITHM, 1, "dpdo_algorithm_share_state",
+                  algorithm_share_state_body(a));
 }
 
 DPDO_API int dpdo_algorithm_hosts(const dpdo_algorithm *a, int64_t node)

@@ -80,10 +80,16 @@ static int set_key(dpdo_algorithm *a, int64_t node, const unsigned char *key, co
     return DPDO_OK;
 }
 
+static int algorithm_set_node_key_body(dpdo_algorithm *a, int64_t node, const unsigned char key[32])
+{
+    return set_key(a, node, key, "set_node_key");
+}
+
 DPDO_API int dpdo_algorithm_set_node_key(dpdo_algorithm *a, int64_t node,
                                          const unsigned char key[32])
 {
-    return set_key(a, node, key, "set_node_key");
+    DPDO__GUARDED(a, DPDO__MAGIC_ALGORITHM, 1, "dpdo_algorithm_set_node_key",
+                  algorithm_set_node_key_body(a, node, key));
 }
 
 void dpdo__node_secret_key(uint64_t secret, unsigned char key[32])
@@ -96,7 +102,7 @@ void dpdo__node_secret_key(uint64_t secret, unsigned char key[32])
     crypto_generichash(key, 32, in, sizeof in, NULL, 0);
 }
 
-DPDO_API int dpdo_algorithm_set_node_secret(dpdo_algorithm *a, int64_t node, uint64_t secret)
+static int algorithm_set_node_secret_body(dpdo_algorithm *a, int64_t node, uint64_t secret)
 {
     /* the 64-bit secret becomes a 256-bit key: BLAKE2b-256 of a fixed label and the secret's 8
      * little-endian bytes (docs/rng.md); no more secret than its 64 bits */
@@ -108,6 +114,12 @@ DPDO_API int dpdo_algorithm_set_node_secret(dpdo_algorithm *a, int64_t node, uin
     int rc = set_key(a, node, key, "set_node_secret");
     sodium_memzero(key, sizeof key);
     return rc;
+}
+
+DPDO_API int dpdo_algorithm_set_node_secret(dpdo_algorithm *a, int64_t node, uint64_t secret)
+{
+    DPDO__GUARDED(a, DPDO__MAGIC_ALGORITHM, 1, "dpdo_algorithm_set_node_secret",
+                  algorithm_set_node_secret_body(a, node, secret));
 }
 
 DPDO_API const char *dpdo_algorithm_randomness_source(const dpdo_algorithm *a)

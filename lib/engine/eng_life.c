@@ -120,6 +120,9 @@ DPDO_API int dpdo_algorithm_create(dpdo_algorithm **out, const dpdo_algorithm_ty
 DPDO_API void dpdo_algorithm_destroy(dpdo_algorithm *a)
 {
     if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM)) return; /* NULL or destroyed */
+    /* a destroy while a call runs on the handle (another thread, or its callback) is refused:
+     * the handle stays alive (leaks if never destroyed again) instead of being freed under it */
+    if (dpdo__busy_enter(&a->busy, 1, a->errmsg, "dpdo_algorithm_destroy") != 1) return;
     DPDO__KILL(a);
     eng_free(a->e);
     dpdo__free(a);
@@ -161,9 +164,9 @@ dpdo__eng *dpdo__algorithm_eng(dpdo_algorithm *a)
     return a ? a->e : NULL;
 }
 
-DPDO_API int dpdo_algorithm_setup(dpdo_algorithm *a, dpdo_node *const *nodes, int64_t n_nodes_in,
-                                  dpdo_network *net, dpdo_regularizer *reg, dpdo_accountant *acc,
-                                  const dpdo_algorithm_options *opts)
+static int algorithm_setup_body(dpdo_algorithm *a, dpdo_node *const *nodes, int64_t n_nodes_in,
+                                dpdo_network *net, dpdo_regularizer *reg, dpdo_accountant *acc,
+                                const dpdo_algorithm_options *opts)
 {
     if (!a) return DPDO_E_INVAL;
     if (a->state == DPDO_ALG_RUNNING)
@@ -338,6 +341,14 @@ static void eng_note_clipping(dpdo__eng *e)
     dpdo__eng_note(e, buf);
 }
 
+DPDO_API int dpdo_algorithm_setup(dpdo_algorithm *a, dpdo_node *const *nodes, int64_t n_nodes_in,
+                                  dpdo_network *net, dpdo_regularizer *reg, dpdo_accountant *acc,
+                                  const dpdo_algorithm_options *opts)
+{
+    DPDO__GUARDED(a, DPDO__MAGIC_ALGORITHM, 1, "dpdo_algorithm_setup",
+                  algorithm_setup_body(a, nodes, n_nodes_in, net, reg, acc, opts));
+}
+
 int dpdo__eng_prepare(dpdo_algorithm *a)
 {
     dpdo__eng *e = a->e;
@@ -425,7 +436,7 @@ retry:
     return DPDO_OK;
 }
 
-DPDO_API int dpdo_algorithm_prepare(dpdo_algorithm *a)
+static int algorithm_prepare_body(dpdo_algorithm *a)
 {
     if (!a) return DPDO_E_INVAL;
     if (a->state != DPDO_ALG_READY)
@@ -435,7 +446,12 @@ DPDO_API int dpdo_algorithm_prepare(dpdo_algorithm *a)
     return dpdo__eng_prepare(a);
 }
 
-DPDO_API int dpdo_algorithm_reset(dpdo_algorithm *a)
+DPDO_API int dpdo_algorithm_prepare(dpdo_algorithm *a)
+{
+    DPDO__GUARDED(a, DPDO__MAGIC_ALGORITHM, 1, "dpdo_algorithm_prepare", algorithm_prepare_body(a));
+}
+
+static int algorithm_reset_body(dpdo_algorithm *a)
 {
     if (!a) return DPDO_E_INVAL;
     dpdo__eng *e = a->e;
@@ -481,4 +497,9 @@ DPDO_API int dpdo_algorithm_reset(dpdo_algorithm *a)
             "reset: done, but the ledger no longer held all of this run's charges (was it reset or "
             "reloaded?); what it held was removed");
     return DPDO_OK;
+}
+
+DPDO_API int dpdo_algorithm_reset(dpdo_algorithm *a)
+{
+    DPDO__GUARDED(a, DPDO__MAGIC_ALGORITHM, 1, "dpdo_algorithm_reset", algorithm_reset_body(a));
 }

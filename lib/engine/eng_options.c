@@ -220,14 +220,26 @@ static int set_common(dpdo_algorithm *a, int key, int type, double v, int64_t iv
     return DPDO_OK;
 }
 
-DPDO_API int dpdo_algorithm_set_int(dpdo_algorithm *a, int key, int64_t value)
+static int algorithm_set_int_body(dpdo_algorithm *a, int key, int64_t value)
 {
     return set_common(a, key, 0, 0, value);
 }
 
-DPDO_API int dpdo_algorithm_set_double(dpdo_algorithm *a, int key, double value)
+DPDO_API int dpdo_algorithm_set_int(dpdo_algorithm *a, int key, int64_t value)
+{
+    DPDO__GUARDED(a, DPDO__MAGIC_ALGORITHM, 1, "dpdo_algorithm_set_int",
+                  algorithm_set_int_body(a, key, value));
+}
+
+static int algorithm_set_double_body(dpdo_algorithm *a, int key, double value)
 {
     return set_common(a, key, 1, value, 0);
+}
+
+DPDO_API int dpdo_algorithm_set_double(dpdo_algorithm *a, int key, double value)
+{
+    DPDO__GUARDED(a, DPDO__MAGIC_ALGORITHM, 1, "dpdo_algorithm_set_double",
+                  algorithm_set_double_body(a, key, value));
 }
 
 static int get_common(const dpdo_algorithm *a, int key, int type, void *out)
@@ -253,12 +265,24 @@ static int get_common(const dpdo_algorithm *a, int key, int type, void *out)
     return DPDO_OK;
 }
 
-DPDO_API int dpdo_algorithm_get_int(const dpdo_algorithm *a, int key, int64_t *value)
+static int algorithm_get_int_body(const dpdo_algorithm *a, int key, int64_t *value)
 {
     return get_common(a, key, 0, value);
 }
 
-DPDO_API int dpdo_algorithm_get_double(const dpdo_algorithm *a, int key, double *value)
+DPDO_API int dpdo_algorithm_get_int(const dpdo_algorithm *a, int key, int64_t *value)
+{
+    DPDO__GUARDED(a, DPDO__MAGIC_ALGORITHM, 0, "dpdo_algorithm_get_int",
+                  algorithm_get_int_body(a, key, value));
+}
+
+static int algorithm_get_double_body(const dpdo_algorithm *a, int key, double *value)
 {
     return get_common(a, key, 1, value);
+}
+
+DPDO_API int dpdo_algorithm_get_double(const dpdo_algorithm *a, int key, double *value)
+{
+    DPDO__GUARDED(a, DPDO__MAGIC_ALGORITHM, 0, "dpdo_algorithm_get_double",
+                  algorithm_get_double_body(a, key, value));
 }

@@ -178,7 +178,7 @@ static int set_plugin(dpdo_algorithm *a, int k, void *obj, const char *dim_err)
     return DPDO_OK;
 }
 
-DPDO_API int dpdo_algorithm_set_solver(dpdo_algorithm *a, dpdo_solver *solver)
+static int algorithm_set_solver_body(dpdo_algorithm *a, dpdo_solver *solver)
 {
     char m[160] = "";
     if (a && a->e && solver && dpdo_solver_dim(solver) != a->e->d)
@@ -187,7 +187,13 @@ DPDO_API int dpdo_algorithm_set_solver(dpdo_algorithm *a, dpdo_solver *solver)
     return set_plugin(a, PLUG_SOLVER, solver, m[0] ? m : NULL);
 }
 
-DPDO_API int dpdo_algorithm_set_compressor(dpdo_algorithm *a, dpdo_compressor *comp)
+DPDO_API int dpdo_algorithm_set_solver(dpdo_algorithm *a, dpdo_solver *solver)
+{
+    DPDO__GUARDED(a, DPDO__MAGIC_ALGORITHM, 1, "dpdo_algorithm_set_solver",
+                  algorithm_set_solver_body(a, solver));
+}
+
+static int algorithm_set_compressor_body(dpdo_algorithm *a, dpdo_compressor *comp)
 {
     char m[160] = "";
     if (a && a->e && comp && dpdo_compressor_dim(comp) != a->e->d)
@@ -196,7 +202,13 @@ DPDO_API int dpdo_algorithm_set_compressor(dpdo_algorithm *a, dpdo_compressor *c
     return set_plugin(a, PLUG_COMPRESSOR, comp, m[0] ? m : NULL);
 }
 
-DPDO_API int dpdo_algorithm_set_policy(dpdo_algorithm *a, dpdo_policy *policy)
+DPDO_API int dpdo_algorithm_set_compressor(dpdo_algorithm *a, dpdo_compressor *comp)
+{
+    DPDO__GUARDED(a, DPDO__MAGIC_ALGORITHM, 1, "dpdo_algorithm_set_compressor",
+                  algorithm_set_compressor_body(a, comp));
+}
+
+static int algorithm_set_policy_body(dpdo_algorithm *a, dpdo_policy *policy)
 {
     char m[200] = "";
     if (a && a->e && policy && (policy->n_nodes < a->e->n || policy->state_len != a->e->d + 2))
@@ -207,4 +219,10 @@ DPDO_API int dpdo_algorithm_set_policy(dpdo_algorithm *a, dpdo_policy *policy)
                  (long long)policy->n_nodes, (long long)policy->state_len, (long long)a->e->n,
                  (long long)(a->e->d + 2));
     return set_plugin(a, PLUG_POLICY, policy, m[0] ? m : NULL);
+}
+
+DPDO_API int dpdo_algorithm_set_policy(dpdo_algorithm *a, dpdo_policy *policy)
+{
+    DPDO__GUARDED(a, DPDO__MAGIC_ALGORITHM, 1, "dpdo_algorithm_set_policy",
+                  algorithm_set_policy_body(a, policy));
 }

@@ -480,7 +480,7 @@ void dpdo__eng_secure_events(dpdo__eng *e)
 
 /* ---- privacy ------------------------------------------------------------------------- */
 
-DPDO_API int dpdo_algorithm_planned_releases(dpdo_algorithm *a, int64_t node, int64_t *count)
+static int algorithm_planned_releases_body(dpdo_algorithm *a, int64_t node, int64_t *count)
 {
     if (!a || !count) return DPDO_E_INVAL;
     dpdo__eng *e = a->e;
@@ -504,8 +504,14 @@ DPDO_API int dpdo_algorithm_planned_releases(dpdo_algorithm *a, int64_t node, in
     return DPDO_OK;
 }
 
-DPDO_API int dpdo_algorithm_privacy(dpdo_algorithm *a, int kind, int64_t node, double *eps,
-                                    double *delta, int32_t *valid)
+DPDO_API int dpdo_algorithm_planned_releases(dpdo_algorithm *a, int64_t node, int64_t *count)
+{
+    DPDO__GUARDED(a, DPDO__MAGIC_ALGORITHM, 0, "dpdo_algorithm_planned_releases",
+                  algorithm_planned_releases_body(a, node, count));
+}
+
+static int algorithm_privacy_body(dpdo_algorithm *a, int kind, int64_t node, double *eps,
+                                  double *delta, int32_t *valid)
 {
     if (!a || !eps) return DPDO_E_INVAL;
     dpdo__eng *e = a->e;
@@ -549,6 +555,13 @@ DPDO_API int dpdo_algorithm_privacy(dpdo_algorithm *a, int kind, int64_t node, d
     if (delta) *delta = dl;
     if (valid) *valid = dpdo_paper_valid(e->pv.paper);
     return DPDO_OK;
+}
+
+DPDO_API int dpdo_algorithm_privacy(dpdo_algorithm *a, int kind, int64_t node, double *eps,
+                                    double *delta, int32_t *valid)
+{
+    DPDO__GUARDED(a, DPDO__MAGIC_ALGORITHM, 0, "dpdo_algorithm_privacy",
+                  algorithm_privacy_body(a, kind, node, eps, delta, valid));
 }
 
 DPDO_API const char *dpdo_algorithm_privacy_source(const dpdo_algorithm *a, int kind)

@@ -214,7 +214,7 @@ static int run_stages(dpdo__eng *e, dpdo__plan *p, int64_t *fail_node)
     return rc;
 }
 
-DPDO_API int dpdo_algorithm_step(dpdo_algorithm *a)
+static int algorithm_step_body(dpdo_algorithm *a)
 {
     if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM)) return DPDO_E_INVAL; /* NULL or destroyed */
     if (!a->e)
@@ -328,8 +328,13 @@ failed:
     return rc;
 }
 
-DPDO_API int dpdo_algorithm_set_progress(dpdo_algorithm *a, dpdo_progress_fn fn, void *user,
-                                         int64_t every, int32_t flags)
+DPDO_API int dpdo_algorithm_step(dpdo_algorithm *a)
+{
+    DPDO__GUARDED(a, DPDO__MAGIC_ALGORITHM, 1, "dpdo_algorithm_step", algorithm_step_body(a));
+}
+
+static int algorithm_set_progress_body(dpdo_algorithm *a, dpdo_progress_fn fn, void *user,
+                                       int64_t every, int32_t flags)
 {
     if (!a) return DPDO_E_INVAL;
     if (every < 1)
@@ -343,6 +348,13 @@ DPDO_API int dpdo_algorithm_set_progress(dpdo_algorithm *a, dpdo_progress_fn fn,
     a->progress_every = every;
     a->progress_flags = flags;
     return DPDO_OK;
+}
+
+DPDO_API int dpdo_algorithm_set_progress(dpdo_algorithm *a, dpdo_progress_fn fn, void *user,
+                                         int64_t every, int32_t flags)
+{
+    DPDO__GUARDED(a, DPDO__MAGIC_ALGORITHM, 1, "dpdo_algorithm_set_progress",
+                  algorithm_set_progress_body(a, fn, user, every, flags));
 }
 
 /* Fill a progress report and call the host; returns the callback's answer (0 = go on). */
@@ -378,7 +390,7 @@ static int report_progress(dpdo_algorithm *a, int64_t steps, int status)
     return a->progress(&p, a->progress_user);
 }
 
-DPDO_API int dpdo_algorithm_run(dpdo_algorithm *a, int64_t max_steps, int64_t *steps)
+static int algorithm_run_body(dpdo_algorithm *a, int64_t max_steps, int64_t *steps)
 {
     int64_t k = 0;
     int rc = DPDO_E_INVAL;
@@ -386,7 +398,7 @@ DPDO_API int dpdo_algorithm_run(dpdo_algorithm *a, int64_t max_steps, int64_t *s
     if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM)) return rc; /* NULL or destroyed */
     for (;;) {
         if (max_steps > 0 && k >= max_steps) break;
-        rc = dpdo_algorithm_step(a);
+        rc = algorithm_step_body(a);
         if (rc != DPDO_ROUND) break;
         k++;
         int last = max_steps > 0 && k >= max_steps;
@@ -403,4 +415,10 @@ DPDO_API int dpdo_algorithm_run(dpdo_algorithm *a, int64_t max_steps, int64_t *s
      * (nothing more would run anyway) */
     if (a->progress && (k > 0 || rc != DPDO_ROUND)) (void)report_progress(a, k, rc);
     return rc;
+}
+
+DPDO_API int dpdo_algorithm_run(dpdo_algorithm *a, int64_t max_steps, int64_t *steps)
+{
+    DPDO__GUARDED(a, DPDO__MAGIC_ALGORITHM, 1, "dpdo_algorithm_run",
+                  algorithm_run_body(a, max_steps, steps));
 }

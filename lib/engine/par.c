@@ -275,8 +275,8 @@ void dpdo__par_for(dpdo__eng *e, int64_t cnt, void (*fn)(void *arg, int64_t c), 
 
 /* ---- public: the host's pool, the width in use ------------------------------------------ */
 
-DPDO_API int dpdo_algorithm_set_pool(dpdo_algorithm *a, dpdo_parallel_fn run, void *host,
-                                     int32_t width)
+static int algorithm_set_pool_body(dpdo_algorithm *a, dpdo_parallel_fn run, void *host,
+                                   int32_t width)
 {
     if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM)) return DPDO_E_INVAL;
     if (run && (width < 1 || width > DPDO__MAX_THREADS))
@@ -289,6 +289,13 @@ DPDO_API int dpdo_algorithm_set_pool(dpdo_algorithm *a, dpdo_parallel_fn run, vo
     a->pool_host = run ? host : NULL;
     a->pool_width = run ? width : 0;
     return DPDO_OK;
+}
+
+DPDO_API int dpdo_algorithm_set_pool(dpdo_algorithm *a, dpdo_parallel_fn run, void *host,
+                                     int32_t width)
+{
+    DPDO__GUARDED(a, DPDO__MAGIC_ALGORITHM, 1, "dpdo_algorithm_set_pool",
+                  algorithm_set_pool_body(a, run, host, width));
 }
 
 DPDO_API int32_t dpdo_algorithm_threads(const dpdo_algorithm *a)

@@ -81,6 +81,7 @@ struct dpdo_accountant {
     int doomed;        /* destroy requested while borrowed */
     int calib_mech;    /* the Gaussian mechanism calibrate_sigma/_steps plan for
                           (dpdo__accountant_calib_mech) */
+    dpdo__busy busy;   /* taken by the queries, which write the caches (DPDO__GUARDED) */
     char errmsg[DPDO__ERRMSG_LEN];
 };
 
@@ -1346,6 +1347,8 @@ static void acc_free(dpdo_accountant *a);
 void dpdo_accountant_destroy(dpdo_accountant *a)
 {
     if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ACCOUNTANT)) return; /* NULL or destroyed */
+    /* refused while a call runs on the handle (core_impl.h, dpdo__busy) */
+    if (dpdo__busy_enter(&a->busy, 1, a->errmsg, "dpdo_accountant_destroy") != 1) return;
     DPDO__KILL(a);
     if (a->borrowers > 0) {
         a->doomed = 1; /* freed by the last borrowing algorithm */
@@ -1527,8 +1530,8 @@ static int check_node(dpdo_accountant *a, int64_t node, int64_t *sel, const int6
     return DPDO_OK;
 }
 
-int dpdo_accountant_epsilon(dpdo_accountant *a, int64_t node, double delta, double *eps,
-                            double *order)
+static int accountant_epsilon_body(dpdo_accountant *a, int64_t node, double delta, double *eps,
+                                   double *order)
 {
     if (!a) return DPDO_E_INVAL;
     if (order) *order = NAN;
@@ -1545,18 +1548,32 @@ int dpdo_accountant_epsilon(dpdo_accountant *a, int64_t node, double delta, doub
     return rc;
 }
 
-int dpdo_accountant_epsilon_bounds(dpdo_accountant *a, int64_t node, double delta, double *eps_lo,
-                                   double *eps_hi)
+int dpdo_accountant_epsilon(dpdo_accountant *a, int64_t node, double delta, double *eps,
+                            double *order)
+{
+    DPDO__GUARDED(a, DPDO__MAGIC_ACCOUNTANT, 1, "dpdo_accountant_epsilon",
+                  accountant_epsilon_body(a, node, delta, eps, order));
+}
+
+static int accountant_epsilon_bounds_body(dpdo_accountant *a, int64_t node, double delta,
+                                          double *eps_lo, double *eps_hi)
 {
     if (!a) return DPDO_E_INVAL;
     if (!eps_lo || !eps_hi)
         return dpdo__err(a->errmsg, DPDO_E_INVAL, "eps_lo and eps_hi must not be NULL");
     double e;
-    int rc = dpdo_accountant_epsilon(a, node, delta, &e, NULL);
+    int rc = accountant_epsilon_body(a, node, delta, &e, NULL);
     if (rc) return rc;
     *eps_hi = e;
     *eps_lo = a->last_lo;
     return DPDO_OK;
+}
+
+int dpdo_accountant_epsilon_bounds(dpdo_accountant *a, int64_t node, double delta, double *eps_lo,
+                                   double *eps_hi)
+{
+    DPDO__GUARDED(a, DPDO__MAGIC_ACCOUNTANT, 1, "dpdo_accountant_epsilon_bounds",
+                  accountant_epsilon_bounds_body(a, node, delta, eps_lo, eps_hi));
 }
 
 const char *dpdo_accountant_source(const dpdo_accountant *a)
@@ -1565,7 +1582,7 @@ const char *dpdo_accountant_source(const dpdo_accountant *a)
     return a->last_src ? a->last_src : dpdo_accountant_type_name(a->type);
 }
 
-int dpdo_accountant_delta(dpdo_accountant *a, int64_t node, double eps, double *delta)
+static int accountant_delta_body(dpdo_accountant *a, int64_t node, double eps, double *delta)
 {
     if (!a) return DPDO_E_INVAL;
     if (!delta) return dpdo__err(a->errmsg, DPDO_E_INVAL, "delta is NULL");
@@ -1581,7 +1598,13 @@ int dpdo_accountant_delta(dpdo_accountant *a, int64_t node, double eps, double *
     return rc;
 }
 
-int dpdo_accountant_set_budget(dpdo_accountant *a, double max_epsilon, double delta)
+int dpdo_accountant_delta(dpdo_accountant *a, int64_t node, double eps, double *delta)
+{
+    DPDO__GUARDED(a, DPDO__MAGIC_ACCOUNTANT, 1, "dpdo_accountant_delta",
+                  accountant_delta_body(a, node, eps, delta));
+}
+
+static int accountant_set_budget_body(dpdo_accountant *a, double max_epsilon, double delta)
 {
     if (!a) return DPDO_E_INVAL;
     if (!(max_epsilon > 0) || !isfinite(max_epsilon))
@@ -1596,9 +1619,15 @@ int dpdo_accountant_set_budget(dpdo_accountant *a, double max_epsilon, double de
     return DPDO_OK;
 }
 
-int dpdo_accountant_would_exceed(dpdo_accountant *a, const dpdo_event *ev, int64_t count,
-                                 const int64_t *nodes, int64_t n_sel, int32_t *exceed,
-                                 double *eps_after)
+int dpdo_accountant_set_budget(dpdo_accountant *a, double max_epsilon, double delta)
+{
+    DPDO__GUARDED(a, DPDO__MAGIC_ACCOUNTANT, 1, "dpdo_accountant_set_budget",
+                  accountant_set_budget_body(a, max_epsilon, delta));
+}
+
+static int accountant_would_exceed_body(dpdo_accountant *a, const dpdo_event *ev, int64_t count,
+                                        const int64_t *nodes, int64_t n_sel, int32_t *exceed,
+                                        double *eps_after)
 {
     if (!a) return DPDO_E_INVAL;
     if (!ev || !exceed) return dpdo__err(a->errmsg, DPDO_E_INVAL, "ev and exceed must not be NULL");
@@ -1620,6 +1649,14 @@ int dpdo_accountant_would_exceed(dpdo_accountant *a, const dpdo_event *ev, int64
     if (eps_after) *eps_after = e;
     dpdo__err_clear(a->errmsg);
     return DPDO_OK;
+}
+
+int dpdo_accountant_would_exceed(dpdo_accountant *a, const dpdo_event *ev, int64_t count,
+                                 const int64_t *nodes, int64_t n_sel, int32_t *exceed,
+                                 double *eps_after)
+{
+    DPDO__GUARDED(a, DPDO__MAGIC_ACCOUNTANT, 1, "dpdo_accountant_would_exceed",
+                  accountant_would_exceed_body(a, ev, count, nodes, n_sel, exceed, eps_after));
 }
 
 /* ---- calibration ---------------------------------------------------------------- */
@@ -1652,8 +1689,8 @@ static int cal_refine(dpdo_accountant *a, const dpdo_sampling *s, double sens, d
                       double eps, double delta, double lo, double elo, double hi, double ehi,
                       double *sigma);
 
-int dpdo_accountant_calibrate_sigma(dpdo_accountant *a, const dpdo_sampling *s, double sens,
-                                    double steps, double eps, double delta, double *sigma)
+static int accountant_calibrate_sigma_body(dpdo_accountant *a, const dpdo_sampling *s, double sens,
+                                           double steps, double eps, double delta, double *sigma)
 {
     if (!a) return DPDO_E_INVAL;
     if (!sigma) return dpdo__err(a->errmsg, DPDO_E_INVAL, "sigma is NULL");
@@ -1671,7 +1708,7 @@ int dpdo_accountant_calibrate_sigma(dpdo_accountant *a, const dpdo_sampling *s, 
          * evaluations stay near the answer */
         double srdp;
         b->rdp_only = 1;
-        rc = dpdo_accountant_calibrate_sigma(a, s, sens, steps, eps, delta, &srdp);
+        rc = accountant_calibrate_sigma_body(a, s, sens, steps, eps, delta, &srdp);
         b->rdp_only = 0;
         if (rc) return rc;
         double hi = srdp, ehi, lo, elo;
@@ -1732,6 +1769,13 @@ int dpdo_accountant_calibrate_sigma(dpdo_accountant *a, const dpdo_sampling *s, 
     return cal_refine(a, s, sens, steps, eps, delta, lo, elo, hi, ehi, sigma);
 }
 
+int dpdo_accountant_calibrate_sigma(dpdo_accountant *a, const dpdo_sampling *s, double sens,
+                                    double steps, double eps, double delta, double *sigma)
+{
+    DPDO__GUARDED(a, DPDO__MAGIC_ACCOUNTANT, 1, "dpdo_accountant_calibrate_sigma",
+                  accountant_calibrate_sigma_body(a, s, sens, steps, eps, delta, sigma));
+}
+
 /* invariant: eps(lo) > target >= eps(hi). Illinois (false position in log
  * sigma, the retained end's value halved when one side stays twice), with a
  * bisection step whenever two steps did not halve the bracket or a value is
@@ -1785,8 +1829,8 @@ static int cal_refine(dpdo_accountant *a, const dpdo_sampling *s, double sens, d
     return DPDO_OK;
 }
 
-int dpdo_accountant_calibrate_steps(dpdo_accountant *a, const dpdo_sampling *s, double sens,
-                                    double sigma, double eps, double delta, double *steps)
+static int accountant_calibrate_steps_body(dpdo_accountant *a, const dpdo_sampling *s, double sens,
+                                           double sigma, double eps, double delta, double *steps)
 {
     if (!a) return DPDO_E_INVAL;
     if (!steps) return dpdo__err(a->errmsg, DPDO_E_INVAL, "steps is NULL");
@@ -1828,6 +1872,13 @@ int dpdo_accountant_calibrate_steps(dpdo_accountant *a, const dpdo_sampling *s, 
     *steps = good;
     dpdo__err_clear(a->errmsg);
     return DPDO_OK;
+}
+
+int dpdo_accountant_calibrate_steps(dpdo_accountant *a, const dpdo_sampling *s, double sens,
+                                    double sigma, double eps, double delta, double *steps)
+{
+    DPDO__GUARDED(a, DPDO__MAGIC_ACCOUNTANT, 1, "dpdo_accountant_calibrate_steps",
+                  accountant_calibrate_steps_body(a, s, sens, sigma, eps, delta, steps));
 }
 
 /* ---- formula functions ---------------------------------------------------------- */

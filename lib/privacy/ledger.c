@@ -220,6 +220,8 @@ static void ledger_free(dpdo_ledger *l)
 void dpdo_ledger_destroy(dpdo_ledger *l)
 {
     if (!l || !DPDO__LIVE(l, DPDO__MAGIC_LEDGER)) return; /* NULL or destroyed */
+    /* refused while a call runs on the handle (core_impl.h, dpdo__busy) */
+    if (dpdo__busy_enter(&l->busy, 1, l->errmsg, "dpdo_ledger_destroy") != 1) return;
     DPDO__KILL(l);
     if (l->borrowers > 0) {
         l->doomed = 1; /* freed by the last accountant (dpdo__ledger_release) */
@@ -360,12 +362,19 @@ int dpdo__ledger_charge(dpdo_ledger *l, const dpdo__event_desc *ev, int64_t coun
     return DPDO_OK;
 }
 
-int dpdo_ledger_charge(dpdo_ledger *l, const dpdo_event *ev, int64_t count, const int64_t *nodes,
-                       int64_t n_sel)
+static int ledger_charge_body(dpdo_ledger *l, const dpdo_event *ev, int64_t count,
+                              const int64_t *nodes, int64_t n_sel)
 {
     if (!l) return DPDO_E_INVAL;
     if (!ev) return dpdo__err(l->errmsg, DPDO_E_INVAL, "event is NULL");
     return dpdo__ledger_charge(l, &ev->d, count, nodes, n_sel);
+}
+
+int dpdo_ledger_charge(dpdo_ledger *l, const dpdo_event *ev, int64_t count, const int64_t *nodes,
+                       int64_t n_sel)
+{
+    DPDO__GUARDED(l, DPDO__MAGIC_LEDGER, 1, "dpdo_ledger_charge",
+                  ledger_charge_body(l, ev, count, nodes, n_sel));
 }
 
 int dpdo__ledger_reserve(dpdo_ledger *l, int64_t extra)
@@ -422,13 +431,18 @@ int dpdo__ledger_discharge(dpdo_ledger *l, const dpdo__event_desc *ev, int64_t c
     return DPDO_OK;
 }
 
-int dpdo_ledger_reset(dpdo_ledger *l)
+static int ledger_reset_body(dpdo_ledger *l)
 {
     if (!l) return DPDO_E_INVAL;
     l->n_events = 0;
     l->seq++;
     dpdo__err_clear(l->errmsg);
     return DPDO_OK;
+}
+
+int dpdo_ledger_reset(dpdo_ledger *l)
+{
+    DPDO__GUARDED(l, DPDO__MAGIC_LEDGER, 1, "dpdo_ledger_reset", ledger_reset_body(l));
 }
 
 /* ---- serialisation -------------------------------------------------------------
@@ -498,29 +512,60 @@ static void mac_of(const dpdo_ledger *l, const char *text, size_t n, unsigned ch
     crypto_generichash(out, 32, (const unsigned char *)text, n, l->key, l->key_len);
 }
 
-int dpdo_ledger_set_key(dpdo_ledger *l, const unsigned char *key, size_t len)
+static int ledger_set_key_body(dpdo_ledger *l, const unsigned char *key, size_t len)
 {
     if (!l) return DPDO_E_INVAL;
-    if (!key) {
-        if (len != 0)
-            return dpdo__err(l->errmsg, DPDO_E_INVAL, "set_key: key is NULL but len = %zu", len);
-        sodium_memzero(l->key, sizeof l->key);
-        l->key_len = 0;
-        return DPDO_OK;
-    }
-    if (len < 16 || len > 64)
-        return dpdo__err(l->errmsg, DPDO_E_INVAL,
-                         "set_key: key length %zu is not in [16, 64] bytes", len);
-    if (sodium_init() < 0)
-        return dpdo__err(l->errmsg, DPDO_E_UNSUPPORTED, "set_key: libsodium cannot be initialised");
-    memcpy(l->key, key, len);
-    l->key_len = len;
+    int rc = dpdo__mac_key_set(l->key, &l->key_len, key, len, l->errmsg);
+    if (rc || !key) return rc;
     randombytes_buf(l->run, sizeof l->run);
     dpdo__err_clear(l->errmsg);
     return DPDO_OK;
 }
 
-int dpdo_ledger_save(const dpdo_ledger *l, char *buf, int64_t cap, int64_t *len)
+int dpdo_ledger_set_key(dpdo_ledger *l, const unsigned char *key, size_t len)
+{
+    DPDO__GUARDED(l, DPDO__MAGIC_LEDGER, 1, "dpdo_ledger_set_key",
+                  ledger_set_key_body(l, key, len));
+}
+
+static int ledger_sequence_body(const dpdo_ledger *l, unsigned char *run, uint64_t *seq)
+{
+    if (!l || !seq) return DPDO_E_INVAL;
+    if (l->key_len == 0)
+        return dpdo__err((char *)l->errmsg, DPDO_E_STATE,
+                         "sequence: the ledger has no key (only authenticated ledgers carry a "
+                         "run and a sequence)");
+    if (run) memcpy(run, l->run, sizeof l->run);
+    *seq = l->seq;
+    return DPDO_OK;
+}
+
+int dpdo_ledger_sequence(const dpdo_ledger *l, unsigned char *run, uint64_t *seq)
+{
+    DPDO__GUARDED(l, DPDO__MAGIC_LEDGER, DPDO__BUSY_READ, "dpdo_ledger_sequence",
+                  ledger_sequence_body(l, run, seq));
+}
+
+static int ledger_set_min_sequence_body(dpdo_ledger *l, const unsigned char *run, uint64_t min_seq)
+{
+    if (!l) return DPDO_E_INVAL;
+    if (!run) {
+        l->pinned = 0;
+        return DPDO_OK;
+    }
+    memcpy(l->pin_run, run, sizeof l->pin_run);
+    l->pin_seq = min_seq;
+    l->pinned = 1;
+    return DPDO_OK;
+}
+
+int dpdo_ledger_set_min_sequence(dpdo_ledger *l, const unsigned char *run, uint64_t min_seq)
+{
+    DPDO__GUARDED(l, DPDO__MAGIC_LEDGER, DPDO__BUSY_WRITE, "dpdo_ledger_set_min_sequence",
+                  ledger_set_min_sequence_body(l, run, min_seq));
+}
+
+static int ledger_save_body(const dpdo_ledger *l, char *buf, int64_t cap, int64_t *len)
 {
     if (!l || !len) return DPDO_E_INVAL;
     if (buf && cap < 1) return DPDO_E_INVAL;
@@ -559,6 +604,11 @@ int dpdo_ledger_save(const dpdo_ledger *l, char *buf, int64_t cap, int64_t *len)
     *len = b.len;
     buf[b.len] = '\0';
     return DPDO_OK;
+}
+
+int dpdo_ledger_save(const dpdo_ledger *l, char *buf, int64_t cap, int64_t *len)
+{
+    DPDO__GUARDED(l, DPDO__MAGIC_LEDGER, 0, "dpdo_ledger_save", ledger_save_body(l, buf, cap, len));
 }
 
 /* line reader over (buf, len) */
@@ -635,7 +685,7 @@ static int expect_space(const char **p)
     return 1;
 }
 
-int dpdo_ledger_load(dpdo_ledger *l, const char *buf, int64_t len)
+static int ledger_load_body(dpdo_ledger *l, const char *buf, int64_t len)
 {
     if (!l) return DPDO_E_INVAL;
     if (!buf || len < 0) return dpdo__err(l->errmsg, DPDO_E_INVAL, "buffer is NULL or len < 0");
@@ -657,6 +707,10 @@ int dpdo_ledger_load(dpdo_ledger *l, const char *buf, int64_t len)
         return dpdo__err(l->errmsg, DPDO_E_FORMAT,
                          "line 1: the file is not authenticated (version 1, no MAC) but "
                          "this ledger has a key: refused");
+    if (!keyed && l->pinned)
+        return dpdo__err(l->errmsg, DPDO_E_FORMAT,
+                         "line 1: rollback protection is on (dpdo_ledger_set_min_sequence) but "
+                         "the file is not authenticated: refused");
     if (!next_line(&r) || !word_int(r.cur, "nodes", 1, INT64_MAX, &nn))
         return dpdo__err(l->errmsg, DPDO_E_FORMAT, "line 2: expected 'nodes N' (N >= 1)");
     if (nn != l->n_nodes)
@@ -791,6 +845,16 @@ int dpdo_ledger_load(dpdo_ledger *l, const char *buf, int64_t len)
                            a, b);
             goto fail;
         }
+        if (l->pinned && (memcmp(run, l->pin_run, sizeof run) != 0 || (uint64_t)seq < l->pin_seq)) {
+            rc = dpdo__err(l->errmsg, DPDO_E_FORMAT,
+                           memcmp(run, l->pin_run, sizeof run) != 0
+                               ? "foreign ledger: the file is not of the run the host pinned "
+                                 "(dpdo_ledger_set_min_sequence): refused"
+                               : "stale ledger: sequence %lld is older than the minimum %llu the "
+                                 "host recorded (a rolled-back file): refused",
+                           (long long)seq, (unsigned long long)l->pin_seq);
+            goto fail;
+        }
         if (!pristine && (uint64_t)seq < l->seq) {
             rc = dpdo__err(l->errmsg, DPDO_E_FORMAT,
                            "stale ledger: sequence %lld is older than this ledger's %llu "
@@ -836,6 +900,11 @@ fail:
     dpdo__free(ev);
     dpdo__free(counts);
     return rc;
+}
+
+int dpdo_ledger_load(dpdo_ledger *l, const char *buf, int64_t len)
+{
+    DPDO__GUARDED(l, DPDO__MAGIC_LEDGER, 1, "dpdo_ledger_load", ledger_load_body(l, buf, len));
 }
 
 int64_t dpdo__ledger_find(const dpdo_ledger *l, const dpdo__event_desc *ev)

@@ -68,10 +68,14 @@ struct dpdo_ledger {
     int doomed;            /* destroyed while borrowed: freed by the last accountant */
     unsigned char key[64]; /* MAC key (dpdo_ledger_set_key), key_len bytes; 0 = none */
     size_t key_len;
-    unsigned char run[16]; /* run identifier of an authenticated ledger (random at set_key, or
-                            * adopted from the first file loaded into a pristine ledger) */
-    uint64_t seq;          /* changes so far (charge, discharge, reset, load): saved as the
-                            * sequence number; loading an older sequence of the same run is refused */
+    unsigned char run[16];     /* run identifier of an authenticated ledger (random at set_key, or
+                                * adopted from the first file loaded into a pristine ledger) */
+    uint64_t seq;              /* changes so far (charge, discharge, reset, load): saved as the
+                                * sequence number; loading an older sequence of the same run is refused */
+    unsigned char pin_run[16]; /* dpdo_ledger_set_min_sequence: loads must be of this run... */
+    uint64_t pin_seq;          /* ...with at least this sequence */
+    int pinned;
+    dpdo__busy busy; /* taken by the public calls that return a status (DPDO__GUARDED) */
     char errmsg[DPDO__ERRMSG_LEN];
 };
 

@@ -143,7 +143,12 @@ static inline void src_words(src_t *r, uint32_t *out, int n)
     }
 }
 
-static inline unsigned src_bit(src_t *r)
+/* used by the test build's reference sampler only (clang warns about unused static inlines) */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((unused))
+#endif
+static inline unsigned
+src_bit(src_t *r)
 {
     if (r->nbits == 0) {
         r->bits = src_u64(r);

@@ -18,7 +18,7 @@ FedPLTClassifier); Opacus/TF Privacy style calculators: dpdo.privacy. The low-le
 See docs/python.md for lifetimes, arrays, callbacks and errors.
 """
 from ._lib import (DpdoError, InvalidArgument, OutOfMemory, StateError, CallbackError, NumericError, BudgetError,
-                   VersionError, Unsupported, IOFailure, FormatError, Canceled, has_numpy, LIBRARY_PATH,
+                   VersionError, Unsupported, IOFailure, FormatError, Canceled, MisuseError, has_numpy, LIBRARY_PATH,
                    LIBRARY_SOURCE, LIBRARY_VERSION, LibraryVersionWarning, ABI_MAJOR)
 from ._core import *  # noqa: F401,F403
 from ._core import __all__ as _core_all
@@ -30,5 +30,5 @@ __version__ = "%d.%d.%d" % (_capi.DPDO_VERSION_MAJOR, _capi.DPDO_VERSION_MINOR, 
 library_path = LIBRARY_PATH
 __all__ = list(_core_all) + ["DpdoError", "InvalidArgument", "OutOfMemory", "StateError", "CallbackError",
                              "NumericError", "BudgetError", "VersionError", "Unsupported", "IOFailure",
-                             "FormatError", "Canceled", "has_numpy", "LIBRARY_PATH", "LIBRARY_SOURCE",
+                             "FormatError", "Canceled", "MisuseError", "has_numpy", "LIBRARY_PATH", "LIBRARY_SOURCE",
                              "LIBRARY_VERSION", "LibraryVersionWarning", "library_path", "ABI_MAJOR"]

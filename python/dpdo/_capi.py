@@ -168,6 +168,10 @@ DPDO_AUDIT_NO_CLAIM = 2
 DPDO_PREDICT_MARGIN = 0
 DPDO_PREDICT_LABEL = 1
 DPDO_PREDICT_PROBABILITY = 2
+DPDO_MODEL_INTEGRITY_NONE = 0
+DPDO_MODEL_INTEGRITY_CHECKSUM = 1
+DPDO_MODEL_INTEGRITY_MAC = 2
+DPDO_MODEL_INTEGRITY_LOCAL = 3
 # reference.h
 DPDO_WEIGHT_SAMPLES = 0
 DPDO_WEIGHT_NODES = 1
@@ -187,6 +191,7 @@ DPDO_E_UNSUPPORTED = -8
 DPDO_E_IO = -9
 DPDO_E_FORMAT = -10
 DPDO_E_CANCELED = -11
+DPDO_E_MISUSE = -12
 # accountant.h
 DPDO_PLD_DEFAULT_INTERVAL = 0.001
 # algorithm.h
@@ -357,6 +362,10 @@ CONSTANTS = (
     "DPDO_PREDICT_MARGIN",
     "DPDO_PREDICT_LABEL",
     "DPDO_PREDICT_PROBABILITY",
+    "DPDO_MODEL_INTEGRITY_NONE",
+    "DPDO_MODEL_INTEGRITY_CHECKSUM",
+    "DPDO_MODEL_INTEGRITY_MAC",
+    "DPDO_MODEL_INTEGRITY_LOCAL",
     "DPDO_WEIGHT_SAMPLES",
     "DPDO_WEIGHT_NODES",
     "DPDO_WEIGHT_NODE_WEIGHTS",
@@ -374,6 +383,7 @@ CONSTANTS = (
     "DPDO_E_IO",
     "DPDO_E_FORMAT",
     "DPDO_E_CANCELED",
+    "DPDO_E_MISUSE",
     "DPDO_PLD_DEFAULT_INTERVAL",
     "DPDO_NODE_ALL",
     "DPDO_NODE_COORDINATOR",
@@ -686,6 +696,7 @@ dpdo_checkpoint_options._fields_ = [
     ("struct_size", C.c_size_t),  # size_t
     ("key", C.c_char_p),  # const unsigned char *
     ("reserved", (C.c_int64 * 4)),  # int64_t[4]
+    ("min_round", C.c_int64),  # int64_t
 ]
 dpdo_reference_options._fields_ = [
     ("struct_size", C.c_size_t),  # size_t
@@ -789,6 +800,8 @@ FUNCTIONS = {
     "dpdo_ledger_save": (C.c_int, [C.c_void_p, C.c_char_p, C.c_int64, C.POINTER(C.c_int64)]),
     "dpdo_ledger_load": (C.c_int, [C.c_void_p, C.c_char_p, C.c_int64]),
     "dpdo_ledger_set_key": (C.c_int, [C.c_void_p, C.c_char_p, C.c_size_t]),
+    "dpdo_ledger_sequence": (C.c_int, [C.c_void_p, C.c_char_p, C.POINTER(C.c_uint64)]),
+    "dpdo_ledger_set_min_sequence": (C.c_int, [C.c_void_p, C.c_char_p, C.c_uint64]),
     "dpdo_accountant_type_find": (C.POINTER(dpdo_accountant_type), [C.c_char_p]),
     "dpdo_accountant_type_next": (C.POINTER(dpdo_accountant_type), [C.POINTER(dpdo_accountant_type)]),
     "dpdo_accountant_type_name": (C.c_char_p, [C.POINTER(dpdo_accountant_type)]),
@@ -1067,6 +1080,8 @@ FUNCTIONS = {
     "dpdo_model_save": (C.c_int, [C.c_void_p, C.c_char_p]),
     "dpdo_model_load": (C.c_int, [C.c_void_p, C.c_char_p]),
     "dpdo_model_parse": (C.c_int, [C.c_void_p, C.c_char_p, C.c_size_t, C.c_char_p]),
+    "dpdo_model_set_key": (C.c_int, [C.c_void_p, C.c_char_p, C.c_size_t]),
+    "dpdo_model_integrity": (C.c_int, [C.c_void_p]),
     "dpdo_model_dim": (C.c_int64, [C.c_void_p]),
     "dpdo_model_rounds": (C.c_int64, [C.c_void_p]),
     "dpdo_model_get_x": (C.c_int, [C.c_void_p, C.POINTER(C.c_double), C.c_int64]),

@@ -982,6 +982,13 @@ class Event(_Handle):
         return "%s(sensitivity=%g, noise=%g%s)" % (k, a[0], a[1], ", %r" % a[2] if a[2] is not None else "")
 
 
+def _set_mac_key(obj, fn, key):
+    """fn(handle, key, len) for Ledger.set_key and Model.set_key; the key is kept on obj (text())."""
+    k = None if key is None else bytes(key)
+    obj._check(fn(obj._ptr(), k, 0 if k is None else len(k)))
+    obj._key = k
+
+
 def _restore_ledger(nodes, saved):
     led = Ledger(nodes)
     led.load(saved)
@@ -1039,7 +1046,40 @@ class Ledger(_Handle):
         b = s.encode()
         self._check(lib.dpdo_ledger_load(self._ptr(), b, len(b)))
 
+    @_guarded()
+    def set_key(self, key) -> None:
+        """Authenticate the ledger's text with a keyed BLAKE2b-256 MAC (key: 16..64 bytes; None
+        removes it). While a key is set, save() writes an authenticated ledger (a run identifier,
+        a sequence number, the MAC) and load() accepts only such a text under the same key, of the
+        same run, not older than this ledger (docs/privacy.md, ledger files)."""
+        _set_mac_key(self, lib.dpdo_ledger_set_key, key)
+
+    @_guarded(mutating=False)
+    def sequence(self) -> "Tuple[bytes, int]":
+        """(run identifier (16 bytes), sequence number) that save() writes now; keyed ledgers only.
+        Persist it where a rollback of the ledger file cannot reach, and pin it after a restart
+        with set_min_sequence (docs/checkpoint.md, "Rollback")."""
+        run = C.create_string_buffer(16)
+        seq = C.c_uint64()
+        self._check(lib.dpdo_ledger_sequence(self._ptr(), run, C.byref(seq)))
+        return run.raw[:16], seq.value
+
+    @_guarded()
+    def set_min_sequence(self, run, min_seq) -> None:
+        """Anti-rollback: later load() calls accept only an authenticated text of `run` (16 bytes)
+        with a sequence >= min_seq, even into a fresh ledger. run None removes the pin."""
+        if run is None:
+            self._check(lib.dpdo_ledger_set_min_sequence(self._ptr(), None, 0))
+            return
+        r = bytes(run)
+        if len(r) != 16:
+            raise ValueError("run must be 16 bytes, not %d" % len(r))
+        self._check(lib.dpdo_ledger_set_min_sequence(self._ptr(), r, int(min_seq)))
+
     def __reduce__(self):
+        if getattr(self, "_key", None):
+            raise TypeError("an authenticated Ledger does not pickle (its key would travel with it): "
+                            "pickle save()'s text and load() it into a Ledger given the key")
         return (_restore_ledger, (self.nodes, self.save()))
 
     def _describe(self):
@@ -2107,23 +2147,46 @@ class Model(_Handle):
         return m
 
     @classmethod
-    def load(cls, path) -> "Model":
-        """Read a model file (untrusted input: every field is checked)."""
+    def load(cls, path, key=None) -> "Model":
+        """Read a model file (untrusted input: every field is checked). Its integrity line is
+        verified first: an edited or damaged file is refused (FormatError, "checksum mismatch");
+        with `key` (bytes, 16..64) only a file with a valid MAC under that key loads, without one
+        an authenticated file is refused. A file written by 0.2 (no integrity line) loads, with
+        integrity "none"."""
         m = cls()
+        if key is not None:
+            m.set_key(key)
         m._check(lib.dpdo_model_load(m._ptr(), str(path).encode()))
         return m
 
     @classmethod
-    def parse(cls, text_, name="<string>") -> "Model":
-        """Read a model from its text."""
+    def parse(cls, text_, name="<string>", key=None) -> "Model":
+        """Read a model from its text (verified as load() does)."""
         m = cls()
+        if key is not None:
+            m.set_key(key)
         b = text_.encode() if isinstance(text_, str) else bytes(text_)
         m._check(lib.dpdo_model_parse(m._ptr(), b, len(b), name.encode()))
         return m
 
+    @_guarded()
+    def set_key(self, key) -> None:
+        """The key (bytes, 16..64; None removes it) of the keyed BLAKE2b-256 MAC that save() then
+        writes and load()/parse() on this object require (docs/model.md)."""
+        _set_mac_key(self, lib.dpdo_model_set_key, key)
+
+    @property
+    def integrity(self) -> str:
+        """How the content was verified: "mac", "checksum", "none" (a 0.2 file without an integrity
+        line) or "local" (built in this process)."""
+        v = lib.dpdo_model_integrity(self._ptr())
+        return {0: "none", 1: "checksum", 2: "mac", 3: "local"}.get(v, "empty")
+
     @_guarded(mutating=False)
     def save(self, path) -> None:
-        """Write the model file (doubles with 17 digits: loading gives identical bits)."""
+        """Write the model file durably (temporary file, fsync, rename, directory fsync: the old or
+        the new model survives a crash) with a checksum, or a MAC when a key is set; doubles with 17
+        digits: loading gives identical bits."""
         self._check(lib.dpdo_model_save(self._ptr(), str(path).encode()))
 
     def text(self) -> str:
@@ -2132,11 +2195,16 @@ class Model(_Handle):
         import tempfile
         fd, path = tempfile.mkstemp(suffix=".model")
         os.close(fd)
+        key = getattr(self, "_key", None)
         try:
+            if key:  # the text (and a pickle) carries a checksum, never a MAC under the key
+                self.set_key(None)
             self.save(path)
             with open(path) as f:
                 return f.read()
         finally:
+            if key:
+                self.set_key(key)
             os.unlink(path)
 
     @property

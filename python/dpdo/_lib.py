@@ -191,6 +191,7 @@ E_INVAL, E_NOMEM, E_STATE, E_CALLBACK = _capi.DPDO_E_INVAL, _capi.DPDO_E_NOMEM, 
 E_NUMERIC, E_BUDGET, E_VERSION = _capi.DPDO_E_NUMERIC, _capi.DPDO_E_BUDGET, _capi.DPDO_E_VERSION
 E_UNSUPPORTED, E_IO, E_FORMAT, E_CANCELED = (_capi.DPDO_E_UNSUPPORTED, _capi.DPDO_E_IO, _capi.DPDO_E_FORMAT,
                                              _capi.DPDO_E_CANCELED)
+E_MISUSE = _capi.DPDO_E_MISUSE
 
 
 class DpdoError(Exception):
@@ -246,9 +247,14 @@ class Canceled(DpdoError):
     """A run stopped by its progress callback (DPDO_E_CANCELED); the algorithm can continue."""
 
 
+class MisuseError(StateError):
+    """The C library found the handle busy with another call (DPDO_E_MISUSE; docs/abi.md "Misuse
+    detection"): nothing was done. A StateError, like the binding's own busy check."""
+
+
 _CLASSES = {E_INVAL: InvalidArgument, E_NOMEM: OutOfMemory, E_STATE: StateError, E_CALLBACK: CallbackError,
             E_NUMERIC: NumericError, E_BUDGET: BudgetError, E_VERSION: VersionError, E_UNSUPPORTED: Unsupported,
-            E_IO: IOFailure, E_FORMAT: FormatError, E_CANCELED: Canceled}
+            E_IO: IOFailure, E_FORMAT: FormatError, E_CANCELED: Canceled, E_MISUSE: MisuseError}
 
 
 def _status_name(status):

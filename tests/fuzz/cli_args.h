@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared by the command-line fuzz harnesses: turn a fuzzer input into an
  * argv (arguments separated by NUL or newline bytes, at most 24, the first
- * being the program name) and run a tool's main with stdout and stderr sent
- * to /dev/null, so that the tools' messages do not flood the fuzzer's log. */
+ * being the program name) and run a tool's main with its stdout sent to
+ * /dev/null, and its stderr messages too -- but only the tool's: the harness
+ * compiles the tool with `stderr` meaning fuzz_tool_stderr() (a stream on
+ * /dev/null), while file descriptor 2 stays the real stderr, so that
+ * sanitizer reports, libFuzzer's crash and timeout reports and stack traces
+ * remain visible in the fuzzer's log. */
 #ifndef DPDO_FUZZ_CLI_ARGS_H
 #define DPDO_FUZZ_CLI_ARGS_H
 #include <fcntl.h>
@@ -13,6 +17,14 @@
 #include <unistd.h>
 
 #define FUZZ_MAX_ARGS 24
+
+/* the tools' stderr (test code: a lazily opened process-wide stream is fine here) */
+static FILE *fuzz_tool_stderr_stream;
+static FILE *fuzz_tool_stderr(void)
+{
+    if (!fuzz_tool_stderr_stream) fuzz_tool_stderr_stream = fopen("/dev/null", "w");
+    return fuzz_tool_stderr_stream ? fuzz_tool_stderr_stream : stdout;
+}
 
 static int fuzz_run_main(int (*tool_main)(int, char **), const char *prog, const uint8_t *data,
                          size_t size)
@@ -34,19 +46,13 @@ static int fuzz_run_main(int (*tool_main)(int, char **), const char *prog, const
     }
     argv[argc] = NULL;
     fflush(stdout);
-    fflush(stderr);
-    int out = dup(1), err = dup(2), nul = open("/dev/null", O_WRONLY);
-    if (nul >= 0) {
-        dup2(nul, 1);
-        dup2(nul, 2);
-    }
+    int out = dup(1), nul = open("/dev/null", O_WRONLY);
+    if (nul >= 0) dup2(nul, 1);
     int rc = tool_main(argc, argv);
     fflush(stdout);
-    fflush(stderr);
+    fflush(fuzz_tool_stderr());
     if (out >= 0) dup2(out, 1);
-    if (err >= 0) dup2(err, 2);
     if (out >= 0) close(out);
-    if (err >= 0) close(err);
     if (nul >= 0) close(nul);
     free(buf);
     return rc;

@@ -9,7 +9,11 @@
 
 int dpdo_predict_main(int argc, char **argv);
 #define main dpdo_predict_main
+#undef stderr
+#define stderr (fuzz_tool_stderr()) /* the tool's messages only: fd 2 stays visible */
 #include "../../tools/dpdo-predict.c"
+#undef stderr
+#define stderr stderr
 #undef main
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -100,6 +100,10 @@ def constants_match_the_c_values():
         else:
             assert int(FACTS[k]) == v, (k, FACTS[k], v)
     assert _capi.DPDO_E_CANCELED == _lib.E_CANCELED == -11
+    assert _capi.DPDO_E_MISUSE == _lib.E_MISUSE == -12
+    e = _lib.error(_lib.E_MISUSE, "busy")
+    assert isinstance(e, dpdo.MisuseError) and isinstance(e, dpdo.StateError), type(e)
+    assert "DPDO_E_MISUSE" in str(e), str(e)
     assert dpdo.RANDOMNESS_REPRODUCIBLE == _capi.DPDO_RANDOMNESS_REPRODUCIBLE
     # the package's version and ABI come from version.h through the generated module, and the
     # loaded library (built from the same headers) says the same at run time

@@ -539,7 +539,9 @@ typedef int (*dpdo_progress_fn)(const dpdo_progress *p, void *user);
  * then ignored). `flags`: DPDO_PROGRESS_* bits (0 = round counters only, free).
  * `user` is passed through, BORROWED. Kept across reset and setup. Returns
  * DPDO_OK, DPDO_E_INVAL (NULL alg, every < 1, unknown flag bits). Not
- * thread-safe for the same handle. Since 0.2. */
+ * thread-safe for the same handle (from 0.3 on a call from another thread during a call on the
+ * handle returns DPDO_E_MISUSE); it may be called from the progress callback itself, to change
+ * `every` or the callback for the rest of the run. Since 0.2. */
 DPDO_API int dpdo_algorithm_set_progress(dpdo_algorithm *alg, dpdo_progress_fn fn, void *user,
                                          int64_t every, int32_t flags);
 

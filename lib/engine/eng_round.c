@@ -353,7 +353,10 @@ static int algorithm_set_progress_body(dpdo_algorithm *a, dpdo_progress_fn fn, v
 DPDO_API int dpdo_algorithm_set_progress(dpdo_algorithm *a, dpdo_progress_fn fn, void *user,
                                          int64_t every, int32_t flags)
 {
-    DPDO__GUARDED(a, DPDO__MAGIC_ALGORITHM, 1, "dpdo_algorithm_set_progress",
+    /* guarded like a read-only call: exclusive against other threads, but allowed from the
+     * progress callback itself (the run loop reads fn, every and flags afresh after each report;
+     * the Python binding adapts `every` there, about 20 reports a second) */
+    DPDO__GUARDED(a, DPDO__MAGIC_ALGORITHM, DPDO__BUSY_READ, "dpdo_algorithm_set_progress",
                   algorithm_set_progress_body(a, fn, user, every, flags));
 }
 

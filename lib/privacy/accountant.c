@@ -706,12 +706,11 @@ static int closed_total(builtin *b, int kind, const double *ev, int64_t n, doubl
  * DPDO_MECH_DISCRETE_GAUSSIAN_FINE (noise >= 2^12 sqrt(d) grid steps) composed with continuous
  * Gaussians of total mu. The fine lattice Gaussian's privacy curve is the continuous one shifted
  * (docs/privacy.md, "A PLD for the lattice Gaussian"): delta(eps) <= e^h1 delta_c(eps - h1 - h2)
- * + e^eps N e^-L, with h1, h2 from dpdo__pld_fine_shift at tail parameter L. The same
- * constants as the pld accountant's (lib/privacy/pld.c): d / S^2 <= 2^-24, the theta term below
- * 1e-300, and 1e-3 of delta spent on the tails. Without fine releases: the exact Gaussian. */
-#define EXACT_FINE_U 0x1p-24
-#define EXACT_FINE_DTHETA 1e-300
-#define EXACT_FINE_SHARE 1e-3
+ * + e^eps N e^-L, with h1, h2 from dpdo__pld_fine_shift at tail parameter L, and the pld
+ * accountant's constants (privacy_impl.h). Without fine releases: the exact Gaussian. */
+#define EXACT_FINE_U DPDO__PLD_FINE_U
+#define EXACT_FINE_DTHETA DPDO__PLD_FINE_DTHETA
+#define EXACT_FINE_SHARE DPDO__PLD_FINE_DELTA_SHARE
 static double exact_eps(double mu, double N, double delta)
 {
     if (!(N > 0)) return dpdo__gauss_eps(mu, delta);

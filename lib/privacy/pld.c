@@ -798,11 +798,9 @@ void dpdo__pld_fine_shift(double n, double u, double s2, double dtheta, double L
     *h2 = n * (r2 / 24.0 + dtheta) * up;
 }
 
-#define FINE_U 0x1p-24 /* d / S^2 <= 2^-24 (and 1 / S^2 <= d / S^2) for the fine events */
-#define FINE_DTHETA                                                                                \
-    1e-300 /* d log(1 + theta_S) <= 2^62 e^(-2 pi^2 2^24) for S >= 2^12, d < 2^62                  \
-            */
-#define FINE_DELTA_SHARE 1e-3 /* the share of delta spent on the tails */
+#define FINE_U DPDO__PLD_FINE_U /* privacy_impl.h */
+#define FINE_DTHETA DPDO__PLD_FINE_DTHETA
+#define FINE_DELTA_SHARE DPDO__PLD_FINE_DELTA_SHARE
 
 /* ---- the accountant's state: per-event pmfs and the last composition ----------------- */
 

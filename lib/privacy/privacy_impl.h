@@ -266,6 +266,12 @@ double dpdo__pld_eps_upper(const dpdo__pld_dist *d, double delta);
  * release; h1 = the e^h1 factor on delta, h1 + h2 the added epsilon. */
 void dpdo__pld_fine_shift(double n, double u, double s2, double dtheta, double L, double *h1,
                           double *h2);
+/* The constants both accountants of fine lattice Gaussians use (pld.c, accountant.c's exact
+ * route): d / S^2 <= 2^-24 (and 1 / S^2 <= d / S^2); d log(1 + theta_S) <= 2^62 e^(-2 pi^2 2^24)
+ * <= 1e-300 for S >= 2^12, d < 2^62; the share of delta spent on the tails. */
+#define DPDO__PLD_FINE_U 0x1p-24
+#define DPDO__PLD_FINE_DTHETA 1e-300
+#define DPDO__PLD_FINE_DELTA_SHARE 1e-3
 double dpdo__pld_eps_lower(const dpdo__pld_dist *d, double delta);
 double dpdo__pld_delta_upper(const dpdo__pld_dist *d, double eps);
 

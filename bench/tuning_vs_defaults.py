@@ -24,8 +24,9 @@ from dpdo.sklearn import DPDDAClassifier, FedPLTClassifier, PrivateSearchCV  # n
 from _fashion import fashion  # noqa: E402
 
 GRIDS = {
-    DPDDAClassifier: {"max_rounds": [500, 2000, 8000], "alpha": [1e-3, 1e-4]},
-    FedPLTClassifier: {"max_rounds": [10, 25, 50], "alpha": [1e-3, 1e-4]},
+    # each grid holds the defaults ("auto": the budget plan) and longer runs / another alpha
+    DPDDAClassifier: {"max_rounds": ["auto", 2000, 8000], "alpha": ["auto", 1e-4]},
+    FedPLTClassifier: {"max_rounds": ["auto", 25, 50], "alpha": ["auto", 1e-4]},
 }
 
 

@@ -177,8 +177,8 @@ typedef struct huang_st {
 } huang_st;
 
 static const int32_t HUANG_KEYS[] = {DPDO_PARAM_DPDO_SCHEDULE,    DPDO_PARAM_DPDO_STEP_DECAY,
-                                    DPDO_PARAM_DPDO_NOISE_DECAY, DPDO_PARAM_DPDO_RADIUS,
-                                    DPDO_PARAM_DPDO_FULL_GRAD,   0};
+                                     DPDO_PARAM_DPDO_NOISE_DECAY, DPDO_PARAM_DPDO_RADIUS,
+                                     DPDO_PARAM_DPDO_FULL_GRAD,   0};
 
 static void huang_defaults(dpdo__eng *e)
 {
@@ -230,6 +230,42 @@ static double huang_levval(const huang_st *P, int32_t lv)
     return lv == 0 ? P->lev0 : P->lev0 * exp(-P->lr * lv);
 }
 
+/* The noise plan's callbacks: b0 of b_t = b0 pn^t. PAPER: pure eps over the run by basic
+ * composition (closed form for the geometric steps, the finite sum otherwise); RIGOROUS: the
+ * charged (level) epsilons of rounds 1..T-1 sum to eps. */
+static int huang_paper_b0(dpdo__eng *e, void *priv, dpdo_paper *pp, double *b0)
+{
+    (void)pp;
+    const huang_st *P = priv;
+    double d = (double)e->d, eps = e->o.epsilon;
+    *b0 = P->sched == DPDO_DPDO_STEP_GEOMETRIC
+              ? dpdo__dpdo_b0_closed(d, P->sens2, P->c, eps, P->pn, P->qs)
+              : dpdo__dpdo_b0_finite(d, P->sens2, eps, P->sched, P->c, P->qs, P->pn,
+                                     DPDO__PI(e, DPDO_PARAM_MAX_ROUNDS));
+    return DPDO_OK;
+}
+
+static int huang_rigorous_b0(dpdo__eng *e, void *priv, double *b0)
+{
+    const huang_st *P = priv;
+    int64_t T = DPDO__PI(e, DPDO_PARAM_MAX_ROUNDS);
+    double s = 0;
+    for (int64_t t = 1; t < T; t++)
+        s += huang_levval(P, huang_level(P, huang_A(P, (uint64_t)t)));
+    *b0 = s / e->o.epsilon;
+    dpdo__eng_set_planned(e, (double)(T > 1 ? T - 1 : 1)); /* every node releases in 1..T-1 */
+    return DPDO_OK;
+}
+
+static int huang_check_b0(dpdo__eng *e, void *priv, double b0)
+{
+    (void)priv;
+    if (!(b0 >= 0 && b0 < INFINITY))
+        return dpdo__err(e->err, DPDO_E_INVAL, "prepare: the Laplace scale b0 = %g is not finite",
+                         b0);
+    return DPDO_OK;
+}
+
 static int huang_prepare(dpdo__eng *e, void *priv)
 {
     huang_st *P = priv;
@@ -249,7 +285,6 @@ static int huang_prepare(dpdo__eng *e, void *priv)
     if (rc) return rc;
     P->rd = sqrt((double)d) * P->sens2;
     int mode = e->o.noise_mode;
-    double eps = e->o.epsilon;
     if (mode != DPDO_NOISE_NONE && P->sched == DPDO_DPDO_STEP_GEOMETRIC && !(P->qs < P->pn))
         return dpdo__err(e->err, DPDO_E_INVAL,
                          "prepare: dpdo-step-decay qs = %.17g must be < dpdo-noise-decay pn = "
@@ -272,30 +307,14 @@ static int huang_prepare(dpdo__eng *e, void *priv)
     P->lev0 = amax;
     P->lr = fmax(log(2.0) / 32.0, T > 2 ? log(amax / amin) / (NLEV - 1) : 1.0);
     P->nlev = T > 1 ? (int32_t)fmin(NLEV, floor(log(amax / amin) / P->lr) + 1) : 0;
+    dpdo__noise_plan np = {.paper_sigma = huang_paper_b0,
+                           .rigorous = huang_rigorous_b0,
+                           .check_sigma = huang_check_b0,
+                           .no_release = P->nlev == 0}; /* one round: nothing is charged */
     double b0 = 0;
-    if (mode == DPDO_NOISE_PAPER) {
-        b0 = P->sched == DPDO_DPDO_STEP_GEOMETRIC
-                 ? dpdo__dpdo_b0_closed((double)d, P->sens2, P->c, eps, P->pn, P->qs)
-                 : dpdo__dpdo_b0_finite((double)d, P->sens2, eps, P->sched, P->c, P->qs, P->pn, T);
-    } else if (mode == DPDO_NOISE_FIXED) {
-        b0 = DPDO__PD(e, DPDO_PARAM_SIGMA);
-    } else if (mode ==
-               DPDO_NOISE_RIGOROUS) { /* the charged (level) epsilons sum to eps over T rounds */
-        double s = 0;
-        for (int64_t t = 1; t < T; t++)
-            s += huang_levval(P, huang_level(P, huang_A(P, (uint64_t)t)));
-        b0 = s / eps;
-        dpdo__eng_set_planned(
-            e, (double)(T > 1 ? T - 1 : 1)); /* every node releases in rounds 1..T-1 */
-    }
-    if (!(b0 >= 0 && b0 < INFINITY))
-        return dpdo__err(e->err, DPDO_E_INVAL, "prepare: the Laplace scale b0 = %g is not finite",
-                         b0);
+    if ((rc = dpdo__eng_noise_plan(e, P, &np, &b0))) return rc;
     P->b0 = b0;
-    e->pv.sigma = b0;
     e->pv.sens = P->rd * P->c;
-    e->pv.private_run = mode != DPDO_NOISE_NONE && b0 > 0 && P->nlev > 0;
-    if (!e->pv.private_run) dpdo__eng_note(e, "noise disabled: not private");
     if (e->pv.private_run && trusted)
         dpdo__eng_note(e, "no clipping: the guarantee assumes every per-sample gradient norm <= G");
     if (mode != DPDO_NOISE_NONE) {
@@ -537,10 +556,34 @@ static int cpgt_configure(dpdo__eng *e, void *priv)
     return P->scy < 0 ? dpdo__err(e->err, DPDO_E_INVAL, "setup: too many state blocks") : DPDO_OK;
 }
 
+/* The noise plan's callbacks: lambda = 2 T / eps (PAPER and RIGOROUS: T Laplace releases of l1
+ * sensitivity 2 / lambda at scale 1, basic composition), refused when not finite. */
+static int cpgt_paper_lambda(dpdo__eng *e, void *priv, dpdo_paper *pp, double *lambda)
+{
+    (void)priv, (void)pp;
+    *lambda = 2.0 * (double)DPDO__PI(e, DPDO_PARAM_MAX_ROUNDS) / e->o.epsilon;
+    return DPDO_OK;
+}
+
+static int cpgt_rigorous_lambda(dpdo__eng *e, void *priv, double *lambda)
+{
+    cpgt_paper_lambda(e, priv, NULL, lambda);
+    dpdo__eng_set_planned(e, (double)DPDO__PI(e, DPDO_PARAM_MAX_ROUNDS)); /* every node, round */
+    return DPDO_OK;
+}
+
+static int cpgt_check_lambda(dpdo__eng *e, void *priv, double lambda)
+{
+    (void)priv;
+    if (!(lambda < INFINITY))
+        return dpdo__err(e->err, DPDO_E_INVAL, "prepare: the noise multiplier is not finite");
+    return DPDO_OK;
+}
+
 static int cpgt_prepare(dpdo__eng *e, void *priv)
 {
     cpgt_st *P = priv;
-    int64_t n = e->n, d = e->d, T = DPDO__PI(e, DPDO_PARAM_MAX_ROUNDS);
+    int64_t n = e->n, d = e->d;
     P->gamma = DPDO__PD(e, DPDO_PARAM_CPGT_GAMMA);
     double ss = DPDO__PD(e, DPDO_PARAM_STEP_SIZE);
     P->eta = isnan(ss) ? 0.001 : ss;
@@ -565,21 +608,14 @@ static int cpgt_prepare(dpdo__eng *e, void *priv)
         dpdo__free(P->mxi), dpdo__free(P->myi), dpdo__free(P->mxv), dpdo__free(P->myv);
         P->mxi = xi, P->myi = yi, P->mxv = xv, P->myv = yv, P->kcap = kcap;
     }
+    static const dpdo__noise_plan NP = {.paper_sigma = cpgt_paper_lambda,
+                                        .rigorous = cpgt_rigorous_lambda,
+                                        .check_sigma = cpgt_check_lambda};
     int mode = e->o.noise_mode;
     double lambda = 0;
-    if (mode == DPDO_NOISE_PAPER || mode == DPDO_NOISE_RIGOROUS)
-        lambda = 2.0 * (double)T / e->o.epsilon;
-    if (mode == DPDO_NOISE_RIGOROUS)
-        dpdo__eng_set_planned(e, (double)T); /* every node, every round */
-    else if (mode == DPDO_NOISE_FIXED)
-        lambda = DPDO__PD(e, DPDO_PARAM_SIGMA);
-    if (!(lambda < INFINITY))
-        return dpdo__err(e->err, DPDO_E_INVAL, "prepare: the noise multiplier is not finite");
+    if ((rc = dpdo__eng_noise_plan(e, P, &NP, &lambda))) return rc;
     P->lambda = lambda;
-    e->pv.sigma = lambda;
     e->pv.sens = 2.0;
-    e->pv.private_run = mode != DPDO_NOISE_NONE && lambda > 0;
-    if (!e->pv.private_run) dpdo__eng_note(e, "noise disabled: not private");
     if (e->pv.private_run && trusted)
         dpdo__eng_note(e, "no clipping: the guarantee assumes every per-sample gradient norm <= G");
     if (mode != DPDO_NOISE_NONE)
@@ -588,14 +624,7 @@ static int cpgt_prepare(dpdo__eng *e, void *priv)
                "sqrt(d) (y) and "
                "2G sqrt(d) eta t (x), basic composition; not the published CPGT calibration");
     e->pv.nev = 0;
-    if (!e->pv.private_run) return DPDO_OK;
-    char err[DPDO__ERRMSG_LEN];
-    if ((rc = dpdo__event_make(&e->pv.ev[0], DPDO_MECH_LAPLACE, NULL, 2.0, lambda, err)))
-        return dpdo__err(e->err, rc, "prepare: %s", err);
-    e->pv.nev = 1;
-    for (int64_t i = 0; i < n; i++)
-        e->pv.node_ev[i] = 0;
-    return DPDO_OK;
+    return e->pv.private_run ? dpdo__eng_event_all(e, DPDO_MECH_LAPLACE, 2.0, lambda) : DPDO_OK;
 }
 
 static void cpgt_init(dpdo__eng *e, void *priv)

@@ -456,14 +456,7 @@ static int huang_check(dpdo__eng *e, void *priv, const dpdo__plan *p)
 {
     (void)p;
     huang_st *P = priv;
-    size_t d = (size_t)e->d;
-    for (int64_t i = 0; i < e->n; i++) {
-        const double *x = SROW(e, P->sxnew, i);
-        size_t k = dpdo__first_nonfinite(x, d);
-        if (k < d)
-            return dpdo__eng_err(e, DPDO_E_NUMERIC, i, "x[%zu] = %g after the update", k, x[k]);
-    }
-    return DPDO_OK;
+    return dpdo__eng_check_rows(e, P->sxnew, NULL, e->n, "x", "after the update");
 }
 
 static void huang_commit(dpdo__eng *e, void *priv, const dpdo__plan *p)
@@ -796,18 +789,13 @@ static int cpgt_check(dpdo__eng *e, void *priv, const dpdo__plan *p)
 {
     (void)p;
     cpgt_st *P = priv;
-    size_t d = (size_t)e->d;
     static const char *const nm[] = {"x", "y", "xhat", "yhat"};
-    for (int64_t i = 0; i < e->n; i++) {
-        const double *r[4] = {SROW(e, P->sxnew, i), SROW(e, P->synew, i), SROW(e, P->sxh, i),
-                              SROW(e, P->syh, i)};
+    const int sc[4] = {P->sxnew, P->synew, P->sxh, P->syh};
+    for (int64_t i = 0; i < e->n; i++) /* node by node: the first bad node's first bad row */
         for (int v = 0; v < 4; v++) {
-            size_t k = dpdo__first_nonfinite(r[v], d);
-            if (k < d)
-                return dpdo__eng_err(e, DPDO_E_NUMERIC, i, "%s[%zu] = %g after the update", nm[v],
-                                     k, r[v][k]);
+            int rc = dpdo__eng_check_rows(e, sc[v], &i, 1, nm[v], "after the update");
+            if (rc) return rc;
         }
-    }
     return DPDO_OK;
 }
 

@@ -555,17 +555,8 @@ static int combine(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage,
 static int check(dpdo__eng *e, void *priv, const dpdo__plan *p)
 {
     wor *P = priv;
-    size_t d = (size_t)e->d, k;
-    const double *wg = e->scr[P->sgnew];
-    if ((k = dpdo__first_nonfinite(wg, d)) < d)
-        return dpdo__eng_err(e, DPDO_E_NUMERIC, -1, "wG[%zu] = %g after the round", k, wg[k]);
-    for (int64_t c = 0; c < p->ncomp; c++) {
-        const double *w = SROW(e, P->sxnew, p->comp[c]);
-        if ((k = dpdo__first_nonfinite(w, d)) < d)
-            return dpdo__eng_err(e, DPDO_E_NUMERIC, p->comp[c], "wL[%zu] = %g after the step", k,
-                                 w[k]);
-    }
-    return DPDO_OK;
+    int rc = dpdo__eng_check_finite(e, -1, e->scr[P->sgnew], (size_t)e->d, "wG", "after the round");
+    return rc ? rc : dpdo__eng_check_rows(e, P->sxnew, p->comp, p->ncomp, "wL", "after the step");
 }
 
 static void commit(dpdo__eng *e, void *priv, const dpdo__plan *p)
@@ -888,11 +879,8 @@ static int wr_check(dpdo__eng *e, void *priv, const dpdo__plan *p)
 {
     (void)p;
     wr *P = priv;
-    size_t d = (size_t)e->d, k;
-    const double *w = e->scr[P->sgnew];
-    if ((k = dpdo__first_nonfinite(w, d)) < d)
-        return dpdo__eng_err(e, DPDO_E_NUMERIC, P->node, "w[%zu] = %g after the step", k, w[k]);
-    return DPDO_OK;
+    return dpdo__eng_check_finite(e, P->node, e->scr[P->sgnew], (size_t)e->d, "w",
+                                  "after the step");
 }
 
 static void wr_commit(dpdo__eng *e, void *priv, const dpdo__plan *p)

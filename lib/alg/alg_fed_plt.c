@@ -407,18 +407,14 @@ static int check(dpdo__eng *e, void *priv, const dpdo__plan *p)
 {
     fed *P = priv;
     size_t d = (size_t)e->d;
-    const double *y = e->scr[P->synew];
-    size_t k = dpdo__first_nonfinite(y, d);
-    if (k < d) return dpdo__eng_err(e, DPDO_E_NUMERIC, -1, "coordinator: y[%zu] = %g", k, y[k]);
-    for (int64_t c = 0; c < p->ncomp; c++) {
+    int rc = dpdo__eng_check_finite(e, -1, e->scr[P->synew], d, "coordinator: y", NULL);
+    for (int64_t c = 0; c < p->ncomp && !rc; c++) {
         int64_t i = p->comp[c];
-        const double *x = SROW(e, P->sxnew, i), *z = SROW(e, P->sznew, i);
-        if ((k = dpdo__first_nonfinite(x, d)) < d)
-            return dpdo__eng_err(e, DPDO_E_NUMERIC, i, "x[%zu] = %g after local training", k, x[k]);
-        if ((k = dpdo__first_nonfinite(z, d)) < d)
-            return dpdo__eng_err(e, DPDO_E_NUMERIC, i, "z[%zu] = %g after local training", k, z[k]);
+        if (!(rc = dpdo__eng_check_finite(e, i, SROW(e, P->sxnew, i), d, "x",
+                                          "after local training")))
+            rc = dpdo__eng_check_finite(e, i, SROW(e, P->sznew, i), d, "z", "after local training");
     }
-    return DPDO_OK;
+    return rc;
 }
 
 static void commit(dpdo__eng *e, void *priv, const dpdo__plan *p)

@@ -98,6 +98,30 @@ static int tolerance_test(dpdo_algorithm *a)
  * the stages) the guard's allowance holds and every node whose data entered a noisy release
  * drawn through dpdo__eng_noise_* is charged this round (algorithms that decide their charges in
  * local() may charge a pass, not every release, so they are exempt). */
+/* ---- the check stage's scans (the algorithms' check callbacks) ---------------------------- */
+
+int dpdo__eng_check_finite(dpdo__eng *e, int64_t node, const double *v, size_t n, const char *name,
+                           const char *when)
+{
+    size_t k = dpdo__first_nonfinite(v, n);
+    if (k == n) return DPDO_OK;
+    return dpdo__eng_err(e, DPDO_E_NUMERIC, node, "%s[%zu] = %g%s%s", name, k, v[k],
+                         when ? " " : "", when ? when : "");
+}
+
+int dpdo__eng_check_rows(dpdo__eng *e, int scr, const int64_t *nodes, int64_t count,
+                         const char *name, const char *when)
+{
+    size_t d = (size_t)e->d;
+    for (int64_t c = 0; c < count; c++) {
+        int64_t i = nodes ? nodes[c] : c;
+        int rc = dpdo__eng_check_finite(e, i, (const double *)e->scr[scr] + (size_t)i * d, d, name,
+                                        when);
+        if (rc) return rc;
+    }
+    return DPDO_OK;
+}
+
 static int check_charges(dpdo__eng *e, const dpdo__plan *p, int after_stages)
 {
     int rc =

@@ -507,6 +507,15 @@ const char *dpdo__param_slot_info(int slot, int *type, int *live);
 #define DPDO__PI(e, key) ((e)->pi[dpdo__param_slot(key)])
 #define DPDO__PD(e, key) ((e)->pd[dpdo__param_slot(key)])
 
+/* The check stage's scans, for the algorithms' check callbacks: DPDO_OK when the n values of v
+ * are finite, else DPDO_E_NUMERIC with "<name>[k] = <v[k]> <when>" (when NULL: no suffix) for
+ * node (< 0: the round), k the first non-finite index (the bit test of dpdo__first_nonfinite).
+ * check_rows scans row i (d values) of scratch scr for i = nodes[0..count) in that order (nodes
+ * NULL: 0..count-1) and reports the first bad row. */
+int dpdo__eng_check_finite(dpdo__eng *e, int64_t node, const double *v, size_t n, const char *name,
+                           const char *when);
+int dpdo__eng_check_rows(dpdo__eng *e, int scr, const int64_t *nodes, int64_t count,
+                         const char *name, const char *when);
 /* The state block called name, or NULL. */
 const dpdo__block *dpdo__eng_find_block(const dpdo__eng *e, const char *name);
 /* Declare a state block or scratch during configure; returns its index (or

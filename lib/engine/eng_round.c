@@ -238,6 +238,19 @@ static int run_stages(dpdo__eng *e, dpdo__plan *p, int64_t *fail_node)
     return rc;
 }
 
+/* The first step of a run: the prepare stage (dpdo__eng_prepare, eng_life.c: plug-in
+ * derivations, the algorithm's prepare with its noise plan, the events, the ledger's room, the
+ * budget guard, the keys, the thread pool, the initial state) unless dpdo_algorithm_prepare ran
+ * it, then RUNNING. The only place step() reaches prepare: a steady-state round is plan, guard,
+ * the stages (local, combine), check and commit. */
+static int step_start(dpdo_algorithm *a)
+{
+    int rc;
+    if (!a->e->prepared && (rc = dpdo__eng_prepare(a))) return rc;
+    a->state = DPDO_ALG_RUNNING;
+    return DPDO_OK;
+}
+
 static int algorithm_step_body(dpdo_algorithm *a)
 {
     if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM)) return DPDO_E_INVAL; /* NULL or destroyed */
@@ -256,10 +269,7 @@ static int algorithm_step_body(dpdo_algorithm *a)
     }
     dpdo__eng *e = a->e;
     int rc;
-    if (a->state == DPDO_ALG_READY) {
-        if (!e->prepared && (rc = dpdo__eng_prepare(a))) return rc;
-        a->state = DPDO_ALG_RUNNING;
-    }
+    if (a->state == DPDO_ALG_READY && (rc = step_start(a))) return rc;
     if (e->round >= (uint64_t)DPDO__PI(e, DPDO_PARAM_MAX_ROUNDS)) {
         a->state = DPDO_ALG_DONE;
         a->stop = DPDO_STOP_MAX_ROUNDS;

@@ -408,7 +408,7 @@ static int huang_local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t st
     const double *x = ROW(e, P->bx, i);
     double *m = SROW(e, P->smsg, i);
     memcpy(m, x, d * sizeof(double));
-    if (P->b0 > 0 && e->o.noise_mode != DPDO_NOISE_NONE) {
+    if (P->b0 > 0) { /* the noise plan leaves b0 = 0 unless noise is on */
         double b = P->b0 * pow(P->pn, (double)(p->t - 1));
         dpdo__stream st;
         dpdo__stream_open(&st, e->rng, (uint64_t)i, p->t, DPDO_PURPOSE_NOISE);
@@ -698,7 +698,7 @@ static int cpgt_local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t sta
         double *res = e->scr[P->sres];
         char err[DPDO__ERRMSG_LEN] = "";
         dpdo__stream st;
-        int noisy = P->lambda > 0 && e->o.noise_mode != DPDO_NOISE_NONE;
+        int noisy = P->lambda > 0; /* the noise plan leaves lambda = 0 unless noise is on */
         double t = (double)(p->t - 1), bx = P->lambda * P->rd * P->eta * t, by = P->lambda * P->rd;
         if (noisy) dpdo__stream_open(&st, e->rng, (uint64_t)i, p->t, DPDO_PURPOSE_NOISE);
         for (int v = 0; v < 2; v++) {

@@ -93,11 +93,6 @@ static int tolerance_test(dpdo_algorithm *a)
     return DPDO_OK;
 }
 
-/* Invariants of the round's charges (DPDO__ENG_ASSERT: debug and test builds): each names a
- * known event, a node and at least one release, a run without noise charges nothing, and (after
- * the stages) the guard's allowance holds and every node whose data entered a noisy release
- * drawn through dpdo__eng_noise_* is charged this round (algorithms that decide their charges in
- * local() may charge a pass, not every release, so they are exempt). */
 /* ---- the check stage's scans (the algorithms' check callbacks) ---------------------------- */
 
 int dpdo__eng_check_finite(dpdo__eng *e, int64_t node, const double *v, size_t n, const char *name,
@@ -122,6 +117,11 @@ int dpdo__eng_check_rows(dpdo__eng *e, int scr, const int64_t *nodes, int64_t co
     return DPDO_OK;
 }
 
+/* Invariants of the round's charges (DPDO__ENG_ASSERT: debug and test builds): each names a
+ * known event, a node and at least one release, a run without noise charges nothing, and (after
+ * the stages) the guard's allowance holds and every node whose data entered a noisy release
+ * drawn through dpdo__eng_noise_* is charged this round (algorithms that decide their charges in
+ * local() may charge a pass, not every release, so they are exempt). */
 static int check_charges(dpdo__eng *e, const dpdo__plan *p, int after_stages)
 {
     int rc =

@@ -33,6 +33,12 @@ if grep -E -x 'lgamma|lgammaf|lgammal|gamma|gammaf|rand|srand|random|srandom|dra
         "$tmp/imported" > "$tmp/bad"; then
     echo "check-exports: $so calls C library functions with global state or that end the process:"; cat "$tmp/bad"; fail=1
 fi
+# public names are for DPDO_API functions only: a static function in lib/ named dpdo_<x> (one
+# underscore) reads like public API in a debugger or a grep; statics take a local prefix
+root="$(dirname "$0")/.."
+if grep -rnE '^static[^(=;]*[ *]dpdo_[a-z0-9][a-z0-9_]*\(' "$root/lib" > "$tmp/bad"; then
+    echo "check-exports: static functions in lib/ named like public API (dpdo_*):"; cat "$tmp/bad"; fail=1
+fi
 n=$(wc -l < "$tmp/exported")
 if [ $fail -eq 0 ]; then echo "check-exports: $(basename "$so"): $n dpdo_* symbols, all declared and versioned"; fi
 exit $fail

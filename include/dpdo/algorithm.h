@@ -197,6 +197,18 @@ DPDO_API int dpdo_algorithm_setup(dpdo_algorithm *alg, dpdo_node *const *nodes, 
                                   dpdo_network *net, dpdo_regularizer *reg, dpdo_accountant *acc,
                                   const dpdo_algorithm_options *opts);
 
+/* Lifecycle: setup -> prepare -> step. setup (above) takes the problem and
+ * the options (READY, round 0); parameters and plug-ins may change while
+ * READY. prepare fixes everything a run needs before its first release: the
+ * parameters validated together, sigma chosen by the noise mode (paper,
+ * rigorous calibration or fixed), the paper bound, the privacy events and
+ * the budget guard, the node keys of a secure run, the thread pool and the
+ * initial state. step() runs one round: plan (who computes, what is
+ * charged), budget guard, local computation and exchange, check, commit.
+ * The first step() of a run prepares if dpdo_algorithm_prepare was not
+ * called (compatibility; the same result), and no later step returns to the
+ * prepare stage. reset() goes back to READY with the prepared sigma kept.
+ * docs/architecture.md, "Lifecycle: setup -> prepare -> step". */
 /* Finish configuration now rather than in the first step(): validate the
  * parameters together, fix sigma (paper or rigorous calibration), evaluate
  * the paper bound and its preconditions, and compute the budget guard.

@@ -692,12 +692,10 @@ static int check(dpdo__eng *e, void *priv, const dpdo__plan *p)
         /* local() found x' and m' finite (the same test, on its thread); rows of nodes hosted
          * elsewhere are scanned */
         if (!bad[i] && dpdo__eng_hosted(e, i)) continue;
-        const double *x = SROW(e, P->sxnew, i), *m = SROW(e, P->smnew, i);
-        size_t k;
-        if ((k = dpdo__first_nonfinite(x, d)) < d)
-            return dpdo__eng_err(e, DPDO_E_NUMERIC, i, "x[%zu] = %g after the update", k, x[k]);
-        if ((k = dpdo__first_nonfinite(m, d)) < d)
-            return dpdo__eng_err(e, DPDO_E_NUMERIC, i, "m[%zu] = %g after the update", k, m[k]);
+        int rc = dpdo__eng_check_finite(e, i, SROW(e, P->sxnew, i), d, "x", "after the update");
+        if (rc ||
+            (rc = dpdo__eng_check_finite(e, i, SROW(e, P->smnew, i), d, "m", "after the update")))
+            return rc;
     }
     return DPDO_OK;
 }

@@ -146,7 +146,7 @@ static int grad_eval(dpdo__eng *e, gradctx *g, int64_t i, uint64_t round, const 
 
 /* ==== DPDO ================================================================= */
 
-static double dpdo_gamma(int sched, double c, double qs, uint64_t t)
+static double huang_gamma(int sched, double c, double qs, uint64_t t)
 {
     return sched == DPDO_DPDO_STEP_HARMONIC ? c / ((double)t + 1.0) : c * pow(qs, (double)t);
 }
@@ -161,11 +161,11 @@ double dpdo__dpdo_b0_finite(double d, double sens2, double eps, int sched, doubl
 {
     double s = 0; /* summed smallest terms last would be better; the terms are O(1) relative */
     for (int64_t t = 1; t < T; t++)
-        s += dpdo_gamma(sched, c, qs, (uint64_t)(t - 1)) / pow(pn, (double)t);
+        s += huang_gamma(sched, c, qs, (uint64_t)(t - 1)) / pow(pn, (double)t);
     return sqrt(d) * sens2 * s / eps;
 }
 
-typedef struct dpdo_st {
+typedef struct huang_st {
     int bx, smsg, sxnew, sg, shg;
     gradctx g;
     int sched;
@@ -174,13 +174,13 @@ typedef struct dpdo_st {
     int32_t nlev, evcap;
     double lev0, lr;  /* lev0 = max A_t, lr = log r */
     double cum, pend; /* pure epsilon charged, and this round's */
-} dpdo_st;
+} huang_st;
 
-static const int32_t DPDO_KEYS[] = {DPDO_PARAM_DPDO_SCHEDULE,    DPDO_PARAM_DPDO_STEP_DECAY,
-                                    DPDO_PARAM_DPDO_NOISE_DECAY, DPDO_PARAM_DPDO_RADIUS,
-                                    DPDO_PARAM_DPDO_FULL_GRAD,   0};
+static const int32_t HUANG_KEYS[] = {DPDO_PARAM_DPDO_SCHEDULE,    DPDO_PARAM_DPDO_STEP_DECAY,
+                                     DPDO_PARAM_DPDO_NOISE_DECAY, DPDO_PARAM_DPDO_RADIUS,
+                                     DPDO_PARAM_DPDO_FULL_GRAD,   0};
 
-static void dpdo_defaults(dpdo__eng *e)
+static void huang_defaults(dpdo__eng *e)
 {
     DPDO__PI(e, DPDO_PARAM_DPDO_SCHEDULE) = DPDO_DPDO_STEP_GEOMETRIC;
     DPDO__PD(e, DPDO_PARAM_DPDO_STEP_DECAY) = 0.9999;
@@ -189,15 +189,15 @@ static void dpdo_defaults(dpdo__eng *e)
     DPDO__PI(e, DPDO_PARAM_DPDO_FULL_GRAD) = 0;
 }
 
-static void dpdo_release(dpdo__eng *e, void *priv)
+static void huang_release(dpdo__eng *e, void *priv)
 {
     (void)e;
-    grad_release(&((dpdo_st *)priv)->g);
+    grad_release(&((huang_st *)priv)->g);
 }
 
-static int dpdo_configure(dpdo__eng *e, void *priv)
+static int huang_configure(dpdo__eng *e, void *priv)
 {
-    dpdo_st *P = priv;
+    huang_st *P = priv;
     int64_t n = e->n, d = e->d;
     size_t nd = (size_t)n * (size_t)d * sizeof(double);
     P->bx = dpdo__eng_block(e, "x", n, d);
@@ -210,12 +210,12 @@ static int dpdo_configure(dpdo__eng *e, void *priv)
 }
 
 /* A_t = sqrt(d) Delta2 gamma_{t-1} / pn^t: b0 times the pure epsilon of the release at t >= 1. */
-static double dpdo_A(const dpdo_st *P, uint64_t t)
+static double huang_A(const huang_st *P, uint64_t t)
 {
-    return P->rd * dpdo_gamma(P->sched, P->c, P->qs, t - 1) / pow(P->pn, (double)t);
+    return P->rd * huang_gamma(P->sched, P->c, P->qs, t - 1) / pow(P->pn, (double)t);
 }
 
-static int32_t dpdo_level(const dpdo_st *P, double A)
+static int32_t huang_level(const huang_st *P, double A)
 {
     if (P->nlev <= 1) return 0;
     double k = floor(log(P->lev0 / A) / P->lr);
@@ -225,14 +225,50 @@ static int32_t dpdo_level(const dpdo_st *P, double A)
     return lv;
 }
 
-static double dpdo_levval(const dpdo_st *P, int32_t lv)
+static double huang_levval(const huang_st *P, int32_t lv)
 {
     return lv == 0 ? P->lev0 : P->lev0 * exp(-P->lr * lv);
 }
 
-static int dpdo_prepare(dpdo__eng *e, void *priv)
+/* The noise plan's callbacks: b0 of b_t = b0 pn^t. PAPER: pure eps over the run by basic
+ * composition (closed form for the geometric steps, the finite sum otherwise); RIGOROUS: the
+ * charged (level) epsilons of rounds 1..T-1 sum to eps. */
+static int huang_paper_b0(dpdo__eng *e, void *priv, dpdo_paper *pp, double *b0)
 {
-    dpdo_st *P = priv;
+    (void)pp;
+    const huang_st *P = priv;
+    double d = (double)e->d, eps = e->o.epsilon;
+    *b0 = P->sched == DPDO_DPDO_STEP_GEOMETRIC
+              ? dpdo__dpdo_b0_closed(d, P->sens2, P->c, eps, P->pn, P->qs)
+              : dpdo__dpdo_b0_finite(d, P->sens2, eps, P->sched, P->c, P->qs, P->pn,
+                                     DPDO__PI(e, DPDO_PARAM_MAX_ROUNDS));
+    return DPDO_OK;
+}
+
+static int huang_rigorous_b0(dpdo__eng *e, void *priv, double *b0)
+{
+    const huang_st *P = priv;
+    int64_t T = DPDO__PI(e, DPDO_PARAM_MAX_ROUNDS);
+    double s = 0;
+    for (int64_t t = 1; t < T; t++)
+        s += huang_levval(P, huang_level(P, huang_A(P, (uint64_t)t)));
+    *b0 = s / e->o.epsilon;
+    dpdo__eng_set_planned(e, (double)(T > 1 ? T - 1 : 1)); /* every node releases in 1..T-1 */
+    return DPDO_OK;
+}
+
+static int huang_check_b0(dpdo__eng *e, void *priv, double b0)
+{
+    (void)priv;
+    if (!(b0 >= 0 && b0 < INFINITY))
+        return dpdo__err(e->err, DPDO_E_INVAL, "prepare: the Laplace scale b0 = %g is not finite",
+                         b0);
+    return DPDO_OK;
+}
+
+static int huang_prepare(dpdo__eng *e, void *priv)
+{
+    huang_st *P = priv;
     int64_t n = e->n, d = e->d, T = DPDO__PI(e, DPDO_PARAM_MAX_ROUNDS);
     P->sched = (int)DPDO__PI(e, DPDO_PARAM_DPDO_SCHEDULE);
     P->qs = DPDO__PD(e, DPDO_PARAM_DPDO_STEP_DECAY);
@@ -249,7 +285,6 @@ static int dpdo_prepare(dpdo__eng *e, void *priv)
     if (rc) return rc;
     P->rd = sqrt((double)d) * P->sens2;
     int mode = e->o.noise_mode;
-    double eps = e->o.epsilon;
     if (mode != DPDO_NOISE_NONE && P->sched == DPDO_DPDO_STEP_GEOMETRIC && !(P->qs < P->pn))
         return dpdo__err(e->err, DPDO_E_INVAL,
                          "prepare: dpdo-step-decay qs = %.17g must be < dpdo-noise-decay pn = "
@@ -259,7 +294,7 @@ static int dpdo_prepare(dpdo__eng *e, void *priv)
     /* the levels over the planned horizon (releases t = 1..T-1) */
     double amax = 0, amin = INFINITY;
     for (int64_t t = 1; t < T; t++) {
-        double A = dpdo_A(P, (uint64_t)t);
+        double A = huang_A(P, (uint64_t)t);
         amax = A > amax ? A : amax;
         amin = A < amin ? A : amin;
     }
@@ -272,30 +307,14 @@ static int dpdo_prepare(dpdo__eng *e, void *priv)
     P->lev0 = amax;
     P->lr = fmax(log(2.0) / 32.0, T > 2 ? log(amax / amin) / (NLEV - 1) : 1.0);
     P->nlev = T > 1 ? (int32_t)fmin(NLEV, floor(log(amax / amin) / P->lr) + 1) : 0;
+    dpdo__noise_plan np = {.paper_sigma = huang_paper_b0,
+                           .rigorous = huang_rigorous_b0,
+                           .check_sigma = huang_check_b0,
+                           .no_release = P->nlev == 0}; /* one round: nothing is charged */
     double b0 = 0;
-    if (mode == DPDO_NOISE_PAPER) {
-        b0 = P->sched == DPDO_DPDO_STEP_GEOMETRIC
-                 ? dpdo__dpdo_b0_closed((double)d, P->sens2, P->c, eps, P->pn, P->qs)
-                 : dpdo__dpdo_b0_finite((double)d, P->sens2, eps, P->sched, P->c, P->qs, P->pn, T);
-    } else if (mode == DPDO_NOISE_FIXED) {
-        b0 = DPDO__PD(e, DPDO_PARAM_SIGMA);
-    } else if (mode ==
-               DPDO_NOISE_RIGOROUS) { /* the charged (level) epsilons sum to eps over T rounds */
-        double s = 0;
-        for (int64_t t = 1; t < T; t++)
-            s += dpdo_levval(P, dpdo_level(P, dpdo_A(P, (uint64_t)t)));
-        b0 = s / eps;
-        dpdo__eng_set_planned(
-            e, (double)(T > 1 ? T - 1 : 1)); /* every node releases in rounds 1..T-1 */
-    }
-    if (!(b0 >= 0 && b0 < INFINITY))
-        return dpdo__err(e->err, DPDO_E_INVAL, "prepare: the Laplace scale b0 = %g is not finite",
-                         b0);
+    if ((rc = dpdo__eng_noise_plan(e, P, &np, &b0))) return rc;
     P->b0 = b0;
-    e->pv.sigma = b0;
     e->pv.sens = P->rd * P->c;
-    e->pv.private_run = mode != DPDO_NOISE_NONE && b0 > 0 && P->nlev > 0;
-    if (!e->pv.private_run) dpdo__eng_note(e, "noise disabled: not private");
     if (e->pv.private_run && trusted)
         dpdo__eng_note(e, "no clipping: the guarantee assumes every per-sample gradient norm <= G");
     if (mode != DPDO_NOISE_NONE) {
@@ -321,7 +340,7 @@ static int dpdo_prepare(dpdo__eng *e, void *priv)
     }
     for (int32_t k = 0; k < P->nlev; k++) {
         char err[DPDO__ERRMSG_LEN];
-        if ((rc = dpdo__event_make(&e->pv.ev[k], DPDO_MECH_LAPLACE, NULL, dpdo_levval(P, k), b0,
+        if ((rc = dpdo__event_make(&e->pv.ev[k], DPDO_MECH_LAPLACE, NULL, huang_levval(P, k), b0,
                                    err)))
             return dpdo__err(e->err, rc, "prepare: level %d: %s", (int)k, err);
     }
@@ -332,23 +351,23 @@ static int dpdo_prepare(dpdo__eng *e, void *priv)
     return DPDO_OK;
 }
 
-static void dpdo_ser_priv(dpdo__eng *e, void *priv, dpdo__ser *s)
+static void huang_ser_priv(dpdo__eng *e, void *priv, dpdo__ser *s)
 {
     (void)e;
-    dpdo_st *P = priv;
+    huang_st *P = priv;
     dpdo__ser_f64(s, "dpdo pure epsilon charged", &P->cum, 1);
 }
 
-static void dpdo_init(dpdo__eng *e, void *priv)
+static void huang_init(dpdo__eng *e, void *priv)
 {
-    dpdo_st *P = priv;
+    huang_st *P = priv;
     memset(e->blk[P->bx].cur, 0, (size_t)e->n * (size_t)e->d * sizeof(double)); /* x_0 = 0 */
     P->cum = 0, P->pend = 0;
 }
 
-static int dpdo_plan(dpdo__eng *e, void *priv, dpdo__plan *p)
+static int huang_plan(dpdo__eng *e, void *priv, dpdo__plan *p)
 {
-    dpdo_st *P = priv;
+    huang_st *P = priv;
     int64_t n = e->n;
     memset(p->is_comp, 1, (size_t)n);
     for (int64_t i = 0; i < n; i++)
@@ -363,14 +382,14 @@ static int dpdo_plan(dpdo__eng *e, void *priv, dpdo__plan *p)
     P->pend = 0;
     uint64_t t = p->t - 1; /* the paper's round index; x(0) is public */
     if (e->pv.private_run && t >= 1) {
-        double A = dpdo_A(P, t);
+        double A = huang_A(P, t);
         if (!(A <= P->lev0 * (1 + 1e-12)))
             return dpdo__eng_err(
                 e, DPDO_E_STATE, -1,
                 "the per-round privacy loss exceeds the largest level calibrated for max-rounds at "
                 "prepare (max-rounds grew); reset and prepare again");
-        int32_t lv = dpdo_level(P, A);
-        P->pend = dpdo_levval(P, lv) / P->b0;
+        int32_t lv = huang_level(P, A);
+        P->pend = huang_levval(P, lv) / P->b0;
         if (e->pv.guard_eps < INFINITY && P->cum + P->pend > e->pv.guard_eps * (1 + 1e-9))
             return DPDO__PLAN_BUDGET;
         for (int64_t i = 0; i < n; i++) {
@@ -381,15 +400,15 @@ static int dpdo_plan(dpdo__eng *e, void *priv, dpdo__plan *p)
     return DPDO_OK;
 }
 
-static int dpdo_local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, int64_t i)
+static int huang_local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, int64_t i)
 {
     (void)stage;
-    dpdo_st *P = priv;
+    huang_st *P = priv;
     size_t d = (size_t)e->d;
     const double *x = ROW(e, P->bx, i);
     double *m = SROW(e, P->smsg, i);
     memcpy(m, x, d * sizeof(double));
-    if (P->b0 > 0 && e->o.noise_mode != DPDO_NOISE_NONE) {
+    if (P->b0 > 0) { /* the noise plan leaves b0 = 0 unless noise is on */
         double b = P->b0 * pow(P->pn, (double)(p->t - 1));
         dpdo__stream st;
         dpdo__stream_open(&st, e->rng, (uint64_t)i, p->t, DPDO_PURPOSE_NOISE);
@@ -401,10 +420,10 @@ static int dpdo_local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t sta
     return DPDO_OK;
 }
 
-static int dpdo_combine(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, int64_t i)
+static int huang_combine(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, int64_t i)
 {
     (void)stage;
-    dpdo_st *P = priv;
+    huang_st *P = priv;
     size_t d = (size_t)e->d;
     const struct dpdo_network *net = e->net;
     double *v = SROW(e, P->sxnew, i), *g = e->scr[P->sg];
@@ -419,7 +438,7 @@ static int dpdo_combine(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t s
     int rc = grad_eval(e, &P->g, i, p->t, v, g, e->scr[P->shg]);
     if (rc) return rc;
     dpdo__eng_probe(e, DPDO__PH_GRAD);
-    double gam = dpdo_gamma(P->sched, P->c, P->qs, p->t - 1), nn = 0;
+    double gam = huang_gamma(P->sched, P->c, P->qs, p->t - 1), nn = 0;
     for (size_t k = 0; k < d; k++) {
         v[k] -= gam * g[k];
         nn += v[k] * v[k];
@@ -433,24 +452,17 @@ static int dpdo_combine(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t s
     return DPDO_OK;
 }
 
-static int dpdo_check(dpdo__eng *e, void *priv, const dpdo__plan *p)
+static int huang_check(dpdo__eng *e, void *priv, const dpdo__plan *p)
 {
     (void)p;
-    dpdo_st *P = priv;
-    size_t d = (size_t)e->d;
-    for (int64_t i = 0; i < e->n; i++) {
-        const double *x = SROW(e, P->sxnew, i);
-        size_t k = dpdo__first_nonfinite(x, d);
-        if (k < d)
-            return dpdo__eng_err(e, DPDO_E_NUMERIC, i, "x[%zu] = %g after the update", k, x[k]);
-    }
-    return DPDO_OK;
+    huang_st *P = priv;
+    return dpdo__eng_check_rows(e, P->sxnew, NULL, e->n, "x", "after the update");
 }
 
-static void dpdo_commit(dpdo__eng *e, void *priv, const dpdo__plan *p)
+static void huang_commit(dpdo__eng *e, void *priv, const dpdo__plan *p)
 {
     (void)p;
-    dpdo_st *P = priv;
+    huang_st *P = priv;
     memcpy(e->blk[P->bx].cur, e->scr[P->sxnew], (size_t)e->n * (size_t)e->d * sizeof(double));
     P->cum += P->pend;
     P->pend = 0;
@@ -466,23 +478,23 @@ const dpdo__alg_vt dpdo__vt_dpdo_huang = {
     .name = "dpdo",
     .title = "DPDO (Huang, Mitra, Vaidya 2015): distributed projected gradient with diminishing "
              "Laplace noise",
-    .priv_size = sizeof(dpdo_st),
-    .keys = DPDO_KEYS,
+    .priv_size = sizeof(huang_st),
+    .keys = HUANG_KEYS,
     .paper = NULL,
     .needs_net = 1,
     .distributable = 1,
-    .defaults = dpdo_defaults,
-    .configure = dpdo_configure,
-    .prepare = dpdo_prepare,
-    .init = dpdo_init,
-    .ser_priv = dpdo_ser_priv,
-    .plan = dpdo_plan,
-    .local = dpdo_local,
-    .combine = dpdo_combine,
-    .check = dpdo_check,
-    .commit = dpdo_commit,
+    .defaults = huang_defaults,
+    .configure = huang_configure,
+    .prepare = huang_prepare,
+    .init = huang_init,
+    .ser_priv = huang_ser_priv,
+    .plan = huang_plan,
+    .local = huang_local,
+    .combine = huang_combine,
+    .check = huang_check,
+    .commit = huang_commit,
     .output = x_output,
-    .release = dpdo_release,
+    .release = huang_release,
 };
 
 /* ==== CPGT-like ============================================================== */
@@ -537,10 +549,34 @@ static int cpgt_configure(dpdo__eng *e, void *priv)
     return P->scy < 0 ? dpdo__err(e->err, DPDO_E_INVAL, "setup: too many state blocks") : DPDO_OK;
 }
 
+/* The noise plan's callbacks: lambda = 2 T / eps (PAPER and RIGOROUS: T Laplace releases of l1
+ * sensitivity 2 / lambda at scale 1, basic composition), refused when not finite. */
+static int cpgt_paper_lambda(dpdo__eng *e, void *priv, dpdo_paper *pp, double *lambda)
+{
+    (void)priv, (void)pp;
+    *lambda = 2.0 * (double)DPDO__PI(e, DPDO_PARAM_MAX_ROUNDS) / e->o.epsilon;
+    return DPDO_OK;
+}
+
+static int cpgt_rigorous_lambda(dpdo__eng *e, void *priv, double *lambda)
+{
+    cpgt_paper_lambda(e, priv, NULL, lambda);
+    dpdo__eng_set_planned(e, (double)DPDO__PI(e, DPDO_PARAM_MAX_ROUNDS)); /* every node, round */
+    return DPDO_OK;
+}
+
+static int cpgt_check_lambda(dpdo__eng *e, void *priv, double lambda)
+{
+    (void)priv;
+    if (!(lambda < INFINITY))
+        return dpdo__err(e->err, DPDO_E_INVAL, "prepare: the noise multiplier is not finite");
+    return DPDO_OK;
+}
+
 static int cpgt_prepare(dpdo__eng *e, void *priv)
 {
     cpgt_st *P = priv;
-    int64_t n = e->n, d = e->d, T = DPDO__PI(e, DPDO_PARAM_MAX_ROUNDS);
+    int64_t n = e->n, d = e->d;
     P->gamma = DPDO__PD(e, DPDO_PARAM_CPGT_GAMMA);
     double ss = DPDO__PD(e, DPDO_PARAM_STEP_SIZE);
     P->eta = isnan(ss) ? 0.001 : ss;
@@ -565,21 +601,14 @@ static int cpgt_prepare(dpdo__eng *e, void *priv)
         dpdo__free(P->mxi), dpdo__free(P->myi), dpdo__free(P->mxv), dpdo__free(P->myv);
         P->mxi = xi, P->myi = yi, P->mxv = xv, P->myv = yv, P->kcap = kcap;
     }
+    static const dpdo__noise_plan NP = {.paper_sigma = cpgt_paper_lambda,
+                                        .rigorous = cpgt_rigorous_lambda,
+                                        .check_sigma = cpgt_check_lambda};
     int mode = e->o.noise_mode;
     double lambda = 0;
-    if (mode == DPDO_NOISE_PAPER || mode == DPDO_NOISE_RIGOROUS)
-        lambda = 2.0 * (double)T / e->o.epsilon;
-    if (mode == DPDO_NOISE_RIGOROUS)
-        dpdo__eng_set_planned(e, (double)T); /* every node, every round */
-    else if (mode == DPDO_NOISE_FIXED)
-        lambda = DPDO__PD(e, DPDO_PARAM_SIGMA);
-    if (!(lambda < INFINITY))
-        return dpdo__err(e->err, DPDO_E_INVAL, "prepare: the noise multiplier is not finite");
+    if ((rc = dpdo__eng_noise_plan(e, P, &NP, &lambda))) return rc;
     P->lambda = lambda;
-    e->pv.sigma = lambda;
     e->pv.sens = 2.0;
-    e->pv.private_run = mode != DPDO_NOISE_NONE && lambda > 0;
-    if (!e->pv.private_run) dpdo__eng_note(e, "noise disabled: not private");
     if (e->pv.private_run && trusted)
         dpdo__eng_note(e, "no clipping: the guarantee assumes every per-sample gradient norm <= G");
     if (mode != DPDO_NOISE_NONE)
@@ -588,14 +617,7 @@ static int cpgt_prepare(dpdo__eng *e, void *priv)
                "sqrt(d) (y) and "
                "2G sqrt(d) eta t (x), basic composition; not the published CPGT calibration");
     e->pv.nev = 0;
-    if (!e->pv.private_run) return DPDO_OK;
-    char err[DPDO__ERRMSG_LEN];
-    if ((rc = dpdo__event_make(&e->pv.ev[0], DPDO_MECH_LAPLACE, NULL, 2.0, lambda, err)))
-        return dpdo__err(e->err, rc, "prepare: %s", err);
-    e->pv.nev = 1;
-    for (int64_t i = 0; i < n; i++)
-        e->pv.node_ev[i] = 0;
-    return DPDO_OK;
+    return e->pv.private_run ? dpdo__eng_event_all(e, DPDO_MECH_LAPLACE, 2.0, lambda) : DPDO_OK;
 }
 
 static void cpgt_init(dpdo__eng *e, void *priv)
@@ -676,7 +698,7 @@ static int cpgt_local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t sta
         double *res = e->scr[P->sres];
         char err[DPDO__ERRMSG_LEN] = "";
         dpdo__stream st;
-        int noisy = P->lambda > 0 && e->o.noise_mode != DPDO_NOISE_NONE;
+        int noisy = P->lambda > 0; /* the noise plan leaves lambda = 0 unless noise is on */
         double t = (double)(p->t - 1), bx = P->lambda * P->rd * P->eta * t, by = P->lambda * P->rd;
         if (noisy) dpdo__stream_open(&st, e->rng, (uint64_t)i, p->t, DPDO_PURPOSE_NOISE);
         for (int v = 0; v < 2; v++) {
@@ -767,18 +789,13 @@ static int cpgt_check(dpdo__eng *e, void *priv, const dpdo__plan *p)
 {
     (void)p;
     cpgt_st *P = priv;
-    size_t d = (size_t)e->d;
     static const char *const nm[] = {"x", "y", "xhat", "yhat"};
-    for (int64_t i = 0; i < e->n; i++) {
-        const double *r[4] = {SROW(e, P->sxnew, i), SROW(e, P->synew, i), SROW(e, P->sxh, i),
-                              SROW(e, P->syh, i)};
+    const int sc[4] = {P->sxnew, P->synew, P->sxh, P->syh};
+    for (int64_t i = 0; i < e->n; i++) /* node by node: the first bad node's first bad row */
         for (int v = 0; v < 4; v++) {
-            size_t k = dpdo__first_nonfinite(r[v], d);
-            if (k < d)
-                return dpdo__eng_err(e, DPDO_E_NUMERIC, i, "%s[%zu] = %g after the update", nm[v],
-                                     k, r[v][k]);
+            int rc = dpdo__eng_check_rows(e, sc[v], &i, 1, nm[v], "after the update");
+            if (rc) return rc;
         }
-    }
     return DPDO_OK;
 }
 

@@ -248,15 +248,7 @@ static int prepare(dpdo__eng *e, void *priv)
     if (rc1) return rc1;
     P->z = z;
     e->pv.sens = 1.0;
-    if (e->pv.private_run) {
-        dpdo__sampling_desc sd = {DPDO_SAMPLING_NONE, 1.0, 0, 0};
-        char err[DPDO__ERRMSG_LEN];
-        int rc = dpdo__event_make(&e->pv.ev[0], DPDO_MECH_GAUSSIAN, &sd, 1.0, z, err);
-        if (rc) return dpdo__err(e->err, rc, "prepare: %s", err);
-        e->pv.nev = 1;
-        for (int64_t i = 0; i < n; i++)
-            e->pv.node_ev[i] = 0;
-    }
+    if (e->pv.private_run && (rc1 = dpdo__eng_event_all(e, DPDO_MECH_GAUSSIAN, 1.0, z))) return rc1;
     /* buffers that depend on b */
     dpdo__free(P->prev_batch);
     dpdo__free(P->batch);
@@ -563,17 +555,8 @@ static int combine(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage,
 static int check(dpdo__eng *e, void *priv, const dpdo__plan *p)
 {
     wor *P = priv;
-    size_t d = (size_t)e->d, k;
-    const double *wg = e->scr[P->sgnew];
-    if ((k = dpdo__first_nonfinite(wg, d)) < d)
-        return dpdo__eng_err(e, DPDO_E_NUMERIC, -1, "wG[%zu] = %g after the round", k, wg[k]);
-    for (int64_t c = 0; c < p->ncomp; c++) {
-        const double *w = SROW(e, P->sxnew, p->comp[c]);
-        if ((k = dpdo__first_nonfinite(w, d)) < d)
-            return dpdo__eng_err(e, DPDO_E_NUMERIC, p->comp[c], "wL[%zu] = %g after the step", k,
-                                 w[k]);
-    }
-    return DPDO_OK;
+    int rc = dpdo__eng_check_finite(e, -1, e->scr[P->sgnew], (size_t)e->d, "wG", "after the round");
+    return rc ? rc : dpdo__eng_check_rows(e, P->sxnew, p->comp, p->ncomp, "wL", "after the step");
 }
 
 static void commit(dpdo__eng *e, void *priv, const dpdo__plan *p)
@@ -705,6 +688,29 @@ static int wr_configure(dpdo__eng *e, void *priv)
     return DPDO_OK;
 }
 
+/* PAPER: each release (eps/5, delta/5)-DP by the classical Gaussian bound, each row used at most
+ * 5 times (strict runs refuse eps > 1, outside that bound's range) */
+static int wr_paper_sigma(dpdo__eng *e, void *priv, dpdo_paper *pp, double *z)
+{
+    (void)priv, (void)pp;
+    if (!(e->o.epsilon <= 1) && e->o.strict)
+        return dpdo__err(e->err, DPDO_E_INVAL,
+                         "prepare: eps = %g > 1 is outside Thm 1's range (strict)", e->o.epsilon);
+    *z = sqrt(2.0 * log(1.25 * WR_USES / e->o.delta)) / (e->o.epsilon / WR_USES);
+    return DPDO_OK;
+}
+
+/* RIGOROUS: a row enters at most 5 releases of sensitivity 1 (in units of 2 L / b) */
+static int wr_rigorous(dpdo__eng *e, void *priv, double *z)
+{
+    (void)priv;
+    dpdo__sampling_desc none = {DPDO_SAMPLING_NONE, 1.0, 0, 0};
+    int rc = dpdo__eng_calibrate_sigma(e, &none, 1.0, WR_USES, z);
+    if (rc) return rc;
+    dpdo__eng_set_planned(e, WR_USES); /* a row is used at most 5 times */
+    return DPDO_OK;
+}
+
 static int wr_prepare(dpdo__eng *e, void *priv)
 {
     wr *P = priv;
@@ -729,38 +735,19 @@ static int wr_prepare(dpdo__eng *e, void *priv)
         if (rc0 < 0) return rc0; /* found by the auditor: 0.1 trusted the data */
         P->clip = P->L;          /* clip unset and the data exceed L: clip at L */
     }
-    double z = 0;
+    static const dpdo__noise_plan NP = {.paper_sigma = wr_paper_sigma, .rigorous = wr_rigorous};
+    double z = 0; /* the multiplier: sigma = z 2 L / b per release */
     e->pv.nev = 0;
-    if (mode == DPDO_NOISE_PAPER) {
-        if (!(e->o.epsilon <= 1) && e->o.strict)
-            return dpdo__err(e->err, DPDO_E_INVAL,
-                             "prepare: eps = %g > 1 is outside Thm 1's range (strict)",
-                             e->o.epsilon);
-        z = sqrt(2.0 * log(1.25 * WR_USES / e->o.delta)) / (e->o.epsilon / WR_USES);
-    } else if (mode == DPDO_NOISE_FIXED) {
-        z = DPDO__PD(e, DPDO_PARAM_SIGMA);
-    } else if (mode == DPDO_NOISE_RIGOROUS) {
-        dpdo__sampling_desc none = {DPDO_SAMPLING_NONE, 1.0, 0, 0};
-        int rc = dpdo__eng_calibrate_sigma(e, &none, 1.0, WR_USES, &z);
-        if (rc) return rc;
-        dpdo__eng_set_planned(e, WR_USES); /* a row is used at most 5 times */
-    }
+    int rc = dpdo__eng_noise_plan(e, P, &NP, &z);
+    if (rc) return rc;
     P->z = z;
-    e->pv.sigma = z;
     e->pv.sens = 1.0;
-    e->pv.private_run = mode != DPDO_NOISE_NONE && z > 0;
     if (e->pv.private_run) {
-        dpdo__sampling_desc sd = {DPDO_SAMPLING_NONE, 1.0, 0, 0};
-        char err[DPDO__ERRMSG_LEN];
-        int rc = dpdo__event_make(&e->pv.ev[0], DPDO_MECH_GAUSSIAN, &sd, 1.0, z, err);
-        if (rc) return dpdo__err(e->err, rc, "prepare: %s", err);
-        e->pv.nev = 1;
+        if ((rc = dpdo__eng_event_all(e, DPDO_MECH_GAUSSIAN, 1.0, z))) return rc;
         dpdo__eng_note(e, "paper: each iteration (eps/5, delta/5)-DP, each row used at most 5 "
                           "times: (eps, delta) by basic "
                           "composition (spec dp-wor-sgd §6.4); no paper-bound object, the rigorous "
                           "figure is the accountant's");
-    } else {
-        dpdo__eng_note(e, "noise disabled: not private");
     }
     return DPDO_OK;
 }
@@ -892,11 +879,8 @@ static int wr_check(dpdo__eng *e, void *priv, const dpdo__plan *p)
 {
     (void)p;
     wr *P = priv;
-    size_t d = (size_t)e->d, k;
-    const double *w = e->scr[P->sgnew];
-    if ((k = dpdo__first_nonfinite(w, d)) < d)
-        return dpdo__eng_err(e, DPDO_E_NUMERIC, P->node, "w[%zu] = %g after the step", k, w[k]);
-    return DPDO_OK;
+    return dpdo__eng_check_finite(e, P->node, e->scr[P->sgnew], (size_t)e->d, "w",
+                                  "after the step");
 }
 
 static void wr_commit(dpdo__eng *e, void *priv, const dpdo__plan *p)

@@ -610,14 +610,8 @@ static int combine(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t s, int
     return DPDO_OK;
 }
 
-static int chk(dpdo__eng *e, const double *x, size_t d, int64_t node, const char *what)
-{
-    size_t k = dpdo__first_nonfinite(x, d);
-    if (k < d)
-        return dpdo__eng_err(e, DPDO_E_NUMERIC, node, "%s[%zu] = %g (diverged? try a smaller step)",
-                             what, k, x[k]);
-    return DPDO_OK;
-}
+/* a diverged row: the message suggests the usual cause */
+#define DIVERGED "(diverged? try a smaller step)"
 
 static int check(dpdo__eng *e, void *priv, const dpdo__plan *p)
 {
@@ -634,14 +628,17 @@ static int check(dpdo__eng *e, void *priv, const dpdo__plan *p)
     if (m == M_FEDLIN) mean_rows(e, P->sb, p, SVEC(e, P->se));
     for (int64_t c = 0; c < p->ncomp; c++) {
         int64_t i = p->comp[c];
-        if ((rc = chk(e, SROW(e, P->sa, i), d, i, rows_a[m]))) return rc;
-        if ((rc = chk(e, SROW(e, P->sb, i), d, i, rows_b[m]))) return rc;
+        if ((rc = dpdo__eng_check_finite(e, i, SROW(e, P->sa, i), d, rows_a[m], DIVERGED)))
+            return rc;
+        if ((rc = dpdo__eng_check_finite(e, i, SROW(e, P->sb, i), d, rows_b[m], DIVERGED)))
+            return rc;
     }
     const double *cv = m == M_FEDLIN ? SVEC(e, P->se)
                        : m == M_5GCS ? SVEC(e, P->sf)
                                      : SVEC(e, P->sd);
-    if ((rc = chk(e, cv, d, -1, vec[m]))) return rc;
-    if (m == M_5GCS && (rc = chk(e, SVEC(e, P->se), d, -1, "v"))) return rc;
+    if ((rc = dpdo__eng_check_finite(e, -1, cv, d, vec[m], DIVERGED))) return rc;
+    if (m == M_5GCS && (rc = dpdo__eng_check_finite(e, -1, SVEC(e, P->se), d, "v", DIVERGED)))
+        return rc;
     return DPDO_OK;
 }
 

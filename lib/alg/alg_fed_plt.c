@@ -84,6 +84,91 @@ static void release(dpdo__eng *e, void *priv)
     P->ws = NULL;
 }
 
+/* What the noise plan's callbacks need of prepare(): the run's constants. */
+typedef struct fed_noise {
+    fed *P;
+    int64_t T;
+    double lo, Leff, g2;
+    int have_paper;
+} fed_noise;
+
+/* Prop. 4's inputs common to the calibration (PAPER) and the reported bound: tau and K given */
+static int fed_paper_common(dpdo__eng *e, const fed_noise *fn, dpdo_paper *pp, double tau, double K)
+{
+    int rc;
+    if ((rc = dpdo_paper_set(pp, "L", fn->Leff)) ||
+        (rc = dpdo_paper_set(pp, "lambda_lo", fn->lo)) || (rc = dpdo_paper_set(pp, "tau", tau)) ||
+        (rc = dpdo_paper_set(pp, "q", (double)e->qmin)) ||
+        (rc = dpdo_paper_set(pp, "gamma", fn->P->gamma)) || (rc = dpdo_paper_set(pp, "K", K)) ||
+        (rc = dpdo_paper_set(pp, "Ne", (double)fn->P->ne)) ||
+        (rc = dpdo_paper_set(pp, "delta", e->o.delta)))
+        return rc;
+    return DPDO_OK;
+}
+
+/* The noise plan's callbacks; Fed-PLT's sigma is tau of eq. (13), each noisy step adding
+ * N(0, 2 gamma tau^2). PAPER: Prop. 4 calibrated to (eps, delta) over K = T rounds. */
+static int fed_paper_tau(dpdo__eng *e, void *priv, dpdo_paper *unused, double *tau)
+{
+    (void)unused;
+    fed_noise *fn = priv;
+    int rc;
+    if (!fn->have_paper)
+        return dpdo__err(e->err, DPDO_E_INVAL,
+                         "prepare: PAPER noise needs the solver's lambda_lo (Prop. 4)");
+    if ((rc = dpdo_paper_create(&e->pv.paper, dpdo_paper_type_find("fed-plt-prop4"))))
+        return dpdo__err(e->err, rc, "prepare: out of memory");
+    dpdo_paper *pp = e->pv.paper;
+    if ((rc = fed_paper_common(e, fn, pp, 1.0, (double)fn->T)) ||
+        (rc = dpdo_paper_set(pp, "eps", e->o.epsilon)) || (rc = dpdo_paper_evaluate(pp)))
+        return dpdo__err(e->err, rc, "prepare: paper bound: %s", dpdo_paper_errmsg(pp));
+    double t2 = NAN;
+    dpdo_paper_get(pp, "tau2_calibrated", &t2);
+    *tau = sqrt(t2);
+    return DPDO_OK;
+}
+
+/* RIGOROUS: the transcript accountant, calibrated for the noisy steps that can happen (per node:
+ * the Binomial(T, pi_i) quantile of its active rounds, N_e steps each; or calib-steps) */
+static int fed_rigorous_tau(dpdo__eng *e, void *priv, double *tau)
+{
+    fed_noise *fn = priv;
+    fed *P = fn->P;
+    int64_t n = e->n;
+    double K = (double)DPDO__PI(e, DPDO_PARAM_CALIB_STEPS);
+    if (K == 0) {
+        if (P->sampler == DPDO_FED_SAMPLER_UNIFORM) {
+            double pi = (double)P->m / (double)n;
+            double *pv = dpdo__alloc_array((size_t)n, sizeof *pv);
+            if (!pv) return dpdo__err(e->err, DPDO_E_NOMEM, "prepare: out of memory");
+            for (int64_t i = 0; i < n; i++)
+                pv[i] = pi;
+            K = dpdo__eng_calib_counts(e, pv, pi) * (double)P->ne;
+            dpdo__free(pv);
+        } else {
+            K = dpdo__eng_calib_counts(e, NULL, P->p) * (double)P->ne;
+        }
+        for (int64_t i = 0; i < n; i++)
+            e->pv.planned[i] *= P->ne;
+    } else {
+        dpdo__eng_set_planned(e, K);
+    }
+    dpdo__sampling_desc none = {DPDO_SAMPLING_NONE, 1.0, 0, 0};
+    double sig = 0;
+    int rc = dpdo__eng_calibrate_sigma(e, &none, P->gamma * fn->Leff / (double)e->qmin, K, &sig);
+    if (rc) return rc;
+    *tau = sig / fn->g2;
+    return DPDO_OK;
+}
+
+static int fed_check_tau(dpdo__eng *e, void *priv, double tau)
+{
+    (void)priv;
+    if (!(tau >= 0 && isfinite(tau)))
+        return dpdo__err(e->err, DPDO_E_NUMERIC, "prepare: tau = %g", tau);
+    return DPDO_OK;
+}
+
 static int prepare(dpdo__eng *e, void *priv)
 {
     fed *P = priv;
@@ -110,17 +195,13 @@ static int prepare(dpdo__eng *e, void *priv)
     dpdo_solver_get(s, "lambda_hi", &hi);
     P->lam_lo = lo;
     P->gamma = dpdo__solver_step(s, P->rho);
-    int mode = e->o.noise_mode;
-    dpdo_paper_destroy(e->pv.paper);
-    e->pv.paper = NULL;
+    /* the noise plan's callbacks read the run's constants here */
+    fed_noise fn = {.P = P, .T = T, .lo = lo};
+    dpdo__noise_plan np = {
+        .paper_sigma = fed_paper_tau, .rigorous = fed_rigorous_tau, .check_sigma = fed_check_tau};
     e->pv.nev = 0;
     P->tau = 0;
-    if (mode == DPDO_NOISE_NONE) {
-        e->pv.private_run = 0;
-        e->pv.sigma = 0;
-        dpdo__eng_note(e, "noise disabled: not private");
-        return DPDO_OK;
-    }
+    if (e->o.noise_mode == DPDO_NOISE_NONE) return dpdo__eng_noise_plan(e, &fn, &np, &P->tau);
     if (!dpdo__solver_is_noisy_gd(s))
         return dpdo__err(e->err, DPDO_E_INVAL,
                          "prepare: a private run needs the \"noisy-gd\" local solver (spec fed-plt "
@@ -138,68 +219,16 @@ static int prepare(dpdo__eng *e, void *priv)
     double Leff = trusted ? L : 2 * C;
     int rc = dpdo_solver_set(s, "clip", trusted ? 0.0 : C);
     if (rc) return dpdo__err(e->err, rc, "prepare: solver: %s", dpdo_solver_errmsg(s));
-    int64_t qmin = e->qmin;
     double g2 = sqrt(2.0 * P->gamma);
-    /* expected participation for the calibration count */
-    double pi = P->sampler == DPDO_FED_SAMPLER_UNIFORM ? (double)P->m / (double)n
-                                                       : dpdo__eng_node_pmax(e, P->p);
+    fn.Leff = Leff, fn.g2 = g2;
     /* paper object: Prop. 4 (final model, full participation) */
-    int have_paper = lo > 0 && isfinite(lo);
-    if (have_paper) {
-        if ((rc = dpdo_paper_create(&e->pv.paper, dpdo_paper_type_find("fed-plt-prop4"))))
-            return dpdo__err(e->err, rc, "prepare: out of memory");
-    } else {
+    fn.have_paper = lo > 0 && isfinite(lo);
+    if (!fn.have_paper)
         dpdo__eng_note(
             e,
             "the solver's lambda_lo is unknown: no Proposition 4 bound and no DP initialisation");
-    }
     double tau = 0;
-    if (mode == DPDO_NOISE_FIXED) {
-        tau = DPDO__PD(e, DPDO_PARAM_SIGMA); /* Fed-PLT: sigma is tau of eq. (13) */
-    } else if (mode == DPDO_NOISE_PAPER) {
-        if (!have_paper)
-            return dpdo__err(e->err, DPDO_E_INVAL,
-                             "prepare: PAPER noise needs the solver's lambda_lo (Prop. 4)");
-        dpdo_paper *pp = e->pv.paper;
-        if ((rc = dpdo_paper_set(pp, "L", Leff)) || (rc = dpdo_paper_set(pp, "lambda_lo", lo)) ||
-            (rc = dpdo_paper_set(pp, "tau", 1.0)) || (rc = dpdo_paper_set(pp, "q", (double)qmin)) ||
-            (rc = dpdo_paper_set(pp, "gamma", P->gamma)) ||
-            (rc = dpdo_paper_set(pp, "K", (double)T)) ||
-            (rc = dpdo_paper_set(pp, "Ne", (double)P->ne)) ||
-            (rc = dpdo_paper_set(pp, "delta", e->o.delta)) ||
-            (rc = dpdo_paper_set(pp, "eps", e->o.epsilon)) || (rc = dpdo_paper_evaluate(pp)))
-            return dpdo__err(e->err, rc, "prepare: paper bound: %s", dpdo_paper_errmsg(pp));
-        double t2 = NAN;
-        dpdo_paper_get(pp, "tau2_calibrated", &t2);
-        tau = sqrt(t2);
-    } else { /* RIGOROUS: the transcript accountant, calibrated for the releases that can happen */
-        /* calib-steps counts noisy steps; the automatic count is active rounds times N_e */
-        double K = (double)DPDO__PI(e, DPDO_PARAM_CALIB_STEPS);
-        if (K ==
-            0) { /* per node: the Binomial(T, pi_i) quantile of its active rounds, N_e steps each */
-            if (P->sampler == DPDO_FED_SAMPLER_UNIFORM) {
-                double *pv = dpdo__alloc_array((size_t)n, sizeof *pv);
-                if (!pv) return dpdo__err(e->err, DPDO_E_NOMEM, "prepare: out of memory");
-                for (int64_t i = 0; i < n; i++)
-                    pv[i] = pi;
-                K = dpdo__eng_calib_counts(e, pv, pi) * (double)P->ne;
-                dpdo__free(pv);
-            } else {
-                K = dpdo__eng_calib_counts(e, NULL, P->p) * (double)P->ne;
-            }
-            for (int64_t i = 0; i < n; i++)
-                e->pv.planned[i] *= P->ne;
-        } else {
-            dpdo__eng_set_planned(e, K);
-        }
-        dpdo__sampling_desc none = {DPDO_SAMPLING_NONE, 1.0, 0, 0};
-        double sig = 0;
-        if ((rc = dpdo__eng_calibrate_sigma(e, &none, P->gamma * Leff / (double)qmin, K, &sig)))
-            return rc;
-        tau = sig / g2;
-    }
-    if (!(tau >= 0 && isfinite(tau)))
-        return dpdo__err(e->err, DPDO_E_NUMERIC, "prepare: tau = %g", tau);
+    if ((rc = dpdo__eng_noise_plan(e, &fn, &np, &tau))) return rc;
     /* test build: SIGMA_HALF makes the solver draw half the noise the accounting assumes */
     int half = DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF) ||
                (DPDO__WEAKENED(e, DPDO__WEAKEN_SECURE_SIGMA_HALF) &&
@@ -208,38 +237,23 @@ static int prepare(dpdo__eng *e, void *priv)
         return dpdo__err(e->err, rc, "prepare: solver: %s", dpdo_solver_errmsg(s));
     P->tau = tau;
     P->sens_num = P->gamma * Leff;
-    e->pv.sigma = tau;
-    e->pv.sens = P->gamma * Leff / (double)qmin;
-    e->pv.private_run = tau > 0;
+    e->pv.sens = P->gamma * Leff / (double)e->qmin;
     if (!e->pv.private_run) {
-        dpdo__eng_note(e, "noise disabled: not private");
-        dpdo_paper_destroy(e->pv.paper);
+        dpdo_paper_destroy(e->pv.paper); /* PAPER's calibration object */
         e->pv.paper = NULL;
         return DPDO_OK;
     }
-    if (have_paper) {
+    if (fn.have_paper) {
         dpdo_paper_destroy(e->pv.paper); /* a fresh object: no calibration target */
         e->pv.paper = NULL;
         if ((rc = dpdo_paper_create(&e->pv.paper, dpdo_paper_type_find("fed-plt-prop4"))))
             return dpdo__err(e->err, rc, "prepare: out of memory");
         dpdo_paper *pp = e->pv.paper;
-        if ((rc = dpdo_paper_set(pp, "L", Leff)) || (rc = dpdo_paper_set(pp, "lambda_lo", lo)) ||
-            (rc = dpdo_paper_set(pp, "tau", tau)) || (rc = dpdo_paper_set(pp, "q", (double)qmin)) ||
-            (rc = dpdo_paper_set(pp, "gamma", P->gamma)) || (rc = dpdo_paper_set(pp, "K", 0.0)) ||
-            (rc = dpdo_paper_set(pp, "Ne", (double)P->ne)) ||
-            (rc = dpdo_paper_set(pp, "delta", e->o.delta)) ||
+        if ((rc = fed_paper_common(e, &fn, pp, tau, 0.0)) ||
             (!isnan(hi) && (rc = dpdo_paper_set(pp, "lambda_hi", hi))) ||
             (rc = dpdo_paper_set(pp, "rho", P->rho)) || (rc = dpdo_paper_evaluate(pp)))
             return dpdo__err(e->err, rc, "prepare: paper bound: %s", dpdo_paper_errmsg(pp));
-        if (!dpdo_paper_valid(pp)) {
-            if (e->o.strict)
-                return dpdo__err(e->err, DPDO_E_INVAL,
-                                 "prepare: Proposition 4 does not apply (strict): %s",
-                                 dpdo_paper_violations(pp));
-            char buf[400];
-            snprintf(buf, sizeof buf, "paper bound: %s", dpdo_paper_violations(pp));
-            dpdo__eng_note(e, buf);
-        }
+        if ((rc = dpdo__eng_paper_verdict(e, pp, "Proposition 4", "paper bound"))) return rc;
         dpdo__eng_note(
             e, "paper bound (Prop. 4) covers the released final model only, assumes full "
                "participation, and its "
@@ -273,7 +287,7 @@ static int prepare(dpdo__eng *e, void *priv)
         }
         e->pv.node_ev[i] = k;
     }
-    if (P->dp_init && !have_paper) P->dp_init = 0;
+    if (P->dp_init && !fn.have_paper) P->dp_init = 0;
     return DPDO_OK;
 }
 
@@ -393,18 +407,14 @@ static int check(dpdo__eng *e, void *priv, const dpdo__plan *p)
 {
     fed *P = priv;
     size_t d = (size_t)e->d;
-    const double *y = e->scr[P->synew];
-    size_t k = dpdo__first_nonfinite(y, d);
-    if (k < d) return dpdo__eng_err(e, DPDO_E_NUMERIC, -1, "coordinator: y[%zu] = %g", k, y[k]);
-    for (int64_t c = 0; c < p->ncomp; c++) {
+    int rc = dpdo__eng_check_finite(e, -1, e->scr[P->synew], d, "coordinator: y", NULL);
+    for (int64_t c = 0; c < p->ncomp && !rc; c++) {
         int64_t i = p->comp[c];
-        const double *x = SROW(e, P->sxnew, i), *z = SROW(e, P->sznew, i);
-        if ((k = dpdo__first_nonfinite(x, d)) < d)
-            return dpdo__eng_err(e, DPDO_E_NUMERIC, i, "x[%zu] = %g after local training", k, x[k]);
-        if ((k = dpdo__first_nonfinite(z, d)) < d)
-            return dpdo__eng_err(e, DPDO_E_NUMERIC, i, "z[%zu] = %g after local training", k, z[k]);
+        if (!(rc = dpdo__eng_check_finite(e, i, SROW(e, P->sxnew, i), d, "x",
+                                          "after local training")))
+            rc = dpdo__eng_check_finite(e, i, SROW(e, P->sznew, i), d, "z", "after local training");
     }
-    return DPDO_OK;
+    return rc;
 }
 
 static void commit(dpdo__eng *e, void *priv, const dpdo__plan *p)

@@ -582,7 +582,31 @@ DPDO_API const char *dpdo_algorithm_privacy_notes(const dpdo_algorithm *a)
     return a && a->e ? a->e->pv.notes : "";
 }
 
-/* ---- the noise skeleton of the paper algorithms' prepare() ---------------------------------- */
+/* ---- the one noise plan of every private type's prepare() ---------------------------------- */
+
+int dpdo__eng_paper_verdict(dpdo__eng *e, dpdo_paper *pp, const char *theorem,
+                            const char *invalid_note)
+{
+    if (dpdo_paper_valid(pp)) return DPDO_OK;
+    if (e->o.strict)
+        return dpdo__err(e->err, DPDO_E_INVAL, "prepare: %s does not apply (strict): %s", theorem,
+                         dpdo_paper_violations(pp));
+    char buf[400];
+    snprintf(buf, sizeof buf, "%s: %s", invalid_note, dpdo_paper_violations(pp));
+    dpdo__eng_note(e, buf);
+    return DPDO_OK;
+}
+
+int dpdo__eng_event_all(dpdo__eng *e, int mech, double sens, double noise)
+{
+    char err[DPDO__ERRMSG_LEN];
+    int rc = dpdo__event_make(&e->pv.ev[0], mech, NULL, sens, noise, err);
+    if (rc) return dpdo__err(e->err, rc, "prepare: %s", err);
+    e->pv.nev = 1;
+    for (int64_t i = 0; i < e->n; i++)
+        e->pv.node_ev[i] = 0;
+    return DPDO_OK;
+}
 
 int dpdo__eng_noise_plan(dpdo__eng *e, void *priv, const dpdo__noise_plan *np, double *sigma_out)
 {
@@ -609,22 +633,16 @@ int dpdo__eng_noise_plan(dpdo__eng *e, void *priv, const dpdo__noise_plan *np, d
         } else if ((rc = np->rigorous(e, priv, &sigma))) {
             return rc;
         }
+        if (np->check_sigma && (rc = np->check_sigma(e, priv, sigma))) return rc;
         if (pp && np->paper_sigma_key && sigma > 0 &&
             ((rc = dpdo_paper_set(pp, np->paper_sigma_key, sigma)) ||
              (rc = dpdo_paper_evaluate(pp))))
             return dpdo__err(e->err, rc, "prepare: paper bound: %s", dpdo_paper_errmsg(pp));
-        if (pp && !dpdo_paper_valid(pp)) {
-            if (e->o.strict)
-                return dpdo__err(e->err, DPDO_E_INVAL, "prepare: %s does not apply (strict): %s",
-                                 np->theorem, dpdo_paper_violations(pp));
-            char buf[400];
-            snprintf(buf, sizeof buf, "%s: %s", np->invalid_note, dpdo_paper_violations(pp));
-            dpdo__eng_note(e, buf);
-        }
+        if (pp && (rc = dpdo__eng_paper_verdict(e, pp, np->theorem, np->invalid_note))) return rc;
         if (np->notes) np->notes(e, priv);
     }
     e->pv.sigma = sigma;
-    e->pv.private_run = mode != DPDO_NOISE_NONE && sigma > 0;
+    e->pv.private_run = mode != DPDO_NOISE_NONE && sigma > 0 && !np->no_release;
     if (!e->pv.private_run) dpdo__eng_note(e, "noise disabled: not private");
     *sigma_out = sigma;
     return DPDO_OK;

@@ -93,6 +93,30 @@ static int tolerance_test(dpdo_algorithm *a)
     return DPDO_OK;
 }
 
+/* ---- the check stage's scans (the algorithms' check callbacks) ---------------------------- */
+
+int dpdo__eng_check_finite(dpdo__eng *e, int64_t node, const double *v, size_t n, const char *name,
+                           const char *when)
+{
+    size_t k = dpdo__first_nonfinite(v, n);
+    if (k == n) return DPDO_OK;
+    return dpdo__eng_err(e, DPDO_E_NUMERIC, node, "%s[%zu] = %g%s%s", name, k, v[k],
+                         when ? " " : "", when ? when : "");
+}
+
+int dpdo__eng_check_rows(dpdo__eng *e, int scr, const int64_t *nodes, int64_t count,
+                         const char *name, const char *when)
+{
+    size_t d = (size_t)e->d;
+    for (int64_t c = 0; c < count; c++) {
+        int64_t i = nodes ? nodes[c] : c;
+        int rc = dpdo__eng_check_finite(e, i, (const double *)e->scr[scr] + (size_t)i * d, d, name,
+                                        when);
+        if (rc) return rc;
+    }
+    return DPDO_OK;
+}
+
 /* Invariants of the round's charges (DPDO__ENG_ASSERT: debug and test builds): each names a
  * known event, a node and at least one release, a run without noise charges nothing, and (after
  * the stages) the guard's allowance holds and every node whose data entered a noisy release
@@ -214,6 +238,19 @@ static int run_stages(dpdo__eng *e, dpdo__plan *p, int64_t *fail_node)
     return rc;
 }
 
+/* The first step of a run: the prepare stage (dpdo__eng_prepare, eng_life.c: plug-in
+ * derivations, the algorithm's prepare with its noise plan, the events, the ledger's room, the
+ * budget guard, the keys, the thread pool, the initial state) unless dpdo_algorithm_prepare ran
+ * it, then RUNNING. The only place step() reaches prepare: a steady-state round is plan, guard,
+ * the stages (local, combine), check and commit. */
+static int step_start(dpdo_algorithm *a)
+{
+    int rc;
+    if (!a->e->prepared && (rc = dpdo__eng_prepare(a))) return rc;
+    a->state = DPDO_ALG_RUNNING;
+    return DPDO_OK;
+}
+
 static int algorithm_step_body(dpdo_algorithm *a)
 {
     if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM)) return DPDO_E_INVAL; /* NULL or destroyed */
@@ -232,10 +269,7 @@ static int algorithm_step_body(dpdo_algorithm *a)
     }
     dpdo__eng *e = a->e;
     int rc;
-    if (a->state == DPDO_ALG_READY) {
-        if (!e->prepared && (rc = dpdo__eng_prepare(a))) return rc;
-        a->state = DPDO_ALG_RUNNING;
-    }
+    if (a->state == DPDO_ALG_READY && (rc = step_start(a))) return rc;
     if (e->round >= (uint64_t)DPDO__PI(e, DPDO_PARAM_MAX_ROUNDS)) {
         a->state = DPDO_ALG_DONE;
         a->stop = DPDO_STOP_MAX_ROUNDS;

@@ -436,22 +436,35 @@ int dpdo__eng_grad_exceeds(dpdo__eng *e, double bound, int phi_only, int64_t *no
  * event as secure runs charge it (dpdo__eng_secure_events) fits the target over `releases`. */
 int dpdo__eng_calibrate_sigma(dpdo__eng *e, const dpdo__sampling_desc *sd, double sens,
                               double releases, double *sigma);
-/* The noise skeleton shared by the paper algorithms' prepare() (DP-DDA, DO-ADP, DP-WOR-SGD):
- * drop the previous paper bound; unless noise_mode is NONE, create the bound `paper` (NULL: none),
- * set its inputs (paper_set) and evaluate it, choose sigma by the mode (PAPER: paper_sigma;
- * FIXED: the sigma parameter; RIGOROUS: rigorous, the algorithm's calibration), give the bound
- * the chosen sigma under paper_sigma_key (NULL: not), refuse a bound that does not apply under
- * options.strict ("prepare: <theorem> does not apply (strict): ...") or note it ("<invalid_note>:
- * ..."), then the algorithm's own caveats (notes, may be NULL). Always: pv.sigma, pv.private_run
- * (noise on and sigma > 0) and, when not private, the note "noise disabled: not private".
- * Callbacks return DPDO_OK or an error with its message in e->err. */
+/* The one noise plan of every private type's prepare() (DP-DDA and its baseline, DO-ADP,
+ * DP-WOR-SGD, DP-SGD-WR, Fed-PLT, DPDO, CPGT; the Fed baselines are not private): drop the
+ * previous paper bound; unless noise_mode is NONE, create the bound `paper` (NULL: none), set its
+ * inputs (paper_set) and evaluate it, choose sigma by the mode (PAPER: paper_sigma; FIXED: the
+ * sigma parameter; RIGOROUS: rigorous, the algorithm's calibration), check it (check_sigma, may
+ * be NULL: the type's own refusal of a scale it cannot use), give the bound the chosen sigma
+ * under paper_sigma_key (NULL: not), refuse a bound that does not apply under options.strict
+ * ("prepare: <theorem> does not apply (strict): ...") or note it ("<invalid_note>: ..."), then
+ * the algorithm's own caveats (notes, may be NULL). Always: pv.sigma, pv.private_run (noise on,
+ * sigma > 0 and no_release == 0) and, when not private, the note "noise disabled: not private".
+ * `sigma` is in the type's own units (the Gaussian multiplier, Fed-PLT's tau, the Laplace scale
+ * b0 of DPDO, lambda of CPGT). Callbacks return DPDO_OK or an error with its message in e->err. */
 typedef struct dpdo__noise_plan {
     const char *paper, *theorem, *invalid_note, *paper_sigma_key;
     int (*paper_set)(dpdo__eng *e, void *priv, dpdo_paper *pp);
     int (*paper_sigma)(dpdo__eng *e, void *priv, dpdo_paper *pp, double *sigma);
     int (*rigorous)(dpdo__eng *e, void *priv, double *sigma);
     void (*notes)(dpdo__eng *e, void *priv);
+    int (*check_sigma)(dpdo__eng *e, void *priv, double sigma);
+    int no_release; /* 1: nothing this run releases is charged (DPDO over <= 1 round) */
 } dpdo__noise_plan;
+/* The paper bound's verdict as the noise plan gives it: DPDO_OK when pp applies; otherwise under
+ * options.strict DPDO_E_INVAL "prepare: <theorem> does not apply (strict): <violations>", else
+ * DPDO_OK and the note "<invalid_note>: <violations>". */
+int dpdo__eng_paper_verdict(dpdo__eng *e, dpdo_paper *pp, const char *theorem,
+                            const char *invalid_note);
+/* One event that every node charges (no sampling amplification): e->pv.ev[0] = (mech, sens,
+ * noise), nev = 1, node_ev[i] = 0. DPDO_OK or the event's refusal ("prepare: ..."). */
+int dpdo__eng_event_all(dpdo__eng *e, int mech, double sens, double noise);
 int dpdo__eng_noise_plan(dpdo__eng *e, void *priv, const dpdo__noise_plan *np, double *sigma);
 
 /* One Gaussian event per distinct shard size: WOR(B of q_i), sensitivity sens, noise sigma;
@@ -494,6 +507,15 @@ const char *dpdo__param_slot_info(int slot, int *type, int *live);
 #define DPDO__PI(e, key) ((e)->pi[dpdo__param_slot(key)])
 #define DPDO__PD(e, key) ((e)->pd[dpdo__param_slot(key)])
 
+/* The check stage's scans, for the algorithms' check callbacks: DPDO_OK when the n values of v
+ * are finite, else DPDO_E_NUMERIC with "<name>[k] = <v[k]> <when>" (when NULL: no suffix) for
+ * node (< 0: the round), k the first non-finite index (the bit test of dpdo__first_nonfinite).
+ * check_rows scans row i (d values) of scratch scr for i = nodes[0..count) in that order (nodes
+ * NULL: 0..count-1) and reports the first bad row. */
+int dpdo__eng_check_finite(dpdo__eng *e, int64_t node, const double *v, size_t n, const char *name,
+                           const char *when);
+int dpdo__eng_check_rows(dpdo__eng *e, int scr, const int64_t *nodes, int64_t count,
+                         const char *name, const char *when);
 /* The state block called name, or NULL. */
 const dpdo__block *dpdo__eng_find_block(const dpdo__eng *e, const char *name);
 /* Declare a state block or scratch during configure; returns its index (or

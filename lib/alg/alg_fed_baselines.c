@@ -47,56 +47,12 @@ typedef struct fb {
 #define SROW(e, k, i) ((double *)(e)->scr[(k)] + (size_t)(i) * (size_t)(e)->d)
 #define SVEC(e, k) ((double *)(e)->scr[(k)])
 
-static const int32_t KEYS_FEDPD[] = {DPDO_PARAM_FED_EPOCHS, DPDO_PARAM_FED_SAMPLER,
-                                     DPDO_PARAM_FED_P,      DPDO_PARAM_FED_ACTIVE,
-                                     DPDO_PARAM_FEDPD_ETA,  0};
-static const int32_t KEYS_FEDLIN[] = {DPDO_PARAM_FED_EPOCHS, DPDO_PARAM_FED_SAMPLER,
-                                      DPDO_PARAM_FED_P, DPDO_PARAM_FED_ACTIVE, 0};
-static const int32_t KEYS_TAMUNA[] = {DPDO_PARAM_FED_EPOCHS, DPDO_PARAM_FED_SAMPLER,
-                                      DPDO_PARAM_FED_P,      DPDO_PARAM_FED_ACTIVE,
-                                      DPDO_PARAM_TAMUNA_ETA, 0};
-static const int32_t KEYS_LED[] = {DPDO_PARAM_FED_EPOCHS, DPDO_PARAM_FED_SAMPLER, DPDO_PARAM_FED_P,
-                                   DPDO_PARAM_FED_ACTIVE, DPDO_PARAM_LED_BETA,    0};
-static const int32_t KEYS_5GCS[] = {DPDO_PARAM_FED_EPOCHS,      DPDO_PARAM_FED_SAMPLER,
-                                    DPDO_PARAM_FED_P,           DPDO_PARAM_FED_ACTIVE,
-                                    DPDO_PARAM_5GCS_TAU,        DPDO_PARAM_5GCS_MU,
-                                    DPDO_PARAM_5GCS_LOCAL_STEP, 0};
-
 /* ---- shared pieces -------------------------------------------------------------- */
 
+/* the default that depends on the node count (the others: the tables above the vtables) */
 static void defaults_common(dpdo__eng *e)
 {
-    DPDO__PI(e, DPDO_PARAM_FED_EPOCHS) = 5;
-    DPDO__PI(e, DPDO_PARAM_FED_SAMPLER) = DPDO_FED_SAMPLER_UNIFORM;
-    DPDO__PD(e, DPDO_PARAM_FED_P) = 1.0;
     DPDO__PI(e, DPDO_PARAM_FED_ACTIVE) = e->n;
-}
-
-static void def_fedpd(dpdo__eng *e)
-{
-    defaults_common(e);
-    DPDO__PD(e, DPDO_PARAM_FEDPD_ETA) = 1.0;
-}
-static void def_fedlin(dpdo__eng *e)
-{
-    defaults_common(e);
-}
-static void def_tamuna(dpdo__eng *e)
-{
-    defaults_common(e);
-    DPDO__PD(e, DPDO_PARAM_TAMUNA_ETA) = NAN;
-}
-static void def_led(dpdo__eng *e)
-{
-    defaults_common(e);
-    DPDO__PD(e, DPDO_PARAM_LED_BETA) = NAN;
-}
-static void def_5gcs(dpdo__eng *e)
-{
-    defaults_common(e);
-    DPDO__PD(e, DPDO_PARAM_5GCS_TAU) = NAN;
-    DPDO__PD(e, DPDO_PARAM_5GCS_MU) = NAN;
-    DPDO__PD(e, DPDO_PARAM_5GCS_LOCAL_STEP) = NAN;
 }
 
 /* grad f_i(x) over the whole shard, no clipping; allocates nothing */
@@ -714,12 +670,66 @@ static void output(const dpdo__eng *e, const void *priv, int64_t i, double *out)
     }
 }
 
+/* The baselines accept Fed-PLT's keys (defined in alg_fed_plt.c) with the UNIFORM sampler, and
+ * their own. */
+/* FedPD */
+static const dpdo__pdef PARAMS_FEDPD[] = {{DPDO_PARAM_FED_EPOCHS, .def = 5},
+                                          {DPDO_PARAM_FED_SAMPLER, .def = DPDO_FED_SAMPLER_UNIFORM},
+                                          {DPDO_PARAM_FED_P, .def = 1.0},
+                                          {DPDO_PARAM_FED_ACTIVE, .def = 1},
+                                          {DPDO_PARAM_FEDPD_ETA, "fedpd-eta", 1, 0x1p-1000, 1e300,
+                                           0, "FedPD penalty/dual scale eta; default 1",
+                                           .def = 1.0},
+                                          {.name = NULL}};
+
+/* FedLin */
+static const dpdo__pdef PARAMS_FEDLIN[] = {
+    {DPDO_PARAM_FED_EPOCHS, .def = 5},
+    {DPDO_PARAM_FED_SAMPLER, .def = DPDO_FED_SAMPLER_UNIFORM},
+    {DPDO_PARAM_FED_P, .def = 1.0},
+    {DPDO_PARAM_FED_ACTIVE, .def = 1},
+    {.name = NULL}};
+
+/* TAMUNA */
+static const dpdo__pdef PARAMS_TAMUNA[] = {
+    {DPDO_PARAM_FED_EPOCHS, .def = 5},
+    {DPDO_PARAM_FED_SAMPLER, .def = DPDO_FED_SAMPLER_UNIFORM},
+    {DPDO_PARAM_FED_P, .def = 1.0},
+    {DPDO_PARAM_FED_ACTIVE, .def = 1},
+    {DPDO_PARAM_TAMUNA_ETA, "tamuna-eta", 1, 0x1p-1000, 1, 0,
+     "TAMUNA control-variate step; NaN (default) = 1/N_e", .def = NAN},
+    {.name = NULL}};
+
+/* LED */
+static const dpdo__pdef PARAMS_LED[] = {{DPDO_PARAM_FED_EPOCHS, .def = 5},
+                                        {DPDO_PARAM_FED_SAMPLER, .def = DPDO_FED_SAMPLER_UNIFORM},
+                                        {DPDO_PARAM_FED_P, .def = 1.0},
+                                        {DPDO_PARAM_FED_ACTIVE, .def = 1},
+                                        {DPDO_PARAM_LED_BETA, "led-beta", 1, 0x1p-1000, 1e300, 0,
+                                         "LED dual step; NaN (default) = 1/(2 N_e)", .def = NAN},
+                                        {.name = NULL}};
+
+/* 5GCS */
+static const dpdo__pdef PARAMS_5GCS[] = {
+    {DPDO_PARAM_FED_EPOCHS, .def = 5},
+    {DPDO_PARAM_FED_SAMPLER, .def = DPDO_FED_SAMPLER_UNIFORM},
+    {DPDO_PARAM_FED_P, .def = 1.0},
+    {DPDO_PARAM_FED_ACTIVE, .def = 1},
+    {DPDO_PARAM_5GCS_TAU, "5gcs-tau", 1, 0x1p-1000, 1e300, 0,
+     "5GCS dual step tau; NaN (default) = derived from the solver's constants", .def = NAN},
+    {DPDO_PARAM_5GCS_MU, "5gcs-mu", 1, 0, 1e300, 0,
+     "5GCS splitting modulus mu; NaN (default) = the solver's lambda_lo (0 if unknown)",
+     .def = NAN},
+    {DPDO_PARAM_5GCS_LOCAL_STEP, "5gcs-local-step", 1, 0x1p-1000, 1e300, 0,
+     "5GCS inner gradient step; NaN (default) = derived from the solver's constants", .def = NAN},
+    {.name = NULL}};
+
 #define VT(sym, nm, ttl, kk, dflt, cfg)                                                            \
     const dpdo__alg_vt sym = {                                                                     \
         .name = nm,                                                                                \
         .title = ttl,                                                                              \
         .priv_size = sizeof(fb),                                                                   \
-        .keys = kk,                                                                                \
+        .params = kk,                                                                              \
         .paper = NULL,                                                                             \
         .needs_net = 0,                                                                            \
         .uses_solver = 1,                                                                          \
@@ -739,16 +749,16 @@ static void output(const dpdo__eng *e, const void *priv, int64_t i, double *out)
 
 VT(dpdo__vt_fedpd, "fedpd",
    "FedPD (Zhang, Hong, Dhople, Yin, Liu): federated primal-dual, Algorithm 1 with GD oracle",
-   KEYS_FEDPD, def_fedpd, cfg_fedpd);
+   PARAMS_FEDPD, defaults_common, cfg_fedpd);
 VT(dpdo__vt_fedlin, "fedlin",
-   "FedLin (Mitra, Jaafar, Pappas, Hassani): gradient-corrected local steps", KEYS_FEDLIN,
-   def_fedlin, cfg_fedlin);
+   "FedLin (Mitra, Jaafar, Pappas, Hassani): gradient-corrected local steps", PARAMS_FEDLIN,
+   defaults_common, cfg_fedlin);
 VT(dpdo__vt_tamuna, "tamuna",
    "TAMUNA (Condat, Agarsky, Malinovsky, Richtarik): local training with client sampling, no "
    "compression",
-   KEYS_TAMUNA, def_tamuna, cfg_tamuna);
-VT(dpdo__vt_led, "led", "LED (Alghunaim): local exact-diffusion on the federated star", KEYS_LED,
-   def_led, cfg_led);
+   PARAMS_TAMUNA, defaults_common, cfg_tamuna);
+VT(dpdo__vt_led, "led", "LED (Alghunaim): local exact-diffusion on the federated star", PARAMS_LED,
+   defaults_common, cfg_led);
 VT(dpdo__vt_5gcs, "5gcs",
-   "5GCS (Grudzien, Malinovsky, Richtarik): local training with client sampling", KEYS_5GCS,
-   def_5gcs, cfg_5gcs);
+   "5GCS (Grudzien, Malinovsky, Richtarik): local training with client sampling", PARAMS_5GCS,
+   defaults_common, cfg_5gcs);

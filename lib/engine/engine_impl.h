@@ -29,7 +29,7 @@
 #define DPDO__MAX_BLOCKS 8
 #define DPDO__MAX_SCRATCH 16
 #define DPDO__MAX_STAGES 4
-#define DPDO__NSLOTS 48 /* parameter slots (see params.c) */
+#define DPDO__NSLOTS 64 /* parameter slots of a handle: the common ones and its type's own */
 
 typedef struct dpdo__eng dpdo__eng;
 
@@ -153,10 +153,34 @@ enum {
 };
 typedef void (*dpdo__probe_fn)(void *user, int phase);
 
+/* One algorithm parameter (dpdo_param_*). An algorithm defines its own in a table in its file
+ * (dpdo__alg_vt.params; the last row has key 0 and name NULL). key: a public DPDO_PARAM_*
+ * constant, or 0: the engine assigns one (DPDO__KEY_AUTO + registry index * DPDO__KEY_AUTO_SPAN
+ * + row; users find it with dpdo_param_find). A row with a key and no name accepts a key that
+ * another type defines (shared keys: Fed-PLT's for its baselines); its def still applies.
+ * def: the value a handle starts with (the type's defaults() may then change it, e.g. by the
+ * node count). Rows are positional up to doc, so a row reads like the listing it documents. */
+typedef struct dpdo__pdef {
+    int32_t key;
+    const char *name;
+    int32_t type;    /* 0 int, 1 double */
+    double lo, hi;   /* inclusive bounds */
+    int32_t live;    /* 1: settable while RUNNING */
+    const char *doc; /* one line: meaning and default (dpdo_param_doc) */
+    double def;
+    int32_t flags; /* DPDO__PF_* */
+} dpdo__pdef;
+enum {
+    DPDO__PF_NAN = 1,  /* NaN may be set (= the algorithm's preset) */
+    DPDO__PF_NODES = 2 /* an int that may not exceed the node count */
+};
+#define DPDO__KEY_AUTO 65536
+#define DPDO__KEY_AUTO_SPAN 256
+
 typedef struct dpdo__alg_vt {
     const char *name, *title;
     size_t priv_size;
-    const int32_t *keys;                 /* accepted algorithm-specific keys, 0-terminated */
+    const dpdo__pdef *params;            /* its own parameters (see dpdo__pdef), or NULL */
     const char *paper;                   /* paper-bound type name, or NULL */
     const char *paper_eps, *paper_delta; /* its outputs reported by dpdo_algorithm_privacy */
     const char *paper_round;             /* its parameter that takes the round count */
@@ -485,14 +509,26 @@ int dpdo__plan_add_charge(dpdo__eng *e, int32_t ev, int64_t node, int64_t count)
                          #cond, __FILE__, __LINE__)                                                \
          : DPDO_OK)
 
-/* Parameter access by key (valid keys only; see params.c). */
-int dpdo__param_slot(int key);
+/* Parameters (params.c). The slot of key in a handle of type vt (listing order: the common
+ * parameters, then the type's own), or -1 when vt does not accept it. */
+int dpdo__param_slot(const dpdo__alg_vt *vt, int key);
 int dpdo__param_live(int key);
-/* Slot table (checkpoint fingerprints): the name of slot s, or NULL past the end; *type 0 int,
- * 1 double; *live 1 when settable while running. */
-const char *dpdo__param_slot_info(int slot, int *type, int *live);
-#define DPDO__PI(e, key) ((e)->pi[dpdo__param_slot(key)])
-#define DPDO__PD(e, key) ((e)->pd[dpdo__param_slot(key)])
+int dpdo__param_flags(int key); /* DPDO__PF_* of key's definition (0 if unknown) */
+int dpdo__param_ncommon(void);
+/* The definition of slot `slot` of a handle of type vt and its key (*key; may be NULL), or NULL
+ * past the end (checkpoints, listings). */
+const dpdo__pdef *dpdo__param_at(const dpdo__alg_vt *vt, int slot, int *key);
+/* Set e's own slots (after the common ones) to their table defaults (def). */
+void dpdo__param_table_defaults(dpdo__eng *e);
+/* The registry (eng_registry.c): the vtable of type i in registry order (NULL past the end), and
+ * vt's index (-1 when vt is not registered). */
+const dpdo__alg_vt *dpdo__type_at(int i);
+int dpdo__type_index(const dpdo__alg_vt *vt);
+#define DPDO__PI(e, key) ((e)->pi[dpdo__param_slot((e)->vt, key)])
+#define DPDO__PD(e, key) ((e)->pd[dpdo__param_slot((e)->vt, key)])
+/* An algorithm's own parameter by its row j in its table (any key, engine-assigned included). */
+#define DPDO__OWN_I(e, j) ((e)->pi[dpdo__param_ncommon() + (j)])
+#define DPDO__OWN_D(e, j) ((e)->pd[dpdo__param_ncommon() + (j)])
 
 /* The state block called name, or NULL. */
 const dpdo__block *dpdo__eng_find_block(const dpdo__eng *e, const char *name);
@@ -512,11 +548,9 @@ static inline void dpdo__eng_probe(const dpdo__eng *e, int phase)
 }
 
 /* Algorithms (lib/alg). */
-extern const dpdo__alg_vt dpdo__vt_dp_dda, dpdo__vt_dp_dda_baseline, dpdo__vt_fed_plt,
-    dpdo__vt_do_adp, dpdo__vt_dp_wor_sgd, dpdo__vt_dp_sgd_wr;
-extern const dpdo__alg_vt dpdo__vt_fedpd, dpdo__vt_fedlin, dpdo__vt_tamuna, dpdo__vt_led,
-    dpdo__vt_5gcs;
-extern const dpdo__alg_vt dpdo__vt_dpdo_huang, dpdo__vt_cpgt;
+#define DPDO_ALG(x) extern const dpdo__alg_vt dpdo__vt_##x;
+#include "../alg/algorithms.def"
+#undef DPDO_ALG
 /* DPDO's Laplace calibration (lib/alg/alg_do_adp_baselines.c, spec do-adp §5.6, T-9): b0 of
  * b_t = b0 pn^t for pure eps-DP by basic composition, l2 gradient sensitivity `sens2`
  * (= 2G for one sample), dimension d. Closed form (geometric steps c qs^t, infinite

@@ -19,6 +19,7 @@
 #include "model/policy_impl.h"
 #include "harness.h"
 #include "fixture.h"
+#include "alg_fixture.h"
 
 static uint64_t tstate = 0x2545f4914f6cdd1dull;
 static double urand(void) { return h_urand(&tstate); }
@@ -101,16 +102,7 @@ static int run_make(run *r, fx *f, const char *type, const dpdo_algorithm_option
     CHECK_EQ(dpdo_algorithm_create(&r->a, dpdo_algorithm_type_find(type)), DPDO_OK);
     int rc = dpdo_algorithm_setup(r->a, f->nodes, N, f->net, use_reg ? f->reg : NULL, r->acc, o);
     CHECK_MSG(rc == DPDO_OK, "%s: setup: %s", type, dpdo_algorithm_errmsg(r->a));
-    if (strcmp(type, "5gcs") == 0) {
-        CHECK_EQ(dpdo_algorithm_set_double(r->a, DPDO_PARAM_5GCS_TAU, 1.0), DPDO_OK);
-        CHECK_EQ(dpdo_algorithm_set_double(r->a, DPDO_PARAM_5GCS_LOCAL_STEP, 0.5), DPDO_OK);
-    }
-    if (strcmp(type, "fed-plt") == 0) {
-        CHECK_EQ(dpdo_solver_create(&r->sol, dpdo_solver_type_find(o->noise_mode == DPDO_NOISE_NONE ? "gd" : "noisy-gd"), NULL, f->d), DPDO_OK);
-        CHECK_EQ(dpdo_solver_set(r->sol, "step", 0.5), DPDO_OK);
-        rc = dpdo_algorithm_set_solver(r->a, r->sol);
-        CHECK_MSG(rc == DPDO_OK, "set_solver: %s", dpdo_algorithm_errmsg(r->a));
-    }
+    if (rc == DPDO_OK) tfx_alg_apply(r->a, type, o->noise_mode != DPDO_NOISE_NONE, f->d, &r->sol);
     if (dqn) {
         CHECK_EQ(dpdo_policy_create(&r->pol, dpdo_policy_type_find("dqn"), NULL, N, f->d + 2), DPDO_OK);
         CHECK_EQ(dpdo_policy_set(r->pol, "replay", 16), DPDO_OK);

@@ -761,6 +761,7 @@ const dpdo__alg_vt dpdo__vt_do_adp = {
     .accepts_mask = 1,
     .node_probs = 1,
     .distributable = 1,
+    .parallel = 1,
     .configure = configure,
     .prepare = prepare,
     .init = init,

@@ -1073,9 +1073,9 @@ static const dpdo__pdef PARAMS_BASE[] = {{DPDO_PARAM_DDA_ACTIVE, .def = 2},
         .name = NAME, .title = TITLE, .priv_size = sizeof(dda), .params = TABLE,                   \
         .paper = "dp-dda-thm1", .paper_eps = "eps_remark31", .paper_delta = "delta_tilde",         \
         .paper_round = "t", .needs_net = 1, .uses_solver = 0, .accepts_mask = 1,                   \
-        .distributable = 1, .defaults = DEFAULTS, .configure = configure, .prepare = prepare,      \
-        .init = init, .plan = plan, .local = local, .combine = combine, .check = check,            \
-        .commit = commit, .output = output, .release = release                                     \
+        .distributable = 1, .parallel = 1, .defaults = DEFAULTS, .configure = configure,           \
+        .prepare = prepare, .init = init, .plan = plan, .local = local, .combine = combine,        \
+        .check = check, .commit = commit, .output = output, .release = release                     \
     }
 
 const dpdo__alg_vt dpdo__vt_dp_dda = DDA_VT("dp-dda",

@@ -622,12 +622,16 @@ static const dpdo__pdef PARAMS[] = {
      "0/1: cap the step at 1/(2 mu) (Lemma 4's condition); default 1", .def = 1},
     {.name = NULL}};
 
+/* the tests' setup (both types): defaults; a private run notes the clip it took */
+static const dpdo__fixture FIXTURE = {.notes_private = "clip = lipschitz"};
+
 const dpdo__alg_vt dpdo__vt_dp_wor_sgd = {
     .name = "dp-wor-sgd",
     .title = "DP-WOR-SGD: collaborative decentralized DP without-replacement SGD with a "
              "Local/Global policy, "
              "Algorithm 1",
     .priv_size = sizeof(wor),
+    .fixture = &FIXTURE,
     .params = PARAMS,
     .paper = "dp-wor-sgd-thm2",
     .paper_eps = "eps_total",
@@ -942,6 +946,7 @@ const dpdo__alg_vt dpdo__vt_dp_sgd_wr = {
              "node updates the "
              "public model, rows used at most 5 times",
     .priv_size = sizeof(wr),
+    .fixture = &FIXTURE,
     .needs_net = 0,
     .distributable = 1,
     .local_charges = 1,

@@ -724,11 +724,18 @@ static const dpdo__pdef PARAMS_5GCS[] = {
      "5GCS inner gradient step; NaN (default) = derived from the solver's constants", .def = NAN},
     {.name = NULL}};
 
-#define VT(sym, nm, ttl, kk, dflt, cfg)                                                            \
+/* the tests' setup: non-private; 5GCS with its two steps set (its derived defaults need the
+ * solver's constants) */
+static const dpdo__fixture FIXTURE = {.nonprivate = 1, .notes = "lambda_hi"};
+static const dpdo__fixture FIXTURE_5GCS = {
+    .nonprivate = 1, .notes = "lambda_hi", .set = {{"5gcs-tau", 1.0}, {"5gcs-local-step", 0.5}}};
+
+#define VT(sym, nm, ttl, kk, dflt, cfg, fx)                                                        \
     const dpdo__alg_vt sym = {                                                                     \
         .name = nm,                                                                                \
         .title = ttl,                                                                              \
         .priv_size = sizeof(fb),                                                                   \
+        .fixture = fx,                                                                             \
         .params = kk,                                                                              \
         .paper = NULL,                                                                             \
         .needs_net = 0,                                                                            \
@@ -749,16 +756,16 @@ static const dpdo__pdef PARAMS_5GCS[] = {
 
 VT(dpdo__vt_fedpd, "fedpd",
    "FedPD (Zhang, Hong, Dhople, Yin, Liu): federated primal-dual, Algorithm 1 with GD oracle",
-   PARAMS_FEDPD, defaults_common, cfg_fedpd);
+   PARAMS_FEDPD, defaults_common, cfg_fedpd, &FIXTURE);
 VT(dpdo__vt_fedlin, "fedlin",
    "FedLin (Mitra, Jaafar, Pappas, Hassani): gradient-corrected local steps", PARAMS_FEDLIN,
-   defaults_common, cfg_fedlin);
+   defaults_common, cfg_fedlin, &FIXTURE);
 VT(dpdo__vt_tamuna, "tamuna",
    "TAMUNA (Condat, Agarsky, Malinovsky, Richtarik): local training with client sampling, no "
    "compression",
-   PARAMS_TAMUNA, defaults_common, cfg_tamuna);
+   PARAMS_TAMUNA, defaults_common, cfg_tamuna, &FIXTURE);
 VT(dpdo__vt_led, "led", "LED (Alghunaim): local exact-diffusion on the federated star", PARAMS_LED,
-   defaults_common, cfg_led);
+   defaults_common, cfg_led, &FIXTURE);
 VT(dpdo__vt_5gcs, "5gcs",
    "5GCS (Grudzien, Malinovsky, Richtarik): local training with client sampling", PARAMS_5GCS,
-   defaults_common, cfg_5gcs);
+   defaults_common, cfg_5gcs, &FIXTURE_5GCS);

@@ -432,12 +432,20 @@ static const dpdo__pdef PARAMS[] = {
      .def = 1},
     {.name = NULL}};
 
+/* the tests' setup: a local solver (noisy in private runs) */
+static const dpdo__fixture FIXTURE = {.solver = "gd",
+                                      .solver_private = "noisy-gd",
+                                      .solver_step = 0.5,
+                                      .notes = "lambda_hi",
+                                      .noise_in_solver = 1};
+
 const dpdo__alg_vt dpdo__vt_fed_plt = {
     .name = "fed-plt",
     .title = "Fed-PLT (Bastianello, Liu, Johansson): federated learning with partial participation "
              "and private "
              "local training, Algorithm 1",
     .priv_size = sizeof(fed),
+    .fixture = &FIXTURE,
     .params = PARAMS,
     .paper = "fed-plt-prop4",
     .paper_eps = "eps_star",
@@ -448,6 +456,7 @@ const dpdo__alg_vt dpdo__vt_fed_plt = {
     .accepts_mask = 1,
     .node_probs = 1,
     .distributable = 1,
+    .parallel = 1,
     .init_gather = "z",
     .defaults = defaults,
     .configure = configure,

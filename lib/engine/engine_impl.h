@@ -177,8 +177,31 @@ enum {
 #define DPDO__KEY_AUTO 65536
 #define DPDO__KEY_AUTO_SPAN 256
 
+/* How the tests run a type on a small problem (4 to 6 nodes of a few dozen rows, a complete
+ * network, an l2 regularizer, a few rounds): the registry-driven tests (checkpoint, secure,
+ * defaults, split, MPI, threads) loop over dpdo_algorithm_type_next and take a type's setup from
+ * here instead of naming it. NULL fixture: a private type that needs nothing beyond defaults. */
+typedef struct dpdo__fixture {
+    int32_t nonprivate;         /* 1: refuses noise and a regularizer (a non-private baseline) */
+    const char *solver;         /* local solver the tests attach (dpdo_solver_type_find), or NULL */
+    const char *solver_private; /* ... in a run with noise (NULL: solver) */
+    double solver_step;         /* its "step" (0: its default) */
+    struct {
+        const char *name; /* dpdo_param_find */
+        double value;
+    } set[4];                  /* parameters set after setup (name NULL: none) */
+    const char *notes;         /* a phrase the privacy notes of a default run contain, or NULL */
+    const char *notes_private; /* ... of a default private run, or NULL */
+    int32_t noise_in_solver;   /* 1: the noise is drawn inside the local solver (no per-release
+                                  tap of the engine's mechanism) */
+    uint64_t golden[3]; /* tests/test_split_golden.c's hashes of the type's run (one process, one
+                           process over the transport, two processes; DPDO_GOLDEN_PRINT=1 prints
+                           them), for a type its table does not list; 0: none */
+} dpdo__fixture;
+
 typedef struct dpdo__alg_vt {
     const char *name, *title;
+    const dpdo__fixture *fixture; /* the tests' setup (see dpdo__fixture), or NULL */
     size_t priv_size;
     const dpdo__pdef *params;            /* its own parameters (see dpdo__pdef), or NULL */
     const char *paper;                   /* paper-bound type name, or NULL */
@@ -192,6 +215,9 @@ typedef struct dpdo__alg_vt {
     int distributable;   /* 1: the stages describe what moves (buf/seq/share): runs over a transport
                           */
     int local_charges;   /* 1: local() may add charges (dpdo__plan_add_charge) */
+    int parallel; /* 1: local() and combine() of distinct nodes write only their own rows and the
+                     thread slot's workspace (dpdo__par_slot): the per-node work of a round may
+                     run on threads (par.c; with uses_solver, only over a concurrent solver) */
     /* a block (by name) whose rows the coordinator needs at round 0 and reads from every node
      * (Fed-PLT: z_i0); in a distributed run with node secrets they are uploaded before round 1 */
     const char *init_gather;

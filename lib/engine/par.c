@@ -89,11 +89,9 @@ void dpdo__par_free(dpdo__eng *e)
 /* the algorithms whose local()/combine() touch only their node's rows and per-task workspaces */
 static int checked_algorithm(const dpdo__eng *e)
 {
-    const char *nm = e->vt->name;
     if (e->vt->local_charges) return 0; /* charges decided inside local() go to one shared plan */
-    if (!strcmp(nm, "dp-dda") || !strcmp(nm, "dp-dda-baseline") || !strcmp(nm, "do-adp")) return 1;
-    if (!strcmp(nm, "fed-plt")) return dpdo__solver_concurrent(e->solver);
-    return 0;
+    if (!e->vt->parallel) return 0;     /* the algorithm's vtable says whether it may */
+    return e->vt->uses_solver ? dpdo__solver_concurrent(e->solver) : 1;
 }
 
 static int user_callbacks(const dpdo__eng *e)

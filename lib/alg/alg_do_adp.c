@@ -667,12 +667,6 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
     return DPDO_OK;
 }
 
-static int combine(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, int64_t i)
-{
-    (void)e, (void)priv, (void)p, (void)stage, (void)i;
-    return DPDO_OK; /* phase B happens in commit: every replica of xhat_j adds s_j */
-}
-
 static int check(dpdo__eng *e, void *priv, const dpdo__plan *p)
 {
     (void)p;
@@ -766,8 +760,7 @@ const dpdo__alg_vt dpdo__vt_do_adp = {
     .prepare = prepare,
     .init = init,
     .plan = plan,
-    .local = local,
-    .combine = combine,
+    .local = local, /* no combine: phase B happens in commit (every replica of xhat_j adds s_j) */
     .check = check,
     .commit = commit,
     .output = output,

@@ -548,12 +548,6 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
     return DPDO_OK;
 }
 
-static int combine(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, int64_t i)
-{
-    (void)e, (void)priv, (void)p, (void)stage, (void)i;
-    return DPDO_OK;
-}
-
 static int check(dpdo__eng *e, void *priv, const dpdo__plan *p)
 {
     wor *P = priv;
@@ -648,7 +642,6 @@ const dpdo__alg_vt dpdo__vt_dp_wor_sgd = {
     .ser_priv = ser_priv,
     .plan = plan,
     .local = local,
-    .combine = combine,
     .check = check,
     .commit = commit,
     .output = output,
@@ -934,12 +927,6 @@ static void wr_output(const dpdo__eng *e, const void *priv, int64_t i, double *o
     memcpy(out, e->blk[P->bx].cur, (size_t)e->d * sizeof(double));
 }
 
-static int wr_combine(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, int64_t i)
-{
-    (void)e, (void)priv, (void)p, (void)stage, (void)i;
-    return DPDO_OK;
-}
-
 const dpdo__alg_vt dpdo__vt_dp_sgd_wr = {
     .name = "dp-sgd-wr",
     .title = "DP-SGD with replacement (baseline of DP-WOR-SGD, after Hegedus & Jelasity): a random "
@@ -956,7 +943,6 @@ const dpdo__alg_vt dpdo__vt_dp_sgd_wr = {
     .ser_priv = wr_ser_priv,
     .plan = wr_plan,
     .local = wr_local,
-    .combine = wr_combine,
     .check = wr_check,
     .commit = wr_commit,
     .output = wr_output,

@@ -238,6 +238,7 @@ typedef struct dpdo__alg_vt {
     void (*init)(dpdo__eng *e, void *priv);
     int (*plan)(dpdo__eng *e, void *priv, dpdo__plan *p);
     int (*local)(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, int64_t node);
+    /* optional (NULL: nothing to combine after the exchange) */
     int (*combine)(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, int64_t node);
     /* finite check of what commit will install: DPDO_OK or DPDO_E_NUMERIC */
     int (*check)(dpdo__eng *e, void *priv, const dpdo__plan *p);

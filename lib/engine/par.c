@@ -206,7 +206,7 @@ int dpdo__par_stage(dpdo__eng *e, dpdo__plan *p, int32_t s, int64_t *fail_node)
             if ((rc = e->vt->local(e, e->priv, p, s, SWHO(c))) || (rc = p->charge_err))
                 *fail_node = SWHO(c);
         dpdo__eng_probe(e, DPDO__PH_EXCHANGE);
-        for (int64_t c = 0; c < cnt && !rc; c++)
+        for (int64_t c = 0; c < cnt && !rc && e->vt->combine; c++)
             if ((rc = e->vt->combine(e, e->priv, p, s, SWHO(c)))) *fail_node = SWHO(c);
 #undef SWHO
         return rc;
@@ -241,7 +241,7 @@ int dpdo__par_stage(dpdo__eng *e, dpdo__plan *p, int32_t s, int64_t *fail_node)
         for (int64_t c = P->bnd[k]; c < P->bnd[k + 1]; c++)
             P->slot_of[WHO(P, c)] = k;
     if ((rc = run_phase(P, 0))) return rc;
-    if ((rc = run_phase(P, 1))) return rc;
+    if (e->vt->combine && (rc = run_phase(P, 1))) return rc; /* NULL: nothing to combine */
     return DPDO_OK;
 }
 

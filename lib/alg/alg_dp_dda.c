@@ -1058,14 +1058,14 @@ static const dpdo__pdef PARAMS[] = {
     {.name = NULL}};
 
 /* the baseline accepts DP-DDA's keys; every node computes */
-static const dpdo__pdef PARAMS_BASE[] = {{DPDO_PARAM_DDA_ACTIVE, .def = 2},
-                                         {DPDO_PARAM_DDA_SCHEME, .def = DPDO_ROUND_MATCHING},
-                                         {DPDO_PARAM_DDA_GOSSIP_COUNT, .def = 0},
-                                         {DPDO_PARAM_DDA_BERNOULLI_P, .def = 0.1},
-                                         {DPDO_PARAM_DDA_SCHEDULE, .def = DPDO_DDA_SCHEDULE_AUTO},
-                                         {DPDO_PARAM_DDA_PAPER_C, .def = 32.0},
-                                         {DPDO_PARAM_DDA_ALL_COMPUTE, .def = 1},
-                                         {DPDO_PARAM_DDA_ALL_TRANSMIT, .def = 0},
+static const dpdo__pdef PARAMS_BASE[] = {{.same_as = &PARAMS[0], .def = 2},
+                                         {.same_as = &PARAMS[1], .def = DPDO_ROUND_MATCHING},
+                                         {.same_as = &PARAMS[2], .def = 0},
+                                         {.same_as = &PARAMS[3], .def = 0.1},
+                                         {.same_as = &PARAMS[4], .def = DPDO_DDA_SCHEDULE_AUTO},
+                                         {.same_as = &PARAMS[5], .def = 32.0},
+                                         {.same_as = &PARAMS[6], .def = 1},
+                                         {.same_as = &PARAMS[7], .def = 0},
                                          {.name = NULL}};
 
 #define DDA_VT(NAME, TITLE, DEFAULTS, TABLE)                                                       \

@@ -22,6 +22,7 @@
 #include "../rng/rng_impl.h"
 #include "../solver/solver_impl.h"
 #include "dpdo/solver.h"
+#include "fed_impl.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -670,51 +671,42 @@ static void output(const dpdo__eng *e, const void *priv, int64_t i, double *out)
     }
 }
 
-/* The baselines accept Fed-PLT's keys (defined in alg_fed_plt.c) with the UNIFORM sampler, and
- * their own. */
+/* The baselines accept Fed-PLT's epochs, sampler, p and active count (its rows, fed_impl.h) with
+ * the UNIFORM sampler, and their own. */
+/* clang-format off */
+#define FED_SHARED                                                                                 \
+    {.same_as = &dpdo__fed_plt_params[DPDO__FEDP_EPOCHS], .def = 5},                               \
+    {.same_as = &dpdo__fed_plt_params[DPDO__FEDP_SAMPLER], .def = DPDO_FED_SAMPLER_UNIFORM},       \
+    {.same_as = &dpdo__fed_plt_params[DPDO__FEDP_P], .def = 1.0},                                  \
+    {.same_as = &dpdo__fed_plt_params[DPDO__FEDP_ACTIVE], .def = 1}
+/* clang-format on */
+
 /* FedPD */
-static const dpdo__pdef PARAMS_FEDPD[] = {{DPDO_PARAM_FED_EPOCHS, .def = 5},
-                                          {DPDO_PARAM_FED_SAMPLER, .def = DPDO_FED_SAMPLER_UNIFORM},
-                                          {DPDO_PARAM_FED_P, .def = 1.0},
-                                          {DPDO_PARAM_FED_ACTIVE, .def = 1},
+static const dpdo__pdef PARAMS_FEDPD[] = {FED_SHARED,
                                           {DPDO_PARAM_FEDPD_ETA, "fedpd-eta", 1, 0x1p-1000, 1e300,
                                            0, "FedPD penalty/dual scale eta; default 1",
                                            .def = 1.0},
                                           {.name = NULL}};
 
 /* FedLin */
-static const dpdo__pdef PARAMS_FEDLIN[] = {
-    {DPDO_PARAM_FED_EPOCHS, .def = 5},
-    {DPDO_PARAM_FED_SAMPLER, .def = DPDO_FED_SAMPLER_UNIFORM},
-    {DPDO_PARAM_FED_P, .def = 1.0},
-    {DPDO_PARAM_FED_ACTIVE, .def = 1},
-    {.name = NULL}};
+static const dpdo__pdef PARAMS_FEDLIN[] = {FED_SHARED, {.name = NULL}};
 
 /* TAMUNA */
-static const dpdo__pdef PARAMS_TAMUNA[] = {
-    {DPDO_PARAM_FED_EPOCHS, .def = 5},
-    {DPDO_PARAM_FED_SAMPLER, .def = DPDO_FED_SAMPLER_UNIFORM},
-    {DPDO_PARAM_FED_P, .def = 1.0},
-    {DPDO_PARAM_FED_ACTIVE, .def = 1},
-    {DPDO_PARAM_TAMUNA_ETA, "tamuna-eta", 1, 0x1p-1000, 1, 0,
-     "TAMUNA control-variate step; NaN (default) = 1/N_e", .def = NAN},
-    {.name = NULL}};
+static const dpdo__pdef PARAMS_TAMUNA[] = {FED_SHARED,
+                                           {DPDO_PARAM_TAMUNA_ETA, "tamuna-eta", 1, 0x1p-1000, 1, 0,
+                                            "TAMUNA control-variate step; NaN (default) = 1/N_e",
+                                            .def = NAN},
+                                           {.name = NULL}};
 
 /* LED */
-static const dpdo__pdef PARAMS_LED[] = {{DPDO_PARAM_FED_EPOCHS, .def = 5},
-                                        {DPDO_PARAM_FED_SAMPLER, .def = DPDO_FED_SAMPLER_UNIFORM},
-                                        {DPDO_PARAM_FED_P, .def = 1.0},
-                                        {DPDO_PARAM_FED_ACTIVE, .def = 1},
+static const dpdo__pdef PARAMS_LED[] = {FED_SHARED,
                                         {DPDO_PARAM_LED_BETA, "led-beta", 1, 0x1p-1000, 1e300, 0,
                                          "LED dual step; NaN (default) = 1/(2 N_e)", .def = NAN},
                                         {.name = NULL}};
 
 /* 5GCS */
 static const dpdo__pdef PARAMS_5GCS[] = {
-    {DPDO_PARAM_FED_EPOCHS, .def = 5},
-    {DPDO_PARAM_FED_SAMPLER, .def = DPDO_FED_SAMPLER_UNIFORM},
-    {DPDO_PARAM_FED_P, .def = 1.0},
-    {DPDO_PARAM_FED_ACTIVE, .def = 1},
+    FED_SHARED,
     {DPDO_PARAM_5GCS_TAU, "5gcs-tau", 1, 0x1p-1000, 1e300, 0,
      "5GCS dual step tau; NaN (default) = derived from the solver's constants", .def = NAN},
     {DPDO_PARAM_5GCS_MU, "5gcs-mu", 1, 0, 1e300, 0,

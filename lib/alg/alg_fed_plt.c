@@ -19,6 +19,7 @@
 #include "../rng/rng_impl.h"
 #include "../solver/solver_impl.h"
 #include "dpdo/solver.h"
+#include "fed_impl.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -413,8 +414,8 @@ static void output(const dpdo__eng *e, const void *priv, int64_t i, double *out)
     memcpy(out, ROW(e, P->bx, i), (size_t)e->d * sizeof(double));
 }
 
-/* Fed-PLT's parameters (dpdo_param_*), shared with its baselines (alg_fed_baselines.c) */
-static const dpdo__pdef PARAMS[] = {
+/* Fed-PLT's parameters (dpdo_param_*), shared with its baselines (fed_impl.h: by row) */
+const dpdo__pdef dpdo__fed_plt_params[] = {
     {DPDO_PARAM_FED_RHO, "fed-rho", 1, 0x1p-1000, 1e300, 0,
      "Peaceman-Rachford parameter rho; default 1", .def = 1.0},
     {DPDO_PARAM_FED_EPOCHS, "fed-epochs", 0, 1, 2147483647.0, 0,
@@ -446,7 +447,7 @@ const dpdo__alg_vt dpdo__vt_fed_plt = {
              "local training, Algorithm 1",
     .priv_size = sizeof(fed),
     .fixture = &FIXTURE,
-    .params = PARAMS,
+    .params = dpdo__fed_plt_params,
     .paper = "fed-plt-prop4",
     .paper_eps = "eps_star",
     .paper_delta = "delta",

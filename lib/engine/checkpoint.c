@@ -270,52 +270,57 @@ static void cfg_str(dpdo__ser *s, const char *name, const char *v)
 /* ---- what is written ------------------------------------------------------------------ */
 
 /* Format 1 (libdpdo 0.2) kept every parameter of every type in one table of 48 slots and wrote
- * them by position: the keys of its slots, in its order (slots 44..47 were unused). */
-static const int32_t LEGACY_SLOTS[48] = {
-    DPDO_PARAM_MAX_ROUNDS,
-    DPDO_PARAM_STEP_SIZE,
-    DPDO_PARAM_STEP_POWER,
-    DPDO_PARAM_TOL,
-    DPDO_PARAM_CHECK_EVERY,
-    DPDO_PARAM_MAX_EPSILON,
-    DPDO_PARAM_BATCH,
-    DPDO_PARAM_SIGMA,
-    DPDO_PARAM_CLIP,
-    DPDO_PARAM_CALIB_STEPS,
-    DPDO_PARAM_CALIB_TAIL,
-    DPDO_PARAM_DDA_ACTIVE,
-    DPDO_PARAM_DDA_SCHEME,
-    DPDO_PARAM_DDA_GOSSIP_COUNT,
-    DPDO_PARAM_DDA_BERNOULLI_P,
-    DPDO_PARAM_DDA_SCHEDULE,
-    DPDO_PARAM_DDA_PAPER_C,
-    DPDO_PARAM_DDA_ALL_COMPUTE,
-    DPDO_PARAM_DDA_ALL_TRANSMIT,
-    DPDO_PARAM_ADP_P,
-    DPDO_PARAM_ADP_BETA,
-    DPDO_PARAM_ADP_GAMMA,
-    DPDO_PARAM_WOR_SCHEDULE,
-    DPDO_PARAM_WOR_PASSES,
-    DPDO_PARAM_WOR_SMOOTH,
-    DPDO_PARAM_WOR_ETA_CAP,
-    DPDO_PARAM_FED_RHO,
-    DPDO_PARAM_FED_EPOCHS,
-    DPDO_PARAM_FED_SAMPLER,
-    DPDO_PARAM_FED_P,
-    DPDO_PARAM_FED_ACTIVE,
-    DPDO_PARAM_FED_DP_INIT,
-    DPDO_PARAM_FEDPD_ETA,
-    DPDO_PARAM_TAMUNA_ETA,
-    DPDO_PARAM_LED_BETA,
-    DPDO_PARAM_5GCS_TAU,
-    DPDO_PARAM_5GCS_MU,
-    DPDO_PARAM_5GCS_LOCAL_STEP,
-    DPDO_PARAM_DPDO_SCHEDULE,
-    DPDO_PARAM_DPDO_STEP_DECAY,
-    DPDO_PARAM_DPDO_NOISE_DECAY,
-    DPDO_PARAM_DPDO_RADIUS,
-    DPDO_PARAM_DPDO_FULL_GRAD,
-    DPDO_PARAM_CPGT_GAMMA,
+ * them by position: its slots in its order (44..47 unused), with the names, types (0 int,
+ * 1 double) and live flags the fingerprint used. */
+static const struct legacy_slot {
+    int32_t key;
+    const char *name;
+    int32_t type, live;
+} LEGACY_SLOTS[48] = {
+    {DPDO_PARAM_MAX_ROUNDS, "max-rounds", 0, 1},
+    {DPDO_PARAM_STEP_SIZE, "step-size", 1, 0},
+    {DPDO_PARAM_STEP_POWER, "step-power", 1, 0},
+    {DPDO_PARAM_TOL, "tol", 1, 1},
+    {DPDO_PARAM_CHECK_EVERY, "check-every", 0, 1},
+    {DPDO_PARAM_MAX_EPSILON, "max-epsilon", 1, 1},
+    {DPDO_PARAM_BATCH, "batch", 0, 0},
+    {DPDO_PARAM_SIGMA, "sigma", 1, 0},
+    {DPDO_PARAM_CLIP, "clip", 1, 0},
+    {DPDO_PARAM_CALIB_STEPS, "calib-steps", 0, 0},
+    {DPDO_PARAM_CALIB_TAIL, "calib-tail", 1, 0},
+    {DPDO_PARAM_DDA_ACTIVE, "dda-active", 0, 0},
+    {DPDO_PARAM_DDA_SCHEME, "dda-scheme", 0, 0},
+    {DPDO_PARAM_DDA_GOSSIP_COUNT, "dda-gossip-count", 0, 0},
+    {DPDO_PARAM_DDA_BERNOULLI_P, "dda-bernoulli-p", 1, 0},
+    {DPDO_PARAM_DDA_SCHEDULE, "dda-schedule", 0, 0},
+    {DPDO_PARAM_DDA_PAPER_C, "dda-paper-c", 1, 0},
+    {DPDO_PARAM_DDA_ALL_COMPUTE, "dda-all-compute", 0, 0},
+    {DPDO_PARAM_DDA_ALL_TRANSMIT, "dda-all-transmit", 0, 0},
+    {DPDO_PARAM_ADP_P, "adp-p", 1, 0},
+    {DPDO_PARAM_ADP_BETA, "adp-beta", 1, 0},
+    {DPDO_PARAM_ADP_GAMMA, "adp-gamma", 1, 0},
+    {DPDO_PARAM_WOR_SCHEDULE, "wor-schedule", 0, 0},
+    {DPDO_PARAM_WOR_PASSES, "wor-passes", 0, 0},
+    {DPDO_PARAM_WOR_SMOOTH, "wor-smooth", 1, 0},
+    {DPDO_PARAM_WOR_ETA_CAP, "wor-eta-cap", 0, 0},
+    {DPDO_PARAM_FED_RHO, "fed-rho", 1, 0},
+    {DPDO_PARAM_FED_EPOCHS, "fed-epochs", 0, 0},
+    {DPDO_PARAM_FED_SAMPLER, "fed-sampler", 0, 0},
+    {DPDO_PARAM_FED_P, "fed-p", 1, 0},
+    {DPDO_PARAM_FED_ACTIVE, "fed-active", 0, 0},
+    {DPDO_PARAM_FED_DP_INIT, "fed-dp-init", 0, 0},
+    {DPDO_PARAM_FEDPD_ETA, "fedpd-eta", 1, 0},
+    {DPDO_PARAM_TAMUNA_ETA, "tamuna-eta", 1, 0},
+    {DPDO_PARAM_LED_BETA, "led-beta", 1, 0},
+    {DPDO_PARAM_5GCS_TAU, "5gcs-tau", 1, 0},
+    {DPDO_PARAM_5GCS_MU, "5gcs-mu", 1, 0},
+    {DPDO_PARAM_5GCS_LOCAL_STEP, "5gcs-local-step", 1, 0},
+    {DPDO_PARAM_DPDO_SCHEDULE, "dpdo-schedule", 0, 0},
+    {DPDO_PARAM_DPDO_STEP_DECAY, "dpdo-step-decay", 1, 0},
+    {DPDO_PARAM_DPDO_NOISE_DECAY, "dpdo-noise-decay", 1, 0},
+    {DPDO_PARAM_DPDO_RADIUS, "dpdo-radius", 1, 0},
+    {DPDO_PARAM_DPDO_FULL_GRAD, "dpdo-full-grad", 0, 0},
+    {DPDO_PARAM_CPGT_GAMMA, "cpgt-gamma", 1, 0},
 };
 
 /* The value format 1 recorded for key in a handle like e: its own, or 0 (a slot e did not use). */
@@ -331,14 +336,14 @@ static int legacy_value(const dpdo__eng *e, int key, int64_t *iv, double *dv)
 static void legacy_config(dpdo__eng *e, dpdo__ser *s)
 {
     char nm[64];
-    for (int k = 0; k < 48 && LEGACY_SLOTS[k]; k++) {
-        int key = LEGACY_SLOTS[k];
-        if (dpdo_param_live(key) > 0) continue;
+    for (int k = 0; k < 48 && LEGACY_SLOTS[k].key; k++) {
+        const struct legacy_slot *ls = &LEGACY_SLOTS[k];
+        if (ls->live) continue;
         int64_t iv;
         double dv;
-        legacy_value(e, key, &iv, &dv);
-        snprintf(nm, sizeof nm, "parameter %s", dpdo_param_name(key));
-        if (dpdo_param_type(key))
+        legacy_value(e, ls->key, &iv, &dv);
+        snprintf(nm, sizeof nm, "parameter %s", ls->name);
+        if (ls->type)
             cfg_f64(s, nm, dv);
         else
             cfg_i64(s, nm, iv);
@@ -351,13 +356,13 @@ static void legacy_values(dpdo__eng *e, dpdo__ser *s)
     int64_t li[48];
     double ld[48];
     for (int k = 0; k < 48; k++)
-        legacy_value(e, LEGACY_SLOTS[k], &li[k], &ld[k]);
+        legacy_value(e, LEGACY_SLOTS[k].key, &li[k], &ld[k]);
     dpdo__ser_i64(s, "parameters (integer)", li, 48);
     dpdo__ser_f64(s, "parameters (double)", ld, 48);
-    for (int k = 0; k < 48 && LEGACY_SLOTS[k] && s->mode == SER_LOAD && !s->rc; k++) {
-        int slot = dpdo__param_slot(e->vt, LEGACY_SLOTS[k]);
+    for (int k = 0; k < 48 && LEGACY_SLOTS[k].key && s->mode == SER_LOAD && !s->rc; k++) {
+        int slot = dpdo__param_slot(e->vt, LEGACY_SLOTS[k].key);
         if (slot < 0) continue;
-        if (dpdo_param_type(LEGACY_SLOTS[k]))
+        if (LEGACY_SLOTS[k].type)
             e->pd[slot] = ld[k];
         else
             e->pi[slot] = li[k];

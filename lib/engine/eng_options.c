@@ -154,20 +154,20 @@ static int set_common(dpdo_algorithm *a, int key, int type, double v, int64_t iv
     if (s < 0)
         return dpdo__err(a->errmsg, DPDO_E_UNSUPPORTED, "set: key %d is not a parameter of %s", key,
                          a->vt->name);
-    const char *name = dpdo_param_name(key);
-    if (dpdo_param_type(key) != type)
+    const dpdo__pdef *def = dpdo__param_at(a->vt, s, NULL);
+    const char *name = def->name;
+    if (def->type != type)
         return dpdo__err(a->errmsg, DPDO_E_INVAL,
                          "set: key %d (%s) is %s; use dpdo_algorithm_set_%s", key, name,
                          type ? "an integer" : "a double", type ? "int" : "double");
-    double lo, hi;
-    dpdo_param_bounds(key, &lo, &hi);
+    double lo = def->lo, hi = def->hi;
     if (type == 0) v = (double)iv;
-    int nan_ok = (dpdo__param_flags(key) & DPDO__PF_NAN) != 0;
+    int nan_ok = (def->flags & DPDO__PF_NAN) != 0;
     if (!(isnan(v) && nan_ok) && !(v >= lo && v <= hi))
         return dpdo__err(a->errmsg, DPDO_E_INVAL, "set: %s = %g is outside [%g, %g]", name, v, lo,
                          hi);
     dpdo__eng *e = a->e;
-    if ((dpdo__param_flags(key) & DPDO__PF_NODES) && iv > e->n)
+    if ((def->flags & DPDO__PF_NODES) && iv > e->n)
         return dpdo__err(a->errmsg, DPDO_E_INVAL, "set: %s = %lld exceeds the %lld nodes", name,
                          (long long)iv, (long long)e->n);
     if (key == DPDO_PARAM_BATCH && iv > e->qmin)
@@ -178,7 +178,7 @@ static int set_common(dpdo_algorithm *a, int key, int type, double v, int64_t iv
         return dpdo__err(a->errmsg, DPDO_E_INVAL,
                          "set: sigma can only be set with DPDO_NOISE_FIXED");
     if (a->state == DPDO_ALG_RUNNING) {
-        if (!dpdo__param_live(key))
+        if (!def->live)
             return dpdo__err(a->errmsg, DPDO_E_STATE,
                              "set: %s cannot change after round 0; call dpdo_algorithm_reset first",
                              name);
@@ -201,7 +201,7 @@ static int set_common(dpdo_algorithm *a, int key, int type, double v, int64_t iv
         e->pi[s] = iv;
     else
         e->pd[s] = v;
-    if (a->state == DPDO_ALG_READY && !dpdo__param_live(key)) e->prepared = 0;
+    if (a->state == DPDO_ALG_READY && !def->live) e->prepared = 0;
     if (key == DPDO_PARAM_MAX_EPSILON && e->prepared) {
         int rc = dpdo__eng_compute_guard(e);
         if (rc) return rc;
@@ -243,9 +243,10 @@ static int get_common(const dpdo_algorithm *a, int key, int type, void *out)
     if (s < 0)
         return dpdo__err(m->errmsg, DPDO_E_UNSUPPORTED, "get: key %d is not a parameter of %s", key,
                          a->vt->name);
-    if (dpdo_param_type(key) != type)
-        return dpdo__err(m->errmsg, DPDO_E_INVAL, "get: key %d (%s) is %s", key,
-                         dpdo_param_name(key), type ? "an integer" : "a double");
+    const dpdo__pdef *def = dpdo__param_at(a->vt, s, NULL);
+    if (def->type != type)
+        return dpdo__err(m->errmsg, DPDO_E_INVAL, "get: key %d (%s) is %s", key, def->name,
+                         type ? "an integer" : "a double");
     if (key == DPDO_PARAM_SIGMA) {
         *(double *)out = a->e->prepared ? a->e->pv.sigma : NAN;
         return DPDO_OK;

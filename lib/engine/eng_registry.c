@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The registry of algorithm types (dpdo_algorithm_type_*): the one place that names every
  * algorithm vtable of lib/alg (the list lib/alg/algorithms.def). Nothing in lib/engine calls
- * into it except the parameter lookups of params.c (dpdo__type_at). */
+ * into it except the parameter facts by key or name (eng_pnames.c, dpdo__type_at). */
 #include "engine_impl.h"
 #include <string.h>
 
@@ -16,13 +16,6 @@ static const dpdo_algorithm_type TYPES[] = {
 const dpdo__alg_vt *dpdo__type_at(int i)
 {
     return i >= 0 && i < NTYPES ? TYPES[i].vt : NULL;
-}
-
-int dpdo__type_index(const dpdo__alg_vt *vt)
-{
-    for (int i = 0; i < NTYPES; i++)
-        if (TYPES[i].vt == vt) return i;
-    return -1;
 }
 
 DPDO_API const dpdo_algorithm_type *dpdo_algorithm_type_find(const char *name)

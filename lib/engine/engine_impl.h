@@ -154,12 +154,13 @@ enum {
 typedef void (*dpdo__probe_fn)(void *user, int phase);
 
 /* One algorithm parameter (dpdo_param_*). An algorithm defines its own in a table in its file
- * (dpdo__alg_vt.params; the last row has key 0 and name NULL). key: a public DPDO_PARAM_*
- * constant, or 0: the engine assigns one (DPDO__KEY_AUTO + registry index * DPDO__KEY_AUTO_SPAN
- * + row; users find it with dpdo_param_find). A row with a key and no name accepts a key that
- * another type defines (shared keys: Fed-PLT's for its baselines); its def still applies.
- * def: the value a handle starts with (the type's defaults() may then change it, e.g. by the
- * node count). Rows are positional up to doc, so a row reads like the listing it documents. */
+ * (dpdo__alg_vt.params; the last row is {.name = NULL}). key: a public DPDO_PARAM_* constant, or
+ * 0: the library assigns one (DPDO__KEY_AUTO + (FNV-1a of the type's name mod 2^16) *
+ * DPDO__KEY_AUTO_SPAN + row; users find it with dpdo_param_find). A row {.same_as = &row, .def}
+ * accepts a parameter another table defines (the Fed-PLT baselines take Fed-PLT's; it must have
+ * a public key); its own def applies. def: the value a handle starts with (the type's defaults()
+ * may then change it, e.g. by the node count). Rows are positional up to doc, so a row reads like
+ * the listing it documents. */
 typedef struct dpdo__pdef {
     int32_t key;
     const char *name;
@@ -169,6 +170,7 @@ typedef struct dpdo__pdef {
     const char *doc; /* one line: meaning and default (dpdo_param_doc) */
     double def;
     int32_t flags; /* DPDO__PF_* */
+    const struct dpdo__pdef *same_as;
 } dpdo__pdef;
 enum {
     DPDO__PF_NAN = 1,  /* NaN may be set (= the algorithm's preset) */
@@ -536,21 +538,19 @@ int dpdo__plan_add_charge(dpdo__eng *e, int32_t ev, int64_t node, int64_t count)
                          #cond, __FILE__, __LINE__)                                                \
          : DPDO_OK)
 
-/* Parameters (params.c). The slot of key in a handle of type vt (listing order: the common
- * parameters, then the type's own), or -1 when vt does not accept it. */
+/* Parameters (params.c), looked up in a handle's type vt (NULL: the common ones only). The slot
+ * of key (listing order: the common parameters, then the type's own), or -1 when vt does not
+ * accept it; its definition, or NULL. */
 int dpdo__param_slot(const dpdo__alg_vt *vt, int key);
-int dpdo__param_live(int key);
-int dpdo__param_flags(int key); /* DPDO__PF_* of key's definition (0 if unknown) */
+const dpdo__pdef *dpdo__param_def(const dpdo__alg_vt *vt, int key);
 int dpdo__param_ncommon(void);
 /* The definition of slot `slot` of a handle of type vt and its key (*key; may be NULL), or NULL
  * past the end (checkpoints, listings). */
 const dpdo__pdef *dpdo__param_at(const dpdo__alg_vt *vt, int slot, int *key);
 /* Set e's own slots (after the common ones) to their table defaults (def). */
 void dpdo__param_table_defaults(dpdo__eng *e);
-/* The registry (eng_registry.c): the vtable of type i in registry order (NULL past the end), and
- * vt's index (-1 when vt is not registered). */
+/* The registry (eng_registry.c): the vtable of type i in registry order, NULL past the end. */
 const dpdo__alg_vt *dpdo__type_at(int i);
-int dpdo__type_index(const dpdo__alg_vt *vt);
 #define DPDO__PI(e, key) ((e)->pi[dpdo__param_slot((e)->vt, key)])
 #define DPDO__PD(e, key) ((e)->pd[dpdo__param_slot((e)->vt, key)])
 /* An algorithm's own parameter by its row j in its table (any key, engine-assigned included). */

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Typed algorithm parameters (dpdo_param_*): the common ones (keys 1..99) are defined here; each
- * algorithm defines its own in its file (dpdo__alg_vt.params, a dpdo__pdef table) and the lookups
- * below run over the registry (lib/alg/algorithms.def). A handle keeps its values in slots
- * e->pi / e->pd numbered in listing order: the common parameters, then the type's own. */
+ * algorithm defines its own in its file (dpdo__alg_vt.params, a dpdo__pdef table). The lookups
+ * here need only the handle's type; those by key or name alone run over the registry
+ * (eng_pnames.c). A handle keeps its values in slots e->pi / e->pd numbered in listing order: the
+ * common parameters, then the type's own. */
 #include "engine_impl.h"
 #include <math.h>
 #include <stddef.h>
-#include <string.h>
+#include <stdint.h>
 
 #define I62 4611686018427387904.0
 static const dpdo__pdef COMMON[] = {
@@ -54,31 +55,34 @@ int dpdo__param_ncommon(void)
 static int nown(const dpdo__alg_vt *vt)
 {
     int j = 0;
-    while (vt->params && (vt->params[j].key || vt->params[j].name))
+    while (vt && vt->params && (vt->params[j].key || vt->params[j].name || vt->params[j].same_as))
         j++;
     return j;
 }
 
-/* The key of row j of vt's table: its own, or one the engine assigns (registry types only). */
-static int row_key(const dpdo__alg_vt *vt, int j)
+/* FNV-1a of the type's name: the block of keys the library assigns to it. */
+static uint32_t name_hash(const char *s)
 {
-    const dpdo__pdef *r = &vt->params[j];
-    if (r->key) return r->key;
-    int ti = dpdo__type_index(vt);
-    return ti < 0 ? 0 : DPDO__KEY_AUTO + ti * DPDO__KEY_AUTO_SPAN + j;
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
 }
 
-/* The row that defines key (a common row, or a named row of a registered type), or NULL. */
-static const dpdo__pdef *def_of(int key)
+/* The definition of row j of vt's table: the row, or the row it shares (same_as). */
+static const dpdo__pdef *row_def(const dpdo__alg_vt *vt, int j)
 {
-    if (key <= 0) return NULL;
-    for (int i = 0; i < NCOMMON; i++)
-        if (COMMON[i].key == key) return &COMMON[i];
-    const dpdo__alg_vt *vt;
-    for (int ti = 0; (vt = dpdo__type_at(ti)) != NULL; ti++)
-        for (int j = 0, m = nown(vt); j < m; j++)
-            if (vt->params[j].name && row_key(vt, j) == key) return &vt->params[j];
-    return NULL;
+    const dpdo__pdef *r = &vt->params[j];
+    return r->same_as ? r->same_as : r;
+}
+
+/* The key of row j: its definition's, or one the library assigns from the type's name (the
+ * same in every process and run; test_params checks that no two types' keys collide). */
+static int row_key(const dpdo__alg_vt *vt, int j)
+{
+    const dpdo__pdef *d = row_def(vt, j);
+    if (d->key) return d->key;
+    return DPDO__KEY_AUTO + (int)(name_hash(vt->name) & 0xffffu) * DPDO__KEY_AUTO_SPAN + j;
 }
 
 const dpdo__pdef *dpdo__param_at(const dpdo__alg_vt *vt, int slot, int *key)
@@ -90,9 +94,8 @@ const dpdo__pdef *dpdo__param_at(const dpdo__alg_vt *vt, int slot, int *key)
     }
     int j = slot - NCOMMON;
     if (!vt || slot >= DPDO__NSLOTS || j >= nown(vt)) return NULL;
-    int k = row_key(vt, j);
-    if (key) *key = k;
-    return vt->params[j].name ? &vt->params[j] : def_of(k);
+    if (key) *key = row_key(vt, j);
+    return row_def(vt, j);
 }
 
 int dpdo__param_slot(const dpdo__alg_vt *vt, int key)
@@ -100,77 +103,25 @@ int dpdo__param_slot(const dpdo__alg_vt *vt, int key)
     if (key <= 0) return -1;
     for (int i = 0; i < NCOMMON; i++)
         if (COMMON[i].key == key) return i;
-    for (int j = 0, m = vt ? nown(vt) : 0; j < m && NCOMMON + j < DPDO__NSLOTS; j++)
+    for (int j = 0, m = nown(vt); j < m && NCOMMON + j < DPDO__NSLOTS; j++)
         if (row_key(vt, j) == key) return NCOMMON + j;
     return -1;
 }
 
-int dpdo__param_live(int key)
+const dpdo__pdef *dpdo__param_def(const dpdo__alg_vt *vt, int key)
 {
-    return dpdo_param_live(key) > 0;
-}
-
-int dpdo__param_flags(int key)
-{
-    const dpdo__pdef *d = def_of(key);
-    return d ? d->flags : 0;
+    return dpdo__param_at(vt, dpdo__param_slot(vt, key), NULL);
 }
 
 void dpdo__param_table_defaults(dpdo__eng *e)
 {
     for (int j = 0, m = nown(e->vt); j < m && NCOMMON + j < DPDO__NSLOTS; j++) {
-        const dpdo__pdef *d = dpdo__param_at(e->vt, NCOMMON + j, NULL);
         double v = e->vt->params[j].def;
-        if (d && d->type == 0)
+        if (row_def(e->vt, j)->type == 0)
             e->pi[NCOMMON + j] = (int64_t)v;
         else
             e->pd[NCOMMON + j] = v;
     }
-}
-
-DPDO_API int dpdo_param_type(int key)
-{
-    const dpdo__pdef *d = def_of(key);
-    return d ? d->type : -1;
-}
-
-DPDO_API const char *dpdo_param_name(int key)
-{
-    const dpdo__pdef *d = def_of(key);
-    return d ? d->name : NULL;
-}
-
-DPDO_API int dpdo_param_bounds(int key, double *lo, double *hi)
-{
-    const dpdo__pdef *d = def_of(key);
-    if (!d) return DPDO_E_INVAL;
-    if (lo) *lo = d->lo;
-    if (hi) *hi = d->hi;
-    return DPDO_OK;
-}
-
-DPDO_API int dpdo_param_live(int key)
-{
-    const dpdo__pdef *d = def_of(key);
-    return d ? d->live : -1;
-}
-
-DPDO_API const char *dpdo_param_doc(int key)
-{
-    const dpdo__pdef *d = def_of(key);
-    return d ? d->doc : NULL;
-}
-
-DPDO_API int dpdo_param_find(const char *name)
-{
-    if (!name) return DPDO_E_INVAL;
-    for (int i = 0; i < NCOMMON; i++)
-        if (strcmp(COMMON[i].name, name) == 0) return COMMON[i].key;
-    const dpdo__alg_vt *vt;
-    for (int ti = 0; (vt = dpdo__type_at(ti)) != NULL; ti++)
-        for (int j = 0, m = nown(vt); j < m; j++)
-            if (vt->params[j].name && strcmp(vt->params[j].name, name) == 0) return row_key(vt, j);
-    return DPDO_E_UNSUPPORTED;
 }
 
 /* The keys a type accepts, in listing (= slot) order: the common keys in table order, then the

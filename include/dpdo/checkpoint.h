@@ -37,7 +37,7 @@ extern "C" {
 
 /* Bytes of a host key. */
 #define DPDO_CHECKPOINT_KEY_BYTES 32
-/* The file format version written by this library (docs/checkpoint.md): 2 since 0.3 (parameters
+/* The file format version written by this library (docs/checkpoint.md): 2 from 0.3 on (parameters
  * recorded by name). Format 1 files written by libdpdo 0.2 still load. */
 #define DPDO_CHECKPOINT_FORMAT 2
 

@@ -541,6 +541,26 @@ static void test_live_parameters(void)
  * 12): they load, the parameters land in this library's slots by key (frozen ones compared, the
  * live max-rounds taken from the file), and the resumed run ends bit-identical to an uninterrupted
  * run of this library. */
+/* The generator's setup of `type` (dp-dda on the network with l2, 5gcs without either); all = 0
+ * leaves one frozen parameter at its default (dda-paper-c; 5gcs: fed-epochs) */
+static void legacy_make(run *r, fx *f, const char *type, const dpdo_algorithm_options *o, int all)
+{
+    const int fed = strcmp(type, "dp-dda") != 0;
+    memset(r, 0, sizeof *r);
+    CHECK_EQ(dpdo_ledger_create(&r->led, N), DPDO_OK);
+    CHECK_EQ(dpdo_accountant_create(&r->acc, dpdo_accountant_type_find("rdp"), NULL, r->led, NULL), DPDO_OK);
+    CHECK_EQ(dpdo_algorithm_create(&r->a, dpdo_algorithm_type_find(type)), DPDO_OK);
+    CHECK_EQ(dpdo_algorithm_setup(r->a, f->nodes, N, fed ? NULL : f->net, fed ? NULL : f->reg, r->acc, o), DPDO_OK);
+    if (!fed) {
+        CHECK_EQ(dpdo_algorithm_set_int(r->a, DPDO_PARAM_DDA_ACTIVE, 4), DPDO_OK);
+        if (all) CHECK_EQ(dpdo_algorithm_set_double(r->a, DPDO_PARAM_DDA_PAPER_C, 160.0), DPDO_OK);
+    } else {
+        CHECK_EQ(dpdo_algorithm_set_double(r->a, dpdo_param_find("5gcs-tau"), 1.0), DPDO_OK);
+        CHECK_EQ(dpdo_algorithm_set_double(r->a, dpdo_param_find("5gcs-local-step"), 0.5), DPDO_OK);
+        if (all) CHECK_EQ(dpdo_algorithm_set_int(r->a, dpdo_param_find("fed-epochs"), 3), DPDO_OK);
+    }
+}
+
 static void legacy_one(const char *type)
 {
     uint64_t st = 0x9e3779b97f4a7c15ull; /* the generator's data */
@@ -556,19 +576,7 @@ static void legacy_one(const char *type)
     snap ref, res;
     for (int v = 0; v < 2; v++) {
         run r;
-        memset(&r, 0, sizeof r);
-        CHECK_EQ(dpdo_ledger_create(&r.led, N), DPDO_OK);
-        CHECK_EQ(dpdo_accountant_create(&r.acc, dpdo_accountant_type_find("rdp"), NULL, r.led, NULL), DPDO_OK);
-        CHECK_EQ(dpdo_algorithm_create(&r.a, dpdo_algorithm_type_find(type)), DPDO_OK);
-        CHECK_EQ(dpdo_algorithm_setup(r.a, f.nodes, N, fed ? NULL : f.net, fed ? NULL : f.reg, r.acc, &o), DPDO_OK);
-        if (!fed) {
-            CHECK_EQ(dpdo_algorithm_set_int(r.a, DPDO_PARAM_DDA_ACTIVE, 4), DPDO_OK);
-            CHECK_EQ(dpdo_algorithm_set_double(r.a, DPDO_PARAM_DDA_PAPER_C, 160.0), DPDO_OK);
-        } else {
-            CHECK_EQ(dpdo_algorithm_set_double(r.a, dpdo_param_find("5gcs-tau"), 1.0), DPDO_OK);
-            CHECK_EQ(dpdo_algorithm_set_double(r.a, dpdo_param_find("5gcs-local-step"), 0.5), DPDO_OK);
-            CHECK_EQ(dpdo_algorithm_set_int(r.a, dpdo_param_find("fed-epochs"), 3), DPDO_OK);
-        }
+        legacy_make(&r, &f, type, &o, 1);
         if (v == 0) { /* uninterrupted */
             CHECK_EQ(dpdo_algorithm_run(r.a, 4, NULL), DPDO_ROUND);
             CHECK_EQ(dpdo_algorithm_set_int(r.a, DPDO_PARAM_MAX_ROUNDS, 12), DPDO_OK);
@@ -590,12 +598,7 @@ static void legacy_one(const char *type)
            res.stop);
     /* a frozen parameter that differs from the file's is refused by name */
     run r;
-    memset(&r, 0, sizeof r);
-    CHECK_EQ(dpdo_ledger_create(&r.led, N), DPDO_OK);
-    CHECK_EQ(dpdo_accountant_create(&r.acc, dpdo_accountant_type_find("rdp"), NULL, r.led, NULL), DPDO_OK);
-    CHECK_EQ(dpdo_algorithm_create(&r.a, dpdo_algorithm_type_find(type)), DPDO_OK);
-    CHECK_EQ(dpdo_algorithm_setup(r.a, f.nodes, N, fed ? NULL : f.net, fed ? NULL : f.reg, r.acc, &o), DPDO_OK);
-    if (!fed) CHECK_EQ(dpdo_algorithm_set_int(r.a, DPDO_PARAM_DDA_ACTIVE, 4), DPDO_OK);
+    legacy_make(&r, &f, type, &o, 0);
     CHECK(load_fails(r.a, file, NULL, DPDO_E_FORMAT, fed ? "parameter fed-epochs differs" : "parameter dda-paper-c differs"));
     run_free(&r);
     snap_free(&ref);

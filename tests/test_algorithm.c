@@ -110,7 +110,7 @@ static void test_types(void)
     int k = 0, seen = 0;
     for (const dpdo_algorithm_type *p = dpdo_algorithm_type_next(NULL); p; p = dpdo_algorithm_type_next(p), k++)
         seen += p == t;
-    CHECK_EQ(k, 13);
+    CHECK(k >= 13); /* the 13 of 0.2 and any added since */
     CHECK_EQ(seen, 1);
     CHECK(dpdo_algorithm_type_find("fed-plt") != NULL);
     int x;

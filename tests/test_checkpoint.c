@@ -19,6 +19,7 @@
 #include "model/policy_impl.h"
 #include "harness.h"
 #include "fixture.h"
+#include "alg_fixture.h"
 
 static uint64_t tstate = 0x2545f4914f6cdd1dull;
 static double urand(void) { return h_urand(&tstate); }
@@ -35,7 +36,7 @@ typedef struct fx {
     dpdo_regularizer *reg;
 } fx;
 
-static void fx_make(fx *f, int d)
+static void fx_make_st(fx *f, int d, uint64_t *st)
 {
     memset(f, 0, sizeof *f);
     f->d = d;
@@ -44,17 +45,22 @@ static void fx_make(fx *f, int d)
     for (int i = 0; i < N * Q; i++) {
         double nn = 0;
         for (int k = 0; k < d; k++) {
-            f->X[i * d + k] = urand() * 2 - 1;
+            f->X[i * d + k] = h_urand(st) * 2 - 1;
             nn += f->X[i * d + k] * f->X[i * d + k];
         }
         for (int k = 0; k < d; k++) f->X[i * d + k] /= sqrt(nn) + 1e-3;
-        f->Y[i] = urand() < 0.5 ? -1 : 1;
+        f->Y[i] = h_urand(st) < 0.5 ? -1 : 1;
     }
     tfx_nodes_make(f->X, f->Y, N, Q, d, "logistic", &f->ds, &f->loss, f->sh, f->nodes);
     CHECK_EQ(dpdo_network_create(&f->net), DPDO_OK);
     CHECK_EQ(dpdo_network_set_complete(f->net, N), DPDO_OK);
     double lam = 0.05;
     CHECK_EQ(dpdo_regularizer_create(&f->reg, dpdo_regularizer_type_find("l2"), NULL, d, &lam, 1), DPDO_OK);
+}
+
+static void fx_make(fx *f, int d)
+{
+    fx_make_st(f, d, &tstate);
 }
 
 static void fx_free(fx *f)
@@ -96,16 +102,7 @@ static int run_make(run *r, fx *f, const char *type, const dpdo_algorithm_option
     CHECK_EQ(dpdo_algorithm_create(&r->a, dpdo_algorithm_type_find(type)), DPDO_OK);
     int rc = dpdo_algorithm_setup(r->a, f->nodes, N, f->net, use_reg ? f->reg : NULL, r->acc, o);
     CHECK_MSG(rc == DPDO_OK, "%s: setup: %s", type, dpdo_algorithm_errmsg(r->a));
-    if (strcmp(type, "5gcs") == 0) {
-        CHECK_EQ(dpdo_algorithm_set_double(r->a, DPDO_PARAM_5GCS_TAU, 1.0), DPDO_OK);
-        CHECK_EQ(dpdo_algorithm_set_double(r->a, DPDO_PARAM_5GCS_LOCAL_STEP, 0.5), DPDO_OK);
-    }
-    if (strcmp(type, "fed-plt") == 0) {
-        CHECK_EQ(dpdo_solver_create(&r->sol, dpdo_solver_type_find(o->noise_mode == DPDO_NOISE_NONE ? "gd" : "noisy-gd"), NULL, f->d), DPDO_OK);
-        CHECK_EQ(dpdo_solver_set(r->sol, "step", 0.5), DPDO_OK);
-        rc = dpdo_algorithm_set_solver(r->a, r->sol);
-        CHECK_MSG(rc == DPDO_OK, "set_solver: %s", dpdo_algorithm_errmsg(r->a));
-    }
+    if (rc == DPDO_OK) tfx_alg_apply(r->a, type, o->noise_mode != DPDO_NOISE_NONE, f->d, &r->sol);
     if (dqn) {
         CHECK_EQ(dpdo_policy_create(&r->pol, dpdo_policy_type_find("dqn"), NULL, N, f->d + 2), DPDO_OK);
         CHECK_EQ(dpdo_policy_set(r->pol, "replay", 16), DPDO_OK);
@@ -274,7 +271,7 @@ static void test_resume_all_types(void)
     int k = 0;
     for (const dpdo_algorithm_type *t = dpdo_algorithm_type_next(NULL); t; t = dpdo_algorithm_type_next(t), k++)
         resume_one(&f, dpdo_algorithm_type_name(t), 0);
-    CHECK_EQ(k, 13);
+    CHECK(k >= 13); /* every registered type, whatever their number */
     resume_one(&f, "dp-wor-sgd", 1);
     fx_free(&f);
     unlink(path);
@@ -378,10 +375,10 @@ static void test_refusals(void)
         b[at] ^= 0x10;
         CHECK(load_fails(r.a, bad, NULL, DPDO_E_FORMAT, "checksum mismatch"));
     }
-    b[8] ^= 2; /* format version */
+    b[8] ^= 4; /* format version */
     spit(bad, b, len);
-    b[8] ^= 2;
-    CHECK(load_fails(r.a, bad, NULL, DPDO_E_FORMAT, "checkpoint format 3"));
+    b[8] ^= 4;
+    CHECK(load_fails(r.a, bad, NULL, DPDO_E_FORMAT, "checkpoint format 6"));
     unsigned char keep[16];
     memcpy(keep, b + 24, 16);
     memset(b + 24, 0, 16);
@@ -389,6 +386,13 @@ static void test_refusals(void)
     spit(bad, b, len);
     memcpy(b + 24, keep, 16);
     CHECK(load_fails(r.a, bad, NULL, DPDO_E_FORMAT, "written by libdpdo 0.0.9"));
+    b[8] = 1; /* format 1 is libdpdo 0.2's: only from a 0.2 release */
+    memset(b + 24, 0, 16);
+    memcpy(b + 24, "0.1.9", 5);
+    spit(bad, b, len);
+    memcpy(b + 24, keep, 16);
+    b[8] = DPDO_CHECKPOINT_FORMAT;
+    CHECK(load_fails(r.a, bad, NULL, DPDO_E_FORMAT, "format 1 from libdpdo 0.2"));
     spit(bad, (const unsigned char *)"# not a checkpoint\n", 19);
     CHECK(load_fails(r.a, bad, NULL, DPDO_E_FORMAT, "not a libdpdo checkpoint"));
     CHECK(load_fails(r.a, "/nonexistent/dir/x.ckpt", NULL, DPDO_E_IO, "cannot open"));
@@ -532,6 +536,82 @@ static void test_live_parameters(void)
     live_one("dpdo"); /* its pure-epsilon guard lives in the algorithm's private state */
 }
 
+/* Checkpoints written by libdpdo 0.2.0 (format 1: every parameter of every type in 48 slots by
+ * position; tests/data/gen_ckpt_02.c wrote them, saved at round 4 after max-rounds was raised to
+ * 12): they load, the parameters land in this library's slots by key (frozen ones compared, the
+ * live max-rounds taken from the file), and the resumed run ends bit-identical to an uninterrupted
+ * run of this library. */
+/* The generator's setup of `type` (dp-dda on the network with l2, 5gcs without either); all = 0
+ * leaves one frozen parameter at its default (dda-paper-c; 5gcs: fed-epochs) */
+static void legacy_make(run *r, fx *f, const char *type, const dpdo_algorithm_options *o, int all)
+{
+    const int fed = strcmp(type, "dp-dda") != 0;
+    memset(r, 0, sizeof *r);
+    CHECK_EQ(dpdo_ledger_create(&r->led, N), DPDO_OK);
+    CHECK_EQ(dpdo_accountant_create(&r->acc, dpdo_accountant_type_find("rdp"), NULL, r->led, NULL), DPDO_OK);
+    CHECK_EQ(dpdo_algorithm_create(&r->a, dpdo_algorithm_type_find(type)), DPDO_OK);
+    CHECK_EQ(dpdo_algorithm_setup(r->a, f->nodes, N, fed ? NULL : f->net, fed ? NULL : f->reg, r->acc, o), DPDO_OK);
+    if (!fed) {
+        CHECK_EQ(dpdo_algorithm_set_int(r->a, DPDO_PARAM_DDA_ACTIVE, 4), DPDO_OK);
+        if (all) CHECK_EQ(dpdo_algorithm_set_double(r->a, DPDO_PARAM_DDA_PAPER_C, 160.0), DPDO_OK);
+    } else {
+        CHECK_EQ(dpdo_algorithm_set_double(r->a, dpdo_param_find("5gcs-tau"), 1.0), DPDO_OK);
+        CHECK_EQ(dpdo_algorithm_set_double(r->a, dpdo_param_find("5gcs-local-step"), 0.5), DPDO_OK);
+        if (all) CHECK_EQ(dpdo_algorithm_set_int(r->a, dpdo_param_find("fed-epochs"), 3), DPDO_OK);
+    }
+}
+
+static void legacy_one(const char *type)
+{
+    uint64_t st = 0x9e3779b97f4a7c15ull; /* the generator's data */
+    fx f;
+    fx_make_st(&f, 5, &st);
+    const int fed = strcmp(type, "dp-dda") != 0;
+    dpdo_algorithm_options o;
+    opts_of(&o, 10);
+    if (fed) o.noise_mode = DPDO_NOISE_NONE;
+    char file[512];
+    const char *dir = getenv("DPDO_TEST_DATA") ? getenv("DPDO_TEST_DATA") : "tests/data";
+    snprintf(file, sizeof file, "%.400s/ckpt-0.2-%s.bin", dir, type);
+    snap ref, res;
+    for (int v = 0; v < 2; v++) {
+        run r;
+        legacy_make(&r, &f, type, &o, 1);
+        if (v == 0) { /* uninterrupted */
+            CHECK_EQ(dpdo_algorithm_run(r.a, 4, NULL), DPDO_ROUND);
+            CHECK_EQ(dpdo_algorithm_set_int(r.a, DPDO_PARAM_MAX_ROUNDS, 12), DPDO_OK);
+        } else {
+            int rc = dpdo_algorithm_load(r.a, file, NULL);
+            CHECK_MSG(rc == DPDO_OK, "%s: load %.200s: %s", type, file, dpdo_algorithm_errmsg(r.a));
+            CHECK_EQ(dpdo_algorithm_round(r.a), 4);
+            int64_t T = 0;
+            CHECK_EQ(dpdo_algorithm_get_int(r.a, DPDO_PARAM_MAX_ROUNDS, &T), DPDO_OK);
+            CHECK_EQ(T, 12);
+        }
+        CHECK_EQ(dpdo_algorithm_run(r.a, 0, NULL), DPDO_DONE);
+        take_snap(v ? &res : &ref, r.a, r.led, NULL);
+        run_free(&r);
+    }
+    CHECK_MSG(ref.round > 4 && snap_equal(&ref, &res), "%s: the 0.2 checkpoint resumed differs (rounds %lld / %lld)",
+              type, (long long)ref.round, (long long)res.round);
+    printf("# %s: 0.2.0 checkpoint at round 4 resumed to round %lld (stop %d), bit-identical\n", type, (long long)res.round,
+           res.stop);
+    /* a frozen parameter that differs from the file's is refused by name */
+    run r;
+    legacy_make(&r, &f, type, &o, 0);
+    CHECK(load_fails(r.a, file, NULL, DPDO_E_FORMAT, fed ? "parameter fed-epochs differs" : "parameter dda-paper-c differs"));
+    run_free(&r);
+    snap_free(&ref);
+    snap_free(&res);
+    fx_free(&f);
+}
+
+static void test_legacy_checkpoints(void)
+{
+    legacy_one("dp-dda");
+    legacy_one("5gcs");
+}
+
 int main(void)
 {
     snprintf(path, sizeof path, "/tmp/dpdo_ckpt_%ld.bin", (long)getpid());
@@ -540,5 +620,6 @@ int main(void)
     RUN(test_resume_all_types);
     RUN(test_refusals);
     RUN(test_live_parameters);
+    RUN(test_legacy_checkpoints);
     return h_finish();
 }

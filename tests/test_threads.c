@@ -22,6 +22,8 @@
 #include "dpdo/dpdo.h"
 #include "dpdo/solver.h"
 #include "core/core_impl.h"
+#include "fixture.h"
+#include "alg_fixture.h"
 
 enum { ALG_DDA, ALG_BASE, ALG_ADP, ALG_FED, ALG_FED_AGD };
 enum { N = 8, Q = 60, NMAX = 100, DMAX = 40 }; /* N, Q: the user-loss problem */
@@ -432,6 +434,81 @@ static void test_default_and_env(void)
     prob_free(&pu);
 }
 
+/* Every registered type, set up by its fixture (tests/alg_fixture.h) on 8 nodes of a ring:
+ * 4 library threads give the serial run's outputs, counters and ledger bit for bit, and a type
+ * whose vtable says its per-node work may run in parallel really gets the threads. */
+static void test_every_type(void)
+{
+    enum { TN = 8, TQ = 24, TD = 6 };
+    static double X[TN * TQ * TD], Y[TN * TQ];
+    uint64_t st = 0x853c49e6748fea9bull;
+    for (int k = 0; k < TN * TQ * TD; k++) X[k] = (h_urand(&st) - 0.5) / 2.0;
+    for (int k = 0; k < TN * TQ; k++) Y[k] = h_urand(&st) < 0.5 ? -1.0 : 1.0;
+    dpdo_dataset *ds;
+    dpdo_loss *lo;
+    dpdo_shard *sh[TN];
+    dpdo_node *nodes[TN];
+    tfx_nodes_make(X, Y, TN, TQ, TD, "logistic", &ds, &lo, sh, nodes);
+    dpdo_network *net;
+    CHECK(dpdo_network_create(&net) == DPDO_OK);
+    CHECK(dpdo_network_set_ring(net, TN) == DPDO_OK);
+    dpdo_regularizer *reg;
+    double lam = 0.05;
+    CHECK(dpdo_regularizer_create(&reg, dpdo_regularizer_type_find("l2"), NULL, TD, &lam, 1) == DPDO_OK);
+    int ntypes = 0, nparallel = 0;
+    for (const dpdo_algorithm_type *t = dpdo_algorithm_type_next(NULL); t; t = dpdo_algorithm_type_next(t), ntypes++) {
+        const char *tn = dpdo_algorithm_type_name(t);
+        int pub = tfx_alg_nonprivate(tn), used = 0;
+        double out[2][TN][TD];
+        int64_t comm[2][3];
+        static char led_txt[2][1 << 14];
+        int64_t led_len[2] = {0, 0};
+        for (int v = 0; v < 2; v++) {
+            dpdo_ledger *led;
+            dpdo_accountant *acc;
+            CHECK(dpdo_ledger_create(&led, TN) == DPDO_OK);
+            CHECK(dpdo_accountant_create(&acc, dpdo_accountant_type_find("rdp"), NULL, led, NULL) == DPDO_OK);
+            dpdo_algorithm_options o;
+            dpdo_algorithm_options_init(&o, sizeof o);
+            o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE;
+            o.seed = 3;
+            o.max_rounds = 6;
+            o.max_epsilon = INFINITY;
+            o.noise_mode = pub ? DPDO_NOISE_NONE : DPDO_NOISE_FIXED;
+            o.sigma = 0.3;
+            o.num_threads = v ? 4 : 1;
+            dpdo_algorithm *a;
+            dpdo_solver *sol = NULL;
+            CHECK(dpdo_algorithm_create(&a, t) == DPDO_OK);
+            int rc = dpdo_algorithm_setup(a, nodes, TN, net, pub ? NULL : reg, acc, &o);
+            CHECK_MSG(rc == DPDO_OK, "%s: setup: %s", tn, dpdo_algorithm_errmsg(a));
+            tfx_alg_apply(a, tn, !pub, TD, &sol);
+            rc = dpdo_algorithm_run(a, 0, NULL);
+            CHECK_MSG(rc == DPDO_DONE, "%s (%d threads): run: %d %s", tn, (int)o.num_threads, rc,
+                      dpdo_algorithm_errmsg(a));
+            if (v) used = dpdo_algorithm_threads(a);
+            for (int i = 0; i < TN; i++) CHECK(dpdo_algorithm_get_output(a, i, out[v][i], TD) == DPDO_OK);
+            CHECK(dpdo_algorithm_comm(a, DPDO_NODE_ALL, &comm[v][0], &comm[v][1], &comm[v][2]) == DPDO_OK);
+            CHECK(dpdo_ledger_save(led, led_txt[v], sizeof led_txt[v], &led_len[v]) == DPDO_OK);
+            dpdo_algorithm_destroy(a);
+            dpdo_solver_destroy(sol);
+            dpdo_accountant_destroy(acc);
+            dpdo_ledger_destroy(led);
+        }
+        CHECK_MSG(memcmp(out[0], out[1], sizeof out[0]) == 0 && memcmp(comm[0], comm[1], sizeof comm[0]) == 0 &&
+                      led_len[0] == led_len[1] && memcmp(led_txt[0], led_txt[1], (size_t)led_len[0]) == 0,
+                  "%s: 4 threads differ from the serial run", tn);
+        if (t->vt->parallel && !t->vt->uses_solver) CHECK_MSG(used > 1, "%s: %d threads used", tn, used);
+        nparallel += used > 1;
+        printf("# %-16s %s, %d thread%s: bit-identical to serial\n", tn, pub ? "no noise" : "fixed noise", used > 1 ? used : 1,
+               used > 1 ? "s" : "");
+    }
+    CHECK(ntypes >= 13 && nparallel >= 3);
+    dpdo_regularizer_destroy(reg);
+    dpdo_network_destroy(net);
+    tfx_nodes_free(TN, ds, lo, sh, nodes);
+}
+
 int main(void)
 {
     unsetenv("DPDO_NUM_THREADS");
@@ -444,5 +521,6 @@ int main(void)
     RUN(test_failure_message);
     RUN(test_nonfinite_detected);
     RUN(test_default_and_env);
+    RUN(test_every_type);
     return h_finish();
 }

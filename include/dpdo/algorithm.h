@@ -387,6 +387,14 @@ DPDO_API const char *dpdo_param_doc(int key);
 DPDO_API int dpdo_algorithm_type_param_default(const dpdo_algorithm_type *t, int key,
                                                int64_t n_nodes, double *value);
 
+/* The key of the parameter called name ("dda-active", "fed-rho", or one of an algorithm that has
+ * no DPDO_PARAM_* constant), for dpdo_algorithm_set_int/_double and the dpdo_param_* facts.
+ * Parameters an algorithm defines without a pinned constant get keys >= 65536 assigned by the
+ * library: reach them by name (their numbers may change between versions). name is borrowed
+ * (NUL-terminated, not kept). Returns the key (> 0); DPDO_E_INVAL (name NULL);
+ * DPDO_E_UNSUPPORTED (no parameter has that name). No allocation; thread-safe. Since 0.3. */
+DPDO_API int dpdo_param_find(const char *name);
+
 /* ---- local solver ---------------------------------------------------------------- */
 
 /* Use `solver` (BORROWED and retained: destroying it while installed is

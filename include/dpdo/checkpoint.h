@@ -37,8 +37,9 @@ extern "C" {
 
 /* Bytes of a host key. */
 #define DPDO_CHECKPOINT_KEY_BYTES 32
-/* The file format version written by this library (docs/checkpoint.md). */
-#define DPDO_CHECKPOINT_FORMAT 1
+/* The file format version written by this library (docs/checkpoint.md): 2 from 0.3 on (parameters
+ * recorded by name). Format 1 files written by libdpdo 0.2 still load. */
+#define DPDO_CHECKPOINT_FORMAT 2
 
 typedef struct dpdo_checkpoint_options {
     size_t struct_size;       /* sizeof(dpdo_checkpoint_options) as compiled by the caller  0.2 */

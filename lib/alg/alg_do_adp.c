@@ -345,15 +345,6 @@ static int adp_fused(const dpdo__eng *e, const adp *P, int64_t i, const double *
     return (int)(a.bad >> 63);
 }
 
-static const int32_t KEYS[] = {DPDO_PARAM_ADP_P, DPDO_PARAM_ADP_BETA, DPDO_PARAM_ADP_GAMMA, 0};
-
-static void defaults(dpdo__eng *e)
-{
-    DPDO__PD(e, DPDO_PARAM_ADP_P) = 1.0;
-    DPDO__PD(e, DPDO_PARAM_ADP_BETA) = 0.15;
-    DPDO__PD(e, DPDO_PARAM_ADP_GAMMA) = 0.05;
-}
-
 static void release(dpdo__eng *e, void *priv)
 {
     (void)e;
@@ -676,12 +667,6 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
     return DPDO_OK;
 }
 
-static int combine(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, int64_t i)
-{
-    (void)e, (void)priv, (void)p, (void)stage, (void)i;
-    return DPDO_OK; /* phase B happens in commit: every replica of xhat_j adds s_j */
-}
-
 static int check(dpdo__eng *e, void *priv, const dpdo__plan *p)
 {
     (void)p;
@@ -743,12 +728,21 @@ static void output(const dpdo__eng *e, const void *priv, int64_t i, double *out)
     memcpy(out, ROW(e, P->bx, i), (size_t)e->d * sizeof(double));
 }
 
+/* DO-ADP's parameters (dpdo_param_*) */
+static const dpdo__pdef PARAMS[] = {{DPDO_PARAM_ADP_P, "adp-p", 1, 0x1p-1000, 1, 0,
+                                     "activation probability p; default 1", .def = 1.0},
+                                    {DPDO_PARAM_ADP_BETA, "adp-beta", 1, 0, 0.999999999, 0,
+                                     "momentum beta; default 0.15", .def = 0.15},
+                                    {DPDO_PARAM_ADP_GAMMA, "adp-gamma", 1, 0x1p-1000, 1, 0,
+                                     "consensus step gamma; default 0.05", .def = 0.05},
+                                    {.name = NULL}};
+
 const dpdo__alg_vt dpdo__vt_do_adp = {
     .name = "do-adp",
     .title = "DO-ADP: decentralized momentum SGD with random activation and sparsified messages, "
              "Algorithm 1",
     .priv_size = sizeof(adp),
-    .keys = KEYS,
+    .params = PARAMS,
     .paper = "do-adp-thm1",
     .paper_eps = "eps_tilde",
     .paper_delta = "delta_tilde_lemma4",
@@ -759,13 +753,12 @@ const dpdo__alg_vt dpdo__vt_do_adp = {
     .accepts_mask = 1,
     .node_probs = 1,
     .distributable = 1,
-    .defaults = defaults,
+    .parallel = 1,
     .configure = configure,
     .prepare = prepare,
     .init = init,
     .plan = plan,
-    .local = local,
-    .combine = combine,
+    .local = local, /* no combine: phase B happens in commit (every replica of xhat_j adds s_j) */
     .check = check,
     .commit = commit,
     .output = output,

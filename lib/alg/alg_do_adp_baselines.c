@@ -176,19 +176,6 @@ typedef struct huang_st {
     double cum, pend; /* pure epsilon charged, and this round's */
 } huang_st;
 
-static const int32_t HUANG_KEYS[] = {DPDO_PARAM_DPDO_SCHEDULE,    DPDO_PARAM_DPDO_STEP_DECAY,
-                                     DPDO_PARAM_DPDO_NOISE_DECAY, DPDO_PARAM_DPDO_RADIUS,
-                                     DPDO_PARAM_DPDO_FULL_GRAD,   0};
-
-static void huang_defaults(dpdo__eng *e)
-{
-    DPDO__PI(e, DPDO_PARAM_DPDO_SCHEDULE) = DPDO_DPDO_STEP_GEOMETRIC;
-    DPDO__PD(e, DPDO_PARAM_DPDO_STEP_DECAY) = 0.9999;
-    DPDO__PD(e, DPDO_PARAM_DPDO_NOISE_DECAY) = 0.99999;
-    DPDO__PD(e, DPDO_PARAM_DPDO_RADIUS) = 1.0;
-    DPDO__PI(e, DPDO_PARAM_DPDO_FULL_GRAD) = 0;
-}
-
 static void huang_release(dpdo__eng *e, void *priv)
 {
     (void)e;
@@ -474,16 +461,30 @@ static void x_output(const dpdo__eng *e, const void *priv, int64_t i, double *ou
     memcpy(out, ROW(e, *bx, i), (size_t)e->d * sizeof(double));
 }
 
+/* DPDO's parameters (dpdo_param_*) */
+static const dpdo__pdef HUANG_PARAMS[] = {
+    {DPDO_PARAM_DPDO_SCHEDULE, "dpdo-schedule", 0, DPDO_DPDO_STEP_GEOMETRIC,
+     DPDO_DPDO_STEP_HARMONIC, 0, "step schedule DPDO_DPDO_STEP_*; default GEOMETRIC",
+     .def = DPDO_DPDO_STEP_GEOMETRIC},
+    {DPDO_PARAM_DPDO_STEP_DECAY, "dpdo-step-decay", 1, 0x1p-1000, 0.99999999999999989, 0,
+     "qs in gamma_t = c qs^t; default 0.9999", .def = 0.9999},
+    {DPDO_PARAM_DPDO_NOISE_DECAY, "dpdo-noise-decay", 1, 0x1p-1000, 1, 0,
+     "pn in b_t = b0 pn^t; default 0.99999", .def = 0.99999},
+    {DPDO_PARAM_DPDO_RADIUS, "dpdo-radius", 1, 0x1p-1000, INFINITY, 0,
+     "radius R of the l2 ball X; inf = no projection; default 1", .def = 1.0},
+    {DPDO_PARAM_DPDO_FULL_GRAD, "dpdo-full-grad", 0, 0, 1, 0,
+     "0/1: full local gradient instead of batch sampled rows; default 0", .def = 0},
+    {.name = NULL}};
+
 const dpdo__alg_vt dpdo__vt_dpdo_huang = {
     .name = "dpdo",
     .title = "DPDO (Huang, Mitra, Vaidya 2015): distributed projected gradient with diminishing "
              "Laplace noise",
     .priv_size = sizeof(huang_st),
-    .keys = HUANG_KEYS,
+    .params = HUANG_PARAMS,
     .paper = NULL,
     .needs_net = 1,
     .distributable = 1,
-    .defaults = huang_defaults,
     .configure = huang_configure,
     .prepare = huang_prepare,
     .init = huang_init,
@@ -508,13 +509,6 @@ typedef struct cpgt_st {
     int64_t *mxi, *myi; /* n x kcap */
     double *mxv, *myv;  /* n x kcap */
 } cpgt_st;
-
-static const int32_t CPGT_KEYS[] = {DPDO_PARAM_CPGT_GAMMA, 0};
-
-static void cpgt_defaults(dpdo__eng *e)
-{
-    DPDO__PD(e, DPDO_PARAM_CPGT_GAMMA) = 0.05;
-}
 
 static void cpgt_release(dpdo__eng *e, void *priv)
 {
@@ -811,17 +805,21 @@ static void cpgt_commit(dpdo__eng *e, void *priv, const dpdo__plan *p)
     memcpy(e->blk[P->byh].cur, e->scr[P->syh], nd);
 }
 
+/* CPGT's parameters (dpdo_param_*) */
+static const dpdo__pdef CPGT_PARAMS[] = {{DPDO_PARAM_CPGT_GAMMA, "cpgt-gamma", 1, 0x1p-1000, 1, 0,
+                                          "CPGT-like consensus step; default 0.05", .def = 0.05},
+                                         {.name = NULL}};
+
 const dpdo__alg_vt dpdo__vt_cpgt = {
     .name = "cpgt",
     .title = "CPGT-like reconstruction (after Xie et al. 2023): Laplace-perturbed, compressed "
              "gradient tracking",
     .priv_size = sizeof(cpgt_st),
-    .keys = CPGT_KEYS,
+    .params = CPGT_PARAMS,
     .paper = NULL,
     .needs_net = 1,
     .distributable = 1,
     .uses_compressor = 1,
-    .defaults = cpgt_defaults,
     .configure = cpgt_configure,
     .prepare = cpgt_prepare,
     .init = cpgt_init,

@@ -53,11 +53,6 @@ typedef struct dda {
 #define S(e, P, i) ((e)->blk[(P)->bs].cur + (size_t)(i) * (size_t)(e)->d)
 #define SCR(e, k) ((double *)(e)->scr[(k)])
 
-static const int32_t KEYS[] = {
-    DPDO_PARAM_DDA_ACTIVE,      DPDO_PARAM_DDA_SCHEME,       DPDO_PARAM_DDA_GOSSIP_COUNT,
-    DPDO_PARAM_DDA_BERNOULLI_P, DPDO_PARAM_DDA_SCHEDULE,     DPDO_PARAM_DDA_PAPER_C,
-    DPDO_PARAM_DDA_ALL_COMPUTE, DPDO_PARAM_DDA_ALL_TRANSMIT, 0};
-
 /* A_t exactly (spec §2.9): t or t(t+1)/2 in 64-bit integers. */
 static double A_of(const dda *P, uint64_t t)
 {
@@ -89,16 +84,13 @@ static int da_map(dpdo__eng *e, const double *z, double kappa, double gamma, dou
     return dpdo_regularizer_da_map(e->reg, z, e->d, kappa, gamma, x);
 }
 
+/* the defaults that depend on the node count or differ for the baseline (the others: the
+ * tables PARAMS / PARAMS_BASE) */
 static void defaults(dpdo__eng *e, int baseline)
 {
     DPDO__PI(e, DPDO_PARAM_DDA_ACTIVE) = baseline ? e->n : (e->n >= 2 ? 2 : 1);
     DPDO__PI(e, DPDO_PARAM_DDA_SCHEME) = e->n >= 2 ? DPDO_ROUND_MATCHING : DPDO_ROUND_AVERAGE;
     DPDO__PI(e, DPDO_PARAM_DDA_GOSSIP_COUNT) = baseline && e->n >= 2 ? 2 : 0;
-    DPDO__PD(e, DPDO_PARAM_DDA_BERNOULLI_P) = 0.1;
-    DPDO__PI(e, DPDO_PARAM_DDA_SCHEDULE) = DPDO_DDA_SCHEDULE_AUTO;
-    DPDO__PD(e, DPDO_PARAM_DDA_PAPER_C) = 32.0;
-    DPDO__PI(e, DPDO_PARAM_DDA_ALL_COMPUTE) = baseline ? 1 : 0;
-    DPDO__PI(e, DPDO_PARAM_DDA_ALL_TRANSMIT) = 0;
 }
 static void defaults_alg(dpdo__eng *e)
 {
@@ -1043,21 +1035,54 @@ static void output(const dpdo__eng *e, const void *priv, int64_t i, double *out)
         out[k] = (s[k] + x[k] * w) / AT;
 }
 
-#define DDA_VT(NAME, TITLE, DEFAULTS)                                                              \
+/* DP-DDA's parameters (dpdo_param_*); defaults() sets those that depend on n */
+static const dpdo__pdef PARAMS[] = {
+    {DPDO_PARAM_DDA_ACTIVE, "dda-active", 0, 1, 2147483647.0, 0,
+     "nodes active per round b, <= n; default 2 (1 if n = 1; the baseline: n)", .def = 2,
+     .flags = DPDO__PF_NODES},
+    {DPDO_PARAM_DDA_SCHEME, "dda-scheme", 0, DPDO_ROUND_ALL, DPDO_ROUND_BERNOULLI, 0,
+     "round scheme DPDO_ROUND_*; default MATCHING (AVERAGE if n = 1)", .def = DPDO_ROUND_MATCHING},
+    {DPDO_PARAM_DDA_GOSSIP_COUNT, "dda-gossip-count", 0, 0, 2147483647.0, 0,
+     "count for the round scheme; 0 (default) = b (the baseline: 2)", .def = 0},
+    {DPDO_PARAM_DDA_BERNOULLI_P, "dda-bernoulli-p", 1, 0x1p-1000, 1, 0,
+     "activation probability for DPDO_ROUND_BERNOULLI; default 0.1", .def = 0.1},
+    {DPDO_PARAM_DDA_SCHEDULE, "dda-schedule", 0, DPDO_DDA_SCHEDULE_AUTO, DPDO_DDA_SCHEDULE_PAPER_L1,
+     0, "schedule preset DPDO_DDA_SCHEDULE_*; default AUTO", .def = DPDO_DDA_SCHEDULE_AUTO},
+    {DPDO_PARAM_DDA_PAPER_C, "dda-paper-c", 1, 0x1p-1000, 1e300, 0,
+     "Theorem 1's constant: 32 (the paper, default) or 160 (consistent with its proof)",
+     .def = 32.0},
+    {DPDO_PARAM_DDA_ALL_COMPUTE, "dda-all-compute", 0, 0, 1, 0,
+     "0/1: every node computes every round; default 0 (the baseline: 1)", .def = 0},
+    {DPDO_PARAM_DDA_ALL_TRANSMIT, "dda-all-transmit", 0, 0, 1, 0,
+     "0/1: DO-ADP's comparison variant (every node transmits every round); default 0", .def = 0},
+    {.name = NULL}};
+
+/* the baseline accepts DP-DDA's keys; every node computes */
+static const dpdo__pdef PARAMS_BASE[] = {{.same_as = &PARAMS[0], .def = 2},
+                                         {.same_as = &PARAMS[1], .def = DPDO_ROUND_MATCHING},
+                                         {.same_as = &PARAMS[2], .def = 0},
+                                         {.same_as = &PARAMS[3], .def = 0.1},
+                                         {.same_as = &PARAMS[4], .def = DPDO_DDA_SCHEDULE_AUTO},
+                                         {.same_as = &PARAMS[5], .def = 32.0},
+                                         {.same_as = &PARAMS[6], .def = 1},
+                                         {.same_as = &PARAMS[7], .def = 0},
+                                         {.name = NULL}};
+
+#define DDA_VT(NAME, TITLE, DEFAULTS, TABLE)                                                       \
     {                                                                                              \
-        .name = NAME, .title = TITLE, .priv_size = sizeof(dda), .keys = KEYS,                      \
+        .name = NAME, .title = TITLE, .priv_size = sizeof(dda), .params = TABLE,                   \
         .paper = "dp-dda-thm1", .paper_eps = "eps_remark31", .paper_delta = "delta_tilde",         \
         .paper_round = "t", .needs_net = 1, .uses_solver = 0, .accepts_mask = 1,                   \
-        .distributable = 1, .defaults = DEFAULTS, .configure = configure, .prepare = prepare,      \
-        .init = init, .plan = plan, .local = local, .combine = combine, .check = check,            \
-        .commit = commit, .output = output, .release = release                                     \
+        .distributable = 1, .parallel = 1, .defaults = DEFAULTS, .configure = configure,           \
+        .prepare = prepare, .init = init, .plan = plan, .local = local, .combine = combine,        \
+        .check = check, .commit = commit, .output = output, .release = release                     \
     }
 
 const dpdo__alg_vt dpdo__vt_dp_dda = DDA_VT("dp-dda",
                                             "DP-DDA (Liu, Johansson, Shi): private distributed "
                                             "dual averaging with node subsampling, Algorithm 1",
-                                            defaults_alg);
+                                            defaults_alg, PARAMS);
 const dpdo__alg_vt dpdo__vt_dp_dda_baseline = DDA_VT(
     "dp-dda-baseline",
     "DP-DDA baseline [19]: Algorithm 1 with every node computing each round (spec dp-dda §6.6)",
-    defaults_base);
+    defaults_base, PARAMS_BASE);

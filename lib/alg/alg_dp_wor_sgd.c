@@ -56,15 +56,9 @@ typedef struct wor {
 #define ROW(e, b_, i) ((e)->blk[(b_)].cur + (size_t)(i) * (size_t)(e)->d)
 #define SROW(e, k, i) ((double *)(e)->scr[(k)] + (size_t)(i) * (size_t)(e)->d)
 
-static const int32_t KEYS[] = {DPDO_PARAM_WOR_SCHEDULE, DPDO_PARAM_WOR_PASSES,
-                               DPDO_PARAM_WOR_SMOOTH, DPDO_PARAM_WOR_ETA_CAP, 0};
-
+/* the batch follows the options' (the table PARAMS holds the other defaults) */
 static void defaults(dpdo__eng *e)
 {
-    DPDO__PI(e, DPDO_PARAM_WOR_SCHEDULE) = DPDO_WOR_SYNCHRONOUS;
-    DPDO__PI(e, DPDO_PARAM_WOR_PASSES) = 1;
-    DPDO__PD(e, DPDO_PARAM_WOR_SMOOTH) = NAN;
-    DPDO__PI(e, DPDO_PARAM_WOR_ETA_CAP) = 1;
     if (e->o.batch == 1) DPDO__PI(e, DPDO_PARAM_BATCH) = 1;
 }
 
@@ -546,12 +540,6 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
     return DPDO_OK;
 }
 
-static int combine(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, int64_t i)
-{
-    (void)e, (void)priv, (void)p, (void)stage, (void)i;
-    return DPDO_OK;
-}
-
 static int check(dpdo__eng *e, void *priv, const dpdo__plan *p)
 {
     wor *P = priv;
@@ -598,13 +586,30 @@ static int paper_update(dpdo__eng *e, void *priv, dpdo_paper *pp)
     return dpdo_paper_set(pp, "passes", done > 0 ? (double)done : 1.0);
 }
 
+/* DP-WOR-SGD's parameters (dpdo_param_*) */
+static const dpdo__pdef PARAMS[] = {
+    {DPDO_PARAM_WOR_SCHEDULE, "wor-schedule", 0, DPDO_WOR_SYNCHRONOUS, DPDO_WOR_SEQUENTIAL, 0,
+     "who steps in a round, DPDO_WOR_*; default SYNCHRONOUS", .def = DPDO_WOR_SYNCHRONOUS},
+    {DPDO_PARAM_WOR_PASSES, "wor-passes", 0, 1, 2147483647.0, 0,
+     "passes over each node's data; default 1", .def = 1},
+    {DPDO_PARAM_WOR_SMOOTH, "wor-smooth", 1, 0x1p-1000, 1e300, 0,
+     "smoothness mu of the per-sample loss; NaN (default) = 1 + the regularizer's modulus",
+     .def = NAN},
+    {DPDO_PARAM_WOR_ETA_CAP, "wor-eta-cap", 0, 0, 1, 0,
+     "0/1: cap the step at 1/(2 mu) (Lemma 4's condition); default 1", .def = 1},
+    {.name = NULL}};
+
+/* the tests' setup (both types): defaults; a private run notes the clip it took */
+static const dpdo__fixture FIXTURE = {.notes_private = "clip = lipschitz"};
+
 const dpdo__alg_vt dpdo__vt_dp_wor_sgd = {
     .name = "dp-wor-sgd",
     .title = "DP-WOR-SGD: collaborative decentralized DP without-replacement SGD with a "
              "Local/Global policy, "
              "Algorithm 1",
     .priv_size = sizeof(wor),
-    .keys = KEYS,
+    .fixture = &FIXTURE,
+    .params = PARAMS,
     .paper = "dp-wor-sgd-thm2",
     .paper_eps = "eps_total",
     .paper_delta = "delta_total",
@@ -620,7 +625,6 @@ const dpdo__alg_vt dpdo__vt_dp_wor_sgd = {
     .ser_priv = ser_priv,
     .plan = plan,
     .local = local,
-    .combine = combine,
     .check = check,
     .commit = commit,
     .output = output,
@@ -649,11 +653,6 @@ typedef struct wr {
     int64_t nelig_new;    /* the node's eligible rows after this round (travels with the model) */
     double eta0, eta_pow, L, z, clip;
 } wr;
-
-static void wr_defaults(dpdo__eng *e)
-{
-    (void)e;
-}
 
 static void wr_release(dpdo__eng *e, void *priv)
 {
@@ -912,30 +911,22 @@ static void wr_output(const dpdo__eng *e, const void *priv, int64_t i, double *o
     memcpy(out, e->blk[P->bx].cur, (size_t)e->d * sizeof(double));
 }
 
-static int wr_combine(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, int64_t i)
-{
-    (void)e, (void)priv, (void)p, (void)stage, (void)i;
-    return DPDO_OK;
-}
-
 const dpdo__alg_vt dpdo__vt_dp_sgd_wr = {
     .name = "dp-sgd-wr",
     .title = "DP-SGD with replacement (baseline of DP-WOR-SGD, after Hegedus & Jelasity): a random "
              "node updates the "
              "public model, rows used at most 5 times",
     .priv_size = sizeof(wr),
-    .keys = NULL,
+    .fixture = &FIXTURE,
     .needs_net = 0,
     .distributable = 1,
     .local_charges = 1,
-    .defaults = wr_defaults,
     .configure = wr_configure,
     .prepare = wr_prepare,
     .init = wr_init,
     .ser_priv = wr_ser_priv,
     .plan = wr_plan,
     .local = wr_local,
-    .combine = wr_combine,
     .check = wr_check,
     .commit = wr_commit,
     .output = wr_output,

@@ -22,6 +22,7 @@
 #include "../rng/rng_impl.h"
 #include "../solver/solver_impl.h"
 #include "dpdo/solver.h"
+#include "fed_impl.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -47,56 +48,12 @@ typedef struct fb {
 #define SROW(e, k, i) ((double *)(e)->scr[(k)] + (size_t)(i) * (size_t)(e)->d)
 #define SVEC(e, k) ((double *)(e)->scr[(k)])
 
-static const int32_t KEYS_FEDPD[] = {DPDO_PARAM_FED_EPOCHS, DPDO_PARAM_FED_SAMPLER,
-                                     DPDO_PARAM_FED_P,      DPDO_PARAM_FED_ACTIVE,
-                                     DPDO_PARAM_FEDPD_ETA,  0};
-static const int32_t KEYS_FEDLIN[] = {DPDO_PARAM_FED_EPOCHS, DPDO_PARAM_FED_SAMPLER,
-                                      DPDO_PARAM_FED_P, DPDO_PARAM_FED_ACTIVE, 0};
-static const int32_t KEYS_TAMUNA[] = {DPDO_PARAM_FED_EPOCHS, DPDO_PARAM_FED_SAMPLER,
-                                      DPDO_PARAM_FED_P,      DPDO_PARAM_FED_ACTIVE,
-                                      DPDO_PARAM_TAMUNA_ETA, 0};
-static const int32_t KEYS_LED[] = {DPDO_PARAM_FED_EPOCHS, DPDO_PARAM_FED_SAMPLER, DPDO_PARAM_FED_P,
-                                   DPDO_PARAM_FED_ACTIVE, DPDO_PARAM_LED_BETA,    0};
-static const int32_t KEYS_5GCS[] = {DPDO_PARAM_FED_EPOCHS,      DPDO_PARAM_FED_SAMPLER,
-                                    DPDO_PARAM_FED_P,           DPDO_PARAM_FED_ACTIVE,
-                                    DPDO_PARAM_5GCS_TAU,        DPDO_PARAM_5GCS_MU,
-                                    DPDO_PARAM_5GCS_LOCAL_STEP, 0};
-
 /* ---- shared pieces -------------------------------------------------------------- */
 
+/* the default that depends on the node count (the others: the tables above the vtables) */
 static void defaults_common(dpdo__eng *e)
 {
-    DPDO__PI(e, DPDO_PARAM_FED_EPOCHS) = 5;
-    DPDO__PI(e, DPDO_PARAM_FED_SAMPLER) = DPDO_FED_SAMPLER_UNIFORM;
-    DPDO__PD(e, DPDO_PARAM_FED_P) = 1.0;
     DPDO__PI(e, DPDO_PARAM_FED_ACTIVE) = e->n;
-}
-
-static void def_fedpd(dpdo__eng *e)
-{
-    defaults_common(e);
-    DPDO__PD(e, DPDO_PARAM_FEDPD_ETA) = 1.0;
-}
-static void def_fedlin(dpdo__eng *e)
-{
-    defaults_common(e);
-}
-static void def_tamuna(dpdo__eng *e)
-{
-    defaults_common(e);
-    DPDO__PD(e, DPDO_PARAM_TAMUNA_ETA) = NAN;
-}
-static void def_led(dpdo__eng *e)
-{
-    defaults_common(e);
-    DPDO__PD(e, DPDO_PARAM_LED_BETA) = NAN;
-}
-static void def_5gcs(dpdo__eng *e)
-{
-    defaults_common(e);
-    DPDO__PD(e, DPDO_PARAM_5GCS_TAU) = NAN;
-    DPDO__PD(e, DPDO_PARAM_5GCS_MU) = NAN;
-    DPDO__PD(e, DPDO_PARAM_5GCS_LOCAL_STEP) = NAN;
 }
 
 /* grad f_i(x) over the whole shard, no clipping; allocates nothing */
@@ -711,12 +668,64 @@ static void output(const dpdo__eng *e, const void *priv, int64_t i, double *out)
     }
 }
 
-#define VT(sym, nm, ttl, kk, dflt, cfg)                                                            \
+/* The baselines accept Fed-PLT's epochs, sampler, p and active count (its rows, fed_impl.h) with
+ * the UNIFORM sampler, and their own. */
+/* clang-format off */
+#define FED_SHARED                                                                                 \
+    {.same_as = &dpdo__fed_plt_params[DPDO__FEDP_EPOCHS], .def = 5},                               \
+    {.same_as = &dpdo__fed_plt_params[DPDO__FEDP_SAMPLER], .def = DPDO_FED_SAMPLER_UNIFORM},       \
+    {.same_as = &dpdo__fed_plt_params[DPDO__FEDP_P], .def = 1.0},                                  \
+    {.same_as = &dpdo__fed_plt_params[DPDO__FEDP_ACTIVE], .def = 1}
+/* clang-format on */
+
+/* FedPD */
+static const dpdo__pdef PARAMS_FEDPD[] = {FED_SHARED,
+                                          {DPDO_PARAM_FEDPD_ETA, "fedpd-eta", 1, 0x1p-1000, 1e300,
+                                           0, "FedPD penalty/dual scale eta; default 1",
+                                           .def = 1.0},
+                                          {.name = NULL}};
+
+/* FedLin */
+static const dpdo__pdef PARAMS_FEDLIN[] = {FED_SHARED, {.name = NULL}};
+
+/* TAMUNA */
+static const dpdo__pdef PARAMS_TAMUNA[] = {FED_SHARED,
+                                           {DPDO_PARAM_TAMUNA_ETA, "tamuna-eta", 1, 0x1p-1000, 1, 0,
+                                            "TAMUNA control-variate step; NaN (default) = 1/N_e",
+                                            .def = NAN},
+                                           {.name = NULL}};
+
+/* LED */
+static const dpdo__pdef PARAMS_LED[] = {FED_SHARED,
+                                        {DPDO_PARAM_LED_BETA, "led-beta", 1, 0x1p-1000, 1e300, 0,
+                                         "LED dual step; NaN (default) = 1/(2 N_e)", .def = NAN},
+                                        {.name = NULL}};
+
+/* 5GCS */
+static const dpdo__pdef PARAMS_5GCS[] = {
+    FED_SHARED,
+    {DPDO_PARAM_5GCS_TAU, "5gcs-tau", 1, 0x1p-1000, 1e300, 0,
+     "5GCS dual step tau; NaN (default) = derived from the solver's constants", .def = NAN},
+    {DPDO_PARAM_5GCS_MU, "5gcs-mu", 1, 0, 1e300, 0,
+     "5GCS splitting modulus mu; NaN (default) = the solver's lambda_lo (0 if unknown)",
+     .def = NAN},
+    {DPDO_PARAM_5GCS_LOCAL_STEP, "5gcs-local-step", 1, 0x1p-1000, 1e300, 0,
+     "5GCS inner gradient step; NaN (default) = derived from the solver's constants", .def = NAN},
+    {.name = NULL}};
+
+/* the tests' setup: non-private; 5GCS with its two steps set (its derived defaults need the
+ * solver's constants) */
+static const dpdo__fixture FIXTURE = {.nonprivate = 1, .notes = "lambda_hi"};
+static const dpdo__fixture FIXTURE_5GCS = {
+    .nonprivate = 1, .notes = "lambda_hi", .set = {{"5gcs-tau", 1.0}, {"5gcs-local-step", 0.5}}};
+
+#define VT(sym, nm, ttl, kk, dflt, cfg, fx)                                                        \
     const dpdo__alg_vt sym = {                                                                     \
         .name = nm,                                                                                \
         .title = ttl,                                                                              \
         .priv_size = sizeof(fb),                                                                   \
-        .keys = kk,                                                                                \
+        .fixture = fx,                                                                             \
+        .params = kk,                                                                              \
         .paper = NULL,                                                                             \
         .needs_net = 0,                                                                            \
         .uses_solver = 1,                                                                          \
@@ -736,16 +745,16 @@ static void output(const dpdo__eng *e, const void *priv, int64_t i, double *out)
 
 VT(dpdo__vt_fedpd, "fedpd",
    "FedPD (Zhang, Hong, Dhople, Yin, Liu): federated primal-dual, Algorithm 1 with GD oracle",
-   KEYS_FEDPD, def_fedpd, cfg_fedpd);
+   PARAMS_FEDPD, defaults_common, cfg_fedpd, &FIXTURE);
 VT(dpdo__vt_fedlin, "fedlin",
-   "FedLin (Mitra, Jaafar, Pappas, Hassani): gradient-corrected local steps", KEYS_FEDLIN,
-   def_fedlin, cfg_fedlin);
+   "FedLin (Mitra, Jaafar, Pappas, Hassani): gradient-corrected local steps", PARAMS_FEDLIN,
+   defaults_common, cfg_fedlin, &FIXTURE);
 VT(dpdo__vt_tamuna, "tamuna",
    "TAMUNA (Condat, Agarsky, Malinovsky, Richtarik): local training with client sampling, no "
    "compression",
-   KEYS_TAMUNA, def_tamuna, cfg_tamuna);
-VT(dpdo__vt_led, "led", "LED (Alghunaim): local exact-diffusion on the federated star", KEYS_LED,
-   def_led, cfg_led);
+   PARAMS_TAMUNA, defaults_common, cfg_tamuna, &FIXTURE);
+VT(dpdo__vt_led, "led", "LED (Alghunaim): local exact-diffusion on the federated star", PARAMS_LED,
+   defaults_common, cfg_led, &FIXTURE);
 VT(dpdo__vt_5gcs, "5gcs",
-   "5GCS (Grudzien, Malinovsky, Richtarik): local training with client sampling", KEYS_5GCS,
-   def_5gcs, cfg_5gcs);
+   "5GCS (Grudzien, Malinovsky, Richtarik): local training with client sampling", PARAMS_5GCS,
+   defaults_common, cfg_5gcs, &FIXTURE_5GCS);

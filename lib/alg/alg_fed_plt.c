@@ -19,6 +19,7 @@
 #include "../rng/rng_impl.h"
 #include "../solver/solver_impl.h"
 #include "dpdo/solver.h"
+#include "fed_impl.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -38,22 +39,10 @@ typedef struct fed {
 #define ROW(e, b, i) ((e)->blk[(b)].cur + (size_t)(i) * (size_t)(e)->d)
 #define SROW(e, k, i) ((double *)(e)->scr[(k)] + (size_t)(i) * (size_t)(e)->d)
 
-static const int32_t KEYS[] = {DPDO_PARAM_FED_RHO,
-                               DPDO_PARAM_FED_EPOCHS,
-                               DPDO_PARAM_FED_SAMPLER,
-                               DPDO_PARAM_FED_P,
-                               DPDO_PARAM_FED_ACTIVE,
-                               DPDO_PARAM_FED_DP_INIT,
-                               0};
-
+/* the default that depends on the node count (the others: the table PARAMS) */
 static void defaults(dpdo__eng *e)
 {
-    DPDO__PD(e, DPDO_PARAM_FED_RHO) = 1.0;
-    DPDO__PI(e, DPDO_PARAM_FED_EPOCHS) = 5;
-    DPDO__PI(e, DPDO_PARAM_FED_SAMPLER) = DPDO_FED_SAMPLER_BERNOULLI;
-    DPDO__PD(e, DPDO_PARAM_FED_P) = 1.0;
     DPDO__PI(e, DPDO_PARAM_FED_ACTIVE) = e->n;
-    DPDO__PI(e, DPDO_PARAM_FED_DP_INIT) = 1;
 }
 
 static int configure(dpdo__eng *e, void *priv)
@@ -435,13 +424,40 @@ static void output(const dpdo__eng *e, const void *priv, int64_t i, double *out)
     memcpy(out, ROW(e, P->bx, i), (size_t)e->d * sizeof(double));
 }
 
+/* Fed-PLT's parameters (dpdo_param_*), shared with its baselines (fed_impl.h: by row) */
+const dpdo__pdef dpdo__fed_plt_params[] = {
+    {DPDO_PARAM_FED_RHO, "fed-rho", 1, 0x1p-1000, 1e300, 0,
+     "Peaceman-Rachford parameter rho; default 1", .def = 1.0},
+    {DPDO_PARAM_FED_EPOCHS, "fed-epochs", 0, 1, 2147483647.0, 0,
+     "local steps N_e per round; default 5", .def = 5},
+    {DPDO_PARAM_FED_SAMPLER, "fed-sampler", 0, DPDO_FED_SAMPLER_BERNOULLI, DPDO_FED_SAMPLER_UNIFORM,
+     0, "participation sampler DPDO_FED_SAMPLER_*; default BERNOULLI (the baselines: UNIFORM)",
+     .def = DPDO_FED_SAMPLER_BERNOULLI},
+    {DPDO_PARAM_FED_P, "fed-p", 1, 0x1p-1000, 1, 0,
+     "Bernoulli participation probability; default 1", .def = 1.0},
+    {DPDO_PARAM_FED_ACTIVE, "fed-active", 0, 1, 2147483647.0, 0,
+     "agents per round for the UNIFORM sampler, <= N; default N", .def = 1,
+     .flags = DPDO__PF_NODES},
+    {DPDO_PARAM_FED_DP_INIT, "fed-dp-init", 0, 0, 1, 0,
+     "0/1: private runs draw the initial iterates at random (Prop. 4's hypothesis); default 1",
+     .def = 1},
+    {.name = NULL}};
+
+/* the tests' setup: a local solver (noisy in private runs) */
+static const dpdo__fixture FIXTURE = {.solver = "gd",
+                                      .solver_private = "noisy-gd",
+                                      .solver_step = 0.5,
+                                      .notes = "lambda_hi",
+                                      .noise_in_solver = 1};
+
 const dpdo__alg_vt dpdo__vt_fed_plt = {
     .name = "fed-plt",
     .title = "Fed-PLT (Bastianello, Liu, Johansson): federated learning with partial participation "
              "and private "
              "local training, Algorithm 1",
     .priv_size = sizeof(fed),
-    .keys = KEYS,
+    .fixture = &FIXTURE,
+    .params = dpdo__fed_plt_params,
     .paper = "fed-plt-prop4",
     .paper_eps = "eps_star",
     .paper_delta = "delta",
@@ -451,6 +467,7 @@ const dpdo__alg_vt dpdo__vt_fed_plt = {
     .accepts_mask = 1,
     .node_probs = 1,
     .distributable = 1,
+    .parallel = 1,
     .init_gather = "z",
     .defaults = defaults,
     .configure = configure,

@@ -43,6 +43,7 @@ enum {
 
 struct dpdo__ser {
     int mode, rc;
+    int fmt; /* the file's format version (0: this library's, DPDO_CHECKPOINT_FORMAT) */
     unsigned char *buf;
     size_t len, cap, pos;
     char *err;
@@ -268,6 +269,106 @@ static void cfg_str(dpdo__ser *s, const char *name, const char *v)
 
 /* ---- what is written ------------------------------------------------------------------ */
 
+/* Format 1 (libdpdo 0.2) kept every parameter of every type in one table of 48 slots and wrote
+ * them by position: its slots in its order (44..47 unused), with the names, types (0 int,
+ * 1 double) and live flags the fingerprint used. */
+static const struct legacy_slot {
+    int32_t key;
+    const char *name;
+    int32_t type, live;
+} LEGACY_SLOTS[48] = {
+    {DPDO_PARAM_MAX_ROUNDS, "max-rounds", 0, 1},
+    {DPDO_PARAM_STEP_SIZE, "step-size", 1, 0},
+    {DPDO_PARAM_STEP_POWER, "step-power", 1, 0},
+    {DPDO_PARAM_TOL, "tol", 1, 1},
+    {DPDO_PARAM_CHECK_EVERY, "check-every", 0, 1},
+    {DPDO_PARAM_MAX_EPSILON, "max-epsilon", 1, 1},
+    {DPDO_PARAM_BATCH, "batch", 0, 0},
+    {DPDO_PARAM_SIGMA, "sigma", 1, 0},
+    {DPDO_PARAM_CLIP, "clip", 1, 0},
+    {DPDO_PARAM_CALIB_STEPS, "calib-steps", 0, 0},
+    {DPDO_PARAM_CALIB_TAIL, "calib-tail", 1, 0},
+    {DPDO_PARAM_DDA_ACTIVE, "dda-active", 0, 0},
+    {DPDO_PARAM_DDA_SCHEME, "dda-scheme", 0, 0},
+    {DPDO_PARAM_DDA_GOSSIP_COUNT, "dda-gossip-count", 0, 0},
+    {DPDO_PARAM_DDA_BERNOULLI_P, "dda-bernoulli-p", 1, 0},
+    {DPDO_PARAM_DDA_SCHEDULE, "dda-schedule", 0, 0},
+    {DPDO_PARAM_DDA_PAPER_C, "dda-paper-c", 1, 0},
+    {DPDO_PARAM_DDA_ALL_COMPUTE, "dda-all-compute", 0, 0},
+    {DPDO_PARAM_DDA_ALL_TRANSMIT, "dda-all-transmit", 0, 0},
+    {DPDO_PARAM_ADP_P, "adp-p", 1, 0},
+    {DPDO_PARAM_ADP_BETA, "adp-beta", 1, 0},
+    {DPDO_PARAM_ADP_GAMMA, "adp-gamma", 1, 0},
+    {DPDO_PARAM_WOR_SCHEDULE, "wor-schedule", 0, 0},
+    {DPDO_PARAM_WOR_PASSES, "wor-passes", 0, 0},
+    {DPDO_PARAM_WOR_SMOOTH, "wor-smooth", 1, 0},
+    {DPDO_PARAM_WOR_ETA_CAP, "wor-eta-cap", 0, 0},
+    {DPDO_PARAM_FED_RHO, "fed-rho", 1, 0},
+    {DPDO_PARAM_FED_EPOCHS, "fed-epochs", 0, 0},
+    {DPDO_PARAM_FED_SAMPLER, "fed-sampler", 0, 0},
+    {DPDO_PARAM_FED_P, "fed-p", 1, 0},
+    {DPDO_PARAM_FED_ACTIVE, "fed-active", 0, 0},
+    {DPDO_PARAM_FED_DP_INIT, "fed-dp-init", 0, 0},
+    {DPDO_PARAM_FEDPD_ETA, "fedpd-eta", 1, 0},
+    {DPDO_PARAM_TAMUNA_ETA, "tamuna-eta", 1, 0},
+    {DPDO_PARAM_LED_BETA, "led-beta", 1, 0},
+    {DPDO_PARAM_5GCS_TAU, "5gcs-tau", 1, 0},
+    {DPDO_PARAM_5GCS_MU, "5gcs-mu", 1, 0},
+    {DPDO_PARAM_5GCS_LOCAL_STEP, "5gcs-local-step", 1, 0},
+    {DPDO_PARAM_DPDO_SCHEDULE, "dpdo-schedule", 0, 0},
+    {DPDO_PARAM_DPDO_STEP_DECAY, "dpdo-step-decay", 1, 0},
+    {DPDO_PARAM_DPDO_NOISE_DECAY, "dpdo-noise-decay", 1, 0},
+    {DPDO_PARAM_DPDO_RADIUS, "dpdo-radius", 1, 0},
+    {DPDO_PARAM_DPDO_FULL_GRAD, "dpdo-full-grad", 0, 0},
+    {DPDO_PARAM_CPGT_GAMMA, "cpgt-gamma", 1, 0},
+};
+
+/* The value format 1 recorded for key in a handle like e: its own, or 0 (a slot e did not use). */
+static int legacy_value(const dpdo__eng *e, int key, int64_t *iv, double *dv)
+{
+    int slot = dpdo__param_slot(e->vt, key);
+    *iv = slot >= 0 ? e->pi[slot] : 0;
+    *dv = slot >= 0 ? e->pd[slot] : 0.0;
+    return slot;
+}
+
+/* Format 1's fingerprint of the parameters: every frozen slot by name, in its table's order. */
+static void legacy_config(dpdo__eng *e, dpdo__ser *s)
+{
+    char nm[64];
+    for (int k = 0; k < 48 && LEGACY_SLOTS[k].key; k++) {
+        const struct legacy_slot *ls = &LEGACY_SLOTS[k];
+        if (ls->live) continue;
+        int64_t iv;
+        double dv;
+        legacy_value(e, ls->key, &iv, &dv);
+        snprintf(nm, sizeof nm, "parameter %s", ls->name);
+        if (ls->type)
+            cfg_f64(s, nm, dv);
+        else
+            cfg_i64(s, nm, iv);
+    }
+}
+
+/* Format 1's parameter values: two arrays of 48 slots; the slots e uses are installed. */
+static void legacy_values(dpdo__eng *e, dpdo__ser *s)
+{
+    int64_t li[48];
+    double ld[48];
+    for (int k = 0; k < 48; k++)
+        legacy_value(e, LEGACY_SLOTS[k].key, &li[k], &ld[k]);
+    dpdo__ser_i64(s, "parameters (integer)", li, 48);
+    dpdo__ser_f64(s, "parameters (double)", ld, 48);
+    for (int k = 0; k < 48 && LEGACY_SLOTS[k].key && s->mode == SER_LOAD && !s->rc; k++) {
+        int slot = dpdo__param_slot(e->vt, LEGACY_SLOTS[k].key);
+        if (slot < 0) continue;
+        if (LEGACY_SLOTS[k].type)
+            e->pd[slot] = ld[k];
+        else
+            e->pi[slot] = li[k];
+    }
+}
+
 /* The configuration fingerprint: compared before anything else on load. */
 static void describe_config(dpdo__eng *e, dpdo__ser *s)
 {
@@ -291,16 +392,19 @@ static void describe_config(dpdo__eng *e, dpdo__ser *s)
     cfg_f64(s, "option step_size", o->step_size);
     cfg_f64(s, "option step_power", o->step_power);
     cfg_i64(s, "option weighting", o->weighting);
-    for (int k = 0;; k++) {
-        int type, live;
-        const char *name = dpdo__param_slot_info(k, &type, &live);
-        if (!name) break;
-        if (live) continue; /* taken from the file, with the guard's allowances */
-        snprintf(nm, sizeof nm, "parameter %s", name);
-        if (type)
-            cfg_f64(s, nm, e->pd[k]);
-        else
-            cfg_i64(s, nm, e->pi[k]);
+    if (s->fmt == 1) {
+        legacy_config(e, s);
+    } else {
+        int key = 0;
+        const dpdo__pdef *d;
+        for (int k = 0; (d = dpdo__param_at(e->vt, k, &key)) != NULL; k++) {
+            if (d->live) continue; /* taken from the file, with the guard's allowances */
+            snprintf(nm, sizeof nm, "parameter %s", d->name);
+            if (d->type)
+                cfg_f64(s, nm, e->pd[k]);
+            else
+                cfg_i64(s, nm, e->pi[k]);
+        }
     }
     cfg_i64(s, "network edges", e->net ? e->net->m : -1);
     cfg_i64(s, "per-node activation probabilities set", e->node_p != NULL);
@@ -395,8 +499,20 @@ static void describe_state(dpdo__eng *e, dpdo__ser *s, run_scalars *rs, int encr
     dpdo__ser_idx(s, "stop reason", &rs->v[2], 1, DPDO_STOP_NONE, DPDO_STOP_PASSES);
     dpdo__ser_idx(s, "tolerance met", &rs->v[3], 1, 0, 1);
     /* every parameter (the live ones may have changed during the run) */
-    dpdo__ser_i64(s, "parameters (integer)", e->pi, DPDO__NSLOTS);
-    dpdo__ser_f64(s, "parameters (double)", e->pd, DPDO__NSLOTS);
+    if (s->fmt == 1) {
+        legacy_values(e, s);
+    } else { /* by name, in the type's listing order */
+        int key = 0;
+        const dpdo__pdef *d;
+        char nm[80];
+        for (int k = 0; (d = dpdo__param_at(e->vt, k, &key)) != NULL; k++) {
+            snprintf(nm, sizeof nm, "value of parameter %s", d->name);
+            if (d->type)
+                dpdo__ser_f64(s, nm, &e->pd[k], 1);
+            else
+                dpdo__ser_i64(s, nm, &e->pi[k], 1);
+        }
+    }
     /* the privacy plan must come out of prepare as it did in the saved run */
     cfg_f64(s, "sigma", e->pv.sigma);
     cfg_i64(s, "private run", e->pv.private_run);
@@ -703,7 +819,7 @@ int dpdo__ckpt_save(dpdo__eng *e, int state, int stop, const char *path,
 /* Verify a whole file image (header, size, checksum, decryption); *payload (plain, owned by the
  * caller) on success. name: for messages. */
 static int check_header(dpdo__eng *e, const char *name, const unsigned char *buf, size_t size,
-                        int *encrypted, uint64_t *payload_len, uint32_t *kind)
+                        int *encrypted, uint64_t *payload_len, uint32_t *kind, uint32_t *fmt)
 {
     if (size < 8 || memcmp(buf, MAGIC, 8) != 0)
         return dpdo__err(e->err, DPDO_E_FORMAT,
@@ -717,19 +833,22 @@ static int check_header(dpdo__eng *e, const char *name, const unsigned char *buf
     if (w[1] != ENDIAN_MARK)
         return dpdo__err(e->err, DPDO_E_FORMAT,
                          "load: %s was written on a machine of another byte order", name);
-    if (w[0] != DPDO_CHECKPOINT_FORMAT)
+    if (w[0] != DPDO_CHECKPOINT_FORMAT && w[0] != 1)
         return dpdo__err(e->err, DPDO_E_FORMAT,
-                         "load: %s has checkpoint format %u; this library reads format %d", name,
-                         (unsigned)w[0], DPDO_CHECKPOINT_FORMAT);
+                         "load: %s has checkpoint format %u; this library reads formats 1 and %d",
+                         name, (unsigned)w[0], DPDO_CHECKPOINT_FORMAT);
     char ver[17];
     memcpy(ver, buf + 24, 16);
     ver[16] = 0;
     for (int k = 0; ver[k]; k++)
         if (ver[k] < 32 || ver[k] > 126) ver[k] = '?';
-    if (strcmp(ver, DPDO_VERSION_STRING) != 0)
+    /* format 1 is libdpdo 0.2's (parameters by slot position); a newer format, this library's */
+    if (w[0] == 1 ? strncmp(ver, "0.2.", 4) != 0 : strcmp(ver, DPDO_VERSION_STRING) != 0)
         return dpdo__err(e->err, DPDO_E_FORMAT,
-                         "load: %s was written by libdpdo %s; this is libdpdo %s", name, ver,
-                         DPDO_VERSION_STRING);
+                         "load: %s was written by libdpdo %s; this is libdpdo %s (it reads format "
+                         "%u from libdpdo 0.2 and its own)",
+                         name, ver, DPDO_VERSION_STRING, (unsigned)w[0]);
+    *fmt = w[0];
     if ((w[2] & ~(FLAG_ENCRYPTED | FLAG_KIND)) || (w[2] & FLAG_KIND) == FLAG_KIND)
         return dpdo__err(e->err, DPDO_E_FORMAT, "load: %s: unknown flags %#x", name,
                          (unsigned)w[2]);
@@ -741,11 +860,11 @@ static int check_header(dpdo__eng *e, const char *name, const unsigned char *buf
 
 static int verify_image(dpdo__eng *e, const char *name, const unsigned char *buf, size_t size,
                         const dpdo_checkpoint_options *o, unsigned char **payload, size_t *plen,
-                        int *encrypted, uint32_t *kind, unsigned char *sum_out)
+                        int *encrypted, uint32_t *kind, uint32_t *fmt, unsigned char *sum_out)
 {
     *payload = NULL;
     uint64_t pl = 0;
-    int rc = check_header(e, name, buf, size, encrypted, &pl, kind);
+    int rc = check_header(e, name, buf, size, encrypted, &pl, kind, fmt);
     if (rc) return rc;
     size_t pre = HDR_BYTES + (*encrypted ? NONCE_BYTES : 0);
     if (pl > SIZE_MAX / 2 || size != pre + pl + SUM_BYTES)
@@ -794,7 +913,7 @@ static int verify_image(dpdo__eng *e, const char *name, const unsigned char *buf
 /* Read the file (only as many bytes as its header announces) and verify it. */
 static int read_verified(dpdo__eng *e, const char *path, const dpdo_checkpoint_options *o,
                          unsigned char **payload, size_t *plen, int *encrypted, uint32_t *kind,
-                         unsigned char *sum_out)
+                         uint32_t *fmt, unsigned char *sum_out)
 {
     *payload = NULL;
     FILE *f = fopen(path, "rb");
@@ -804,7 +923,7 @@ static int read_verified(dpdo__eng *e, const char *path, const dpdo_checkpoint_o
     int rc;
     size_t got = fread(h, 1, HDR_BYTES, f);
     uint64_t pl = 0;
-    if ((rc = check_header(e, path, h, got, encrypted, &pl, kind))) {
+    if ((rc = check_header(e, path, h, got, encrypted, &pl, kind, fmt))) {
         fclose(f);
         return rc;
     }
@@ -836,7 +955,7 @@ static int read_verified(dpdo__eng *e, const char *path, const dpdo_checkpoint_o
     if (fseek(f, 0, SEEK_SET) != 0 || fread(buf, 1, have, f) != have)
         rc = dpdo__err(e->err, DPDO_E_IO, "load: cannot read %s", path);
     else
-        rc = verify_image(e, path, buf, have, o, payload, plen, encrypted, kind, sum_out);
+        rc = verify_image(e, path, buf, have, o, payload, plen, encrypted, kind, fmt, sum_out);
     dpdo__free(buf);
     fclose(f);
     return rc;
@@ -862,14 +981,14 @@ int dpdo__ckpt_load(dpdo__eng *e, int *state, int *stop, const char *path,
     unsigned char *payload = NULL, *mpay = NULL, psum[SUM_BYTES];
     size_t plen = 0, mlen = 0;
     int encrypted = 0, menc = 0;
-    uint32_t kind = 0;
+    uint32_t kind = 0, fmt = DPDO_CHECKPOINT_FORMAT;
     unsigned char *sums = NULL;
     char *part = NULL;
     if (!rc && e->dist) { /* the manifest, then this process's part */
         sums = dpdo__calloc((size_t)P, SUM_BYTES);
         part = part_path(path, dpdo__dist_self(e), "");
         if (!sums || !part) rc = dpdo__err(e->err, DPDO_E_NOMEM, "load: out of memory");
-        if (!rc) rc = read_verified(e, path, &o, &mpay, &mlen, &menc, &kind, NULL);
+        if (!rc) rc = read_verified(e, path, &o, &mpay, &mlen, &menc, &kind, &fmt, NULL);
         if (!rc && kind != FLAG_MANIFEST)
             rc = dpdo__err(
                 e->err, DPDO_E_FORMAT,
@@ -890,7 +1009,7 @@ int dpdo__ckpt_load(dpdo__eng *e, int *state, int *stop, const char *path,
                                  m.len - m.pos);
             rc = m.rc;
         }
-        if (!rc) rc = read_verified(e, part, &o, &payload, &plen, &encrypted, &kind, psum);
+        if (!rc) rc = read_verified(e, part, &o, &payload, &plen, &encrypted, &kind, &fmt, psum);
         if (!rc && kind != FLAG_PART)
             rc = dpdo__err(e->err, DPDO_E_FORMAT, "load: %s is not a part of a checkpoint set",
                            part);
@@ -905,9 +1024,9 @@ int dpdo__ckpt_load(dpdo__eng *e, int *state, int *stop, const char *path,
             rc = dpdo__err(e->err, DPDO_E_FORMAT, "load: %s and its manifest differ in encryption",
                            part);
     } else if (!rc) {
-        rc = path ? read_verified(e, path, &o, &payload, &plen, &encrypted, &kind, NULL)
+        rc = path ? read_verified(e, path, &o, &payload, &plen, &encrypted, &kind, &fmt, NULL)
                   : verify_image(e, "the image", image, image_size, &o, &payload, &plen, &encrypted,
-                                 &kind, NULL);
+                                 &kind, &fmt, NULL);
         if (!rc && kind)
             rc = dpdo__err(
                 e->err, DPDO_E_UNSUPPORTED,
@@ -922,7 +1041,12 @@ int dpdo__ckpt_load(dpdo__eng *e, int *state, int *stop, const char *path,
             return rc;
         }
     }
-    dpdo__ser s = {.mode = SER_CHECK, .err = e->err, .buf = payload, .len = plen, .cap = plen};
+    dpdo__ser s = {.mode = SER_CHECK,
+                   .err = e->err,
+                   .buf = payload,
+                   .len = plen,
+                   .cap = plen,
+                   .fmt = fmt == DPDO_CHECKPOINT_FORMAT ? 0 : (int)fmt};
     unsigned char *sflags = dpdo__calloc((size_t)e->n, 1);
     unsigned char *skeys = dpdo__calloc((size_t)e->n, 32);
     int64_t *lpos = NULL;

@@ -140,14 +140,7 @@ void dpdo__eng_opts_to_params(dpdo__eng *e)
     DPDO__PD(e, DPDO_PARAM_CLIP) = o->clip;
     DPDO__PI(e, DPDO_PARAM_CALIB_STEPS) = 0;
     DPDO__PD(e, DPDO_PARAM_CALIB_TAIL) = 1e-6;
-}
-
-static int key_accepted(const dpdo__alg_vt *vt, int key)
-{
-    if (key >= 1 && key < 100) return dpdo__param_slot(key) >= 0;
-    for (const int32_t *k = vt->keys; k && *k; k++)
-        if (*k == key) return 1;
-    return 0;
+    dpdo__param_table_defaults(e);
 }
 
 static int set_common(dpdo_algorithm *a, int key, int type, double v, int64_t iv)
@@ -157,25 +150,24 @@ static int set_common(dpdo_algorithm *a, int key, int type, double v, int64_t iv
         return dpdo__err(a->errmsg, DPDO_E_STATE, "set: key %d: the algorithm is %s", key,
                          !a->e ? "EMPTY (call dpdo_algorithm_setup)"
                                : "finished (call dpdo_algorithm_reset)");
-    int s = dpdo__param_slot(key);
-    if (s < 0 || !key_accepted(a->vt, key))
+    int s = dpdo__param_slot(a->vt, key);
+    if (s < 0)
         return dpdo__err(a->errmsg, DPDO_E_UNSUPPORTED, "set: key %d is not a parameter of %s", key,
                          a->vt->name);
-    const char *name = dpdo_param_name(key);
-    if (dpdo_param_type(key) != type)
+    const dpdo__pdef *def = dpdo__param_at(a->vt, s, NULL);
+    const char *name = def->name;
+    if (def->type != type)
         return dpdo__err(a->errmsg, DPDO_E_INVAL,
                          "set: key %d (%s) is %s; use dpdo_algorithm_set_%s", key, name,
                          type ? "an integer" : "a double", type ? "int" : "double");
-    double lo, hi;
-    dpdo_param_bounds(key, &lo, &hi);
+    double lo = def->lo, hi = def->hi;
     if (type == 0) v = (double)iv;
-    int nan_ok =
-        key == DPDO_PARAM_CLIP || key == DPDO_PARAM_STEP_SIZE || key == DPDO_PARAM_STEP_POWER;
+    int nan_ok = (def->flags & DPDO__PF_NAN) != 0;
     if (!(isnan(v) && nan_ok) && !(v >= lo && v <= hi))
         return dpdo__err(a->errmsg, DPDO_E_INVAL, "set: %s = %g is outside [%g, %g]", name, v, lo,
                          hi);
     dpdo__eng *e = a->e;
-    if ((key == DPDO_PARAM_DDA_ACTIVE || key == DPDO_PARAM_FED_ACTIVE) && iv > e->n)
+    if ((def->flags & DPDO__PF_NODES) && iv > e->n)
         return dpdo__err(a->errmsg, DPDO_E_INVAL, "set: %s = %lld exceeds the %lld nodes", name,
                          (long long)iv, (long long)e->n);
     if (key == DPDO_PARAM_BATCH && iv > e->qmin)
@@ -186,7 +178,7 @@ static int set_common(dpdo_algorithm *a, int key, int type, double v, int64_t iv
         return dpdo__err(a->errmsg, DPDO_E_INVAL,
                          "set: sigma can only be set with DPDO_NOISE_FIXED");
     if (a->state == DPDO_ALG_RUNNING) {
-        if (!dpdo__param_live(key))
+        if (!def->live)
             return dpdo__err(a->errmsg, DPDO_E_STATE,
                              "set: %s cannot change after round 0; call dpdo_algorithm_reset first",
                              name);
@@ -209,7 +201,7 @@ static int set_common(dpdo_algorithm *a, int key, int type, double v, int64_t iv
         e->pi[s] = iv;
     else
         e->pd[s] = v;
-    if (a->state == DPDO_ALG_READY && !dpdo__param_live(key)) e->prepared = 0;
+    if (a->state == DPDO_ALG_READY && !def->live) e->prepared = 0;
     if (key == DPDO_PARAM_MAX_EPSILON && e->prepared) {
         int rc = dpdo__eng_compute_guard(e);
         if (rc) return rc;
@@ -247,13 +239,14 @@ static int get_common(const dpdo_algorithm *a, int key, int type, void *out)
     if (!a || !out) return DPDO_E_INVAL;
     dpdo_algorithm *m = (dpdo_algorithm *)a; /* message buffer only */
     if (!a->e) return dpdo__err(m->errmsg, DPDO_E_STATE, "get: the algorithm is EMPTY");
-    int s = dpdo__param_slot(key);
-    if (s < 0 || !key_accepted(a->vt, key))
+    int s = dpdo__param_slot(a->vt, key);
+    if (s < 0)
         return dpdo__err(m->errmsg, DPDO_E_UNSUPPORTED, "get: key %d is not a parameter of %s", key,
                          a->vt->name);
-    if (dpdo_param_type(key) != type)
-        return dpdo__err(m->errmsg, DPDO_E_INVAL, "get: key %d (%s) is %s", key,
-                         dpdo_param_name(key), type ? "an integer" : "a double");
+    const dpdo__pdef *def = dpdo__param_at(a->vt, s, NULL);
+    if (def->type != type)
+        return dpdo__err(m->errmsg, DPDO_E_INVAL, "get: key %d (%s) is %s", key, def->name,
+                         type ? "an integer" : "a double");
     if (key == DPDO_PARAM_SIGMA) {
         *(double *)out = a->e->prepared ? a->e->pv.sigma : NAN;
         return DPDO_OK;

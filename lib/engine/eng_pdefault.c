@@ -20,8 +20,8 @@ DPDO_API int dpdo_algorithm_type_param_default(const dpdo_algorithm_type *t, int
     dpdo_algorithm_options_init(&e->o, sizeof e->o);
     dpdo__eng_opts_to_params(e);
     if (e->vt->defaults) e->vt->defaults(e);
-    int s = dpdo__param_slot(key);
-    *value = dpdo_param_type(key) == 0 ? (double)e->pi[s] : e->pd[s];
+    int s = dpdo__param_slot(t->vt, key);
+    *value = dpdo__param_at(t->vt, s, NULL)->type == 0 ? (double)e->pi[s] : e->pd[s];
     dpdo__free(e);
     return DPDO_OK;
 }

@@ -30,17 +30,16 @@ static int sampling_of(const dpdo__sampling_desc *sd, dpdo_sampling **out)
 
 double dpdo__eng_calib_count(const dpdo__eng *e, double pmax)
 {
-    double K = (double)e->pi[dpdo__param_slot(DPDO_PARAM_CALIB_STEPS)];
+    double K = (double)DPDO__PI(e, DPDO_PARAM_CALIB_STEPS);
     if (K > 0) return K;
-    double T = (double)e->pi[dpdo__param_slot(DPDO_PARAM_MAX_ROUNDS)];
-    K = pmax >= 1 ? T
-                  : dpdo__binom_quantile(T, pmax, e->pd[dpdo__param_slot(DPDO_PARAM_CALIB_TAIL)]);
+    double T = (double)DPDO__PI(e, DPDO_PARAM_MAX_ROUNDS);
+    K = pmax >= 1 ? T : dpdo__binom_quantile(T, pmax, DPDO__PD(e, DPDO_PARAM_CALIB_TAIL));
     return K < 1 ? 1 : K;
 }
 
 double dpdo__eng_calib_counts(dpdo__eng *e, const double *pi, double pdef)
 {
-    double K = (double)e->pi[dpdo__param_slot(DPDO_PARAM_CALIB_STEPS)], Kmax = 0;
+    double K = (double)DPDO__PI(e, DPDO_PARAM_CALIB_STEPS), Kmax = 0;
     for (int64_t i = 0; i < e->n; i++) {
         double p = pi ? pi[i] : e->node_p ? e->node_p[i] : pdef;
         double Ki = K > 0 ? K : dpdo__eng_calib_count(e, p > 1 ? 1.0 : p);

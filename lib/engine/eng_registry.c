@@ -1,17 +1,22 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The registry of algorithm types (dpdo_algorithm_type_*): the one place that names every
- * algorithm vtable of lib/alg. Nothing in lib/engine calls into it. */
+ * algorithm vtable of lib/alg (the list lib/alg/algorithms.def). Nothing in lib/engine calls
+ * into it except the parameter facts by key or name (eng_pnames.c, dpdo__type_at). */
 #include "engine_impl.h"
 #include <string.h>
 
-static const dpdo_algorithm_type TYPES[] = {{&dpdo__vt_dp_dda},     {&dpdo__vt_dp_dda_baseline},
-                                            {&dpdo__vt_fed_plt},    {&dpdo__vt_fedpd},
-                                            {&dpdo__vt_fedlin},     {&dpdo__vt_tamuna},
-                                            {&dpdo__vt_led},        {&dpdo__vt_5gcs},
-                                            {&dpdo__vt_dp_wor_sgd}, {&dpdo__vt_dp_sgd_wr},
-                                            {&dpdo__vt_do_adp},     {&dpdo__vt_dpdo_huang},
-                                            {&dpdo__vt_cpgt}};
+/* generated from lib/alg/algorithms.def (registry order) */
+static const dpdo_algorithm_type TYPES[] = {
+#define DPDO_ALG(x) {&dpdo__vt_##x},
+#include "../alg/algorithms.def"
+#undef DPDO_ALG
+};
 #define NTYPES ((int)(sizeof TYPES / sizeof TYPES[0]))
+
+const dpdo__alg_vt *dpdo__type_at(int i)
+{
+    return i >= 0 && i < NTYPES ? TYPES[i].vt : NULL;
+}
 
 DPDO_API const dpdo_algorithm_type *dpdo_algorithm_type_find(const char *name)
 {

@@ -225,7 +225,7 @@ static int run_stages(dpdo__eng *e, dpdo__plan *p, int64_t *fail_node)
          * transport put them; a coordinator stage's combine() runs on every process */
         for (int64_t c = 0; c < cnt && !rc; c++) {
             int64_t i = WHO(c);
-            if ((who == DPDO__RUN_COORD || dpdo__eng_hosted(e, i)) &&
+            if (e->vt->combine && (who == DPDO__RUN_COORD || dpdo__eng_hosted(e, i)) &&
                 (rc = e->vt->combine(e, e->priv, p, s, i)))
                 *fail_node = i;
         }

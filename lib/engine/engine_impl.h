@@ -29,7 +29,7 @@
 #define DPDO__MAX_BLOCKS 8
 #define DPDO__MAX_SCRATCH 16
 #define DPDO__MAX_STAGES 4
-#define DPDO__NSLOTS 48 /* parameter slots (see params.c) */
+#define DPDO__NSLOTS 64 /* parameter slots of a handle: the common ones and its type's own */
 
 typedef struct dpdo__eng dpdo__eng;
 
@@ -153,10 +153,59 @@ enum {
 };
 typedef void (*dpdo__probe_fn)(void *user, int phase);
 
+/* One algorithm parameter (dpdo_param_*). An algorithm defines its own in a table in its file
+ * (dpdo__alg_vt.params; the last row is {.name = NULL}). key: a public DPDO_PARAM_* constant, or
+ * 0: the library assigns one (DPDO__KEY_AUTO + (FNV-1a of the type's name mod 2^16) *
+ * DPDO__KEY_AUTO_SPAN + row; users find it with dpdo_param_find). A row {.same_as = &row, .def}
+ * accepts a parameter another table defines (the Fed-PLT baselines take Fed-PLT's; it must have
+ * a public key); its own def applies. def: the value a handle starts with (the type's defaults()
+ * may then change it, e.g. by the node count). Rows are positional up to doc, so a row reads like
+ * the listing it documents. */
+typedef struct dpdo__pdef {
+    int32_t key;
+    const char *name;
+    int32_t type;    /* 0 int, 1 double */
+    double lo, hi;   /* inclusive bounds */
+    int32_t live;    /* 1: settable while RUNNING */
+    const char *doc; /* one line: meaning and default (dpdo_param_doc) */
+    double def;
+    int32_t flags; /* DPDO__PF_* */
+    const struct dpdo__pdef *same_as;
+} dpdo__pdef;
+enum {
+    DPDO__PF_NAN = 1,  /* NaN may be set (= the algorithm's preset) */
+    DPDO__PF_NODES = 2 /* an int that may not exceed the node count */
+};
+#define DPDO__KEY_AUTO 65536
+#define DPDO__KEY_AUTO_SPAN 256
+
+/* How the tests run a type on a small problem (4 to 6 nodes of a few dozen rows, a complete
+ * network, an l2 regularizer, a few rounds): the registry-driven tests (checkpoint, secure,
+ * defaults, split, MPI, threads) loop over dpdo_algorithm_type_next and take a type's setup from
+ * here instead of naming it. NULL fixture: a private type that needs nothing beyond defaults. */
+typedef struct dpdo__fixture {
+    int32_t nonprivate;         /* 1: refuses noise and a regularizer (a non-private baseline) */
+    const char *solver;         /* local solver the tests attach (dpdo_solver_type_find), or NULL */
+    const char *solver_private; /* ... in a run with noise (NULL: solver) */
+    double solver_step;         /* its "step" (0: its default) */
+    struct {
+        const char *name; /* dpdo_param_find */
+        double value;
+    } set[4];                  /* parameters set after setup (name NULL: none) */
+    const char *notes;         /* a phrase the privacy notes of a default run contain, or NULL */
+    const char *notes_private; /* ... of a default private run, or NULL */
+    int32_t noise_in_solver;   /* 1: the noise is drawn inside the local solver (no per-release
+                                  tap of the engine's mechanism) */
+    uint64_t golden[3]; /* tests/test_split_golden.c's hashes of the type's run (one process, one
+                           process over the transport, two processes; DPDO_GOLDEN_PRINT=1 prints
+                           them), for a type its table does not list; 0: none */
+} dpdo__fixture;
+
 typedef struct dpdo__alg_vt {
     const char *name, *title;
+    const dpdo__fixture *fixture; /* the tests' setup (see dpdo__fixture), or NULL */
     size_t priv_size;
-    const int32_t *keys;                 /* accepted algorithm-specific keys, 0-terminated */
+    const dpdo__pdef *params;            /* its own parameters (see dpdo__pdef), or NULL */
     const char *paper;                   /* paper-bound type name, or NULL */
     const char *paper_eps, *paper_delta; /* its outputs reported by dpdo_algorithm_privacy */
     const char *paper_round;             /* its parameter that takes the round count */
@@ -168,6 +217,9 @@ typedef struct dpdo__alg_vt {
     int distributable;   /* 1: the stages describe what moves (buf/seq/share): runs over a transport
                           */
     int local_charges;   /* 1: local() may add charges (dpdo__plan_add_charge) */
+    int parallel; /* 1: local() and combine() of distinct nodes write only their own rows and the
+                     thread slot's workspace (dpdo__par_slot): the per-node work of a round may
+                     run on threads (par.c; with uses_solver, only over a concurrent solver) */
     /* a block (by name) whose rows the coordinator needs at round 0 and reads from every node
      * (Fed-PLT: z_i0); in a distributed run with node secrets they are uploaded before round 1 */
     const char *init_gather;
@@ -188,6 +240,7 @@ typedef struct dpdo__alg_vt {
     void (*init)(dpdo__eng *e, void *priv);
     int (*plan)(dpdo__eng *e, void *priv, dpdo__plan *p);
     int (*local)(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, int64_t node);
+    /* optional (NULL: nothing to combine after the exchange) */
     int (*combine)(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, int64_t node);
     /* finite check of what commit will install: DPDO_OK or DPDO_E_NUMERIC */
     int (*check)(dpdo__eng *e, void *priv, const dpdo__plan *p);
@@ -498,14 +551,24 @@ int dpdo__plan_add_charge(dpdo__eng *e, int32_t ev, int64_t node, int64_t count)
                          #cond, __FILE__, __LINE__)                                                \
          : DPDO_OK)
 
-/* Parameter access by key (valid keys only; see params.c). */
-int dpdo__param_slot(int key);
-int dpdo__param_live(int key);
-/* Slot table (checkpoint fingerprints): the name of slot s, or NULL past the end; *type 0 int,
- * 1 double; *live 1 when settable while running. */
-const char *dpdo__param_slot_info(int slot, int *type, int *live);
-#define DPDO__PI(e, key) ((e)->pi[dpdo__param_slot(key)])
-#define DPDO__PD(e, key) ((e)->pd[dpdo__param_slot(key)])
+/* Parameters (params.c), looked up in a handle's type vt (NULL: the common ones only). The slot
+ * of key (listing order: the common parameters, then the type's own), or -1 when vt does not
+ * accept it; its definition, or NULL. */
+int dpdo__param_slot(const dpdo__alg_vt *vt, int key);
+const dpdo__pdef *dpdo__param_def(const dpdo__alg_vt *vt, int key);
+int dpdo__param_ncommon(void);
+/* The definition of slot `slot` of a handle of type vt and its key (*key; may be NULL), or NULL
+ * past the end (checkpoints, listings). */
+const dpdo__pdef *dpdo__param_at(const dpdo__alg_vt *vt, int slot, int *key);
+/* Set e's own slots (after the common ones) to their table defaults (def). */
+void dpdo__param_table_defaults(dpdo__eng *e);
+/* The registry (eng_registry.c): the vtable of type i in registry order, NULL past the end. */
+const dpdo__alg_vt *dpdo__type_at(int i);
+#define DPDO__PI(e, key) ((e)->pi[dpdo__param_slot((e)->vt, key)])
+#define DPDO__PD(e, key) ((e)->pd[dpdo__param_slot((e)->vt, key)])
+/* An algorithm's own parameter by its row j in its table (any key, engine-assigned included). */
+#define DPDO__OWN_I(e, j) ((e)->pi[dpdo__param_ncommon() + (j)])
+#define DPDO__OWN_D(e, j) ((e)->pd[dpdo__param_ncommon() + (j)])
 
 /* The check stage's scans, for the algorithms' check callbacks: DPDO_OK when the n values of v
  * are finite, else DPDO_E_NUMERIC with "<name>[k] = <v[k]> <when>" (when NULL: no suffix) for
@@ -534,11 +597,9 @@ static inline void dpdo__eng_probe(const dpdo__eng *e, int phase)
 }
 
 /* Algorithms (lib/alg). */
-extern const dpdo__alg_vt dpdo__vt_dp_dda, dpdo__vt_dp_dda_baseline, dpdo__vt_fed_plt,
-    dpdo__vt_do_adp, dpdo__vt_dp_wor_sgd, dpdo__vt_dp_sgd_wr;
-extern const dpdo__alg_vt dpdo__vt_fedpd, dpdo__vt_fedlin, dpdo__vt_tamuna, dpdo__vt_led,
-    dpdo__vt_5gcs;
-extern const dpdo__alg_vt dpdo__vt_dpdo_huang, dpdo__vt_cpgt;
+#define DPDO_ALG(x) extern const dpdo__alg_vt dpdo__vt_##x;
+#include "../alg/algorithms.def"
+#undef DPDO_ALG
 /* DPDO's Laplace calibration (lib/alg/alg_do_adp_baselines.c, spec do-adp §5.6, T-9): b0 of
  * b_t = b0 pn^t for pure eps-DP by basic composition, l2 gradient sensitivity `sens2`
  * (= 2G for one sample), dimension d. Closed form (geometric steps c qs^t, infinite

@@ -89,11 +89,9 @@ void dpdo__par_free(dpdo__eng *e)
 /* the algorithms whose local()/combine() touch only their node's rows and per-task workspaces */
 static int checked_algorithm(const dpdo__eng *e)
 {
-    const char *nm = e->vt->name;
     if (e->vt->local_charges) return 0; /* charges decided inside local() go to one shared plan */
-    if (!strcmp(nm, "dp-dda") || !strcmp(nm, "dp-dda-baseline") || !strcmp(nm, "do-adp")) return 1;
-    if (!strcmp(nm, "fed-plt")) return dpdo__solver_concurrent(e->solver);
-    return 0;
+    if (!e->vt->parallel) return 0;     /* the algorithm's vtable says whether it may */
+    return e->vt->uses_solver ? dpdo__solver_concurrent(e->solver) : 1;
 }
 
 static int user_callbacks(const dpdo__eng *e)
@@ -208,7 +206,7 @@ int dpdo__par_stage(dpdo__eng *e, dpdo__plan *p, int32_t s, int64_t *fail_node)
             if ((rc = e->vt->local(e, e->priv, p, s, SWHO(c))) || (rc = p->charge_err))
                 *fail_node = SWHO(c);
         dpdo__eng_probe(e, DPDO__PH_EXCHANGE);
-        for (int64_t c = 0; c < cnt && !rc; c++)
+        for (int64_t c = 0; c < cnt && !rc && e->vt->combine; c++)
             if ((rc = e->vt->combine(e, e->priv, p, s, SWHO(c)))) *fail_node = SWHO(c);
 #undef SWHO
         return rc;
@@ -243,7 +241,7 @@ int dpdo__par_stage(dpdo__eng *e, dpdo__plan *p, int32_t s, int64_t *fail_node)
         for (int64_t c = P->bnd[k]; c < P->bnd[k + 1]; c++)
             P->slot_of[WHO(P, c)] = k;
     if ((rc = run_phase(P, 0))) return rc;
-    if ((rc = run_phase(P, 1))) return rc;
+    if (e->vt->combine && (rc = run_phase(P, 1))) return rc; /* NULL: nothing to combine */
     return DPDO_OK;
 }
 

@@ -199,7 +199,7 @@ DPDO_NODE_ALL = -1
 DPDO_NODE_COORDINATOR = -2
 # checkpoint.h
 DPDO_CHECKPOINT_KEY_BYTES = 32
-DPDO_CHECKPOINT_FORMAT = 1
+DPDO_CHECKPOINT_FORMAT = 2
 # model_file.h
 DPDO_MODEL_MAX_DIM = 67108864
 # version.h
@@ -1020,6 +1020,7 @@ FUNCTIONS = {
     "dpdo_param_live": (C.c_int, [C.c_int]),
     "dpdo_param_doc": (C.c_char_p, [C.c_int]),
     "dpdo_algorithm_type_param_default": (C.c_int, [C.c_void_p, C.c_int, C.c_int64, C.POINTER(C.c_double)]),
+    "dpdo_param_find": (C.c_int, [C.c_char_p]),
     "dpdo_algorithm_set_solver": (C.c_int, [C.c_void_p, C.c_void_p]),
     "dpdo_algorithm_set_compressor": (C.c_int, [C.c_void_p, C.c_void_p]),
     "dpdo_algorithm_set_policy": (C.c_int, [C.c_void_p, C.c_void_p]),

@@ -1458,18 +1458,13 @@ def parameters(kind, n_nodes=None) -> "List[ParamInfo]":
     return out
 
 
-_PARAM_KEYS = {}
-
-
 def param_key(name) -> int:
-    """The integer key of a parameter name ("dda-active" or "dda_active")."""
-    if not _PARAM_KEYS:
-        for kind in algorithm_types():
-            for p in parameters(kind):
-                _PARAM_KEYS[p.name] = p.key
-    key = _PARAM_KEYS.get(name.replace("_", "-"))
-    if key is None:
-        raise InvalidArgument(_lib.E_INVAL, "unknown parameter %r; known: %s" % (name, ", ".join(sorted(_PARAM_KEYS))))
+    """The integer key of a parameter name ("dda-active" or "dda_active"), by the library's
+    dpdo_param_find: also the parameters an algorithm defines without a DPDO_PARAM_* constant."""
+    key = _lib.lib.dpdo_param_find(str(name).replace("_", "-").encode())
+    if key <= 0:
+        known = sorted({p.name for kind in algorithm_types() for p in parameters(kind)})
+        raise InvalidArgument(_lib.E_INVAL, "unknown parameter %r; known: %s" % (name, ", ".join(known)))
     return key
 
 

@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <dpdo/dpdo.h>
 #include <dpdo/mpi.h>
+#include "engine/engine_impl.h" /* the types' test fixtures (dpdo__fixture) */
 
 #define N 8
 #define D 12
@@ -363,6 +364,35 @@ static const kase *find_case(const char *name)
     return NULL;
 }
 
+/* A case of CASES for type tn, or NULL. */
+static const kase *find_type_case(const char *tn)
+{
+    for (size_t k = 0; k < sizeof CASES / sizeof CASES[0]; k++)
+        if (strcmp(CASES[k].type, tn) == 0) return &CASES[k];
+    return NULL;
+}
+
+/* The case of a registered type that CASES does not name, from its fixture (engine_impl.h):
+ * rigorous noise unless it is a non-private baseline, its solver and parameters. */
+static const kase *fixture_case(const dpdo_algorithm_type *t, kase *c)
+{
+    static const dpdo__fixture none = {0};
+    const dpdo__fixture *f = t->vt->fixture ? t->vt->fixture : &none;
+    memset(c, 0, sizeof *c);
+    c->name = c->type = dpdo_algorithm_type_name(t);
+    c->mode = f->nonprivate ? DPDO_NOISE_NONE : DPDO_NOISE_RIGOROUS;
+    c->noreg = f->nonprivate;
+    c->solver = f->nonprivate || !f->solver_private ? f->solver : f->solver_private;
+    for (int k = 0, ni = 0, nd = 0; k < 4 && f->set[k].name; k++) {
+        int key = dpdo_param_find(f->set[k].name);
+        if (dpdo_param_type(key) == 0)
+            c->ikey[ni] = key, c->ival[ni++] = (int64_t)f->set[k].value;
+        else
+            c->dkey[nd] = key, c->dval[nd++] = f->set[k].value;
+    }
+    return c;
+}
+
 /* Interrupt at a random round, save (every rank its part, rank 0 the manifest), tear everything
  * down, set up again and resume: the final state, outputs, ledger, counters and epsilon must be
  * byte-identical to the uninterrupted distributed run (itself bit-identical to one process). */
@@ -697,8 +727,15 @@ int main(int argc, char **argv)
         }
         MPI_Abort(MPI_COMM_WORLD, ok ? 0 : 1); /* the only way out of a broken run */
     }
-    for (size_t k = 0; k < sizeof CASES / sizeof CASES[0]; k++) {
-        const kase *c = &CASES[k];
+    /* the cases above, then every registered type they do not name, set up by its fixture */
+    size_t ncases = sizeof CASES / sizeof CASES[0];
+    const dpdo_algorithm_type *t = NULL;
+    for (size_t k = 0;; k++) {
+        kase fc;
+        const kase *c = k < ncases ? &CASES[k] : NULL;
+        while (!c && (t = dpdo_algorithm_type_next(t)) != NULL)
+            if (!find_type_case(dpdo_algorithm_type_name(t))) c = fixture_case(t, &fc);
+        if (!c) break;
         if (only && !strstr(c->name, only)) continue;
         char why[256] = "", name[128];
         int ok = 1;

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Python checkpoints and pickling of algorithms (issue 20; dpdo_algorithm_save/_load underneath).
 
-* every algorithm type (13): a REPRODUCIBLE run pickled at a random round, unpickled and run to the
+* every algorithm type (13 in 0.2): a REPRODUCIBLE run pickled at a random round, unpickled and run to the
   end is bit-identical to the uninterrupted run (every node's output and iterate, the round, the
   ledger text, epsilon); DP-WOR-SGD with a DQN policy (its learned state travels in the pickle);
   pickles and checkpoint files of every type resumed in another Python process (same bytes);
@@ -106,7 +106,7 @@ if len(sys.argv) == 3 and sys.argv[1] == "--child":
 @case
 def pickle_resumes_every_type_bit_identically():
     kinds = dpdo.algorithm_types()
-    assert len(kinds) == 13, kinds
+    assert len(kinds) >= 13, kinds  # the 13 of 0.2 and any added since
     for kind in kinds:
         noise, reg = config_for(kind)
         full = build(kind, noise, reg, rounds=30)
@@ -173,7 +173,7 @@ def pickles_and_checkpoint_files_resume_in_another_process_for_every_type():
         plan.append((name, kind, noise, reg, dqn, k))
         full.close()
         part.close()
-    assert len(plan) == 14
+    assert len(plan) == len(runs) and len(runs) >= 14  # every type (13 in 0.2) and the DQN run
     with open(os.path.join(d, "plan.pickle"), "wb") as f:
         pickle.dump(plan, f)
     r = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", d], capture_output=True, text=True,

@@ -48,6 +48,7 @@ extern "C" {
 #endif
 
 typedef struct dpdo_policy dpdo_policy;
+struct dpdo_state_io;
 
 /* Actions (pinned values; spec §3.1: output unit 0 of the Q-network is Local). */
 enum { DPDO_ACTION_LOCAL = 0, DPDO_ACTION_GLOBAL = 1 };
@@ -74,7 +75,34 @@ typedef struct dpdo_policy_type {
     int (*reset)(void *user);
     /* optional: runs exactly once, at dpdo_policy_destroy */
     void (*release)(void *user);
+    /* optional (Since 0.3.; read only when struct_size covers it): describe the learned state
+     * for checkpoints (dpdo_algorithm_save / _load). One description serves the three passes of
+     * io->mode: SAVE (the items are written), CHECK (a file's items are read and checked, the
+     * policy is left alone) and LOAD (the items are copied into the arrays given). Call
+     * io->f64 / io->i64 / io->i32 for each array, in the same order with the same names and
+     * counts in every pass, and io->fail for a value that is read but invalid. The io
+     * functions return non-zero once the pass failed (stop then). Return 0 on success, any
+     * other value fails the save or load with DPDO_E_CALLBACK. A policy type without it cannot
+     * be saved (dpdo_algorithm_save returns DPDO_E_UNSUPPORTED). The built-in "dqn" describes
+     * its agents this way; the other built-ins have no state. */
+    int (*state)(void *user, const struct dpdo_state_io *io);
 } dpdo_policy_type;
+
+/* The serializer a policy's state hook receives (dpdo_policy_type.state). The library fills
+ * it; `ctx` is the library's and is passed back as the first argument. Counts are numbers of
+ * elements; names are the items' names in the file (non-empty). i64 checks
+ * (CHECK pass) that every value read lies in [lo, hi]. Since 0.3. */
+enum { DPDO_STATE_SAVE = 0, DPDO_STATE_CHECK = 1, DPDO_STATE_LOAD = 2 }; /* io->mode. Since 0.3. */
+typedef struct dpdo_state_io {
+    size_t struct_size; /* sizeof(dpdo_state_io) as compiled by the library */
+    int32_t mode;       /* DPDO_STATE_SAVE, _CHECK or _LOAD */
+    void *ctx;
+    int (*f64)(void *ctx, const char *name, double *p, int64_t count);
+    int (*i64)(void *ctx, const char *name, int64_t *p, int64_t count, int64_t lo, int64_t hi);
+    int (*i32)(void *ctx, const char *name, int32_t *p, int64_t count);
+    /* a value read is invalid: the pass fails with DPDO_E_FORMAT and this message */
+    int (*fail)(void *ctx, const char *msg);
+} dpdo_state_io;
 
 /* Built-in type by name ("dqn", "always-global", "always-local", "random",
  * "periodic"); NULL if unknown or name is NULL. Built-in type objects are

@@ -636,7 +636,7 @@ LOGIT_COEFS(coefs_avx2, AVX2)
  * block's margins, their coefficients (the operations of LOGIT_COEFS, loss values added in row
  * order when loss_acc), clip_coef per row, then grad += (scale c_k) x_k while the rows are
  * still in L1. Bit for bit the margins pass + coefficient pass + dpdo__lin_grad it replaces
- * (DP-WOR-SGD, issue 19), which gathered each random row two or three times:
+ * (DP-WOR-SGD; docs/performance.md), which gathered each random row two or three times:
  *  - margins in the canonical order of dot_scalar: 8 partial sums s_0..s_7 over j = 8i + t,
  *    the tail j >= 8 floor(d/8) added to s_0 one by one, then
  *    ((s_0 + s_4) + (s_1 + s_5)) + ((s_2 + s_6) + (s_3 + s_7));

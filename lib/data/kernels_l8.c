@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Full-batch gradient (and loss) of the built-in losses (logistic, hinge, squared) over short
- * dense rows (d <= DPDO__L8_DMAX = 16), in 8 lanes over a transposed copy of the rows (issue 19,
- * Fed-PLT: the local solvers' gradient steps).
+ * dense rows (d <= DPDO__L8_DMAX = 16), in 8 lanes over a transposed copy of the rows (Fed-PLT:
+ * the local solvers' gradient steps; docs/performance.md).
  *
  * Layout. dpdo__tcopy_build copies a shard's q rows once, in blocks of 32 samples (PAD): feature j
  * of sample h at xt[(h / 32) 32 d + 32 j + h mod 32] (zeros beyond q, q rounded up to qp, a

@@ -130,7 +130,7 @@ static void store_put(struct dpdo_policy *p, const struct dqn_store *s)
     p->ibuf = s->ibuf;
 }
 
-/* Xavier (Glorot) uniform, the TF1 xavier_initializer default (spec §3.2):
+/* Xavier (Glorot) uniform, the TF1 xavier_initializer default (docs/policy.md, "Network"):
  * W1 entries (storage order: column-major H x S, i.e. input by input) then
  * W2 entries (row-major 2 x H), each
  * r (2u - 1) with u the next uniform of stream (node, 0, INIT) and
@@ -220,7 +220,7 @@ static void forward_batch(const struct dpdo_policy *p, const double *theta, int6
     }
 }
 
-/* Spec §3.4 item 3: l = (1/B) sum_j (y_j - Q_j[a_j])^2;
+/* docs/policy.md, "Training step", item 3: l = (1/B) sum_j (y_j - Q_j[a_j])^2;
  * dq_j[a_j] = -2 (y_j - Q_j[a_j]) / B (the other output gets no gradient);
  * dW2 += dq h^T, db2 += dq, dh = W2^T dq, dW1 += dh s^T, db1 += dh.
  * X[B x S] holds the states row by row; hbuf[B x H] and q[2 B] are scratch.
@@ -257,13 +257,13 @@ double dpdo__dqn_loss_grad(const struct dpdo_policy *p, const double *theta, int
     return loss / (double)B;
 }
 
-/* Bias-corrected Adam (Kingma & Ba 2015, Alg. 1; spec §3.4 item 4):
+/* Bias-corrected Adam (Kingma & Ba 2015, Alg. 1; docs/policy.md, "Training step"):
  * m <- b1 m + (1-b1) g; v <- b2 v + (1-b2) g^2;
  * theta <- theta - lr (m / (1-b1^t)) / (sqrt(v / (1-b2^t)) + eps),
  * evaluated as theta - a m / (sqrt(v) + e) with a = lr sqrt(1-b2^t)/(1-b1^t)
  * and e = eps sqrt(1-b2^t) (the same value up to rounding; one square root
  * and one division per parameter instead of one and three). This is NOT
- * TF1's form, which adds eps to sqrt(v) unscaled (spec §3.4). */
+ * TF1's form, which adds eps to sqrt(v) unscaled (docs/policy.md, "Training step"). */
 void dpdo__dqn_adam(const struct dpdo_policy *p, double *theta, double *m, double *v,
                     const double *g, int64_t t)
 {
@@ -309,7 +309,7 @@ static void push(const struct dpdo_policy *p, struct dpdo__dqn_agent *ag, const 
     if (ag->count < p->replay) ag->count++;
 }
 
-/* Spec §3.4: one training step on a uniform without-replacement mini-batch
+/* docs/policy.md, "Training step": one training step on a uniform without-replacement mini-batch
  * of the memory, drawn from stream (node, round, EXPLORATION) at `block`. */
 static int train(struct dpdo_policy *p, struct dpdo__dqn_agent *ag, int64_t node,
                  const struct dpdo_rng *rng, uint64_t round, uint64_t block, char *err)
@@ -369,7 +369,8 @@ static int dqn_prepare(struct dpdo_policy *p, struct dpdo__dqn_agent *ag, int64_
     return DPDO_OK;
 }
 
-/* Spec §3.6 POLICY_DQN: store the previous transition, train, act. */
+/* The DP-WOR-SGD paper, Alg. 2 (docs/policy.md, "Per-step order"): store the previous transition,
+ * train, act. */
 int dpdo__dqn_decide(struct dpdo_policy *p, int64_t node, int64_t k, const double *state,
                      double reward, const struct dpdo_rng *rng, uint64_t round, int32_t *action,
                      char *err)
@@ -384,7 +385,7 @@ int dpdo__dqn_decide(struct dpdo_policy *p, int64_t node, int64_t k, const doubl
         rc = train(p, ag, node, rng, round, DPDO__DQN_BLOCK_TRAIN, err);
         if (rc) return rc;
     }
-    /* Spec §3.5: explore with probability p(j), uniformly random action;
+    /* docs/policy.md, "Exploration": explore with probability p(j), uniformly random action;
      * else greedy on the updated online network, ties toward LOCAL. */
     dpdo__stream st;
     dpdo__stream_open(&st, rng, (uint64_t)node, round, DPDO_PURPOSE_EXPLORATION);
@@ -428,7 +429,8 @@ int dpdo__dqn_finish(struct dpdo_policy *p, int64_t node, double reward, const s
         return dpdo__err(err, DPDO_E_NUMERIC,
                          "policy 'dqn', node %lld: the network diverged earlier; reset first",
                          (long long)node);
-    /* Spec §3.6 FINISH_DQN: (s_last, a_last, r, s_last, done = 1). */
+    /* docs/policy.md, "Per-step order", the episode's end: (s_last, a_last, r, s_last, done = 1).
+     */
     push(p, ag, ag->prev_s, ag->prev_a, reward, ag->prev_s, 1);
     ag->has_prev = 0;
     if (trains) return train(p, ag, node, rng, round, DPDO__DQN_BLOCK_FINISH, err);

@@ -95,7 +95,7 @@ int dpdo__policy_finish(struct dpdo_policy *p, int64_t node, double reward,
 /* 1 when decide/finish read the state and the rewards (the DQN and user policies), 0 for the
  * fixed built-ins (always-global, always-local, periodic, random), whose choices depend on k
  * and the exploration stream only: DP-WOR-SGD then skips the loss evaluations that would only
- * feed them (issue 19), and hands them a zero reward. */
+ * feed them, and hands them a zero reward. */
 int dpdo__policy_reads_state(const struct dpdo_policy *p);
 /* Back to the initial state (see dpdo_policy_reset). Cannot fail: a failing
  * user reset callback is reported by the next decide/finish (E_CALLBACK). */
@@ -155,7 +155,7 @@ double dpdo__dqn_explore_p(const struct dpdo_policy *p, int64_t step);
 void dpdo__dqn_forward(const struct dpdo_policy *p, const double *theta, const double *s, double *h,
                        double *q);
 /* Squared TD loss (1/B) sum_j (y_j - Q(s_j; theta)[a_j])^2 and its gradient
- * grad[P] (spec §3.4 backprop); X[B x S] the states row by row; scratch
+ * grad[P] (docs/policy.md, "Training step"); X[B x S] the states row by row; scratch
  * hbuf[B x H] and q[2 B]. */
 double dpdo__dqn_loss_grad(const struct dpdo_policy *p, const double *theta, int64_t B,
                            const double *X, const int32_t *a, const double *y, double *grad,

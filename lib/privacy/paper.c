@@ -68,8 +68,9 @@ static int positive(dpdo_paper *p, int i)
     return DPDO_OK;
 }
 
-#define TOL (1.0 - 1e-12) /* relative tolerance for ">= minimum" checks (docs/derivations.md, 1)   \
-                           */
+#define TOL                                                                                        \
+    (1.0 - 1e-12) /* relative tolerance for ">= minimum" checks (docs/derivations.md, 1)           \
+                   */
 
 /* ---- DP-DDA Theorem 1 (the DP-DDA paper) ------------------------------------------- */
 

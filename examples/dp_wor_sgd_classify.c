@@ -420,7 +420,7 @@ static int count_reset(void *user)
 }
 
 static const dpdo_policy_type COUNTING = {sizeof(dpdo_policy_type), "counting-dqn", count_decide,
-                                          count_finish, count_reset, NULL};
+                                          count_finish, count_reset, NULL, NULL};
 
 static int run_one(const problem *p, int setting, int method, int M, int64_t nm, double eps,
                    uint64_t seed, result *r)

@@ -33,7 +33,7 @@ static int scripted(void *user, int64_t node, int64_t k, const double *s, int64_
     S->next++;
     return 0;
 }
-static const dpdo_policy_type SCRIPT = {sizeof(dpdo_policy_type), "script", scripted, NULL, NULL, NULL};
+static const dpdo_policy_type SCRIPT = {sizeof(dpdo_policy_type), "script", scripted, NULL, NULL, NULL, NULL};
 
 enum { NMAX = 8, DMAX = 6, QMAX = 200 };
 typedef struct fx {
@@ -645,7 +645,7 @@ static int sscripted(void *user, int64_t node, int64_t k, const double *s, int64
     *action = S->act[node][S->k[node]++ % SSTEPS];
     return 0;
 }
-static const dpdo_policy_type SSCRIPT = {sizeof(dpdo_policy_type), "sscript", sscripted, NULL, NULL, NULL};
+static const dpdo_policy_type SSCRIPT = {sizeof(dpdo_policy_type), "sscript", sscripted, NULL, NULL, NULL, NULL};
 
 /* One run under schedule S1 (round t: node (t-1) % SN takes its step (t-1) / SN, so a round holds
  * at most one Global step). rel[r] = wG after the r-th Global step; returns their count. */

@@ -54,7 +54,7 @@ static void test_types(void)
     CHECK(dpdo_policy_type_find("nope") == NULL);
     CHECK(dpdo_policy_type_find(NULL) == NULL);
     CHECK(strcmp(dpdo_policy_type_name(NULL), "(null)") == 0);
-    dpdo_policy_type other = {sizeof other, "x", NULL, NULL, NULL, NULL};
+    dpdo_policy_type other = {sizeof other, "x", NULL, NULL, NULL, NULL, NULL};
     CHECK(dpdo_policy_type_next(&other) == NULL);
     CHECK_EQ(DPDO_ACTION_LOCAL, 0);
     CHECK_EQ(DPDO_ACTION_GLOBAL, 1);
@@ -803,7 +803,7 @@ static void u_release(void *user) { ((struct upol *)user)->released++; }
 static void test_user(void)
 {
     struct upol u = {0};
-    dpdo_policy_type t = {sizeof t, "mine", u_decide, u_finish, u_reset, u_release};
+    dpdo_policy_type t = {sizeof t, "mine", u_decide, u_finish, u_reset, u_release, NULL};
     dpdo_policy *p = NULL;
     CHECK_EQ(dpdo_policy_create(&p, &t, &u, 2, 2), DPDO_OK);
     CHECK(strcmp(dpdo_policy_name(p), "mine") == 0);
@@ -851,7 +851,7 @@ static void test_user(void)
     dpdo_policy_destroy(p);
     CHECK_EQ(u.released, 1);
     /* minimal type: finish/reset/release absent */
-    dpdo_policy_type t2 = {offsetof(dpdo_policy_type, finish), "min", u_decide, NULL, NULL, NULL};
+    dpdo_policy_type t2 = {offsetof(dpdo_policy_type, finish), "min", u_decide, NULL, NULL, NULL, NULL};
     struct upol u2 = {0};
     CHECK_EQ(dpdo_policy_create(&p, &t2, &u2, 1, 0), DPDO_OK);
     CHECK_EQ(dpdo_policy_decide(p, 0, 0, NULL, 0, NAN, NULL, 0, &a), DPDO_OK);
@@ -860,7 +860,7 @@ static void test_user(void)
     dpdo_policy_destroy(p);
     /* a type whose struct_size cuts off finish: finish is not read */
     dpdo_policy_type t3 = {offsetof(dpdo_policy_type, finish), "cut", u_decide, u_finish, NULL,
-                           NULL};
+                           NULL, NULL};
     struct upol u3 = {0};
     CHECK_EQ(dpdo_policy_create(&p, &t3, &u3, 1, 0), DPDO_OK);
     CHECK_EQ(dpdo_policy_finish(p, 0, 0.0, NULL, 0), DPDO_OK);
@@ -1118,7 +1118,7 @@ static void test_oom(void)
         CHECK_MSG(ok, "%s: create never succeeded", t->name);
     }
     struct upol u = {0};
-    dpdo_policy_type ut = {sizeof ut, "mine", u_decide, u_finish, u_reset, u_release};
+    dpdo_policy_type ut = {sizeof ut, "mine", u_decide, u_finish, u_reset, u_release, NULL};
     int ok = 0;
     for (long k = 0; k < 10 && !ok; k++) {
         dpdo_policy *p = NULL;

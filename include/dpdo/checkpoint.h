@@ -63,7 +63,8 @@ DPDO_API int dpdo_checkpoint_options_init(dpdo_checkpoint_options *o, size_t str
  * manifest `path`; the outcome is agreed, so every process returns the same code.
  * Returns DPDO_OK; DPDO_E_INVAL (NULL alg or path, bad key); DPDO_E_STATE (EMPTY, READY or FAILED;
  * a private run with DPDO_RANDOMNESS_SECURE and no host key); DPDO_E_UNSUPPORTED
- * (a user-defined policy whose state the library cannot see);
+ * (a user-defined policy whose type has no state hook, dpdo_policy_type.state);
+ * DPDO_E_CALLBACK (the policy's state hook failed);
  * DPDO_E_IO (cannot write); DPDO_E_NOMEM. Message in dpdo_algorithm_errmsg. Not thread-safe with
  * other calls on the same alg. Since 0.2. */
 DPDO_API int dpdo_algorithm_save(dpdo_algorithm *alg, const char *path,

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Local/Global decision policies (DP-WOR-SGD, spec dp-wor-sgd.md §2.5 and §3).
+/* Local/Global decision policies (DP-WOR-SGD; docs/policy.md).
  *
  * At every node step of DP-WOR-SGD the algorithm asks a policy whether node
  * `node` takes a Local step (noise-free update of its private model) or a
@@ -8,7 +8,7 @@
  * policy only decides (and, for the learned one, learns).
  *
  * Built-in types (dpdo_policy_type_find):
- *   "dqn"            the deep-Q controller of Alg. 2 (spec §3): per node an
+ *   "dqn"            the deep-Q controller of Alg. 2 (DP-WOR-SGD paper): per node an
  *                    online and a target network (state_len) -> hidden -> 2
  *                    with identity activations, replay memory, Adam,
  *                    epsilon-greedy exploration annealed linearly
@@ -18,14 +18,14 @@
  *   "random"         GLOBAL with probability "p_global", independently per step
  *   "periodic"       GLOBAL when k % period == period - 1 (k 0-based), i.e.
  *                    at node steps s = k + 1 that are multiples of `period`
- *                    (spec §2.5 PERIODIC: s_m = 0 mod period); LOCAL otherwise
+ *                    (s_m = 0 mod period); LOCAL otherwise
  *
  * Every detail of the DQN, each paper statement and the choice made where the
  * paper is silent, and the RNG stream layout are in docs/policy.md.
  *
  * Privacy: the DQN reads private data (the local model and mini-batch
  * losses) and its actions (the timing of Global steps) are observable; the
- * DP-WOR-SGD guarantee (Theorem 2) does not cover this leak (spec §3.8).
+ * DP-WOR-SGD guarantee (Theorem 2) does not cover this leak (docs/policy.md, "Privacy status").
  *
  * User policy types fill a dpdo_policy_type and pass it to
  * dpdo_policy_create(); their callbacks take `void *user` first and return 0
@@ -48,8 +48,9 @@ extern "C" {
 #endif
 
 typedef struct dpdo_policy dpdo_policy;
+struct dpdo_state_io;
 
-/* Actions (pinned values; spec §3.1: output unit 0 of the Q-network is Local). */
+/* Actions (pinned values; output unit 0 of the Q-network is Local). */
 enum { DPDO_ACTION_LOCAL = 0, DPDO_ACTION_GLOBAL = 1 };
 
 /* A policy type. Fields may only be appended; the library reads a field only
@@ -60,7 +61,7 @@ typedef struct dpdo_policy_type {
     /* required: one decision of node `node` at its local step k (0-based
      * within its episode): state[len] (DP-WOR-SGD: [w_L (d values), the
      * mini-batch loss of w_L, the previous action]), reward = the reward of
-     * this node's previous decision (NaN at k = 0, spec §3.1), randomness
+     * this node's previous decision (NaN at k = 0), randomness
      * only from stream (node, round, DPDO_PURPOSE_EXPLORATION) of rng (which
      * may be NULL if the caller has none). Set *action to DPDO_ACTION_LOCAL
      * or DPDO_ACTION_GLOBAL. 0 = success, anything else -> DPDO_E_CALLBACK
@@ -68,13 +69,40 @@ typedef struct dpdo_policy_type {
     int (*decide)(void *user, int64_t node, int64_t k, const double *state, int64_t len,
                   double reward, const dpdo_rng *rng, uint64_t round, int32_t *action);
     /* optional: the node's episode ended; `reward` is the reward of its last
-     * decision (the terminal transition, spec §3.6 FINISH_DQN). 0 = success. */
+     * decision (the terminal transition). 0 = success. */
     int (*finish)(void *user, int64_t node, double reward, const dpdo_rng *rng, uint64_t round);
     /* optional: forget everything learned (back to the initial state). 0 = success. */
     int (*reset)(void *user);
     /* optional: runs exactly once, at dpdo_policy_destroy */
     void (*release)(void *user);
+    /* optional (Since 0.3.; read only when struct_size covers it): describe the learned state
+     * for checkpoints (dpdo_algorithm_save / _load). One description serves the three passes of
+     * io->mode: SAVE (the items are written), CHECK (a file's items are read and checked, the
+     * policy is left alone) and LOAD (the items are copied into the arrays given). Call
+     * io->f64 / io->i64 / io->i32 for each array, in the same order with the same names and
+     * counts in every pass, and io->fail for a value that is read but invalid. The io
+     * functions return non-zero once the pass failed (stop then). Return 0 on success, any
+     * other value fails the save or load with DPDO_E_CALLBACK. A policy type without it cannot
+     * be saved (dpdo_algorithm_save returns DPDO_E_UNSUPPORTED). The built-in "dqn" describes
+     * its agents this way; the other built-ins have no state. */
+    int (*state)(void *user, const struct dpdo_state_io *io);
 } dpdo_policy_type;
+
+/* The serializer a policy's state hook receives (dpdo_policy_type.state). The library fills
+ * it; `ctx` is the library's and is passed back as the first argument. Counts are numbers of
+ * elements; names are the items' names in the file (non-empty). i64 checks
+ * (CHECK pass) that every value read lies in [lo, hi]. Since 0.3. */
+enum { DPDO_STATE_SAVE = 0, DPDO_STATE_CHECK = 1, DPDO_STATE_LOAD = 2 }; /* io->mode. Since 0.3. */
+typedef struct dpdo_state_io {
+    size_t struct_size; /* sizeof(dpdo_state_io) as compiled by the library */
+    int32_t mode;       /* DPDO_STATE_SAVE, _CHECK or _LOAD */
+    void *ctx;
+    int (*f64)(void *ctx, const char *name, double *p, int64_t count);
+    int (*i64)(void *ctx, const char *name, int64_t *p, int64_t count, int64_t lo, int64_t hi);
+    int (*i32)(void *ctx, const char *name, int32_t *p, int64_t count);
+    /* a value read is invalid: the pass fails with DPDO_E_FORMAT and this message */
+    int (*fail)(void *ctx, const char *msg);
+} dpdo_state_io;
 
 /* Built-in type by name ("dqn", "always-global", "always-local", "random",
  * "periodic"); NULL if unknown or name is NULL. Built-in type objects are
@@ -120,7 +148,7 @@ DPDO_API const char *dpdo_policy_name(const dpdo_policy *p);
  *   "p_global"       random: probability of GLOBAL, in [0, 1] (default 0.5)
  *   "period"         periodic: integer in [1, 2^62] (default 2): GLOBAL when
  *                    k % period == period - 1
- *   dqn only (spec §3.7; defaults in parentheses):
+ *   dqn only (docs/policy.md; defaults in parentheses):
  *   "hidden"         hidden units, integer in [1, 2^20] (128)          structural
  *   "replay"         replay-memory capacity, integer in [1, 2^20] (20) structural
  *   "batch"          training mini-batch, integer in [1, replay] (10); training
@@ -130,21 +158,17 @@ DPDO_API const char *dpdo_policy_name(const dpdo_policy *p);
  *   "target_period"  target sync every this many training steps, integer >= 1 (10)
  *   "explore_start"  exploration probability at step 0, in [0, 1] (1)
  *   "explore_min"    exploration probability from step K_a on, in [0, 1] (0.1)
- *   "explore_steps"  K_a, finite >= 0 (60; set it to n_m/(2b) for DP-WOR-SGD, spec §3.5 -- the
- * algorithm does not change it); p(j) = explore_start - (explore_start - explore_min) j/K_a for j <
- * K_a, explore_min after (j = the node's decisions since reset) "adam_beta1"     in [0, 1) (0.9)
- *   "adam_beta2"     in [0, 1) (0.999)
- *   "adam_eps"       finite > 0 (1e-8)
- *   "finish_train"   0 or 1 (1): whether dpdo_policy_finish runs one
- *                    training step after storing the terminal transition
- * Structural parameters reallocate the per-node storage (DPDO_E_NOMEM
- * possible; the old storage and value are kept then) and forget everything
- * learned, as dpdo_policy_reset(p, NULL) does; setting the current value
- * changes nothing. The others take effect at the next decision and keep the
- * learned state.
- * Returns DPDO_OK, DPDO_E_INVAL (NULL p/param, unknown name, value out of
- * range; "batch" > "replay": set "replay" first), DPDO_E_UNSUPPORTED (the
- * parameter belongs to another type, so it is never silently ignored; every
+ *   "explore_steps"  K_a, finite >= 0 (60; set it to n_m/(2b) for DP-WOR-SGD, docs/policy.md
+ * "Exploration" -- the algorithm does not change it); p(j) = explore_start - (explore_start -
+ * explore_min) j/K_a for j < K_a, explore_min after (j = the node's decisions since reset)
+ * "adam_beta1"     in [0, 1) (0.9) "adam_beta2"     in [0, 1) (0.999) "adam_eps"       finite > 0
+ * (1e-8) "finish_train"   0 or 1 (1): whether dpdo_policy_finish runs one training step after
+ * storing the terminal transition Structural parameters reallocate the per-node storage
+ * (DPDO_E_NOMEM possible; the old storage and value are kept then) and forget everything learned,
+ * as dpdo_policy_reset(p, NULL) does; setting the current value changes nothing. The others take
+ * effect at the next decision and keep the learned state. Returns DPDO_OK, DPDO_E_INVAL (NULL
+ * p/param, unknown name, value out of range; "batch" > "replay": set "replay" first),
+ * DPDO_E_UNSUPPORTED (the parameter belongs to another type, so it is never silently ignored; every
  * name on a user type), DPDO_E_NOMEM. Not thread-safe on one handle.
  * Since 0.1. */
 DPDO_API int dpdo_policy_set(dpdo_policy *p, const char *param, double value);
@@ -161,7 +185,7 @@ DPDO_API int dpdo_policy_get(const dpdo_policy *p, const char *param, double *va
  * rng (borrowed) feeds "random" and "dqn" from stream (node, round,
  * DPDO_PURPOSE_EXPLORATION) and the DQN's lazy initialisation from stream
  * (node, 0, DPDO_PURPOSE_INIT); it may be NULL for "always-*" and
- * "periodic". "dqn" follows spec §3.6: at k > 0 store the previous
+ * "periodic". "dqn" follows docs/policy.md "Per-step order": at k > 0 store the previous
  * transition (previous state, previous action, reward, state, not done); at
  * k = 0 a pending transition of an unfinished episode is dropped; train once
  * if the memory holds >= batch transitions; then act epsilon-greedily with

@@ -475,127 +475,143 @@ AVX512 static void grad_avx512(const struct dpdo_dataset *ds, const int64_t *row
 enum { LOGIT_DMAX = 16, LOGIT_BLK = 64 };
 /* lane-wise mask ? a : b (GCC's C front end has no vector ?:) */
 #define VSEL(mask, a, b) ((v4d)(((v4di)(a) & (mask)) | ((v4di)(b) & ~(mask))))
-#define LOGIT_SMALL(NAME, ATTR, DD)                                                                \
-    ATTR static void NAME(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m,           \
-                          const double *w, double clip, double scale, double *grad,                \
-                          double *loss_acc, int64_t *ncl)                                          \
-    {                                                                                              \
-        const int64_t d = DD > 0 ? DD : ds->d; /* DD > 0: a constant, so the j loops unroll */     \
-        const v4d ONE = {1, 1, 1, 1}, VZ = {0, 0, 0, 0};                                           \
-        v4d G[LOGIT_DMAX], SV[LOGIT_BLK / 4], YV[LOGIT_BLK / 4];                                   \
-        for (int64_t j = 0; j < d; j++)                                                            \
-            G[j] = VZ;                                                                             \
-        for (int64_t k0 = 0; k0 < m; k0 += LOGIT_BLK) {                                            \
-            const int64_t nb = m - k0 < LOGIT_BLK ? m - k0 : LOGIT_BLK, nv = (nb + 3) / 4;         \
-            /* 1: margins s = -y <x, w> of 4 rows per vector (padding repeats the block's first    \
-             * row) */                                                                             \
-            for (int64_t v = 0; v < nv; v++) {                                                     \
-                const double *x[4];                                                                \
-                double yv[4];                                                                      \
-                for (int t = 0; t < 4; t++) {                                                      \
-                    int64_t q = 4 * v + t < nb ? k0 + 4 * v + t : k0;                              \
-                    int64_t r = rows ? rows[q] : q;                                                \
-                    x[t] = ds->X + (size_t)r * (size_t)d;                                          \
-                    yv[t] = ds->y[r];                                                              \
-                }                                                                                  \
-                v4d M = VZ;                                                                        \
-                for (int64_t j = 0; j < d; j++)                                                    \
-                    M += (v4d){x[0][j], x[1][j], x[2][j], x[3][j]} * w[j];                         \
-                YV[v] = (v4d){yv[0], yv[1], yv[2], yv[3]};                                         \
-                SV[v] = -YV[v] * M;                                                                \
-            }                                                                                      \
-            /* 2: coefficients c = -y sigma(s) (and loss values), independent per vector */        \
-            for (int64_t v = 0; v < nv; v++) {                                                     \
-                v4d S = SV[v];                                                                     \
-                v4d NA = VSEL(S < 0, S, -S); /* -|s|; NaN stays NaN */                             \
-                v4d T = NA * DPDO__INV_LN2 + DPDO__EXP_SHIFT;                                      \
-                v4d KD = T - DPDO__EXP_SHIFT;                                                      \
-                v4d R = (NA - KD * DPDO__LN2_HI) - KD * DPDO__LN2_LO;                              \
-                v4di KI = (v4di)T - (v4di)(VZ + DPDO__EXP_SHIFT);                                  \
-                v4d R2 = R * R, R4 = R2 * R2, R8 = R4 * R4;                                        \
-                v4d E = DPDO__EXP_POLY(R, R2, R4, R8) * (v4d)((KI + 1023) << 52);                  \
-                E = VSEL(NA < DPDO__EXP_MIN, VZ, E);                                               \
-                if (loss_acc) {                                                                    \
-                    v4d BIG = VSEL(E > 0x1.a827999fcef34p-2, ONE, VZ);                             \
-                    v4d NU = E - BIG,                                                              \
-                        DE = (ONE + ONE) + (E + BIG); /* e - 1, 3 + e  or  e, 2 + e */             \
-                    v4d SS = NU / DE, Z = SS * SS;                                                 \
-                    v4d L = BIG * DPDO__LN2_HI +                                                   \
-                            ((SS + SS) + (SS * DPDO__ATANH_POLY(Z) + BIG * DPDO__LN2_LO));         \
-                    L = VSEL(S > 0, S, VZ) + L;                                                    \
-                    for (int t = 0; t < 4 && 4 * v + t < nb; t++)                                  \
-                        *loss_acc += L[t];                                                         \
-                }                                                                                  \
-                SV[v] = -YV[v] * (VSEL(S >= 0, ONE, E) / (ONE + E));                               \
-            }                                                                                      \
-            if (clip > 0.0)                                                                        \
-                for (int64_t q = 0; q < nb; q++) {                                                 \
-                    int64_t r = rows ? rows[k0 + q] : k0 + q;                                      \
-                    SV[q / 4][q % 4] = clip_coef(ds, r, SV[q / 4][q % 4], clip, ncl);              \
-                }                                                                                  \
-            for (int64_t q = nb; q < 4 * nv; q++)                                                  \
-                SV[q / 4][q % 4] = 0.0; /* padding adds nothing */                                 \
-            /* 3: gradient, lane t summing the rows q = t mod 4 in order */                        \
-            for (int64_t v = 0; v < nv; v++) {                                                     \
-                const double *x[4];                                                                \
-                for (int t = 0; t < 4; t++) {                                                      \
-                    int64_t q = 4 * v + t < nb ? k0 + 4 * v + t : k0;                              \
-                    x[t] = ds->X + (size_t)(rows ? rows[q] : q) * (size_t)d;                       \
-                }                                                                                  \
-                v4d A = scale * SV[v];                                                             \
-                for (int64_t j = 0; j < d; j++)                                                    \
-                    G[j] += A * (v4d){x[0][j], x[1][j], x[2][j], x[3][j]};                         \
-            }                                                                                      \
-        }                                                                                          \
-        for (int64_t j = 0; j < d; j++)                                                            \
-            grad[j] += (G[j][0] + G[j][1]) + (G[j][2] + G[j][3]);                                  \
+#ifdef DPDO__VEC
+/* The body of the small logistic kernels: DD > 0 a constant d (the j loops unroll), 0 ds->d.
+ * Force-inlined into the thin per-ISA wrappers logit<d>_<isa> (LOGIT_WRAP): one body, compiled
+ * in each wrapper for its instruction set, whose lines a debugger or sanitizer sees. */
+static inline DPDO__ALWAYS_INLINE void logit_small(const struct dpdo_dataset *ds,
+                                                   const int64_t *rows, int64_t m, const double *w,
+                                                   double clip, double scale, double *grad,
+                                                   double *loss_acc, int64_t *ncl, const int DD)
+{
+    const int64_t d = DD > 0 ? DD : ds->d; /* DD > 0: a constant, so the j loops unroll */
+    const v4d ONE = {1, 1, 1, 1}, VZ = {0, 0, 0, 0};
+    v4d G[LOGIT_DMAX], SV[LOGIT_BLK / 4], YV[LOGIT_BLK / 4];
+    for (int64_t j = 0; j < d; j++)
+        G[j] = VZ;
+    for (int64_t k0 = 0; k0 < m; k0 += LOGIT_BLK) {
+        const int64_t nb = m - k0 < LOGIT_BLK ? m - k0 : LOGIT_BLK, nv = (nb + 3) / 4;
+        /* 1: margins s = -y <x, w> of 4 rows per vector (padding repeats the block's first
+         * row) */
+        for (int64_t v = 0; v < nv; v++) {
+            const double *x[4];
+            double yv[4];
+            for (int t = 0; t < 4; t++) {
+                int64_t q = 4 * v + t < nb ? k0 + 4 * v + t : k0;
+                int64_t r = rows ? rows[q] : q;
+                x[t] = ds->X + (size_t)r * (size_t)d;
+                yv[t] = ds->y[r];
+            }
+            v4d M = VZ;
+            for (int64_t j = 0; j < d; j++)
+                M += (v4d){x[0][j], x[1][j], x[2][j], x[3][j]} * w[j];
+            YV[v] = (v4d){yv[0], yv[1], yv[2], yv[3]};
+            SV[v] = -YV[v] * M;
+        }
+        /* 2: coefficients c = -y sigma(s) (and loss values), independent per vector */
+        for (int64_t v = 0; v < nv; v++) {
+            v4d S = SV[v];
+            v4d NA = VSEL(S < 0, S, -S); /* -|s|; NaN stays NaN */
+            v4d T = NA * DPDO__INV_LN2 + DPDO__EXP_SHIFT;
+            v4d KD = T - DPDO__EXP_SHIFT;
+            v4d R = (NA - KD * DPDO__LN2_HI) - KD * DPDO__LN2_LO;
+            v4di KI = (v4di)T - (v4di)(VZ + DPDO__EXP_SHIFT);
+            v4d R2 = R * R, R4 = R2 * R2, R8 = R4 * R4;
+            v4d E = DPDO__EXP_POLY(R, R2, R4, R8) * (v4d)((KI + 1023) << 52);
+            E = VSEL(NA < DPDO__EXP_MIN, VZ, E);
+            if (loss_acc) {
+                v4d BIG = VSEL(E > 0x1.a827999fcef34p-2, ONE, VZ);
+                v4d NU = E - BIG, DE = (ONE + ONE) + (E + BIG); /* e - 1, 3 + e  or  e, 2 + e */
+                v4d SS = NU / DE, Z = SS * SS;
+                v4d L = BIG * DPDO__LN2_HI +
+                        ((SS + SS) + (SS * DPDO__ATANH_POLY(Z) + BIG * DPDO__LN2_LO));
+                L = VSEL(S > 0, S, VZ) + L;
+                for (int t = 0; t < 4 && 4 * v + t < nb; t++)
+                    *loss_acc += L[t];
+            }
+            SV[v] = -YV[v] * (VSEL(S >= 0, ONE, E) / (ONE + E));
+        }
+        if (clip > 0.0)
+            for (int64_t q = 0; q < nb; q++) {
+                int64_t r = rows ? rows[k0 + q] : k0 + q;
+                SV[q / 4][q % 4] = clip_coef(ds, r, SV[q / 4][q % 4], clip, ncl);
+            }
+        for (int64_t q = nb; q < 4 * nv; q++)
+            SV[q / 4][q % 4] = 0.0; /* padding adds nothing */
+        /* 3: gradient, lane t summing the rows q = t mod 4 in order */
+        for (int64_t v = 0; v < nv; v++) {
+            const double *x[4];
+            for (int t = 0; t < 4; t++) {
+                int64_t q = 4 * v + t < nb ? k0 + 4 * v + t : k0;
+                x[t] = ds->X + (size_t)(rows ? rows[q] : q) * (size_t)d;
+            }
+            v4d A = scale * SV[v];
+            for (int64_t j = 0; j < d; j++)
+                G[j] += A * (v4d){x[0][j], x[1][j], x[2][j], x[3][j]};
+        }
     }
+    for (int64_t j = 0; j < d; j++)
+        grad[j] += (G[j][0] + G[j][1]) + (G[j][2] + G[j][3]);
+}
 
 /* Coefficients c_k = -y_k sigma(s_k) of margins s_k = -y_k <x_k, w> (and, if loss_acc, the loss
- * values added in order), four at a time with the same operations as LOGIT_SMALL's phase 2. */
+ * values added in order), four at a time with the same operations as logit_small's phase 2. */
+static inline DPDO__ALWAYS_INLINE void logit_coefs(const double *s, const double *y, int64_t m,
+                                                   double *c, double *loss_acc)
+{
+    const v4d ONE = {1, 1, 1, 1}, VZ = {0, 0, 0, 0};
+    for (int64_t k = 0; k < m; k += 4) {
+        v4d S = VZ, Y = ONE;
+        for (int t = 0; t < 4 && k + t < m; t++)
+            S[t] = s[k + t], Y[t] = y[k + t];
+        v4d NA = VSEL(S < 0, S, -S);
+        v4d T = NA * DPDO__INV_LN2 + DPDO__EXP_SHIFT;
+        v4d KD = T - DPDO__EXP_SHIFT;
+        v4d R = (NA - KD * DPDO__LN2_HI) - KD * DPDO__LN2_LO;
+        v4di KI = (v4di)T - (v4di)(VZ + DPDO__EXP_SHIFT);
+        v4d R2 = R * R, R4 = R2 * R2, R8 = R4 * R4;
+        v4d E = DPDO__EXP_POLY(R, R2, R4, R8) * (v4d)((KI + 1023) << 52);
+        E = VSEL(NA < DPDO__EXP_MIN, VZ, E);
+        if (loss_acc) {
+            v4d BIG = VSEL(E > 0x1.a827999fcef34p-2, ONE, VZ);
+            v4d NU = E - BIG, DE = (ONE + ONE) + (E + BIG);
+            v4d SS = NU / DE, Z = SS * SS;
+            v4d L =
+                BIG * DPDO__LN2_HI + ((SS + SS) + (SS * DPDO__ATANH_POLY(Z) + BIG * DPDO__LN2_LO));
+            L = VSEL(S > 0, S, VZ) + L;
+            for (int t = 0; t < 4 && k + t < m; t++)
+                *loss_acc += L[t];
+        }
+        v4d C = -Y * (VSEL(S >= 0, ONE, E) / (ONE + E));
+        for (int t = 0; t < 4 && k + t < m; t++)
+            c[k + t] = C[t];
+    }
+}
+#endif /* DPDO__VEC */
 #define LOGIT_COEFS(NAME, ATTR)                                                                    \
     ATTR static void NAME(const double *s, const double *y, int64_t m, double *c,                  \
                           double *loss_acc)                                                        \
     {                                                                                              \
-        const v4d ONE = {1, 1, 1, 1}, VZ = {0, 0, 0, 0};                                           \
-        for (int64_t k = 0; k < m; k += 4) {                                                       \
-            v4d S = VZ, Y = ONE;                                                                   \
-            for (int t = 0; t < 4 && k + t < m; t++)                                               \
-                S[t] = s[k + t], Y[t] = y[k + t];                                                  \
-            v4d NA = VSEL(S < 0, S, -S);                                                           \
-            v4d T = NA * DPDO__INV_LN2 + DPDO__EXP_SHIFT;                                          \
-            v4d KD = T - DPDO__EXP_SHIFT;                                                          \
-            v4d R = (NA - KD * DPDO__LN2_HI) - KD * DPDO__LN2_LO;                                  \
-            v4di KI = (v4di)T - (v4di)(VZ + DPDO__EXP_SHIFT);                                      \
-            v4d R2 = R * R, R4 = R2 * R2, R8 = R4 * R4;                                            \
-            v4d E = DPDO__EXP_POLY(R, R2, R4, R8) * (v4d)((KI + 1023) << 52);                      \
-            E = VSEL(NA < DPDO__EXP_MIN, VZ, E);                                                   \
-            if (loss_acc) {                                                                        \
-                v4d BIG = VSEL(E > 0x1.a827999fcef34p-2, ONE, VZ);                                 \
-                v4d NU = E - BIG, DE = (ONE + ONE) + (E + BIG);                                    \
-                v4d SS = NU / DE, Z = SS * SS;                                                     \
-                v4d L = BIG * DPDO__LN2_HI +                                                       \
-                        ((SS + SS) + (SS * DPDO__ATANH_POLY(Z) + BIG * DPDO__LN2_LO));             \
-                L = VSEL(S > 0, S, VZ) + L;                                                        \
-                for (int t = 0; t < 4 && k + t < m; t++)                                           \
-                    *loss_acc += L[t];                                                             \
-            }                                                                                      \
-            v4d C = -Y * (VSEL(S >= 0, ONE, E) / (ONE + E));                                       \
-            for (int t = 0; t < 4 && k + t < m; t++)                                               \
-                c[k + t] = C[t];                                                                   \
-        }                                                                                          \
+        logit_coefs(s, y, m, c, loss_acc);                                                         \
     }
 
 #ifdef DPDO__VEC
 /* one instance per d = 1 .. 8 (registers for G, unrolled loops) and one for d = 9 .. 16 */
 /* a macro of macro instances, laid out by hand */
 /* clang-format off */
+#define LOGIT_WRAP(NAME, ATTR, DD)                                                                 \
+    ATTR static void NAME(const struct dpdo_dataset *ds, const int64_t *rows, int64_t m,           \
+                          const double *w, double clip, double scale, double *grad,                \
+                          double *loss_acc, int64_t *ncl)                                          \
+    {                                                                                              \
+        logit_small(ds, rows, m, w, clip, scale, grad, loss_acc, ncl, DD);                         \
+    }
 #define LOGIT_SET(SUF, ATTR)                                                                       \
-    LOGIT_SMALL(logit1_##SUF, ATTR, 1) LOGIT_SMALL(logit2_##SUF, ATTR, 2)                          \
-    LOGIT_SMALL(logit3_##SUF, ATTR, 3) LOGIT_SMALL(logit4_##SUF, ATTR, 4)                          \
-    LOGIT_SMALL(logit5_##SUF, ATTR, 5) LOGIT_SMALL(logit6_##SUF, ATTR, 6)                          \
-    LOGIT_SMALL(logit7_##SUF, ATTR, 7) LOGIT_SMALL(logit8_##SUF, ATTR, 8)                          \
-    LOGIT_SMALL(logitn_##SUF, ATTR, 0)                                                             \
+    LOGIT_WRAP(logit1_##SUF, ATTR, 1) LOGIT_WRAP(logit2_##SUF, ATTR, 2)                            \
+    LOGIT_WRAP(logit3_##SUF, ATTR, 3) LOGIT_WRAP(logit4_##SUF, ATTR, 4)                            \
+    LOGIT_WRAP(logit5_##SUF, ATTR, 5) LOGIT_WRAP(logit6_##SUF, ATTR, 6)                            \
+    LOGIT_WRAP(logit7_##SUF, ATTR, 7) LOGIT_WRAP(logit8_##SUF, ATTR, 8)                            \
+    LOGIT_WRAP(logitn_##SUF, ATTR, 0)                                                              \
     typedef void (*logit_fn_##SUF)(const struct dpdo_dataset *, const int64_t *, int64_t,          \
                                    const double *, double, double, double *, double *, int64_t *); \
     static logit_fn_##SUF logit_pick_##SUF(int64_t d)                                              \
@@ -620,7 +636,7 @@ LOGIT_COEFS(coefs_avx2, AVX2)
  * block's margins, their coefficients (the operations of LOGIT_COEFS, loss values added in row
  * order when loss_acc), clip_coef per row, then grad += (scale c_k) x_k while the rows are
  * still in L1. Bit for bit the margins pass + coefficient pass + dpdo__lin_grad it replaces
- * (DP-WOR-SGD, issue 19), which gathered each random row two or three times:
+ * (DP-WOR-SGD; docs/performance.md), which gathered each random row two or three times:
  *  - margins in the canonical order of dot_scalar: 8 partial sums s_0..s_7 over j = 8i + t,
  *    the tail j >= 8 floor(d/8) added to s_0 one by one, then
  *    ((s_0 + s_4) + (s_1 + s_5)) + ((s_2 + s_6) + (s_3 + s_7));

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Full-batch gradient (and loss) of the built-in losses (logistic, hinge, squared) over short
- * dense rows (d <= DPDO__L8_DMAX = 16), in 8 lanes over a transposed copy of the rows (issue 19,
- * Fed-PLT: the local solvers' gradient steps).
+ * dense rows (d <= DPDO__L8_DMAX = 16), in 8 lanes over a transposed copy of the rows (Fed-PLT:
+ * the local solvers' gradient steps; docs/performance.md).
  *
  * Layout. dpdo__tcopy_build copies a shard's q rows once, in blocks of 32 samples (PAD): feature j
  * of sample h at xt[(h / 32) 32 d + 32 j + h mod 32] (zeros beyond q, q rounded up to qp, a
@@ -308,164 +308,46 @@ static inline __attribute__((always_inline)) l4d l8_look4s(l4i k)
         LANE[t_] = t_
 /* clang-format on */
 
-/* SB = 8, 16 or 32 samples per iteration (one to four 8-sample blocks; SSE2 8, AVX2 16, AVX-512 32:
- * the fastest measured on Zen 4) as NV = SB / W vectors of W lanes (VD, VI); vector v holds samples
- * h0 + v W .. h0 + v W + W - 1, i.e. lanes u W .. u W + W - 1 of the 8-lane order with u = v mod (8
- * / W), and the vectors of one iteration are accumulated in order of v (so the blocks of one
- * iteration are the same as one after the other). Each step is written as a loop over v, so that
- * the compiler interleaves the NV independent chains (the exp and the division have long
- * latencies). DD > 0: d is that constant (the j loops unroll), 0: ds->d. The copy and the gather
- * buffer hold whole iterations (qp: a multiple of DPDO__L8_PAD). */
-/* the kernel body is laid out by hand (L8_UNROLL precedes its loops) */
-/* clang-format off */
-#define L8_KERNEL(NAME, ATTR, DD, VD, VI, W, SB, KL, FM, LOOK, CLAMP, HSUM)                         \
-    ATTR static void NAME(const struct dpdo_dataset *ds, const int64_t *rows, int64_t first,       \
-                          int64_t q, const struct dpdo__tcopy *tc, int kind, const double *w,      \
-                          double clip, double scale, double *grad, double *loss_sum, int64_t *ncl, \
-                          int mf)                                                                  \
-    {                                                                                              \
-        enum { NU = 8 / W, NV = SB / W };                                                          \
-        if (KL >= 0) kind = KL; /* a logistic instance: the other branches fold away */           \
-        const int64_t d = DD > 0 ? DD : ds->d, st = DPDO__L8_PAD; /* copy and buffer */           \
-        L8_CONSTS(VD, VI, W);                                                                      \
-        const int px = tc && tc->px; /* the copy holds -y_h x_h: s_h is the margin */             \
-        VD G[DPDO__L8_DMAX][NU], LS[NU], WB[DPDO__L8_DMAX]; /* WB: w_j in every lane */            \
-        L8_UNROLL for (int j = 0; j < DPDO__L8_DMAX; j++) /* w_j, or +0 for -0: the same margin */ \
-            WB[j] = VZ + (j < d ? w[j] : 0.0);                                                     \
-        double buf[DPDO__L8_DMAX * DPDO__L8_PAD], nyb[SB];                                         \
-        L8_UNROLL for (int u = 0; u < NU; u++) {                                                   \
-            LS[u] = VZ;                                                                            \
-            L8_UNROLL for (int64_t j = 0; j < d; j++)                                              \
-                G[j][u] = VZ;                                                                      \
-        }                                                                                          \
-        for (int64_t h0 = 0; h0 < q; h0 += SB) {                                                   \
-            const int nv = q - h0 < SB ? (int)(q - h0) : SB;                                       \
-            const double *xb = buf, *nyp = nyb;                                                    \
-            if (tc)                                                                                \
-                xb = l8_tblock(tc, h0), nyp = tc->ny + h0;                                         \
-            else                                                                                   \
-                l8_gather(ds, rows, first, h0, nv, d, SB, DPDO__L8_PAD, buf, nyb);                 \
-            VD NY[NV], M[NV], S[NV], NA[NV], E[NV], C[NV];                                         \
-            L8_UNROLL for (int v = 0; v < NV; v++) NY[v] = *(const VD *)(nyp + v * W);             \
-            L8_UNROLL for (int v = 0; v < NV; v++) M[v] = VZ;                                      \
-            if (mf) {                                                                              \
-                L8_UNROLL for (int64_t j = 0; j < d; j++)                                          \
-                    L8_UNROLL for (int v = 0; v < NV; v++)                                         \
-                        M[v] = FM(*(const VD *)(xb + j * st + v * W), WB[j], M[v]);                \
-            } else {                                                                               \
-                L8_UNROLL for (int64_t j = 0; j < d; j++)                                          \
-                    L8_UNROLL for (int v = 0; v < NV; v++)                                         \
-                        M[v] += *(const VD *)(xb + j * st + v * W) * WB[j];                        \
-            }                                                                                      \
-            L8_UNROLL for (int v = 0; v < NV; v++) S[v] = M[v];                                    \
-            if (!px) L8_UNROLL for (int v = 0; v < NV; v++) S[v] = NY[v] * M[v];                 \
-            VD LV[NV];                                                                             \
-            if (kind == DPDO__L8_LOGISTIC) {                                                       \
-                L8_UNROLL for (int v = 0; v < NV; v++)                                             \
-                    NA[v] = (VD)((VI)S[v] | SIGN); /* -|s|; NaN stays NaN */                       \
-                L8_UNROLL for (int v = 0; v < NV; v++) {                                           \
-                    L8_EXPV(VD, VI, FM, LOOK, CLAMP, NA[v], E[v]);                                 \
-                }                                                                                  \
-                L8_UNROLL for (int v = 0; v < NV; v++) { /* px: -y c_h (x_h is -y x_h) */          \
-                    C[v] = L8SEL(VD, VI, S[v] >= 0, ONE, E[v]) / (ONE + E[v]);                     \
-                    if (!px) C[v] = NY[v] * C[v];                                                  \
-                }                                                                                  \
-                if (loss_sum)                                                                      \
-                    L8_UNROLL for (int v = 0; v < NV; v++) {                                       \
-                        const VD BIG = L8SEL(VD, VI, E[v] > 0x1.a827999fcef34p-2, ONE, VZ);        \
-                        const VD NU_ = E[v] - BIG, DE = (ONE + ONE) + (E[v] + BIG);                \
-                        const VD SS = NU_ / DE, Z = SS * SS;                                       \
-                        const VD L = BIG * DPDO__LN2_HI +                                          \
-                                     ((SS + SS) + (SS * DPDO__ATANH_POLY(Z) + BIG * DPDO__LN2_LO)); \
-                        LV[v] = L8SEL(VD, VI, S[v] > 0, S[v], VZ) + L;                             \
-                    }                                                                              \
-            } else if (kind == DPDO__L8_HINGE) {                                                   \
-                L8_UNROLL for (int v = 0; v < NV; v++) {                                           \
-                    const VD Z = ONE + S[v]; /* 1 - y m */                                         \
-                    C[v] = L8SEL(VD, VI, Z > 0, NY[v], VZ);                                        \
-                    if (px) C[v] = L8SEL(VD, VI, Z > 0, ONE, VZ);                                  \
-                    LV[v] = L8SEL(VD, VI, Z > 0, Z, VZ);                                           \
-                }                                                                                  \
-            } else {                                                                               \
-                L8_UNROLL for (int v = 0; v < NV; v++) {                                           \
-                    VD R = M[v]; /* px: -y m */                                                    \
-                    if (px) R = NY[v] * R;                                                         \
-                    R = R + NY[v]; /* m - y */                                                     \
-                    C[v] = R;                                                                      \
-                    if (px) C[v] = NY[v] * R;                                                      \
-                    LV[v] = 0.5 * R * R;                                                           \
-                }                                                                                  \
-            }                                                                                      \
-            if (nv < SB)                                                                           \
-                L8_UNROLL for (int v = 0; v < NV; v++)                                             \
-                    C[v] = L8SEL(VD, VI, LANE + v * W < (VI){0} + nv, C[v], VZ);                   \
-            if (loss_sum)                                                                          \
-                L8_UNROLL for (int v = 0; v < NV; v++) {                                           \
-                    if (nv < SB) LV[v] = L8SEL(VD, VI, LANE + v * W < (VI){0} + nv, LV[v], VZ);    \
-                    LS[v % NU] += LV[v];                                                           \
-                }                                                                                  \
-            if (clip > 0.0) { /* through memory here only (stores, not C's address) */            \
-                double cs[SB];                                                                     \
-                L8_UNROLL for (int v = 0; v < NV; v++)                                             \
-                    *(VD *)(cs + v * W) = C[v];                                                    \
-                for (int t = 0; t < nv; t++)                                                       \
-                    cs[t] = dpdo__clip_coef(ds, l8_row(rows, first, h0 + t), cs[t], clip, ncl);    \
-                L8_UNROLL for (int v = 0; v < NV; v++)                                             \
-                    C[v] = *(const VD *)(cs + v * W);                                              \
-            }                                                                                      \
-            if (scale != 0.0) {                                                                    \
-                VD A[NV];                                                                          \
-                L8_UNROLL for (int v = 0; v < NV; v++) A[v] = C[v];                                 \
-                if (!L8_SCALE_LATE) L8_UNROLL for (int v = 0; v < NV; v++) A[v] = scale * C[v];     \
-                L8_UNROLL for (int64_t j = 0; j < d; j++)                                          \
-                    L8_UNROLL for (int v = 0; v < NV; v++)                                         \
-                        G[j][v % NU] = FM(A[v], *(const VD *)(xb + j * st + v * W), G[j][v % NU]); \
-            }                                                                                      \
-        }                                                                                          \
-        double t8[8]; /* stores of G and LS, not their addresses: they stay in registers */       \
-        if (scale != 0.0)                                                                          \
-            L8_UNROLL for (int64_t j = 0; j < d; j++) {                                            \
-                double tj;                                                                         \
-                L8_LANE_TREE(VD, W, NU, HSUM, G[j], t8, tj);                                       \
-                grad[j] += L8_SCALE_LATE ? scale * tj : tj;                                        \
-            }                                                                                      \
-        if (loss_sum) {                                                                            \
-            L8_UNROLL for (int u = 0; u < NU; u++)                                                 \
-                *(VD *)(t8 + u * W) = LS[u];                                                       \
-            *loss_sum = L8_TREE(t8);                                                               \
-        }                                                                                          \
-    }
-
-/* clang-format on */
-
 typedef void (*l8_fn)(const struct dpdo_dataset *, const int64_t *, int64_t, int64_t,
                       const struct dpdo__tcopy *, int, const double *, double, double, double *,
                       double *, int64_t *, int);
 
-/* logistic: one instance per d = 1 .. 8 and one for d = 9 .. 16; hinge and squared (a few
- * operations per sample beside the margin and the gradient): one instance for every d */
-/* clang-format off */
-#define L8_SET(SUF, ATTR, VD, VI, W, SB, FM, LK, CL, HS)                                                \
-    L8_KERNEL(l8_1_##SUF, ATTR, 1, VD, VI, W, SB, 0, FM, LK, CL, HS) L8_KERNEL(l8_2_##SUF, ATTR, 2, VD, VI, W, SB, 0, FM, LK, CL, HS) \
-    L8_KERNEL(l8_3_##SUF, ATTR, 3, VD, VI, W, SB, 0, FM, LK, CL, HS) L8_KERNEL(l8_4_##SUF, ATTR, 4, VD, VI, W, SB, 0, FM, LK, CL, HS) \
-    L8_KERNEL(l8_5_##SUF, ATTR, 5, VD, VI, W, SB, 0, FM, LK, CL, HS) L8_KERNEL(l8_6_##SUF, ATTR, 6, VD, VI, W, SB, 0, FM, LK, CL, HS) \
-    L8_KERNEL(l8_7_##SUF, ATTR, 7, VD, VI, W, SB, 0, FM, LK, CL, HS) L8_KERNEL(l8_8_##SUF, ATTR, 8, VD, VI, W, SB, 0, FM, LK, CL, HS) \
-    L8_KERNEL(l8_n_##SUF, ATTR, 0, VD, VI, W, SB, 0, FM, LK, CL, HS)                                           \
-    L8_KERNEL(l8_g_##SUF, ATTR, 0, VD, VI, W, SB, -1, FM, LK, CL, HS)                                          \
-    static l8_fn l8_pick_##SUF(int64_t d, int kind)                                                \
-    {                                                                                              \
-        static const l8_fn f[9] = {l8_n_##SUF, l8_1_##SUF, l8_2_##SUF, l8_3_##SUF, l8_4_##SUF,     \
-                                   l8_5_##SUF, l8_6_##SUF, l8_7_##SUF, l8_8_##SUF};                \
-        return kind != DPDO__L8_LOGISTIC ? l8_g_##SUF : f[d <= 8 ? d : 0];                         \
-    }
-/* clang-format on */
-L8_SET(sse2, , l4d, l4i, 4, 8, L8_FMA4S, L8_LOOK4S, L8_CLAMPG, L8_HSUM_NONE)
+/* the kernels: kernels_l8_body.h once per instruction set */
+#define L8B_SUF sse2
+#define L8B_ATTR
+#define VD l4d
+#define VI l4i
+#define W 4
+#define SB 8
+#define FM L8_FMA4S
+#define LOOK L8_LOOK4S
+#define CLAMP L8_CLAMPG
+#define HSUM L8_HSUM_NONE
+#include "kernels_l8_body.h"
 #if defined(__x86_64__)
 #define L8_X86 1
-L8_SET(avx2, __attribute__((target(L8_AVX2_TARGET))), l4d, l4i, 4, 16, L8_FMA4, L8_LOOK4, L8_CLAMP4,
-       L8_HSUM_NONE)
-L8_SET(avx512, __attribute__((target("avx512f"))), l8d, l8i, 8, 32, L8_FMA8, L8_LOOK8, L8_CLAMP8,
-       L8_HSUM8)
+#define L8B_SUF avx2
+#define L8B_ATTR __attribute__((target(L8_AVX2_TARGET)))
+#define VD l4d
+#define VI l4i
+#define W 4
+#define SB 16
+#define FM L8_FMA4
+#define LOOK L8_LOOK4
+#define CLAMP L8_CLAMP4
+#define HSUM L8_HSUM_NONE
+#include "kernels_l8_body.h"
+#define L8B_SUF avx512
+#define L8B_ATTR __attribute__((target("avx512f")))
+#define VD l8d
+#define VI l8i
+#define W 8
+#define SB 32
+#define FM L8_FMA8
+#define LOOK L8_LOOK8
+#define CLAMP L8_CLAMP8
+#define HSUM L8_HSUM8
+#include "kernels_l8_body.h"
 #ifndef DPDO__L8_NO_FMA
 /* The common logistic call (a transposed copy holding -y_h x_h, fma margins, the gradient only,
  * no clipping, d <= 8), software-pipelined on the AVX-512 and AVX2 paths: iteration k computes
@@ -474,8 +356,8 @@ L8_SET(avx512, __attribute__((target("avx512f"))), l8d, l8i, 8, 32, L8_FMA8, L8_
  * then overlaps independent work instead of waiting behind the margins it needs: Zen 4's
  * out-of-order window holds about one iteration, and l8_D_avx512 ran at 1.16 ns per sample
  * against 0.98 here (bench/bench_l8, Fed-PLT's shape). Per accumulator, the same operations on
- * the same values in the same order as L8_KERNEL with kind = logistic, px, mf, no loss and no
- * clipping: the same bits (tests/test_dataset.c, test_logit8_paths). */
+ * the same values in the same order as the kernels of kernels_l8_body.h with kind = logistic, px,
+ * mf, no loss and no clipping: the same bits (tests/test_dataset.c, test_logit8_paths). */
 /* clang-format off */
 /* M = the margins of the block at X; G += the gradient terms C of the block at X */
 #define L8P_MARGINS(X, DD, VD, W, FM)                                                              \

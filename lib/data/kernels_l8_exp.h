@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* exp(x) for x <= 0 with fused multiply-adds and a 16-entry table: the logistic coefficient of the
- * 8-lane full-batch kernel (kernels_l8.c; issue 19, Fed-PLT). The mini-batch kernels keep
+ * 8-lane full-batch kernel (kernels_l8.c, Fed-PLT). The mini-batch kernels keep
  * vmath_impl.h's FMA-free dpdo__exp_neg.
  *
  * Every fma below is a correctly rounded fused multiply-add (IEEE 754 fusedMultiplyAdd): vfmadd on

@@ -462,28 +462,49 @@ static void describe_keys(dpdo__eng *e, dpdo__ser *s, int encrypted, unsigned ch
                      "node key sources", (long long)i, (long long)src[i]);
 }
 
-/* The DQN agents (weights, target network, Adam moments, replay ring, pending decision). */
+/* The policy's learned state through its type's state hook (dpdo_policy_type.state; the
+ * built-in "dqn" writes its agents: weights, target network, Adam moments, replay ring,
+ * pending decision). */
+static int io_f64(void *ctx, const char *name, double *p, int64_t count)
+{
+    dpdo__ser_f64(ctx, name, p, count);
+    return ((dpdo__ser *)ctx)->rc;
+}
+static int io_i64(void *ctx, const char *name, int64_t *p, int64_t count, int64_t lo, int64_t hi)
+{
+    dpdo__ser_idx(ctx, name, p, count, lo, hi);
+    return ((dpdo__ser *)ctx)->rc;
+}
+static int io_i32(void *ctx, const char *name, int32_t *p, int64_t count)
+{
+    dpdo__ser_i32(ctx, name, p, count);
+    return ((dpdo__ser *)ctx)->rc;
+}
+static int io_fail(void *ctx, const char *msg)
+{
+    dpdo__ser *s = ctx;
+    if (!s->rc)
+        s->rc =
+            dpdo__err(s->err, DPDO_E_FORMAT, "%s: %s", s->mode == SER_WRITE ? "save" : "load", msg);
+    return s->rc;
+}
+
 static void describe_policy(dpdo__eng *e, dpdo__ser *s)
 {
-    struct dpdo_policy *p = e->policy;
-    if (!p || p->kind != DPDO__POLICY_DQN || !p->agents) return;
-    int64_t S = p->state_len, R = p->replay, P = p->nparam;
-    int64_t per = 4 * P + R * (2 * S + 3) + S;
-    dpdo__ser_f64(s, "dqn arena", p->arena, per * p->n_nodes);
-    for (int64_t i = 0; i < p->n_nodes; i++) {
-        struct dpdo__dqn_agent *ag = &p->agents[i];
-        dpdo__ser_idx(s, "dqn head", &ag->head, 1, 0, R > 0 ? R - 1 : 0);
-        dpdo__ser_idx(s, "dqn count", &ag->count, 1, 0, R);
-        dpdo__ser_idx(s, "dqn steps", &ag->steps, 1, 0, INT64_MAX);
-        dpdo__ser_idx(s, "dqn trains", &ag->trains, 1, 0, INT64_MAX);
-        int32_t f[4] = {ag->prev_a, ag->has_prev, ag->init, ag->bad};
-        dpdo__ser_i32(s, "dqn flags", f, 4);
-        if (s->mode == SER_CHECK && !s->rc && ((uint32_t)f[0] > 1 || (uint32_t)f[1] > 1))
-            ser_fail(s, DPDO_E_FORMAT, "item '%s': bad action or flag for agent %lld (%lld)",
-                     "dqn flags", (long long)i, (long long)f[0]);
-        if (s->mode == SER_LOAD)
-            ag->prev_a = f[0], ag->has_prev = f[1], ag->init = f[2], ag->bad = f[3];
-    }
+    if (!e->policy || s->rc) return;
+    dpdo_state_io io = {sizeof io,
+                        s->mode == SER_WRITE   ? DPDO_STATE_SAVE
+                        : s->mode == SER_CHECK ? DPDO_STATE_CHECK
+                                               : DPDO_STATE_LOAD,
+                        s,
+                        io_f64,
+                        io_i64,
+                        io_i32,
+                        io_fail};
+    char msg[DPDO__ERRMSG_LEN];
+    int rc = dpdo__policy_describe(e->policy, &io, msg);
+    if (rc && !s->rc)
+        s->rc = dpdo__err(s->err, rc, "%s: %s", s->mode == SER_WRITE ? "save" : "load", msg);
 }
 
 typedef struct run_scalars {
@@ -638,9 +659,10 @@ static int save_checks(dpdo__eng *e, int state, const dpdo_checkpoint_options *o
         return dpdo__err(e->err, DPDO_E_STATE, "save: nothing to save: the algorithm is %s",
                          state == DPDO_ALG_FAILED ? "FAILED (a round failed)"
                                                   : "READY (no round has run)");
-    if (e->policy && e->policy->kind == DPDO__POLICY_USER)
+    if (e->policy && !dpdo__policy_can_save(e->policy))
         return dpdo__err(e->err, DPDO_E_UNSUPPORTED,
-                         "save: the state of a user-defined policy is not visible to the library");
+                         "save: the state of a user-defined policy is not visible to the library "
+                         "(its type has no state hook, dpdo_policy_type.state)");
     if (!o->key && e->o.randomness == DPDO_RANDOMNESS_SECURE && e->pv.private_run)
         return dpdo__err(e->err, DPDO_E_STATE,
                          "save: a private DPDO_RANDOMNESS_SECURE run can only be saved encrypted: "

@@ -12,7 +12,7 @@
  * Each returns d phi / d margin and stores phi in *loss. */
 
 /* hinge: max(0, 1 - y m); at the kink y m == 1 the subgradient 0 is chosen
- * (spec dp-dda.md §2.7 asks to pick and document one). 1 - y m > 0 exactly
+ * (the papers leave it open; docs/model.md). 1 - y m > 0 exactly
  * when y m < 1 in floating point, so the choice is exact. */
 double dpdo__phi_hinge(const void *ctx, double m, double y, double *loss)
 {
@@ -27,7 +27,7 @@ double dpdo__phi_hinge(const void *ctx, double m, double y, double *loss)
 }
 
 /* logistic: log(1 + exp(s)), s = -y m, as max(s,0) + log1p(exp(-|s|))
- * (fed-plt.md §6.1); the derivative -y sigma(s) with sigma evaluated from
+ * (the Fed-PLT paper, Sec. VII); the derivative -y sigma(s) with sigma evaluated from
  * exp(-|s|), so neither overflows for |m| = 1000 or more. */
 double dpdo__phi_logistic(const void *ctx, double m, double y, double *loss)
 {

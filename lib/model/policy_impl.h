@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal layout of Local/Global policies and the entry points the engine
- * calls every node step (DP-WOR-SGD, spec dp-wor-sgd.md §2.5, §3). Never
- * installed. */
+ * calls every node step (DP-WOR-SGD; docs/policy.md). policy.c holds the
+ * generic handle and the fixed built-ins, policy_dqn.c the deep-Q controller.
+ * Never installed. */
 #ifndef DPDO_POLICY_IMPL_H
 #define DPDO_POLICY_IMPL_H
 
 #include "../core/core_impl.h"
+#include "../rng/rng_impl.h"
 #include "dpdo/policy.h"
 #include <stddef.h>
 #include <stdint.h>
@@ -93,11 +95,49 @@ int dpdo__policy_finish(struct dpdo_policy *p, int64_t node, double reward,
 /* 1 when decide/finish read the state and the rewards (the DQN and user policies), 0 for the
  * fixed built-ins (always-global, always-local, periodic, random), whose choices depend on k
  * and the exploration stream only: DP-WOR-SGD then skips the loss evaluations that would only
- * feed them (issue 19), and hands them a zero reward. */
+ * feed them, and hands them a zero reward. */
 int dpdo__policy_reads_state(const struct dpdo_policy *p);
 /* Back to the initial state (see dpdo_policy_reset). Cannot fail: a failing
  * user reset callback is reported by the next decide/finish (E_CALLBACK). */
 void dpdo__policy_reset(struct dpdo_policy *p, const struct dpdo_rng *rng);
+
+/* The checkpoint state (dpdo_policy_type.state): 1 when the policy can be saved (a built-in,
+ * or a user type with a state hook); describe runs the hook (nothing for a policy without
+ * state), a failing user hook gives DPDO_E_CALLBACK with its message in err. */
+int dpdo__policy_can_save(const struct dpdo_policy *p);
+int dpdo__policy_describe(struct dpdo_policy *p, const dpdo_state_io *io, char *err);
+
+/* Shared by the policies that draw: the rng is present and the stream ids are valid. */
+static inline int dpdo__policy_need_rng(const struct dpdo_policy *p, int64_t node,
+                                        const struct dpdo_rng *rng, uint64_t round, char *err)
+{
+    if (!rng)
+        return dpdo__err(err, DPDO_E_INVAL, "policy '%s' needs an rng (it is NULL)", p->type->name);
+    return dpdo__stream_ids_check((uint64_t)node, round, DPDO_PURPOSE_EXPLORATION, err);
+}
+/* 1 (message in err) when the stream's rng callback failed */
+static inline int dpdo__policy_stream_failed(const dpdo__stream *st, const struct dpdo_policy *p,
+                                             char *err)
+{
+    if (dpdo__stream_status(st) == DPDO_OK) return 0;
+    dpdo__err(err, DPDO_E_CALLBACK, "policy '%s': rng callback returned %d", p->type->name,
+              dpdo__stream_cb_code(st));
+    return 1;
+}
+
+/* ---- the DQN (policy_dqn.c) ---------------------------------------------- */
+/* A fresh (zeroed) store for (H, R, B) replacing the current one: DPDO_E_NOMEM leaves it. */
+int dpdo__dqn_store_new(struct dpdo_policy *p, int64_t H, int64_t R, int64_t B);
+void dpdo__dqn_store_free(struct dpdo_policy *p);
+/* decide / finish / reset of the "dqn" kind, after the generic checks (policy.c) */
+int dpdo__dqn_decide(struct dpdo_policy *p, int64_t node, int64_t k, const double *state,
+                     double reward, const struct dpdo_rng *rng, uint64_t round, int32_t *action,
+                     char *err);
+int dpdo__dqn_finish(struct dpdo_policy *p, int64_t node, double reward, const struct dpdo_rng *rng,
+                     uint64_t round, char *err);
+void dpdo__dqn_reset(struct dpdo_policy *p, const struct dpdo_rng *rng);
+/* the "dqn" type's state hook (user = the handle) */
+int dpdo__dqn_state(void *user, const dpdo_state_io *io);
 
 /* ---- DQN internals, exposed for the tests ------------------------------- */
 enum { DPDO__DQN_ONLINE = 0, DPDO__DQN_TARGET, DPDO__DQN_ADAM_M, DPDO__DQN_ADAM_V };
@@ -115,7 +155,7 @@ double dpdo__dqn_explore_p(const struct dpdo_policy *p, int64_t step);
 void dpdo__dqn_forward(const struct dpdo_policy *p, const double *theta, const double *s, double *h,
                        double *q);
 /* Squared TD loss (1/B) sum_j (y_j - Q(s_j; theta)[a_j])^2 and its gradient
- * grad[P] (spec §3.4 backprop); X[B x S] the states row by row; scratch
+ * grad[P] (docs/policy.md, "Training step"); X[B x S] the states row by row; scratch
  * hbuf[B x H] and q[2 B]. */
 double dpdo__dqn_loss_grad(const struct dpdo_policy *p, const double *theta, int64_t B,
                            const double *X, const int32_t *a, const double *y, double *grad,

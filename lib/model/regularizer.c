@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Regularizers: value, gradient, prox, modulus, the DP-DDA dual-averaging
- * map (spec dp-dda.md §2.6, paper eq. (6)) and the conjugates the reference
+ * map (the DP-DDA paper, eq. (6)) and the conjugates the reference
  * solver's duality gap needs. Built-ins are ordinary type objects whose
  * `user` is the handle itself (so they prove the extension point works). */
 #include "model_impl.h"
@@ -580,7 +580,7 @@ DPDO_API int dpdo_regularizer_modulus(dpdo_regularizer *reg, double *mu)
 /* The dual-averaging map's parameters checked as dpdo_regularizer_da_map checks them (without
  * scanning z), and, for the built-in maps that act coordinate by coordinate, its constants: the
  * caller then applies dpdo__reg_pmap_apply to blocks of z in the pass that produced them (DP-DDA's
- * combine, issue 19), with the same arithmetic as dpdo_regularizer_da_map. pm->kind
+ * combine), with the same arithmetic as dpdo_regularizer_da_map. pm->kind
  * DPDO__PMAP_NONE means: call dpdo_regularizer_da_map on the whole vector. */
 /* kappa, gamma and the modulus as the dual-averaging map needs them (message into err) */
 static int da_args(struct dpdo_regularizer *reg, double kappa, double gamma, char *err)
@@ -646,7 +646,7 @@ void dpdo__reg_pmap_of(const struct dpdo_regularizer *reg, double kappa, double 
     }
 }
 
-/* Spec dp-dda.md §2.6 / paper eq. (6): x = argmin <z,x> + kappa h(x) + gamma/2 ||x||^2. */
+/* The DP-DDA paper, eq. (6): x = argmin <z,x> + kappa h(x) + gamma/2 ||x||^2. */
 DPDO_API int dpdo_regularizer_da_map(dpdo_regularizer *reg, const double *z, int64_t dim,
                                      double kappa, double gamma, double *x)
 {

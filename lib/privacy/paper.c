@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The papers' own privacy bounds, coded exactly as the specs give them
- * (shared/spec/{dp-dda,do-adp,dp-wor-sgd,fed-plt}.md), with every
+/* The papers' own privacy bounds, coded exactly as the papers state them
+ * (the papers' theorems; derivations they lack in docs/derivations.md), with every
  * precondition of the theorem checked and reported. These are formula
  * objects: they take the theorem's parameters, not events, and they are
  * labelled "paper bound" wherever they are printed. The rigorous numbers come
@@ -68,9 +68,11 @@ static int positive(dpdo_paper *p, int i)
     return DPDO_OK;
 }
 
-#define TOL (1.0 - 1e-12) /* relative tolerance for ">= minimum" checks (spec dp-dda §3.2) */
+#define TOL                                                                                        \
+    (1.0 - 1e-12) /* relative tolerance for ">= minimum" checks (docs/derivations.md, 1)           \
+                   */
 
-/* ---- DP-DDA Theorem 1 (spec dp-dda.md §3) ----------------------------------------- */
+/* ---- DP-DDA Theorem 1 (the DP-DDA paper) ------------------------------------------- */
 
 enum { D_EPS, D_DELTA0, D_B, D_N, D_Q, D_L, D_T, D_C, D_SIGMA, D_DPRIME, D_EXACT, D_TRUN };
 static const char *const dda_params[] = {"eps", "delta0", "b",     "n",         "q",         "L",
@@ -115,7 +117,7 @@ static int eval_dda(dpdo_paper *p)
     double eps = x[D_EPS], d0 = x[D_DELTA0], b = x[D_B], n = x[D_N], q = x[D_Q], L = x[D_L],
            T = x[D_T];
     double iota = b / n;
-    /* evaluation order as coded in the spec (matters at the last bit, §3.2) */
+    /* evaluation order as in docs/derivations.md, 1 (matters at the last bit) */
     o[DO_SIGMA_THM] = sqrt(x[D_C] * iota * iota * L * L * T * log(2.0 / d0) / (q * q * eps * eps));
     o[DO_TMIN] = 5.0 * q * q * eps * eps / (4.0 * iota * iota);
     double sigma = isnan(x[D_SIGMA]) ? o[DO_SIGMA_THM] : x[D_SIGMA];
@@ -158,7 +160,7 @@ static int eval_dda(dpdo_paper *p)
     return DPDO_OK;
 }
 
-/* ---- DO-ADP Theorem 1 (spec do-adp.md §3) -------------------------------------------- */
+/* ---- DO-ADP Theorem 1 (the DO-ADP paper) ---------------------------------------------- */
 
 enum { A_EPS, A_DELTA0, A_P, A_K, A_D, A_Q, A_G, A_T, A_SIGMA, A_DHAT, A_EXACT, A_OBS, A_BETA };
 static const char *const adp_params[] = {"eps",       "delta0",   "p",        "k",     "d",
@@ -275,7 +277,7 @@ static int eval_adp(dpdo_paper *p)
     o[AO_SIG2CONS] = 160.0 * o[AO_NSTAR] * log(1.25 / d0) * G * G / (q * q * eps * eps);
     double sigma = isnan(x[A_SIGMA]) ? o[AO_SIGPAPER] : x[A_SIGMA];
     o[AO_SIGMA] = sigma;
-    /* observed-activation mode (spec §3.3 [R]): p := 1, T := N_star, delta += beta_tail */
+    /* observed-activation mode (docs/derivations.md, 2): p := 1, T := N_star, delta += beta_tail */
     int obs = x[A_OBS] != 0;
     double pe = obs ? 1.0 : pp, Te = obs ? o[AO_NSTAR] : T;
     double et = 2.0 * sqrt(2.0 * kd * log(1.25 / d0)) * G / sigma;
@@ -311,7 +313,7 @@ static int eval_adp(dpdo_paper *p)
     return DPDO_OK;
 }
 
-/* ---- DP-WOR-SGD Theorem 2 (spec dp-wor-sgd.md §4) -------------------------------------- */
+/* ---- DP-WOR-SGD Theorem 2 (the DP-WOR-SGD paper, Lemma 4) ------------------------------ */
 
 enum { W_EPS, W_DELTA, W_L, W_B, W_ETA, W_MU, W_PASSES, W_MODELS, W_ALLOW };
 static const char *const wor_params[] = {"eps",    "delta",        "L", "b", "eta", "mu", "passes",
@@ -344,7 +346,8 @@ static int eval_wor(dpdo_paper *p)
     o[WO_SIGMODEL] = o[WO_C] * o[WO_SENS] / eps;
     o[WO_SIGGRAD] = o[WO_SIGMODEL] / x[W_ETA];
     double k = x[W_PASSES] * x[W_MODELS];
-    o[WO_EPSTOT] = k * eps; /* basic composition over passes and one-vs-all models (spec §4.5) */
+    o[WO_EPSTOT] =
+        k * eps; /* basic composition over passes and one-vs-all models (docs/derivations.md, 3) */
     o[WO_DELTOT] = k * delta;
     /* rigorous: each sample enters one release per pass and model; the exact
      * analytic-Gaussian epsilon of those k releases at delta_total */
@@ -362,7 +365,7 @@ static int eval_wor(dpdo_paper *p)
     return DPDO_OK;
 }
 
-/* ---- Fed-PLT Proposition 4 (spec fed-plt.md §4) ---------------------------------------- */
+/* ---- Fed-PLT Proposition 4 (the Fed-PLT paper, Sec. VI) -------------------------------- */
 
 enum { F_L, F_LAM, F_TAU, F_Q, F_GAMMA, F_K, F_NE, F_ALPHA, F_DELTA, F_LHI, F_RHO, F_EPS };
 static const char *const fed_params[] = {"L",  "lambda_lo", "tau",   "q",         "gamma", "K",
@@ -421,8 +424,8 @@ static int eval_fed(dpdo_paper *p)
     o[FO_EPSINF] = al * L * L / (lam * tau * tau * q * q);
     o[FO_RDP] = o[FO_EPSINF] * -expm1(-a * T); /* Prop. 4 */
     o[FO_A] = o[FO_RDP] / al;
-    o[FO_NAIVE_A] =
-        g * L * L * T / (4.0 * tau * tau * q * q); /* Gaussian composition (spec §4.7) */
+    o[FO_NAIVE_A] = g * L * L * T /
+                    (4.0 * tau * tau * q * q); /* Gaussian composition (docs/derivations.md, 4) */
     o[FO_NAIVE_RDP] = al * o[FO_NAIVE_A];
     double ne = x[F_NE];
     double r1 = al * g * L * L * ne / (4.0 * tau * tau * q * q),
@@ -442,7 +445,8 @@ static int eval_fed(dpdo_paper *p)
             if (!(x[F_EPS] > 0))
                 return dpdo__err(p->errmsg, DPDO_E_INVAL, "fed-plt-prop4: eps must be > 0");
             double r = sqrt(l + x[F_EPS]) - sqrt(l);
-            o[FO_TAU2] = L * L * -expm1(-a * T) / (lam * q * q * r * r); /* §4.4 inverse */
+            o[FO_TAU2] = L * L * -expm1(-a * T) /
+                         (lam * q * q * r * r); /* the inverse (docs/derivations.md, 4) */
         }
     }
     if (!isnan(x[F_LHI]) && !isnan(x[F_RHO])) {
@@ -453,7 +457,7 @@ static int eval_fed(dpdo_paper *p)
                    1.0 / beta * (1.0 + 1e-12))) /* the DP preset gamma = 1/beta itself is allowed */
             violate(p,
                     "gamma = %g >= 1/(lambda_hi + 1/rho) = %g: the step-size hypothesis of [23, "
-                    "Thm 2] is unverified (spec §4.3)",
+                    "Thm 2] is unverified (docs/derivations.md)",
                     g, 1.0 / beta);
     } else {
         violate(p,

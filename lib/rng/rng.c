@@ -438,7 +438,7 @@ static void normal_blocks(dpdo__stream *s, double *out, size_t nblocks, int add,
          * normals are 25 blocks): one whole unit into a buffer and its first nblocks used. The
          * blocks are independent and the kernels give the scalar bits (out = fma(scale, z, out)
          * as there), so this is the scalar tail's result at about a fifth of its cost
-         * (issue 19). */
+         * (docs/performance.md). */
         enum { TAIL = 32 };
         if (nblocks > 0 && nblocks < TAIL) {
             double z[2 * TAIL];
@@ -676,7 +676,7 @@ void dpdo__stream_permutation(dpdo__stream *s, int64_t n, int64_t *out)
         out[i] = i;
     if ((s->fast || s->ckey) && n >= 64) {
         /* the same words in the same order as dpdo__stream_below takes them, generated a chunk
-         * at a time (AVX-512 Philox for the built-in generator; issue 19: DP-WOR-SGD draws a
+         * at a time (AVX-512 Philox for the built-in generator: DP-WOR-SGD draws a
          * permutation of every shard every pass); afterwards the stream stands where the
          * word-by-word loop leaves it */
         uint32_t w[4 * PERM_CB];

@@ -32,14 +32,13 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "rng_dtab.h"
 #include "rng_impl.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define DPDO_HAVE_X86_SIMD 1
 #include <immintrin.h>
 #endif
-
-typedef unsigned __int128 u128;
 
 /* Keystream refills: the first of 64 blocks (1 KiB), then doubling to SRC_BLOCKS (8 KiB): a short
  * call reads little beyond its need, a long one refills rarely (each refill is one OpenSSL call,
@@ -499,199 +498,6 @@ static int dgauss_n(src_t *r, uint64_t S, int64_t *out, size_t n)
     return 0;
 }
 
-/* ---- the table sampler (docs/privacy.md "The table sampler") ------------------------------------
- * Target P(z) ~ f(|z|) on the integers, f(a) = exp(-phi(a)), phi(a) = a^2 / (2 S^2) (Gaussian)
- * or a / T (Laplace). An envelope v(a) >= f(a) on the magnitudes a >= 0:
- *   - blocks m < M of width B = 2^b (the integers m B .. m B + B - 1): v = W_m / L there, with
- *     integers L and W_m >= L f(m B) (f decreases: f(m B) is the block's largest value);
- *   - the tail a >= X0 = M B in blocks j = 0, 1, .. of width Bt = 2^bt: v = (WT / L) 2^-j, with
- *     WT >= L f(X0) and Bt chosen so that f(X0 + j Bt) <= f(X0) 2^-j (Gaussian: X0 Bt >= S^2,
- *     since (X0 + j Bt)^2 - X0^2 >= 2 j X0 Bt and e^-1 < 1/2; Laplace: Bt >= T).
- * A candidate: an entry of {block 0 .. M-1, tail, filler} from an exact integer alias table
- * (weights W_m, 2 (Bt / B) WT and the filler 2^A - their sum: column and threshold from A = 24
- * or 32 uniform bits, so each entry has probability weight / 2^A exactly); in a block a uniform
- * offset, in the tail a block j with P(j) = 2^-(j+1) (trailing zeros of uniform bits) and a
- * uniform offset; a sign bit, (-, 0) rejected; the filler always rejected. So (a, sign) has
- * probability v(a) L / (2^(A+1) B) for every a: the envelope, exactly. Accepted iff U < f(a) /
- * v(a) (<= 1), by exact lazy comparison: p = c_m exp(-delta) in double (c_m = L f(m B) / W_m from
- * the table, delta = phi(a) - phi(m B), exp(-delta) by its Taylor polynomial of degree 5, delta
- * <= 1/8), decided from U's first bits when U's interval clears p by the error bound; else 64 bits
- * of U against a glibc-exp band, else MPFR (cmp_slow: the same U). Output: +-a. P(accept) =
- * L Z / (2^(A+1) B), Z = sum over the integers of f: the acceptance-rate check. */
-struct dpdo__dtab {
-    int lap;       /* 0 Gaussian, 1 Laplace */
-    uint64_t P;    /* S or T */
-    int b, n, bt;  /* log2 of B, of the columns N, of Bt */
-    int A, ub, cb; /* the alias field's bits (the weights sum to 2^A), U's first bits, bytes per
-                    * candidate: (24, 23 - b, 6) when b <= 15, else (32, 31 - b, 8) */
-    uint32_t M;    /* blocks; entry M is the tail, M + 1 the filler, above: padding */
-    uint64_t X0, L, WT;
-    double inv;   /* 1 / (2 S^2) or 1 / T, rounded */
-    uint64_t *ta; /* [N] thr | alias << 32: the column's own entry when the threshold bits are
-                   * below thr, else the alias (one gather for both) */
-    uint64_t *W;  /* [M] */
-    double *c;    /* [M + 1] L f(m B) / W_m (relative error below 2^-45); c[M] = 0 */
-};
-
-/* A table is one allocation (the header, then ta, W and c), so that dpdo_rng_destroy frees it
- * with dpdo__free without knowing its layout. */
-static void tab_free(dpdo__dtab *t)
-{
-    dpdo__free(t);
-}
-
-/* f(a) = exp(-phi(a)) in double, relative error below 2^-46 for phi <= 22: phi in double
- * (a exact below 2^53, the square, the product: 3 roundings), then exp (glibc: < 1 ulp), so
- * phi 3 2^-53 + 2^-52. */
-static double tab_f(const dpdo__dtab *t, uint64_t a)
-{
-    double ad = (double)a;
-    return exp(-(t->lap ? ad * t->inv : ad * ad * t->inv));
-}
-
-/* The table for (lap, P), or NULL (no memory, or a Laplace scale too large for 2^16 columns). */
-static dpdo__dtab *tab_build(int lap, uint64_t P)
-{
-    dpdo__dtab hd, *t = &hd; /* the header; the table is allocated once its sizes are known */
-    memset(&hd, 0, sizeof hd);
-    const double Pd = (double)P;
-    t->lap = lap;
-    t->P = P;
-    t->inv = lap ? 1.0 / Pd : 0.5 / (Pd * Pd);
-    int b = 0;
-    while (b < 23 && (UINT64_C(64) << (b + 1)) <= P) /* B <= P / 64, B <= 2^23 */
-        b++;
-    uint64_t M;
-    for (;; b--) { /* delta = phi(m B + r) - phi(m B) <= 1/8 over the table */
-        const uint64_t B = UINT64_C(1) << b;
-        M = (uint64_t)ceil((lap ? 20.0 : 6.0) * Pd / (double)B) + 1; /* f(X0) <= e^-18, e^-20 */
-        const double X0d = (double)(M << b);
-        double dmax = lap ? (double)(B - 1) * t->inv : (double)(B - 1) * (2 * X0d) * t->inv;
-        if (dmax <= 0.125 || b == 0) break;
-    }
-    if (M + 2 > (UINT64_C(1) << 16)) return NULL;
-    t->b = b;
-    t->M = (uint32_t)M;
-    t->X0 = M << b;
-    int bt = b;
-    if (lap)
-        while ((UINT64_C(1) << bt) < P)
-            bt++;
-    else
-        while ((u128)t->X0 << bt < (u128)P * P)
-            bt++;
-    t->bt = bt;
-    int n = 2; /* thresholds below 2^30: signed 32-bit compares in the AVX-512 kernel */
-    while ((UINT64_C(1) << n) < M + 2)
-        n++;
-    t->n = n;
-    /* 6-byte candidates when U keeps >= 8 bits (the alias field then holds at most 12 column bits:
-     * M + 2 <= 6 * 128 + 3 or 20 * 128 + 3, so the threshold has >= 12 bits) */
-    t->A = b <= 15 ? 24 : 32;
-    t->cb = b <= 15 ? 6 : 8;
-    t->ub = 8 * t->cb - t->A - b - 1;
-    const uint64_t tot = UINT64_C(1) << t->A;
-    const uint64_t N = UINT64_C(1) << n, C = tot >> n, tb = UINT64_C(2) << (bt - b);
-    _Static_assert(sizeof(dpdo__dtab) % 8 == 0, "the arrays follow the header");
-    unsigned char *blk = dpdo__alloc(sizeof hd + (size_t)(N + 2 * M + 1) * 8);
-    if (!blk) return NULL;
-    memcpy(blk, &hd, sizeof hd);
-    t = (dpdo__dtab *)blk;
-    t->ta = (uint64_t *)(blk + sizeof hd);
-    t->W = t->ta + N;
-    t->c = (double *)(t->W + M);
-    uint32_t *thr = dpdo__alloc_array(N, sizeof *thr), *alias = dpdo__alloc_array(N, sizeof *alias);
-    uint64_t *w = dpdo__alloc_array(N, sizeof *w);
-    uint32_t *stk = dpdo__alloc_array(N, sizeof *stk);
-    if (!thr || !alias || !w || !stk) {
-        dpdo__free(w), dpdo__free(stk), dpdo__free(thr), dpdo__free(alias);
-        return tab_free(t), NULL;
-    }
-    /* L as large as the weights allow: sum <= 2^32 (W_m = ceil(L f (1 + 2^-40)) covers the
-     * 2^-46 error of tab_f and the two roundings of the product) */
-    double F = (double)tb * tab_f(t, t->X0);
-    for (uint64_t m = 0; m < M; m++)
-        F += tab_f(t, m << b);
-    double Ld = floor(((double)tot - (double)(M + 2 + tb)) / (F * (1 + 0x1p-30)));
-    uint64_t sum;
-    for (;;) {
-        t->L = (uint64_t)Ld;
-        sum = 0;
-        for (uint64_t m = 0; m < M; m++) {
-            t->W[m] = (uint64_t)ceil(Ld * tab_f(t, m << b) * (1 + 0x1p-40));
-            sum += t->W[m];
-        }
-        t->WT = (uint64_t)ceil(Ld * tab_f(t, t->X0) * (1 + 0x1p-40));
-        sum += tb * t->WT;
-        if (sum <= tot) break;
-        Ld = floor(Ld * (1 - 0x1p-20)); /* not reached: the bound above leaves room */
-    }
-    for (uint64_t m = 0; m < M; m++) {
-        w[m] = t->W[m];
-        t->c[m] = Ld * tab_f(t, m << b) / (double)t->W[m];
-    }
-    t->c[M] = 0;
-    w[M] = tb * t->WT;
-    w[M + 1] = tot - sum;
-    for (uint64_t i = M + 2; i < N; i++)
-        w[i] = 0;
-    /* Vose's alias table in integers: every column holds C units, N C = 2^A = the total; a
-     * column below C takes the rest from one above (stack: smalls from the bottom, larges from
-     * the top). The remaining columns hold exactly C (the total is invariant). */
-    uint64_t ns = 0, nl = N;
-    for (uint64_t i = 0; i < N; i++) {
-        if (w[i] < C)
-            stk[ns++] = (uint32_t)i;
-        else
-            stk[--nl] = (uint32_t)i;
-        thr[i] = (uint32_t)C;
-        alias[i] = (uint32_t)i;
-    }
-    while (ns > 0 && nl < N) {
-        uint32_t sm = stk[--ns], lg = stk[nl];
-        thr[sm] = (uint32_t)w[sm];
-        alias[sm] = lg;
-        w[lg] -= C - w[sm];
-        if (w[lg] < C) { /* lg moves to the smalls: the slot just freed */
-            nl++;
-            stk[ns++] = lg;
-        }
-    }
-    for (uint64_t i = 0; i < N; i++)
-        t->ta[i] = thr[i] | (uint64_t)alias[i] << 32;
-    dpdo__free(w), dpdo__free(stk), dpdo__free(thr), dpdo__free(alias);
-    return t;
-}
-
-/* The table for (lap, P) from the generator's cache, built (and cached when a slot is free) on
- * first use; *tmp is set when the caller must free it (the cache was full). NULL: no memory. */
-static dpdo__dtab *tab_get(const struct dpdo_rng *rng, int lap, uint64_t P, int *tmp)
-{
-    struct dpdo_rng *g = (struct dpdo_rng *)rng; /* the cache: logically const */
-    *tmp = 0;
-    for (int i = 0; i < DPDO__RNG_TABS; i++) {
-        dpdo__dtab *t = atomic_load_explicit(&g->tabs[i], memory_order_acquire);
-        if (t && t->lap == lap && t->P == P) return t;
-    }
-    dpdo__dtab *t = tab_build(lap, P);
-    if (!t) return NULL;
-    for (int i = 0; i < DPDO__RNG_TABS; i++) {
-        dpdo__dtab *exp0 = NULL;
-        if (atomic_compare_exchange_strong_explicit(&g->tabs[i], &exp0, t, memory_order_acq_rel,
-                                                    memory_order_acquire))
-            return t;
-        if (exp0->lap == lap && exp0->P == P) { /* another thread cached the same table */
-            tab_free(t);
-            return exp0;
-        }
-    }
-    *tmp = 1;
-    return t;
-}
-
-/* exp(-d) for 0 <= d <= 1/8: Taylor polynomial of degree 5 (remainder below d^6 / 6! < 2^-27.4),
- * Horner in double (values in [0.88, 1]: below 2^-50 of rounding). Only the fast decision uses
- * it, with a margin above its error. */
 static inline double exp_neg_small(double d)
 {
     return 1 + d * (-1 + d * (1.0 / 2 + d * (-1.0 / 6 + d * (1.0 / 24 + d * (-1.0 / 120)))));
@@ -966,13 +772,13 @@ static int stream_draw(dpdo__stream *s, int lap, uint64_t P, int64_t *out, size_
 {
     if (P < 1 || P > (lap ? T_MAX : S_MAX)) return DPDO_E_INVAL;
     int tmp = 0;
-    dpdo__dtab *t = lazy ? NULL : tab_get(s->rng, lap, P, &tmp);
+    dpdo__dtab *t = lazy ? NULL : dpdo__dtab_get(s->rng, lap, P, &tmp);
     src_t r;
     src_init(&r, s);
     if (t) r.want = tab_blocks(t, n);
     int rc = draw_n(&r, t, lap, P, out, n) ? DPDO_E_NUMERIC : DPDO_OK;
     src_done(&r);
-    if (tmp) tab_free(t);
+    if (tmp) dpdo__dtab_free(t);
     return rc;
 }
 
@@ -1000,11 +806,11 @@ int dpdo__stream_dlaplace_lazy(dpdo__stream *s, uint64_t T, int64_t *out, size_t
 int dpdo__dtab_info(const dpdo__stream *s, int lap, uint64_t P, uint64_t *L, uint64_t *B)
 {
     int tmp;
-    dpdo__dtab *t = tab_get(s->rng, lap, P, &tmp);
+    dpdo__dtab *t = dpdo__dtab_get(s->rng, lap, P, &tmp);
     if (!t) return -1;
     *L = t->L << (32 - t->A); /* the acceptance L Z / (2^(A+1) B) as L' Z / (2^33 B) */
     *B = UINT64_C(1) << t->b;
-    if (tmp) tab_free(t);
+    if (tmp) dpdo__dtab_free(t);
     return 0;
 }
 #endif
@@ -1265,13 +1071,13 @@ static int grid_add(dpdo__stream *s, uint64_t P, double gamma, double *x, size_t
         return dpdo__err(err, DPDO_E_INVAL, "noise %llu grid steps is out of range",
                          (unsigned long long)P);
     int tmp = 0;
-    dpdo__dtab *t = n > 0 ? tab_get(s->rng, !gauss, P, &tmp) : NULL;
+    dpdo__dtab *t = n > 0 ? dpdo__dtab_get(s->rng, !gauss, P, &tmp) : NULL;
     src_t r;
     src_init(&r, s);
     if (t) r.want = tab_blocks(t, n);
     rc = grid_add_run(&r, t, P, gamma, x, n, gauss, err);
     src_done(&r);
-    if (tmp) tab_free(t);
+    if (tmp) dpdo__dtab_free(t);
     return rc;
 }
 

@@ -319,7 +319,7 @@ T512 static size_t uniforms512(const uint32_t key[4], const uint32_t ctr[4], siz
     return nb;
 }
 
-/* Raw Philox words: block j -> out[4j .. 4j+3] (issue 19: the permutations of DP-WOR-SGD draw
+/* Raw Philox words: block j -> out[4j .. 4j+3] (the permutations of DP-WOR-SGD draw
  * their words in bulk). */
 T512 static size_t blocks512(const uint32_t key[4], const uint32_t ctr[4], size_t nblocks,
                              uint32_t *out)

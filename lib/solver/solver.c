@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Local solvers for Fed-PLT (spec fed-plt.md §3): gradient descent (eq. 11),
- * Nesterov AGD (eq. 12), mini-batch SGD (§3.3), noisy GD (eq. 13) and the
- * exact prox of the squared loss (§3.5), plus user types. All scratch is
- * allocated at create (and at set("batch")); runs allocate nothing. */
+/* Local solvers for Fed-PLT (the Fed-PLT paper, Sec. IV-B; docs/solver.md): gradient descent (eq.
+ * 11), Nesterov AGD (eq. 12), mini-batch SGD, noisy GD (eq. 13) and the exact prox of the squared
+ * loss, plus user types. All scratch is allocated at create (and at set("batch")); runs allocate
+ * nothing. */
 #include "../model/model_impl.h"
 #include "../rng/rng_impl.h"
 #include "solver_impl.h"
@@ -369,7 +369,7 @@ int dpdo__solver_check(const struct dpdo_solver *s, const struct dpdo_node *node
     } else if (s->kind == DPDO__SOLVER_AGD) {
         if (isnan(llo) || isnan(lhi))
             return dpdo__err(err, DPDO_E_INVAL,
-                             "solver 'agd' needs \"lambda_lo\" and \"lambda_hi\" (spec §3.2)");
+                             "solver 'agd' needs \"lambda_lo\" and \"lambda_hi\" (eq. 12)");
         if (!(llo + 1.0 / rho > 0.0))
             return dpdo__err(err, DPDO_E_INVAL,
                              "solver 'agd': mu_d = lambda_lo + 1/rho = %g must be > 0",
@@ -473,7 +473,7 @@ static int run_gd(struct dpdo_solver *s, struct dpdo_node *nd, const double *v, 
     return DPDO_OK;
 }
 
-/* Nesterov, spec §3.2: u^{l+1} = w^l - grad d(w^l)/L_d,
+/* Nesterov, the Fed-PLT paper eq. (12): u^{l+1} = w^l - grad d(w^l)/L_d,
  * w^{l+1} = u^{l+1} + beta (u^{l+1} - u^l), u^0 = w^0; output w^{N_e}. */
 static int run_agd(struct dpdo_solver *s, struct dpdo_node *nd, const double *v, double rho,
                    int64_t epochs, double *w, double *buf, char *err)
@@ -501,7 +501,7 @@ static int run_agd(struct dpdo_solver *s, struct dpdo_node *nd, const double *v,
     return DPDO_OK;
 }
 
-/* Exact prox of f(x) = (1/q) sum (a.x - y)^2 / 2, spec §3.5:
+/* Exact prox of f(x) = (1/q) sum (a.x - y)^2 / 2 (docs/solver.md):
  * (I + rho A) x = v - rho b = v + (rho/q) sum y a, A = (1/q) sum a a^T. */
 static int run_exact(struct dpdo_solver *s, struct dpdo_node *nd, const double *v, double rho,
                      double *w, char *err)

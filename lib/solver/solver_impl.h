@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal layout of local solvers and the entry points the engine calls
- * every round (Fed-PLT, spec fed-plt.md §3). Never installed. */
+ * every round (Fed-PLT; docs/solver.md). Never installed. */
 #ifndef DPDO_SOLVER_IMPL_H
 #define DPDO_SOLVER_IMPL_H
 

@@ -73,6 +73,9 @@ DPDO_LOSS_KIND_MODEL = 2
 # policy.h
 DPDO_ACTION_LOCAL = 0
 DPDO_ACTION_GLOBAL = 1
+DPDO_STATE_SAVE = 0
+DPDO_STATE_CHECK = 1
+DPDO_STATE_LOAD = 2
 # algorithm.h
 DPDO_NOISE_NONE = 0
 DPDO_NOISE_PAPER = 1
@@ -270,6 +273,9 @@ CONSTANTS = (
     "DPDO_LOSS_KIND_MODEL",
     "DPDO_ACTION_LOCAL",
     "DPDO_ACTION_GLOBAL",
+    "DPDO_STATE_SAVE",
+    "DPDO_STATE_CHECK",
+    "DPDO_STATE_LOAD",
     "DPDO_NOISE_NONE",
     "DPDO_NOISE_PAPER",
     "DPDO_NOISE_RIGOROUS",
@@ -439,6 +445,11 @@ class dpdo_policy_type(C.Structure):
 
 
 
+class dpdo_state_io(C.Structure):
+    """struct dpdo_state_io (include/dpdo/policy.h)."""
+
+
+
 class dpdo_regularizer_type(C.Structure):
     """struct dpdo_regularizer_type (include/dpdo/regularizer.h)."""
 
@@ -582,6 +593,16 @@ dpdo_policy_type._fields_ = [
     ("finish", C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_int64, C.c_double, C.c_void_p, C.c_uint64)),  # int (*)(void *, int64_t, double, const dpdo_rng *, uint64_t)
     ("reset", C.CFUNCTYPE(C.c_int, C.c_void_p)),  # int (*)(void *)
     ("release", C.CFUNCTYPE(None, C.c_void_p)),  # void (*)(void *)
+    ("state", C.CFUNCTYPE(C.c_int, C.c_void_p, C.POINTER(dpdo_state_io))),  # int (*)(void *, const struct dpdo_state_io *)
+]
+dpdo_state_io._fields_ = [
+    ("struct_size", C.c_size_t),  # size_t
+    ("mode", C.c_int32),  # int32_t
+    ("ctx", C.c_void_p),  # void *
+    ("f64", C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_char_p, C.POINTER(C.c_double), C.c_int64)),  # int (*)(void *, const char *, double *, int64_t)
+    ("i64", C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_char_p, C.POINTER(C.c_int64), C.c_int64, C.c_int64, C.c_int64)),  # int (*)(void *, const char *, int64_t *, int64_t, int64_t, int64_t)
+    ("i32", C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_char_p, C.POINTER(C.c_int32), C.c_int64)),  # int (*)(void *, const char *, int32_t *, int64_t)
+    ("fail", C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_char_p)),  # int (*)(void *, const char *)
 ]
 dpdo_regularizer_type._fields_ = [
     ("struct_size", C.c_size_t),  # size_t
@@ -741,6 +762,7 @@ STRUCTS = (
     dpdo_generate_options,
     dpdo_loss_type,
     dpdo_policy_type,
+    dpdo_state_io,
     dpdo_regularizer_type,
     dpdo_solver_type,
     dpdo_algorithm_options,

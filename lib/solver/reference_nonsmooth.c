@@ -1,583 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Reference solver: F(x) = sum_i omega_i f_i(x) + h(x) solved centrally to a
- * certified tolerance (see include/dpdo/reference.h and docs/model.md).
- *
- * Certificates. For linear models with built-in losses the objective is
- *     P(x) = sum_s c_s phi_s(<a_s, x>) + h(x),   c_s = omega_i / q_i,
- * with Fenchel dual D(u) = -sum_s c_s phi_s*(u_s) - h*(-sum_s c_s u_s a_s).
- * Any u with every phi_s*(u_s) and h*(.) finite gives P(x) - F* <= P(x) - D(u)
- * (weak duality). We take u_s = theta * phi'_s(<a_s, x>) (for the hinge the
- * derivative of its Nesterov smoothing, which lies in the conjugate's domain)
- * with the largest theta in [0,1] keeping h* finite (only l1 and
- * elastic-net without l2 part need theta < 1). The dual CD method for
- * hinge + l2 carries its own dual variables (Hsieh et al., ICML 2008). */
-#include "model_impl.h"
+/* The reference solver's methods for non-smooth objectives (reference_impl.h): FISTA with
+ * backtracking and adaptive restart, the LP-vertex polish of hinge + l1, the proximal point
+ * method with dual coordinate descent for hinge + elastic net, and dual coordinate descent
+ * for hinge + l2 (Hsieh et al., ICML 2008). */
+#include "reference_impl.h"
 #include <float.h>
 #include <math.h>
 #include <string.h>
-
-enum { M_LBFGS = 0, M_FISTA, M_DUALCD, M_SFISTA, M_PPA };
-static const char *const method_names[] = {"lbfgs", "fista", "dual-cd", "smoothed-fista",
-                                           "dual-cd-ppa"};
-
-struct dpdo_reference {
-    uint32_t magic; /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
-    struct dpdo_node **nodes;
-    int32_t n;
-    struct dpdo_regularizer *reg;
-    struct dpdo_regularizer none_reg; /* used when reg == NULL */
-    dpdo_reference_options o;
-    int64_t dim;
-    double *omega; /* per-node weight in F */
-    double *work;  /* vectors, see ws() */
-    int mem;
-    /* dual CD (hinge + l2) */
-    int64_t nsamp;
-    int64_t *s_row;
-    int32_t *s_node;
-    double *alpha;
-    int64_t *act; /* active set (shrinking); margin set (polish) */
-    double *marg; /* polish: y_s <a_s, x> per sample */
-    int polish;   /* hinge + l1: LP-vertex polish of the smoothed solution */
-    unsigned char *keep;
-    /* properties */
-    int method;
-    int gap_ok; /* every loss a built-in phi and h has a conjugate */
-    int any_hinge;
-    double mu_h; /* modulus of h */
-    /* results */
-    double cert;
-    int64_t iters;
-    int retained; /* the nodes and reg are retained (borrowed handles, core_impl.h) */
-    char errmsg[DPDO__ERRMSG_LEN];
-};
-
-/* work vectors: 0 x, 1 y, 2 g, 3 gy, 4 xn, 5 t1, 6 t2, then S (mem*dim), Y (mem*dim), rho/alpha
- * (2*mem) */
-static double *wv(struct dpdo_reference *r, int k)
-{
-    return r->work + (size_t)k * (size_t)r->dim;
-}
-
-DPDO_API int dpdo_reference_options_init(dpdo_reference_options *o, size_t struct_size)
-{
-    dpdo_reference_options d;
-    memset(&d, 0, sizeof d);
-    d.struct_size = sizeof d;
-    d.weighting = DPDO_WEIGHT_SAMPLES;
-    d.tol = 0.0; /* the method's default, see below */
-    d.max_iter = 200000;
-    d.lbfgs_memory = 10;
-    return dpdo__options_init(o, struct_size, &d, sizeof d);
-}
-
-static int is_builtin_phi(const struct dpdo_node *nd)
-{
-    return nd->loss->kind == DPDO_LOSS_KIND_PHI && nd->loss->builtin >= 0;
-}
-
-static int h_smooth(const struct dpdo_regularizer *g)
-{
-    switch (g->kind) {
-    case DPDO__REG_NONE:
-    case DPDO__REG_L2:
-    case DPDO__REG_NCVX:
-        return 1;
-    case DPDO__REG_L1:
-        return g->p[0] == 0.0;
-    case DPDO__REG_EN:
-        return g->p[0] == 0.0;
-    case DPDO__REG_USER:
-        return g->tsize >= offsetof(dpdo_regularizer_type, grad) + sizeof(g->type->grad) &&
-               g->type->grad != NULL;
-    default:
-        return 0;
-    }
-}
-
-DPDO_API int dpdo_reference_create(dpdo_reference **out, dpdo_node *const *nodes,
-                                   int64_t n_nodes_in, dpdo_regularizer *reg,
-                                   const dpdo_reference_options *opts)
-{
-    if (!out) return DPDO_E_INVAL;
-    *out = NULL;
-    if (!nodes || n_nodes_in < 1 || n_nodes_in >= ((int64_t)1 << 31)) return DPDO_E_INVAL;
-    int32_t n_nodes = (int32_t)n_nodes_in;
-    for (int32_t i = 0; i < n_nodes; i++)
-        if (!nodes[i]) return DPDO_E_INVAL;
-    int64_t dim = nodes[0]->dim;
-    for (int32_t i = 1; i < n_nodes; i++)
-        if (nodes[i]->dim != dim)
-            return dpdo__err(nodes[i]->errmsg, DPDO_E_INVAL,
-                             "node %d has dimension %lld, node 0 %lld", (int)i,
-                             (long long)nodes[i]->dim, (long long)dim);
-    if (reg && reg->dim != dim)
-        return dpdo__err(reg->errmsg, DPDO_E_INVAL,
-                         "regularizer has dimension %lld, the nodes %lld", (long long)reg->dim,
-                         (long long)dim);
-    dpdo_reference_options o;
-    dpdo_reference_options_init(&o, sizeof o);
-    int rc = dpdo__options_accept(&o, sizeof o, offsetof(dpdo_reference_options, reserved), opts,
-                                  "dpdo_reference_options", nodes[0]->errmsg);
-    if (rc) return rc;
-    if (o.weighting < 0 || o.weighting > 2 || !(o.tol >= 0) || !isfinite(o.tol) || o.max_iter < 1 ||
-        o.lbfgs_memory < 1 || o.lbfgs_memory > 1000)
-        return DPDO_E_INVAL;
-    if (o.weighting == DPDO_WEIGHT_SAMPLES)
-        for (int32_t i = 0; i < n_nodes; i++)
-            if (!nodes[i]->shard)
-                return dpdo__err(nodes[i]->errmsg, DPDO_E_INVAL,
-                                 "node %d has no samples: weighting by samples is undefined (use "
-                                 "DPDO_WEIGHT_NODES)",
-                                 (int)i);
-
-    struct dpdo_reference *r = dpdo__calloc(1, sizeof *r);
-    if (!r) return DPDO_E_NOMEM;
-    r->magic = DPDO__MAGIC_REFERENCE;
-    r->n = n_nodes;
-    r->dim = dim;
-    r->o = o;
-    r->mem = o.lbfgs_memory;
-    r->cert = NAN;
-    r->nodes = dpdo__alloc_array((size_t)n_nodes, sizeof *r->nodes);
-    r->omega = dpdo__alloc_array((size_t)n_nodes, sizeof *r->omega);
-    size_t nvec = 7 + 2 * (size_t)r->mem, nw;
-    int ok = dpdo__mul_size(nvec, (size_t)dim, &nw) && dpdo__mul_size(nw, 1, &nw);
-    r->work = ok ? dpdo__alloc_array(nw + 2 * (size_t)r->mem, sizeof(double)) : NULL;
-    if (!r->nodes || !r->omega || !r->work) goto nomem;
-    memcpy(r->nodes, nodes, (size_t)n_nodes * sizeof *nodes);
-
-    if (reg)
-        r->reg = reg;
-    else {
-        r->none_reg.type = dpdo_regularizer_type_find("none");
-        r->none_reg.kind = DPDO__REG_NONE;
-        r->none_reg.user = &r->none_reg;
-        r->none_reg.dim = dim;
-        r->none_reg.tsize = sizeof(dpdo_regularizer_type);
-        r->reg = &r->none_reg;
-    }
-
-    /* node weights omega_i */
-    double tot = 0.0;
-    for (int32_t i = 0; i < n_nodes; i++) {
-        double q = (double)dpdo_node_samples(nodes[i]);
-        r->omega[i] = o.weighting == DPDO_WEIGHT_SAMPLES ? q
-                      : o.weighting == DPDO_WEIGHT_NODES ? 1.0
-                                                         : nodes[i]->weight;
-        tot += r->omega[i];
-    }
-    for (int32_t i = 0; i < n_nodes; i++)
-        r->omega[i] /= tot;
-
-    /* properties and method */
-    r->gap_ok = 1;
-    r->any_hinge = 0;
-    int all_hinge = 1;
-    for (int32_t i = 0; i < n_nodes; i++) {
-        if (!is_builtin_phi(nodes[i])) r->gap_ok = 0;
-        int hin = is_builtin_phi(nodes[i]) && nodes[i]->loss->builtin == DPDO__LOSS_HINGE;
-        r->any_hinge |= hin;
-        all_hinge &= hin;
-    }
-    int hk = r->reg->kind;
-    if (hk == DPDO__REG_USER || hk == DPDO__REG_NCVX) r->gap_ok = 0;
-    /* h = 0: h* is the indicator of {0}, so the only dual points we can form
-     * give the trivial bound F(x) - F* <= F(x): report "uncertified" instead */
-    if (hk == DPDO__REG_NONE || (hk == DPDO__REG_L2 && r->reg->p[0] == 0.0) ||
-        (hk == DPDO__REG_L1 && r->reg->p[0] == 0.0) ||
-        (hk == DPDO__REG_EN && r->reg->p[0] == 0.0 && r->reg->p[1] == 0.0))
-        r->gap_ok = 0;
-    r->mu_h = hk == DPDO__REG_USER ? 0.0 : dpdo__reg_modulus_builtin(r->reg);
-    if (hk == DPDO__REG_USER) {
-        double mu = 0.0;
-        if (dpdo_regularizer_modulus(r->reg, &mu) == DPDO_OK) r->mu_h = mu;
-    }
-    if (all_hinge && hk == DPDO__REG_L2 && r->reg->p[0] > 0.0)
-        r->method = M_DUALCD;
-    else if (all_hinge && hk == DPDO__REG_EN && r->reg->p[1] > 0.0)
-        r->method = M_PPA;
-    else if (r->any_hinge)
-        r->method = M_SFISTA;
-    else if (h_smooth(r->reg))
-        r->method = M_LBFGS;
-    else
-        r->method = M_FISTA;
-
-    /* tol 0: the method's default. Smoothing converges as O(1/eps), so its
-     * default is looser (docs/model.md, "Tolerances in practice"). */
-    if (r->o.tol == 0.0) r->o.tol = r->method == M_SFISTA ? 1e-6 : 1e-10;
-    r->polish = r->method == M_SFISTA && all_hinge && hk == DPDO__REG_L1 && r->reg->p[0] > 0.0;
-    if (r->method == M_DUALCD || r->method == M_PPA || r->polish) {
-        int64_t N = 0;
-        for (int32_t i = 0; i < n_nodes; i++)
-            N += nodes[i]->shard->n;
-        r->nsamp = N;
-        r->s_row = dpdo__alloc_array((size_t)N, sizeof *r->s_row);
-        r->s_node = dpdo__alloc_array((size_t)N, sizeof *r->s_node);
-        r->alpha = dpdo__alloc_array((size_t)N, sizeof *r->alpha);
-        r->act = dpdo__alloc_array((size_t)N, sizeof *r->act);
-        r->keep = dpdo__alloc((size_t)N);
-        if (!r->s_row || !r->s_node || !r->alpha || !r->act || !r->keep) goto nomem;
-        if (r->polish) {
-            r->marg = dpdo__alloc_array((size_t)N, sizeof *r->marg);
-            if (!r->marg) goto nomem;
-        }
-        int64_t s = 0;
-        for (int32_t i = 0; i < n_nodes; i++)
-            for (int64_t k = 0; k < nodes[i]->shard->n; k++, s++) {
-                r->s_row[s] = dpdo__shard_row(nodes[i]->shard, k);
-                r->s_node[s] = i;
-            }
-    }
-    for (int32_t i = 0; i < n_nodes; i++)
-        dpdo__node_retain(nodes[i]);
-    if (reg) dpdo__reg_retain(reg);
-    r->retained = 1;
-    *out = r;
-    return DPDO_OK;
-nomem:
-    dpdo_reference_destroy(r);
-    return DPDO_E_NOMEM;
-}
-
-DPDO_API void dpdo_reference_destroy(dpdo_reference *ref)
-{
-    if (!ref || !DPDO__LIVE(ref, DPDO__MAGIC_REFERENCE)) return; /* NULL or destroyed */
-    DPDO__KILL(ref);
-    if (ref->retained) {
-        for (int32_t i = 0; i < ref->n; i++)
-            dpdo__node_release(ref->nodes[i]);
-        if (ref->reg != &ref->none_reg) dpdo__reg_release(ref->reg);
-    }
-    dpdo__free(ref->nodes);
-    dpdo__free(ref->omega);
-    dpdo__free(ref->work);
-    dpdo__free(ref->s_row);
-    dpdo__free(ref->s_node);
-    dpdo__free(ref->alpha);
-    dpdo__free(ref->act);
-    dpdo__free(ref->keep);
-    dpdo__free(ref->marg);
-    dpdo__free(ref);
-}
-
-DPDO_API const char *dpdo_reference_errmsg(const dpdo_reference *ref)
-{
-    return ref ? ref->errmsg : DPDO__NULL_TEXT("dpdo_reference_errmsg", "ref");
-}
-DPDO_API double dpdo_reference_certificate(const dpdo_reference *ref)
-{
-    return ref ? ref->cert : NAN;
-}
-DPDO_API int64_t dpdo_reference_iterations(const dpdo_reference *ref)
-{
-    return ref ? ref->iters : 0;
-}
-DPDO_API const char *dpdo_reference_method(const dpdo_reference *ref)
-{
-    return ref ? method_names[ref->method] : "(null)";
-}
-
-/* ---- evaluation helpers ------------------------------------------------------ */
-
-/* Nesterov-smoothed hinge with parameter mu (ctx points to mu):
- * phi_mu(m) = max_{s in [0,1]} s (1 - y m) - mu s^2 / 2; derivative -y s*. */
-static double phi_shinge(const void *ctx, double m, double y, double *loss)
-{
-    double mu = *(const double *)ctx;
-    double z = 1.0 - y * m;
-    if (z <= 0.0) {
-        *loss = 0.0;
-        return 0.0;
-    }
-    if (z >= mu) {
-        *loss = z - 0.5 * mu;
-        return -y;
-    }
-    *loss = z * z / (2.0 * mu);
-    return -y * (z / mu);
-}
-
-enum { CH = 256 };
-
-/* kernel over all rows of a shard: grad += scale * sum_k phi'(..) a_k; returns sum of losses */
-static double shard_pass(const struct dpdo_shard *sh, const double *x, dpdo__phi_fn phi,
-                         const void *ctx, double scale, double *grad)
-{
-    double lsum = 0.0;
-    if (sh->rows) {
-        dpdo__lin_grad(sh->parent, sh->rows, sh->n, x, phi, ctx, 0.0, scale, grad, &lsum, NULL);
-        return lsum;
-    }
-    int64_t rows[CH];
-    for (int64_t off = 0; off < sh->n; off += CH) {
-        int64_t k = sh->n - off < CH ? sh->n - off : CH;
-        for (int64_t j = 0; j < k; j++)
-            rows[j] = sh->first + off + j;
-        double ls = 0.0;
-        dpdo__lin_grad(sh->parent, rows, k, x, phi, ctx, 0.0, scale, grad, &ls, NULL);
-        lsum += ls;
-    }
-    return lsum;
-}
-
-/* f(x) = sum_i omega_i f_i(x) (hinge smoothed with mu_s if mu_s > 0); g may be NULL. */
-static int f_eval(struct dpdo_reference *r, const double *x, double mu_s, double *f, double *g)
-{
-    const int64_t d = r->dim;
-    double *t = wv(r, 6);
-    double fs = 0.0;
-    if (g) memset(g, 0, (size_t)d * sizeof *g);
-    for (int32_t i = 0; i < r->n; i++) {
-        struct dpdo_node *nd = r->nodes[i];
-        double w = r->omega[i];
-        if (w == 0.0) continue;
-        if (mu_s > 0.0 && is_builtin_phi(nd) && nd->loss->builtin == DPDO__LOSS_HINGE) {
-            double c = w / (double)nd->shard->n;
-            fs += c * shard_pass(nd->shard, x, phi_shinge, &mu_s, g ? c : 0.0, g ? g : t);
-            continue;
-        }
-        double v = 0.0;
-        int rc = dpdo__loss_eval(nd->loss, nd->shard, x, NULL, 0, 0.0, &v, g ? t : NULL, NULL,
-                                 nd->scratch, r->errmsg);
-        if (rc) return rc;
-        fs += w * v;
-        if (g)
-            for (int64_t j = 0; j < d; j++)
-                g[j] += w * t[j];
-    }
-    if (!isfinite(fs)) return dpdo__err(r->errmsg, DPDO_E_NUMERIC, "objective is not finite");
-    *f = fs;
-    return DPDO_OK;
-}
-
-/* F = f + h (true losses) */
-static int F_eval(struct dpdo_reference *r, const double *x, double *F)
-{
-    double f, h;
-    int rc = f_eval(r, x, 0.0, &f, NULL);
-    if (rc) return rc;
-    rc = dpdo__reg_value(r->reg, x, &h, r->errmsg);
-    if (rc) return rc;
-    *F = f + h;
-    return DPDO_OK;
-}
-
-/* Duality gap at x (see the file comment). mu_s > 0: hinge dual point from
- * its smoothing. Returns +Inf if no finite bound is available. */
-struct gap_ctx {
-    int builtin;
-    double theta, mu_s;
-    double primal; /* sum of true losses over the pass */
-};
-
-static double phi_gap(const void *vctx, double m, double y, double *conj)
-{
-    struct gap_ctx *c = (struct gap_ctx *)vctx; /* the kernel passes ctx through untouched */
-    double l, u;
-    switch (c->builtin) {
-    case DPDO__LOSS_HINGE: {
-        u = dpdo__phi_hinge(NULL, m, y, &l);
-        if (c->mu_s > 0.0) {
-            double dummy;
-            u = phi_shinge(&c->mu_s, m, y, &dummy);
-        }
-        break;
-    }
-    case DPDO__LOSS_LOGISTIC:
-        u = dpdo__phi_logistic(NULL, m, y, &l);
-        break;
-    default:
-        u = dpdo__phi_squared(NULL, m, y, &l);
-        break;
-    }
-    c->primal += l;
-    u *= c->theta;
-    *conj = dpdo__phi_conjugate(c->builtin, u, y);
-    return u;
-}
-
-static double gap_at(struct dpdo_reference *r, const double *x, double mu_s)
-{
-    if (!r->gap_ok) return INFINITY;
-    const int64_t d = r->dim;
-    double *v = wv(r, 5), *t = wv(r, 6);
-    double primal = 0.0, conj = 0.0;
-    memset(v, 0, (size_t)d * sizeof *v);
-    for (int32_t i = 0; i < r->n; i++) {
-        struct dpdo_node *nd = r->nodes[i];
-        double c = r->omega[i] / (double)nd->shard->n;
-        struct gap_ctx gc = {nd->loss->builtin, 1.0, mu_s, 0.0};
-        conj += c * shard_pass(nd->shard, x, phi_gap, &gc, c, v);
-        primal += c * gc.primal;
-    }
-    for (int64_t j = 0; j < d; j++)
-        t[j] = -v[j];
-    double theta = dpdo__reg_dual_scale(r->reg, t);
-    if (theta < 1.0) {
-        conj = 0.0;
-        memset(v, 0, (size_t)d * sizeof *v);
-        for (int32_t i = 0; i < r->n; i++) {
-            struct dpdo_node *nd = r->nodes[i];
-            double c = r->omega[i] / (double)nd->shard->n;
-            struct gap_ctx gc = {nd->loss->builtin, theta, mu_s, 0.0};
-            conj += c * shard_pass(nd->shard, x, phi_gap, &gc, c, v);
-        }
-        for (int64_t j = 0; j < d; j++)
-            t[j] = -v[j];
-    }
-    int ok = 0;
-    double hs = dpdo__reg_conjugate(r->reg, t, &ok);
-    double hx = 0.0;
-    if (!ok || dpdo__reg_value(r->reg, x, &hx, NULL) != DPDO_OK) return INFINITY;
-    double gap = primal + hx + conj + hs;
-    if (isnan(gap)) return INFINITY;
-    return gap < 0.0 ? 0.0 : gap;
-}
-
-static double nrm(const double *v, int64_t n)
-{
-    double s = 0.0;
-    for (int64_t j = 0; j < n; j++)
-        s += v[j] * v[j];
-    return sqrt(s);
-}
-
-static double dotp(const double *a, const double *b, int64_t n)
-{
-    double s = 0.0;
-    for (int64_t j = 0; j < n; j++)
-        s += a[j] * b[j];
-    return s;
-}
-
-/* ---- L-BFGS (smooth f and smooth h) ------------------------------------------ */
-
-static int Fg_smooth(struct dpdo_reference *r, const double *x, double *F, double *g)
-{
-    double f, h;
-    int rc = f_eval(r, x, 0.0, &f, g);
-    if (rc) return rc;
-    rc = dpdo__reg_value(r->reg, x, &h, r->errmsg);
-    if (rc) return rc;
-    double *t = wv(r, 5);
-    rc = dpdo__reg_grad(r->reg, x, t, r->errmsg);
-    if (rc) return rc;
-    for (int64_t j = 0; j < r->dim; j++)
-        g[j] += t[j];
-    *F = f + h;
-    return DPDO_OK;
-}
-
-static int solve_lbfgs(struct dpdo_reference *r, double *Fout)
-{
-    const int64_t d = r->dim;
-    const int M = r->mem;
-    double *x = wv(r, 0), *dir = wv(r, 1), *g = wv(r, 2), *gn = wv(r, 3), *xn = wv(r, 4);
-    double *S = wv(r, 7), *Y = S + (size_t)M * (size_t)d;
-    double *rho = Y + (size_t)M * (size_t)d, *al = rho + M;
-    int npairs = 0, head = 0;
-    double F, Fn;
-    memset(x, 0, (size_t)d * sizeof *x);
-    int rc = Fg_smooth(r, x, &F, g);
-    if (rc) return rc;
-    double gn0 = nrm(g, d);
-    int64_t it = 0;
-    int status = DPDO_E_NUMERIC;
-    for (; it < r->o.max_iter; it++) {
-        double gnorm = nrm(g, d);
-        if (gnorm <= r->o.tol) {
-            status = DPDO_OK;
-            break;
-        }
-        /* two-loop recursion: dir = -H g */
-        for (int64_t j = 0; j < d; j++)
-            dir[j] = -g[j];
-        for (int k = 0; k < npairs; k++) {
-            int p = (head - 1 - k + M) % M;
-            al[p] = rho[p] * dotp(S + (size_t)p * d, dir, d);
-            double *yp = Y + (size_t)p * d;
-            for (int64_t j = 0; j < d; j++)
-                dir[j] -= al[p] * yp[j];
-        }
-        if (npairs > 0) {
-            int p = (head - 1 + M) % M;
-            double *yp = Y + (size_t)p * d;
-            double gam = 1.0 / (rho[p] * dotp(yp, yp, d));
-            for (int64_t j = 0; j < d; j++)
-                dir[j] *= gam;
-        } else {
-            double s0 = 1.0 / fmax(gn0, 1.0);
-            for (int64_t j = 0; j < d; j++)
-                dir[j] *= s0;
-        }
-        for (int k = npairs - 1; k >= 0; k--) {
-            int p = (head - 1 - k + M) % M;
-            double b = rho[p] * dotp(Y + (size_t)p * d, dir, d);
-            double *sp = S + (size_t)p * d;
-            for (int64_t j = 0; j < d; j++)
-                dir[j] += (al[p] - b) * sp[j];
-        }
-        double gd = dotp(g, dir, d);
-        if (!(gd < 0.0)) { /* not a descent direction: restart with steepest descent */
-            npairs = 0;
-            double s0 = 1.0 / fmax(gnorm, 1.0);
-            for (int64_t j = 0; j < d; j++)
-                dir[j] = -g[j] * s0;
-            gd = dotp(g, dir, d);
-        }
-        /* backtracking: Armijo, or (near the optimum, where F differences are
-         * below rounding) no increase beyond rounding and a smaller gradient */
-        double step = 1.0;
-        int accepted = 0;
-        for (int ls = 0; ls < 60; ls++) {
-            for (int64_t j = 0; j < d; j++)
-                xn[j] = x[j] + step * dir[j];
-            rc = Fg_smooth(r, xn, &Fn, gn);
-            if (rc == DPDO_E_NUMERIC) {
-                step *= 0.5;
-                continue;
-            }
-            if (rc) return rc;
-            if (Fn <= F + 1e-4 * step * gd ||
-                (Fn <= F + 4.0 * DBL_EPSILON * fabs(F) && nrm(gn, d) < gnorm)) {
-                accepted = 1;
-                break;
-            }
-            step *= 0.5;
-        }
-        if (!accepted) break; /* stalled at rounding level */
-        /* store the pair */
-        double *sp = S + (size_t)head * d, *yp = Y + (size_t)head * d;
-        for (int64_t j = 0; j < d; j++) {
-            sp[j] = xn[j] - x[j];
-            yp[j] = gn[j] - g[j];
-        }
-        double sy = dotp(sp, yp, d);
-        if (sy > 1e-300 && sy > 1e-12 * nrm(sp, d) * nrm(yp, d)) {
-            rho[head] = 1.0 / sy;
-            head = (head + 1) % M;
-            if (npairs < M) npairs++;
-        }
-        memcpy(x, xn, (size_t)d * sizeof *x);
-        memcpy(g, gn, (size_t)d * sizeof *g);
-        F = Fn;
-    }
-    r->iters = it;
-    double gnorm = nrm(g, d);
-    double cert = INFINITY;
-    if (r->mu_h > 0.0) cert = gnorm * gnorm / (2.0 * r->mu_h);
-    double gap = gap_at(r, x, 0.0);
-    if (gap < cert) cert = gap;
-    r->cert = isinf(cert) ? NAN : cert;
-    *Fout = F;
-    if (status != DPDO_OK)
-        dpdo__err(r->errmsg, DPDO_E_NUMERIC,
-                  "lbfgs stopped after %lld iterations with ||grad F|| = %.3g > tol %.3g",
-                  (long long)it, gnorm, r->o.tol);
-    return status;
-}
 
 /* ---- FISTA with backtracking and adaptive restart ------------------------------- */
 
@@ -751,7 +180,7 @@ static void hinge_l1_polish(struct dpdo_reference *r, double *x, double *F, doub
         }
         if (ok && dpdo__all_finite(xt, (size_t)d)) {
             double Ft;
-            if (F_eval(r, xt, &Ft) == DPDO_OK && Ft < *F) {
+            if (dpdo__ref_F_eval(r, xt, &Ft) == DPDO_OK && Ft < *F) {
                 memcpy(x, xt, (size_t)d * sizeof *x);
                 *F = Ft;
             }
@@ -815,7 +244,7 @@ static void hinge_l1_polish(struct dpdo_reference *r, double *x, double *F, doub
  * whose dual over b_s in [0, c_s] is smooth: with v = sum_s b_s y_s a_s,
  * x(b) = soft(w0 + v / rho, l1 / rho), the partial derivative in b_s is
  * 1 - y_s <a_s, x(b)> and its Lipschitz constant ||a_s||^2 / rho. Inner
- * loop: dual coordinate ascent with shrinking, as solve_dualcd (Hsieh et al.
+ * loop: dual coordinate ascent with shrinking, as dpdo__ref_solve_dualcd (Hsieh et al.
  * 2008), maintaining v and x(b). b is warm-started across outer steps.
  * Certificate: b is feasible for the ORIGINAL dual, max sum_s b_s - h*(v),
  * after scaling by theta in [0,1] (theta b stays in the box): the bound is
@@ -858,7 +287,7 @@ static int ppa_gap(struct dpdo_reference *r, const double *x, double *F, double 
         dpdo__row_axpy(ds, r->s_row[s], b * ds->y[r->s_row[s]], t);
         sb += b;
     }
-    int rc = F_eval(r, x, F);
+    int rc = dpdo__ref_F_eval(r, x, F);
     if (rc) return rc;
     double amax = 0.0;
     for (int64_t j = 0; j < d; j++)
@@ -898,7 +327,7 @@ static int dcd_projected_grad(double al, double C, double G, double PGmax_old, d
     return 1;
 }
 
-static int solve_ppa(struct dpdo_reference *r, double *Fout)
+int dpdo__ref_solve_ppa(struct dpdo_reference *r, double *Fout)
 {
     const int64_t d = r->dim, N = r->nsamp;
     const double l1 = r->reg->p[0], l2 = r->reg->kind == DPDO__REG_EN ? r->reg->p[1] : 0.0;
@@ -1071,7 +500,7 @@ static int solve_ppa(struct dpdo_reference *r, double *Fout)
     }
     r->iters = ep;
     if (isinf(best_gap)) { /* no certificate at all: report the last point */
-        int rc = F_eval(r, x, &best_F);
+        int rc = dpdo__ref_F_eval(r, x, &best_F);
         if (rc) return rc;
         memcpy(best, x, (size_t)d * sizeof *best);
     }
@@ -1085,7 +514,7 @@ static int solve_ppa(struct dpdo_reference *r, double *Fout)
     return status;
 }
 
-static int solve_fista(struct dpdo_reference *r, double *Fout)
+int dpdo__ref_solve_fista(struct dpdo_reference *r, double *Fout)
 {
     const int64_t d = r->dim;
     double *x = wv(r, 0), *y = wv(r, 1), *gy = wv(r, 3), *xn = wv(r, 4), *diff = wv(r, 2);
@@ -1102,14 +531,14 @@ static int solve_fista(struct dpdo_reference *r, double *Fout)
     double *best = wv(r, 7), best_cert = INFINITY, best_F = NAN; /* S block unused here */
     for (; it < r->o.max_iter; it++) {
         double fy, fx;
-        rc = f_eval(r, y, mu_s, &fy, gy);
+        rc = dpdo__ref_f_eval(r, y, mu_s, &fy, gy);
         if (rc) return rc;
         for (int ls = 0;; ls++) {
             for (int64_t j = 0; j < d; j++)
                 xn[j] = y[j] - gy[j] / L;
             rc = dpdo__reg_prox(r->reg, xn, 1.0 / L, xn, r->errmsg);
             if (rc) return rc;
-            rc = f_eval(r, xn, mu_s, &fx, NULL);
+            rc = dpdo__ref_f_eval(r, xn, mu_s, &fx, NULL);
             if (rc) return rc;
             double q = fy;
             double sq = 0.0;
@@ -1143,16 +572,17 @@ static int solve_fista(struct dpdo_reference *r, double *Fout)
         t = tn;
         L *= 0.95; /* let the estimate shrink again */
         if (it % 10 == 9 || it + 1 == r->o.max_iter) {
-            rc = F_eval(r, x, &F);
+            rc = dpdo__ref_F_eval(r, x, &F);
             if (rc) return rc;
             double target = r->o.tol * fmax(1.0, fabs(F));
             if (r->gap_ok) {
                 /* any smoothing parameter gives a valid dual point; near a
                  * kink-heavy optimum a slightly larger one is often better */
-                gap = gap_at(r, x, mu_s);
+                gap = dpdo__ref_gap_at(r, x, mu_s);
                 double gb = gap;
                 if (mu_s > 0.0)
-                    gb = fmin(gb, fmin(gap_at(r, x, 10.0 * mu_s), gap_at(r, x, 0.1 * mu_s)));
+                    gb = fmin(gb, fmin(dpdo__ref_gap_at(r, x, 10.0 * mu_s),
+                                       dpdo__ref_gap_at(r, x, 0.1 * mu_s)));
                 if (gb < best_cert) { /* keep the best certified point */
                     best_cert = gb;
                     best_F = F;
@@ -1195,10 +625,11 @@ static int solve_fista(struct dpdo_reference *r, double *Fout)
         }
     }
     r->iters = it;
-    int rc2 = F_eval(r, x, &F);
+    int rc2 = dpdo__ref_F_eval(r, x, &F);
     if (rc2) return rc2;
     if (r->gap_ok) {
-        double g0 = gap_at(r, x, mu_s), g1 = mu_s > 0 ? gap_at(r, x, 0.0) : INFINITY;
+        double g0 = dpdo__ref_gap_at(r, x, mu_s),
+               g1 = mu_s > 0 ? dpdo__ref_gap_at(r, x, 0.0) : INFINITY;
         r->cert = fmin(g0, g1);
         if (best_cert < r->cert) { /* return the best certified point seen */
             r->cert = best_cert;
@@ -1207,7 +638,7 @@ static int solve_fista(struct dpdo_reference *r, double *Fout)
         }
         if (r->any_hinge) /* a ladder of dual points at the returned x */
             for (double m = 1.0; m > 1e-14; m *= 0.1)
-                r->cert = fmin(r->cert, gap_at(r, x, m));
+                r->cert = fmin(r->cert, dpdo__ref_gap_at(r, x, m));
         if (r->polish && r->cert > r->o.tol * fmax(1.0, fabs(F)))
             hinge_l1_polish(r, x, &F, &r->cert);
         if (r->polish && status != DPDO_OK && r->cert <= r->o.tol * fmax(1.0, fabs(F))) {
@@ -1237,9 +668,9 @@ static int dualcd_gap(struct dpdo_reference *r, double *F, double *gap)
     const double lam = r->reg->p[0];
     double *w = wv(r, 0);
     double f;
-    int rc = f_eval(r, w, 0.0, &f, NULL);
+    int rc = dpdo__ref_f_eval(r, w, 0.0, &f, NULL);
     if (rc) return rc;
-    double ww = dotp(w, w, r->dim), sa = 0.0;
+    double ww = dpdo__ref_dot(w, w, r->dim), sa = 0.0;
     for (int64_t s = 0; s < r->nsamp; s++)
         sa += r->alpha[s];
     *F = f + 0.5 * lam * ww;
@@ -1253,7 +684,7 @@ static int dualcd_gap(struct dpdo_reference *r, double *F, double *gap)
  * sweep's extremes leave the active set; when the active set is optimal to
  * eps_in, the full set is restored; when the full set is, the duality gap
  * decides (and eps_in shrinks if the gap is still too large). */
-static int solve_dualcd(struct dpdo_reference *r, double *Fout)
+int dpdo__ref_solve_dualcd(struct dpdo_reference *r, double *Fout)
 {
     const int64_t d = r->dim, N = r->nsamp;
     double *w = wv(r, 0);
@@ -1351,7 +782,7 @@ static int solve_dualcd(struct dpdo_reference *r, double *Fout)
         if (rc) return rc;
     }
     r->cert = gap;
-    int rc = F_eval(r, w, &F);
+    int rc = dpdo__ref_F_eval(r, w, &F);
     if (rc) return rc;
     *Fout = F;
     if (status != DPDO_OK)
@@ -1359,48 +790,4 @@ static int solve_dualcd(struct dpdo_reference *r, double *Fout)
                   "dual-cd stopped after %lld epochs with duality gap %.3g > tol", (long long)ep,
                   gap);
     return status;
-}
-
-DPDO_API int dpdo_reference_solve(dpdo_reference *ref, double *x, int64_t dim, double *fstar)
-{
-    if (!ref) return DPDO_E_INVAL;
-    if (x && dim != ref->dim)
-        return dpdo__err(ref->errmsg, DPDO_E_INVAL, "x has dimension %lld, the problem %lld",
-                         (long long)dim, (long long)ref->dim);
-    dpdo__err_clear(ref->errmsg);
-    double F = NAN;
-    int rc;
-    ref->cert = NAN;
-    ref->iters = 0;
-    switch (ref->method) {
-    case M_LBFGS:
-        rc = solve_lbfgs(ref, &F);
-        break;
-    case M_DUALCD:
-        rc = solve_dualcd(ref, &F);
-        break;
-    case M_PPA:
-        rc = solve_ppa(ref, &F);
-        break;
-    default:
-        rc = solve_fista(ref, &F);
-        break;
-    }
-    if (rc != DPDO_OK && rc != DPDO_E_NUMERIC) return rc;
-    if (rc == DPDO_E_NUMERIC && !isfinite(F)) return rc;
-    if (x) memcpy(x, wv(ref, 0), (size_t)ref->dim * sizeof *x);
-    if (fstar) *fstar = F;
-    return rc;
-}
-
-DPDO_API int dpdo_reference_objective(dpdo_reference *ref, const double *x, int64_t dim, double *F)
-{
-    if (!ref) return DPDO_E_INVAL;
-    if (!x || !F) return dpdo__err(ref->errmsg, DPDO_E_INVAL, "x or F is NULL");
-    if (dim != ref->dim)
-        return dpdo__err(ref->errmsg, DPDO_E_INVAL, "x has dimension %lld, the problem %lld",
-                         (long long)dim, (long long)ref->dim);
-    size_t bad = dpdo__first_nonfinite(x, (size_t)dim);
-    if (bad < (size_t)dim) return dpdo__err(ref->errmsg, DPDO_E_INVAL, "x[%zu] is not finite", bad);
-    return F_eval(ref, x, F);
 }

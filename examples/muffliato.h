@@ -222,9 +222,13 @@ static const dpdo_algorithm_vtable MUFF_VTABLE = {
  * (2 sigma^2 ||(W^k)_{:,w}||^2); composition over the messages v sees gives
  *   eps_{u->v}(alpha) = alpha Delta^2 / (2 sigma^2) sum_{k=0}^{K-1} sum_{w in N(v)}
  *                       (W^k)_uw^2 / ||(W^k)_{:,w}||^2.
- * W: n x n (symmetric); nbr: adjacency (n x n flags, no self loops). Returns -1 on no memory. */
+ * cap = 1: the sum is capped at 1, the local-DP figure of the one release x~_u (every message is
+ * a function of the noisy values x~, so v never learns more than x~_u tells: post-processing);
+ * cap = 0: the sum as it stands. W: n x n (symmetric); nbr: adjacency (n x n flags, no self
+ * loops). Returns -1 on no memory. */
 static double muff_pndp_avg(const double *W, const unsigned char *nbr, int64_t n, int64_t K,
-                            int64_t u, int64_t v, double alpha, double Delta, double sigma)
+                            int64_t u, int64_t v, double alpha, double Delta, double sigma,
+                            int cap)
 {
     double *P = malloc((size_t)(n * n) * sizeof *P), *t = malloc((size_t)(n * n) * sizeof *t);
     if (!P || !t) {
@@ -244,6 +248,7 @@ static double muff_pndp_avg(const double *W, const unsigned char *nbr, int64_t n
         memcpy(P, t, (size_t)(n * n) * sizeof *t);
     }
     free(P), free(t);
+    if (cap && total > 1) total = 1;
     return alpha * Delta * Delta / (2 * sigma * sigma) * total;
 }
 

@@ -158,10 +158,12 @@ static void test_network_dp_hand_values(void)
     CHECK_NEAR(W[0], 1.0 / 7, 1e-15);
     adj = muff_adjacency(net);
     CHECK(adj != NULL);
-    CHECK_REL(muff_pndp_avg(W, adj, n, 1, 3, 0, 2, 1, 1), 1.0, 1e-12);
-    CHECK_REL(muff_pndp_avg(W, adj, n, 4, 3, 0, 2, 1, 1), 1.0 + 3.0 * 6.0 / 7.0, 1e-12);
+    CHECK_REL(muff_pndp_avg(W, adj, n, 1, 3, 0, 2, 1, 1, 0), 1.0, 1e-12);
+    CHECK_REL(muff_pndp_avg(W, adj, n, 4, 3, 0, 2, 1, 1, 0), 1.0 + 3.0 * 6.0 / 7.0, 1e-12);
     /* alpha = 3, Delta = 0.5, sigma = 2: factor 3 * 0.25 / 8 */
-    CHECK_REL(muff_pndp_avg(W, adj, n, 2, 5, 1, 3, 0.5, 2), 3 * 0.25 / 8 * (1 + 6.0 / 7.0), 1e-12);
+    CHECK_REL(muff_pndp_avg(W, adj, n, 2, 5, 1, 3, 0.5, 2, 0), 3 * 0.25 / 8 * (1 + 6.0 / 7.0), 1e-12);
+    /* capped at the one release's local figure (post-processing) */
+    CHECK_REL(muff_pndp_avg(W, adj, n, 2, 5, 1, 3, 0.5, 2, 1), 3 * 0.25 / 8, 1e-12);
     /* GD, T rounds: every u is a neighbour of v, s = 0 gives T: capped at T (local DP) */
     CHECK_REL(muff_pndp_gd(W, adj, n, 5, 3, 0, 2, 1, 1), 5.0, 1e-12);
     free(adj);
@@ -179,9 +181,11 @@ static void test_network_dp_hand_values(void)
     CHECK_NEAR(W[0], 1.0 / 3, 1e-15);
     adj = muff_adjacency(net);
     CHECK(adj != NULL);
-    CHECK_REL(muff_pndp_avg(W, adj, n, 3, 1, 0, 2, 1, 1), 1.0 + 1.0 / 3 + 10.0 / 19, 1e-12);
-    CHECK_REL(muff_pndp_avg(W, adj, n, 2, 2, 0, 2, 1, 1), 1.0 / 3, 1e-12);
-    CHECK_REL(muff_pndp_avg(W, adj, n, 3, 3, 0, 2, 1, 1), 1.0 / 19, 1e-12);
+    CHECK_REL(muff_pndp_avg(W, adj, n, 3, 1, 0, 2, 1, 1, 0), 1.0 + 1.0 / 3 + 10.0 / 19, 1e-12);
+    CHECK_REL(muff_pndp_avg(W, adj, n, 2, 2, 0, 2, 1, 1, 0), 1.0 / 3, 1e-12);
+    CHECK_REL(muff_pndp_avg(W, adj, n, 3, 3, 0, 2, 1, 1, 0), 1.0 / 19, 1e-12);
+    CHECK_REL(muff_pndp_avg(W, adj, n, 3, 3, 0, 2, 1, 1, 1), 1.0 / 19, 1e-12); /* below the cap */
+    CHECK_REL(muff_pndp_avg(W, adj, n, 3, 1, 0, 2, 1, 1, 1), 1.0, 1e-12);
     /* GD (Theorem 11, corrected), u = v+2, alpha = 2, Delta = sigma = 1:
      *   T = 2: s=1: (T-1) (W_{u,v+1} / ||W_{v+1}||^2) = 1 * (1/3)/(1/3) = 1 -> 1
      *   T = 3: s=1: 2 * 1; s=2: 1 * (W^2)_{u,v+1}/||W^2_{v+1}||^2 = (2/9)/(19/81) = 18/19

@@ -44,7 +44,7 @@ typedef struct muff_state {
 } muff_state;
 
 /* c = a b for n x n row-major matrices */
-static void muff_matmul(const double *a, const double *b, double *c, int64_t n)
+static inline void muff_matmul(const double *a, const double *b, double *c, int64_t n)
 {
     for (int64_t i = 0; i < n; i++)
         for (int64_t j = 0; j < n; j++) {
@@ -55,7 +55,7 @@ static void muff_matmul(const double *a, const double *b, double *c, int64_t n)
 }
 
 /* out = W^k (n x n); 0 or -1 (no memory) */
-static int muff_wpow(const double *W, int64_t n, int64_t k, double *out)
+static inline int muff_wpow(const double *W, int64_t n, int64_t k, double *out)
 {
     double *t = malloc((size_t)(n * n) * sizeof *t);
     if (!t) return -1;
@@ -69,7 +69,7 @@ static int muff_wpow(const double *W, int64_t n, int64_t k, double *out)
     return 0;
 }
 
-static int muff_configure(dpdo_alg_ctx *ctx, void *state, void *user)
+static inline int muff_configure(dpdo_alg_ctx *ctx, void *state, void *user)
 {
     muff_state *S = state;
     const muff_config *c = user;
@@ -87,7 +87,7 @@ static int muff_configure(dpdo_alg_ctx *ctx, void *state, void *user)
     return rc;
 }
 
-static void muff_release(void *state, void *user)
+static inline void muff_release(void *state, void *user)
 {
     (void)user;
     muff_state *S = state;
@@ -97,7 +97,7 @@ static void muff_release(void *state, void *user)
 
 /* The declaration: sensitivity of the mean of m per-row gradients clipped to C under
  * replace-one is 2 C / m; m = the batch, or the smallest shard for the full-shard mean. */
-static int muff_declare(dpdo_alg_ctx *ctx, void *state, void *user, dpdo_release_decl *decl)
+static inline int muff_declare(dpdo_alg_ctx *ctx, void *state, void *user, dpdo_release_decl *decl)
 {
     muff_state *S = state;
     const muff_config *c = user;
@@ -130,7 +130,7 @@ static int muff_declare(dpdo_alg_ctx *ctx, void *state, void *user, dpdo_release
     return 0;
 }
 
-static void muff_init(dpdo_alg_ctx *ctx, void *state, void *user)
+static inline void muff_init(dpdo_alg_ctx *ctx, void *state, void *user)
 {
     (void)user;
     muff_state *S = state;
@@ -140,7 +140,7 @@ static void muff_init(dpdo_alg_ctx *ctx, void *state, void *user)
 
 /* node i: the clipped mean gradient at x_i (at 0 when averaging), released with noise (the
  * released copy is what combine reads) */
-static int muff_local(dpdo_alg_ctx *ctx, void *state, void *user, int64_t i)
+static inline int muff_local(dpdo_alg_ctx *ctx, void *state, void *user, int64_t i)
 {
     muff_state *S = state;
     const muff_config *c = user;
@@ -167,7 +167,7 @@ static int muff_local(dpdo_alg_ctx *ctx, void *state, void *user, int64_t i)
 /* node i after every node's local: x_i = sum_j (W^K)_ij y_j with the half step
  * y_j = x_j - eta g~_j (GD; x_j for an inactive node) or y_j = g~_j (averaging), from the
  * current state and the round's releases only */
-static int muff_combine(dpdo_alg_ctx *ctx, void *state, void *user, int64_t i)
+static inline int muff_combine(dpdo_alg_ctx *ctx, void *state, void *user, int64_t i)
 {
     const muff_config *c = user;
     muff_state *S = state;
@@ -189,7 +189,7 @@ static int muff_combine(dpdo_alg_ctx *ctx, void *state, void *user, int64_t i)
     return 0;
 }
 
-static void muff_output(const dpdo_alg_ctx *ctx, const void *state, void *user, int64_t i,
+static inline void muff_output(const dpdo_alg_ctx *ctx, const void *state, void *user, int64_t i,
                         double *x)
 {
     (void)user;
@@ -226,7 +226,7 @@ static const dpdo_algorithm_vtable MUFF_VTABLE = {
  * a function of the noisy values x~, so v never learns more than x~_u tells: post-processing);
  * cap = 0: the sum as it stands. W: n x n (symmetric); nbr: adjacency (n x n flags, no self
  * loops). Returns -1 on no memory. */
-static double muff_pndp_avg(const double *W, const unsigned char *nbr, int64_t n, int64_t K,
+static inline double muff_pndp_avg(const double *W, const unsigned char *nbr, int64_t n, int64_t K,
                             int64_t u, int64_t v, double alpha, double Delta, double sigma,
                             int cap)
 {
@@ -257,7 +257,7 @@ static double muff_pndp_avg(const double *W, const unsigned char *nbr, int64_t n
  *   eps_{u->v}(alpha) = alpha Delta^2 / (2 sigma^2) min(T, sum_{s=0}^{T-1} (T - s)
  *                       sum_{w in N(v)} (W^s)_uw / ||(W^s)_{:,w}||^2),
  * the min being the local-DP composition of T releases (a neighbour of v sees them all). */
-static double muff_pndp_gd(const double *W, const unsigned char *nbr, int64_t n, int64_t T,
+static inline double muff_pndp_gd(const double *W, const unsigned char *nbr, int64_t n, int64_t T,
                            int64_t u, int64_t v, double alpha, double Delta, double sigma)
 {
     double *P = malloc((size_t)(n * n) * sizeof *P), *t = malloc((size_t)(n * n) * sizeof *t);
@@ -283,7 +283,7 @@ static double muff_pndp_gd(const double *W, const unsigned char *nbr, int64_t n,
 }
 
 /* The adjacency flags (n x n) of a network from its edge list; NULL on failure (free it). */
-static unsigned char *muff_adjacency(dpdo_network *net)
+static inline unsigned char *muff_adjacency(dpdo_network *net)
 {
     int64_t n = dpdo_network_nodes(net), m = dpdo_network_edge_count(net);
     unsigned char *a = calloc((size_t)(n * n), 1);

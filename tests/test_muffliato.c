@@ -246,7 +246,16 @@ static void test_checkpoint_resume(void)
     dpdo_algorithm_privacy(a, DPDO_PRIVACY_RIGOROUS, DPDO_NODE_ALL, &ea, NULL, NULL);
     dpdo_algorithm_privacy(b, DPDO_PRIVACY_RIGOROUS, DPDO_NODE_ALL, &eb, NULL, NULL);
     CHECK_EQ(memcmp(&ea, &eb, sizeof ea), 0);
-    /* the same seed twice: the same bits; the models moved */
+    /* on 3 threads: the same bits (local and combine run per node on the pool) */
+    dpdo_algorithm *c3 = NULL;
+    double xc[N * D];
+    dpdo_ledger_reset(p.led);
+    o.num_threads = 3;
+    CHECK_EQ(run_muff(&p, t, &o, &c3), DPDO_OK);
+    CHECK_EQ(get_x(c3, xc), DPDO_OK);
+    CHECK_EQ(memcmp(xa, xc, sizeof xa), 0);
+    dpdo_algorithm_destroy(c3);
+    /* the models moved */
     double nrm = 0;
     for (int k = 0; k < N * D; k++) nrm += xa[k] * xa[k];
     CHECK(nrm > 0);

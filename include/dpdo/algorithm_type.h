@@ -30,8 +30,12 @@
  * The private `state` (vtable.state_size bytes, zeroed, owned by the engine) is for constants
  * computed in configure/declare; it is NOT checkpointed.
  *
- * Distributed runs (dpdo_algorithm_attach) are refused for user types (DPDO_E_UNSUPPORTED at
- * setup/attach): describing what moves between processes needs the engine's internal stages.
+ * Distributed runs (a transport attached, e.g. dpdo_mpi_attach): local and combine run on the
+ * process hosting the node; after local, every node's releases are shared with every process (so
+ * combine may read any node's), and after combine the next-state rows of the blocks with n rows;
+ * blocks with another row count must be written in init only. A release of dim = d and
+ * per_round = 1 is also node i's message to its neighbours (what a transport and the auditor's
+ * transcript see). In reproducible mode a run is bit-identical on any number of processes.
  *
  * Thread-safety: a type object may be used by any number of algorithm handles at once (it is
  * immutable after define); the callbacks of one handle run on that handle's threads (local and
@@ -138,8 +142,8 @@ DPDO_API dpdo_network *dpdo_alg_network(const dpdo_alg_ctx *ctx);
 /* The run's validated options (borrowed). Since 0.3. */
 DPDO_API const dpdo_algorithm_options *dpdo_alg_options(const dpdo_alg_ctx *ctx);
 /* A common parameter (DPDO_PARAM_STEP_SIZE, _BATCH, _CLIP, _MAX_ROUNDS, ...) as a double into
- * *value (NaN = unset where the key allows it). DPDO_OK or DPDO_E_INVAL (unknown key). Since
- * 0.3. */
+ * *value (NaN = unset where the key allows it). DPDO_OK or DPDO_E_INVAL (unknown key).
+ * Since 0.3. */
 DPDO_API int dpdo_alg_param(const dpdo_alg_ctx *ctx, int key, double *value);
 /* configure only: a state block of rows x cols doubles called name (the getter name; copied
  * up to 31 characters); returns its index (>= 0), or a negative DPDO_E_* (table full: at most
@@ -155,8 +159,8 @@ DPDO_API double *dpdo_alg_next(dpdo_alg_ctx *ctx, int blk, int64_t row);
 DPDO_API int dpdo_alg_active(const dpdo_alg_ctx *ctx, int64_t node);
 /* local only, WOR declarations: this round's batch of node (declared batch row indices into
  * idx[cap]; *count = rows written). The same batch on every call in a round. DPDO_OK,
- * DPDO_E_INVAL (NULL, cap < batch), DPDO_E_STATE (not WOR, not in local, inactive node). Since
- * 0.3. */
+ * DPDO_E_INVAL (NULL, cap < batch), DPDO_E_STATE (not WOR, not in local, inactive node).
+ * Since 0.3. */
 DPDO_API int dpdo_alg_sample(dpdo_alg_ctx *ctx, int64_t node, int64_t *idx, int64_t cap,
                              int64_t *count);
 /* local only: release vec[dim] of an active node: the engine adds the calibrated noise in

@@ -8,7 +8,9 @@
  *   cc muffliato.c $(pkg-config --cflags --libs dpdo) -lm
  * Usage: muffliato [--mode gd|avg] [--nodes N] [--rows Q] [--dim D] [--graph ring|complete]
  *                  [--K K] [--rounds T] [--eps E] [--step S] [--seeds S] [--compare]
- *                  [--tune] [--reproducible] */
+ *                  [--tune] [--baseline-batch B] [--reproducible]
+ * --baseline-batch B: DP-DDA and DO-ADP sample B rows per round (default: their own batch);
+ * Muffliato uses the whole shard. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +20,7 @@
 
 typedef struct args {
     int mode, complete, compare, reproducible, tune;
-    int64_t n, q, d, K, T, seeds;
+    int64_t n, q, d, K, T, seeds, bbatch;
     double eps, delta, step, clip;
 } args;
 
@@ -82,6 +84,8 @@ static int run_one(const problem *p, const args *a, const dpdo_algorithm_type *t
     if (!rc) rc = dpdo_algorithm_create(&alg, type);
     if (!rc) rc = dpdo_algorithm_setup(alg, p->nd, a->n, p->net, NULL, acc, &o);
     if (!rc && step > 0) rc = dpdo_algorithm_set_double(alg, DPDO_PARAM_STEP_SIZE, step);
+    if (!rc && a->bbatch > 0 && !dpdo_algorithm_type_is_user(type))
+        rc = dpdo_algorithm_set_int(alg, DPDO_PARAM_BATCH, a->bbatch);
     if (!rc) rc = dpdo_algorithm_run(alg, 0, NULL);
     if (rc == DPDO_DONE) rc = DPDO_OK;
     if (rc) fprintf(stderr, "muffliato: %s: %s: %s\n", dpdo_algorithm_type_name(type), dpdo_strerror(rc), alg ? dpdo_algorithm_errmsg(alg) : "");
@@ -148,7 +152,7 @@ static int network_dp(const problem *p, const args *a, double Delta, double sigm
 
 int main(int argc, char **argv)
 {
-    args a = {MUFF_GD, 0, 0, 0, 0, 16, 100, 10, 1, 50, 5, 1.0, 1e-5, 0.5, 1.0};
+    args a = {MUFF_GD, 0, 0, 0, 0, 16, 100, 10, 1, 50, 5, 0, 1.0, 1e-5, 0.5, 1.0};
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(s, "--compare")) a.compare = 1;
@@ -162,11 +166,12 @@ int main(int argc, char **argv)
         else if (v && !strcmp(s, "--K")) a.K = atoll(argv[++i]);
         else if (v && !strcmp(s, "--rounds")) a.T = atoll(argv[++i]);
         else if (v && !strcmp(s, "--seeds")) a.seeds = atoll(argv[++i]);
+        else if (v && !strcmp(s, "--baseline-batch")) a.bbatch = atoll(argv[++i]);
         else if (v && !strcmp(s, "--eps")) a.eps = atof(argv[++i]);
         else if (v && !strcmp(s, "--step")) a.step = atof(argv[++i]);
         else {
             fprintf(stderr, "usage: %s [--mode gd|avg] [--nodes N] [--rows Q] [--dim D] [--graph ring|complete] "
-                            "[--K K] [--rounds T] [--eps E] [--step S] [--seeds S] [--compare] [--tune] [--reproducible]\n",
+                            "[--K K] [--rounds T] [--eps E] [--step S] [--seeds S] [--compare] [--tune] [--baseline-batch B] [--reproducible]\n",
                     argv[0]);
             return 2;
         }

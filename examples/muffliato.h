@@ -213,6 +213,32 @@ static const dpdo_algorithm_vtable MUFF_VTABLE = {
     .release = muff_release,
 };
 
+/* sum_{s=0}^{S-1} c_s sum_{w in N(v)} f((W^s)_uw) / ||(W^s)_{:,w}||^2 with f(x) = x^2 (squared)
+ * or x, c_s = 1 (gd = 0) or S - s (gd = 1); -1 on no memory */
+static inline double muff_pndp_sum(const double *W, const unsigned char *nbr, int64_t n, int64_t S,
+                                   int64_t u, int64_t v, int squared, int gd)
+{
+    double *P = malloc((size_t)(n * n) * sizeof *P), *t = malloc((size_t)(n * n) * sizeof *t);
+    if (!P || !t) {
+        free(P), free(t);
+        return -1;
+    }
+    muff_wpow(W, n, 0, P);
+    double total = 0;
+    for (int64_t s = 0; s < S; s++) {
+        for (int64_t w = 0; w < n; w++) {
+            if (!nbr[v * n + w]) continue;
+            double col = 0, x = P[u * n + w];
+            for (int64_t r = 0; r < n; r++) col += P[r * n + w] * P[r * n + w];
+            total += (gd ? (double)(S - s) : 1.0) * (squared ? x * x : x) / col;
+        }
+        muff_matmul(P, W, t, n);
+        memcpy(P, t, (size_t)(n * n) * sizeof *t);
+    }
+    free(P), free(t);
+    return total;
+}
+
 /* ---- pairwise network DP (Renyi divergence of order alpha) ------------------------------
  * Gossip averaging (the paper's averaging theorem): node v sees, at every gossip step
  * k = 0..K-1, the value (W^k x~)_w of each neighbour w (x~ = x + N(0, sigma^2 I) per node, once).
@@ -227,27 +253,11 @@ static const dpdo_algorithm_vtable MUFF_VTABLE = {
  * cap = 0: the sum as it stands. W: n x n (symmetric); nbr: adjacency (n x n flags, no self
  * loops). Returns -1 on no memory. */
 static inline double muff_pndp_avg(const double *W, const unsigned char *nbr, int64_t n, int64_t K,
-                            int64_t u, int64_t v, double alpha, double Delta, double sigma,
-                            int cap)
+                                   int64_t u, int64_t v, double alpha, double Delta, double sigma,
+                                   int cap)
 {
-    double *P = malloc((size_t)(n * n) * sizeof *P), *t = malloc((size_t)(n * n) * sizeof *t);
-    if (!P || !t) {
-        free(P), free(t);
-        return -1;
-    }
-    muff_wpow(W, n, 0, P);
-    double total = 0;
-    for (int64_t k = 0; k < K; k++) {
-        for (int64_t w = 0; w < n; w++) {
-            if (!nbr[v * n + w]) continue;
-            double col = 0;
-            for (int64_t r = 0; r < n; r++) col += P[r * n + w] * P[r * n + w];
-            total += P[u * n + w] * P[u * n + w] / col;
-        }
-        muff_matmul(P, W, t, n);
-        memcpy(P, t, (size_t)(n * n) * sizeof *t);
-    }
-    free(P), free(t);
+    double total = muff_pndp_sum(W, nbr, n, K, u, v, 1, 0);
+    if (total < 0) return -1;
     if (cap && total > 1) total = 1;
     return alpha * Delta * Delta / (2 * sigma * sigma) * total;
 }
@@ -258,26 +268,10 @@ static inline double muff_pndp_avg(const double *W, const unsigned char *nbr, in
  *                       sum_{w in N(v)} (W^s)_uw / ||(W^s)_{:,w}||^2),
  * the min being the local-DP composition of T releases (a neighbour of v sees them all). */
 static inline double muff_pndp_gd(const double *W, const unsigned char *nbr, int64_t n, int64_t T,
-                           int64_t u, int64_t v, double alpha, double Delta, double sigma)
+                                  int64_t u, int64_t v, double alpha, double Delta, double sigma)
 {
-    double *P = malloc((size_t)(n * n) * sizeof *P), *t = malloc((size_t)(n * n) * sizeof *t);
-    if (!P || !t) {
-        free(P), free(t);
-        return -1;
-    }
-    muff_wpow(W, n, 0, P);
-    double total = 0;
-    for (int64_t s = 0; s < T; s++) {
-        for (int64_t w = 0; w < n; w++) {
-            if (!nbr[v * n + w]) continue;
-            double col = 0;
-            for (int64_t r = 0; r < n; r++) col += P[r * n + w] * P[r * n + w];
-            total += (double)(T - s) * P[u * n + w] / col;
-        }
-        muff_matmul(P, W, t, n);
-        memcpy(P, t, (size_t)(n * n) * sizeof *t);
-    }
-    free(P), free(t);
+    double total = muff_pndp_sum(W, nbr, n, T, u, v, 0, 1);
+    if (total < 0) return -1;
     if (total > (double)T) total = (double)T;
     return alpha * Delta * Delta / (2 * sigma * sigma) * total;
 }

@@ -306,6 +306,80 @@ static void test_audit(void)
     dpdo_algorithm_type_destroy(t);
 }
 
+/* ---- WOR batches: the user type's calibration is the built-in's for the same declaration ----
+ * DO-ADP with activation 1 and l2 clipping declares B-of-q WOR Gaussian releases of sensitivity
+ * 2 G / B, one per round; Muffliato with batch B the same: RIGOROUS must give the same sigma. */
+static void test_wor_matches_builtin(void)
+{
+    prob p;
+    CHECK_EQ(prob_make(&p, 0, "rdp"), DPDO_OK);
+    muff_config wor = {MUFF_GD, 1, 1.0, 8};
+    dpdo_algorithm_type *t = NULL;
+    CHECK_EQ(dpdo_algorithm_type_define(&MUFF_VTABLE, &wor, &t), DPDO_OK);
+    dpdo_algorithm_options o;
+    dpdo_algorithm_options_init(&o, sizeof o);
+    o.max_rounds = 10;
+    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE;
+    o.lipschitz = 1.0;
+    o.batch = 8;
+    dpdo_algorithm *a = NULL, *b = NULL;
+    CHECK_EQ(run_muff(&p, t, &o, &a), DPDO_OK);
+    double sa = 0, sb = 0, ea = 0, eb = 0;
+    CHECK_EQ(dpdo_algorithm_get_double(a, DPDO_PARAM_SIGMA, &sa), DPDO_OK);
+    dpdo_algorithm_privacy(a, DPDO_PRIVACY_RIGOROUS, DPDO_NODE_ALL, &ea, NULL, NULL);
+    dpdo_ledger_reset(p.led);
+    CHECK_EQ(dpdo_algorithm_create(&b, dpdo_algorithm_type_find("do-adp")), DPDO_OK);
+    CHECK_EQ(dpdo_algorithm_setup(b, p.nd, N, p.net, NULL, p.acc, &o), DPDO_OK);
+    CHECK_EQ(dpdo_algorithm_set_double(b, DPDO_PARAM_CLIP, 1.0), DPDO_OK);
+    CHECK_EQ(dpdo_algorithm_run(b, 0, NULL), DPDO_DONE);
+    CHECK_EQ(dpdo_algorithm_get_double(b, DPDO_PARAM_SIGMA, &sb), DPDO_OK);
+    dpdo_algorithm_privacy(b, DPDO_PRIVACY_RIGOROUS, DPDO_NODE_ALL, &eb, NULL, NULL);
+    printf("# WOR batch 8 of 40: user type sigma %.9g eps %.6f, do-adp sigma %.9g eps %.6f\n", sa, ea, sb, eb);
+    CHECK(sa > 0);
+    CHECK_EQ(sa, sb);
+    CHECK_EQ(ea, eb);
+    dpdo_algorithm_destroy(a);
+    dpdo_algorithm_destroy(b);
+    dpdo_algorithm_type_destroy(t);
+    prob_free(&p);
+}
+
+/* ---- the plan callback: nodes switched off are neither computed nor charged ---------------- */
+static int plan_skip0(dpdo_alg_ctx *ctx, void *state, void *user, unsigned char *active)
+{
+    (void)ctx, (void)state, (void)user;
+    active[0] = 0;
+    return 0;
+}
+static void test_plan_callback(void)
+{
+    prob p;
+    CHECK_EQ(prob_make(&p, 0, "auto"), DPDO_OK);
+    dpdo_algorithm_vtable v = MUFF_VTABLE;
+    v.name = "muffliato-skip0";
+    v.plan = plan_skip0;
+    dpdo_algorithm_type *t = NULL;
+    CHECK_EQ(dpdo_algorithm_type_define(&v, &CFG, &t), DPDO_OK);
+    dpdo_algorithm_options o;
+    dpdo_algorithm_options_init(&o, sizeof o);
+    o.max_rounds = 4;
+    o.lipschitz = 1.0;
+    dpdo_algorithm *a = NULL;
+    CHECK_EQ(run_muff(&p, t, &o, &a), DPDO_OK);
+    double e0 = -1, e1 = -1;
+    CHECK_EQ(dpdo_algorithm_privacy(a, DPDO_PRIVACY_RIGOROUS, 0, &e0, NULL, NULL), DPDO_OK);
+    CHECK_EQ(dpdo_algorithm_privacy(a, DPDO_PRIVACY_RIGOROUS, 1, &e1, NULL, NULL), DPDO_OK);
+    CHECK_EQ(e0, 0.0);
+    CHECK(e1 > 0.5 && e1 <= 1.0 + 1e-9);
+    int32_t act[N];
+    CHECK_EQ(dpdo_algorithm_get_active(a, act, N), DPDO_OK);
+    CHECK_EQ(act[0], 0);
+    CHECK_EQ(act[1], 1);
+    dpdo_algorithm_destroy(a);
+    dpdo_algorithm_type_destroy(t);
+    prob_free(&p);
+}
+
 /* ---- misuse -------------------------------------------------------------------------------- */
 static int bad_release_local(dpdo_alg_ctx *ctx, void *state, void *user, int64_t i)
 {
@@ -373,6 +447,8 @@ int main(void)
     RUN(test_local_dp_matches_declaration);
     RUN(test_network_dp_hand_values);
     RUN(test_checkpoint_resume);
+    RUN(test_wor_matches_builtin);
+    RUN(test_plan_callback);
     RUN(test_misuse);
     RUN(test_audit);
     return h_finish();

@@ -24,6 +24,9 @@
  *   commit   the engine installs the next state (the copy cannot fail); a failing callback, a
  *            non-finite next state or a refused release leaves state and ledger as they were
  * Row r of a block with n rows belongs to node r: local and combine of node i write rows i only.
+ * The engine treats the state as public (it is shared between processes and read by getters):
+ * what local and combine write into it must be computed from the current state, the round's
+ * releases and public quantities only; data-dependent values reach it only through releases.
  *
  * State: blocks declared in configure (dpdo_alg_block) live in the engine's arena and are
  * saved by checkpoints (dpdo_algorithm_save/load) and read by dpdo_algorithm_get_state(name).

@@ -5,7 +5,7 @@
  * pairwise network-DP figures eps_{u->v} from the gossip matrix's powers and prints them beside
  * it. --compare runs DP-DDA and DO-ADP at the same (epsilon, delta) on the same problem.
  * docs/muffliato.md. Builds against an installed libdpdo with pkg-config alone:
- *   cc muffliato.c $(pkg-config --cflags --libs dpdo) -lm
+ *   cc muffliato.c $(pkg-config --cflags --libs dpdo) -lm     (-lm: its own sqrt and log)
  * Usage: muffliato [--mode gd|avg] [--nodes N] [--rows Q] [--dim D] [--graph ring|complete]
  *                  [--K K] [--rounds T] [--eps E] [--step S] [--seeds S] [--compare]
  *                  [--tune] [--baseline-batch B] [--reproducible]

@@ -56,7 +56,8 @@ done < "$tmp/docrefs"
 # installed headers, and the example's own header is installed beside it
 flags=$(PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig" pkg-config --cflags --libs dpdo)
 test -f "$docdir/examples/muffliato.h"
-cc -o "$tmp/muff" "$docdir/examples/muffliato.c" $flags -Wl,-rpath,"$tmp/prefix/lib"
+# (-lm: the example's own sqrt and log)
+cc -o "$tmp/muff" "$docdir/examples/muffliato.c" $flags -lm -Wl,-rpath,"$tmp/prefix/lib"
 "$tmp/muff" --nodes 4 --rows 20 --dim 3 --rounds 3 --seeds 1 --reproducible > "$tmp/outmuff"
 grep -q "muffliato  local-DP eps" "$tmp/outmuff" && grep -q "network DP eps_{u->v}" "$tmp/outmuff"
 

@@ -61,6 +61,17 @@ static void prob_free(prob *p)
 
 static muff_config CFG = {MUFF_GD, 2, 1.0, 0};
 
+/* the tests' options: `rounds` rounds, C = lipschitz = 1, reproducible noise or the default */
+static dpdo_algorithm_options opts(int64_t rounds, int reproducible)
+{
+    dpdo_algorithm_options o;
+    dpdo_algorithm_options_init(&o, sizeof o);
+    o.max_rounds = rounds;
+    o.lipschitz = 1.0;
+    if (reproducible) o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE;
+    return o;
+}
+
 static int run_muff(prob *p, dpdo_algorithm_type *t, const dpdo_algorithm_options *o,
                     dpdo_algorithm **out)
 {
@@ -101,12 +112,8 @@ static void test_local_dp_matches_declaration(void)
     CHECK_EQ(dpdo_algorithm_type_define(&MUFF_VTABLE, &CFG, &t), DPDO_OK);
     CHECK(dpdo_algorithm_type_is_user(t));
     CHECK_EQ(strcmp(dpdo_algorithm_type_name(t), "muffliato"), 0);
-    dpdo_algorithm_options o;
-    dpdo_algorithm_options_init(&o, sizeof o);
-    o.max_rounds = 7;
+    dpdo_algorithm_options o = opts(7, 1);
     o.noise_mode = DPDO_NOISE_FIXED;
-    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE;
-    o.lipschitz = 1.0;
     const double sigma = 0.2;
     o.sigma = sigma;
     dpdo_algorithm *a = NULL;
@@ -212,11 +219,7 @@ static void test_checkpoint_resume(void)
     CHECK_EQ(prob_make(&p, 0, "auto"), DPDO_OK);
     dpdo_algorithm_type *t = NULL;
     CHECK_EQ(dpdo_algorithm_type_define(&MUFF_VTABLE, &CFG, &t), DPDO_OK);
-    dpdo_algorithm_options o;
-    dpdo_algorithm_options_init(&o, sizeof o);
-    o.max_rounds = 8;
-    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE;
-    o.lipschitz = 1.0;
+    dpdo_algorithm_options o = opts(8, 1);
     dpdo_algorithm *a = NULL, *b = NULL;
     CHECK_EQ(run_muff(&p, t, &o, &a), DPDO_OK);
     double xa[N * D], xb[N * D];
@@ -316,11 +319,7 @@ static void test_wor_matches_builtin(void)
     muff_config wor = {MUFF_GD, 1, 1.0, 8};
     dpdo_algorithm_type *t = NULL;
     CHECK_EQ(dpdo_algorithm_type_define(&MUFF_VTABLE, &wor, &t), DPDO_OK);
-    dpdo_algorithm_options o;
-    dpdo_algorithm_options_init(&o, sizeof o);
-    o.max_rounds = 10;
-    o.randomness = DPDO_RANDOMNESS_REPRODUCIBLE;
-    o.lipschitz = 1.0;
+    dpdo_algorithm_options o = opts(10, 1);
     o.batch = 8;
     dpdo_algorithm *a = NULL, *b = NULL;
     CHECK_EQ(run_muff(&p, t, &o, &a), DPDO_OK);
@@ -360,10 +359,7 @@ static void test_plan_callback(void)
     v.plan = plan_skip0;
     dpdo_algorithm_type *t = NULL;
     CHECK_EQ(dpdo_algorithm_type_define(&v, &CFG, &t), DPDO_OK);
-    dpdo_algorithm_options o;
-    dpdo_algorithm_options_init(&o, sizeof o);
-    o.max_rounds = 4;
-    o.lipschitz = 1.0;
+    dpdo_algorithm_options o = opts(4, 0);
     dpdo_algorithm *a = NULL;
     CHECK_EQ(run_muff(&p, t, &o, &a), DPDO_OK);
     double e0 = -1, e1 = -1;
@@ -418,10 +414,7 @@ static void test_misuse(void)
     v.name = "two-releases";
     v.local = bad_release_local;
     CHECK_EQ(dpdo_algorithm_type_define(&v, &CFG, &t), DPDO_OK);
-    dpdo_algorithm_options o;
-    dpdo_algorithm_options_init(&o, sizeof o);
-    o.max_rounds = 3;
-    o.lipschitz = 1;
+    dpdo_algorithm_options o = opts(3, 0);
     dpdo_algorithm *a = NULL;
     CHECK_EQ(dpdo_algorithm_create(&a, t), DPDO_OK);
     CHECK_EQ(dpdo_algorithm_setup(a, p.nd, N, p.net, NULL, p.acc, &o), DPDO_OK);

@@ -554,3 +554,6 @@ $(BUILD)/data/debian-text.svm: scripts/make-debian-text.py
 
 # a prerequisite that is always out of date (rules that decide for themselves whether to write)
 FORCE:
+
+# the Muffliato example (docs/muffliato.md) is its program and a header of the user algorithm type
+$(BUILD)/examples/muffliato: examples/muffliato.h

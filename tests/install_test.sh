@@ -51,6 +51,16 @@ while read -r f; do
     [ -e "$f" ] || { echo "install_test: a manual page names $f, which is not installed"; exit 1; }
 done < "$tmp/docrefs"
 
+# 2a. the Muffliato example (a user algorithm type, docs/muffliato.md) as installed in the
+# documentation directory builds with nothing but pkg-config: the public algorithm type is in the
+# installed headers, and the example's own header is installed beside it
+flags=$(PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig" pkg-config --cflags --libs dpdo)
+test -f "$docdir/examples/muffliato.h"
+# (-lm: the example's own sqrt and log)
+cc -o "$tmp/muff" "$docdir/examples/muffliato.c" $flags -lm -Wl,-rpath,"$tmp/prefix/lib"
+"$tmp/muff" --nodes 4 --rows 20 --dim 3 --rounds 3 --seeds 1 --reproducible > "$tmp/outmuff"
+grep -q "muffliato  local-DP eps" "$tmp/outmuff" && grep -q "network DP eps_{u->v}" "$tmp/outmuff"
+
 # 2b. libdpdo_mpi through `pkg-config dpdo-mpi` (when MPI is installed)
 if command -v mpicc >/dev/null 2>&1 && [ -f "$tmp/prefix/lib/pkgconfig/dpdo-mpi.pc" ]; then
     flags=$(PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig" pkg-config --cflags --libs dpdo-mpi)

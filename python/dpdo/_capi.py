@@ -154,6 +154,10 @@ DPDO_DDA_SCHEDULE_PAPER_L2 = 3
 DPDO_DDA_SCHEDULE_PAPER_L1 = 4
 DPDO_PROGRESS_EPSILON = 1
 DPDO_PROGRESS_OBJECTIVE = 2
+# algorithm_type.h
+DPDO_RELEASE_GAUSSIAN = 0
+DPDO_RELEASE_FULL = 0
+DPDO_RELEASE_WOR = 1
 # audit.h
 DPDO_AUDIT_RELEASE = 0
 DPDO_AUDIT_ONE_RUN = 1
@@ -353,6 +357,9 @@ CONSTANTS = (
     "DPDO_DDA_SCHEDULE_PAPER_L1",
     "DPDO_PROGRESS_EPSILON",
     "DPDO_PROGRESS_OBJECTIVE",
+    "DPDO_RELEASE_GAUSSIAN",
+    "DPDO_RELEASE_FULL",
+    "DPDO_RELEASE_WOR",
     "DPDO_AUDIT_RELEASE",
     "DPDO_AUDIT_ONE_RUN",
     "DPDO_AUDIT_WHITE_BOX",
@@ -467,6 +474,16 @@ class dpdo_algorithm_options(C.Structure):
 
 class dpdo_progress(C.Structure):
     """struct dpdo_progress (include/dpdo/algorithm.h)."""
+
+
+
+class dpdo_release_decl(C.Structure):
+    """struct dpdo_release_decl (include/dpdo/algorithm_type.h)."""
+
+
+
+class dpdo_algorithm_vtable(C.Structure):
+    """struct dpdo_algorithm_vtable (include/dpdo/algorithm_type.h)."""
 
 
 
@@ -654,6 +671,31 @@ dpdo_progress._fields_ = [
     ("delta", C.c_double),  # double
     ("objective", C.c_double),  # double
 ]
+dpdo_release_decl._fields_ = [
+    ("struct_size", C.c_size_t),  # size_t
+    ("mechanism", C.c_int32),  # int32_t
+    ("sampling", C.c_int32),  # int32_t
+    ("batch", C.c_int64),  # int64_t
+    ("sensitivity", C.c_double),  # double
+    ("dim", C.c_int64),  # int64_t
+    ("per_round", C.c_int64),  # int64_t
+    ("participation", C.c_double),  # double
+]
+dpdo_algorithm_vtable._fields_ = [
+    ("struct_size", C.c_size_t),  # size_t
+    ("name", C.c_char_p),  # const char *
+    ("title", C.c_char_p),  # const char *
+    ("state_size", C.c_size_t),  # size_t
+    ("needs_network", C.c_int32),  # int32_t
+    ("configure", C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_void_p, C.c_void_p)),  # int (*)(dpdo_alg_ctx *, void *, void *)
+    ("declare", C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_void_p, C.c_void_p, C.POINTER(dpdo_release_decl))),  # int (*)(dpdo_alg_ctx *, void *, void *, dpdo_release_decl *)
+    ("init", C.CFUNCTYPE(None, C.c_void_p, C.c_void_p, C.c_void_p)),  # void (*)(dpdo_alg_ctx *, void *, void *)
+    ("plan", C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_void_p, C.c_void_p, C.c_char_p)),  # int (*)(dpdo_alg_ctx *, void *, void *, unsigned char *)
+    ("local", C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_void_p, C.c_void_p, C.c_int64)),  # int (*)(dpdo_alg_ctx *, void *, void *, int64_t)
+    ("combine", C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_void_p, C.c_void_p, C.c_int64)),  # int (*)(dpdo_alg_ctx *, void *, void *, int64_t)
+    ("output", C.CFUNCTYPE(None, C.c_void_p, C.c_void_p, C.c_void_p, C.c_int64, C.POINTER(C.c_double))),  # void (*)(const dpdo_alg_ctx *, const void *, void *, int64_t, double *)
+    ("release", C.CFUNCTYPE(None, C.c_void_p, C.c_void_p)),  # void (*)(void *, void *)
+]
 dpdo_audit_options._fields_ = [
     ("struct_size", C.c_size_t),  # size_t
     ("method", C.c_int32),  # int32_t
@@ -767,6 +809,8 @@ STRUCTS = (
     dpdo_solver_type,
     dpdo_algorithm_options,
     dpdo_progress,
+    dpdo_release_decl,
+    dpdo_algorithm_vtable,
     dpdo_audit_options,
     dpdo_audit_result,
     dpdo_checkpoint_options,
@@ -1073,6 +1117,25 @@ FUNCTIONS = {
     "dpdo_algorithm_objective": (C.c_int, [C.c_void_p, C.c_int, C.c_int64, C.POINTER(C.c_double)]),
     "dpdo_algorithm_suboptimality": (C.c_int, [C.c_void_p, C.c_int, C.c_int64, C.c_double, C.POINTER(C.c_double)]),
     "dpdo_algorithm_objective_at": (C.c_int, [C.c_void_p, C.POINTER(C.c_double), C.c_int64, C.POINTER(C.c_double)]),
+    # algorithm_type.h
+    "dpdo_algorithm_type_define": (C.c_int, [C.POINTER(dpdo_algorithm_vtable), C.c_void_p, C.POINTER(C.c_void_p)]),
+    "dpdo_algorithm_type_destroy": (None, [C.c_void_p]),
+    "dpdo_algorithm_type_is_user": (C.c_int, [C.c_void_p]),
+    "dpdo_alg_nodes": (C.c_int64, [C.c_void_p]),
+    "dpdo_alg_dim": (C.c_int64, [C.c_void_p]),
+    "dpdo_alg_round": (C.c_uint64, [C.c_void_p]),
+    "dpdo_alg_node": (C.c_void_p, [C.c_void_p, C.c_int64]),
+    "dpdo_alg_network": (C.c_void_p, [C.c_void_p]),
+    "dpdo_alg_options": (C.POINTER(dpdo_algorithm_options), [C.c_void_p]),
+    "dpdo_alg_param": (C.c_int, [C.c_void_p, C.c_int, C.POINTER(C.c_double)]),
+    "dpdo_alg_block": (C.c_int, [C.c_void_p, C.c_char_p, C.c_int64, C.c_int64]),
+    "dpdo_alg_state": (C.POINTER(C.c_double), [C.c_void_p, C.c_int, C.c_int64]),
+    "dpdo_alg_next": (C.POINTER(C.c_double), [C.c_void_p, C.c_int, C.c_int64]),
+    "dpdo_alg_active": (C.c_int, [C.c_void_p, C.c_int64]),
+    "dpdo_alg_sample": (C.c_int, [C.c_void_p, C.c_int64, C.POINTER(C.c_int64), C.c_int64, C.POINTER(C.c_int64)]),
+    "dpdo_alg_release": (C.c_int, [C.c_void_p, C.c_int64, C.POINTER(C.c_double), C.c_int64]),
+    "dpdo_alg_released": (C.POINTER(C.c_double), [C.c_void_p, C.c_int64, C.c_int64]),
+    "dpdo_alg_sigma": (C.c_double, [C.c_void_p]),
     # audit.h
     "dpdo_audit_options_init": (C.c_int, [C.POINTER(dpdo_audit_options), C.c_size_t]),
     "dpdo_audit_create": (C.c_int, [C.POINTER(C.c_void_p)]),

@@ -20,6 +20,7 @@
 #include <dpdo/dpdo.h>
 #include <dpdo/mpi.h>
 #include "engine/engine_impl.h" /* the types' test fixtures (dpdo__fixture) */
+#include "../../examples/muffliato.h"
 
 #define N 8
 #define D 12
@@ -92,6 +93,15 @@ typedef struct result {
     int stop;
 } result;
 
+/* Types by name: the built-ins, and "muffliato", a user algorithm type (examples/muffliato.h) made
+ * in main() */
+static dpdo_algorithm_type *muff_type;
+static muff_config muff_cfg = {MUFF_GD, 2, 1.0, 0};
+static const dpdo_algorithm_type *find_type(const char *name)
+{
+    return strcmp(name, "muffliato") == 0 ? muff_type : dpdo_algorithm_type_find(name);
+}
+
 static const char *const NAMES[16] = {"x", "z", "s", "m", "xhat", "y", "g", "yhat", "wG",
                                       "lambda", "x0", "h", "xbar", "u", "xs", "v"};
 
@@ -153,7 +163,7 @@ static int build(const problem *p, const kase *c, int distributed, MPI_Comm comm
     o.delta = 1e-5;
     o.max_epsilon = INFINITY;
     if (c->mode == DPDO_NOISE_FIXED) o.sigma = 0.05;
-    if (dpdo_algorithm_create(&x->alg, dpdo_algorithm_type_find(c->type))) {
+    if (dpdo_algorithm_create(&x->alg, find_type(c->type))) {
         snprintf(why, 200, "unknown type %s", c->type);
         goto done;
     }
@@ -353,6 +363,9 @@ static const kase CASES[] = {
     {.name = "dp-wor-sgd dqn secrets", .type = "dp-wor-sgd", .mode = DPDO_NOISE_RIGOROUS,
      I2(DPDO_PARAM_WOR_PASSES, 2, 0, 0), .policy = "dqn", .secrets = 1},
     {.name = "dp-sgd-wr secrets", .type = "dp-sgd-wr", .mode = DPDO_NOISE_RIGOROUS, .secrets = 1},
+    {.name = "muffliato (user type)", .type = "muffliato", .mode = DPDO_NOISE_RIGOROUS, .noreg = 1},
+    {.name = "muffliato (user type) secrets", .type = "muffliato", .mode = DPDO_NOISE_RIGOROUS, .noreg = 1,
+     .secrets = 1},
 };
 
 /* ---- checkpoints of distributed runs (issue 20) --------------------------------------------- */
@@ -705,6 +718,11 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     if (rank == 0) printf("# test_mpi with %d ranks\n", nranks);
+    if (dpdo_algorithm_type_define(&MUFF_VTABLE, &muff_cfg, &muff_type)) {
+        if (rank == 0) printf("not ok 1 - the muffliato user type\n# summary: 0 passed, 1 failed\n");
+        MPI_Finalize();
+        return 1;
+    }
     problem p;
     if (make_problem(&p)) {
         if (rank == 0) printf("not ok 1 - problem setup\n# summary: 0 passed, 1 failed\n");

@@ -10,6 +10,7 @@
 #include "compressor.h"
 #include "dataset.h"
 #include "export.h"
+#include "log.h"
 #include "loss.h"
 #include "model_file.h"
 #include "network.h"

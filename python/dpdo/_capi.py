@@ -164,6 +164,12 @@ DPDO_AUDIT_LOSS_LOGISTIC = 1
 DPDO_AUDIT_CONSISTENT = 0
 DPDO_AUDIT_VIOLATION = 1
 DPDO_AUDIT_NO_CLAIM = 2
+# log.h
+DPDO_LOG_DEBUG = 10
+DPDO_LOG_INFO = 20
+DPDO_LOG_NOTE = 25
+DPDO_LOG_WARN = 30
+DPDO_LOG_ERROR = 40
 # model_file.h
 DPDO_PREDICT_MARGIN = 0
 DPDO_PREDICT_LABEL = 1
@@ -359,6 +365,11 @@ CONSTANTS = (
     "DPDO_AUDIT_CONSISTENT",
     "DPDO_AUDIT_VIOLATION",
     "DPDO_AUDIT_NO_CLAIM",
+    "DPDO_LOG_DEBUG",
+    "DPDO_LOG_INFO",
+    "DPDO_LOG_NOTE",
+    "DPDO_LOG_WARN",
+    "DPDO_LOG_ERROR",
     "DPDO_PREDICT_MARGIN",
     "DPDO_PREDICT_LABEL",
     "DPDO_PREDICT_PROBABILITY",
@@ -498,6 +509,7 @@ dpdo_progress_fn = C.CFUNCTYPE(C.c_int, C.POINTER(dpdo_progress), C.c_void_p)  #
 dpdo_task_fn = C.CFUNCTYPE(None, C.c_void_p, C.c_int32)  # algorithm.h
 dpdo_parallel_fn = C.CFUNCTYPE(None, C.c_void_p, C.c_int32, dpdo_task_fn, C.c_void_p)  # algorithm.h
 dpdo_audit_progress_fn = C.CFUNCTYPE(C.c_int, C.c_int64, C.c_int64, C.c_void_p)  # audit.h
+dpdo_log_fn = C.CFUNCTYPE(None, C.c_void_p, C.c_int, C.c_char_p, C.c_char_p)  # log.h
 
 # ---- struct layouts (fields in declaration order) ----
 dpdo_rng_type._fields_ = [
@@ -1071,6 +1083,9 @@ FUNCTIONS = {
     "dpdo_checkpoint_options_init": (C.c_int, [C.POINTER(dpdo_checkpoint_options), C.c_size_t]),
     "dpdo_algorithm_save": (C.c_int, [C.c_void_p, C.c_char_p, C.POINTER(dpdo_checkpoint_options)]),
     "dpdo_algorithm_load": (C.c_int, [C.c_void_p, C.c_char_p, C.POINTER(dpdo_checkpoint_options)]),
+    # log.h
+    "dpdo_algorithm_set_log": (C.c_int, [C.c_void_p, C.c_void_p, C.c_void_p, C.c_int]),
+    "dpdo_log_level_name": (C.c_char_p, [C.c_int]),
     # model_file.h
     "dpdo_model_create": (C.c_int, [C.POINTER(C.c_void_p)]),
     "dpdo_model_destroy": (None, [C.c_void_p]),

@@ -5,6 +5,7 @@
 
 #include "accountant.h"
 #include "algorithm.h"
+#include "allocator.h"
 #include "audit.h"
 #include "checkpoint.h"
 #include "compressor.h"

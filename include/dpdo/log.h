@@ -60,8 +60,7 @@ typedef struct dpdo_algorithm dpdo_algorithm;
  * run, and only when a callback receiving DPDO_LOG_INFO is set; results are unchanged
  * (bit-identical with or without a callback). Returns DPDO_OK, DPDO_E_INVAL (alg NULL). Does not
  * allocate. Thread-safety: one thread per handle (like every mutating call on it). Since 0.3. */
-DPDO_API int dpdo_algorithm_set_log(dpdo_algorithm *alg, dpdo_log_fn fn, void *user,
-                                    int min_level);
+DPDO_API int dpdo_algorithm_set_log(dpdo_algorithm *alg, dpdo_log_fn fn, void *user, int min_level);
 
 /* Static name of a level: "debug", "info", "note", "warning", "error"; "unknown" otherwise.
  * Never NULL. Thread-safe. Since 0.3. */

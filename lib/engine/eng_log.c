@@ -11,12 +11,18 @@
 DPDO_API const char *dpdo_log_level_name(int level)
 {
     switch (level) {
-    case DPDO_LOG_DEBUG: return "debug";
-    case DPDO_LOG_INFO: return "info";
-    case DPDO_LOG_NOTE: return "note";
-    case DPDO_LOG_WARN: return "warning";
-    case DPDO_LOG_ERROR: return "error";
-    default: return "unknown";
+    case DPDO_LOG_DEBUG:
+        return "debug";
+    case DPDO_LOG_INFO:
+        return "info";
+    case DPDO_LOG_NOTE:
+        return "note";
+    case DPDO_LOG_WARN:
+        return "warning";
+    case DPDO_LOG_ERROR:
+        return "error";
+    default:
+        return "unknown";
     }
 }
 
@@ -50,11 +56,16 @@ static void log_emit(const dpdo_algorithm *a, int level, const char *topic, cons
 static const char *noise_mode_name(int mode)
 {
     switch (mode) {
-    case DPDO_NOISE_NONE: return "none";
-    case DPDO_NOISE_PAPER: return "paper";
-    case DPDO_NOISE_RIGOROUS: return "rigorous";
-    case DPDO_NOISE_FIXED: return "fixed";
-    default: return "?";
+    case DPDO_NOISE_NONE:
+        return "none";
+    case DPDO_NOISE_PAPER:
+        return "paper";
+    case DPDO_NOISE_RIGOROUS:
+        return "rigorous";
+    case DPDO_NOISE_FIXED:
+        return "fixed";
+    default:
+        return "?";
     }
 }
 

@@ -470,6 +470,11 @@ class dpdo_progress(C.Structure):
 
 
 
+class dpdo_allocator(C.Structure):
+    """struct dpdo_allocator (include/dpdo/allocator.h)."""
+
+
+
 class dpdo_audit_options(C.Structure):
     """struct dpdo_audit_options (include/dpdo/audit.h)."""
 
@@ -645,6 +650,12 @@ dpdo_progress._fields_ = [
     ("delta", C.c_double),  # double
     ("objective", C.c_double),  # double
 ]
+dpdo_allocator._fields_ = [
+    ("struct_size", C.c_size_t),  # size_t
+    ("alloc", C.CFUNCTYPE(C.c_void_p, C.c_void_p, C.c_size_t)),  # void *(*)(void *, size_t)
+    ("free", C.CFUNCTYPE(None, C.c_void_p, C.c_void_p)),  # void (*)(void *, void *)
+    ("user", C.c_void_p),  # void *
+]
 dpdo_audit_options._fields_ = [
     ("struct_size", C.c_size_t),  # size_t
     ("method", C.c_int32),  # int32_t
@@ -757,6 +768,7 @@ STRUCTS = (
     dpdo_solver_type,
     dpdo_algorithm_options,
     dpdo_progress,
+    dpdo_allocator,
     dpdo_audit_options,
     dpdo_audit_result,
     dpdo_checkpoint_options,
@@ -1062,6 +1074,9 @@ FUNCTIONS = {
     "dpdo_algorithm_objective": (C.c_int, [C.c_void_p, C.c_int, C.c_int64, C.POINTER(C.c_double)]),
     "dpdo_algorithm_suboptimality": (C.c_int, [C.c_void_p, C.c_int, C.c_int64, C.c_double, C.POINTER(C.c_double)]),
     "dpdo_algorithm_objective_at": (C.c_int, [C.c_void_p, C.POINTER(C.c_double), C.c_int64, C.POINTER(C.c_double)]),
+    # allocator.h
+    "dpdo_allocator_set": (C.c_int, [C.POINTER(dpdo_allocator)]),
+    "dpdo_allocator_get": (C.c_int, [C.POINTER(dpdo_allocator), C.c_size_t]),
     # audit.h
     "dpdo_audit_options_init": (C.c_int, [C.POINTER(dpdo_audit_options), C.c_size_t]),
     "dpdo_audit_create": (C.c_int, [C.POINTER(C.c_void_p)]),

@@ -48,6 +48,8 @@ extern "C" {
 typedef struct dpdo_algorithm_type dpdo_algorithm_type; /* opaque, static, immutable */
 typedef struct dpdo_algorithm dpdo_algorithm;
 
+/* ==== CORE ZONE: algorithms by name, options, life cycle ==== */
+
 /* ---- pinned constants --------------------------------------------------- */
 
 /* Noise modes (options.noise_mode). */
@@ -221,6 +223,8 @@ DPDO_API int dpdo_algorithm_state(const dpdo_algorithm *alg);
 DPDO_API int64_t dpdo_algorithm_nodes(const dpdo_algorithm *alg);
 DPDO_API int64_t dpdo_algorithm_dim(const dpdo_algorithm *alg);
 
+/* ==== ADVANCED ZONE: typed parameter keys (options fields come first: docs/api-zones.md) ==== */
+
 /* ---- parameters ----------------------------------------------------------- */
 
 /* Typed parameter keys. Pinned: 1..99 common, 100..199 DP-DDA. Each key is
@@ -375,6 +379,8 @@ DPDO_API const char *dpdo_param_doc(int key);
 DPDO_API int dpdo_algorithm_type_param_default(const dpdo_algorithm_type *t, int key,
                                                int64_t n_nodes, double *value);
 
+/* ==== ADVANCED ZONE: plug-ins, Fed-PLT theory, host-chosen participation, node keys ==== */
+
 /* ---- local solver ---------------------------------------------------------------- */
 
 /* Use `solver` (BORROWED and retained: destroying it while installed is
@@ -475,6 +481,8 @@ DPDO_API int dpdo_algorithm_set_node_key(dpdo_algorithm *alg, int64_t node,
  * DPDO_E_UNSUPPORTED if libsodium cannot be initialised. Since 0.1. */
 DPDO_API int dpdo_algorithm_set_node_secret(dpdo_algorithm *alg, int64_t node, uint64_t secret);
 
+/* ==== CORE ZONE: stepping, progress and cancel ==== */
+
 /* ---- stepping ------------------------------------------------------------- */
 
 /* Run exactly one round for every node: sample, compute, perturb, exchange,
@@ -545,6 +553,8 @@ typedef int (*dpdo_progress_fn)(const dpdo_progress *p, void *user);
 DPDO_API int dpdo_algorithm_set_progress(dpdo_algorithm *alg, dpdo_progress_fn fn, void *user,
                                          int64_t every, int32_t flags);
 
+/* ==== ADVANCED ZONE: the host's own thread pool ==== */
+
 /* ---- threads: the host's own pool ----------------------------------------------
  * By default the library runs the independent per-node work of a round on its own
  * POSIX threads (options.num_threads; docs/architecture.md "Threads"). A host with a
@@ -572,6 +582,8 @@ DPDO_API int dpdo_algorithm_set_pool(dpdo_algorithm *alg, dpdo_parallel_fn run, 
 /* Threads the rounds use (1 before prepare, or when the run is serial: see
  * options.num_threads); 0 for NULL. Since 0.2. */
 DPDO_API int32_t dpdo_algorithm_threads(const dpdo_algorithm *alg);
+
+/* ==== CORE ZONE: results: iterates, privacy, communication, objective ==== */
 
 /* ---- copy-out getters (never change state, never allocate) ----------------- */
 

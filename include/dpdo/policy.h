@@ -47,6 +47,8 @@
 extern "C" {
 #endif
 
+/* ==== ADVANCED ZONE: decision policies (built-in and user types) ==== */
+
 typedef struct dpdo_policy dpdo_policy;
 
 /* Actions (pinned values; spec §3.1: output unit 0 of the Q-network is Local). */

@@ -229,7 +229,13 @@ DPDO_API int64_t dpdo_algorithm_dim(const dpdo_algorithm *alg);
 
 /* Typed parameter keys. Pinned: 1..99 common, 100..199 DP-DDA. Each key is
  * "frozen" (settable only at round 0, in READY) or "live" (also while
- * RUNNING). Changing a frozen key in READY discards an earlier prepare. */
+ * RUNNING). Changing a frozen key in READY discards an earlier prepare.
+ * One way per setting (docs/api-zones.md): keys 1..9 (MAX_ROUNDS .. CLIP) name settings that are
+ * also fields of dpdo_algorithm_options (max_rounds, step_size, step_power, tol, check_every,
+ * max_epsilon, batch, sigma, clip). Choose them with the options field; setting one of these
+ * keys before the run is a deprecated alias of the field, kept for the ABI (it gives the same
+ * run, bit for bit). The keys stay the way to change a live setting while RUNNING (max_rounds,
+ * tol, check_every, max_epsilon), which a field cannot, and to read back the value in use. */
 enum {
     DPDO_PARAM_MAX_ROUNDS = 1,   /* int [1, 2^48-1]; live (may only grow while RUNNING, and
                                     not at all with DPDO_NOISE_PAPER: sigma depends on T) */

@@ -7,6 +7,7 @@
 #ifndef DPDO_LOG_H
 #define DPDO_LOG_H
 
+#include "algorithm.h"
 #include "export.h"
 
 #ifdef __cplusplus
@@ -37,8 +38,6 @@ enum {
  * pointer given at registration. The callback must not call mutating functions on the handle
  * that logs (read-only getters are allowed; a mutating call gets DPDO_E_MISUSE). */
 typedef void (*dpdo_log_fn)(void *user, int level, const char *topic, const char *message);
-
-typedef struct dpdo_algorithm dpdo_algorithm;
 
 /* Register fn (NULL: none, the default; silent) as alg's log callback, receiving the messages
  * of level >= min_level (any int; DPDO_LOG_DEBUG receives all). What is logged:

@@ -194,10 +194,14 @@ def header_page(h, version):
         if kind == "doc":
             lines = comment_lines(body)
             banner = re.match(r"^-{2,}\s*(.*?)\s*-*$", lines[0]) if len(lines) == 1 else None
+            # "==== CORE ZONE: ... ====" / "==== ADVANCED ZONE: ... ====" (docs/api-zones.md)
+            zone = re.match(r"^={2,}\s*(.*?)\s*=*$", lines[0]) if len(lines) == 1 else None
             if pending:
                 out += render_text(pending)
             pending = None
-            if banner:
+            if zone:
+                out += [".SS %s" % esc(zone.group(1))]
+            elif banner:
                 out += [".SS %s" % esc(banner.group(1) or "Declarations")]
             else:
                 pending = lines

@@ -33,6 +33,8 @@
 extern "C" {
 #endif
 
+/* ==== ADVANCED ZONE: sampling and event objects (a host's own mechanisms and accounting) ==== */
+
 /* ---- sampling objects ----------------------------------------------------- */
 
 /* Sampling kinds (pinned values). */
@@ -141,6 +143,8 @@ DPDO_API int dpdo_event_set_discrete_gaussian(dpdo_event *ev, const dpdo_samplin
 DPDO_API int dpdo_event_set_discrete_laplace(dpdo_event *ev, const dpdo_sampling *sampling,
                                              double sensitivity, double scale);
 
+/* ==== CORE ZONE: ledgers (the privacy record of a run) ==== */
+
 /* ---- ledgers -------------------------------------------------------------- */
 
 typedef struct dpdo_ledger dpdo_ledger;
@@ -182,6 +186,9 @@ DPDO_API int dpdo_ledger_save(const dpdo_ledger *l, char *buf, int64_t cap, int6
  * inconsistent input gives DPDO_E_FORMAT (line named in the message) or
  * DPDO_E_VERSION (unknown version tag) and leaves the ledger unchanged. Since 0.1. */
 DPDO_API int dpdo_ledger_load(dpdo_ledger *l, const char *buf, int64_t len);
+
+/* ==== ADVANCED ZONE: ledger keys and sequence numbers (tamper evidence) ==== */
+
 /* Authenticate the ledger's saved text with `key` (len in [16, 64] bytes,
  * copied; NULL with len 0 removes the key). While a key is set,
  * dpdo_ledger_save writes format 2: a run identifier (16 random bytes drawn
@@ -210,6 +217,8 @@ DPDO_API int dpdo_ledger_sequence(const dpdo_ledger *l, unsigned char *run, uint
  * l). Not thread-safe on one ledger (DPDO_E_MISUSE when busy). Since 0.3. */
 DPDO_API int dpdo_ledger_set_min_sequence(dpdo_ledger *l, const unsigned char *run,
                                           uint64_t min_seq);
+
+/* ==== CORE ZONE: accountants by name, and their figures (user accountant types: advanced) ==== */
 
 /* ---- accountants ---------------------------------------------------------- */
 
@@ -374,6 +383,8 @@ DPDO_API int dpdo_accountant_calibrate_sigma(dpdo_accountant *acc, const dpdo_sa
 DPDO_API int dpdo_accountant_calibrate_steps(dpdo_accountant *acc, const dpdo_sampling *sampling,
                                              double sensitivity, double sigma, double epsilon,
                                              double delta, double *steps);
+
+/* ==== ADVANCED ZONE: formulas and the papers' own bounds ==== */
 
 /* ---- formulas (pure functions; return DPDO_OK or DPDO_E_INVAL) -------------- */
 

@@ -48,6 +48,8 @@ extern "C" {
 typedef struct dpdo_algorithm_type dpdo_algorithm_type; /* opaque, static, immutable */
 typedef struct dpdo_algorithm dpdo_algorithm;
 
+/* ==== CORE ZONE: algorithms by name, options, life cycle ==== */
+
 /* ---- pinned constants --------------------------------------------------- */
 
 /* Noise modes (options.noise_mode). */
@@ -233,11 +235,19 @@ DPDO_API int dpdo_algorithm_state(const dpdo_algorithm *alg);
 DPDO_API int64_t dpdo_algorithm_nodes(const dpdo_algorithm *alg);
 DPDO_API int64_t dpdo_algorithm_dim(const dpdo_algorithm *alg);
 
+/* ==== ADVANCED ZONE: typed parameter keys (options fields come first: docs/api-zones.md) ==== */
+
 /* ---- parameters ----------------------------------------------------------- */
 
 /* Typed parameter keys. Pinned: 1..99 common, 100..199 DP-DDA. Each key is
  * "frozen" (settable only at round 0, in READY) or "live" (also while
- * RUNNING). Changing a frozen key in READY discards an earlier prepare. */
+ * RUNNING). Changing a frozen key in READY discards an earlier prepare.
+ * One way per setting (docs/api-zones.md): keys 1..9 (MAX_ROUNDS .. CLIP) name settings that are
+ * also fields of dpdo_algorithm_options (max_rounds, step_size, step_power, tol, check_every,
+ * max_epsilon, batch, sigma, clip). Choose them with the options field; setting one of these
+ * keys before the run is a deprecated alias of the field, kept for the ABI (it gives the same
+ * run, bit for bit). The keys stay the way to change a live setting while RUNNING (max_rounds,
+ * tol, check_every, max_epsilon), which a field cannot, and to read back the value in use. */
 enum {
     DPDO_PARAM_MAX_ROUNDS = 1,   /* int [1, 2^48-1]; live (may only grow while RUNNING, and
                                     not at all with DPDO_NOISE_PAPER: sigma depends on T) */
@@ -394,6 +404,7 @@ DPDO_API int dpdo_algorithm_type_param_default(const dpdo_algorithm_type *t, int
  * (NUL-terminated, not kept). Returns the key (> 0); DPDO_E_INVAL (name NULL);
  * DPDO_E_UNSUPPORTED (no parameter has that name). No allocation; thread-safe. Since 0.3. */
 DPDO_API int dpdo_param_find(const char *name);
+/* ==== ADVANCED ZONE: plug-ins, Fed-PLT theory, host-chosen participation, node keys ==== */
 
 /* ---- local solver ---------------------------------------------------------------- */
 
@@ -495,6 +506,8 @@ DPDO_API int dpdo_algorithm_set_node_key(dpdo_algorithm *alg, int64_t node,
  * DPDO_E_UNSUPPORTED if libsodium cannot be initialised. Since 0.1. */
 DPDO_API int dpdo_algorithm_set_node_secret(dpdo_algorithm *alg, int64_t node, uint64_t secret);
 
+/* ==== CORE ZONE: stepping, progress and cancel ==== */
+
 /* ---- stepping ------------------------------------------------------------- */
 
 /* Run exactly one round for every node: sample, compute, perturb, exchange,
@@ -565,6 +578,8 @@ typedef int (*dpdo_progress_fn)(const dpdo_progress *p, void *user);
 DPDO_API int dpdo_algorithm_set_progress(dpdo_algorithm *alg, dpdo_progress_fn fn, void *user,
                                          int64_t every, int32_t flags);
 
+/* ==== ADVANCED ZONE: the host's own thread pool ==== */
+
 /* ---- threads: the host's own pool ----------------------------------------------
  * By default the library runs the independent per-node work of a round on its own
  * POSIX threads (options.num_threads; docs/architecture.md "Threads"). A host with a
@@ -592,6 +607,8 @@ DPDO_API int dpdo_algorithm_set_pool(dpdo_algorithm *alg, dpdo_parallel_fn run, 
 /* Threads the rounds use (1 before prepare, or when the run is serial: see
  * options.num_threads); 0 for NULL. Since 0.2. */
 DPDO_API int32_t dpdo_algorithm_threads(const dpdo_algorithm *alg);
+
+/* ==== CORE ZONE: results: iterates, privacy, communication, objective ==== */
 
 /* ---- copy-out getters (never change state, never allocate) ----------------- */
 

@@ -54,6 +54,8 @@
 extern "C" {
 #endif
 
+/* ==== ADVANCED ZONE: the privacy auditor ==== */
+
 typedef struct dpdo_audit dpdo_audit;
 
 /* Pinned constants. Since 0.2. */

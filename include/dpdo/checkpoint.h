@@ -35,6 +35,8 @@
 extern "C" {
 #endif
 
+/* ==== ADVANCED ZONE: checkpoints (save and resume a run) ==== */
+
 /* Bytes of a host key. */
 #define DPDO_CHECKPOINT_KEY_BYTES 32
 /* The file format version written by this library (docs/checkpoint.md): 2 from 0.3 on (parameters

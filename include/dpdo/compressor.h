@@ -45,6 +45,8 @@
 extern "C" {
 #endif
 
+/* ==== ADVANCED ZONE: message compressors (built-in and user types) ==== */
+
 typedef struct dpdo_compressor dpdo_compressor;
 
 /* A compressor type. Fields may only be appended; the library reads a field

@@ -53,6 +53,8 @@ enum { DPDO_BINARY_ONE_VS_REST = 0, DPDO_BINARY_EVEN_ODD = 1 };
 /* pixel scaling of dpdo_dataset_load_idx() (option `scale`) */
 enum { DPDO_IDX_UNIT = 0, DPDO_IDX_ROW_NORMALIZE = 1, DPDO_IDX_RAW = 2 };
 
+/* ==== CORE ZONE: data sets: create, fill, query, load, save ==== */
+
 /* ---- life cycle ------------------------------------------------------- */
 
 /* Create an empty dataset in *out (NULL on failure). Returns DPDO_OK,
@@ -209,6 +211,8 @@ DPDO_API int dpdo_dataset_load_idx(dpdo_dataset *ds, const char *images_path,
  * Since 0.1. */
 DPDO_API int dpdo_dataset_save_libsvm(dpdo_dataset *ds, const char *path);
 
+/* ==== ADVANCED ZONE: synthetic generators and kernels ==== */
+
 /* ---- synthetic generators ------------------------------------------------
  * dpdo_dataset_generate(ds, kind, opts) fills ds with a seeded synthetic set;
  * same options give identical bytes on every run. Kinds (exact
@@ -262,6 +266,8 @@ DPDO_API int dpdo_dataset_margins(dpdo_dataset *ds, const double *w, int64_t d, 
  * not 0/1, non-finite alpha/beta/x), DPDO_E_STATE (empty). Since 0.1. */
 DPDO_API int dpdo_dataset_gemv(dpdo_dataset *ds, int trans, double alpha, const double *x,
                                int64_t nx, double beta, double *y, int64_t ny);
+
+/* ==== CORE ZONE: shards: the rows of each node ==== */
 
 /* ---- shards (row views) -------------------------------------------------
  * A shard is a list of row indices into a parent dataset; rows are never

@@ -39,6 +39,8 @@
 extern "C" {
 #endif
 
+/* ==== CORE ZONE: losses by name (user loss types: advanced) ==== */
+
 typedef struct dpdo_loss dpdo_loss;
 
 /* A loss type: exactly one of phi, batch, model must be set. Fields may only
@@ -98,6 +100,8 @@ DPDO_API const char *dpdo_loss_name(const dpdo_loss *loss); /* "(null)" for NULL
 /* DPDO_LOSS_KIND_PHI / _BATCH / _MODEL, or -1 for NULL. Since 0.1. */
 enum { DPDO_LOSS_KIND_PHI = 0, DPDO_LOSS_KIND_BATCH = 1, DPDO_LOSS_KIND_MODEL = 2 };
 DPDO_API int dpdo_loss_kind(const dpdo_loss *loss); /* Since 0.1. */
+
+/* ==== ADVANCED ZONE: evaluating a loss ==== */
 
 /* Scalar phi(margin, label) and its derivative (phi kind only; else
  * DPDO_E_UNSUPPORTED). loss or dloss may be NULL. Returns DPDO_OK,

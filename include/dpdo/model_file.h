@@ -36,6 +36,8 @@
 extern "C" {
 #endif
 
+/* ==== CORE ZONE: models: from a run, save, load, predict ==== */
+
 typedef struct dpdo_model dpdo_model;
 
 /* Largest dimension a model file may declare (2^26, as the loaders' default
@@ -110,6 +112,8 @@ DPDO_API int dpdo_model_load(dpdo_model *m, const char *path);
  * NULL) appears in messages. Since 0.2. */
 DPDO_API int dpdo_model_parse(dpdo_model *m, const char *text, size_t len, const char *name);
 
+/* ==== ADVANCED ZONE: model keys and integrity ==== */
+
 /* How the content of m was verified (dpdo_model_integrity). Since 0.3. */
 enum {
     DPDO_MODEL_INTEGRITY_NONE = 0,     /* read from a file without an integrity line (0.2) */
@@ -130,6 +134,8 @@ DPDO_API int dpdo_model_set_key(dpdo_model *m, const unsigned char *key, size_t 
 /* DPDO_MODEL_INTEGRITY_* of m's content; -1 for NULL or an empty model.
  * Since 0.3. */
 DPDO_API int dpdo_model_integrity(const dpdo_model *m);
+
+/* ==== CORE ZONE: model accessors and prediction ==== */
 
 /* ---- accessors (NULL or empty model: 0, "" or DPDO_E_STATE) --------------- */
 DPDO_API int64_t dpdo_model_dim(const dpdo_model *m);    /* Since 0.2. */

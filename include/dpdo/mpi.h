@@ -43,6 +43,8 @@
 extern "C" {
 #endif
 
+/* ==== ADVANCED ZONE: MPI transport ==== */
+
 typedef struct dpdo_mpi dpdo_mpi;
 
 typedef struct dpdo_mpi_options {

@@ -29,6 +29,8 @@
 extern "C" {
 #endif
 
+/* ==== CORE ZONE: networks: create and choose a topology ==== */
+
 typedef struct dpdo_network dpdo_network;
 
 /* Weight rules for dpdo_network_set_weights(). Pinned values. */
@@ -110,6 +112,8 @@ DPDO_API int dpdo_network_set_erdos_renyi(dpdo_network *net, int64_t n, double p
  * unreachable node and the size of node 0's component. n >= 1, m >= 0
  * (edges may be NULL when m = 0). Since 0.1. */
 DPDO_API int dpdo_network_set_edges(dpdo_network *net, int64_t n, const int64_t *edges, int64_t m);
+
+/* ==== ADVANCED ZONE: gossip weights, queries, spectral quantities, gossip ==== */
 
 /* ---- weights ----------------------------------------------------------
  * Replace W by a rule (DPDO_WEIGHTS_METROPOLIS, _MAX_DEGREE, _LAPLACIAN;

@@ -22,6 +22,8 @@
 extern "C" {
 #endif
 
+/* ==== CORE ZONE: nodes: a shard and a loss ==== */
+
 typedef struct dpdo_node dpdo_node;
 
 /* Create a node in *out (NULL on failure). shard and loss are BORROWED and
@@ -37,6 +39,9 @@ typedef struct dpdo_node dpdo_node;
  * the message is left in dpdo_loss_errmsg(loss), since no node exists),
  * DPDO_E_NOMEM. Since 0.1. */
 DPDO_API int dpdo_node_create(dpdo_node **out, dpdo_shard *shard, dpdo_loss *loss, double weight);
+
+/* ==== ADVANCED ZONE: remote nodes (distributed runs) ==== */
+
 /* A node whose data lives in another process of a distributed run
  * (dpdo/transport.h): it has a loss (for the dimension and kind) and a sample
  * count, but no shard. An algorithm only computes for the nodes its process
@@ -48,6 +53,9 @@ DPDO_API int dpdo_node_create_remote(dpdo_node **out, dpdo_loss *loss, int64_t s
                                      double weight);
 /* 1 for a node made by dpdo_node_create_remote, else 0. Since 0.1. */
 DPDO_API int dpdo_node_is_remote(const dpdo_node *node);
+
+/* ==== CORE ZONE: nodes: destroy and query ==== */
+
 /* Destroy; NULL is a no-op. Lets go of the borrowed shard and loss (frees
  * them if they were destroyed while borrowed). If reference solvers still
  * borrow the node, the free is deferred until the last of them is destroyed

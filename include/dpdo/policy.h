@@ -47,6 +47,8 @@
 extern "C" {
 #endif
 
+/* ==== ADVANCED ZONE: decision policies (built-in and user types) ==== */
+
 typedef struct dpdo_policy dpdo_policy;
 struct dpdo_state_io;
 

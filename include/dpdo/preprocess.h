@@ -41,6 +41,8 @@
 extern "C" {
 #endif
 
+/* ==== CORE ZONE: feature scaling and transforms ==== */
+
 /* A fitted transform: per-feature offset/scale and an optional linear
  * projection, then optional row normalisation. Fitted on one dataset (the
  * training split), applied to others. Opaque. */

@@ -47,6 +47,8 @@
 extern "C" {
 #endif
 
+/* ==== ADVANCED ZONE: reference solvers (non-private optimum, certificates) ==== */
+
 typedef struct dpdo_reference dpdo_reference;
 
 enum { DPDO_WEIGHT_SAMPLES = 0, DPDO_WEIGHT_NODES = 1, DPDO_WEIGHT_NODE_WEIGHTS = 2 };

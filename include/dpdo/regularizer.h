@@ -32,6 +32,8 @@
 extern "C" {
 #endif
 
+/* ==== ADVANCED ZONE: regularizers (built-in and user types) ==== */
+
 typedef struct dpdo_regularizer dpdo_regularizer;
 
 /* A regularizer type. Fields may only be appended; the library reads a field

@@ -28,6 +28,8 @@
 extern "C" {
 #endif
 
+/* ==== ADVANCED ZONE: random number generators (raw sampling, user types) ==== */
+
 /* Purposes: which part of an algorithm a stream feeds. Pinned values; user
  * code may use DPDO_PURPOSE_USER + k for its own streams. */
 enum {

@@ -51,6 +51,8 @@
 extern "C" {
 #endif
 
+/* ==== ADVANCED ZONE: local solvers (built-in and user types) ==== */
+
 typedef struct dpdo_solver dpdo_solver;
 
 /* A local-solver type. Fields may only be appended; the library reads a

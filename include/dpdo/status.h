@@ -11,6 +11,8 @@
 extern "C" {
 #endif
 
+/* ==== CORE ZONE: status codes and their text ==== */
+
 enum {
     DPDO_OK = 0,             /* success */
     DPDO_ROUND = 1,          /* step(): one round ran, more may follow */

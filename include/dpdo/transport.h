@@ -31,6 +31,8 @@
 extern "C" {
 #endif
 
+/* ==== ADVANCED ZONE: transports for distributed runs (user types) ==== */
+
 /* A piece of a message: `bytes` bytes at `data` on the sender. On a receiver
  * the same piece is written to its own `data` (the same place in its copy of
  * the algorithm's state); at most `cap` bytes fit there. A sender's `bytes`

@@ -11,6 +11,8 @@
 extern "C" {
 #endif
 
+/* ==== CORE ZONE: versions ==== */
+
 #define DPDO_VERSION_MAJOR 0
 #define DPDO_VERSION_MINOR 2
 #define DPDO_VERSION_PATCH 0

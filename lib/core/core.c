@@ -8,6 +8,8 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,7 @@
 #endif
 
 #include "core_impl.h"
+#include "dpdo/allocator.h"
 #include "dpdo/status.h"
 #include "dpdo/version.h"
 
@@ -177,10 +180,103 @@ static void *huge_hint(void *p, size_t size)
     return p;
 }
 
+/* ---- the allocator hook (include/dpdo/allocator.h) ---------------------------------------
+ * Every block starts HEAD bytes before the pointer handed out, with a head naming the allocator
+ * that made it (free_fn NULL: the C library) and where its memory starts (base: differs from
+ * the head for 64-byte aligned blocks), so that a block is freed by its own allocator whatever
+ * the thread or the allocator current at the free. HEAD keeps the pointer aligned for any object
+ * (alignof(max_align_t) <= 16 on the platforms built for) given such an allocation. The current
+ * allocator is per thread (thread-local, never process-wide); zero = the C library. */
+typedef struct blk_head {
+    void (*free_fn)(void *user, void *ptr);
+    void *user;
+    void *base;
+    size_t size; /* bytes asked for (dpdo__realloc copies that many) */
+} blk_head;
+enum { HEAD = (sizeof(blk_head) + 15) & ~(size_t)15 };
+_Static_assert(HEAD % _Alignof(max_align_t) == 0, "block head breaks alignment");
+
+static _Thread_local dpdo_allocator cur_alloc; /* alloc NULL: the C library */
+
+void dpdo__alloc_scope(dpdo_allocator *out)
+{
+    *out = cur_alloc;
+}
+
+void dpdo__alloc_enter(const dpdo_allocator *scope)
+{
+    cur_alloc = *scope;
+}
+
+DPDO_API int dpdo_allocator_set(const dpdo_allocator *a)
+{
+    if (!a) {
+        memset(&cur_alloc, 0, sizeof cur_alloc);
+        return DPDO_OK;
+    }
+    if (a->struct_size < offsetof(dpdo_allocator, user) + sizeof a->user) return DPDO_E_VERSION;
+    if (!a->alloc != !a->free) return DPDO_E_INVAL; /* both or neither */
+    cur_alloc.struct_size = sizeof cur_alloc;
+    cur_alloc.alloc = a->alloc;
+    cur_alloc.free = a->free;
+    cur_alloc.user = a->alloc ? a->user : NULL;
+    return DPDO_OK;
+}
+
+DPDO_API int dpdo_allocator_get(dpdo_allocator *out, size_t struct_size)
+{
+    if (!out) return DPDO_E_INVAL;
+    if (struct_size < offsetof(dpdo_allocator, user) + sizeof out->user) return DPDO_E_VERSION;
+    out->struct_size = struct_size;
+    out->alloc = cur_alloc.alloc;
+    out->free = cur_alloc.free;
+    out->user = cur_alloc.user;
+    return DPDO_OK;
+}
+
+/* size + extra bytes from the current allocator (NULL on overflow or failure), the head filled
+ * for a block starting at base + off */
+static void *raw_alloc(size_t size, size_t extra, int zero, void **base)
+{
+    if (size > SIZE_MAX - extra) return NULL;
+    size_t total = size + extra;
+    void *b;
+    if (cur_alloc.alloc) {
+        b = cur_alloc.alloc(cur_alloc.user, total);
+        if (b && zero) memset(b, 0, total);
+    } else {
+        b = zero ? calloc(total, 1) : malloc(total);
+    }
+    *base = b;
+    return b;
+}
+
+static void *head_fill(void *base, char *p, size_t size)
+{
+    blk_head h = {cur_alloc.alloc ? cur_alloc.free : NULL, cur_alloc.alloc ? cur_alloc.user : NULL,
+                  base, size};
+    memcpy(p - HEAD, &h, sizeof h);
+    return p;
+}
+
+static blk_head head_of(const void *p)
+{
+    blk_head h;
+    memcpy(&h, (const char *)p - HEAD, sizeof h);
+    return h;
+}
+
+static void *alloc_plain(size_t size, int zero)
+{
+    void *base;
+    if (!raw_alloc(size ? size : 1, HEAD, zero, &base)) return NULL;
+    return head_fill(base, (char *)base + HEAD, size);
+}
+
 void *dpdo__alloc(size_t size)
 {
     if (fault_hit()) return NULL;
-    return huge_hint(malloc(size ? size : 1), size);
+    return huge_hint(alloc_plain(size, 0), size);
 }
 
 void *dpdo__calloc(size_t n, size_t size)
@@ -188,7 +284,7 @@ void *dpdo__calloc(size_t n, size_t size)
     size_t total;
     if (!dpdo__mul_size(n, size, &total)) return NULL;
     if (fault_hit()) return NULL;
-    return calloc(total ? total : 1, 1);
+    return alloc_plain(total, 1);
 }
 
 void *dpdo__alloc_array(size_t n, size_t size)
@@ -201,26 +297,49 @@ void *dpdo__alloc_array(size_t n, size_t size)
 void *dpdo__realloc(void *p, size_t size)
 {
     if (fault_hit()) return NULL;
-    return realloc(p, size ? size : 1);
+    if (!p) return alloc_plain(size, 0);
+    blk_head h = head_of(p);
+    if (!h.free_fn && !cur_alloc.alloc && h.base == (char *)p - HEAD) {
+        /* a C-library block, and the C library current: grow in place when it can */
+        if (size > SIZE_MAX - HEAD) return NULL;
+        void *b = realloc(h.base, (size ? size : 1) + HEAD);
+        if (!b) return NULL;
+        h.base = b;
+        h.size = size;
+        memcpy(b, &h, sizeof h);
+        return (char *)b + HEAD;
+    }
+    void *q = alloc_plain(size, 0);
+    if (!q) return NULL;
+    memcpy(q, p, h.size < size ? h.size : size);
+    dpdo__free(p);
+    return q;
 }
 
 void *dpdo__alloc_aligned(size_t size)
 {
     if (fault_hit()) return NULL;
-    void *p = NULL;
     size_t rounded = (size + 63) & ~(size_t)63;
     if (rounded < size) return NULL;
-    if (posix_memalign(&p, 64, rounded ? rounded : 64) != 0) return NULL;
-    return p;
+    if (!rounded) rounded = 64;
+    void *base;
+    if (!raw_alloc(rounded, HEAD + 63, 0, &base)) return NULL;
+    uintptr_t at = ((uintptr_t)base + HEAD + 63) & ~(uintptr_t)63;
+    return head_fill(base, (char *)at, rounded);
 }
 
 void dpdo__free(void *p)
 {
-    free(p);
+    if (!p) return;
+    blk_head h = head_of(p);
+    if (h.free_fn)
+        h.free_fn(h.user, h.base);
+    else
+        free(h.base);
 }
 void dpdo__free_aligned(void *p)
 {
-    free(p);
+    dpdo__free(p);
 }
 
 char *dpdo__strdup(const char *s)

@@ -6,6 +6,7 @@
 #ifndef DPDO_CORE_IMPL_H
 #define DPDO_CORE_IMPL_H
 
+#include "dpdo/allocator.h"
 #include "dpdo/status.h"
 #include <stddef.h>
 #include <stdint.h>
@@ -47,6 +48,13 @@ void *dpdo__alloc_aligned(size_t size);         /* 64-byte aligned, free with dp
 void dpdo__free(void *p);
 void dpdo__free_aligned(void *p);
 char *dpdo__strdup(const char *s);
+/* The allocator hook (dpdo_allocator_set): every block above comes from the calling thread's
+ * current allocator and carries a head naming it, so dpdo__free/_free_aligned (the same
+ * function) give it back to that allocator from any thread. _scope copies this thread's current
+ * allocator out; _enter makes `scope` current on this thread (the thread pool hands a call's
+ * allocator to its workers: pool.c). */
+void dpdo__alloc_scope(dpdo_allocator *out);
+void dpdo__alloc_enter(const dpdo_allocator *scope);
 
 /* Test-only fault injection. In the test build (compiled with
  * -DDPDO_FAULT_INJECTION) allocation number k (0-based, counted from the call)

@@ -27,6 +27,7 @@ struct dpdo__pool {
     atomic_int caller_sleeps; /* the caller waits on cv_done (registered under mu) */
     dpdo__task_fn fn;
     void *arg;
+    dpdo_allocator scope; /* the caller's allocator, current on the workers during a run */
     struct worker {
         dpdo__pool *p;
     } * w;
@@ -55,6 +56,7 @@ static void run_tasks(dpdo__pool *p)
         if (!atomic_compare_exchange_weak_explicit(&p->claim, &w, w + 1, memory_order_acq_rel,
                                                    memory_order_acquire))
             continue;
+        dpdo__alloc_enter(&p->scope); /* the caller's allocator, published like fn and arg */
         p->fn(p->arg, (int32_t)k);
         /* the last task wakes the caller only if it went to sleep: it registers under the mutex
          * and then tests done again, and done and caller_sleeps are sequentially consistent, so
@@ -166,6 +168,7 @@ void dpdo__pool_run(dpdo__pool *p, int32_t ntasks, dpdo__task_fn fn, void *arg)
     }
     p->fn = fn;
     p->arg = arg;
+    dpdo__alloc_scope(&p->scope);
     atomic_store_explicit(&p->done, 0, memory_order_relaxed);
     atomic_store_explicit(&p->claim, (uint_fast64_t)ntasks << 32,
                           memory_order_release); /* publishes fn, arg */

@@ -72,18 +72,43 @@ int dpdo__eng_alloc_arena(dpdo__eng *e)
     return DPDO_OK;
 }
 
-void dpdo__eng_note(dpdo__eng *e, const char *s)
+/* the note's end and level for the log (eng_log.c); prepare's retry empties the notes */
+static void note_mark(dpdo__eng *e, int level)
 {
+    if (e->pv.notes[0] == 0) e->pv.nnotes = 0;
+    if (e->pv.nnotes >= DPDO__MAX_NOTES) return;
+    e->pv.note_end[e->pv.nnotes] = (uint16_t)strlen(e->pv.notes);
+    e->pv.note_level[e->pv.nnotes++] = (unsigned char)level;
+}
+
+static void note_add(dpdo__eng *e, const char *s, int level)
+{
+    if (e->pv.notes[0] == 0) e->pv.nnotes = 0;
     size_t len = strlen(e->pv.notes);
     static const char more[] = "; (more notes did not fit)";
     if (len + 3 + strlen(s) + sizeof more >=
         sizeof e->pv.notes) { /* never drop a caveat silently */
-        if (!strstr(e->pv.notes, more) && len + sizeof more < sizeof e->pv.notes)
+        if (!strstr(e->pv.notes, more) && len + sizeof more < sizeof e->pv.notes) {
             strcat(e->pv.notes, more);
+            note_mark(e, level);
+        } else if (e->pv.nnotes > 0 && e->pv.note_level[e->pv.nnotes - 1] < level) {
+            e->pv.note_level[e->pv.nnotes - 1] = (unsigned char)level; /* a warning was dropped */
+        }
         return;
     }
     if (len) strcat(e->pv.notes, "; ");
     strcat(e->pv.notes, s);
+    note_mark(e, level);
+}
+
+void dpdo__eng_note(dpdo__eng *e, const char *s)
+{
+    note_add(e, s, DPDO_LOG_NOTE);
+}
+
+void dpdo__eng_warn(dpdo__eng *e, const char *s)
+{
+    note_add(e, s, DPDO_LOG_WARN);
 }
 
 void dpdo__plan_bernoulli(const dpdo__eng *e, dpdo__plan *p, double prob)

@@ -18,6 +18,7 @@
 #ifndef DPDO_ENG_HANDLE_H
 #define DPDO_ENG_HANDLE_H
 
+#include "dpdo/log.h"
 #include "engine_impl.h"
 
 struct dpdo_algorithm {
@@ -34,6 +35,9 @@ struct dpdo_algorithm {
     int32_t pool_width;
     dpdo__busy busy; /* taken by every public call that returns a status (DPDO__GUARDED) */
     char errmsg[DPDO__ERRMSG_LEN];
+    dpdo_log_fn log; /* dpdo_algorithm_set_log (eng_log.c); NULL = silent */
+    void *log_user;
+    int log_min;
 };
 
 /* The size of the 0.1 options struct (the smallest accepted). */
@@ -77,5 +81,13 @@ void dpdo__eng_output_all(const dpdo__eng *e, double *x);
 /* eng_life.c: prepare the handle (validate parameters, calibrate, events, guard, keys); on
  * failure the message is in a->errmsg and the handle stays unprepared. */
 int dpdo__eng_prepare(dpdo_algorithm *a);
+
+/* eng_log.c: the log callback (dpdo_algorithm_set_log). _prepared: the notes and the calibration
+ * of a successful prepare. _step: runs body(a) (one step) and logs the run's summary when it
+ * stops, or the message of a failure; returns body's status. _status: logs the message of a
+ * failed call (rc < 0) and returns rc. All do nothing without a callback. */
+void dpdo__eng_log_prepared(dpdo_algorithm *a);
+int dpdo__eng_log_step(dpdo_algorithm *a, int (*body)(dpdo_algorithm *));
+int dpdo__eng_log_status(dpdo_algorithm *a, int rc);
 
 #endif /* DPDO_ENG_HANDLE_H */

@@ -299,7 +299,7 @@ static void eng_note_delta(dpdo__eng *e)
              "in the clear with probability delta meets such a guarantee; choose delta < 1/(10 n) "
              "= %.3g (docs/privacy.md, \"Choosing delta\")",
              e->o.delta, 1.0 / (double)n, (long long)n, 0.1 / (double)n);
-    dpdo__eng_note(e, buf);
+    dpdo__eng_warn(e, buf);
 }
 
 /* Clipping at the start point x = 0, over every row of the nodes hosted here: when most
@@ -339,7 +339,7 @@ static void eng_note_clipping(dpdo__eng *e)
              "scale the features (e.g. rows of norm <= 1) or raise clip/lipschitz (docs/python.md, "
              "\"Diagnostics\")",
              100.0 * (double)cut / (double)rows, CLIP_NOTE_FACTOR, clip);
-    dpdo__eng_note(e, buf);
+    dpdo__eng_warn(e, buf);
 }
 
 DPDO_API int dpdo_algorithm_setup(dpdo_algorithm *a, dpdo_node *const *nodes, int64_t n_nodes_in,
@@ -434,6 +434,7 @@ retry:
     e->prepared = 1;
     e->vt->init(e, e->priv);
     dpdo__err_clear(a->errmsg);
+    dpdo__eng_log_prepared(a);
     return DPDO_OK;
 }
 
@@ -444,7 +445,7 @@ static int algorithm_prepare_body(dpdo_algorithm *a)
         return dpdo__err(a->errmsg, DPDO_E_STATE, "prepare: the algorithm is not READY (state %d)",
                          a->state);
     if (a->e->prepared) return DPDO_OK;
-    return dpdo__eng_prepare(a);
+    return dpdo__eng_log_status(a, dpdo__eng_prepare(a));
 }
 
 DPDO_API int dpdo_algorithm_prepare(dpdo_algorithm *a)

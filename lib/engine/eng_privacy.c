@@ -79,7 +79,7 @@ void dpdo__eng_note_wor_floor(dpdo__eng *e, const dpdo__sampling_desc *sd, doubl
         "Poisson-sampled "
         "figure at the same rate); a smaller batch, more rows per node or fewer releases lowers it",
         (long long)sd->m, (long long)sd->n, releases, sigma, sigma / sp);
-    dpdo__eng_note(e, buf);
+    dpdo__eng_warn(e, buf);
 }
 
 double dpdo__eng_node_pmax(const dpdo__eng *e, double p)
@@ -592,7 +592,7 @@ int dpdo__eng_paper_verdict(dpdo__eng *e, dpdo_paper *pp, const char *theorem,
                          dpdo_paper_violations(pp));
     char buf[400];
     snprintf(buf, sizeof buf, "%s: %s", invalid_note, dpdo_paper_violations(pp));
-    dpdo__eng_note(e, buf);
+    dpdo__eng_warn(e, buf);
     return DPDO_OK;
 }
 

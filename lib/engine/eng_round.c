@@ -364,7 +364,8 @@ failed:
 
 DPDO_API int dpdo_algorithm_step(dpdo_algorithm *a)
 {
-    DPDO__GUARDED(a, DPDO__MAGIC_ALGORITHM, 1, "dpdo_algorithm_step", algorithm_step_body(a));
+    DPDO__GUARDED(a, DPDO__MAGIC_ALGORITHM, 1, "dpdo_algorithm_step",
+                  dpdo__eng_log_step(a, algorithm_step_body));
 }
 
 static int algorithm_set_progress_body(dpdo_algorithm *a, dpdo_progress_fn fn, void *user,
@@ -435,7 +436,7 @@ static int algorithm_run_body(dpdo_algorithm *a, int64_t max_steps, int64_t *ste
     if (!a || !DPDO__LIVE(a, DPDO__MAGIC_ALGORITHM)) return rc; /* NULL or destroyed */
     for (;;) {
         if (max_steps > 0 && k >= max_steps) break;
-        rc = algorithm_step_body(a);
+        rc = dpdo__eng_log_step(a, algorithm_step_body);
         if (rc != DPDO_ROUND) break;
         k++;
         int last = max_steps > 0 && k >= max_steps;

@@ -262,6 +262,7 @@ struct dpdo_algorithm_type {
     const dpdo__alg_vt *vt;
 };
 
+enum { DPDO__MAX_NOTES = 48 };
 /* Privacy state of a run (filled by the algorithm's prepare, used by the engine). */
 typedef struct dpdo__priv_state {
     int32_t private_run; /* 0: no noise (NONE or sigma = 0) */
@@ -281,7 +282,12 @@ typedef struct dpdo__priv_state {
     double guard_eps;     /* guard threshold at options.delta (inf = off) */
     int32_t calib_boost;  /* prepare's retry count: secure calibrations start this much higher
                              (eng_privacy.c, fit_charged) */
-    char notes[2048];
+    char notes[8192];
+    /* the notes one by one, for the log (eng_log.c): note k ends at notes[note_end[k]], has
+     * level note_level[k] (DPDO_LOG_NOTE or _WARN); nnotes <= DPDO__MAX_NOTES */
+    int32_t nnotes;
+    uint16_t note_end[DPDO__MAX_NOTES];
+    unsigned char note_level[DPDO__MAX_NOTES];
 } dpdo__priv_state;
 
 struct dpdo__eng {
@@ -408,6 +414,9 @@ static inline int dpdo__eng_hosted(const dpdo__eng *e, int64_t i)
 
 /* Append "; s" to the privacy notes (silently truncated at the buffer's end). */
 void dpdo__eng_note(dpdo__eng *e, const char *s);
+/* The same for a warning: a note that the log (dpdo_algorithm_set_log) reports at DPDO_LOG_WARN
+ * (the run may not be useful, or the guarantee may not hold as read). */
+void dpdo__eng_warn(dpdo__eng *e, const char *s);
 /* Releases per node the rigorous calibration plans for: the calib-steps key when set, else T
  * (max rounds) when the most active node computes with probability pmax >= 1, else the
  * (1 - calib-tail) quantile of Binomial(T, pmax); at least 1. */

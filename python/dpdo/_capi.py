@@ -171,6 +171,12 @@ DPDO_AUDIT_LOSS_LOGISTIC = 1
 DPDO_AUDIT_CONSISTENT = 0
 DPDO_AUDIT_VIOLATION = 1
 DPDO_AUDIT_NO_CLAIM = 2
+# log.h
+DPDO_LOG_DEBUG = 10
+DPDO_LOG_INFO = 20
+DPDO_LOG_NOTE = 25
+DPDO_LOG_WARN = 30
+DPDO_LOG_ERROR = 40
 # model_file.h
 DPDO_PREDICT_MARGIN = 0
 DPDO_PREDICT_LABEL = 1
@@ -372,6 +378,11 @@ CONSTANTS = (
     "DPDO_AUDIT_CONSISTENT",
     "DPDO_AUDIT_VIOLATION",
     "DPDO_AUDIT_NO_CLAIM",
+    "DPDO_LOG_DEBUG",
+    "DPDO_LOG_INFO",
+    "DPDO_LOG_NOTE",
+    "DPDO_LOG_WARN",
+    "DPDO_LOG_ERROR",
     "DPDO_PREDICT_MARGIN",
     "DPDO_PREDICT_LABEL",
     "DPDO_PREDICT_PROBABILITY",
@@ -484,6 +495,8 @@ class dpdo_release_decl(C.Structure):
 
 class dpdo_algorithm_vtable(C.Structure):
     """struct dpdo_algorithm_vtable (include/dpdo/algorithm_type.h)."""
+class dpdo_allocator(C.Structure):
+    """struct dpdo_allocator (include/dpdo/allocator.h)."""
 
 
 
@@ -526,6 +539,7 @@ dpdo_progress_fn = C.CFUNCTYPE(C.c_int, C.POINTER(dpdo_progress), C.c_void_p)  #
 dpdo_task_fn = C.CFUNCTYPE(None, C.c_void_p, C.c_int32)  # algorithm.h
 dpdo_parallel_fn = C.CFUNCTYPE(None, C.c_void_p, C.c_int32, dpdo_task_fn, C.c_void_p)  # algorithm.h
 dpdo_audit_progress_fn = C.CFUNCTYPE(C.c_int, C.c_int64, C.c_int64, C.c_void_p)  # audit.h
+dpdo_log_fn = C.CFUNCTYPE(None, C.c_void_p, C.c_int, C.c_char_p, C.c_char_p)  # log.h
 
 # ---- struct layouts (fields in declaration order) ----
 dpdo_rng_type._fields_ = [
@@ -695,6 +709,11 @@ dpdo_algorithm_vtable._fields_ = [
     ("combine", C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_void_p, C.c_void_p, C.c_int64)),  # int (*)(dpdo_alg_ctx *, void *, void *, int64_t)
     ("output", C.CFUNCTYPE(None, C.c_void_p, C.c_void_p, C.c_void_p, C.c_int64, C.POINTER(C.c_double))),  # void (*)(const dpdo_alg_ctx *, const void *, void *, int64_t, double *)
     ("release", C.CFUNCTYPE(None, C.c_void_p, C.c_void_p)),  # void (*)(void *, void *)
+dpdo_allocator._fields_ = [
+    ("struct_size", C.c_size_t),  # size_t
+    ("alloc", C.CFUNCTYPE(C.c_void_p, C.c_void_p, C.c_size_t)),  # void *(*)(void *, size_t)
+    ("free", C.CFUNCTYPE(None, C.c_void_p, C.c_void_p)),  # void (*)(void *, void *)
+    ("user", C.c_void_p),  # void *
 ]
 dpdo_audit_options._fields_ = [
     ("struct_size", C.c_size_t),  # size_t
@@ -811,6 +830,7 @@ STRUCTS = (
     dpdo_progress,
     dpdo_release_decl,
     dpdo_algorithm_vtable,
+    dpdo_allocator,
     dpdo_audit_options,
     dpdo_audit_result,
     dpdo_checkpoint_options,
@@ -1136,6 +1156,9 @@ FUNCTIONS = {
     "dpdo_alg_release": (C.c_int, [C.c_void_p, C.c_int64, C.POINTER(C.c_double), C.c_int64]),
     "dpdo_alg_released": (C.POINTER(C.c_double), [C.c_void_p, C.c_int64, C.c_int64]),
     "dpdo_alg_sigma": (C.c_double, [C.c_void_p]),
+    # allocator.h
+    "dpdo_allocator_set": (C.c_int, [C.POINTER(dpdo_allocator)]),
+    "dpdo_allocator_get": (C.c_int, [C.POINTER(dpdo_allocator), C.c_size_t]),
     # audit.h
     "dpdo_audit_options_init": (C.c_int, [C.POINTER(dpdo_audit_options), C.c_size_t]),
     "dpdo_audit_create": (C.c_int, [C.POINTER(C.c_void_p)]),
@@ -1157,6 +1180,9 @@ FUNCTIONS = {
     "dpdo_checkpoint_options_init": (C.c_int, [C.POINTER(dpdo_checkpoint_options), C.c_size_t]),
     "dpdo_algorithm_save": (C.c_int, [C.c_void_p, C.c_char_p, C.POINTER(dpdo_checkpoint_options)]),
     "dpdo_algorithm_load": (C.c_int, [C.c_void_p, C.c_char_p, C.POINTER(dpdo_checkpoint_options)]),
+    # log.h
+    "dpdo_algorithm_set_log": (C.c_int, [C.c_void_p, C.c_void_p, C.c_void_p, C.c_int]),
+    "dpdo_log_level_name": (C.c_char_p, [C.c_int]),
     # model_file.h
     "dpdo_model_create": (C.c_int, [C.POINTER(C.c_void_p)]),
     "dpdo_model_destroy": (None, [C.c_void_p]),

@@ -17,6 +17,7 @@ separate threads run in parallel.
 """
 import ctypes as C
 import functools
+import logging
 import math
 import os
 import signal
@@ -39,6 +40,8 @@ POINT_ITERATE, POINT_OUTPUT = _capi.DPDO_POINT_ITERATE, _capi.DPDO_POINT_OUTPUT
 WEIGHT_SAMPLES, WEIGHT_NODES, WEIGHT_NODE_WEIGHTS = (_capi.DPDO_WEIGHT_SAMPLES, _capi.DPDO_WEIGHT_NODES,
                                                      _capi.DPDO_WEIGHT_NODE_WEIGHTS)
 PROGRESS_EPSILON, PROGRESS_OBJECTIVE = _capi.DPDO_PROGRESS_EPSILON, _capi.DPDO_PROGRESS_OBJECTIVE
+LOG_DEBUG, LOG_INFO, LOG_NOTE, LOG_WARN, LOG_ERROR = (_capi.DPDO_LOG_DEBUG, _capi.DPDO_LOG_INFO, _capi.DPDO_LOG_NOTE,
+                                                     _capi.DPDO_LOG_WARN, _capi.DPDO_LOG_ERROR)
 STATE_NAMES = {_capi.DPDO_ALG_EMPTY: "EMPTY", _capi.DPDO_ALG_READY: "READY", _capi.DPDO_ALG_RUNNING: "RUNNING",
                _capi.DPDO_ALG_DONE: "DONE", _capi.DPDO_ALG_FAILED: "FAILED"}
 STOP_NAMES = {_capi.DPDO_STOP_NONE: "none", _capi.DPDO_STOP_MAX_ROUNDS: "max rounds", _capi.DPDO_STOP_BUDGET: "budget",
@@ -2058,6 +2061,40 @@ class Algorithm(_Handle):
         return text(lib.dpdo_algorithm_privacy_notes(self._ptr()))
 
     @_guarded(mutating=False)
+    def set_log(self, handler="logging", level=LOG_NOTE) -> None:
+        """Receive the run's log (docs/logging.md): each privacy note (LOG_NOTE, or LOG_WARN for
+        the warnings), the calibration decision after prepare and a summary when a run stops
+        (LOG_INFO), failures (LOG_ERROR); messages of level >= level. handler "logging" (the
+        default): the "dpdo" logger of Python's logging module, at the message's level (25 is
+        named NOTE); a function handler(level, topic, message); None: silent (the default of a
+        new Algorithm). Called on the thread that steps or runs; an exception raised by the
+        handler is ignored (the run goes on)."""
+        h = self._ptr()
+        if handler is None:
+            self._check(lib.dpdo_algorithm_set_log(h, None, None, int(level)))
+            self._log_cb = None
+            return
+        if handler == "logging":
+            if logging.getLevelName(LOG_NOTE) == "Level %d" % LOG_NOTE:
+                logging.addLevelName(LOG_NOTE, "NOTE")
+            logger = logging.getLogger("dpdo")
+
+            def handler(lv, topic, message):
+                logger.log(lv, "%s: %s", topic, message)
+        elif not callable(handler):
+            raise InvalidArgument(_lib.E_INVAL, "set_log: handler must be \"logging\", a function or None")
+        fn = handler
+
+        def forward(user, lv, topic, message):
+            try:
+                fn(lv, text(topic), text(message))
+            except BaseException:  # noqa: B036 -- never unwind through the C run
+                pass
+        cfn = _capi.dpdo_log_fn(forward)
+        self._check(lib.dpdo_algorithm_set_log(h, cfn, None, int(level)))
+        self._log_cb = cfn  # kept alive as long as the C side may call it
+
+    @_guarded(mutating=False)
     def planned_releases(self, node=NODE_ALL) -> int:
         """Releases per node the rigorous sigma was planned for (NODE_ALL: the largest); after
         prepare. Raises for runs whose sigma was not calibrated by the accountant."""
@@ -2345,4 +2382,5 @@ __all__ = ["Model", "Reference", "Progress", "accountant_types", "RANDOMNESS_SEC
            "WEIGHT_SAMPLES", "WEIGHT_NODES", "WEIGHT_NODE_WEIGHTS", "Dataset", "Shard", "Loss", "Regularizer", "Node", "Network", "Sampling", "Event", "Ledger",
            "Accountant", "PaperBound", "Solver", "Compressor", "Policy", "Algorithm", "algorithm_types", "param_key", "parameters", "ParamInfo", "version",
            "NODE_ALL", "NODE_COORDINATOR", "NOISE_NONE", "NOISE_PAPER", "NOISE_RIGOROUS", "NOISE_FIXED",
-           "PRIVACY_RIGOROUS", "PRIVACY_PAPER", "POINT_ITERATE", "POINT_OUTPUT"]
+           "PRIVACY_RIGOROUS", "PRIVACY_PAPER", "POINT_ITERATE", "POINT_OUTPUT",
+           "LOG_DEBUG", "LOG_INFO", "LOG_NOTE", "LOG_WARN", "LOG_ERROR"]

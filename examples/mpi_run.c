@@ -42,10 +42,45 @@ static int on_progress(const dpdo_progress *p, void *user)
     return 0; /* never cancel */
 }
 
+/* The example's own collectives on MPI_COMM_WORLD (row counts, dimension, totals) wait at most
+ * --timeout seconds, as libdpdo_mpi's do: a host that vanishes while the ranks load their data
+ * (before the run) stops every other rank with a message, where a blocking MPI_Allreduce would
+ * hang or hand back a failed reduction's buffer. `rc` is the call that started `req`. DPDO_OK,
+ * or DPDO_E_IO with the reason printed. */
+static int peer_lost; /* set by world_wait: main's `fail` then waits for the other ranks to say */
+
+static int world_wait(int rc, MPI_Request *req, double timeout, const char *what)
+{
+    double t0 = now();
+    int flag = 0;
+    while (rc == MPI_SUCCESS && !flag) {
+        rc = MPI_Test(req, &flag, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS || flag) break;
+        if (now() - t0 > timeout) {
+            fprintf(stderr, EX_PROG ": rank %d: %s: no answer from a peer within %g s (failed or vanished?)\n",
+                    rank, what, timeout);
+            peer_lost = 1;
+            return DPDO_E_IO;
+        }
+        struct timespec ts = {0, 1000000}; /* 1 ms: these are a few calls outside the rounds */
+        nanosleep(&ts, NULL);
+    }
+    if (rc != MPI_SUCCESS) {
+        char es[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        MPI_Error_string(rc, es, &len);
+        fprintf(stderr, EX_PROG ": rank %d: %s: MPI error: %s\n", rank, what, es);
+        peer_lost = 1;
+        return DPDO_E_IO;
+    }
+    return DPDO_OK;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN); /* world_wait reports failures */
     const char *algo = "dp-dda", *data = NULL, *shards = NULL, *loss_name = "logistic", *sets[32];
     int64_t n = 20, T = 1000, q = 500, d = 20, nsets = 0;
     double eps = 1.0, lambda = 0.1, timeout = 60; /* --timeout: seconds to wait for any peer */
@@ -127,10 +162,13 @@ int main(int argc, char **argv)
             for (int64_t i = lo + 1; i < hi; i++) dpdo_dataset_destroy(ds[i]), ds[i] = ds[lo];
         int64_t mine = 0;
         for (int64_t i = lo; i < hi; i++) mine = mine > dpdo_dataset_features(ds[i]) ? mine : dpdo_dataset_features(ds[i]);
-        MPI_Allreduce(&mine, &dim, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+        MPI_Request rq;
+        TRY(world_wait(MPI_Iallreduce(&mine, &dim, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD, &rq), &rq, timeout, "dimension"),
+            "a peer failed before the run");
         int again = 0, any = 0;
         for (int64_t i = lo; i < hi; i++) again |= dpdo_dataset_features(ds[i]) != dim;
-        MPI_Allreduce(&again, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        TRY(world_wait(MPI_Iallreduce(&again, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &rq), &rq, timeout, "dimension"),
+            "a peer failed before the run");
         if (!any) break;
         lo_opt.n_features = dim;
     }
@@ -144,7 +182,10 @@ int main(int argc, char **argv)
         rows[i] = cnt;
     }
     /* the row counts are public: every rank needs all of them for the accounting */
-    MPI_Allreduce(MPI_IN_PLACE, rows, (int)n, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Request rq;
+    TRY(world_wait(MPI_Iallreduce(MPI_IN_PLACE, rows, (int)n, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD, &rq), &rq, timeout,
+                   "row counts"),
+        "a peer failed before the run");
 
     /* 3. The same problem on every rank: real nodes here, remote nodes elsewhere. */
     dpdo_loss *loss = NULL;
@@ -238,13 +279,16 @@ int main(int argc, char **argv)
         part[2] += (double)rows[i];
         free(mg), free(y);
     }
-    MPI_Allreduce(MPI_IN_PLACE, part, 3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    TRY(world_wait(MPI_Iallreduce(MPI_IN_PLACE, part, 3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &rq), &rq, timeout,
+                   "objective"),
+        "a peer failed after the run");
     double e_rig = INFINITY;
     dpdo_algorithm_privacy(alg, DPDO_PRIVACY_RIGOROUS, DPDO_NODE_ALL, &e_rig, NULL, NULL);
     int64_t msgs = 0, bytes = 0, ctl = 0, tot[3];
     dpdo_mpi_traffic(m, &msgs, &bytes, &ctl);
     int64_t mine[3] = {msgs, bytes, ctl};
-    MPI_Reduce(mine, tot, 3, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    TRY(world_wait(MPI_Ireduce(mine, tot, 3, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD, &rq), &rq, timeout, "traffic"),
+        "a peer failed after the run");
     SAY("done in %.2f s (%.0f rounds/s); stop reason %d\n", secs, (double)dpdo_algorithm_round(alg) / secs,
         dpdo_algorithm_stop_reason(alg));
     double xx = 0;
@@ -274,7 +318,7 @@ int main(int argc, char **argv)
 
 fail:
     fprintf(stderr, EX_PROG ": rank %d stops every rank (%.1f s after the start)\n", rank, now() - t_start);
-    if (m && dpdo_mpi_errmsg(m)[0]) { /* a peer failed or vanished: let every other rank see it and say */
+    if (peer_lost || (m && dpdo_mpi_errmsg(m)[0])) { /* a peer failed or vanished: let every other rank see it and say */
         struct timespec ts = {(time_t)timeout + 1, 0}; /* so before MPI_Abort ends them */
         nanosleep(&ts, NULL);
     }

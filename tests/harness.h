@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static int h_passed, h_failed, h_case_failed;
@@ -84,11 +86,16 @@ static inline void h_fail(const char *file, int line, const char *what)
 
 #define RUN(fn) h_run(#fn, fn)
 
+/* DPDO_TEST_TIMES=1: each case also prints "# cpu NAME S" (its CPU seconds, clock()), to find the
+ * slow ones: DPDO_TEST_TIMES=1 build/tests/test_pld */
 static inline void h_run(const char *name, void (*fn)(void))
 {
     h_case = name;
     h_case_failed = 0;
+    clock_t h_t0_ = clock();
     fn();
+    if (getenv("DPDO_TEST_TIMES"))
+        printf("# cpu %s %.2f\n", name, (double)(clock() - h_t0_) / CLOCKS_PER_SEC);
     fflush(stdout);
     if (h_case_failed) {
         printf("not ok - %s\n", name);
@@ -105,8 +112,6 @@ static inline int h_finish(void)
     return h_failed > 100 ? 100 : h_failed;
 }
 
-/* 1 when DPDO_TEST_QUICK is set (sanitizer and valgrind runs): tests then
- * shrink their sizes, never their assertions. */
 /* xorshift64 uniform in [0, 1) (53 bits) from *state: the tests' own reproducible data */
 static inline double h_urand(uint64_t *state)
 {
@@ -116,10 +121,43 @@ static inline double h_urand(uint64_t *state)
     return (double)(*state >> 11) * 0x1.0p-53;
 }
 
+/* 1 when DPDO_TEST_QUICK is set (sanitizer and valgrind runs): tests then
+ * shrink their sizes, never their assertions. */
 static inline int h_quick(void)
 {
     const char *q = getenv("DPDO_TEST_QUICK");
     return q && *q && *q != '0';
+}
+
+/* 1 when DPDO_TEST_LONG is set (make check-long): the statistical sweeps run their whole grids
+ * and sample counts; make check runs a fixed part of each (the same assertions) */
+static inline int h_long(void)
+{
+    const char *q = getenv("DPDO_TEST_LONG");
+    return q && *q && *q != '0';
+}
+
+/* Run the shell command line "PROG ARGS 2>&1"; its output goes to out (at most cap - 1 bytes,
+ * NUL-ended). Returns the exit status, or -1 if it did not exit normally. */
+static inline int h_run_cmd(const char *prog, const char *args, char *out, size_t cap)
+{
+    char cmd[4096];
+    if (snprintf(cmd, sizeof cmd, "%s %s 2>&1", prog, args) >= (int)sizeof cmd) return -1;
+    FILE *p = popen(cmd, "r");
+    if (!p) return -1;
+    size_t n = fread(out, 1, cap - 1, p);
+    out[n] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* h_run_cmd on the build's tool NAME: $BUILD/bin/NAME (BUILD defaults to "build") */
+static inline int h_run_tool(const char *name, const char *args, char *out, size_t cap)
+{
+    const char *b = getenv("BUILD");
+    char prog[1024];
+    if (snprintf(prog, sizeof prog, "%s/bin/%s", b && *b ? b : "build", name) >= (int)sizeof prog) return -1;
+    return h_run_cmd(prog, args, out, cap);
 }
 
 /* Write `text` to a fresh temporary file and return its path (static

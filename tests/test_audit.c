@@ -195,6 +195,70 @@ static int run_audit(const char *alg, const dpdo_algorithm_options *ao, const dp
     return rc;
 }
 
+/* dpdo_audit_eps_laplace_lower: (1) exact values on a constructed sample: the median ranks from
+ * exact binomial sums (here), the deviation sums by hand, the chi-square quantile from the
+ * tables (0.01 quantile of chi-square(120) = 86.923); (2) Laplace releases with a known epsilon
+ * (shift 1, scale 1: epsilon = 1): a large sample's bound is below 1 and within 10 % of it, and
+ * over 200 small samples at confidence 0.95 the bound exceeds 1 at most 20 times (an exceedance
+ * rate of 5 % gives more than 20 with probability 0.001) */
+static double laplace_draw(uint64_t *st)
+{
+    double u = h_urand(st) - 0.5;
+    return u < 0 ? log(1 + 2 * u) : -log(1 - 2 * u);
+}
+
+static void test_laplace_lower(void)
+{
+    double s1[30], s0[30], eps = -1;
+    for (int i = 0; i < 30; i++) s1[i] = 129 - i, s0[i] = i; /* unsorted on purpose */
+    /* the rank: the largest c with P[Bin(30, 1/2) <= c - 1] <= a/2, a = 0.03/3 */
+    double cum = 0, term = pow(0.5, 30);
+    int c = 0;
+    for (int j = 0; j < 15; j++) {
+        cum += term;
+        if (cum > 0.005) break;
+        c = j + 1;
+        term *= (double)(30 - j) / (double)(j + 1);
+    }
+    CHECK_EQ(c, 8); /* P[Bin <= 7] = 0.00261, P[Bin <= 8] = 0.00806 */
+    double l1 = 100 + c - 1, u0 = 30 - c; /* v1(8) = 107, v0(23) = 22 */
+    double dev = 0;
+    for (int i = 0; i < 30; i++) dev += fabs(i - (c - 1.0)); /* 281, the same at either end */
+    double want = (l1 - u0) * 86.923 / (2 * 2 * dev);
+    CHECK_EQ(dpdo_audit_eps_laplace_lower(s1, 30, s0, 30, 0.97, &eps), DPDO_OK);
+    CHECK_REL(eps, want, 1e-3);
+    printf("# constructed sample: %.6f (tables: %.6f)\n", eps, want);
+    CHECK_EQ(dpdo_audit_eps_laplace_lower(s0, 30, s1, 30, 0.97, &eps), DPDO_OK);
+    CHECK_EQ(eps, 0); /* the shift the other way */
+    double k1[30], k0[30];
+    for (int i = 0; i < 30; i++) k1[i] = 1, k0[i] = 0;
+    CHECK_EQ(dpdo_audit_eps_laplace_lower(k1, 30, k0, 30, 0.95, &eps), DPDO_OK);
+    CHECK(isinf(eps) && eps > 0);
+    CHECK_EQ(dpdo_audit_eps_laplace_lower(NULL, 30, k0, 30, 0.95, &eps), DPDO_E_INVAL);
+    CHECK_EQ(dpdo_audit_eps_laplace_lower(k1, 29, k0, 30, 0.95, &eps), DPDO_E_INVAL);
+    CHECK_EQ(dpdo_audit_eps_laplace_lower(k1, 30, k0, 30, 1.0, &eps), DPDO_E_INVAL);
+    k1[3] = NAN;
+    CHECK_EQ(dpdo_audit_eps_laplace_lower(k1, 30, k0, 30, 0.95, &eps), DPDO_E_INVAL);
+    /* Laplace releases, epsilon = 1 */
+    uint64_t st = 0x1a9;
+    enum { BIG = 20000, SMALL = 100, REPS = 200 };
+    static double b1[BIG], b0[BIG];
+    for (int i = 0; i < BIG; i++) b1[i] = 1 + laplace_draw(&st), b0[i] = laplace_draw(&st);
+    CHECK_EQ(dpdo_audit_eps_laplace_lower(b1, BIG, b0, BIG, 0.95, &eps), DPDO_OK);
+    CHECK_MSG(eps <= 1 && eps >= 0.9, "n = %d: bound %g for epsilon 1", BIG, eps);
+    printf("# Laplace, epsilon 1, n = %d: lower bound %.4f\n", BIG, eps);
+    int over = 0;
+    double sum = 0;
+    for (int r = 0; r < REPS; r++) {
+        for (int i = 0; i < SMALL; i++) b1[i] = 1 + laplace_draw(&st), b0[i] = laplace_draw(&st);
+        CHECK_EQ(dpdo_audit_eps_laplace_lower(b1, SMALL, b0, SMALL, 0.95, &eps), DPDO_OK);
+        over += eps > 1, sum += eps;
+    }
+    CHECK_MSG(over <= 20, "%d of %d bounds above the true epsilon 1", over, REPS);
+    printf("# Laplace, epsilon 1, n = %d: %d of %d bounds above 1, mean bound %.3f\n", SMALL, over, REPS,
+           sum / REPS);
+}
+
 static void test_api_errors(void)
 {
     dpdo_audit *a = NULL;
@@ -447,7 +511,9 @@ static void test_fast_keys_equal_public_keys(void)
 {
     dpdo_algorithm_options ao;
     dpdo_audit_options o;
-    opts(&ao, &o, 2.0, 3, 100, 41);
+    /* the two key paths must give the same scores run by run; make check compares 30 runs (each
+     * run's scores enter the threshold, tpr and fpr), make check-long 100 */
+    opts(&ao, &o, 2.0, 3, h_long() ? 100 : 30, 41);
     o.accountant = NULL;
     dpdo_audit_result r[2];
     for (int k = 0; k < 2; k++) {
@@ -463,7 +529,7 @@ static void test_fast_keys_equal_public_keys(void)
     CHECK(r[0].eps_lower == r[1].eps_lower && r[0].eps_claimed == r[1].eps_claimed);
     /* and the runs depend on the audit seed (its data and keys): another seed, another threshold */
     dpdo_audit_result r2;
-    opts(&ao, &o, 2.0, 3, 100, 42);
+    opts(&ao, &o, 2.0, 3, h_long() ? 100 : 30, 42);
     o.accountant = NULL;
     CHECK_EQ(run_audit("do-adp", &ao, &o, 0, 0, 0, &r2), DPDO_OK);
     CHECK(r2.threshold != r[0].threshold);
@@ -506,6 +572,7 @@ int main(void)
     RUN(test_clopper_pearson_exact);
     RUN(test_epsilon_from_counts);
     RUN(test_one_run_bound);
+    RUN(test_laplace_lower);
     RUN(test_api_errors);
     RUN(test_release_smoke);
     RUN(test_weakened_violations);

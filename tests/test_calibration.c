@@ -10,6 +10,7 @@
 #include "dpdo/dpdo.h"
 #include "privacy/privacy_impl.h"
 #include "harness.h"
+#include "fixture.h"
 
 static uint64_t tstate = 0x9e3779b97f4a7c15ull;
 static double urand(void) { return h_urand(&tstate); }
@@ -42,13 +43,7 @@ static void fx_make(int n, int q)
         for (int k = 0; k < D; k++) f->X[i * D + k] /= sqrt(nn);
         f->Y[i] = f->X[i * D] + 0.3 * nrand() > 0 ? 1 : -1;
     }
-    CHECK_EQ(dpdo_dataset_create(&f->ds), DPDO_OK);
-    CHECK_EQ(dpdo_dataset_set_dense(f->ds, (int64_t)n * q, D, f->X, f->Y, DPDO_COPY), DPDO_OK);
-    CHECK_EQ(dpdo_loss_create(&f->loss, dpdo_loss_type_find("logistic"), NULL, D), DPDO_OK);
-    for (int i = 0; i < n; i++) {
-        CHECK_EQ(dpdo_shard_create_range(&f->sh[i], f->ds, (int64_t)i * q, q), DPDO_OK);
-        CHECK_EQ(dpdo_node_create(&f->nodes[i], f->sh[i], f->loss, 1.0), DPDO_OK);
-    }
+    tfx_nodes_make(f->X, f->Y, n, q, D, "logistic", &f->ds, &f->loss, f->sh, f->nodes); /* fixture.h */
     double lam = 0.01;
     CHECK_EQ(dpdo_regularizer_create(&f->reg, dpdo_regularizer_type_find("l2"), NULL, D, &lam, 1), DPDO_OK);
 }
@@ -57,12 +52,7 @@ static void fx_free(void)
 {
     fx *f = &F;
     dpdo_regularizer_destroy(f->reg);
-    for (int i = 0; i < f->n; i++) {
-        dpdo_node_destroy(f->nodes[i]);
-        dpdo_shard_destroy(f->sh[i]);
-    }
-    dpdo_loss_destroy(f->loss);
-    dpdo_dataset_destroy(f->ds);
+    tfx_nodes_free(f->n, f->ds, f->loss, f->sh, f->nodes);
 }
 
 /* one run's handles */

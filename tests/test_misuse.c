@@ -242,24 +242,46 @@ static void test_forced_overlap(void)
 
 /* ---- free races -------------------------------------------------------------------------- */
 
+/* one of two threads calling `call` on the same handle `n` times once *go is set, counting the
+ * calls that returned ok_code, DPDO_E_MISUSE and anything else */
 typedef struct racer {
-    run *r;
+    int (*call)(void *obj);
+    void *obj;
+    int n, ok_code;
     int ok, misuse, other;
     atomic_int *go;
 } racer;
 
-static void *step_racer(void *arg)
+static void *racer_main(void *arg)
 {
     racer *z = arg;
     while (!atomic_load(z->go)) {
     }
-    for (int k = 0; k < 3; k++) {
-        int rc = dpdo_algorithm_step(z->r->a);
-        if (rc == DPDO_ROUND) z->ok++;
+    for (int k = 0; k < z->n; k++) {
+        int rc = z->call(z->obj);
+        if (rc == z->ok_code) z->ok++;
         else if (rc == DPDO_E_MISUSE) z->misuse++;
         else z->other++;
     }
     return NULL;
+}
+
+/* two racers on obj, started together; z[0..1] hold their counts */
+static void race2(racer z[2], int (*call)(void *), void *obj, int n, int ok_code)
+{
+    atomic_int go = 0;
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++) {
+        z[i] = (racer){call, obj, n, ok_code, 0, 0, 0, &go};
+        CHECK_EQ(pthread_create(&th[i], NULL, racer_main, &z[i]), 0);
+    }
+    atomic_store(&go, 1);
+    for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+}
+
+static int step_call(void *obj)
+{
+    return dpdo_algorithm_step(((run *)obj)->a);
 }
 
 static void test_free_race_step(void)
@@ -272,12 +294,8 @@ static void test_free_race_step(void)
     for (int t = 0; t < TRIALS; t++) {
         run r;
         run_make(&r, &f);
-        atomic_int go = 0;
-        racer z[2] = {{&r, 0, 0, 0, &go}, {&r, 0, 0, 0, &go}};
-        pthread_t th[2];
-        for (int i = 0; i < 2; i++) CHECK_EQ(pthread_create(&th[i], NULL, step_racer, &z[i]), 0);
-        atomic_store(&go, 1);
-        for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+        racer z[2];
+        race2(z, step_call, &r, 3, DPDO_ROUND);
         int ok = z[0].ok + z[1].ok;
         misuse_total += z[0].misuse + z[1].misuse;
         CHECK_EQ(z[0].other + z[1].other, 0);
@@ -295,26 +313,16 @@ static void test_free_race_step(void)
     fx_free(&f);
 }
 
-typedef struct ledger_racer {
+typedef struct charge_args {
     dpdo_ledger *l;
     dpdo_event *ev;
-    int ok, misuse, other;
-    atomic_int *go;
-} ledger_racer;
+} charge_args;
 
-static void *charge_racer(void *arg)
+static int charge_call(void *obj)
 {
-    ledger_racer *z = arg;
-    while (!atomic_load(z->go)) {
-    }
+    const charge_args *c = obj;
     int64_t node = 1;
-    for (int k = 0; k < 50000; k++) {
-        int rc = dpdo_ledger_charge(z->l, z->ev, 1, &node, 1);
-        if (rc == DPDO_OK) z->ok++;
-        else if (rc == DPDO_E_MISUSE) z->misuse++;
-        else z->other++;
-    }
-    return NULL;
+    return dpdo_ledger_charge(c->l, c->ev, 1, &node, 1);
 }
 
 static void test_free_race_ledger(void)
@@ -329,12 +337,9 @@ static void test_free_race_ledger(void)
     for (int t = 0; t < TRIALS; t++) {
         dpdo_ledger *l = NULL;
         CHECK_EQ(dpdo_ledger_create(&l, 3), DPDO_OK);
-        atomic_int go = 0;
-        ledger_racer z[2] = {{l, ev, 0, 0, 0, &go}, {l, ev, 0, 0, 0, &go}};
-        pthread_t th[2];
-        for (int i = 0; i < 2; i++) CHECK_EQ(pthread_create(&th[i], NULL, charge_racer, &z[i]), 0);
-        atomic_store(&go, 1);
-        for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+        charge_args c = {l, ev};
+        racer z[2];
+        race2(z, charge_call, &c, 50000, DPDO_OK);
         CHECK_EQ(z[0].other + z[1].other, 0);
         misuse_total += z[0].misuse + z[1].misuse;
         /* every accepted charge is in the ledger, every refused one is not */

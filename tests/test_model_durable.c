@@ -286,15 +286,7 @@ static void test_tampering(void)
 
 static int run_predict(const char *args, char *out, size_t cap)
 {
-    const char *b = getenv("BUILD");
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s/bin/dpdo-predict %s 2>&1", b && *b ? b : "build", args);
-    FILE *p = popen(cmd, "r");
-    if (!p) return -1;
-    size_t n = fread(out, 1, cap - 1, p);
-    out[n] = '\0';
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return h_run_tool("dpdo-predict", args, out, cap);
 }
 
 static void write_text(const char *path, const char *text)

@@ -334,15 +334,7 @@ static void test_hostile_files(void)
 /* ---- the dpdo-predict tool (run as a separate process) ------------------------------ */
 static int run_tool(const char *args, char *out, size_t cap)
 {
-    const char *b = getenv("BUILD");
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s/bin/dpdo-predict %s 2>&1", b && *b ? b : "build", args);
-    FILE *p = popen(cmd, "r");
-    if (!p) return -1;
-    size_t n = fread(out, 1, cap - 1, p);
-    out[n] = '\0';
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return h_run_tool("dpdo-predict", args, out, cap);
 }
 
 static void test_predict_cli(void)

@@ -25,14 +25,7 @@ static const char *H(const char *p)
  * (or -1 if it did not exit normally) */
 static int run(const char *args, char *out, size_t cap)
 {
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s %s 2>&1", BIN, args);
-    FILE *p = popen(cmd, "r");
-    if (!p) return -1;
-    size_t n = fread(out, 1, cap - 1, p);
-    out[n] = '\0';
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return h_run_cmd(BIN, args, out, cap);
 }
 
 static double field(const char *out, const char *key)

@@ -9,6 +9,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* continued fraction of I_x(a, b) (modified Lentz), for x < (a + 1) / (a + b + 2) */
 static double betacf(double x, double a, double b)
@@ -362,5 +363,70 @@ DPDO_API int dpdo_audit_mu_lower(const double *s1, int64_t n1, const double *s0,
     double dlo = (m1 - m0) - z * sqrt(s1h * s1h / (double)n1 + s0h * s0h / (double)n0);
     double s = s1h > s0h ? s1h : s0h;
     *mu = dlo > 0 ? dlo / s : 0;
+    return DPDO_OK;
+}
+
+/* ---- the white-box bound for Laplace releases ----------------------------------------------- */
+
+/* The rank c of the distribution-free interval [v(c), v(n+1-c)] (1-based order statistics) of
+ * the median of n values at level 1 - a: the largest c in [1, (n+1)/2] with
+ * P[Bin(n, 1/2) <= c - 1] = P[Bin(n, 1/2) >= n - c + 1] <= a/2 (bisection: increasing in c);
+ * 0 when even c = 1 misses the level */
+static int64_t median_rank(int64_t n, double a)
+{
+    int64_t lo = 0, hi = (n + 1) / 2;
+    while (lo < hi) {
+        int64_t c = lo + (hi - lo + 1) / 2;
+        if (dpdo__binom_sf(n - c + 1, n, 0.5) <= a / 2)
+            lo = c;
+        else
+            hi = c - 1;
+    }
+    return lo;
+}
+
+/* the largest of sum |v_i - m| over m in [lo, hi] (convex in m: at an end) */
+static double abs_dev_max(const double *v, int64_t n, double lo, double hi)
+{
+    double a = 0, b = 0;
+    for (int64_t i = 0; i < n; i++)
+        a += fabs(v[i] - lo), b += fabs(v[i] - hi);
+    return a > b ? a : b;
+}
+
+DPDO_API int dpdo_audit_eps_laplace_lower(const double *s1, int64_t n1, const double *s0,
+                                          int64_t n0, double confidence, double *eps)
+{
+    if (!s1 || !s0 || !eps || n1 < 30 || n0 < 30 || !(confidence > 0 && confidence < 1))
+        return DPDO_E_INVAL;
+    for (int64_t i = 0; i < n1; i++)
+        if (!isfinite(s1[i])) return DPDO_E_INVAL;
+    for (int64_t i = 0; i < n0; i++)
+        if (!isfinite(s0[i])) return DPDO_E_INVAL;
+    double *v1 = dpdo__alloc_array((size_t)n1, sizeof *v1),
+           *v0 = dpdo__alloc_array((size_t)n0, sizeof *v0);
+    if (!v1 || !v0) {
+        dpdo__free(v1), dpdo__free(v0);
+        return DPDO_E_NOMEM;
+    }
+    memcpy(v1, s1, (size_t)n1 * sizeof *v1);
+    memcpy(v0, s0, (size_t)n0 * sizeof *v0);
+    qsort(v1, (size_t)n1, sizeof *v1, cmp_double);
+    qsort(v0, (size_t)n0, sizeof *v0, cmp_double);
+    /* three events, each missed with probability at most a = (1 - confidence)/3: m1 in its
+     * median interval [l1, u1], m0 in [l0, u0] (a Laplace law's median is its location), and
+     * 2 S/b >= the a-quantile of chi-square(2 (n1 + n0)), S = the sum of |s - m| over both
+     * classes (each |s - m| is exponential with mean b). On all three, S <= the largest sum over
+     * the intervals, so b <= 2 S_max / q and m1 - m0 >= l1 - u0. */
+    double a = (1 - confidence) / 3;
+    int64_t c1 = median_rank(n1, a), c0 = median_rank(n0, a);
+    *eps = 0;
+    if (c1 > 0 && c0 > 0) {
+        double l1 = v1[c1 - 1], u1 = v1[n1 - c1], l0 = v0[c0 - 1], u0 = v0[n0 - c0];
+        double s = abs_dev_max(v1, n1, l1, u1) + abs_dev_max(v0, n0, l0, u0), d = l1 - u0;
+        double q = chi2_quantile(2.0 * (double)(n1 + n0), -z_upper(a));
+        if (d > 0) *eps = s > 0 ? d * q / (2 * s) : INFINITY;
+    }
+    dpdo__free(v1), dpdo__free(v0);
     return DPDO_OK;
 }

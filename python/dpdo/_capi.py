@@ -1176,6 +1176,7 @@ FUNCTIONS = {
     "dpdo_audit_bound_scores": (C.c_int, [C.POINTER(C.c_double), C.POINTER(C.c_double), C.c_int64, C.c_double, C.c_double, C.c_double, C.POINTER(C.c_double), C.POINTER(C.c_double), C.POINTER(C.c_int32), C.POINTER(C.c_double), C.POINTER(C.c_double)]),
     "dpdo_audit_one_run_epsilon": (C.c_int, [C.c_int64, C.c_int64, C.c_int64, C.c_double, C.c_double, C.POINTER(C.c_double)]),
     "dpdo_audit_mu_lower": (C.c_int, [C.POINTER(C.c_double), C.c_int64, C.POINTER(C.c_double), C.c_int64, C.c_double, C.POINTER(C.c_double)]),
+    "dpdo_audit_eps_laplace_lower": (C.c_int, [C.POINTER(C.c_double), C.c_int64, C.POINTER(C.c_double), C.c_int64, C.c_double, C.POINTER(C.c_double)]),
     # checkpoint.h
     "dpdo_checkpoint_options_init": (C.c_int, [C.POINTER(dpdo_checkpoint_options), C.c_size_t]),
     "dpdo_algorithm_save": (C.c_int, [C.c_void_p, C.c_char_p, C.POINTER(dpdo_checkpoint_options)]),

@@ -180,6 +180,16 @@ def mu_lower(s1, s0, confidence=0.95) -> float:
     return m.value
 
 
+def eps_laplace_lower(s1, s0, confidence=0.95) -> float:
+    """The white-box statistic for Laplace releases: a lower confidence bound on the shift over
+    the scale, (m1 - m0) / b, between scores s1 (runs on D1) and s0 (runs on D0) (0.3)."""
+    k1, p1, n1 = as_doubles(s1)
+    k0, p0, n0 = as_doubles(s0)
+    e = C.c_double()
+    _call(lib.dpdo_audit_eps_laplace_lower, p1, n1, p0, n0, float(confidence), C.byref(e))
+    return e.value
+
+
 def bound_scores(s1, s0, train_fraction=0.5, delta=0.0, confidence=0.95) -> Dict[str, Any]:
     """The release audit's statistics on given scores (runs on D1 and D0, in order)."""
     k1, p1, n1 = as_doubles(s1)
@@ -193,4 +203,4 @@ def bound_scores(s1, s0, train_fraction=0.5, delta=0.0, confidence=0.95) -> Dict
     return {"eps_lower": e.value, "threshold": t.value, "direction": d.value, "tpr": tpr.value, "fpr": fpr.value}
 
 
-__all__ += ["bound_scores", "mu_lower"]
+__all__ += ["bound_scores", "mu_lower", "eps_laplace_lower"]

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 typedef int (*fuzz_target)(const uint8_t *data, size_t size);
 
@@ -28,9 +29,12 @@ static int replay_dir(const char *dir, fuzz_target fn, int prefixes)
         if (!f) continue;
         size_t n = fread(buf, 1, 1 << 20, f);
         fclose(f);
+        clock_t t0 = clock();
         fn(buf, n);
         if (prefixes)
             for (size_t k = 0; k < n; k += 1 + n / 16) fn(buf, k);
+        if (getenv("DPDO_REPLAY_TIMES")) /* the CPU seconds of each input, to find the slow ones */
+            printf("# cpu %s %.3f\n", e->d_name, (double)(clock() - t0) / CLOCKS_PER_SEC);
         count++;
     }
     free(buf);

@@ -8,7 +8,8 @@
 # namespace (`ip netns exec`); each host holds its own nodes' data and keys (mpi_run and
 # test_mpi load or draw only their nodes'). Added latency and loss: tc netem on the hosts' data
 # links, or where the kernel has no sch_netem, tests/mpi/delay_switch.py (a user-space switch in
-# hub). Usage: netns.sh BUILD [full | quick (no full test_mpi run) | vanish (only 1 and 3)]
+# hub). Usage: netns.sh BUILD [full | quick (no full test_mpi run) | check (only 1 and 3: make
+# check-mpi) | vanish (1 and 3, the killed host twice)]
 # Prints "check-mpi-hosts: SKIPPED (...)" and exits 0 where namespaces cannot be made.
 set -u
 BUILD=${1:-build}
@@ -154,7 +155,13 @@ vanish() { # vanish HOW
     TO=5
     ( mpirun3 120 -disable-auto-cleanup "$RUN" $ARGS --rounds 100000 --timeout $TO > "$T/v.log" 2>&1 ) &
     bg=$!
-    sleep 6 # start-up, then some rounds
+    # start-up (Hydra, MPI_Init over UCX, data, prepare) takes 1-2 s on a quiet machine and
+    # more under load: a fixed pause let the host vanish during MPI_Init on a loaded machine,
+    # where nothing can time out, so the kill waits for the run's first line, then some rounds
+    n=0
+    while [ $n -lt 1200 ] && ! grep -q 'over 3 ranks' "$T/v.log" 2>/dev/null; do sleep 0.1; n=$((n + 1)); done
+    grep -q 'over 3 ranks' "$T/v.log" || { say "FAIL host h2 gone ($1): the run did not start"; tail -5 "$T/v.log"; fail=1; }
+    sleep 1
     t0=$(date +%s.%N)
     if [ "$1" = link ]; then ip -n ${P}h2 link set eth0 down; ip -n ${P}h2 link set eth1 down
     else for pid in $(ip netns pids ${P}h2); do
@@ -177,7 +184,7 @@ vanish link
 vanish kill
 [ "$MODE" = vanish ] && vanish kill
 
-if [ "$MODE" != vanish ]; then
+if [ "$MODE" != vanish ] && [ "$MODE" != check ]; then
 # 4. mpi_run (DP-DDA, 6 nodes, 2 per host, reproducible): the output's bits equal the
 #    one-process run's at every added latency; rounds/s and bytes/round for docs/distributed.md
 ref=$("$RUN" $ARGS --rounds 40 2>&1 | sed -n 's/^output hash \([0-9a-f]*\).*/\1/p')

@@ -190,4 +190,16 @@ def mu_lower_brackets_a_known_shift():
     assert math.isnan(audit.mu_lower([3 * x for x in s1], s0, 0.95))  # spreads differ
 
 
+@case
+def eps_laplace_lower_matches_the_tables_on_a_constructed_sample():
+    # the C test's sample (tests/test_audit.c, test_laplace_lower): median ranks 8 and 23 of 30,
+    # deviation sums 281 + 281, the 0.01 quantile of chi-square(120) = 86.923 (tables)
+    s1 = [100.0 + i for i in range(30)]
+    s0 = [float(i) for i in range(30)]
+    want = (107 - 22) * 86.923 / (2 * 562)
+    got = audit.eps_laplace_lower(s1, s0, 0.97)
+    assert abs(got - want) <= 1e-3 * want, (got, want)
+    assert audit.eps_laplace_lower(s0, s1, 0.97) == 0.0
+
+
 _tap.summary()

@@ -201,6 +201,18 @@ int main(int argc, char **argv)
                                                        "a key to detect deliberate edits)"
                                                      : "NOT VERIFIED (no integrity line: written "
                                                        "by libdpdo 0.2, or the line was removed)");
+    int64_t ncls = 0;
+    dpdo_model_classes(m, NULL, 0, &ncls);
+    if (ncls > 0) {
+        /* a model trained on class ids (dpdo_train) predicts class ids */
+        int64_t k = 0;
+        for (int64_t i = 0; i < n; i++)
+            k += lab[i] == y[i];
+        fprintf(stderr, "accuracy %.6f (%lld of %lld; %lld classes)\n", (double)k / (double)n,
+                (long long)k, (long long)n, (long long)ncls);
+        status = 0;
+        goto out;
+    }
     int binary = 1, saw0 = 0, sawm1 = 0;
     for (int64_t i = 0; i < n && binary; i++) {
         if (y[i] == 0)

@@ -159,8 +159,15 @@ static int parse_args(int argc, char **argv, args *a)
         return usage_error("--format must be libsvm or csv, not '%s'", a->format);
     if (strcmp(a->partition, "shuffled") != 0 && strcmp(a->partition, "contiguous") != 0)
         return usage_error("--partition must be shuffled or contiguous, not '%s'", a->partition);
-    if (!dpdo_algorithm_type_find(a->algorithm))
-        return usage_error("--algorithm: '%s' is not an algorithm of this libdpdo", a->algorithm);
+    if (!dpdo_algorithm_type_find(a->algorithm)) {
+        fprintf(stderr, "dpdo-train: --algorithm: '%s' is not an algorithm of this libdpdo; it has",
+                a->algorithm);
+        for (const dpdo_algorithm_type *t = dpdo_algorithm_type_next(NULL); t;
+             t = dpdo_algorithm_type_next(t))
+            fprintf(stderr, " %s", dpdo_algorithm_type_name(t));
+        fprintf(stderr, "\n");
+        return 2;
+    }
     return 0;
 }
 
@@ -189,8 +196,9 @@ static int on_progress(const dpdo_progress *p, void *user)
 {
     progress_state *s = user;
     if (p->round < s->last_round) s->run++; /* a new one-vs-rest run started */
+    int again = p->round == s->last_round;  /* the call after the last round repeats it */
     s->last_round = p->round;
-    if (!s->quiet)
+    if (!s->quiet && !again)
         fprintf(stderr, "dpdo-train: run %lld: round %lld of %lld, epsilon %.4g\n",
                 (long long)s->run + 1, (long long)p->round, (long long)p->max_rounds, p->epsilon);
     return 0;

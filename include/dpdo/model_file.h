@@ -138,7 +138,7 @@ DPDO_API int64_t dpdo_model_rounds(const dpdo_model *m); /* Since 0.2. */
  * DPDO_E_INVAL, DPDO_E_STATE. Since 0.2. */
 DPDO_API int dpdo_model_get_x(dpdo_model *m, double *out, int64_t dim);
 /* Names: "loss", "regularizer", "algorithm", "accountant", "library" (the
- * version string of the library that wrote the file), "composition" (Since 0.3.;
+ * version string of the library that wrote the file), "composition" (from 0.3 on;
  * "basic" when the privacy figure is the sum over several runs, as for a
  * one-vs-rest model of dpdo_train; "" for one run). "" for an empty model
  * or an unknown field. Never NULL; valid until the next fill of m. Since 0.2. */
@@ -155,10 +155,13 @@ DPDO_API int dpdo_model_privacy(dpdo_model *m, double *epsilon, double *delta);
  * Returns DPDO_OK, DPDO_E_INVAL (NULL, bad kind, n mismatch, ds has more
  * features than the model: message on m), DPDO_E_STATE (m or ds empty),
  * DPDO_E_UNSUPPORTED (probabilities for a loss other than logistic).
+ * From 0.3 on a model trained on class ids (dpdo_model_classes, dpdo_train)
+ * predicts class ids for DPDO_PREDICT_LABEL; a one-vs-rest model of K >= 3
+ * classes predicts labels only (margins and probabilities: DPDO_E_UNSUPPORTED).
  * Since 0.2. */
 DPDO_API int dpdo_model_predict(dpdo_model *m, dpdo_dataset *ds, int kind, double *out, int64_t n);
 
-/* ---- Since 0.3: buffers, classes, export --------------------------------- */
+/* ---- buffers, classes, export (0.3) -------------------------------------- */
 
 /* Write m's file text (what dpdo_model_save writes, integrity line included: a checksum, or a
  * MAC under the key of dpdo_model_set_key) into the caller's buf[cap]. Sets *len to the text's

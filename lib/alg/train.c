@@ -496,8 +496,8 @@ DPDO_API int dpdo_train(dpdo_model *m, dpdo_dataset *ds, int64_t nodes, const ch
             why = "algorithm is NULL";
         else if (!dpdo_algorithm_type_find(algorithm))
             why = (snprintf(buf, sizeof buf,
-                            "algorithm '%.60s' is unknown (dpdo-privacy "
-                            "--list-algorithms names them)",
+                            "algorithm '%.60s' is unknown (dpdo_algorithm_type_next "
+                            "lists the types)",
                             algorithm),
                    buf);
         else if (nodes < 1 || nodes > n)

@@ -9,12 +9,12 @@
 #include "../core/core_impl.h"
 #include "../core/options_impl.h"
 #include "../data/data_impl.h"
+#include "../model/model_file_impl.h"
 #include "dpdo/accountant.h"
 #include "dpdo/loss.h"
 #include "dpdo/network.h"
 #include "dpdo/node.h"
 #include "dpdo/regularizer.h"
-#include "model_file_impl.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

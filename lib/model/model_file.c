@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Model files (include/dpdo/model_file.h, format in docs/model.md "Model
  * files"): the output vector of a run with what produced it, saved as text,
- * loaded with strict checks (the file is untrusted input), and prediction. */
+ * loaded with strict checks (the file is untrusted input), and prediction.
+ * The model layer: it knows datasets, not algorithms; filling a model from a
+ * run is lib/alg/model_from_algorithm.c (dpdo__model_fill). */
 #include "dpdo/model_file.h"
 #include "../data/data_impl.h"
-#include "../engine/engine_impl.h"
-#include "../model/model_impl.h"
 #include "dpdo/version.h"
 #include "model_file_impl.h"
 #include <errno.h>
@@ -148,70 +148,36 @@ static int usable(struct dpdo_model *m)
     return m && DPDO__LIVE(m, DPDO__MAGIC_MODEL);
 }
 
-/* ---- filling from an algorithm or from values ------------------------------- */
-static int model_from_algorithm_body(dpdo_model *m, dpdo_algorithm *alg)
+/* ---- filling from a run's record (dpdo_model_from_algorithm in lib/alg) or from values ---- */
+int dpdo__model_fill(dpdo_model *m, double *x, const dpdo__model_record *r, char *err)
 {
-    if (!usable(m)) return DPDO_E_INVAL;
-    if (!alg) return dpdo__err(m->errmsg, DPDO_E_INVAL, "algorithm is NULL");
-    dpdo__eng *e = dpdo__algorithm_eng(alg);
-    if (!e || e->n < 1 || e->d < 1)
-        return dpdo__err(m->errmsg, DPDO_E_STATE, "the algorithm is not set up (EMPTY)");
-    if (e->d > DPDO_MODEL_MAX_DIM)
-        return dpdo__err(m->errmsg, DPDO_E_INVAL, "dimension %lld exceeds DPDO_MODEL_MAX_DIM",
-                         (long long)e->d);
+    if (!usable(m) || !x || !r || r->dim < 1 || r->dim > DPDO_MODEL_MAX_DIM) {
+        dpdo__free(x);
+        return dpdo__err(err, DPDO_E_INVAL, "internal: bad arguments to fill a model");
+    }
+    size_t bad = dpdo__first_nonfinite(x, (size_t)r->dim);
+    if (bad < (size_t)r->dim) {
+        dpdo__free(x);
+        return dpdo__err(err, DPDO_E_NUMERIC, "the output's entry %zu is not finite", bad);
+    }
     content c;
     memset(&c, 0, sizeof c);
-    c.dim = e->d;
-    c.x = dpdo__alloc_array((size_t)c.dim, sizeof(double));
-    if (!c.x)
-        return dpdo__err(m->errmsg, DPDO_E_NOMEM, "out of memory for %lld values",
-                         (long long)c.dim);
-    int rc = dpdo_algorithm_get_output(alg, DPDO_NODE_ALL, c.x, c.dim);
-    if (rc) {
-        dpdo__free(c.x);
-        return dpdo__err(m->errmsg, rc, "cannot read the algorithm's output: %s",
-                         dpdo_algorithm_errmsg(alg));
-    }
-    size_t bad = dpdo__first_nonfinite(c.x, (size_t)c.dim);
-    if (bad < (size_t)c.dim) {
-        dpdo__free(c.x);
-        return dpdo__err(m->errmsg, DPDO_E_NUMERIC, "the output's entry %zu is not finite", bad);
-    }
-    c.rounds = dpdo_algorithm_round(alg);
-    set_token(c.alg, dpdo_algorithm_name(alg));
-    set_token(c.loss, dpdo_loss_name(e->nodes[0]->loss));
-    if (e->reg) {
-        set_token(c.reg, dpdo_regularizer_name(e->reg));
-        c.rp[0] = isfinite(e->reg->p[0]) ? e->reg->p[0] : 0.0;
-        c.rp[1] = isfinite(e->reg->p[1]) ? e->reg->p[1] : 0.0;
-    } else {
-        set_token(c.reg, "none");
-    }
-    double eps = INFINITY, delta = 0.0;
-    const char *src = "none";
-    if (e->acc &&
-        dpdo_algorithm_privacy(alg, DPDO_PRIVACY_RIGOROUS, DPDO_NODE_ALL, &eps, &delta, NULL) ==
-            DPDO_OK &&
-        !isnan(eps) && eps >= 0 && delta >= 0 && delta < 1) {
-        src = dpdo_algorithm_privacy_source(alg, DPDO_PRIVACY_RIGOROUS);
-        if (!src || !*src) src = "none";
-    } else {
-        eps = INFINITY;
-        delta = 0.0;
-    }
-    c.eps = eps;
-    c.delta = delta;
-    set_token(c.acc, src);
+    c.dim = r->dim;
+    c.x = x;
+    c.rounds = r->rounds;
+    set_token(c.alg, r->algorithm);
+    set_token(c.loss, r->loss);
+    set_token(c.reg, r->regularizer ? r->regularizer : "none");
+    c.rp[0] = isfinite(r->rp[0]) ? r->rp[0] : 0.0;
+    c.rp[1] = isfinite(r->rp[1]) ? r->rp[1] : 0.0;
+    int private_ = !isnan(r->eps) && r->eps >= 0 && r->delta >= 0 && r->delta < 1;
+    c.eps = private_ ? r->eps : INFINITY;
+    c.delta = private_ ? r->delta : 0.0;
+    set_token(c.acc, private_ && r->accountant && *r->accountant ? r->accountant : "none");
     set_token(c.lib, DPDO_VERSION_STRING);
     c.integrity = DPDO_MODEL_INTEGRITY_LOCAL;
     install(m, &c);
     return DPDO_OK;
-}
-
-DPDO_API int dpdo_model_from_algorithm(dpdo_model *m, dpdo_algorithm *alg)
-{
-    DPDO__GUARDED(m, DPDO__MAGIC_MODEL, 1, "dpdo_model_from_algorithm",
-                  model_from_algorithm_body(m, alg));
 }
 
 static int model_set_body(dpdo_model *m, const double *x, int64_t dim, const char *loss,

@@ -1,9 +1,27 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Internal: what dpdo_train (train.c) needs of the model files (model_file.c). */
+/* Internal: what the algorithm layer (lib/alg/model_from_algorithm.c, lib/alg/train.c) needs
+ * of the model files (model_file.c, model layer). */
 #ifndef DPDO_MODEL_FILE_IMPL_H
 #define DPDO_MODEL_FILE_IMPL_H
 
 #include "dpdo/model_file.h"
+#include <stdint.h>
+
+/* The provenance of a model built from a run in this process. Names become tokens (characters
+ * outside [A-Za-z0-9._+-] become '_'); regularizer NULL = "none"; a non-finite parameter is
+ * written 0. The privacy figure (eps, delta) is kept when eps is not NaN, eps >= 0 and
+ * 0 <= delta < 1 (accountant NULL or "" is written "none"); otherwise the model is "not
+ * private" (epsilon +inf, delta 0, accountant "none"). */
+typedef struct {
+    int64_t dim, rounds;
+    const char *algorithm, *loss, *regularizer, *accountant;
+    double rp[2], eps, delta;
+} dpdo__model_record;
+
+/* Fill m with x[r->dim] (TAKEN: freed by m later, or here on failure) and the record r; the
+ * integrity is DPDO_MODEL_INTEGRITY_LOCAL. Returns DPDO_OK, DPDO_E_INVAL, DPDO_E_NUMERIC (a
+ * non-finite entry: "the output's entry k is not finite") with the message in err. */
+int dpdo__model_fill(dpdo_model *m, double *x, const dpdo__model_record *r, char *err);
 
 /* Fill m with the binary runs runs[0..nruns) of one training: their vectors one after the other
  * (nruns = 1 for labels +1/-1 or ncls = 2 class ids, nruns = ncls >= 3 for one-vs-rest), the class

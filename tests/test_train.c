@@ -282,6 +282,51 @@ static void test_one_vs_rest(void)
     dpdo_dataset_destroy(ds);
 }
 
+/* two class ids: one run, the larger id is +1, labels predicted as class ids; borrowed caller
+ * arrays are never written (binarize gives the dataset its own label array) */
+static void test_two_class_ids_borrowed(void)
+{
+    enum { N = 200, D = 4 };
+    static double X[N * D], y[N], y0[N];
+    int32_t cls[N];
+    for (int i = 0; i < N; i++) {
+        int c = i % 2;
+        for (int j = 0; j < D; j++)
+            X[i * D + j] = (j == 0 ? (c ? 0.5 : -0.5) : 0.0) + 0.1 * ((i * 7 + j * 3) % 5 - 2) / 2.0;
+        y[i] = y0[i] = 7.0; /* not +1/-1: the class ids are what counts */
+        cls[i] = c ? 8 : 3;
+    }
+    dpdo_dataset *ds = NULL;
+    dpdo_model *m = NULL;
+    dpdo_dataset_create(&ds);
+    dpdo_model_create(&m);
+    CHECK_EQ(dpdo_dataset_set_dense(ds, N, D, X, y, DPDO_BORROW), DPDO_OK);
+    CHECK_EQ(dpdo_dataset_set_classes(ds, cls, N), DPDO_OK);
+    dpdo_train_options o;
+    repro(&o, 2);
+    CHECK_EQ(dpdo_train(m, ds, 2, "dp-dda", INFINITY, 1e-5, &o), DPDO_OK);
+    CHECK(memcmp(y, y0, sizeof y) == 0);
+    double lab[N], pred[N], x[D];
+    dpdo_dataset_get_labels(ds, lab, N);
+    CHECK(memcmp(lab, y0, sizeof lab) == 0);
+    int32_t ids[2];
+    int64_t K = 0;
+    CHECK_EQ(dpdo_model_classes(m, ids, 2, &K), DPDO_OK);
+    CHECK(K == 2 && ids[0] == 3 && ids[1] == 8);
+    CHECK(strcmp(dpdo_model_text(m, "composition"), "") == 0);
+    CHECK_EQ(dpdo_model_get_x(m, x, D), DPDO_OK);
+    CHECK(x[0] > 0); /* class 8 (+1) has the positive first feature */
+    CHECK_EQ(dpdo_model_predict(m, ds, DPDO_PREDICT_LABEL, pred, N), DPDO_OK);
+    int right = 0;
+    for (int i = 0; i < N; i++) {
+        CHECK(pred[i] == 3 || pred[i] == 8);
+        right += pred[i] == cls[i];
+    }
+    CHECK_EQ(right, N); /* separable by the first feature, no noise */
+    dpdo_model_destroy(m);
+    dpdo_dataset_destroy(ds);
+}
+
 static char *slurp(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
@@ -457,6 +502,7 @@ int main(void)
     RUN(test_reproducible_and_record);
     RUN(test_partition_by_array);
     RUN(test_one_vs_rest);
+    RUN(test_two_class_ids_borrowed);
     RUN(test_buffer_round_trip);
     RUN(test_export);
     char cmd[400];

@@ -385,6 +385,7 @@ static int train_locked(dpdo_model *m, char *err, void *ctx)
     double *labels = NULL;
     dpdo_model **runs = NULL;
     int64_t K = 0, nruns = 1;
+    int relabelled = 0; /* dpdo_dataset_binarize ran on ds */
     parts pt = {NULL, NULL};
     /* classes: K distinct ids (0: train on the labels as they are) */
     if (dpdo_dataset_has_classes(ds)) {
@@ -443,6 +444,7 @@ static int train_locked(dpdo_model *m, char *err, void *ctx)
             dpdo__err(err, rc, "class %ld: %s", (long)cls[k], dpdo_dataset_errmsg(ds));
             goto out;
         }
+        relabelled = K > 0;
         rc = one_run(j, &pt, eps, delta, runs[k], err);
         if (rc) {
             if (nruns > 1) {
@@ -457,8 +459,9 @@ static int train_locked(dpdo_model *m, char *err, void *ctx)
     }
     rc = dpdo__model_combine(m, runs, nruns, K > 0 ? cls : NULL, K, j->nodes, err);
 out:
-    /* binarize replaced the labels: give ds its own back (its storage is the library's now) */
-    if (K > 0 && labels && ds->y) memcpy((double *)ds->y, labels, (size_t)n * sizeof(double));
+    /* binarize replaced the labels: give ds its own back (binarize made the library own the
+     * label array, so this never writes to a caller's borrowed array) */
+    if (relabelled && labels && ds->y) memcpy((double *)ds->y, labels, (size_t)n * sizeof(double));
     for (int64_t k = 0; runs && k < nruns; k++)
         dpdo_model_destroy(runs[k]);
     dpdo__free(runs);

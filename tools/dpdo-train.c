@@ -5,6 +5,7 @@
  * Progress on stderr; with --json a one-line summary on stdout. Exit status: 0 success, 1 the
  * data could not be read or the training failed, 2 invalid command line. */
 #include "dpdo/dpdo.h"
+#include "tool_data.h"
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -53,10 +54,7 @@ static const char *USAGE =
 
 static int usage_error(const char *fmt, const char *arg)
 {
-    fprintf(stderr, "dpdo-train: ");
-    fprintf(stderr, fmt, arg ? arg : "");
-    fprintf(stderr, "\n(see dpdo-train --help)\n");
-    return 2;
+    return tool_usage_error("dpdo-train", fmt, arg);
 }
 
 typedef struct {
@@ -255,17 +253,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "dpdo-train: out of memory\n");
         goto out;
     }
-    dpdo_load_options lo;
-    dpdo_load_options_init(&lo, sizeof lo);
-    lo.label_column = (int32_t)a.label_column;
-    lo.header = a.header;
-    lo.delimiter = a.delimiter;
-    rc = strcmp(a.format, "csv") == 0 ? dpdo_dataset_load_csv(ds, a.data, &lo)
-                                      : dpdo_dataset_load_libsvm(ds, a.data, &lo);
-    if (rc != DPDO_OK) {
-        fprintf(stderr, "dpdo-train: %s\n", dpdo_dataset_errmsg(ds));
+    if (tool_load_data(ds, "dpdo-train", a.data, a.format, a.label_column, a.header, a.delimiter) !=
+        DPDO_OK)
         goto out;
-    }
     int64_t n = dpdo_dataset_rows(ds), ncls = 0;
     if (set_targets(ds, a.data, &ncls)) goto out;
     double delta = isnan(a.delta) ? fmin(1e-5, 0.1 / (double)n) : a.delta;

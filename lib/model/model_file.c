@@ -535,6 +535,17 @@ static int num(const char *t, size_t n, int allow_inf, double *out)
     return q == t + n && isfinite(*out);
 }
 
+/* the next token of the line as an integer in [lo, hi] into *out; 0 if it is not one */
+static int int_tok(const char **s, const char *e, double lo, double hi, int64_t *out)
+{
+    const char *t;
+    size_t n = token(s, e, &t);
+    double v;
+    if (!num(t, n, 0, &v) || v < lo || v != floor(v) || v > hi) return 0;
+    *out = (int64_t)v;
+    return 1;
+}
+
 static int copy_tok(reader *r, char *dst, const char *t, size_t n, const char *key)
 {
     if (n == 0 || n >= TOKLEN) return perr(r, "%s: a name of 1..63 characters is expected", key);
@@ -608,10 +619,8 @@ static int parse(content *c, const char *name, const char *buf, size_t len, char
             }
             break;
         case K_ROUNDS:
-            n = token(&s, e, &t);
-            if (!num(t, n, 0, &v) || v < 0 || v != floor(v) || v > 0x1p62)
+            if (!int_tok(&s, e, 0, 0x1p62, &c->rounds))
                 return perr(&r, "rounds: an integer in [0, 2^62] is expected");
-            c->rounds = (int64_t)v;
             break;
         case K_EPSILON:
             n = token(&s, e, &t);
@@ -624,10 +633,8 @@ static int parse(content *c, const char *name, const char *buf, size_t len, char
                 return perr(&r, "delta: a number in [0, 1) is expected");
             break;
         case K_NODES:
-            n = token(&s, e, &t);
-            if (!num(t, n, 0, &v) || v < 1 || v != floor(v) || v > 0x1p31)
+            if (!int_tok(&s, e, 1, 0x1p31, &c->nodes))
                 return perr(&r, "nodes: an integer in [1, 2^31] is expected");
-            c->nodes = (int64_t)v;
             break;
         case K_CLASSES:
             n = token(&s, e, &t);
@@ -651,11 +658,9 @@ static int parse(content *c, const char *name, const char *buf, size_t len, char
             }
             break;
         default: /* K_DIM */
-            n = token(&s, e, &t);
-            if (!num(t, n, 0, &v) || v < 1 || v != floor(v) || v > (double)DPDO_MODEL_MAX_DIM)
+            if (!int_tok(&s, e, 1, (double)DPDO_MODEL_MAX_DIM, &c->dim))
                 return perr(&r, "dim: an integer in [1, %lld] is expected",
                             (long long)DPDO_MODEL_MAX_DIM);
-            c->dim = (int64_t)v;
             break;
         }
         if (s != e) {

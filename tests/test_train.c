@@ -169,6 +169,9 @@ static void test_reproducible_and_record(void)
     int64_t k = -1;
     CHECK_EQ(dpdo_model_classes(a, NULL, 0, &k), DPDO_OK);
     CHECK_EQ(k, 0);
+    /* DP-WOR-SGD's plan: 40 passes in full local batches (200 rows per node), one step each */
+    CHECK_EQ(dpdo_train(c, ds, 4, "dp-wor-sgd", 1.0, 1e-5, &o), DPDO_OK);
+    CHECK_EQ(dpdo_model_rounds(c), 40);
     /* explicit rounds and no noise */
     o.max_rounds = 17;
     CHECK_EQ(dpdo_train(c, ds, 3, "do-adp", INFINITY, 1e-5, &o), DPDO_OK);

@@ -46,6 +46,7 @@ typedef struct {
     int64_t dda_active;    /* 0: not set */
     int fed;               /* fed-plt parameters */
     int adp;               /* do-adp parameters */
+    int64_t wor_passes;    /* dp-wor-sgd: passes over the local data (they end the run); 0 */
     double noise;          /* the noise level nu the budget implies (inf: not private) */
 } plan;
 
@@ -101,7 +102,8 @@ static int make_plan(plan *p, const char *alg, int64_t nodes, int64_t q_min, int
     } else if (strcmp(alg, "dp-wor-sgd") == 0) {
         p->batch = q_min;
         p->step = 0.5;
-        p->rounds = 40 * (q_max / p->batch);
+        p->wor_passes = 40;
+        p->rounds = p->wor_passes * (q_max / p->batch); /* the horizon of the tail average */
     } else if (strcmp(alg, "fed-plt") == 0) {
         p->fed = 1;
         p->rounds = (int64_t)llround(50 * pow(0.4, t));
@@ -319,7 +321,12 @@ static int one_run(const job *j, const parts *pt, double eps, double delta, dpdo
     dpdo_algorithm_options ao;
     dpdo_algorithm_options_init(&ao, sizeof ao);
     ao.seed = o->seed;
-    ao.max_rounds = o->max_rounds > 0 ? o->max_rounds : p.rounds > 0 ? p.rounds : ao.max_rounds;
+    /* DP-WOR-SGD: its passes end the run (the estimators do the same) */
+    ao.max_rounds = o->max_rounds > 0  ? o->max_rounds
+                    : p.wor_passes > 0 ? (int64_t)1 << 40
+                    : p.rounds > 0     ? p.rounds
+                                       : ao.max_rounds;
+    int64_t horizon = o->max_rounds > 0 ? o->max_rounds : p.rounds > 0 ? p.rounds : ao.max_rounds;
     ao.noise_mode = private_run ? o->noise_mode : DPDO_NOISE_NONE;
     ao.randomness = o->randomness;
     ao.num_threads = o->num_threads;
@@ -343,18 +350,21 @@ static int one_run(const job *j, const parts *pt, double eps, double delta, dpdo
     if (p.adp && ((rc = dpdo_algorithm_set_double(r.alg, DPDO_PARAM_ADP_GAMMA, 0.5)) ||
                   (rc = dpdo_algorithm_set_double(r.alg, DPDO_PARAM_ADP_BETA, 0.0))))
         goto alg_fail;
+    if (p.wor_passes > 0 &&
+        (rc = dpdo_algorithm_set_int(r.alg, DPDO_PARAM_WOR_PASSES, p.wor_passes)))
+        goto alg_fail;
     if (p.fed && ((rc = dpdo_algorithm_set_int(r.alg, DPDO_PARAM_FED_EPOCHS, 1)) ||
                   (rc = dpdo_algorithm_set_double(r.alg, DPDO_PARAM_FED_RHO, 1.0))))
         goto alg_fail;
     if (o->progress) {
-        int64_t every = o->progress_every > 0    ? o->progress_every
-                        : ao.max_rounds / 20 > 1 ? ao.max_rounds / 20
-                                                 : 1;
+        int64_t every = o->progress_every > 0 ? o->progress_every
+                        : horizon / 20 > 1    ? horizon / 20
+                                              : 1;
         if ((rc = dpdo_algorithm_set_progress(r.alg, o->progress, o->progress_user, every,
                                               private_run ? DPDO_PROGRESS_EPSILON : 0)))
             goto alg_fail;
     }
-    if ((rc = run_to_end(&r, &p, ao.max_rounds, d, err))) goto out;
+    if ((rc = run_to_end(&r, &p, horizon, d, err))) goto out;
     if ((rc = dpdo_model_from_algorithm(out, r.alg))) {
         dpdo__err(err, rc, "model: %s", dpdo_model_errmsg(out));
         goto out;

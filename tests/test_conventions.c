@@ -95,6 +95,7 @@ static void options_init_every_struct(void)
     CHECK_INIT(dpdo_algorithm_options, dpdo_algorithm_options_init, seed, 0);
     CHECK_INIT(dpdo_checkpoint_options, dpdo_checkpoint_options_init, key, NULL);
     CHECK_INIT(dpdo_audit_options, dpdo_audit_options_init, method, DPDO_AUDIT_WHITE_BOX);
+    CHECK_INIT(dpdo_train_options, dpdo_train_options_init, loss, NULL);
 }
 
 /* A function taking options: call(o) with the four caller structs. `set` changes a field so
@@ -490,12 +491,32 @@ static void borrowed_destroy_is_deferred(void)
     }
 }
 
+/* dpdo_train (0.3): 40 rows, 2 nodes, no noise, 3 rounds */
+static void options_accept_train(void)
+{
+    dpdo_dataset *ds = NULL;
+    dpdo_model *m = NULL;
+    dpdo_generate_options g;
+    dpdo_generate_options_init(&g, sizeof g);
+    g.n = 40;
+    g.d = 3;
+    CHECK_EQ(dpdo_dataset_create(&ds), DPDO_OK);
+    CHECK_EQ(dpdo_dataset_generate(ds, "epsilon-like", &g), DPDO_OK);
+    CHECK_EQ(dpdo_model_create(&m), DPDO_OK);
+    CHECK_ACCEPT(dpdo_train_options, dpdo_train_options_init,
+                 dpdo_train(m, ds, 2, "dp-dda", INFINITY, 1e-5, o), dpdo_model_errmsg(m),
+                 "dpdo_train_options");
+    dpdo_model_destroy(m);
+    dpdo_dataset_destroy(ds);
+}
+
 int main(void)
 {
     RUN(options_init_every_struct);
     RUN(options_accept_loaders_and_generate);
     RUN(options_accept_reference_accountant);
     RUN(options_accept_algorithm_checkpoint_audit);
+    RUN(options_accept_train);
     RUN(null_errmsg_every_handle);
     RUN(const_rng_draws);
     RUN(signatures);

@@ -8,6 +8,7 @@
  * the model does not fit the data, 2 invalid command line. */
 #include "dpdo/dpdo.h"
 #include "dpdo/model_file.h"
+#include "tool_data.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,10 +42,7 @@ static const char *USAGE =
 
 static int usage_error(const char *fmt, const char *arg)
 {
-    fprintf(stderr, "dpdo-predict: ");
-    fprintf(stderr, fmt, arg ? arg : "");
-    fprintf(stderr, "\n(see dpdo-predict --help)\n");
-    return 2;
+    return tool_usage_error("dpdo-predict", fmt, arg);
 }
 
 typedef struct {
@@ -142,17 +140,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "dpdo-predict: %s\n", dpdo_model_errmsg(m));
         goto out;
     }
-    dpdo_load_options o;
-    dpdo_load_options_init(&o, sizeof o);
-    o.label_column = (int32_t)a.label_column;
-    o.header = a.header;
-    o.delimiter = a.delimiter;
-    rc = strcmp(a.format, "csv") == 0 ? dpdo_dataset_load_csv(ds, a.data, &o)
-                                      : dpdo_dataset_load_libsvm(ds, a.data, &o);
-    if (rc != DPDO_OK) {
-        fprintf(stderr, "dpdo-predict: %s\n", dpdo_dataset_errmsg(ds));
+    if (tool_load_data(ds, "dpdo-predict", a.data, a.format, a.label_column, a.header,
+                       a.delimiter) != DPDO_OK)
         goto out;
-    }
     /* a feature beyond the model is an error, named by the model's dimension (the load
      * options' max_features guard against huge files stays at its default) */
     if (dpdo_dataset_features(ds) > dpdo_model_dim(m)) {
@@ -201,6 +191,18 @@ int main(int argc, char **argv)
                                                        "a key to detect deliberate edits)"
                                                      : "NOT VERIFIED (no integrity line: written "
                                                        "by libdpdo 0.2, or the line was removed)");
+    int64_t ncls = 0;
+    dpdo_model_classes(m, NULL, 0, &ncls);
+    if (ncls > 0) {
+        /* a model trained on class ids (dpdo_train) predicts class ids */
+        int64_t k = 0;
+        for (int64_t i = 0; i < n; i++)
+            k += lab[i] == y[i];
+        fprintf(stderr, "accuracy %.6f (%lld of %lld; %lld classes)\n", (double)k / (double)n,
+                (long long)k, (long long)n, (long long)ncls);
+        status = 0;
+        goto out;
+    }
     int binary = 1, saw0 = 0, sawm1 = 0;
     for (int64_t i = 0; i < n && binary; i++) {
         if (y[i] == 0)

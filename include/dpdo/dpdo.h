@@ -24,6 +24,7 @@
 #include "rng.h"
 #include "solver.h"
 #include "status.h"
+#include "train.h"
 #include "transport.h"
 #include "version.h"
 

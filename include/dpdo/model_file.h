@@ -144,7 +144,9 @@ DPDO_API int64_t dpdo_model_rounds(const dpdo_model *m); /* Since 0.2. */
  * DPDO_E_INVAL, DPDO_E_STATE. Since 0.2. */
 DPDO_API int dpdo_model_get_x(dpdo_model *m, double *out, int64_t dim);
 /* Names: "loss", "regularizer", "algorithm", "accountant", "library" (the
- * version string of the library that wrote the file). "" for an empty model
+ * version string of the library that wrote the file), "composition" (from 0.3 on;
+ * "basic" when the privacy figure is the sum over several runs, as for a
+ * one-vs-rest model of dpdo_train; "" for one run). "" for an empty model
  * or an unknown field. Never NULL; valid until the next fill of m. Since 0.2. */
 DPDO_API const char *dpdo_model_text(const dpdo_model *m, const char *field);
 /* The regularizer's two parameters (either pointer may be NULL). Since 0.2. */
@@ -159,8 +161,59 @@ DPDO_API int dpdo_model_privacy(dpdo_model *m, double *epsilon, double *delta);
  * Returns DPDO_OK, DPDO_E_INVAL (NULL, bad kind, n mismatch, ds has more
  * features than the model: message on m), DPDO_E_STATE (m or ds empty),
  * DPDO_E_UNSUPPORTED (probabilities for a loss other than logistic).
+ * From 0.3 on a model trained on class ids (dpdo_model_classes, dpdo_train)
+ * predicts class ids for DPDO_PREDICT_LABEL; a one-vs-rest model of K >= 3
+ * classes predicts labels only (margins and probabilities: DPDO_E_UNSUPPORTED).
  * Since 0.2. */
 DPDO_API int dpdo_model_predict(dpdo_model *m, dpdo_dataset *ds, int kind, double *out, int64_t n);
+
+/* ---- buffers, classes, export (0.3) -------------------------------------- */
+
+/* Write m's file text (what dpdo_model_save writes, integrity line included: a checksum, or a
+ * MAC under the key of dpdo_model_set_key) into the caller's buf[cap]. Sets *len to the text's
+ * length without the NUL. buf NULL: a size query (nothing written, DPDO_OK). Otherwise the text
+ * and a NUL are written when cap > *len, else DPDO_E_INVAL (nothing written). Read it back with
+ * dpdo_model_parse (same checks and key rules as dpdo_model_load). Returns DPDO_OK,
+ * DPDO_E_INVAL (NULL m or len, cap too small), DPDO_E_STATE (m empty), DPDO_E_NOMEM,
+ * DPDO_E_UNSUPPORTED (libsodium cannot be initialised). Thread-safety: like dpdo_model_save
+ * (a read of m). Since 0.3. */
+DPDO_API int dpdo_model_save_buffer(dpdo_model *m, char *buf, int64_t cap, int64_t *len);
+
+/* How many nodes trained m (recorded by dpdo_train; model files of format 2); 0 when not
+ * recorded, for NULL or an empty model. Since 0.3. */
+DPDO_API int64_t dpdo_model_nodes(const dpdo_model *m);
+
+/* The class ids m predicts, ascending, into out[cap]; *len = their count: 0 for a model of
+ * labels +1/-1, 2 for a binary model trained on class ids (DPDO_PREDICT_LABEL then gives
+ * out[1] for a margin >= 0, else out[0]), K >= 3 for a one-vs-rest model of K weight vectors
+ * (DPDO_PREDICT_LABEL gives the class whose vector has the largest margin, the first on a tie;
+ * margins and probabilities are DPDO_E_UNSUPPORTED). out NULL: a count query. Returns DPDO_OK,
+ * DPDO_E_INVAL (NULL m or len, cap < count), DPDO_E_STATE (empty). Since 0.3. */
+DPDO_API int dpdo_model_classes(dpdo_model *m, int32_t *out, int64_t cap, int64_t *len);
+
+/* Copy weight vector k into out[dim] (dim = dpdo_model_dim): k = 0 for a binary model (the
+ * same as dpdo_model_get_x), 0..K-1 for a one-vs-rest model of K classes (vector k votes for
+ * class k of dpdo_model_classes; dpdo_model_get_x gives vector 0). Returns DPDO_OK,
+ * DPDO_E_INVAL (NULL, k out of range, dim mismatch), DPDO_E_STATE (empty). Since 0.3. */
+DPDO_API int dpdo_model_get_class_x(dpdo_model *m, int64_t k, double *out, int64_t dim);
+
+/* Formats of dpdo_model_export. Since 0.3. */
+enum {
+    DPDO_MODEL_EXPORT_CSV = 0,      /* header "label,w1,..,wd", then one row per weight vector:
+                                       the label it votes for (+1, the second class id, or the
+                                       class id of a one-vs-rest vector), its weights (%.17g) */
+    DPDO_MODEL_EXPORT_LIBLINEAR = 1 /* LIBLINEAR's model file (solver_type, nr_class, label,
+                                       nr_feature, bias -1, w): its `predict` reads it and gives
+                                       the labels of dpdo_model_predict (docs/model.md) */
+};
+
+/* Write m's weights to `path` in `format` (written like dpdo_model_save: temporary file,
+ * fsync, rename; no integrity line, the formats have none; the privacy record is not part of
+ * either format). LIBLINEAR needs a classification loss: logistic (L2R_LR), hinge
+ * (L2R_L1LOSS_SVC_DUAL), squared_hinge (L2R_L2LOSS_SVC). Returns DPDO_OK, DPDO_E_INVAL (NULL,
+ * bad format), DPDO_E_STATE (empty), DPDO_E_UNSUPPORTED (LIBLINEAR and another loss, or dim
+ * beyond int), DPDO_E_IO, DPDO_E_NOMEM. Thread-safety: a read of m. Since 0.3. */
+DPDO_API int dpdo_model_export(dpdo_model *m, int format, const char *path);
 
 #ifdef __cplusplus
 }

@@ -185,6 +185,8 @@ DPDO_MODEL_INTEGRITY_NONE = 0
 DPDO_MODEL_INTEGRITY_CHECKSUM = 1
 DPDO_MODEL_INTEGRITY_MAC = 2
 DPDO_MODEL_INTEGRITY_LOCAL = 3
+DPDO_MODEL_EXPORT_CSV = 0
+DPDO_MODEL_EXPORT_LIBLINEAR = 1
 # reference.h
 DPDO_WEIGHT_SAMPLES = 0
 DPDO_WEIGHT_NODES = 1
@@ -205,6 +207,10 @@ DPDO_E_IO = -9
 DPDO_E_FORMAT = -10
 DPDO_E_CANCELED = -11
 DPDO_E_MISUSE = -12
+# train.h
+DPDO_PARTITION_SHUFFLED = 0
+DPDO_PARTITION_CONTIGUOUS = 1
+DPDO_PARTITION_BY_ARRAY = 2
 # accountant.h
 DPDO_PLD_DEFAULT_INTERVAL = 0.001
 # algorithm.h
@@ -390,6 +396,8 @@ CONSTANTS = (
     "DPDO_MODEL_INTEGRITY_CHECKSUM",
     "DPDO_MODEL_INTEGRITY_MAC",
     "DPDO_MODEL_INTEGRITY_LOCAL",
+    "DPDO_MODEL_EXPORT_CSV",
+    "DPDO_MODEL_EXPORT_LIBLINEAR",
     "DPDO_WEIGHT_SAMPLES",
     "DPDO_WEIGHT_NODES",
     "DPDO_WEIGHT_NODE_WEIGHTS",
@@ -408,6 +416,9 @@ CONSTANTS = (
     "DPDO_E_FORMAT",
     "DPDO_E_CANCELED",
     "DPDO_E_MISUSE",
+    "DPDO_PARTITION_SHUFFLED",
+    "DPDO_PARTITION_CONTIGUOUS",
+    "DPDO_PARTITION_BY_ARRAY",
     "DPDO_PLD_DEFAULT_INTERVAL",
     "DPDO_NODE_ALL",
     "DPDO_NODE_COORDINATOR",
@@ -517,6 +528,11 @@ class dpdo_checkpoint_options(C.Structure):
 
 class dpdo_reference_options(C.Structure):
     """struct dpdo_reference_options (include/dpdo/reference.h)."""
+
+
+
+class dpdo_train_options(C.Structure):
+    """struct dpdo_train_options (include/dpdo/train.h)."""
 
 
 
@@ -788,6 +804,24 @@ dpdo_reference_options._fields_ = [
     ("lbfgs_memory", C.c_int32),  # int32_t
     ("reserved", (C.c_int64 * 4)),  # int64_t[4]
 ]
+dpdo_train_options._fields_ = [
+    ("struct_size", C.c_size_t),  # size_t
+    ("loss", C.c_char_p),  # const char *
+    ("regularizer", C.c_char_p),  # const char *
+    ("lambda", C.c_double),  # double
+    ("max_rounds", C.c_int64),  # int64_t
+    ("seed", C.c_uint64),  # uint64_t
+    ("noise_mode", C.c_int32),  # int32_t
+    ("randomness", C.c_int32),  # int32_t
+    ("num_threads", C.c_int32),  # int32_t
+    ("partition", C.c_int32),  # int32_t
+    ("node_of_row", C.POINTER(C.c_int32)),  # const int32_t *
+    ("accountant", C.c_char_p),  # const char *
+    ("progress", dpdo_progress_fn),  # dpdo_progress_fn
+    ("progress_user", C.c_void_p),  # void *
+    ("progress_every", C.c_int64),  # int64_t
+    ("reserved", (C.c_int64 * 4)),  # int64_t[4]
+]
 dpdo_segment._fields_ = [
     ("data", C.c_void_p),  # void *
     ("bytes", C.c_int64),  # int64_t
@@ -835,6 +869,7 @@ STRUCTS = (
     dpdo_audit_result,
     dpdo_checkpoint_options,
     dpdo_reference_options,
+    dpdo_train_options,
     dpdo_segment,
     dpdo_message,
     dpdo_transport_type,
@@ -1202,6 +1237,11 @@ FUNCTIONS = {
     "dpdo_model_regularizer_params": (C.c_int, [C.c_void_p, C.POINTER(C.c_double), C.POINTER(C.c_double)]),
     "dpdo_model_privacy": (C.c_int, [C.c_void_p, C.POINTER(C.c_double), C.POINTER(C.c_double)]),
     "dpdo_model_predict": (C.c_int, [C.c_void_p, C.c_void_p, C.c_int, C.POINTER(C.c_double), C.c_int64]),
+    "dpdo_model_save_buffer": (C.c_int, [C.c_void_p, C.c_char_p, C.c_int64, C.POINTER(C.c_int64)]),
+    "dpdo_model_nodes": (C.c_int64, [C.c_void_p]),
+    "dpdo_model_classes": (C.c_int, [C.c_void_p, C.POINTER(C.c_int32), C.c_int64, C.POINTER(C.c_int64)]),
+    "dpdo_model_get_class_x": (C.c_int, [C.c_void_p, C.c_int64, C.POINTER(C.c_double), C.c_int64]),
+    "dpdo_model_export": (C.c_int, [C.c_void_p, C.c_int, C.c_char_p]),
     # preprocess.h
     "dpdo_transform_create": (C.c_int, [C.POINTER(C.c_void_p)]),
     "dpdo_transform_destroy": (None, [C.c_void_p]),
@@ -1227,6 +1267,9 @@ FUNCTIONS = {
     # status.h
     "dpdo_strerror": (C.c_char_p, [C.c_int]),
     "dpdo_status_name": (C.c_char_p, [C.c_int]),
+    # train.h
+    "dpdo_train_options_init": (C.c_int, [C.POINTER(dpdo_train_options), C.c_size_t]),
+    "dpdo_train": (C.c_int, [C.c_void_p, C.c_void_p, C.c_int64, C.c_char_p, C.c_double, C.c_double, C.POINTER(dpdo_train_options)]),
     # transport.h
     "dpdo_algorithm_set_transport": (C.c_int, [C.c_void_p, C.POINTER(dpdo_transport_type), C.c_void_p]),
     "dpdo_algorithm_share_state": (C.c_int, [C.c_void_p]),

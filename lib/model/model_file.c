@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Model files (include/dpdo/model_file.h, format in docs/model.md "Model
  * files"): the output vector of a run with what produced it, saved as text,
- * loaded with strict checks (the file is untrusted input), and prediction. */
+ * loaded with strict checks (the file is untrusted input), and prediction.
+ * The model layer: it knows datasets, not algorithms; filling a model from a
+ * run is lib/alg/model_from_algorithm.c (dpdo__model_fill). */
 #include "dpdo/model_file.h"
 #include "../data/data_impl.h"
-#include "../engine/engine_impl.h"
-#include "../model/model_impl.h"
 #include "dpdo/version.h"
+#include "model_file_impl.h"
 #include <errno.h>
 #include <math.h>
 #include <sodium.h>
@@ -14,8 +15,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#define MODEL_FORMAT 1 /* the version this library reads and writes */
+#define MODEL_FORMAT 2 /* the newest version this library reads and writes */
 #define TOKLEN 64
+/* Format 1 (0.2): one weight vector. Format 2 (0.3) adds the optional keys "nodes" (how many
+ * nodes trained it), "classes K c_1 .. c_K" (the class ids it predicts: K = 2 with one vector,
+ * K >= 3 one-vs-rest with K vectors, class by class) and "composition" (how the privacy figures
+ * of several runs were added up). A model without them is still written as format 1. */
+#define MODEL_MAX_CLASSES 65536
 
 struct dpdo_model {
     uint32_t magic; /* DPDO__MAGIC_MODEL while alive (core_impl.h) */
@@ -24,6 +30,10 @@ struct dpdo_model {
     double *x;
     double eps, delta, rp[2];
     char loss[TOKLEN], reg[TOKLEN], alg[TOKLEN], acc[TOKLEN], lib[TOKLEN];
+    int64_t nodes;         /* nodes that trained it; 0 = not recorded (format 1) */
+    int64_t ncls;          /* class ids: 0 (labels +1/-1), 2 (one vector) or K >= 3 (K vectors) */
+    int32_t *cls;          /* ncls class ids, ascending */
+    char comp[TOKLEN];     /* composition of several runs' privacy: "" = one run */
     int integrity;         /* DPDO_MODEL_INTEGRITY_* of the content (how it was verified) */
     unsigned char key[64]; /* MAC key (dpdo_model_set_key), key_len bytes; 0 = none */
     size_t key_len;
@@ -34,11 +44,20 @@ struct dpdo_model {
 /* the content of a model without the handle (built, then swapped in) */
 typedef struct {
     int64_t dim, rounds;
-    double *x;
+    double *x; /* nvec(ncls) * dim values */
     double eps, delta, rp[2];
     char loss[TOKLEN], reg[TOKLEN], alg[TOKLEN], acc[TOKLEN], lib[TOKLEN];
+    int64_t nodes, ncls;
+    int32_t *cls;
+    char comp[TOKLEN];
     int integrity; /* DPDO_MODEL_INTEGRITY_*: built in memory counts as verified */
 } content;
+
+/* weight vectors of a model with ncls class ids */
+static int64_t nvec(int64_t ncls)
+{
+    return ncls >= 3 ? ncls : 1;
+}
 
 static int tok_char(char c)
 {
@@ -69,6 +88,12 @@ static int valid_token(const char *s)
 static void install(struct dpdo_model *m, content *c)
 {
     dpdo__free(m->x);
+    dpdo__free(m->cls);
+    m->nodes = c->nodes;
+    m->ncls = c->ncls;
+    m->cls = c->cls;
+    c->cls = NULL;
+    memcpy(m->comp, c->comp, TOKLEN);
     m->dim = c->dim;
     m->rounds = c->rounds;
     m->x = c->x;
@@ -107,6 +132,7 @@ DPDO_API void dpdo_model_destroy(dpdo_model *m)
     DPDO__KILL(m);
     sodium_memzero(m->key, sizeof m->key);
     dpdo__free(m->x);
+    dpdo__free(m->cls);
     dpdo__free(m);
 }
 
@@ -122,70 +148,36 @@ static int usable(struct dpdo_model *m)
     return m && DPDO__LIVE(m, DPDO__MAGIC_MODEL);
 }
 
-/* ---- filling from an algorithm or from values ------------------------------- */
-static int model_from_algorithm_body(dpdo_model *m, dpdo_algorithm *alg)
+/* ---- filling from a run's record (dpdo_model_from_algorithm in lib/alg) or from values ---- */
+int dpdo__model_fill(dpdo_model *m, double *x, const dpdo__model_record *r, char *err)
 {
-    if (!usable(m)) return DPDO_E_INVAL;
-    if (!alg) return dpdo__err(m->errmsg, DPDO_E_INVAL, "algorithm is NULL");
-    dpdo__eng *e = dpdo__algorithm_eng(alg);
-    if (!e || e->n < 1 || e->d < 1)
-        return dpdo__err(m->errmsg, DPDO_E_STATE, "the algorithm is not set up (EMPTY)");
-    if (e->d > DPDO_MODEL_MAX_DIM)
-        return dpdo__err(m->errmsg, DPDO_E_INVAL, "dimension %lld exceeds DPDO_MODEL_MAX_DIM",
-                         (long long)e->d);
+    if (!usable(m) || !x || !r || r->dim < 1 || r->dim > DPDO_MODEL_MAX_DIM) {
+        dpdo__free(x);
+        return dpdo__err(err, DPDO_E_INVAL, "internal: bad arguments to fill a model");
+    }
+    size_t bad = dpdo__first_nonfinite(x, (size_t)r->dim);
+    if (bad < (size_t)r->dim) {
+        dpdo__free(x);
+        return dpdo__err(err, DPDO_E_NUMERIC, "the output's entry %zu is not finite", bad);
+    }
     content c;
     memset(&c, 0, sizeof c);
-    c.dim = e->d;
-    c.x = dpdo__alloc_array((size_t)c.dim, sizeof(double));
-    if (!c.x)
-        return dpdo__err(m->errmsg, DPDO_E_NOMEM, "out of memory for %lld values",
-                         (long long)c.dim);
-    int rc = dpdo_algorithm_get_output(alg, DPDO_NODE_ALL, c.x, c.dim);
-    if (rc) {
-        dpdo__free(c.x);
-        return dpdo__err(m->errmsg, rc, "cannot read the algorithm's output: %s",
-                         dpdo_algorithm_errmsg(alg));
-    }
-    size_t bad = dpdo__first_nonfinite(c.x, (size_t)c.dim);
-    if (bad < (size_t)c.dim) {
-        dpdo__free(c.x);
-        return dpdo__err(m->errmsg, DPDO_E_NUMERIC, "the output's entry %zu is not finite", bad);
-    }
-    c.rounds = dpdo_algorithm_round(alg);
-    set_token(c.alg, dpdo_algorithm_name(alg));
-    set_token(c.loss, dpdo_loss_name(e->nodes[0]->loss));
-    if (e->reg) {
-        set_token(c.reg, dpdo_regularizer_name(e->reg));
-        c.rp[0] = isfinite(e->reg->p[0]) ? e->reg->p[0] : 0.0;
-        c.rp[1] = isfinite(e->reg->p[1]) ? e->reg->p[1] : 0.0;
-    } else {
-        set_token(c.reg, "none");
-    }
-    double eps = INFINITY, delta = 0.0;
-    const char *src = "none";
-    if (e->acc &&
-        dpdo_algorithm_privacy(alg, DPDO_PRIVACY_RIGOROUS, DPDO_NODE_ALL, &eps, &delta, NULL) ==
-            DPDO_OK &&
-        !isnan(eps) && eps >= 0 && delta >= 0 && delta < 1) {
-        src = dpdo_algorithm_privacy_source(alg, DPDO_PRIVACY_RIGOROUS);
-        if (!src || !*src) src = "none";
-    } else {
-        eps = INFINITY;
-        delta = 0.0;
-    }
-    c.eps = eps;
-    c.delta = delta;
-    set_token(c.acc, src);
+    c.dim = r->dim;
+    c.x = x;
+    c.rounds = r->rounds;
+    set_token(c.alg, r->algorithm);
+    set_token(c.loss, r->loss);
+    set_token(c.reg, r->regularizer ? r->regularizer : "none");
+    c.rp[0] = isfinite(r->rp[0]) ? r->rp[0] : 0.0;
+    c.rp[1] = isfinite(r->rp[1]) ? r->rp[1] : 0.0;
+    int private_ = !isnan(r->eps) && r->eps >= 0 && r->delta >= 0 && r->delta < 1;
+    c.eps = private_ ? r->eps : INFINITY;
+    c.delta = private_ ? r->delta : 0.0;
+    set_token(c.acc, private_ && r->accountant && *r->accountant ? r->accountant : "none");
     set_token(c.lib, DPDO_VERSION_STRING);
     c.integrity = DPDO_MODEL_INTEGRITY_LOCAL;
     install(m, &c);
     return DPDO_OK;
-}
-
-DPDO_API int dpdo_model_from_algorithm(dpdo_model *m, dpdo_algorithm *alg)
-{
-    DPDO__GUARDED(m, DPDO__MAGIC_MODEL, 1, "dpdo_model_from_algorithm",
-                  model_from_algorithm_body(m, alg));
 }
 
 static int model_set_body(dpdo_model *m, const double *x, int64_t dim, const char *loss,
@@ -285,6 +277,44 @@ static void digest(const struct dpdo_model *m, int keyed, const char *p, size_t 
                        keyed ? m->key_len : 0);
 }
 
+/* the text of m, with its integrity line, into t (t->oom on failure) */
+static void model_text(const struct dpdo_model *m, textbuf *t)
+{
+    int v2 = m->nodes > 0 || m->ncls > 0 || m->comp[0];
+    put(t, "dpdo-model %d\n# a linear model x of libdpdo (docs/model.md)\n", v2 ? 2 : 1);
+    put(t, "library %s\nalgorithm %s\nloss %s\n", m->lib, m->alg, m->loss);
+    put(t, "regularizer %s ", m->reg);
+    put_double(t, m->rp[0]);
+    put(t, " ");
+    put_double(t, m->rp[1]);
+    put(t, "\nrounds %lld\nepsilon ", (long long)m->rounds);
+    put_double(t, m->eps);
+    put(t, "\ndelta ");
+    put_double(t, m->delta);
+    put(t, "\naccountant %s\n", m->acc);
+    if (m->comp[0]) put(t, "composition %s\n", m->comp);
+    if (m->nodes > 0) put(t, "nodes %lld\n", (long long)m->nodes);
+    if (m->ncls > 0) {
+        put(t, "classes %lld", (long long)m->ncls);
+        for (int64_t k = 0; k < m->ncls; k++)
+            put(t, " %ld", (long)m->cls[k]);
+        put(t, "\n");
+    }
+    put(t, "dim %lld\nx\n", (long long)m->dim);
+    for (int64_t j = 0; j < nvec(m->ncls) * m->dim; j++) {
+        put_double(t, m->x[j]);
+        put(t, "\n");
+    }
+    put(t, "end\n");
+    unsigned char h[32];
+    char hex[65];
+    if (!t->oom) {
+        digest(m, m->key_len > 0, t->p, t->len, h);
+        sodium_bin2hex(hex, sizeof hex, h, sizeof h);
+        put(t, "%s%s\n", m->key_len > 0 ? TRAILER_MAC : TRAILER_SUM, hex);
+    }
+}
+
 static int model_save_body(dpdo_model *m, const char *path)
 {
     if (!usable(m)) return DPDO_E_INVAL;
@@ -293,33 +323,44 @@ static int model_save_body(dpdo_model *m, const char *path)
     if (sodium_init() < 0)
         return dpdo__err(m->errmsg, DPDO_E_UNSUPPORTED, "libsodium cannot be initialised");
     textbuf t = {NULL, 0, 0, 0};
-    put(&t, "dpdo-model %d\n# a linear model x of libdpdo (docs/model.md)\n", MODEL_FORMAT);
-    put(&t, "library %s\nalgorithm %s\nloss %s\n", m->lib, m->alg, m->loss);
-    put(&t, "regularizer %s ", m->reg);
-    put_double(&t, m->rp[0]);
-    put(&t, " ");
-    put_double(&t, m->rp[1]);
-    put(&t, "\nrounds %lld\nepsilon ", (long long)m->rounds);
-    put_double(&t, m->eps);
-    put(&t, "\ndelta ");
-    put_double(&t, m->delta);
-    put(&t, "\naccountant %s\ndim %lld\nx\n", m->acc, (long long)m->dim);
-    for (int64_t j = 0; j < m->dim; j++) {
-        put_double(&t, m->x[j]);
-        put(&t, "\n");
-    }
-    put(&t, "end\n");
-    unsigned char h[32];
-    char hex[65];
-    if (!t.oom) {
-        digest(m, m->key_len > 0, t.p, t.len, h);
-        sodium_bin2hex(hex, sizeof hex, h, sizeof h);
-        put(&t, "%s%s\n", m->key_len > 0 ? TRAILER_MAC : TRAILER_SUM, hex);
-    }
+    model_text(m, &t);
     int rc = t.oom ? dpdo__err(m->errmsg, DPDO_E_NOMEM, "out of memory")
                    : dpdo__file_replace(path, t.p, t.len, m->errmsg, "save");
     dpdo__free(t.p);
     return rc;
+}
+
+/* Since 0.3: the file's text into a caller buffer */
+static int model_save_buffer_body(dpdo_model *m, char *buf, int64_t cap, int64_t *len)
+{
+    if (!usable(m)) return DPDO_E_INVAL;
+    if (!len) return dpdo__err(m->errmsg, DPDO_E_INVAL, "len is NULL");
+    if (buf && cap < 0) return dpdo__err(m->errmsg, DPDO_E_INVAL, "cap = %lld < 0", (long long)cap);
+    if (!m->filled) return dpdo__err(m->errmsg, DPDO_E_STATE, "the model is empty");
+    if (sodium_init() < 0)
+        return dpdo__err(m->errmsg, DPDO_E_UNSUPPORTED, "libsodium cannot be initialised");
+    textbuf t = {NULL, 0, 0, 0};
+    model_text(m, &t);
+    int rc = DPDO_OK;
+    if (t.oom) {
+        rc = dpdo__err(m->errmsg, DPDO_E_NOMEM, "out of memory");
+    } else {
+        *len = (int64_t)t.len;
+        if (buf && (size_t)cap <= t.len)
+            rc = dpdo__err(m->errmsg, DPDO_E_INVAL,
+                           "cap = %lld: the model's text needs %lld bytes and a NUL",
+                           (long long)cap, (long long)t.len);
+        else if (buf)
+            memcpy(buf, t.p, t.len + 1);
+    }
+    dpdo__free(t.p);
+    return rc;
+}
+
+DPDO_API int dpdo_model_save_buffer(dpdo_model *m, char *buf, int64_t cap, int64_t *len)
+{
+    DPDO__GUARDED(m, DPDO__MAGIC_MODEL, DPDO__BUSY_SHARED, "dpdo_model_save_buffer",
+                  model_save_buffer_body(m, buf, cap, len));
 }
 
 /* Since 0.3: the key of the keyed MAC (see model_file.h) */
@@ -417,10 +458,15 @@ enum {
     K_DELTA,
     K_ACCOUNTANT,
     K_DIM,
+    K_REQUIRED, /* the keys above are required; the ones below are optional, format 2 only */
+    K_COMPOSITION = K_REQUIRED,
+    K_NODES,
+    K_CLASSES,
     K_N
 };
-static const char *const KEYS[K_N] = {"library", "algorithm", "loss",       "regularizer", "rounds",
-                                      "epsilon", "delta",     "accountant", "dim"};
+static const char *const KEYS[K_N] = {"library", "algorithm",   "loss",  "regularizer",
+                                      "rounds",  "epsilon",     "delta", "accountant",
+                                      "dim",     "composition", "nodes", "classes"};
 
 typedef struct {
     const char *name;
@@ -489,6 +535,17 @@ static int num(const char *t, size_t n, int allow_inf, double *out)
     return q == t + n && isfinite(*out);
 }
 
+/* the next token of the line as an integer in [lo, hi] into *out; 0 if it is not one */
+static int int_tok(const char **s, const char *e, double lo, double hi, int64_t *out)
+{
+    const char *t;
+    size_t n = token(s, e, &t);
+    double v;
+    if (!num(t, n, 0, &v) || v < lo || v != floor(v) || v > hi) return 0;
+    *out = (int64_t)v;
+    return 1;
+}
+
 static int copy_tok(reader *r, char *dst, const char *t, size_t n, const char *key)
 {
     if (n == 0 || n >= TOKLEN) return perr(r, "%s: a name of 1..63 characters is expected", key);
@@ -531,7 +588,8 @@ static int parse(content *c, const char *name, const char *buf, size_t len, char
         int k = 0;
         while (k < K_N && !(strlen(KEYS[k]) == n && memcmp(KEYS[k], t, n) == 0))
             k++;
-        if (k == K_N) return perr(&r, "unknown key '%.*s'", (int)(n < 40 ? n : 40), t);
+        if (k == K_N || (k >= K_REQUIRED && ver < 2))
+            return perr(&r, "unknown key '%.*s'", (int)(n < 40 ? n : 40), t);
         if (seen[k]) return perr(&r, "key '%s' repeated", KEYS[k]);
         seen[k] = 1;
         const char *key = KEYS[k];
@@ -540,11 +598,13 @@ static int parse(content *c, const char *name, const char *buf, size_t len, char
         case K_LIBRARY:
         case K_ALGORITHM:
         case K_LOSS:
-        case K_ACCOUNTANT: {
-            char *dst = k == K_LIBRARY     ? c->lib
-                        : k == K_ALGORITHM ? c->alg
-                        : k == K_LOSS      ? c->loss
-                                           : c->acc;
+        case K_ACCOUNTANT:
+        case K_COMPOSITION: {
+            char *dst = k == K_LIBRARY      ? c->lib
+                        : k == K_ALGORITHM  ? c->alg
+                        : k == K_LOSS       ? c->loss
+                        : k == K_ACCOUNTANT ? c->acc
+                                            : c->comp;
             n = token(&s, e, &t);
             if ((rc = copy_tok(&r, dst, t, n, key))) return rc;
             break;
@@ -559,10 +619,8 @@ static int parse(content *c, const char *name, const char *buf, size_t len, char
             }
             break;
         case K_ROUNDS:
-            n = token(&s, e, &t);
-            if (!num(t, n, 0, &v) || v < 0 || v != floor(v) || v > 0x1p62)
+            if (!int_tok(&s, e, 0, 0x1p62, &c->rounds))
                 return perr(&r, "rounds: an integer in [0, 2^62] is expected");
-            c->rounds = (int64_t)v;
             break;
         case K_EPSILON:
             n = token(&s, e, &t);
@@ -574,12 +632,35 @@ static int parse(content *c, const char *name, const char *buf, size_t len, char
             if (!num(t, n, 0, &c->delta) || !(c->delta >= 0 && c->delta < 1))
                 return perr(&r, "delta: a number in [0, 1) is expected");
             break;
-        default: /* K_DIM */
+        case K_NODES:
+            if (!int_tok(&s, e, 1, 0x1p31, &c->nodes))
+                return perr(&r, "nodes: an integer in [1, 2^31] is expected");
+            break;
+        case K_CLASSES:
             n = token(&s, e, &t);
-            if (!num(t, n, 0, &v) || v < 1 || v != floor(v) || v > (double)DPDO_MODEL_MAX_DIM)
+            if (!num(t, n, 0, &v) || v < 2 || v != floor(v) || v > MODEL_MAX_CLASSES)
+                return perr(&r, "classes: a count in [2, %d] is expected first", MODEL_MAX_CLASSES);
+            /* each id needs two bytes (" 0") of this line */
+            if ((double)(e - s) < 2 * v)
+                return perr(&r, "classes: %.0f ids announced, the line is too short", v);
+            c->ncls = (int64_t)v;
+            c->cls = dpdo__alloc_array((size_t)c->ncls, sizeof(int32_t));
+            if (!c->cls) return dpdo__err(err, DPDO_E_NOMEM, "out of memory");
+            for (int64_t j = 0; j < c->ncls; j++) {
+                n = token(&s, e, &t);
+                if (!num(t, n, 0, &v) || v != floor(v) || v < INT32_MIN || v > INT32_MAX ||
+                    (j > 0 && v <= c->cls[j - 1]))
+                    return perr(&r,
+                                "classes: id %lld must be a 32-bit integer above the one "
+                                "before",
+                                (long long)j + 1);
+                c->cls[j] = (int32_t)v;
+            }
+            break;
+        default: /* K_DIM */
+            if (!int_tok(&s, e, 1, (double)DPDO_MODEL_MAX_DIM, &c->dim))
                 return perr(&r, "dim: an integer in [1, %lld] is expected",
                             (long long)DPDO_MODEL_MAX_DIM);
-            c->dim = (int64_t)v;
             break;
         }
         if (s != e) {
@@ -588,27 +669,32 @@ static int parse(content *c, const char *name, const char *buf, size_t len, char
                         (int)(e - t < 40 ? e - t : 40), t);
         }
     }
-    for (int k = 0; k < K_N; k++)
+    for (int k = 0; k < K_REQUIRED; k++)
         if (!seen[k]) return perr(&r, "key '%s' missing before 'x'", KEYS[k]);
+    /* K >= 3 classes: K vectors of dim values, at most DPDO_MODEL_MAX_DIM in all */
+    int64_t total = c->dim * nvec(c->ncls);
+    if (total > DPDO_MODEL_MAX_DIM)
+        return perr(&r, "%lld classes x dim %lld: more than %lld values", (long long)c->ncls,
+                    (long long)c->dim, (long long)DPDO_MODEL_MAX_DIM);
     /* every value needs at least two bytes ("0\n"): refuse a dimension the
      * rest of the file cannot hold before allocating for it */
-    if ((size_t)(r.end - r.p) / 2 < (size_t)c->dim)
+    if ((size_t)(r.end - r.p) / 2 < (size_t)total)
         return perr(&r,
                     "dim %lld but the rest of the file (%zu bytes) cannot hold that many values",
                     (long long)c->dim, (size_t)(r.end - r.p));
-    c->x = dpdo__alloc_array((size_t)c->dim, sizeof(double));
+    c->x = dpdo__alloc_array((size_t)total, sizeof(double));
     if (!c->x)
-        return dpdo__err(err, DPDO_E_NOMEM, "out of memory for %lld values", (long long)c->dim);
-    for (int64_t j = 0; j < c->dim; j++) {
+        return dpdo__err(err, DPDO_E_NOMEM, "out of memory for %lld values", (long long)total);
+    for (int64_t j = 0; j < total; j++) {
         if (!next_line(&r, &b, &e))
             return dpdo__err(err, DPDO_E_FORMAT, "'%s': truncated: %lld of %lld values", name,
-                             (long long)j, (long long)c->dim);
+                             (long long)j, (long long)total);
         if (!num(b, (size_t)(e - b), 0, &c->x[j]))
             return perr(&r, "value %lld: '%.*s' is not a finite number", (long long)j + 1,
                         (int)(e - b < 40 ? e - b : 40), b);
     }
     if (!next_line(&r, &b, &e) || e - b != 3 || memcmp(b, "end", 3) != 0)
-        return perr(&r, "'end' expected after the %lld values", (long long)c->dim);
+        return perr(&r, "'end' expected after the %lld values", (long long)total);
     if (next_line(&r, &b, &e)) return perr(&r, "text after 'end'");
     return DPDO_OK;
 }
@@ -638,6 +724,7 @@ static int model_parse_body(dpdo_model *m, const char *text, size_t len, const c
     dpdo__free(buf);
     if (rc) {
         dpdo__free(c.x);
+        dpdo__free(c.cls);
         return rc;
     }
     install(m, &c);
@@ -709,6 +796,7 @@ DPDO_API const char *dpdo_model_text(const dpdo_model *m, const char *field)
     if (strcmp(field, "algorithm") == 0) return m->alg;
     if (strcmp(field, "accountant") == 0) return m->acc;
     if (strcmp(field, "library") == 0) return m->lib;
+    if (strcmp(field, "composition") == 0) return m->comp; /* Since 0.3 */
     return "";
 }
 
@@ -764,12 +852,36 @@ static int model_predict_body(dpdo_model *m, dpdo_dataset *ds, int kind, double 
         return dpdo__err(m->errmsg, DPDO_E_UNSUPPORTED,
                          "probabilities need the logistic loss; this model's loss is '%s'",
                          m->loss);
+    if (m->ncls >= 3 && kind != DPDO_PREDICT_LABEL)
+        return dpdo__err(m->errmsg, DPDO_E_UNSUPPORTED,
+                         "a one-vs-rest model of %lld classes predicts labels only (its margins "
+                         "per class: dpdo_model_get_class_x and dpdo_dataset_margins)",
+                         (long long)m->ncls);
+    if (m->ncls >= 3) {
+        /* one-vs-rest: the class whose vector gives the largest margin (the first on a tie) */
+        double *best = dpdo__alloc_array((size_t)n * 2, sizeof(double));
+        if (!best)
+            return dpdo__err(m->errmsg, DPDO_E_NOMEM, "out of memory for %lld margins",
+                             (long long)n);
+        double *z = best + n;
+        for (int64_t k = 0; k < m->ncls; k++) {
+            dpdo__margins(ds, NULL, ds->n, m->x + k * m->dim, k == 0 ? best : z);
+            for (int64_t i = 0; i < n; i++)
+                if (k == 0 || z[i] > best[i]) {
+                    if (k > 0) best[i] = z[i];
+                    out[i] = (double)m->cls[k];
+                }
+        }
+        dpdo__free(best);
+        dpdo__err_clear(m->errmsg);
+        return DPDO_OK;
+    }
     /* the dataset's features are the first ds->d of the model's */
     dpdo__margins(ds, NULL, ds->n, m->x, out);
     for (int64_t i = 0; i < n; i++) {
         double z = out[i];
         if (kind == DPDO_PREDICT_LABEL)
-            out[i] = z >= 0 ? 1.0 : -1.0;
+            out[i] = m->ncls == 2 ? (double)m->cls[z >= 0] : z >= 0 ? 1.0 : -1.0;
         else if (kind == DPDO_PREDICT_PROBABILITY) {
             if (z >= 0)
                 out[i] = 1.0 / (1.0 + exp(-z));
@@ -787,4 +899,202 @@ DPDO_API int dpdo_model_predict(dpdo_model *m, dpdo_dataset *ds, int kind, doubl
 {
     DPDO__GUARDED(m, DPDO__MAGIC_MODEL, DPDO__BUSY_SHARED, "dpdo_model_predict",
                   model_predict_body(m, ds, kind, out, n));
+}
+
+/* ---- Since 0.3: nodes, classes, per-class vectors, export ------------------------ */
+DPDO_API int64_t dpdo_model_nodes(const dpdo_model *m)
+{
+    return m && DPDO__LIVE(m, DPDO__MAGIC_MODEL) && m->filled ? m->nodes : 0;
+}
+
+static int model_classes_body(dpdo_model *m, int32_t *out, int64_t cap, int64_t *len)
+{
+    if (!usable(m)) return DPDO_E_INVAL;
+    if (!len) return dpdo__err(m->errmsg, DPDO_E_INVAL, "len is NULL");
+    if (!m->filled) return dpdo__err(m->errmsg, DPDO_E_STATE, "the model is empty");
+    *len = m->ncls;
+    if (out && cap < m->ncls)
+        return dpdo__err(m->errmsg, DPDO_E_INVAL, "cap = %lld but the model has %lld classes",
+                         (long long)cap, (long long)m->ncls);
+    if (out && m->ncls > 0) memcpy(out, m->cls, (size_t)m->ncls * sizeof(int32_t));
+    return DPDO_OK;
+}
+
+DPDO_API int dpdo_model_classes(dpdo_model *m, int32_t *out, int64_t cap, int64_t *len)
+{
+    DPDO__GUARDED(m, DPDO__MAGIC_MODEL, DPDO__BUSY_SHARED, "dpdo_model_classes",
+                  model_classes_body(m, out, cap, len));
+}
+
+static int model_get_class_x_body(dpdo_model *m, int64_t k, double *out, int64_t dim)
+{
+    if (!usable(m)) return DPDO_E_INVAL;
+    if (!m->filled) return dpdo__err(m->errmsg, DPDO_E_STATE, "the model is empty");
+    if (k < 0 || k >= nvec(m->ncls))
+        return dpdo__err(m->errmsg, DPDO_E_INVAL, "vector %lld: the model has %lld", (long long)k,
+                         (long long)nvec(m->ncls));
+    if (!out || dim != m->dim)
+        return dpdo__err(m->errmsg, DPDO_E_INVAL,
+                         "out is NULL or dim %lld differs from the model's %lld", (long long)dim,
+                         (long long)m->dim);
+    memcpy(out, m->x + k * m->dim, (size_t)dim * sizeof(double));
+    return DPDO_OK;
+}
+
+DPDO_API int dpdo_model_get_class_x(dpdo_model *m, int64_t k, double *out, int64_t dim)
+{
+    DPDO__GUARDED(m, DPDO__MAGIC_MODEL, DPDO__BUSY_SHARED, "dpdo_model_get_class_x",
+                  model_get_class_x_body(m, k, out, dim));
+}
+
+/* LIBLINEAR's solver_type name of a loss (the name decides only what LIBLINEAR's predict offers:
+ * probabilities for L2R_LR) */
+static const char *liblinear_solver(const char *loss)
+{
+    if (strcmp(loss, "logistic") == 0) return "L2R_LR";
+    if (strcmp(loss, "hinge") == 0) return "L2R_L1LOSS_SVC_DUAL";
+    if (strcmp(loss, "squared_hinge") == 0 || strcmp(loss, "squared-hinge") == 0)
+        return "L2R_L2LOSS_SVC";
+    return NULL;
+}
+
+static int model_export_body(dpdo_model *m, int format, const char *path)
+{
+    if (!usable(m)) return DPDO_E_INVAL;
+    if (!path) return dpdo__err(m->errmsg, DPDO_E_INVAL, "path is NULL");
+    if (format != DPDO_MODEL_EXPORT_CSV && format != DPDO_MODEL_EXPORT_LIBLINEAR)
+        return dpdo__err(m->errmsg, DPDO_E_INVAL,
+                         "format = %d: use DPDO_MODEL_EXPORT_CSV or _LIBLINEAR", format);
+    if (!m->filled) return dpdo__err(m->errmsg, DPDO_E_STATE, "the model is empty");
+    int64_t K = nvec(m->ncls);
+    if (m->dim > INT32_MAX)
+        return dpdo__err(m->errmsg, DPDO_E_UNSUPPORTED, "dim %lld is beyond LIBLINEAR's int",
+                         (long long)m->dim);
+    textbuf t = {NULL, 0, 0, 0};
+    if (format == DPDO_MODEL_EXPORT_CSV) {
+        /* one row per weight vector: the label it votes for, then its dim weights */
+        put(&t, "label");
+        for (int64_t j = 0; j < m->dim; j++)
+            put(&t, ",w%lld", (long long)j + 1);
+        put(&t, "\n");
+        for (int64_t k = 0; k < K; k++) {
+            long lab = m->ncls >= 3 ? (long)m->cls[k] : m->ncls == 2 ? (long)m->cls[1] : 1L;
+            put(&t, "%ld", lab);
+            for (int64_t j = 0; j < m->dim; j++) {
+                put(&t, ",");
+                put_double(&t, m->x[k * m->dim + j]);
+            }
+            put(&t, "\n");
+        }
+    } else {
+        const char *solver = liblinear_solver(m->loss);
+        if (!solver)
+            return dpdo__err(m->errmsg, DPDO_E_UNSUPPORTED,
+                             "LIBLINEAR has no classifier for the loss '%s' (logistic, hinge, "
+                             "squared_hinge)",
+                             m->loss);
+        /* the layout of LIBLINEAR's save_model (linear.cpp): with 2 classes one vector w, for
+         * which a decision value > 0 predicts label[0] (our +1 or second class id); with K >= 3
+         * classes w holds K values per feature, feature-major */
+        put(&t, "solver_type %s\nnr_class %lld\nlabel", solver,
+            (long long)(m->ncls > 0 ? m->ncls : 2));
+        if (m->ncls >= 3)
+            for (int64_t k = 0; k < m->ncls; k++)
+                put(&t, " %ld", (long)m->cls[k]);
+        else if (m->ncls == 2)
+            put(&t, " %ld %ld", (long)m->cls[1], (long)m->cls[0]);
+        else
+            put(&t, " 1 -1");
+        put(&t, "\nnr_feature %lld\nbias -1\nw\n", (long long)m->dim);
+        for (int64_t j = 0; j < m->dim; j++) {
+            for (int64_t k = 0; k < K; k++) {
+                put(&t, "%.17g ", m->x[k * m->dim + j]);
+            }
+            put(&t, "\n");
+        }
+    }
+    int rc = t.oom ? dpdo__err(m->errmsg, DPDO_E_NOMEM, "out of memory")
+                   : dpdo__file_replace(path, t.p, t.len, m->errmsg, "export");
+    dpdo__free(t.p);
+    return rc;
+}
+
+DPDO_API int dpdo_model_export(dpdo_model *m, int format, const char *path)
+{
+    DPDO__GUARDED(m, DPDO__MAGIC_MODEL, DPDO__BUSY_SHARED, "dpdo_model_export",
+                  model_export_body(m, format, path));
+}
+
+/* ---- for dpdo_train (lib/alg/train.c): one model from the binary runs of a training -------- */
+int dpdo__model_combine(dpdo_model *m, dpdo_model *const *runs, int64_t nruns, const int32_t *cls,
+                        int64_t ncls, int64_t nodes, char *err)
+{
+    if (!usable(m) || !runs || nruns < 1 || nruns != nvec(ncls) || (ncls > 0 && !cls))
+        return dpdo__err(err, DPDO_E_INVAL, "internal: bad arguments to combine the runs");
+    const struct dpdo_model *r0 = runs[0];
+    for (int64_t k = 0; k < nruns; k++)
+        if (!runs[k]->filled || runs[k]->dim != r0->dim || runs[k]->ncls != 0)
+            return dpdo__err(err, DPDO_E_INVAL, "internal: run %lld does not fit", (long long)k);
+    content c;
+    memset(&c, 0, sizeof c);
+    c.dim = r0->dim;
+    if (c.dim * nruns > DPDO_MODEL_MAX_DIM)
+        return dpdo__err(err, DPDO_E_INVAL, "%lld classes x %lld features: more than %lld values",
+                         (long long)nruns, (long long)c.dim, (long long)DPDO_MODEL_MAX_DIM);
+    c.x = dpdo__alloc_array((size_t)(c.dim * nruns), sizeof(double));
+    c.cls = ncls > 0 ? dpdo__alloc_array((size_t)ncls, sizeof(int32_t)) : NULL;
+    if (!c.x || (ncls > 0 && !c.cls)) {
+        dpdo__free(c.x);
+        dpdo__free(c.cls);
+        return dpdo__err(err, DPDO_E_NOMEM, "out of memory");
+    }
+    if (ncls > 0) memcpy(c.cls, cls, (size_t)ncls * sizeof(int32_t));
+    c.ncls = ncls;
+    c.nodes = nodes;
+    /* basic composition: every example is in every run, so the runs' figures add up */
+    c.eps = 0;
+    c.delta = 0;
+    for (int64_t k = 0; k < nruns; k++) {
+        memcpy(c.x + k * c.dim, runs[k]->x, (size_t)c.dim * sizeof(double));
+        c.eps += runs[k]->eps;
+        c.delta += runs[k]->delta;
+        if (runs[k]->rounds > c.rounds) c.rounds = runs[k]->rounds;
+    }
+    if (!(c.delta < 1)) c.delta = nextafter(1.0, 0.0);
+    memcpy(c.loss, r0->loss, TOKLEN);
+    memcpy(c.reg, r0->reg, TOKLEN);
+    memcpy(c.alg, r0->alg, TOKLEN);
+    memcpy(c.acc, r0->acc, TOKLEN);
+    for (int64_t k = 1; k < nruns; k++)
+        if (strcmp(runs[k]->acc, r0->acc) != 0) set_token(c.acc, "mixed");
+    memcpy(c.lib, r0->lib, TOKLEN);
+    c.rp[0] = r0->rp[0];
+    c.rp[1] = r0->rp[1];
+    if (nruns > 1) set_token(c.comp, "basic");
+    c.integrity = DPDO_MODEL_INTEGRITY_LOCAL;
+    install(m, &c);
+    return DPDO_OK;
+}
+
+/* Replace m's (single) weight vector by x[dim] (dpdo_train's tail average of a run's output). */
+int dpdo__model_set_x(dpdo_model *m, const double *x, int64_t dim, char *err)
+{
+    if (!usable(m) || !m->filled || m->ncls >= 3 || dim != m->dim || !x)
+        return dpdo__err(err, DPDO_E_INVAL, "internal: bad arguments to set the weights");
+    size_t bad = dpdo__first_nonfinite(x, (size_t)dim);
+    if (bad < (size_t)dim)
+        return dpdo__err(err, DPDO_E_NUMERIC, "the averaged output's entry %zu is not finite", bad);
+    memcpy(m->x, x, (size_t)dim * sizeof(double));
+    return DPDO_OK;
+}
+
+/* dpdo_train's entry: with m's busy guard taken, the message of a failed check (rc, why) or
+ * fn(m, errmsg, ctx) */
+int dpdo__model_locked(dpdo_model *m, const char *what, int rc, const char *why,
+                       int (*fn)(dpdo_model *, char *, void *), void *ctx)
+{
+    DPDO__GUARDED(m, DPDO__MAGIC_MODEL, 1, what,
+                  !usable(m) ? DPDO_E_INVAL
+                  : rc       ? dpdo__err(m->errmsg, rc, "%s: %s", what, why ? why : "")
+                             : fn(m, m->errmsg, ctx));
 }

@@ -506,6 +506,9 @@ class dpdo_release_decl(C.Structure):
 
 class dpdo_algorithm_vtable(C.Structure):
     """struct dpdo_algorithm_vtable (include/dpdo/algorithm_type.h)."""
+
+
+
 class dpdo_allocator(C.Structure):
     """struct dpdo_allocator (include/dpdo/allocator.h)."""
 
@@ -725,6 +728,7 @@ dpdo_algorithm_vtable._fields_ = [
     ("combine", C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_void_p, C.c_void_p, C.c_int64)),  # int (*)(dpdo_alg_ctx *, void *, void *, int64_t)
     ("output", C.CFUNCTYPE(None, C.c_void_p, C.c_void_p, C.c_void_p, C.c_int64, C.POINTER(C.c_double))),  # void (*)(const dpdo_alg_ctx *, const void *, void *, int64_t, double *)
     ("release", C.CFUNCTYPE(None, C.c_void_p, C.c_void_p)),  # void (*)(void *, void *)
+]
 dpdo_allocator._fields_ = [
     ("struct_size", C.c_size_t),  # size_t
     ("alloc", C.CFUNCTYPE(C.c_void_p, C.c_void_p, C.c_size_t)),  # void *(*)(void *, size_t)

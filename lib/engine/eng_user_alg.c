@@ -437,9 +437,10 @@ DPDO_API int dpdo_alg_param(const dpdo_alg_ctx *c, int key, double *value)
 {
     if (!c || !value) return DPDO_E_INVAL;
     const dpdo__eng *e = ENG(c);
-    int s = dpdo__param_slot(key), type = 0, live = 0;
-    if (s < 0 || !dpdo__param_slot_info(s, &type, &live)) return DPDO_E_INVAL;
-    *value = type ? e->pd[s] : (double)e->pi[s];
+    int s = dpdo__param_slot(e->vt, key);
+    const dpdo__pdef *def = dpdo__param_def(e->vt, key);
+    if (s < 0 || !def) return DPDO_E_INVAL;
+    *value = def->type ? e->pd[s] : (double)e->pi[s];
     return DPDO_OK;
 }
 

@@ -100,6 +100,7 @@ int dpdo__algorithm_create_vt(dpdo_algorithm **out, const dpdo__alg_vt *vt)
     if (!out) return DPDO_E_INVAL;
     *out = NULL;
     if (!vt) return DPDO_E_INVAL;
+    if (!dpdo__param_fits(vt)) return DPDO_E_UNSUPPORTED; /* a table longer than the slots */
     dpdo_algorithm *a = dpdo__calloc(1, sizeof *a);
     if (!a) return DPDO_E_NOMEM;
     a->magic = DPDO__MAGIC_ALGORITHM;

@@ -544,6 +544,8 @@ int dpdo__plan_add_charge(dpdo__eng *e, int32_t ev, int64_t node, int64_t count)
 int dpdo__param_slot(const dpdo__alg_vt *vt, int key);
 const dpdo__pdef *dpdo__param_def(const dpdo__alg_vt *vt, int key);
 int dpdo__param_ncommon(void);
+/* 1 when a handle's DPDO__NSLOTS slots hold the common parameters and all of vt's own */
+int dpdo__param_fits(const dpdo__alg_vt *vt);
 /* The definition of slot `slot` of a handle of type vt and its key (*key; may be NULL), or NULL
  * past the end (checkpoints, listings). */
 const dpdo__pdef *dpdo__param_at(const dpdo__alg_vt *vt, int slot, int *key);

@@ -108,6 +108,11 @@ int dpdo__param_slot(const dpdo__alg_vt *vt, int key)
     return -1;
 }
 
+int dpdo__param_fits(const dpdo__alg_vt *vt)
+{
+    return NCOMMON + nown(vt) <= DPDO__NSLOTS;
+}
+
 const dpdo__pdef *dpdo__param_def(const dpdo__alg_vt *vt, int key)
 {
     return dpdo__param_at(vt, dpdo__param_slot(vt, key), NULL);

@@ -123,14 +123,13 @@ static void output(const dpdo__eng *e, const void *priv, int64_t i, double *x)
 
 static void release(dpdo__eng *e, void *priv) {}
 
-static const int32_t no_keys[] = {0};
 static const dpdo__alg_vt VT_LOCAL = {.name = "charges-local", .title = "test", .priv_size = sizeof(tp),
-                                      .keys = no_keys, .local_charges = 1, .configure = configure,
+                                      .local_charges = 1, .configure = configure,
                                       .prepare = prepare, .init = init, .plan = plan, .local = local,
                                       .combine = combine, .check = check, .commit = commit, .output = output,
                                       .release = release};
 static const dpdo__alg_vt VT_PLAN = {.name = "charges-plan", .title = "test", .priv_size = sizeof(tp),
-                                     .keys = no_keys, .local_charges = 0, .configure = configure,
+                                     .local_charges = 0, .configure = configure,
                                      .prepare = prepare, .init = init, .plan = plan, .local = local,
                                      .combine = combine, .check = check, .commit = commit, .output = output,
                                      .release = release};

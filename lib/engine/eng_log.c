@@ -99,14 +99,14 @@ void dpdo__eng_log_prepared(dpdo_algorithm *a)
     if (!e->pv.private_run)
         snprintf(buf, sizeof buf,
                  "%s: sigma = %.17g, not private (noise mode %s); %lld nodes, %lld rounds planned",
-                 dpdo_algorithm_name(a), e->pv.sigma, noise_mode_name(e->o.noise_mode),
-                 (long long)e->n, (long long)e->o.max_rounds);
+                 a->vt->name, e->pv.sigma, noise_mode_name(e->o.noise_mode), (long long)e->n,
+                 (long long)e->o.max_rounds);
     else
         snprintf(buf, sizeof buf,
                  "%s: sigma = %.17g (noise mode %s, accountant %s, target epsilon %g at delta "
                  "%g, budget guard %s, sensitivity %.6g, %d release kind%s%s); %lld nodes, %lld "
                  "rounds planned, %.*s randomness",
-                 dpdo_algorithm_name(a), e->pv.sigma, noise_mode_name(e->o.noise_mode),
+                 a->vt->name, e->pv.sigma, noise_mode_name(e->o.noise_mode),
                  e->acc ? dpdo_accountant_name(e->acc) : "none", e->o.epsilon, e->o.delta,
                  isfinite(e->pv.guard_eps) ? "on" : "off", e->pv.sens, (int)e->pv.nev,
                  e->pv.nev == 1 ? "" : "s", plan, (long long)e->n, (long long)e->o.max_rounds,
@@ -124,16 +124,15 @@ static const char *stop_name(int stop)
 /* the summary of a stopped run: DONE (INFO) or a failed round (ERROR) */
 static void log_summary(dpdo_algorithm *a, int rc)
 {
-    char buf[512];
+    char buf[800];
     if (rc != DPDO_DONE) {
-        snprintf(buf, sizeof buf, "%s: run failed in round %lld (%s): %s", dpdo_algorithm_name(a),
-                 (long long)dpdo_algorithm_round(a) + 1, dpdo_status_name(rc),
-                 dpdo_algorithm_errmsg(a));
+        snprintf(buf, sizeof buf, "%s: run failed in round %lld (%s): %s", a->vt->name,
+                 (long long)a->e->round + 1, dpdo_status_name(rc), a->errmsg);
         log_emit(a, DPDO_LOG_ERROR, "summary", buf);
         return;
     }
     if (!log_wants(a, DPDO_LOG_INFO)) return;
-    char priv[200] = "not private";
+    char priv[400] = "not private";
     if (a->e->pv.private_run) {
         double eps = NAN, del = NAN;
         if (dpdo_algorithm_privacy(a, DPDO_PRIVACY_RIGOROUS, DPDO_NODE_ALL, &eps, &del, NULL) ==
@@ -141,13 +140,13 @@ static void log_summary(dpdo_algorithm *a, int rc)
             snprintf(priv, sizeof priv, "epsilon = %.17g at delta = %g (%s)", eps, del,
                      dpdo_algorithm_privacy_source(a, DPDO_PRIVACY_RIGOROUS));
         else
-            snprintf(priv, sizeof priv, "epsilon not available: %s", dpdo_algorithm_errmsg(a));
+            snprintf(priv, sizeof priv, "epsilon not available: %s", a->errmsg);
     }
     int64_t msgs = 0, bytes = 0;
     (void)dpdo_algorithm_comm(a, DPDO_NODE_ALL, &msgs, NULL, &bytes);
     snprintf(buf, sizeof buf, "%s: stopped (%s) after %lld rounds; %s; %lld messages, %lld bytes",
-             dpdo_algorithm_name(a), stop_name(a->stop), (long long)dpdo_algorithm_round(a), priv,
-             (long long)msgs, (long long)bytes);
+             a->vt->name, stop_name(a->stop), (long long)a->e->round, priv, (long long)msgs,
+             (long long)bytes);
     log_emit(a, DPDO_LOG_INFO, "summary", buf);
 }
 
@@ -159,13 +158,13 @@ int dpdo__eng_log_step(dpdo_algorithm *a, int (*body)(dpdo_algorithm *))
     if (rc == DPDO_DONE || (rc < 0 && a->state == DPDO_ALG_FAILED && before != DPDO_ALG_FAILED))
         log_summary(a, rc);
     else if (rc < 0 && rc != DPDO_E_MISUSE)
-        log_emit(a, DPDO_LOG_ERROR, "error", dpdo_algorithm_errmsg(a));
+        log_emit(a, DPDO_LOG_ERROR, "error", a->errmsg);
     return rc;
 }
 
 int dpdo__eng_log_status(dpdo_algorithm *a, int rc)
 {
     if (rc < 0 && rc != DPDO_E_MISUSE && a && a->log)
-        log_emit(a, DPDO_LOG_ERROR, "error", dpdo_algorithm_errmsg(a));
+        log_emit(a, DPDO_LOG_ERROR, "error", a->errmsg);
     return rc;
 }

@@ -332,15 +332,23 @@ static void mean_var(const double *s, int64_t n, double *m, double *v)
     *m = a, *v = b / (double)(n - 1);
 }
 
+/* the white-box statistics' input: two classes of at least 30 finite scores, confidence in (0, 1)
+ */
+static int white_box_input(const double *s1, int64_t n1, const double *s0, int64_t n0,
+                           double confidence)
+{
+    if (!s1 || !s0 || n1 < 30 || n0 < 30 || !(confidence > 0 && confidence < 1)) return 0;
+    for (int64_t i = 0; i < n1; i++)
+        if (!isfinite(s1[i])) return 0;
+    for (int64_t i = 0; i < n0; i++)
+        if (!isfinite(s0[i])) return 0;
+    return 1;
+}
+
 DPDO_API int dpdo_audit_mu_lower(const double *s1, int64_t n1, const double *s0, int64_t n0,
                                  double confidence, double *mu)
 {
-    if (!s1 || !s0 || !mu || n1 < 30 || n0 < 30 || !(confidence > 0 && confidence < 1))
-        return DPDO_E_INVAL;
-    for (int64_t i = 0; i < n1; i++)
-        if (!isfinite(s1[i])) return DPDO_E_INVAL;
-    for (int64_t i = 0; i < n0; i++)
-        if (!isfinite(s0[i])) return DPDO_E_INVAL;
+    if (!mu || !white_box_input(s1, n1, s0, n0, confidence)) return DPDO_E_INVAL;
     double m1, v1, m0, v0;
     mean_var(s1, n1, &m1, &v1);
     mean_var(s0, n0, &m0, &v0);
@@ -397,12 +405,7 @@ static double abs_dev_max(const double *v, int64_t n, double lo, double hi)
 DPDO_API int dpdo_audit_eps_laplace_lower(const double *s1, int64_t n1, const double *s0,
                                           int64_t n0, double confidence, double *eps)
 {
-    if (!s1 || !s0 || !eps || n1 < 30 || n0 < 30 || !(confidence > 0 && confidence < 1))
-        return DPDO_E_INVAL;
-    for (int64_t i = 0; i < n1; i++)
-        if (!isfinite(s1[i])) return DPDO_E_INVAL;
-    for (int64_t i = 0; i < n0; i++)
-        if (!isfinite(s0[i])) return DPDO_E_INVAL;
+    if (!eps || !white_box_input(s1, n1, s0, n0, confidence)) return DPDO_E_INVAL;
     double *v1 = dpdo__alloc_array((size_t)n1, sizeof *v1),
            *v0 = dpdo__alloc_array((size_t)n0, sizeof *v0);
     if (!v1 || !v0) {

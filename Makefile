@@ -460,10 +460,11 @@ install: lib $(BUILD)/dpdo.pc tools man mpi
 	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
 	install -m 644 $(BUILD)/man/man1/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(BUILD)/man/man3/*.3 $(DESTDIR)$(MANDIR)/man3/
-	install -d $(DESTDIR)$(DOCDIR)/algorithms $(DESTDIR)$(DOCDIR)/design $(DESTDIR)$(DOCDIR)/examples/python
+	install -d $(DESTDIR)$(DOCDIR)/algorithms $(DESTDIR)$(DOCDIR)/design/notes $(DESTDIR)$(DOCDIR)/examples/python
 	install -m 644 README.md CHANGELOG docs/*.md docs/*.png $(DESTDIR)$(DOCDIR)/
 	install -m 644 docs/algorithms/*.md $(DESTDIR)$(DOCDIR)/algorithms/
 	install -m 644 docs/design/*.md $(DESTDIR)$(DOCDIR)/design/
+	install -m 644 docs/design/notes/*.md $(DESTDIR)$(DOCDIR)/design/notes/
 	install -m 644 examples/*.c examples/*.h $(DESTDIR)$(DOCDIR)/examples/
 	install -m 644 examples/python/* $(DESTDIR)$(DOCDIR)/examples/python/
 ifneq ($(HAVE_MPI),)

@@ -273,12 +273,12 @@ enum {
                                           or 160 (consistent with its proof) */
     DPDO_PARAM_DDA_ALL_COMPUTE = 108,  /* int 0/1: every node computes every round
                                           (the baseline's default is 1) */
-    DPDO_PARAM_DDA_ALL_TRANSMIT = 109, /* int 0/1: DO-ADP's comparison variant (spec do-adp
-                                          §5.6): static W of the network, every node sends
-                                          z_j + a_t eta_j zeta_j every round and applies (5),
-                                          (6); eta_j from the scheme (BERNOULLI: independent
-                                          Bern(dda-bernoulli-p); otherwise a uniform
-                                          dda-active subset); default 0 */
+    DPDO_PARAM_DDA_ALL_TRANSMIT = 109, /* int 0/1: DO-ADP's comparison variant
+                                          (docs/design/notes/do-adp.md §5.6): static W of the
+                                          network, every node sends z_j + a_t eta_j zeta_j every
+                                          round and applies (5), (6); eta_j from the scheme
+                                          (BERNOULLI: independent Bern(dda-bernoulli-p); otherwise a
+                                          uniform dda-active subset); default 0 */
     DPDO_PARAM_ADP_P = 200,            /* double (0, 1]: activation probability p; default 1 */
     DPDO_PARAM_ADP_BETA = 201,     /* double [0, 1): momentum beta; default 0.15 (experiments) */
     DPDO_PARAM_ADP_GAMMA = 202,    /* double (0, 1]: consensus step gamma; default 0.05 */
@@ -326,10 +326,11 @@ enum {
 /* DPDO step schedules (DPDO_PARAM_DPDO_SCHEDULE). */
 enum {
     DPDO_DPDO_STEP_GEOMETRIC = 0, /* gamma_t = c qs^t (Huang, Mitra, Vaidya 2015) */
-    DPDO_DPDO_STEP_HARMONIC = 1   /* gamma_t = c/(t+1) ("linearly decaying", spec do-adp §5.6) */
+    DPDO_DPDO_STEP_HARMONIC =
+        1 /* gamma_t = c/(t+1) ("linearly decaying", docs/design/notes/do-adp.md §5.6) */
 };
 
-/* DP-WOR-SGD schedules (spec dp-wor-sgd §2.4). */
+/* DP-WOR-SGD schedules (docs/design/notes/dp-wor-sgd.md §2.4). */
 enum {
     DPDO_WOR_SYNCHRONOUS = 0, /* S2: every node with data left steps once per round, in node
                                  order; a later node sees the wG updated earlier this round */
@@ -440,7 +441,7 @@ DPDO_API int dpdo_algorithm_set_policy(dpdo_algorithm *alg, dpdo_policy *policy)
 
 /* ---- Fed-PLT theory helpers (pure functions, thread-safe) ------------------------------ */
 
-/* The rate matrix of Fed-PLT's Proposition 1 (spec fed-plt §5.1) for
+/* The rate matrix of Fed-PLT's Proposition 1 (docs/design/notes/fed-plt.md §5.1) for
  * f_i in F(lambda_lo, lambda_hi) (0 < lambda_lo <= lambda_hi), PRS parameter
  * rho > 0 and a local-solver contraction c(N_e) >= 0 (e.g. from
  * dpdo_solver_contraction: chi^N_e for GD). paper_c = 1 uses the paper's
@@ -452,7 +453,7 @@ DPDO_API int dpdo_algorithm_set_policy(dpdo_algorithm *alg, dpdo_policy *policy)
  * (Prop. 2). Returns DPDO_OK or DPDO_E_INVAL. Since 0.1. */
 DPDO_API int dpdo_fedplt_rate(double lambda_lo, double lambda_hi, double rho, double contraction,
                               int32_t paper_c, double p_lo, double *out, int64_t cap);
-/* The additive error bound of noisy GD (Corollary 1, spec §5.5):
+/* The additive error bound of noisy GD (Corollary 1, docs/design/notes/fed-plt.md §5.5):
  * nu = tau sqrt(10 n N gamma) (1 - chi^epochs) / (1 - chi), for dimension n,
  * N agents, step gamma, per-step contraction chi in [0, 1). The asymptotic
  * bound is sqrt(p_hi/p_lo) nu / (1 - sigma). Returns DPDO_OK or
@@ -464,7 +465,7 @@ DPDO_API int dpdo_fedplt_noise_error(double tau, int64_t n, int64_t N, double ga
 
 /* Use flags[n] (1 = computes) as the computing set of the NEXT step() only,
  * instead of the algorithm's own draw: intrinsic participation such as slow
- * agents (Fed-PLT spec §2.4), or scripted experiments. At least one node.
+ * agents (Fed-PLT, docs/design/notes/fed-plt.md §2.4), or scripted experiments. At least one node.
  * The flags are copied. NULL cancels. The activation stays public: active
  * nodes are charged as usual and no amplification by the host's choice is
  * claimed. DP-DDA pairs the chosen nodes in ascending order under

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Message compressors (sparsifiers) for algorithms that send compressed
- * messages, such as DO-ADP (spec do-adp.md §2.6-2.8). A compressor C maps a
+ * messages, such as DO-ADP (docs/design/notes/do-adp.md §2.6-2.8). A compressor C maps a
  * vector x[dim] to a sparse message: `count` (index, value) pairs with
  * strictly ascending indices. Built-in types (all UNSCALED: every value sent
  * equals the input value at that index):
  *
  *   "identity"   all dim pairs (k = dim always); C(x) = x; delta = 1.
  *   "top-k"      the k coordinates of largest |x_l|, ties broken by the
- *                smaller index (spec §7 item 16); always exactly k pairs,
+ *                smaller index (docs/design/notes/do-adp.md §7 item 16); always exactly k pairs,
  *                zeros included when x has fewer than k non-zeros, so a
  *                message always costs k. Deterministic, O(dim) selection.
  *                ||C(x) - x||^2 <= (1 - k/dim) ||x||^2 for every x (Lemma 7).
@@ -23,7 +23,7 @@
  *
  * The scaled rand-k ((dim/k) Rand_k(x), unbiased) is deliberately not
  * offered: it is not a contraction (E||.-x||^2 = (dim/k - 1)||x||^2), so it
- * breaks the consensus step of DO-ADP (spec §2.6). See docs/compressor.md.
+ * breaks the consensus step of DO-ADP (docs/design/notes/do-adp.md §2.6). See docs/compressor.md.
  *
  * User compressor types fill a dpdo_compressor_type and pass it to
  * dpdo_compressor_create(); their callbacks take `void *user` first and

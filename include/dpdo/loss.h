@@ -7,7 +7,7 @@
  *         margins from the shard's rows and applies phi. The built-ins are of
  *         this kind (labels must be -1/+1 for hinge and logistic):
  *           "hinge"     phi(m, y) = max(0, 1 - y m); subgradient -y if y m < 1,
- *                       else 0 (so 0 at the kink y m = 1, spec dp-dda §2.7)
+ *                       else 0 (so 0 at the kink y m = 1, docs/design/notes/dp-dda.md §2.7)
  *           "logistic"  phi(m, y) = log(1 + exp(-y m)), evaluated as
  *                       max(s, 0) + log1p(exp(-|s|)), s = -y m (finite for any margin)
  *           "squared"   phi(m, y) = (m - y)^2 / 2

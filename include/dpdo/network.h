@@ -48,18 +48,20 @@ enum {
     DPDO_GOSSIP_DENSE = 2   /* one BLIS dgemm with the dense n x n W (n <= 4096) */
 };
 
-/* Per-round random gossip schemes (spec/dp-dda.md §2.5), for
+/* Per-round random gossip schemes (docs/design/notes/dp-dda.md §2.5), for
  * dpdo_network_round_matrix() and the algorithms' options. Pinned values. */
 enum {
-    DPDO_ROUND_ALL = 0,      /* every node active, the static W (§2.5(e)) */
-    DPDO_ROUND_EDGES = 1,    /* `count` distinct graph edges, uniformly; active = endpoints;
-                                Metropolis weights on the sampled subgraph (§2.5(a)) */
+    DPDO_ROUND_ALL = 0, /* every node active, the static W (docs/design/notes/dp-dda.md §2.5(e)) */
+    DPDO_ROUND_EDGES =
+        1,                   /* `count` distinct graph edges, uniformly; active = endpoints;
+                                Metropolis weights on the sampled subgraph (docs/design/notes/dp-dda.md §2.5(a)) */
     DPDO_ROUND_MATCHING = 2, /* uniform random matching of `count` nodes (count even); each
-                                pair averages (§2.5(b)) */
+                                pair averages (docs/design/notes/dp-dda.md §2.5(b)) */
     DPDO_ROUND_AVERAGE = 3,  /* `count` uniform active nodes, full averaging among them,
-                                w_ij = 1/count (§2.5(c)) */
-    DPDO_ROUND_INDUCED = 4,  /* `count` uniform active nodes, Metropolis weights on the
-                                induced subgraph of the network (§2.5(d)) */
+                                w_ij = 1/count (docs/design/notes/dp-dda.md §2.5(c)) */
+    DPDO_ROUND_INDUCED =
+        4,                   /* `count` uniform active nodes, Metropolis weights on the
+                                induced subgraph of the network (docs/design/notes/dp-dda.md §2.5(d)) */
     DPDO_ROUND_BERNOULLI = 5 /* each node active independently with probability p;
                                 Metropolis weights on the induced subgraph */
 };

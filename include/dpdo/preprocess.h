@@ -6,7 +6,7 @@
  * always applied in that order. Each step is fitted once, in that order, on
  * one dataset (the training split), and the fitted transform is then applied
  * to any dataset with the same feature count (training and test splits). The
- * pipelines of the DP-WOR-SGD experiments (spec dp-wor-sgd.md section 6.1):
+ * pipelines of the DP-WOR-SGD experiments (docs/design/notes/dp-wor-sgd.md §6.1):
  *
  *     MNIST / Fashion-MNIST: fit_scale(1/255), fit_center, fit_pca(50),
  *                            set_normalize_rows(1)

@@ -113,7 +113,7 @@ DPDO_API int dpdo_regularizer_prox(dpdo_regularizer *reg, const double *v, int64
  * the user callback's value (0 without one). Since 0.1. */
 DPDO_API int dpdo_regularizer_modulus(dpdo_regularizer *reg, double *mu);
 
-/* Dual-averaging primal map (DP-DDA, spec dp-dda.md §2.6, paper eq. (6)):
+/* Dual-averaging primal map (DP-DDA, docs/design/notes/dp-dda.md §2.6, paper eq. (6)):
  *     x = argmin_u { <z, u> + kappa h(u) + (gamma / 2) ||u||^2 },
  * with kappa = iota A_{t+1} and gamma = gamma_{t+1} in the paper's symbols.
  * Closed forms: l2 x = -z/(kappa lambda + gamma); l1 x = -S_{kappa lambda}(z)/gamma;
@@ -122,7 +122,7 @@ DPDO_API int dpdo_regularizer_modulus(dpdo_regularizer *reg, double *mu);
  * x = prox_{(kappa/gamma) h}(-z/gamma). Requires kappa >= 0, gamma >= 0 finite,
  * and gamma > 0 unless kappa*mu > 0 with mu the modulus ("l2", "elastic-net"
  * with lambda2 > 0); otherwise the argmin may not exist or not be unique:
- * DPDO_E_INVAL (e.g. "l1" with gamma = 0, spec §2.6). x may alias z.
+ * DPDO_E_INVAL (e.g. "l1" with gamma = 0, docs/design/notes/dp-dda.md §2.6). x may alias z.
  * Returns as dpdo_regularizer_prox. Since 0.1. */
 DPDO_API int dpdo_regularizer_da_map(dpdo_regularizer *reg, const double *z, int64_t dim,
                                      double kappa, double gamma, double *x);

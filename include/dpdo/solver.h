@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Local solvers: approximate proximal steps on one node (Fed-PLT, spec
- * fed-plt.md §3). A solver starts from the warm start w = x (in/out) and runs
+/* Local solvers: approximate proximal steps on one node (Fed-PLT,
+ * docs/design/notes/fed-plt.md §3). A solver starts from the warm start w = x (in/out) and runs
  * `epochs` steps (N_e) on the local Peaceman-Rachford objective
  *
  *     d(w) = f(w) + ||w - v||^2 / (2 rho),
@@ -70,8 +70,9 @@ typedef struct dpdo_solver_type {
      * evaluated with dpdo_node_eval(). */
     int (*run)(void *user, dpdo_node *node, const double *v, int64_t dim, double rho,
                int64_t epochs, const dpdo_rng *rng, uint64_t node_id, uint64_t round, double *w);
-    /* optional: contraction factor c(epochs) toward prox_{rho f}(v) (spec
-     * §3.6 R2) for f in F(lambda_lo, lambda_hi) (NaN = unknown); NULL = unknown */
+    /* optional: contraction factor c(epochs) toward prox_{rho f}(v) (
+     * docs/design/notes/fed-plt.md §3.6 R2) for f in F(lambda_lo, lambda_hi) (NaN = unknown); NULL
+     * = unknown */
     int (*contraction)(void *user, double rho, int64_t epochs, double lambda_lo, double lambda_hi,
                        double *c);
     /* optional: runs exactly once, at dpdo_solver_destroy */
@@ -128,8 +129,8 @@ DPDO_API int64_t dpdo_solver_dim(const dpdo_solver *s);
  *                dpdo_solver_contraction. Every type accepts them.
  *   "tau"        noise scale of noisy-gd, finite >= 0 (default 0 = plain gd)
  *   "clip"       per-sample gradient clip norm, finite >= 0, 0 = off (the
- *                default); gd, sgd, noisy-gd. For the sensitivity L of spec
- *                §4.2 use clip = L/2.
+ *                default); gd, sgd, noisy-gd. For the sensitivity L of
+ *                docs/design/notes/fed-plt.md §4.2 use clip = L/2.
  *   "batch"      sgd mini-batch size, an integer in [1, 2^31) (default 1);
  *                reallocates the index buffer (E_NOMEM possible, the old
  *                value is kept then). Must be <= the node's sample count at run.
@@ -173,26 +174,24 @@ DPDO_API int dpdo_solver_run(dpdo_solver *s, dpdo_node *node, const double *v, i
                              double rho, int64_t epochs, const dpdo_rng *rng, uint64_t node_id,
                              uint64_t round, double *w);
 
-/* *c = contraction factor c(epochs) toward prox_{rho f}(v) (spec §3.6 R2):
+/* *c = contraction factor c(epochs) toward prox_{rho f}(v) (docs/design/notes/fed-plt.md §3.6 R2):
  * ||X(x; v) - prox|| <= c ||x - prox|| for every x, for f in
  * F(lambda_lo, lambda_hi) with the handle's "lambda_lo"/"lambda_hi":
  *   gd, sgd, noisy-gd: chi^epochs, chi = max(|1 - gamma mu_d|, |1 - gamma L_d|)
  *                      (sgd, noisy-gd: for the mean map, i.e. without the
  *                      sampling/noise error, which is additive);
  *   agd:               sqrt(1 + kappa) (1 - 1/sqrt kappa)^(epochs/2),
- *                      kappa = L_d/mu_d (the corrected constant of spec §3.2;
- *                      0 for kappa = 1, 1 for epochs = 0);
- *   exact-quadratic:   0;
- *   user types:        the contraction callback (gets the lambdas, NaN if unknown).
- * Returns DPDO_OK, DPDO_E_INVAL (NULL, rho <= 0 or not finite, epochs < 0,
- * lambda needed but unknown, lambda_lo > lambda_hi, bad step),
+ *                      kappa = L_d/mu_d (the corrected constant of docs/design/notes/fed-plt.md
+ * §3.2; 0 for kappa = 1, 1 for epochs = 0); exact-quadratic:   0; user types:        the
+ * contraction callback (gets the lambdas, NaN if unknown). Returns DPDO_OK, DPDO_E_INVAL (NULL, rho
+ * <= 0 or not finite, epochs < 0, lambda needed but unknown, lambda_lo > lambda_hi, bad step),
  * DPDO_E_UNSUPPORTED (user type without a contraction callback),
  * DPDO_E_CALLBACK, DPDO_E_NUMERIC (callback gave NaN or a negative value).
  * Since 0.1. */
 DPDO_API int dpdo_solver_contraction(dpdo_solver *s, double rho, int64_t epochs, double *c);
 
-/* 1 if the solver is covered by the noisy-GD privacy accounting of spec §4
- * (spec §3.6 R5): only "noisy-gd" with tau > 0; 0 otherwise (and for NULL,
+/* 1 if the solver is covered by the noisy-GD privacy accounting of docs/design/notes/fed-plt.md §4
+ * (docs/design/notes/fed-plt.md §3.6 R5): only "noisy-gd" with tau > 0; 0 otherwise (and for NULL,
  * and for every user type). Since 0.1. */
 DPDO_API int dpdo_solver_dp_accountable(const dpdo_solver *s);
 

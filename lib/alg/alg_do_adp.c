@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* DO-ADP: decentralized momentum SGD with random activation and compressed
- * (sparsified) difference messages (Algorithm 1; shared/spec/do-adp.md §2).
+ * (sparsified) difference messages (Algorithm 1; docs/design/notes/do-adp.md §2).
  * State per agent: x_i (private), m_i (momentum), xhat_i (public copy; one
- * shared replica per agent, spec §2.1 [R]). Round t, every agent i (phase A,
+ * shared replica per agent, docs/design/notes/do-adp.md §2.1 [R]). Round t, every agent i (phase A,
  * reading only round-t values):
  *   cons_i = gamma sum_j w_ij (xhat_j - xhat_i)
  *   active (Bernoulli(p), stream (i, t, ACTIVATION)):
@@ -424,12 +424,12 @@ static void noisy_notes(dpdo__eng *e, void *priv)
     if (dpdo_compressor_k(e->comp) < e->d)
         dpdo__eng_note(e, "the paper's k/d noise saving is not claimed by the rigorous figure (the "
                           "Top-k selection "
-                          "depends on the data, spec do-adp §7 item 1)");
+                          "depends on the data, docs/design/notes/do-adp.md §7 item 1)");
     if (P->p < 1)
         dpdo__eng_note(
             e,
             "activation treated as public: inactive agents send nothing, so no amplification by p "
-            "(spec do-adp §7 item 19)");
+            "(docs/design/notes/do-adp.md §7 item 19)");
 }
 
 static int prepare(dpdo__eng *e, void *priv)
@@ -450,8 +450,8 @@ static int prepare(dpdo__eng *e, void *priv)
                          "prepare: batch = %lld exceeds the smallest shard (%lld rows)",
                          (long long)B, (long long)qmin);
     P->B = B;
-    if (e->reg) { /* h enters every per-sample gradient (spec §5.2: ||x||^2/(2q) inside l_i): it
-                     must be smooth */
+    if (e->reg) { /* h enters every per-sample gradient (docs/design/notes/do-adp.md §5.2:
+                     ||x||^2/(2q) inside l_i): it must be smooth */
         char err[DPDO__ERRMSG_LEN] = "";
         double *t = e->scr[P->shg];
         memset(e->scr[P->sres], 0, (size_t)d * sizeof(double));
@@ -473,8 +473,8 @@ static int prepare(dpdo__eng *e, void *priv)
         P->sidx = si, P->midx = mi, P->mval = mv;
         P->idx_B = B, P->kcap = kcap;
     }
-    /* per-sample gradient bound: coordinate clamp to G/sqrt(d) (spec §2.4 A5, [R]) by
-     * default; +inf = no clipping (trusted); a finite clip = l2 per-sample clipping */
+    /* per-sample gradient bound: coordinate clamp to G/sqrt(d) (docs/design/notes/do-adp.md §2.4
+     * A5, [R]) by default; +inf = no clipping (trusted); a finite clip = l2 per-sample clipping */
     P->G = e->o.lipschitz;
     double clip = DPDO__PD(e, DPDO_PARAM_CLIP);
     P->coord_clamp = isnan(clip);
@@ -544,7 +544,7 @@ static void init(dpdo__eng *e, void *priv)
     adp *P = priv;
     canonical(e, priv, 0); /* a reset starts from configure()'s layout */
     size_t nd = (size_t)e->n * (size_t)e->d * sizeof(double);
-    memset(e->blk[P->bx].cur, 0, nd); /* x_0 = 0 (spec §2.3 [R]) */
+    memset(e->blk[P->bx].cur, 0, nd); /* x_0 = 0 (docs/design/notes/do-adp.md §2.3 [R]) */
     memset(e->blk[P->bm].cur, 0, nd);
     memset(e->blk[P->bh].cur, 0, nd);
 }
@@ -603,8 +603,8 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
         return dpdo__eng_err(e, rc, i, "regularizer: %s", err);
     /* Continuous noise (dpdo__eng_noise_gauss_fused) is drawn first, into the node's loss scratch
      * (dpdo__loss_eval_into leaves its first d doubles alone), while the sample rows' cache hints
-     * go out a part per chunk (issue 19), and is added after the gradient (with h in the same
-     * pass under l2 clipping): the bits of the separate draw. */
+     * go out a part per chunk (docs/performance.md), and is added after the gradient (with h in the
+     * same pass under l2 clipping): the bits of the separate draw. */
     if (e->pv.sigma > 0 && !DPDO__WEAKENED(e, DPDO__WEAKEN_SENS_DOUBLE) &&
         (rc = dpdo__eng_noise_gauss_fused(e, i, e->pv.sigma, e->pv.sens, &scale)))
         return rc;

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* DO-ADP's comparison baselines (shared/spec/do-adp.md §5.3, §5.6; docs in
- * docs/algorithms/do-adp-baselines.md). The third baseline, DP-DDA's
- * "inactive nodes still transmit" variant, lives in alg_dp_dda.c
- * (DPDO_PARAM_DDA_ALL_TRANSMIT).
+/* DO-ADP's comparison baselines (docs/design/notes/do-adp.md §5.3, docs/design/notes/do-adp.md
+ * §5.6; docs in docs/algorithms/do-adp-baselines.md). The third baseline, DP-DDA's "inactive nodes
+ * still transmit" variant, lives in alg_dp_dda.c (DPDO_PARAM_DDA_ALL_TRANSMIT).
  *
  * "dpdo" (Huang, Mitra, Vaidya 2015), round t = 0, 1, ... (engine round t+1):
  *   local:   xi_i = x_i + Lap(b_t)^d, b_t = b0 pn^t   (stream (i, t+1, NOISE))
@@ -17,7 +16,7 @@
  *            most NLEV Laplace events: eps_t is charged as the smallest level
  *            of a geometric grid that is >= eps_t.
  *
- * "cpgt" (CPGT-like reconstruction, spec §5.6 [R]), round t:
+ * "cpgt" (CPGT-like reconstruction, docs/design/notes/do-adp.md §5.6 [R]), round t:
  *   stage 0 local:   xt = x_i + Lap(bx_t)^d, yt = y_i + Lap(by_t)^d (one NOISE
  *                    stream: x first), qx = C(xt - xhat_i), qy = C(yt - yhat_i)
  *   stage 0 combine: xhat_i' = xhat_i + qx_i, yhat_i' = yhat_i + qy_i
@@ -607,7 +606,8 @@ static int cpgt_prepare(dpdo__eng *e, void *priv)
         dpdo__eng_note(e, "no clipping: the guarantee assumes every per-sample gradient norm <= G");
     if (mode != DPDO_NOISE_NONE)
         dpdo__eng_note(
-            e, "CPGT-like reconstruction (spec do-adp §5.6 [R]): worst-case sensitivities 2G "
+            e, "CPGT-like reconstruction (docs/design/notes/do-adp.md §5.6 [R]): worst-case "
+               "sensitivities 2G "
                "sqrt(d) (y) and "
                "2G sqrt(d) eta t (x), basic composition; not the published CPGT calibration");
     e->pv.nev = 0;

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* DP-DDA: differentially private distributed dual averaging with node
- * subsampling (Algorithm 1; shared/spec/dp-dda.md), and its all-nodes
- * baseline [19] (spec §6.6). docs/algorithms/dp-dda.md describes the
+ * subsampling (Algorithm 1; docs/design/notes/dp-dda.md), and its all-nodes
+ * baseline [19] (docs/design/notes/dp-dda.md §6.6). docs/algorithms/dp-dda.md describes the
  * parameters, the privacy modes and the caveats.
  *
  * State per node i: z_i (dual), x_i (primal), s_i (output accumulator, lazy:
- * spec §2.9) and last_t[i]. Round t:
+ * docs/design/notes/dp-dda.md §2.9) and last_t[i]. Round t:
  *   plan:    the computing set N(t) and W(t) from the public streams
  *   local:   i in N(t): sample B of q_i rows (i, t, SAMPLE), clipped mean
  *            subgradient g at x_i, zeta = g + N(0, sigma^2 I) (i, t, NOISE),
@@ -15,12 +15,11 @@
  *   commit:  s_i += x_i (A_t - A_{last_t[i]}), last_t[i] = t, z_i, x_i = new
  * Nodes outside N(t) are untouched ("freeze", Alg. 1 line 12).
  *
- * DPDO_PARAM_DDA_ALL_TRANSMIT = 1 (DO-ADP's comparison variant, spec do-adp
- * §5.6): W is the network's static matrix; eta_j(t) = 1 for the active set
- * (BERNOULLI: Bern(p) per node from stream (j, t, ACTIVATION); otherwise a
- * uniform dda-active subset from stream (0, t, ACTIVATION)); every node sends
- * msg_j = z_j + a_t eta_j zeta_j to its neighbours and applies (5) and (6);
- * only active nodes sample, draw noise and are charged. */
+ * DPDO_PARAM_DDA_ALL_TRANSMIT = 1 (DO-ADP's comparison variant,
+ * docs/design/notes/do-adp.md §5.6): W is the network's static matrix; eta_j(t) = 1 for the active
+ * set (BERNOULLI: Bern(p) per node from stream (j, t, ACTIVATION); otherwise a uniform dda-active
+ * subset from stream (0, t, ACTIVATION)); every node sends msg_j = z_j + a_t eta_j zeta_j to its
+ * neighbours and applies (5) and (6); only active nodes sample, draw noise and are charged. */
 #include "../engine/engine_impl.h"
 #include "../engine/par_impl.h"
 #include "../model/model_impl.h"
@@ -53,7 +52,7 @@ typedef struct dda {
 #define S(e, P, i) ((e)->blk[(P)->bs].cur + (size_t)(i) * (size_t)(e)->d)
 #define SCR(e, k) ((double *)(e)->scr[(k)])
 
-/* A_t exactly (spec §2.9): t or t(t+1)/2 in 64-bit integers. */
+/* A_t exactly (docs/design/notes/dp-dda.md §2.9): t or t(t+1)/2 in 64-bit integers. */
 static double A_of(const dda *P, uint64_t t)
 {
     if (P->a_power == 0) return (double)t;
@@ -73,7 +72,7 @@ static double gamma_of(const dda *P, uint64_t t)
     return P->gamma0 * pow((double)t, P->gpow);
 }
 
-/* The primal map (spec §2.6); reg NULL = no regularizer. */
+/* The primal map (docs/design/notes/dp-dda.md §2.6); reg NULL = no regularizer. */
 static int da_map(dpdo__eng *e, const double *z, double kappa, double gamma, double *x)
 {
     if (!e->reg) {
@@ -157,9 +156,9 @@ static int configure(dpdo__eng *e, void *priv)
     return configure_common(e, P);
 }
 
-/* The initial iterate x^(1) = argmin iota A_1 h + gamma_1/2 |x|^2 (spec §2.3) with
- * the current parameters, so that getters at round 0 show it even before
- * prepare; prepare recomputes it (and reports an ill-posed map). */
+/* The initial iterate x^(1) = argmin iota A_1 h + gamma_1/2 |x|^2 (docs/design/notes/dp-dda.md
+ * §2.3) with the current parameters, so that getters at round 0 show it even before prepare;
+ * prepare recomputes it (and reports an ill-posed map). */
 static void initial_iterate(dpdo__eng *e, void *priv)
 {
     dda *P = priv;
@@ -268,10 +267,10 @@ static int resolve(dpdo__eng *e, dda *P)
 }
 
 /* Probability that node i computes in a round, for every node (the automatic calibration count
- * plans for a high-probability bound on each node's releases, spec dp-dda §7; docs/algorithms/
- * dp-dda.md "Calibration"). Exact for every scheme except a matching of more than one pair on a
- * non-complete graph (a random greedy matching), which is estimated from 20000 draws at round
- * ids outside the run (public randomness) and raised by four standard errors plus 4/R. */
+ * plans for a high-probability bound on each node's releases, docs/design/notes/dp-dda.md §7;
+ * docs/algorithms/ dp-dda.md "Calibration"). Exact for every scheme except a matching of more than
+ * one pair on a non-complete graph (a random greedy matching), which is estimated from 20000 draws
+ * at round ids outside the run (public randomness) and raised by four standard errors plus 4/R. */
 static int activation_probs(dpdo__eng *e, dda *P, double *pi)
 {
     int64_t n = e->n, m = P->r.m;
@@ -398,14 +397,14 @@ static int prepare(dpdo__eng *e, void *priv)
     if (!e->reg && !(g1 > 0))
         return dpdo__err(e->err, DPDO_E_INVAL,
                          "prepare: no regularizer and gamma_1 = %g: the DDA primal map is ill "
-                         "posed (spec §2.6); use step_size > 0",
+                         "posed (docs/design/notes/dp-dda.md §2.6); use step_size > 0",
                          g1);
     if ((rc = da_map(e, x0, kap1, g1, x0)))
-        return dpdo__err(
-            e->err, rc,
-            "prepare: %s with gamma_1 = %g, kappa_1 = %g: %s (spec §2.6); use step_size > 0",
-            e->reg ? dpdo_regularizer_name(e->reg) : "none", g1, kap1,
-            dpdo_regularizer_errmsg(e->reg));
+        return dpdo__err(e->err, rc,
+                         "prepare: %s with gamma_1 = %g, kappa_1 = %g: %s "
+                         "(docs/design/notes/dp-dda.md §2.6); use step_size > 0",
+                         e->reg ? dpdo_regularizer_name(e->reg) : "none", g1, kap1,
+                         dpdo_regularizer_errmsg(e->reg));
     /* samples per round */
     int64_t B = DPDO__PI(e, DPDO_PARAM_BATCH), qmin = e->qmin;
     if (B > qmin)
@@ -442,7 +441,7 @@ static int prepare(dpdo__eng *e, void *priv)
     if ((rc = dpdo__eng_noise_plan(e, P, &NP, &sigma))) return rc;
     if (e->pv.private_run && !P->all_compute && P->scheme != DPDO_ROUND_ALL)
         dpdo__eng_note(e, "active set treated as public: no amplification by node sampling is "
-                          "claimed (spec dp-dda §7 item 4)");
+                          "claimed (docs/design/notes/dp-dda.md §7 item 4)");
     if (e->pv.private_run && trusted)
         dpdo__eng_note(e, "no clipping: the guarantee assumes every per-sample gradient norm <= L");
     int64_t bad = 0;
@@ -556,11 +555,11 @@ static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
     } else {
         /* The threads split this list into contiguous chunks. When every node computes, the
          * list is in ascending order, so that each node runs on the same core round after round
-         * and its rows (z, x, s, the message) stay in that core's cache (issue 19: 2 threads on
-         * DP-DDA b = n = 20, 84-89 -> 76-81 us per round); otherwise the computing nodes go edge
-         * by edge (a matched pair side by side), then the isolated ones, so that a pair, whose
-         * nodes read each other's messages, stays on one core. Each node's work does not depend
-         * on the order (check() reports in ascending node order). */
+         * and its rows (z, x, s, the message) stay in that core's cache (docs/performance.md: 2
+         * threads on DP-DDA b = n = 20, 84-89 -> 76-81 us per round); otherwise the computing nodes
+         * go edge by edge (a matched pair side by side), then the isolated ones, so that a pair,
+         * whose nodes read each other's messages, stays on one core. Each node's work does not
+         * depend on the order (check() reports in ascending node order). */
         int64_t c = 0;
         if (r->nactive < e->n)
             for (int64_t q = 0; q < 2 * r->nedges; q++) {
@@ -685,8 +684,9 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
 
 /* combine() in blocks of CB coordinates that stay in L1: the block of z_new is summed from the
  * messages (the same order of additions per coordinate as whole-vector passes: bits unchanged),
- * mapped to x_new and tested for finiteness while it is in cache (issue 19: the round used to
- * make 3 more passes over z_new and x_new: the regularizer's argument scan and check()'s two). */
+ * mapped to x_new and tested for finiteness while it is in cache (docs/performance.md: the round
+ * used to make 3 more passes over z_new and x_new: the regularizer's argument scan and check()'s
+ * two). */
 enum { CB = 256 };
 typedef enum { SUM_ZERO, SUM_COPY, SUM_AVERAGE, SUM_WEIGHTED } sum_kind;
 
@@ -1082,7 +1082,8 @@ const dpdo__alg_vt dpdo__vt_dp_dda = DDA_VT("dp-dda",
                                             "DP-DDA (Liu, Johansson, Shi): private distributed "
                                             "dual averaging with node subsampling, Algorithm 1",
                                             defaults_alg, PARAMS);
-const dpdo__alg_vt dpdo__vt_dp_dda_baseline = DDA_VT(
-    "dp-dda-baseline",
-    "DP-DDA baseline [19]: Algorithm 1 with every node computing each round (spec dp-dda §6.6)",
-    defaults_base, PARAMS_BASE);
+const dpdo__alg_vt dpdo__vt_dp_dda_baseline =
+    DDA_VT("dp-dda-baseline",
+           "DP-DDA baseline [19]: Algorithm 1 with every node computing each round "
+           "(docs/design/notes/dp-dda.md §6.6)",
+           defaults_base, PARAMS_BASE);

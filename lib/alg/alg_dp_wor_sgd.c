@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* DP-WOR-SGD: collaborative decentralized DP without-replacement SGD with a
- * Local/Global decision policy (Algorithm 1; shared/spec/dp-wor-sgd.md §2),
- * and the with-replacement DP-SGD baseline (spec §6.4).
+ * Local/Global decision policy (Algorithm 1; docs/design/notes/dp-wor-sgd.md §2),
+ * and the with-replacement DP-SGD baseline (docs/design/notes/dp-wor-sgd.md §6.4).
  *
  * Each node passes over its shard in mini-batches of b rows taken from a
  * permutation (stream (i, pass, SAMPLE)). At each node step the policy
@@ -174,7 +174,7 @@ static void wor_notes(dpdo__eng *e, void *priv)
 {
     dpdo__eng_note(e, "the timing of Global steps (which node updates wG, when) is public and "
                       "chosen by a policy that reads "
-                      "private losses; not covered (spec dp-wor-sgd §3.8)");
+                      "private losses; not covered (docs/design/notes/dp-wor-sgd.md §3.8)");
     dpdo__eng_note(e, "one-vs-all: each binary model trained on the same samples is a separate "
                       "release; share one "
                       "ledger across the models to compose them");
@@ -207,7 +207,10 @@ static int prepare(dpdo__eng *e, void *priv)
                              "prepare: the regularizer must be convex (Lemma 4 needs a convex f)");
     }
     double mu = DPDO__PD(e, DPDO_PARAM_WOR_SMOOTH);
-    P->mu = isnan(mu) ? 1.0 + lam : mu; /* spec §8 item 4: (L, mu) = (1, 1) at lambda = 0 */
+    P->mu =
+        isnan(mu)
+            ? 1.0 + lam
+            : mu; /* docs/design/notes/dp-wor-sgd.md §8 item 4: (L, mu) = (1, 1) at lambda = 0 */
     P->cap = DPDO__PI(e, DPDO_PARAM_WOR_ETA_CAP) ? 1.0 / (2.0 * P->mu) : 0.0;
     P->L = e->o.lipschitz;
     double clip = DPDO__PD(e, DPDO_PARAM_CLIP);
@@ -266,7 +269,8 @@ static void init(dpdo__eng *e, void *priv)
 {
     wor *P = priv;
     size_t nd = (size_t)e->n * (size_t)e->d * sizeof(double);
-    memset(e->blk[P->bx].cur, 0, nd); /* data-independent starts (spec §2.1) */
+    memset(e->blk[P->bx].cur, 0,
+           nd); /* data-independent starts (docs/design/notes/dp-wor-sgd.md §2.1) */
     memset(e->blk[P->bg].cur, 0, (size_t)e->d * sizeof(double));
     if (!P->cursor) return;
     size_t N = (size_t)e->n;
@@ -412,9 +416,9 @@ static int fD(dpdo__eng *e, wor *P, int64_t i, const double *w, const int64_t *r
     return DPDO_OK;
 }
 
-/* Prefetch the rows of the node step that follows node i's (issue 19): the next computing
- * node of the round (S2; after the last one the round's first), the next node with data in
- * round-robin order (S1), when its data are in this process and its pass goes on (a new pass
+/* Prefetch the rows of the node step that follows node i's (docs/performance.md): the next
+ * computing node of the round (S2; after the last one the round's first), the next node with data
+ * in round-robin order (S1), when its data are in this process and its pass goes on (a new pass
  * draws its permutation at commit). A hint only: nothing read or written depends on it. */
 static void prefetch_next(dpdo__eng *e, const wor *P, const dpdo__plan *p, int64_t i)
 {
@@ -453,7 +457,8 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
     if (eta > P->etabar_n[i]) P->etabar_n[i] = eta;
     /* 4: the policy decides from [wL, f_D(wL), previous action], rewarded with -f_{D_prev}(wL).
      * A fixed policy (always-global/-local, periodic, random) reads neither: the two loss
-     * evaluations (100 gathered rows) are skipped and it gets a zero reward (issue 19). */
+     * evaluations (100 gathered rows) are skipped and it gets a zero reward (docs/performance.md).
+     */
     char err[DPDO__ERRMSG_LEN] = "";
     const int sees = dpdo__policy_reads_state(e->policy);
     double f = 0, reward = sees ? NAN : 0.0;
@@ -632,14 +637,14 @@ const dpdo__alg_vt dpdo__vt_dp_wor_sgd = {
     .release = release,
 };
 
-/* ==== baseline "dp-sgd-wr": DP-SGD with replacement (spec dp-wor-sgd §6.4) ===================
- * Each round a uniformly chosen node that is not depleted draws b distinct rows among its rows
- * used fewer than 5 times (stream (i, t, SAMPLE)) and updates the public model:
- *     wG <- wG - eta_tau (grad f_B(wG) + N),  N ~ N(0, sigma^2 I),
- *     sigma = z * 2 L / b,  PAPER z = sqrt(2 ln(1.25 * 5 / delta)) / (eps / 5),
- * eta_tau = step_size * tau^-step_power (default 1/sqrt(tau)). A node is depleted when fewer
- * than b of its rows remain eligible; the run ends when every node is. Privacy: a row enters at
- * most 5 releases; the ledger charges a node when the largest use count among its rows grows. */
+/* ==== baseline "dp-sgd-wr": DP-SGD with replacement (docs/design/notes/dp-wor-sgd.md §6.4)
+ * =================== Each round a uniformly chosen node that is not depleted draws b distinct rows
+ * among its rows used fewer than 5 times (stream (i, t, SAMPLE)) and updates the public model: wG
+ * <- wG - eta_tau (grad f_B(wG) + N),  N ~ N(0, sigma^2 I), sigma = z * 2 L / b,  PAPER z = sqrt(2
+ * ln(1.25 * 5 / delta)) / (eps / 5), eta_tau = step_size * tau^-step_power (default 1/sqrt(tau)). A
+ * node is depleted when fewer than b of its rows remain eligible; the run ends when every node is.
+ * Privacy: a row enters at most 5 releases; the ledger charges a node when the largest use count
+ * among its rows grows. */
 
 #define WR_USES 5
 
@@ -745,7 +750,8 @@ static int wr_prepare(dpdo__eng *e, void *priv)
         if ((rc = dpdo__eng_event_all(e, DPDO_MECH_GAUSSIAN, 1.0, z))) return rc;
         dpdo__eng_note(e, "paper: each iteration (eps/5, delta/5)-DP, each row used at most 5 "
                           "times: (eps, delta) by basic "
-                          "composition (spec dp-wor-sgd §6.4); no paper-bound object, the rigorous "
+                          "composition (docs/design/notes/dp-wor-sgd.md §6.4); no paper-bound "
+                          "object, the rigorous "
                           "figure is the accountant's");
     }
     return DPDO_OK;

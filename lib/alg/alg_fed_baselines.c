@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The five Fed-PLT baselines (shared/spec/fed-plt.md §7) on the engine:
+/* The five Fed-PLT baselines (docs/design/notes/fed-plt.md §7) on the engine:
  * FedPD, FedLin, TAMUNA, LED (federated star) and 5GCS. All solve
  * min_x sum_i f_i(x) with h = 0, are non-private (DPDO_NOISE_NONE only) and
  * run full-shard gradients of f_i (the node's mean loss). Sources, the
@@ -157,15 +157,16 @@ static int prepare(dpdo__eng *e, void *priv)
     e->pv.paper = NULL;
     if (e->o.noise_mode != DPDO_NOISE_NONE)
         return dpdo__err(e->err, DPDO_E_UNSUPPORTED,
-                         "prepare: %s is a non-private baseline (spec fed-plt §7): use noise_mode "
+                         "prepare: %s is a non-private baseline (docs/design/notes/fed-plt.md §7): "
+                         "use noise_mode "
                          "DPDO_NOISE_NONE, not %d",
                          name, (int)e->o.noise_mode);
     if (e->reg)
-        return dpdo__err(
-            e->err, DPDO_E_UNSUPPORTED,
-            "prepare: %s solves min sum_i f_i with h = 0 (spec fed-plt §7): a regularizer "
-            "is not supported",
-            name);
+        return dpdo__err(e->err, DPDO_E_UNSUPPORTED,
+                         "prepare: %s solves min sum_i f_i with h = 0 "
+                         "(docs/design/notes/fed-plt.md §7): a regularizer "
+                         "is not supported",
+                         name);
     P->ne = DPDO__PI(e, DPDO_PARAM_FED_EPOCHS);
     int sampler = (int)DPDO__PI(e, DPDO_PARAM_FED_SAMPLER);
     double pp = DPDO__PD(e, DPDO_PARAM_FED_P);
@@ -181,11 +182,12 @@ static int prepare(dpdo__eng *e, void *priv)
             cohort_ok ? "use DPDO_FED_SAMPLER_UNIFORM with fed-active = the cohort size"
                       : "it runs with full participation only");
     if (sampler == DPDO_FED_SAMPLER_UNIFORM && m < n && !cohort_ok)
-        return dpdo__err(e->err, DPDO_E_INVAL,
-                         "prepare: %s runs with full participation only (spec fed-plt §7), but "
-                         "fed-active = %lld < "
-                         "%lld agents",
-                         name, (long long)m, (long long)n);
+        return dpdo__err(
+            e->err, DPDO_E_INVAL,
+            "prepare: %s runs with full participation only (docs/design/notes/fed-plt.md §7), but "
+            "fed-active = %lld < "
+            "%lld agents",
+            name, (long long)m, (long long)n);
     P->m = sampler == DPDO_FED_SAMPLER_UNIFORM ? m : n;
     double lo = NAN, hi = NAN;
     dpdo_solver_get(e->solver, "lambda_lo", &lo);
@@ -332,7 +334,8 @@ static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
         set_stage(e, p, 3, DPDO__RUN_COMPUTING, DPDO__PAT_GATHER, e->scr[P->sb]);
         break;
     case M_TAMUNA: {
-        /* L_r ~ Geom(p) on {1, 2, ...}, common to the cohort (spec §6.4 [choice]) */
+        /* L_r ~ Geom(p) on {1, 2, ...}, common to the cohort (docs/design/notes/fed-plt.md §6.4
+         * [choice]) */
         dpdo__stream st;
         dpdo__stream_open(&st, e->rng, DPDO__NET_GLOBAL_NODE, p->t, DPDO_PURPOSE_USER + 1);
         uint64_t g = dpdo__stream_geometric(&st, P->p);
@@ -356,9 +359,9 @@ static int plan(dpdo__eng *e, void *priv, dpdo__plan *p)
     return DPDO_OK;
 }
 
-/* ---- FedPD (spec §7.1) ------------------------------------------------------------
- * blocks x, lambda, x0 (coordinator centre); scratch sa = x', sb = lambda', sc =
- * candidates, sd = x0', se = gradient */
+/* ---- FedPD (docs/design/notes/fed-plt.md §7.1)
+ * ------------------------------------------------------------ blocks x, lambda, x0 (coordinator
+ * centre); scratch sa = x', sb = lambda', sc = candidates, sd = x0', se = gradient */
 static int local_fedpd(dpdo__eng *e, fb *P, const dpdo__plan *p, int32_t s, int64_t i)
 {
     size_t d = (size_t)e->d;
@@ -384,9 +387,9 @@ static int local_fedpd(dpdo__eng *e, fb *P, const dpdo__plan *p, int32_t s, int6
     return DPDO_OK;
 }
 
-/* ---- FedLin (spec §7.2) -------------------------------------------------------------
- * blocks x (last local models), xhat; scratch sa = g_i, sb = w_i, sd = gbar,
- * se = xhat', sf = gradient */
+/* ---- FedLin (docs/design/notes/fed-plt.md §7.2)
+ * ------------------------------------------------------------- blocks x (last local models), xhat;
+ * scratch sa = g_i, sb = w_i, sd = gbar, se = xhat', sf = gradient */
 static int local_fedlin(dpdo__eng *e, fb *P, const dpdo__plan *p, int32_t s, int64_t i)
 {
     size_t d = (size_t)e->d;
@@ -413,8 +416,9 @@ static int local_fedlin(dpdo__eng *e, fb *P, const dpdo__plan *p, int32_t s, int
     return DPDO_OK;
 }
 
-/* ---- TAMUNA (spec §7.3, no compression) -----------------------------------------------
- * blocks x (last local models), h, xbar; scratch sa = w_i, sb = h_i', sd = xbar' */
+/* ---- TAMUNA (docs/design/notes/fed-plt.md §7.3, no compression)
+ * ----------------------------------------------- blocks x (last local models), h, xbar; scratch sa
+ * = w_i, sb = h_i', sd = xbar' */
 static int local_tamuna(dpdo__eng *e, fb *P, const dpdo__plan *p, int32_t s, int64_t i)
 {
     size_t d = (size_t)e->d;
@@ -434,8 +438,9 @@ static int local_tamuna(dpdo__eng *e, fb *P, const dpdo__plan *p, int32_t s, int
     return DPDO_OK;
 }
 
-/* ---- LED (spec §7.4, W = 11^T / N) ----------------------------------------------------
- * blocks x, y; scratch sa = phi_i, sb = y_i', sd = phibar, se = gradient */
+/* ---- LED (docs/design/notes/fed-plt.md §7.4, W = 11^T / N)
+ * ---------------------------------------------------- blocks x, y; scratch sa = phi_i, sb = y_i',
+ * sd = phibar, se = gradient */
 static int local_led(dpdo__eng *e, fb *P, const dpdo__plan *p, int32_t s, int64_t i)
 {
     size_t d = (size_t)e->d;
@@ -455,9 +460,10 @@ static int local_led(dpdo__eng *e, fb *P, const dpdo__plan *p, int32_t s, int64_
     return DPDO_OK;
 }
 
-/* ---- 5GCS (spec §7.5) ------------------------------------------------------------------
- * blocks x (last local y_i), u, xs (server x), v; scratch sa = y_i, sb = u_i',
- * sc = solver centre rows, sd = xhat, se = v', sf = x' */
+/* ---- 5GCS (docs/design/notes/fed-plt.md §7.5)
+ * ------------------------------------------------------------------ blocks x (last local y_i), u,
+ * xs (server x), v; scratch sa = y_i, sb = u_i', sc = solver centre rows, sd = xhat, se = v', sf =
+ * x' */
 static void xhat_of(const dpdo__eng *e, const fb *P, double *out)
 {
     const double *x = CROW(e, P->bc), *v = CROW(e, P->bv);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Fed-PLT: federated learning with partial participation and private local
- * training (Algorithm 1; shared/spec/fed-plt.md §2). A coordinator and N
+ * training (Algorithm 1; docs/design/notes/fed-plt.md §2). A coordinator and N
  * agents; the engine's stages are
  *   stage 0 (coordinator): zbar = (1/N) sum_i z_i (node order),
  *                          y = prox_{(rho/N) h}(zbar); broadcast y to the active agents
@@ -10,7 +10,7 @@
  * Inactive agents are untouched (no computation, no message, no charge).
  * Privacy (docs/algorithms/fed-plt.md): the rigorous accountant charges each
  * active agent N_e Gaussian releases (sensitivity gamma L / q_i, noise
- * sqrt(2 gamma) tau) per round -- the transcript threat model of spec §4.7;
+ * sqrt(2 gamma) tau) per round -- the transcript threat model of docs/design/notes/fed-plt.md §4.7;
  * Proposition 4's final-model bound is reported beside it as the paper's
  * claim. */
 #include "../engine/engine_impl.h"
@@ -193,8 +193,8 @@ static int prepare(dpdo__eng *e, void *priv)
     if (e->o.noise_mode == DPDO_NOISE_NONE) return dpdo__eng_noise_plan(e, &fn, &np, &P->tau);
     if (!dpdo__solver_is_noisy_gd(s))
         return dpdo__err(e->err, DPDO_E_INVAL,
-                         "prepare: a private run needs the \"noisy-gd\" local solver (spec fed-plt "
-                         "§3.4), not \"%s\"",
+                         "prepare: a private run needs the \"noisy-gd\" local solver ("
+                         "docs/design/notes/fed-plt.md §3.4), not \"%s\"",
                          dpdo_solver_name(s));
     if (!(P->gamma > 0 && isfinite(P->gamma)))
         return dpdo__err(e->err, DPDO_E_INVAL,
@@ -243,10 +243,11 @@ static int prepare(dpdo__eng *e, void *priv)
             (rc = dpdo_paper_set(pp, "rho", P->rho)) || (rc = dpdo_paper_evaluate(pp)))
             return dpdo__err(e->err, rc, "prepare: paper bound: %s", dpdo_paper_errmsg(pp));
         if ((rc = dpdo__eng_paper_verdict(e, pp, "Proposition 4", "paper bound"))) return rc;
-        dpdo__eng_note(
-            e, "paper bound (Prop. 4) covers the released final model only, assumes full "
-               "participation, and its "
-               "proof has gaps (spec fed-plt §4.8); the rigorous figure accounts every message");
+        dpdo__eng_note(e,
+                       "paper bound (Prop. 4) covers the released final model only, assumes full "
+                       "participation, and its "
+                       "proof has gaps (docs/design/notes/fed-plt.md §4.8); the rigorous figure "
+                       "accounts every message");
     }
     if (trusted) {
         /* clip = inf trusts the data: the sensitivity gamma L / q_i rests on per-sample gradients
@@ -295,7 +296,8 @@ static void init(dpdo__eng *e, void *priv)
             dpdo__stream_add_normals(&st, sd, x, d);
             if (e->tap) e->tap(e->tap_user, i, x, d, -1.0); /* secret state, no release */
         }
-        memcpy(ROW(e, P->bz, i), x, d * sizeof(double)); /* z_i0 = x_i0 (spec §2.2) */
+        memcpy(ROW(e, P->bz, i), x,
+               d * sizeof(double)); /* z_i0 = x_i0 (docs/design/notes/fed-plt.md §2.2) */
     }
     memset(ROW(e, P->by, 0), 0, d * sizeof(double));
 }
@@ -372,7 +374,8 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
     double *v = ws ? ws : e->scr[P->sv], *w = SROW(e, P->sxnew, i), *zn = SROW(e, P->sznew, i);
     for (size_t k = 0; k < d; k++)
         v[k] = 2.0 * ynew[k] - z[k];
-    memcpy(w, ROW(e, P->bx, i), d * sizeof(double)); /* warm start (mandatory, spec §2.8) */
+    memcpy(w, ROW(e, P->bx, i),
+           d * sizeof(double)); /* warm start (mandatory, docs/design/notes/fed-plt.md §2.8) */
     char err[DPDO__ERRMSG_LEN] = "";
     /* secure private runs: grid noise with this agent's one-step sensitivity gamma L_eff / q_i */
     double gs = dpdo__eng_grid_noise(e) ? P->sens_num / (double)e->q[i] : 0.0;

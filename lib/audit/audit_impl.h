@@ -22,6 +22,14 @@ double dpdo__binom_sf(int64_t k, int64_t n, double p);
  * pmf: scratch of r + 1 doubles. */
 double dpdo__one_run_pvalue(int64_t m, int64_t r, int64_t v, double eps, double delta, double *pmf);
 
+/* The release audit's scores (audit_scores.c): LDA weights w[F] = (S + ridge)^-1 (mu1 - mu0) from
+ * rows X1[n1 x F], X0[n0 x F] (DPDO_OK or DPDO_E_NOMEM / DPDO_E_NUMERIC); the scores sc[R] = X w;
+ * the runs of R used for training at fraction frac; the best threshold test on held-out scores. */
+int dpdo__audit_lda(const double *X1, int64_t n1, const double *X0, int64_t n0, int64_t F,
+                    double *w);
+void dpdo__audit_lda_scores(const double *X, int64_t R, int64_t F, const double *w, double *sc);
+int64_t dpdo__audit_train_runs(int64_t R, double frac);
+
 #ifdef DPDO_FAULT_INJECTION
 /* Test build only: weaken the algorithms the audit creates (DPDO__WEAKEN_* bits of
  * lib/engine/engine_impl.h). DPDO_OK or DPDO_E_INVAL. */

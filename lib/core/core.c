@@ -373,7 +373,7 @@ void dpdo__err_clear(char *buf)
  * the exponent's lowest bit then carries into the sign bit); only a flagged block is scanned
  * element by element, so every variant returns the same index. The portable loop (blocks of 16)
  * vectorises to SSE2; on x86-64 an AVX2 variant (blocks of 32, four 4-lane accumulators) is chosen
- * at run time: these scans sit on every round's hot path (issue 19). */
+ * at run time: these scans sit on every round's hot path (docs/performance.md). */
 static size_t first_nonfinite_tail(const double *x, size_t i, size_t n)
 {
     for (; i < n; i++)

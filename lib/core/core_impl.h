@@ -13,8 +13,9 @@
 
 #define DPDO__ERRMSG_LEN 256
 
-/* Internal invariants (the privacy ones above all; issue 22). DPDO__ASSERT(cond) is an int
- * expression: DPDO_OK when cond holds, DPDO_E_STATE when it does not. Active in debug builds
+/* Internal invariants (the privacy ones above all; docs/architecture.md, invariants).
+ * DPDO__ASSERT(cond) is an int expression: DPDO_OK when cond holds, DPDO_E_STATE when it does not.
+ * Active in debug builds
  * (-DDPDO_DEBUG) and in the test build (DPDO_FAULT_INJECTION); elsewhere it is DPDO_OK and cond
  * is not evaluated. It never aborts, prints or records anything global: the caller fails the
  * operation with its own message (the engine's DPDO__ENG_ASSERT names the condition, the file

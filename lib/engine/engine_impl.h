@@ -453,15 +453,15 @@ int dpdo__eng_noise_gauss(dpdo__eng *e, struct dpdo__stream *st, int64_t node, d
                           double sens, double *out, size_t n);
 int dpdo__eng_noise_laplace(dpdo__eng *e, struct dpdo__stream *st, int64_t node, double b,
                             double sens, double *out, size_t n);
-/* The same Gaussian draw, fused into the caller's pass (issue 19). dpdo__eng_noise_gauss_fused
- * decides: when the run's noise is continuous (REPRODUCIBLE or non-private, no test tap), it counts
- * the release as dpdo__eng_noise_gauss does and sets *scale; the caller then draws standard normals
- * from st with dpdo__stream_normals (in one call or in consecutive chunks: the same numbers),
- * adds them with dpdo__eng_noise_affine, and calls dpdo__eng_noise_status after the last draw.
- * Otherwise it counts nothing, sets *scale to NaN, and the caller uses dpdo__eng_noise_gauss.
- * dpdo__eng_noise_affine computes out = z + a (out + scale N) in one pass: bit for bit what
- * dpdo__eng_noise_gauss(out) followed by out = z + a out gives (the noise is added with one fused
- * multiply-add, as the normal kernels add it). */
+/* The same Gaussian draw, fused into the caller's pass (docs/performance.md).
+ * dpdo__eng_noise_gauss_fused decides: when the run's noise is continuous (REPRODUCIBLE or
+ * non-private, no test tap), it counts the release as dpdo__eng_noise_gauss does and sets *scale;
+ * the caller then draws standard normals from st with dpdo__stream_normals (in one call or in
+ * consecutive chunks: the same numbers), adds them with dpdo__eng_noise_affine, and calls
+ * dpdo__eng_noise_status after the last draw. Otherwise it counts nothing, sets *scale to NaN, and
+ * the caller uses dpdo__eng_noise_gauss. dpdo__eng_noise_affine computes out = z + a (out + scale
+ * N) in one pass: bit for bit what dpdo__eng_noise_gauss(out) followed by out = z + a out gives
+ * (the noise is added with one fused multiply-add, as the normal kernels add it). */
 int dpdo__eng_noise_gauss_fused(dpdo__eng *e, int64_t node, double sigma, double sens,
                                 double *scale);
 int dpdo__eng_noise_status(dpdo__eng *e, struct dpdo__stream *st, int64_t node);
@@ -611,8 +611,8 @@ static inline void dpdo__eng_probe(const dpdo__eng *e, int phase)
 #define DPDO_ALG(x) extern const dpdo__alg_vt dpdo__vt_##x;
 #include "../alg/algorithms.def"
 #undef DPDO_ALG
-/* DPDO's Laplace calibration (lib/alg/alg_do_adp_baselines.c, spec do-adp §5.6, T-9): b0 of
- * b_t = b0 pn^t for pure eps-DP by basic composition, l2 gradient sensitivity `sens2`
+/* DPDO's Laplace calibration (lib/alg/alg_do_adp_baselines.c, docs/design/notes/do-adp.md §5.6,
+ * T-9): b0 of b_t = b0 pn^t for pure eps-DP by basic composition, l2 gradient sensitivity `sens2`
  * (= 2G for one sample), dimension d. Closed form (geometric steps c qs^t, infinite
  * horizon; qs < pn): sqrt(d) sens2 c / (eps (pn - qs)). Finite horizon (T rounds,
  * releases t = 1..T-1; sched DPDO_DPDO_STEP_*): (sqrt(d) sens2/eps) sum gamma_{t-1}/pn^t. */

@@ -59,11 +59,11 @@ static int fail(dpdo_mpi *m, int status, const char *fmt, ...)
  *
  * Polls without pausing for m->spin seconds (a peer on a core of its own answers within
  * microseconds), then sleeps between polls. When the ranks share cores with each other or with
- * other processes (issue 19), a rank that keeps spinning or yielding while its peer computes
- * takes CPU time the peer needs, and both end up waiting for time slices; a sleeping rank leaves
- * the core. Measured in one run on the shared 2-core machine (docs/performance.md, MPI section):
- * 2-rank DP-DDA kept 0.25x of one process with the old loop (yield from 5 us, sleep after 20 ms),
- * 0.4x when yielding for 200 us before sleeping, 0.77x sleeping right after the spin. */
+ * other processes (docs/performance.md), a rank that keeps spinning or yielding while its peer
+ * computes takes CPU time the peer needs, and both end up waiting for time slices; a sleeping rank
+ * leaves the core. Measured in one run on the shared 2-core machine (docs/performance.md, MPI
+ * section): 2-rank DP-DDA kept 0.25x of one process with the old loop (yield from 5 us, sleep after
+ * 20 ms), 0.4x when yielding for 200 us before sleeping, 0.77x sleeping right after the spin. */
 static int wait_all(dpdo_mpi *m, int nreq, MPI_Request *req, const char *what)
 {
     double t0 = MPI_Wtime();

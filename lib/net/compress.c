@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Message compressors (spec do-adp.md §2.6-2.8): identity, Top_k
+/* Message compressors (docs/design/notes/do-adp.md §2.6-2.8): identity, Top_k
  * (Definition 2, Lemma 7), Random_k and Bernoulli sparsifiers, all unscaled,
  * plus user types. All scratch is allocated at create; applying a compressor
  * allocates nothing. */

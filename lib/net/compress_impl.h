@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal layout of message compressors and the entry point the engine
- * calls every round (DO-ADP, spec do-adp.md §2.6-2.8). Never installed. */
+ * calls every round (DO-ADP, docs/design/notes/do-adp.md §2.6-2.8). Never installed. */
 #ifndef DPDO_COMPRESS_IMPL_H
 #define DPDO_COMPRESS_IMPL_H
 

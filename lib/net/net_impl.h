@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal network API for the engine and the algorithms: the handle layout,
  * borrowing, static gossip, and the per-round samplers / random gossip
- * matrices of spec/dp-dda.md §2.5. Everything called from step() (the
+ * matrices of docs/design/notes/dp-dda.md §2.5. Everything called from step() (the
  * dpdo__round_* samplers and dpdo__gossip*) is allocation-free once
  * dpdo__round_init() has run. Never installed. */
 #ifndef DPDO_NET_IMPL_H
@@ -65,9 +65,9 @@ void dpdo__gossip_rows(const struct dpdo_network *net, const int64_t *rows, int6
 
 /* ---- per-round structure -----------------------------------------------
  * One round's active set, its edge set E_t and the Metropolis gossip matrix
- * W^(t) of spec/dp-dda.md §2.5, stored sparsely for the active rows only.
- * Inactive node k has row and column e_k (§2.4 step 2), which is implicit:
- * gossip over a round touches active rows only. */
+ * W^(t) of docs/design/notes/dp-dda.md §2.5, stored sparsely for the active rows only.
+ * Inactive node k has row and column e_k (docs/design/notes/dp-dda.md §2.4 step 2), which is
+ * implicit: gossip over a round touches active rows only. */
 typedef struct dpdo__round {
     int64_t n, m;      /* copied from the network at init */
     int64_t cap_edges; /* max |E_t| this struct can hold */
@@ -111,8 +111,8 @@ void dpdo__round_free(dpdo__round *r);
  *   matching:  b nodes (b even) in a uniformly random matching; on a complete
  *              graph: partial Fisher-Yates of b nodes with dpdo__stream_below on
  *              stream (GLOBAL, round, EDGES), pairs (v0,v1), (v2,v3), ...
- *              (spec §2.5(b)); otherwise greedy over a random edge order (same
- *              stream), stopping at b/2 pairs or when the edges run out. */
+ *              (docs/design/notes/dp-dda.md §2.5(b)); otherwise greedy over a random edge order
+ * (same stream), stopping at b/2 pairs or when the edges run out. */
 int dpdo__round_sample_nodes(dpdo__round *r, const struct dpdo_rng *rng, uint64_t round, int64_t b,
                              char *errbuf);
 int dpdo__round_sample_bernoulli(dpdo__round *r, const struct dpdo_rng *rng, uint64_t round,
@@ -123,13 +123,13 @@ int dpdo__round_sample_matching(dpdo__round *r, const struct dpdo_network *net,
                                 const struct dpdo_rng *rng, uint64_t round, int64_t b,
                                 char *errbuf);
 
-/* Injection (spec §2.9): set the active set or the edge set directly.
+/* Injection (docs/design/notes/dp-dda.md §2.9): set the active set or the edge set directly.
  * set_active: nodes[0..b-1] distinct, in range (any order).
  * set_edges:  k pairs; active = endpoints. Returns DPDO_OK or DPDO_E_INVAL. */
 int dpdo__round_set_active(dpdo__round *r, const int64_t *nodes, int64_t b, char *errbuf);
 int dpdo__round_set_edges(dpdo__round *r, const int64_t *edges, int64_t k, char *errbuf);
 
-/* Build W^(t) from the current state (spec/dp-dda.md §2.5):
+/* Build W^(t) from the current state (docs/design/notes/dp-dda.md §2.5):
  *   from_edges:  Metropolis weights on E_t = r->edges (after sample_edges,
  *                sample_matching or set_edges).
  *   induced:     E_t = E(G) restricted to the active set, Metropolis weights

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Per-round randomness and random gossip matrices (spec/dp-dda.md §2.4
- * step 1-2 and §2.5). Every draw comes from a counter-based stream keyed by
- * (seed, node, round, purpose), so a round's plan does not depend on which
- * rounds were drawn before or in what order. Nothing here allocates after
- * dpdo__round_init(). */
+/* Per-round randomness and random gossip matrices (docs/design/notes/dp-dda.md §2.4
+ * step 1-2 and docs/design/notes/dp-dda.md §2.5). Every draw comes from a counter-based stream
+ * keyed by (seed, node, round, purpose), so a round's plan does not depend on which rounds were
+ * drawn before or in what order. Nothing here allocates after dpdo__round_init(). */
 #include "net_impl.h"
 #include <math.h>
 #include <string.h>
@@ -117,7 +116,7 @@ int dpdo__round_sample_nodes(dpdo__round *r, const struct dpdo_rng *rng, uint64_
         return dpdo__err(errbuf, DPDO_E_INVAL, "node sampling: b = %lld, need 1 <= b <= n = %lld",
                          (long long)b, (long long)r->n);
     clear(r);
-    /* spec §2.4 step 1 (Def. 2): uniform over all C(n, b) subsets */
+    /* docs/design/notes/dp-dda.md §2.4 step 1 (Def. 2): uniform over all C(n, b) subsets */
     dpdo__stream s;
     dpdo__stream_open(&s, rng, DPDO__NET_GLOBAL_NODE, round, DPDO_PURPOSE_ACTIVATION);
     dpdo__stream_subset(&s, r->n, b, r->active);
@@ -164,7 +163,7 @@ int dpdo__round_sample_edges(dpdo__round *r, const struct dpdo_network *net,
                          "edge sampling: k = %lld exceeds the round capacity %lld", (long long)k,
                          (long long)r->cap_edges);
     clear(r);
-    /* spec §2.5(a): k distinct edges, uniform over all k-subsets of E */
+    /* docs/design/notes/dp-dda.md §2.5(a): k distinct edges, uniform over all k-subsets of E */
     dpdo__stream s;
     dpdo__stream_open(&s, rng, DPDO__NET_GLOBAL_NODE, round, DPDO_PURPOSE_EDGES);
     dpdo__stream_subset(&s, r->m, k, r->swaps);
@@ -194,7 +193,7 @@ int dpdo__round_sample_matching(dpdo__round *r, const struct dpdo_network *net,
     dpdo__stream_open(&s, rng, DPDO__NET_GLOBAL_NODE, round, DPDO_PURPOSE_EDGES);
     int64_t steps = 0;
     if (r->m == r->n * (r->n - 1) / 2) {
-        /* spec §2.5(b): partial Fisher-Yates draw of b nodes, consecutive
+        /* docs/design/notes/dp-dda.md §2.5(b): partial Fisher-Yates draw of b nodes, consecutive
          * draws paired; a uniformly random b/2-matching of K_n. */
         for (int64_t t = 0; t < b; t++) {
             int64_t j = t + (int64_t)dpdo__stream_below(&s, (uint64_t)(r->n - t));
@@ -286,11 +285,12 @@ int dpdo__round_set_edges(dpdo__round *r, const int64_t *edges, int64_t k, char 
 
 int dpdo__round_weights_from_edges(dpdo__round *r)
 {
-    /* spec/dp-dda.md §2.5, Metropolis weights on G_t = (N^(t), E_t) with
+    /* docs/design/notes/dp-dda.md §2.5, Metropolis weights on G_t = (N^(t), E_t) with
      * degrees counted within E_t [Xiao-Boyd-Kim]:
      *   w_ij = 1/(1 + max(deg_i, deg_j)) for {i,j} in E_t,
      *   w_ii = 1 - sum_j w_ij,  w_ij = 0 otherwise.
-     * Inactive nodes (degree 0) keep row/column e_k (§2.4 step 2), implicitly. */
+     * Inactive nodes (degree 0) keep row/column e_k (docs/design/notes/dp-dda.md §2.4 step 2),
+     * implicitly. */
     r->full_average = 0;
     for (int64_t e = 0; e < r->nedges; e++) {
         r->deg[r->edges[2 * e]]++;
@@ -330,7 +330,7 @@ int dpdo__round_weights_from_edges(dpdo__round *r)
 
 int dpdo__round_weights_induced(dpdo__round *r, const struct dpdo_network *net, char *errbuf)
 {
-    /* spec §2.5(d): E_t = E(G) restricted to the active set */
+    /* docs/design/notes/dp-dda.md §2.5(d): E_t = E(G) restricted to the active set */
     r->nedges = 0;
     for (int64_t t = 0; t < r->nactive; t++) {
         int64_t i = r->active[t];
@@ -351,8 +351,8 @@ int dpdo__round_weights_induced(dpdo__round *r, const struct dpdo_network *net, 
 
 void dpdo__round_weights_average(dpdo__round *r)
 {
-    /* spec §2.5(c): E_t = complete graph on the active set, so the Metropolis
-     * weights are w_ij = 1/b for all active i, j; stored implicitly. */
+    /* docs/design/notes/dp-dda.md §2.5(c): E_t = complete graph on the active set, so the
+     * Metropolis weights are w_ij = 1/b for all active i, j; stored implicitly. */
     r->nedges = 0;
     r->full_average = 1;
 }

@@ -129,8 +129,8 @@ DPDO_API int64_t dpdo_solver_dim(const dpdo_solver *s);
  *                dpdo_solver_contraction. Every type accepts them.
  *   "tau"        noise scale of noisy-gd, finite >= 0 (default 0 = plain gd)
  *   "clip"       per-sample gradient clip norm, finite >= 0, 0 = off (the
- *                default); gd, sgd, noisy-gd. For the sensitivity L of
- *                docs/design/notes/fed-plt.md §4.2 use clip = L/2.
+ *                default); gd, sgd, noisy-gd: use clip = L/2 for the
+ *                sensitivity L of the Fed-PLT paper's Assumption 3.
  *   "batch"      sgd mini-batch size, an integer in [1, 2^31) (default 1);
  *                reallocates the index buffer (E_NOMEM possible, the old
  *                value is kept then). Must be <= the node's sample count at run.

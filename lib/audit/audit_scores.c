@@ -12,7 +12,8 @@ extern void dposv_(const char *uplo, const int *n, const int *nrhs, double *a, c
                    double *b, const int *ldb, int *info, size_t uplo_len);
 
 /* LDA weights w = (S + ridge)^-1 (mu1 - mu0) from training rows X1[n1 x F], X0[n0 x F] */
-int dpdo__audit_lda(const double *X1, int64_t n1, const double *X0, int64_t n0, int64_t F, double *w)
+int dpdo__audit_lda(const double *X1, int64_t n1, const double *X0, int64_t n0, int64_t F,
+                    double *w)
 {
     double *mu1 = dpdo__calloc((size_t)F, sizeof(double)),
            *mu0 = dpdo__calloc((size_t)F, sizeof(double));
@@ -111,8 +112,8 @@ DPDO_API int dpdo_audit_bound_scores(const double *s1, const double *s0, int64_t
         return DPDO_E_INVAL;
     for (int64_t i = 0; i < runs; i++)
         if (!isfinite(s1[i]) || !isfinite(s0[i])) return DPDO_E_INVAL;
-    int64_t ntr = dpdo__audit_train_runs(runs, train_fraction), nte = runs - ntr, nfit = ntr - ntr / 3,
-            nval = ntr - nfit;
+    int64_t ntr = dpdo__audit_train_runs(runs, train_fraction), nte = runs - ntr,
+            nfit = ntr - ntr / 3, nval = ntr - nfit;
     /* two candidate tests from the fitting part of the training runs (the empirical choice and
      * the normal model's); the validation part (the last third) picks one; the test split then
      * gives the bound */

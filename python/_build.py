@@ -9,7 +9,7 @@ import os
 import tarfile
 import zipfile
 
-NAME, VERSION = "dpdo", "0.2.0"
+NAME, VERSION = "dpdo", "0.3.0"
 HERE = os.path.dirname(os.path.abspath(__file__))
 DIST = "%s-%s.dist-info" % (NAME, VERSION)
 METADATA = """Metadata-Version: 2.1

@@ -14,7 +14,7 @@ extern "C" {
 /* ==== CORE ZONE: versions ==== */
 
 #define DPDO_VERSION_MAJOR 0
-#define DPDO_VERSION_MINOR 2
+#define DPDO_VERSION_MINOR 3
 #define DPDO_VERSION_PATCH 0
 #define DPDO_ABI_MAJOR 1
 

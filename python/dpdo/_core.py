@@ -1838,8 +1838,10 @@ class Algorithm(_Handle):
                     st["t"], st["k"] = now, p.steps
                     # aim at a report every 0.05 s, growing at most 8-fold per report (one
                     # mis-timed sample, e.g. a single fast round, cannot push reports far apart)
+                    # (capped at 2^17 rounds: a fast stretch mis-timed as faster still cannot
+                    # leave Ctrl-C waiting for a second of 1-microsecond rounds)
                     want = 0.05 / per if per > 0 else float(8 * st["every"])
-                    new = int(max(1.0, min(want, 8.0 * st["every"], float(1 << 20))))
+                    new = int(max(1.0, min(want, 8.0 * st["every"], float(1 << 17))))
                     if new != st["every"] and (new > 2 * st["every"] or 2 * new < st["every"]):
                         st["every"] = new
                         lib.dpdo_algorithm_set_progress(h, cfn, None, new, flags)

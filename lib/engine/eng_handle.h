@@ -82,6 +82,8 @@ void dpdo__eng_output_all(const dpdo__eng *e, double *x);
  * failure the message is in a->errmsg and the handle stays unprepared. */
 int dpdo__eng_prepare(dpdo_algorithm *a);
 
+/* eng_log.c: the name of a DPDO_STOP_* reason ("max rounds", ...; "?" out of range) */
+const char *dpdo__stop_name(int stop);
 /* eng_log.c: the log callback (dpdo_algorithm_set_log). _prepared: the notes and the calibration
  * of a successful prepare. _step: runs body(a) (one step) and logs the run's summary when it
  * stops, or the message of a failure; returns body's status. _status: logs the message of a

@@ -114,7 +114,7 @@ void dpdo__eng_log_prepared(dpdo_algorithm *a)
     log_emit(a, DPDO_LOG_INFO, "calibration", buf);
 }
 
-static const char *stop_name(int stop)
+const char *dpdo__stop_name(int stop)
 {
     static const char *const why[] = {"none", "max rounds", "budget", "tolerance",
                                       "passes complete"};
@@ -145,7 +145,7 @@ static void log_summary(dpdo_algorithm *a, int rc)
     int64_t msgs = 0, bytes = 0;
     (void)dpdo_algorithm_comm(a, DPDO_NODE_ALL, &msgs, NULL, &bytes);
     snprintf(buf, sizeof buf, "%s: stopped (%s) after %lld rounds; %s; %lld messages, %lld bytes",
-             a->vt->name, stop_name(a->stop), (long long)a->e->round, priv, (long long)msgs,
+             a->vt->name, dpdo__stop_name(a->stop), (long long)a->e->round, priv, (long long)msgs,
              (long long)bytes);
     log_emit(a, DPDO_LOG_INFO, "summary", buf);
 }

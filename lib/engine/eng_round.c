@@ -258,12 +258,10 @@ static int algorithm_step_body(dpdo_algorithm *a)
         return dpdo__err(a->errmsg, DPDO_E_STATE,
                          "step: the algorithm is EMPTY; call dpdo_algorithm_setup");
     if (a->state == DPDO_ALG_DONE || a->state == DPDO_ALG_FAILED) {
-        static const char *const why[] = {"none", "max rounds", "budget", "tolerance",
-                                          "passes complete"};
         if (a->state == DPDO_ALG_DONE)
             return dpdo__err(a->errmsg, DPDO_E_STATE,
                              "step: the run is done (stop reason: %s); call dpdo_algorithm_reset",
-                             why[a->stop]);
+                             dpdo__stop_name(a->stop));
         return dpdo__err(a->errmsg, DPDO_E_STATE,
                          "step: a round failed; call dpdo_algorithm_reset");
     }

@@ -463,6 +463,17 @@ int main(int argc, char **argv)
         exit_code = usage_error("--epsilon must be > 0%s", "");
         goto done;
     }
+#ifdef DPDO_PRIVACY_FUZZ_WORK_CAP
+    /* Fuzzing only (tests/fuzz/fuzz_privacy_cli.c defines this): every argument above was parsed
+     * and checked as given; the computation below runs at a bounded size (at most
+     * DPDO_PRIVACY_FUZZ_WORK_CAP releases, a privacy-loss interval of at least 0.05, at most 16
+     * RDP orders, calibrations by the rdp accountant), so that one input costs milliseconds under
+     * the sanitizers instead of seconds (docs/testing.md, "Fuzzing"). */
+    if (!cal_steps && a.steps > DPDO_PRIVACY_FUZZ_WORK_CAP) a.steps = DPDO_PRIVACY_FUZZ_WORK_CAP;
+    if (a.pld_h < 0.05) a.pld_h = 0.05;
+    if (n_orders > 16) n_orders = 16;
+    if (a.calibrate) a.method = "rdp"; /* a bisection over PLDs is seconds under the sanitizers */
+#endif
     if (dpdo_ledger_create(&l, 1) != DPDO_OK || dpdo_event_create(&ev) != DPDO_OK) {
         exit_code = 1;
         goto done;

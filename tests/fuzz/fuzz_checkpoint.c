@@ -4,8 +4,9 @@
  * BLAKE2b trailer is recomputed, so that mutations reach the item parser instead of stopping
  * at the checksum. It is loaded into a small DP-WOR-SGD run with a DQN policy (the richest
  * private state: permutations, batches, replay rings). On success the run must continue for two
- * rounds without a memory error; on failure the status must be DPDO_E_FORMAT (or NOMEM) and the
- * handle must still be READY at round 0. Corpus: tests/fuzz/corpus_checkpoint (written by
+ * rounds without a memory error; on failure the status must be DPDO_E_FORMAT, DPDO_E_UNSUPPORTED
+ * (an image flagged as a distributed run's manifest or part: include/dpdo/checkpoint.h) or
+ * DPDO_E_NOMEM, and the handle must still be READY at round 0 with nothing charged. Corpus: tests/fuzz/corpus_checkpoint (written by
  * tests/test_checkpoint with DPDO_CKPT_CORPUS=dir). */
 #include <sodium.h>
 #include <stdio.h>
@@ -89,7 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (st != DPDO_ALG_RUNNING && st != DPDO_ALG_DONE) abort();
         for (int k = 0; k < 2; k++) (void)dpdo_algorithm_step(a);
     } else {
-        if (rc != DPDO_E_FORMAT && rc != DPDO_E_NOMEM) abort();
+        if (rc != DPDO_E_FORMAT && rc != DPDO_E_UNSUPPORTED && rc != DPDO_E_NOMEM) abort();
         if (dpdo_algorithm_state(a) != DPDO_ALG_READY || dpdo_algorithm_round(a) != 0) abort();
         if (dpdo_ledger_charges(led, 0) != 0 || dpdo_ledger_charges(led, 1) != 0) abort();
     }

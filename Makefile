@@ -526,6 +526,10 @@ $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZLIB) $(wildcard tools/*.c)
 # reported.
 FUZZ_TIMEOUT ?= 1
 FUZZ_TIMEOUT_fuzz_privacy_cli ?= 10
+# Longest input (libFuzzer -max_len): 4096 bytes, except checkpoint images, whose valid seeds are
+# about 10 KB (at 4096 libFuzzer truncates them and every mutation meets the size refusal).
+FUZZ_MAXLEN ?= 4096
+FUZZ_MAXLEN_fuzz_checkpoint ?= 16384
 # `make fuzz-long`: every harness for FUZZ_RUNS executions (>= 10^6; not part of make check).
 FUZZ_RUNS ?= 1000000
 FUZZ_LIMIT ?= -max_total_time=$(FUZZ_SECONDS)
@@ -537,9 +541,10 @@ fuzz: $(FUZZBIN)
 	@for f in $(FUZZBIN); do n=$$(basename $$f); c=tests/fuzz/corpus_$${n#fuzz_}; \
 	    [ $$n = fuzz_parsers ] && c=tests/fuzz/corpus; mkdir -p $(BUILD)/fuzz/new-$$n $$c; \
 	    to=$(FUZZ_TIMEOUT); [ $$n = fuzz_privacy_cli ] && to=$(FUZZ_TIMEOUT_fuzz_privacy_cli); \
-	    echo "== $$n ($(FUZZ_LIMIT), timeout $$to s, corpus $$c)"; \
+	    ml=$(FUZZ_MAXLEN); [ $$n = fuzz_checkpoint ] && ml=$(FUZZ_MAXLEN_fuzz_checkpoint); \
+	    echo "== $$n ($(FUZZ_LIMIT), timeout $$to s, max_len $$ml, corpus $$c)"; \
 	    $$f $(FUZZ_LIMIT) -timeout=$$to -rss_limit_mb=2048 -malloc_limit_mb=1024 \
-	        -max_len=4096 -print_final_stats=1 -artifact_prefix=$(BUILD)/fuzz/$$n- \
+	        -max_len=$$ml -print_final_stats=1 -artifact_prefix=$(BUILD)/fuzz/$$n- \
 	        $(BUILD)/fuzz/new-$$n $$c > $(BUILD)/fuzz/$$n.log 2>&1; rc=$$?; \
 	    grep -E 'stat::number_of_executed_units|stat::peak_rss_mb|ERROR|SUMMARY' $(BUILD)/fuzz/$$n.log; \
 	    [ $$rc -eq 0 ] || { echo "$$n failed (exit $$rc): $(BUILD)/fuzz/$$n.log"; exit 1; }; done

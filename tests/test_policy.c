@@ -336,6 +336,32 @@ static void test_exploration(void)
     dpdo_rng_destroy(rng);
 }
 
+/* A replay ring loaded from a forged checkpoint (any double in an entry's action slot) must not
+ * index outside the Q-values or the output layer in training: found by fuzz_checkpoint (a
+ * heap-buffer-overflow in dpdo__dqn_loss_grad); an action is read as "nonzero = Global". */
+static void test_forged_replay_action(void)
+{
+    const int64_t S = 3;
+    dpdo_policy *p = mk("dqn", 1, S);
+    dpdo_rng *rng = mkrng(9);
+    struct dpdo__dqn_agent *ag = dpdo__dqn_agent(p, 0);
+    int32_t a;
+    for (int k = 0; k < 12; k++) {
+        double st[3] = {0.1 * k, -0.2 * k, 0.5};
+        CHECK_EQ(dpdo_policy_decide(p, 0, k, st, S, k ? -0.01 * k : NAN, rng, (uint64_t)k, &a), DPDO_OK);
+    }
+    const double hostile[4] = {1e9, -3.0, NAN, 2147483648.0};
+    for (int64_t i = 0; i < ag->count; i++)
+        ((double *)dpdo__dqn_replay_entry(p, 0, i))[2 * S] = hostile[i % 4];
+    int64_t tr = ag->trains;
+    double st[3] = {1.2, -2.4, 0.5};
+    CHECK_EQ(dpdo_policy_decide(p, 0, 12, st, S, -0.12, rng, 12, &a), DPDO_OK);
+    CHECK_EQ(ag->trains, tr + 1);
+    CHECK(a == DPDO_ACTION_LOCAL || a == DPDO_ACTION_GLOBAL);
+    dpdo_policy_destroy(p);
+    dpdo_rng_destroy(rng);
+}
+
 /* ---- replay memory and transitions (oracles 23, 28) -------------------------------- */
 
 static void test_replay(void)
@@ -1183,6 +1209,7 @@ int main(void)
     RUN(test_adam);
     RUN(test_exploration);
     RUN(test_replay);
+    RUN(test_forged_replay_action);
     RUN(test_target);
     RUN(test_train_reference);
     RUN(test_determinism_reset);

@@ -325,7 +325,9 @@ static int train(struct dpdo_policy *p, struct dpdo__dqn_agent *ag, int64_t node
         const double *e = entry_at(p, ag, p->ibuf[j]);
         memcpy(X + j * S, e, (size_t)S * sizeof *X);
         memcpy(X2 + j * S, e + S, (size_t)S * sizeof *X);
-        p->abuf[j] = (int32_t)e[2 * S];
+        /* an action is stored as 0.0 or 1.0; read back as a test, not a cast, so that a replay
+         * ring from a forged checkpoint (any double there) can never index outside q or W2 */
+        p->abuf[j] = e[2 * S] != 0.0;
     }
     /* (7): y = r if the episode terminates, else r + discount max_a' Q'(s', a') */
     forward_batch(p, ag->target, B, X2, p->hbuf, p->qbuf);

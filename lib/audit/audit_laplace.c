@@ -79,8 +79,8 @@ int dpdo__audit_laplace_lower(const double *X1, const double *X0, int64_t R, int
      * coordinate and the first kept coordinate of that release */
     int64_t *start = dpdo__calloc((size_t)F, sizeof(int64_t)), *nb = dpdo__calloc((size_t)F, 8),
             *krel = dpdo__calloc((size_t)F, 8), *kfirst = dpdo__calloc((size_t)F, 8);
-    int rc = (!m1 || !m0 || !C || !A || !beta || !sgn || !r1 || !r0 || !T1 || !T0 || !md ||
-              !bsum || !start || !nb || !krel || !kfirst)
+    int rc = (!m1 || !m0 || !C || !A || !beta || !sgn || !r1 || !r0 || !T1 || !T0 || !md || !bsum ||
+              !start || !nb || !krel || !kfirst)
                  ? DPDO_E_NOMEM
                  : DPDO_OK;
     if (rc) goto out;
@@ -206,9 +206,9 @@ int dpdo__audit_laplace_lower(const double *X1, const double *X0, int64_t R, int
     double lo = mean - t_upper(1 - conf, (double)(G - 1)) * sqrt(var / (double)G);
     *eps = lo > 0 ? lo : 0;
 out:
-    dpdo__free(m1), dpdo__free(m0), dpdo__free(C), dpdo__free(A), dpdo__free(beta),
-        dpdo__free(sgn), dpdo__free(r1), dpdo__free(r0), dpdo__free(T1), dpdo__free(T0),
-        dpdo__free(md), dpdo__free(bsum), dpdo__free(est), dpdo__free(start), dpdo__free(nb);
+    dpdo__free(m1), dpdo__free(m0), dpdo__free(C), dpdo__free(A), dpdo__free(beta), dpdo__free(sgn),
+        dpdo__free(r1), dpdo__free(r0), dpdo__free(T1), dpdo__free(T0), dpdo__free(md),
+        dpdo__free(bsum), dpdo__free(est), dpdo__free(start), dpdo__free(nb);
     dpdo__free(krel), dpdo__free(kfirst);
     return rc;
 }

@@ -32,6 +32,8 @@ int64_t dpdo__audit_train_runs(int64_t R, double frac);
 
 /* z with P[N(0,1) > z] = a, a in (0, 1/2] (stats.c) */
 double dpdo__z_upper(double a);
+/* the p-quantile of chi-square(df) (Wilson-Hilferty; z = the normal quantile of p; stats.c) */
+double dpdo__chi2_quantile(double df, double z);
 
 /* The white box for Laplace releases (audit_laplace.c): features X1, X0 (R runs x F, D1 and D0,
  * row-major, in draw order); feature k is a coordinate of release rel[k] (nondecreasing) of node

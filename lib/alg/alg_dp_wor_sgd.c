@@ -498,9 +498,9 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
             dpdo__stream_open(&ns, e->rng, (uint64_t)i, p->t, DPDO_PURPOSE_NOISE);
             double *t = e->scr[P->stmp];
             if (dpdo__eng_grid_noise(e)) {
-                /* the auditor's noise tap sees the release, wG below, not the noised gradient */
+                /* tap_sent (the auditor): the tap sees the message, wG below, not this draw */
                 void (*tap)(void *, int64_t, const double *, size_t, double) = e->tap;
-                e->tap = NULL;
+                if (e->tap_sent) e->tap = NULL;
                 rc = dpdo__eng_noise_gauss(e, &ns, i, sgrad, sgrad / P->z, g, d);
                 e->tap = tap;
                 if (rc) return rc;
@@ -521,7 +521,7 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
         }
         for (size_t c = 0; c < d; c++)
             wg[c] = 0.5 * (wg[c] + wl[c]) - eta * g[c];
-        if (e->tap && e->pv.private_run) e->tap(e->tap_user, i, wg, d, 0.0); /* the auditor */
+        if (e->tap && e->tap_sent && e->pv.private_run) e->tap(e->tap_user, i, wg, d, 0.0);
         memcpy(wl, wg, d * sizeof(double));
         P->holder_n = i;
         P->version_n++;

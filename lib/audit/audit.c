@@ -669,6 +669,7 @@ static int world_make(dpdo_audit *a, world *w, int64_t c, int which, const int8_
                 goto out;
             }
             dpdo__algorithm_set_noise_tap(w->alg, probe_tap, &w->pr);
+            dpdo__algorithm_eng(w->alg)->tap_sent = 1; /* what is sent (DP-WOR-SGD's wG) */
         }
         w->pr.u = dpdo__alloc_array((size_t)d, sizeof(double));
         if (w->pr.u)

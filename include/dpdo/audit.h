@@ -33,16 +33,16 @@
  *     releases, Nasr, Hayes, Steinke, Balle, Tramer, Jagielski, Carlini, Terzis, USENIX
  *     Security 2023, "Tight Auditing of Differentially Private Machine Learning"); a lower
  *     confidence bound on mu (normal and chi-square intervals on the test runs) gives
- *     eps_lower_white = the epsilon of mu_lower-GDP at delta. Laplace releases (DPDO, CPGT;
- *     since 0.4) are bounded coordinate by coordinate: each coordinate's residual after its
- *     prediction from the earlier releases gives |m1 - m0| / b, summed over the releases (basic
+ *     eps_lower_white = the epsilon of mu_lower-GDP at delta. Laplace releases (DPDO, CPGT)
+ *     are bounded coordinate by coordinate: each coordinate's residual after its prediction
+ *     from the earlier releases gives |m1 - m0| / b, summed over the releases (basic
  *     composition of pure epsilons), a lower confidence bound from groups of test runs, composed
  *     by the audit's accountant as the ledger's Laplace events (mu_lower NaN). eps_lower is the
  *     larger of it and the transcript's threshold bound (the confidence split between them).
  *     A type with a Local/Global policy (DP-WOR-SGD) audited without options.policy is audited
  *     under the "random" policy at the first public seed (from options.seed of the algorithm)
- *     whose decisions give the nodes a Local pass before a Global one, when one exists (since
- *     0.4).
+ *     whose decisions give the nodes a Local pass before a Global one, when one exists. The
+ *     Laplace white box and the policy set-up: Since 0.4.
  *
  * Every audit runs the algorithm on the path users take, options.path = SECURE (exact discrete
  * noise, fresh OS keys per run) unless asked otherwise; and with the canary at every node in

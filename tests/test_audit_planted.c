@@ -4,7 +4,8 @@
  * engine and the algorithms, lib/engine/engine_impl.h) must be flagged as a VIOLATION, and the
  * correct code must not be. docs/privacy-audit.md, "Planted bugs".
  *
- * make check: a fast subset (DP-DDA with every bug, one audit each). DPDO_AUDIT_LONG=1 (make
+ * make check: a fast subset (DP-DDA with every bug, one audit each, and the bugs the Laplace white
+ * box and the DP-WOR-SGD pass set-up catch). DPDO_AUDIT_LONG=1 (make
  * check-audit-long): every bug on every type it applies to, and the correct code of every private
  * type DPDO_AUDIT_REPEATS times (default 20): the table of docs/privacy-audit.md, with the CPU
  * time of each audit (clock()); DPDO_AUDIT_RUNS overrides the runs per dataset and node,
@@ -40,17 +41,27 @@ static const bug BUGS[] = {
 enum { NBUGS = sizeof BUGS / sizeof BUGS[0] };
 
 /* the private types, the bugs that apply to each (bit set over BUGS), and those the default
- * audit must flag; the rest are its known limits (docs/privacy-audit.md, "Limits"): the Laplace
- * types (DPDO, CPGT) get no white-box figure, and DP-WOR-SGD's pass window shows only in a
- * special set-up (tests/test_audit.c) */
+ * audit must flag (all that apply); the correct code's repeats run with parameter key = val
+ * (0: none). DPDO's first round releases its public x(0) = 0 and is charged nothing, so the
+ * first-round hook changes nothing there (the same claim): it does not apply. DP-WOR-SGD is
+ * repeated with one pass (its default) and with 6 passes (the set-up of its window bug, where
+ * the audit takes the random policy). */
 static const struct {
     const char *alg;
     unsigned bugs, must;
+    int key;
+    double val;
 } TYPES[] = {
-    {"dp-dda", 0x1f, 0x1f},     {"dp-dda-baseline", 0x0f, 0x0f}, {"do-adp", 0x1f, 0x1f},
-    {"dpdo", 0x0f, 0x00},       {"cpgt", 0x0f, 0x04},            {"dp-wor-sgd", 0x5f, 0x1f},
-    {"dp-sgd-wr", 0x0f, 0x0f},
-    {"fed-plt", 0x2b, 0x2b}, /* Fed-PLT draws in its local solver: sigma (both), first round, step */
+    {"dp-dda", 0x1f, 0x1f, 0, 0},
+    {"dp-dda-baseline", 0x0f, 0x0f, 0, 0},
+    {"do-adp", 0x1f, 0x1f, 0, 0},
+    {"dpdo", 0x07, 0x07, 0, 0},
+    {"cpgt", 0x0f, 0x0f, 0, 0},
+    {"dp-wor-sgd", 0x5f, 0x5f, 0, 0},
+    {"dp-wor-sgd", 0x00, 0x00, DPDO_PARAM_WOR_PASSES, 6},
+    {"dp-sgd-wr", 0x0f, 0x0f, 0, 0},
+    /* Fed-PLT draws in its local solver: sigma (both), first round, step; 2 local steps */
+    {"fed-plt", 0x2b, 0x2b, DPDO_PARAM_FED_EPOCHS, 2},
 };
 enum { NTYPES = sizeof TYPES / sizeof TYPES[0] };
 
@@ -100,6 +111,8 @@ static void test_fast_subset(void)
                 CHECK_EQ(audit_default("dp-dda", BUGS[b].bits, BUGS[b].key, BUGS[b].val, runs, &r, &cpu),
                          DPDO_OK);
         CHECK_EQ(audit_default("fed-plt", BUGS[5].bits, BUGS[5].key, BUGS[5].val, runs, &r, &cpu), DPDO_OK);
+        CHECK_EQ(audit_default("cpgt", BUGS[3].bits, 0, 0, runs, &r, &cpu), DPDO_OK);
+        CHECK_EQ(audit_default("dp-wor-sgd", BUGS[6].bits, BUGS[6].key, BUGS[6].val, runs, &r, &cpu), DPDO_OK);
         return;
     }
     CHECK_EQ(audit_default("dp-dda", 0, 0, 0, 0, &r, &cpu), DPDO_OK);
@@ -120,6 +133,21 @@ static void test_fast_subset(void)
     show("fed-plt", BUGS[5].name, &r, cpu);
     CHECK_MSG(r.verdict == DPDO_AUDIT_VIOLATION, "fed-plt, %s: not flagged (%g <= %g)", BUGS[5].name,
               r.eps_lower, r.eps_claimed);
+    /* the Laplace white box: DPDO's secure-path sigma, CPGT's uncharged first round (2 of 3
+     * rounds charged: the white box's bound on the 5 releases must exceed 1.34) */
+    static const struct {
+        const char *alg;
+        int b;
+    } more[] = {{"dpdo", 0}, {"cpgt", 3}, {"dp-wor-sgd", 6}};
+    for (size_t k = 0; k < sizeof more / sizeof more[0]; k++) {
+        const bug *B = &BUGS[more[k].b];
+        CHECK_EQ(audit_default(more[k].alg, B->bits, B->key, B->val, 0, &r, &cpu), DPDO_OK);
+        show(more[k].alg, B->name, &r, cpu);
+        CHECK_MSG(r.verdict == DPDO_AUDIT_VIOLATION, "%s, %s: not flagged (%g <= %g)", more[k].alg,
+                  B->name, r.eps_lower, r.eps_claimed);
+        CHECK_MSG(r.eps_lower_white > r.eps_claimed, "%s, %s: the white box %g <= %g", more[k].alg,
+                  B->name, r.eps_lower_white, r.eps_claimed);
+    }
 }
 
 /* DPDO_AUDIT_LONG=1: the whole table */
@@ -146,19 +174,18 @@ static void test_long_suite(void)
         for (int k = 0; k < reps; k++) {
             dpdo_audit_result r;
             double cpu;
-            int key = t == 7 ? DPDO_PARAM_FED_EPOCHS : 0; /* Fed-PLT: 2 local steps as its bug */
-            if (audit_default(alg, 0, key, 2, runs, &r, &cpu)) break;
+            if (audit_default(alg, 0, TYPES[t].key, TYPES[t].val, runs, &r, &cpu)) break;
             done++;
             alarms += r.verdict == DPDO_AUDIT_VIOLATION;
             double q = r.eps_lower / r.eps_claimed;
             sum += q, sum2 += q * q;
             if (cpu > cpu_max) cpu_max = cpu;
-            if (k == 0) show(alg, "correct (first repeat)", &r, cpu);
+            if (k == 0) show(alg, TYPES[t].key == DPDO_PARAM_WOR_PASSES ? "correct, 6 passes (first repeat)" : "correct (first repeat)", &r, cpu);
         }
         double m = done ? sum / done : NAN,
                se = done > 1 ? sqrt((sum2 / done - m * m) / (done - 1)) : NAN;
-        printf("# | %-15s | correct: %d repeats, %d false alarms, lower/claimed %.3f +- %.3f (s.e.), CPU <= %.1f s\n",
-               alg, done, alarms, m, se, cpu_max);
+        printf("# | %-15s | correct%s: %d repeats, %d false alarms, lower/claimed %.3f +- %.3f (s.e.), CPU <= %.1f s\n",
+               alg, TYPES[t].key == DPDO_PARAM_WOR_PASSES ? " (6 passes)" : "", done, alarms, m, se, cpu_max);
         CHECK_EQ(done, reps);
         CHECK_MSG(alarms == 0, "%s: %d false alarms of %d", alg, alarms, done);
         for (int b = 0; b < NBUGS; b++) {

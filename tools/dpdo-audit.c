@@ -22,7 +22,8 @@ static const char *USAGE =
     "the audit:\n"
     "  --method white-box|release|one-run\n"
     "                             white-box (default): every noisy release of the canary node,\n"
-    "                             composed as a Gaussian (GDP mu, Nasr et al. 2023), and the\n"
+    "                             composed as a Gaussian (GDP mu, Nasr et al. 2023) or, for\n"
+    "                             Laplace releases, as pure epsilons; and the\n"
     "                             threshold test on the transcript; release: the threshold test\n"
     "                             alone; one-run: one run with many canaries (Steinke, Nasr,\n"
     "                             Jagielski 2023)\n"
@@ -393,6 +394,8 @@ int main(int argc, char **argv)
         printf("  white box      ");
         if (isnan(r.eps_lower_white))
             printf("-");
+        else if (isnan(r.mu_lower))
+            printf("%.4f (composed Laplace releases)", r.eps_lower_white);
         else
             printf("%.4f (composed GDP mu >= %.4f)", r.eps_lower_white, r.mu_lower);
         printf("; threshold test %.4f\n", r.eps_lower_black);

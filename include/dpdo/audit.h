@@ -33,8 +33,16 @@
  *     releases, Nasr, Hayes, Steinke, Balle, Tramer, Jagielski, Carlini, Terzis, USENIX
  *     Security 2023, "Tight Auditing of Differentially Private Machine Learning"); a lower
  *     confidence bound on mu (normal and chi-square intervals on the test runs) gives
- *     eps_lower_white = the epsilon of mu_lower-GDP at delta. eps_lower is the larger of it
- *     and the transcript's threshold bound (the confidence split between them).
+ *     eps_lower_white = the epsilon of mu_lower-GDP at delta. Laplace releases (DPDO, CPGT)
+ *     are bounded coordinate by coordinate: each coordinate's residual after its prediction
+ *     from the earlier releases gives |m1 - m0| / b, summed over the releases (basic
+ *     composition of pure epsilons), a lower confidence bound from groups of test runs, composed
+ *     by the audit's accountant as the ledger's Laplace events (mu_lower NaN). eps_lower is the
+ *     larger of it and the transcript's threshold bound (the confidence split between them).
+ *     A type with a Local/Global policy (DP-WOR-SGD) audited without options.policy is audited
+ *     under the "random" policy at the first public seed (from options.seed of the algorithm)
+ *     whose decisions give the nodes a Local pass before a Global one, when one exists. The
+ *     Laplace white box and the policy set-up: Since 0.4.
  *
  * Every audit runs the algorithm on the path users take, options.path = SECURE (exact discrete
  * noise, fresh OS keys per run) unless asked otherwise; and with the canary at every node in
@@ -174,8 +182,9 @@ typedef struct dpdo_audit_result {
     double eps_lower_black; /* the threshold test's bound (RELEASE, and WHITE_BOX on the
                                transcript) at the canary node reported; NaN if none        0.3 */
     double eps_lower_white; /* WHITE_BOX: the composed per-release bound: the GDP mu_lower
-                               at delta; NaN when no release was seen or the Gaussian model
-                               does not fit (the two classes' variances differ)            0.3 */
+                               at delta (Laplace releases: the composed pure epsilons, 0.4);
+                               NaN when no release was seen or the Gaussian model does not
+                               fit (the two classes' variances differ)                     0.3 */
     double mu_lower;        /* WHITE_BOX: lower confidence bound on the composed GDP mu of
                                the canary node's releases                                   0.3 */
     int64_t releases;       /* WHITE_BOX: noisy releases of the canary node per run          0.3 */

@@ -498,7 +498,12 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
             dpdo__stream_open(&ns, e->rng, (uint64_t)i, p->t, DPDO_PURPOSE_NOISE);
             double *t = e->scr[P->stmp];
             if (dpdo__eng_grid_noise(e)) {
-                if ((rc = dpdo__eng_noise_gauss(e, &ns, i, sgrad, sgrad / P->z, g, d))) return rc;
+                /* tap_sent (the auditor): the tap sees the message, wG below, not this draw */
+                void (*tap)(void *, int64_t, const double *, size_t, double) = e->tap;
+                if (e->tap_sent) e->tap = NULL;
+                rc = dpdo__eng_noise_gauss(e, &ns, i, sgrad, sgrad / P->z, g, d);
+                e->tap = tap;
+                if (rc) return rc;
             } else { /* reproducible: the original draw (normals, then one multiply-add each) */
                 double sg = DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF) ? 0.5 * sgrad : sgrad;
                 dpdo__stream_normals(&ns, t, d);
@@ -516,6 +521,7 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
         }
         for (size_t c = 0; c < d; c++)
             wg[c] = 0.5 * (wg[c] + wl[c]) - eta * g[c];
+        if (e->tap && e->tap_sent && e->pv.private_run) e->tap(e->tap_user, i, wg, d, 0.0);
         memcpy(wl, wg, d * sizeof(double));
         P->holder_n = i;
         P->version_n++;

@@ -268,7 +268,23 @@ typedef struct probe {
      * canary node's there were */
     double *tf;
     int64_t ntf, nrel;
+    /* Laplace releases (DPDO, CPGT; lap = 1, -1 until the first draw): every coordinate is a
+     * feature of tf, with its release's index (trel) and node (town); ntap releases so far */
+    int lap;
+    int64_t *trel, *town, ntap;
+    int64_t *nrn; /* WHITE_BOX: releases of each node so far (the policy set-up's choice) */
 } probe;
+
+/* The white box's Gaussian model fits Gaussian releases only: a Laplace release (DPDO, CPGT) has
+ * a bounded privacy loss that no mean shift over a spread describes; those are audited
+ * coordinate by coordinate (audit_laplace.c) */
+static int gaussian_only(const dpdo__eng *e)
+{
+    for (int32_t k = 0; k < e->pv.nev; k++)
+        if (e->pv.ev[k].mech == DPDO_MECH_LAPLACE || e->pv.ev[k].mech == DPDO_MECH_DISCRETE_LAPLACE)
+            return 0;
+    return 1;
+}
 
 /* the engine's noise tap: every noisy release of every node (lib/engine/eng_privacy.c) */
 static void probe_tap(void *user, int64_t node, const double *out, size_t n, double grid)
@@ -276,6 +292,14 @@ static void probe_tap(void *user, int64_t node, const double *out, size_t n, dou
     probe *pr = user;
     if (!pr->record || !pr->tf) return;
     pr->nrel += node == pr->node && grid >= 0;
+    if (grid >= 0 && node >= 0 && node < pr->n) pr->nrn[node]++;
+    if (pr->lap < 0) pr->lap = !gaussian_only(pr->e);
+    if (pr->lap) { /* every coordinate */
+        for (size_t j = 0; j < n && pr->ntf < pr->cap; j++, pr->ntf++)
+            pr->tf[pr->ntf] = out[j], pr->trel[pr->ntf] = pr->ntap, pr->town[pr->ntf] = node;
+        pr->ntap++;
+        return;
+    }
     if (pr->ntf < pr->cap) {
         double x = 0;
         for (int64_t j = 0; j < pr->d && j < (int64_t)n; j++)
@@ -427,7 +451,7 @@ static void world_free(world *w)
     dpdo_dataset_destroy(w->ds);
     dpdo__free(w->nd), dpdo__free(w->sh);
     dpdo__free(w->pr.f), dpdo__free(w->pr.u), dpdo__free(w->pr.sum), dpdo__free(w->pr.last);
-    dpdo__free(w->pr.tf);
+    dpdo__free(w->pr.tf), dpdo__free(w->pr.trel), dpdo__free(w->pr.town), dpdo__free(w->pr.nrn);
     memset(w, 0, sizeof *w);
 }
 
@@ -636,11 +660,16 @@ static int world_make(dpdo_audit *a, world *w, int64_t c, int which, const int8_
         w->pr.f = dpdo__calloc((size_t)o->max_features, sizeof(double));
         if (o->method == DPDO_AUDIT_WHITE_BOX) {
             w->pr.tf = dpdo__calloc((size_t)o->max_features, sizeof(double));
-            if (!w->pr.tf) {
+            w->pr.trel = dpdo__calloc((size_t)o->max_features, sizeof(int64_t));
+            w->pr.town = dpdo__calloc((size_t)o->max_features, sizeof(int64_t));
+            w->pr.nrn = dpdo__calloc((size_t)n, sizeof(int64_t));
+            w->pr.lap = -1;
+            if (!w->pr.tf || !w->pr.trel || !w->pr.town || !w->pr.nrn) {
                 rc = dpdo__err(a->err, DPDO_E_NOMEM, "audit: out of memory");
                 goto out;
             }
             dpdo__algorithm_set_noise_tap(w->alg, probe_tap, &w->pr);
+            dpdo__algorithm_eng(w->alg)->tap_sent = 1; /* what is sent (DP-WOR-SGD's wG) */
         }
         w->pr.u = dpdo__alloc_array((size_t)d, sizeof(double));
         if (w->pr.u)
@@ -701,6 +730,7 @@ static int one_run(dpdo_audit *a, world *w, uint64_t *ks, int64_t *counts, int64
     w->pr.nmsg = 0;
     w->pr.ntf = 0;
     w->pr.nrel = 0;
+    w->pr.ntap = 0;
     if (w->pr.m > 0) {
         memset(w->pr.sum, 0, (size_t)w->pr.m * sizeof(double));
         memset(w->pr.last, 0, (size_t)w->pr.m * sizeof(double));
@@ -788,6 +818,69 @@ static int choose_node(dpdo_audit *a, int64_t *c, int64_t *rounds)
     return rc;
 }
 
+/* The public Local/Global decisions of one run under the audit's set-up: *ok = the nodes that
+ * take a Local step (compute in a round without a release) before a Global one (a release) */
+static int local_then_global(dpdo_audit *a, int64_t *ok)
+{
+    world w;
+    int64_t n = a->o.nodes;
+    uint64_t ks = a->o.seed ^ 0xC0FFEEull;
+    int rc = world_make(a, &w, 0, 1, NULL);
+    int64_t *prev = dpdo__calloc((size_t)n, sizeof *prev);
+    unsigned char *st = dpdo__calloc((size_t)n, 1); /* 1: a Local step seen, 2: then a Global */
+    int32_t *act = dpdo__calloc((size_t)n, sizeof *act);
+    if (!rc && (!prev || !st || !act)) rc = dpdo__err(a->err, DPDO_E_NOMEM, "audit: out of memory");
+    if (!rc && !(rc = next_keys(a, &w, &ks))) {
+        w.pr.record = 1;
+        while ((rc = dpdo_algorithm_step(w.alg)) == DPDO_ROUND) {
+            if (dpdo_algorithm_get_active(w.alg, act, n) != DPDO_OK) continue;
+            for (int64_t i = 0; i < n; i++) {
+                if (!act[i]) continue;
+                if (w.pr.nrn[i] > prev[i] && st[i] == 1) st[i] = 2;
+                if (w.pr.nrn[i] == prev[i] && st[i] == 0) st[i] = 1;
+                prev[i] = w.pr.nrn[i];
+            }
+        }
+        rc = rc == DPDO_DONE ? DPDO_OK
+                             : dpdo__err(a->err, rc < 0 ? rc : DPDO_E_STATE, "audit: %s",
+                                         dpdo_algorithm_errmsg(w.alg));
+    }
+    *ok = 0;
+    for (int64_t i = 0; !rc && i < n; i++)
+        *ok += st[i] == 2;
+    dpdo__free(prev), dpdo__free(st), dpdo__free(act);
+    world_free(&w);
+    return rc;
+}
+
+/* A type whose releases follow a Local/Global policy (DP-WOR-SGD), audited without a named
+ * policy: its accounting must cover rows of a Local pass that could reach a later Global release
+ * (the window closes at a pass boundary), which the default policy (always Global) never
+ * exercises. The white-box audit then takes the "random" policy with the first public seed of
+ * options.seed, + 1, ..., + 15 under which every node (else the most nodes) takes a Local pass
+ * before a Global one, read from the public decisions of one run; nothing changes when no seed
+ * gives one (a single pass). */
+static int choose_policy_setup(dpdo_audit *a)
+{
+    if (a->o.policy || a->o.method != DPDO_AUDIT_WHITE_BOX) return DPDO_OK;
+    world w;
+    int rc = world_make(a, &w, 0, 1, NULL);
+    int uses = !rc && dpdo__algorithm_eng(w.alg)->vt->uses_policy;
+    world_free(&w);
+    if (rc || !uses) return rc;
+    uint64_t seed0 = a->ao.seed, best_seed = seed0;
+    int64_t best = 0;
+    a->o.policy = strcpy(a->pol_name, "random");
+    for (uint64_t j = 0; j < 16 && !rc && best < a->o.nodes; j++) {
+        int64_t ok = 0;
+        a->ao.seed = seed0 + j;
+        if (!(rc = local_then_global(a, &ok)) && ok > best) best = ok, best_seed = a->ao.seed;
+    }
+    if (rc || best == 0) a->o.policy = NULL; /* the default policy, as asked */
+    a->ao.seed = rc || best == 0 ? seed0 : best_seed;
+    return rc;
+}
+
 /* ---- release audit ----------------------------------------------------------------------- */
 
 /* The white-box bound of one node from the per-run release features tf[2][R x Fw]: LDA weights
@@ -816,14 +909,49 @@ static int white_bound(dpdo_audit *a, double *const tf[2], int64_t R, int64_t Fw
     return rc ? dpdo__err(a->err, rc, "audit: out of memory") : DPDO_OK;
 }
 
-/* The white box's Gaussian model fits Gaussian releases only: a Laplace release (DPDO, CPGT) has
- * a bounded privacy loss that no mean shift over a spread describes */
-static int gaussian_only(const dpdo__eng *e)
+/* The Laplace white box of node c (audit_laplace.c): a lower bound L on the summed pure epsilon
+ * of the canary node's k releases, composed by the audit's accountant as the ledger's Laplace
+ * events are (the same mechanism: discrete on the secure path) with L split evenly among the k
+ * releases; eps at delta. For the pure (sum) and rdp (a sum over the releases of RDP curves that
+ * are convex in epsilon, log-sum-exps of linear functions) compositions the even split gives
+ * the smallest figure of all splits with that sum, so it bounds the figure of the true
+ * per-release epsilons from below. */
+static int laplace_white_bound(dpdo_audit *a, const world *w, double *const tf[2], int64_t R,
+                               int64_t Fw, int64_t c, double conf, dpdo_audit_result *res)
 {
-    for (int32_t k = 0; k < e->pv.nev; k++)
-        if (e->pv.ev[k].mech == DPDO_MECH_LAPLACE || e->pv.ev[k].mech == DPDO_MECH_DISCRETE_LAPLACE)
-            return 0;
-    return 1;
+    const probe *pr = &w->pr;
+    int64_t kept = 0, k = 0;
+    double L = 0, e = 0;
+    int rc = dpdo__audit_laplace_lower(tf[1], tf[0], R, Fw, pr->trel, pr->town, c,
+                                       dpdo__audit_train_runs(R, a->o.train_fraction), conf, &L,
+                                       &kept, &k);
+    if (rc) return dpdo__err(a->err, rc, "audit: out of memory");
+    int disc = 0;
+    for (int32_t q = 0; q < w->e->pv.nev; q++)
+        disc |= w->e->pv.ev[q].mech == DPDO_MECH_DISCRETE_LAPLACE;
+    dpdo_ledger *led = NULL;
+    dpdo_accountant *acc = NULL;
+    dpdo_event *ev = NULL;
+    if (!(L < INFINITY)) {
+        e = INFINITY;
+    } else if (L > 0 && k > 0) {
+        if (!(rc = dpdo_ledger_create(&led, 1)) && !(rc = dpdo_event_create(&ev)))
+            rc = dpdo_accountant_create(
+                &acc, dpdo_accountant_type_find(a->o.accountant ? a->o.accountant : "auto"), NULL,
+                led, NULL);
+        if (!rc)
+            rc = disc ? dpdo_event_set_discrete_laplace(ev, NULL, L / (double)k, 1.0)
+                      : dpdo_event_set_laplace(ev, NULL, L / (double)k, 1.0);
+        if (!rc) rc = dpdo_ledger_charge(led, ev, k, NULL, -1);
+        if (!rc) rc = dpdo_accountant_epsilon(acc, 0, res->delta, &e, NULL);
+    }
+    if (rc)
+        rc = dpdo__err(a->err, rc, "audit: composing the Laplace bounds: %s",
+                       acc ? dpdo_accountant_errmsg(acc) : "out of memory");
+    else
+        res->eps_lower_white = e;
+    dpdo_accountant_destroy(acc), dpdo_ledger_destroy(led), dpdo_event_destroy(ev);
+    return rc;
 }
 
 /* The release (and white-box) audit with the canary at node c; both bounds at confidence conf
@@ -860,9 +988,7 @@ static int release_audit(dpdo_audit *a, dpdo_audit_result *res, int64_t c, doubl
             if (r == 0 && which == 1) {
                 res->rounds = t;
                 res->releases = W->pr.nrel;
-                Fw = !W->pr.nrel || !gaussian_only(W->e) ? 0
-                     : W->pr.ntf < W->pr.cap             ? W->pr.ntf
-                                                         : W->pr.cap;
+                Fw = !W->pr.nrel ? 0 : W->pr.ntf < W->pr.cap ? W->pr.ntf : W->pr.cap;
                 if (!F && !(F = W->pr.nf) && !Fw) {
                     *silent = 1; /* nothing to see at this node (its caller may skip it) */
                     rc = dpdo__err(
@@ -944,7 +1070,10 @@ static int release_audit(dpdo_audit *a, dpdo_audit_result *res, int64_t c, doubl
         dpdo__err(a->err, rc, "audit: bound failed");
         goto out;
     }
-    if (white && Fw && (rc = white_bound(a, tf, R, Fw, conf, res))) goto out;
+    if (white && Fw &&
+        (rc = w[1].pr.lap > 0 ? laplace_white_bound(a, &w[1], tf, R, Fw, c, conf, res)
+                              : white_bound(a, tf, R, Fw, conf, res)))
+        goto out;
     if (res->eps_lower_white > res->eps_lower) res->eps_lower = res->eps_lower_white;
     res->runs = 2 * R;
 out:
@@ -1144,7 +1273,11 @@ DPDO_API int dpdo_audit_run(dpdo_audit *a, dpdo_audit_result *out)
     res->keys = a->o.randomness;
     res->eps_lower_black = res->eps_lower_white = res->mu_lower = NAN;
     res->nodes_audited = 1;
-    int rc = a->o.method == DPDO_AUDIT_ONE_RUN ? one_run_audit(a, res) : release_nodes(a, res);
+    const char *pol = a->o.policy;
+    uint64_t seed = a->ao.seed;
+    int rc = a->o.method == DPDO_AUDIT_ONE_RUN ? one_run_audit(a, res) : choose_policy_setup(a);
+    if (!rc && a->o.method != DPDO_AUDIT_ONE_RUN) rc = release_nodes(a, res);
+    a->o.policy = pol, a->ao.seed = seed; /* the set-up as given, for the next run */
     if (rc) return rc;
     const double slack = 1e-9; /* rounding of the claimed figure */
     if (isnan(res->eps_claimed))

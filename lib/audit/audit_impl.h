@@ -30,6 +30,22 @@ int dpdo__audit_lda(const double *X1, int64_t n1, const double *X0, int64_t n0, 
 void dpdo__audit_lda_scores(const double *X, int64_t R, int64_t F, const double *w, double *sc);
 int64_t dpdo__audit_train_runs(int64_t R, double frac);
 
+/* z with P[N(0,1) > z] = a, a in (0, 1/2] (stats.c) */
+double dpdo__z_upper(double a);
+/* the p-quantile of chi-square(df) (Wilson-Hilferty; z = the normal quantile of p; stats.c) */
+double dpdo__chi2_quantile(double df, double z);
+
+/* The white box for Laplace releases (audit_laplace.c): features X1, X0 (R runs x F, D1 and D0,
+ * row-major, in draw order); feature k is a coordinate of release rel[k] (nondecreasing) of node
+ * own[k]. The first ntr runs fit each of node c's coordinates on the earlier releases and keep
+ * those whose shift they resolve (*kept of them); the rest give *eps, a lower bound at
+ * confidence conf on the sum over the kept coordinates of |m1 - m0| / b (the pure epsilon of node
+ * c's releases by basic composition, at least); *releases = node c's releases among the F
+ * features. DPDO_OK or DPDO_E_NOMEM. */
+int dpdo__audit_laplace_lower(const double *X1, const double *X0, int64_t R, int64_t F,
+                              const int64_t *rel, const int64_t *own, int64_t c, int64_t ntr,
+                              double conf, double *eps, int64_t *kept, int64_t *releases);
+
 #ifdef DPDO_FAULT_INJECTION
 /* Test build only: weaken the algorithms the audit creates (DPDO__WEAKEN_* bits of
  * lib/engine/engine_impl.h). DPDO_OK or DPDO_E_INVAL. */

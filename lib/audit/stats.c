@@ -300,7 +300,7 @@ DPDO_API int dpdo_audit_one_run_epsilon(int64_t m, int64_t r, int64_t v, double 
 /* ---- the white-box bound: a lower confidence bound on a Gaussian shift ------------------ */
 
 /* z with P[N(0,1) > z] = a, a in (0, 1/2]: bisection on erfc (60 halvings of [0, 40]) */
-static double z_upper(double a)
+double dpdo__z_upper(double a)
 {
     double lo = 0, hi = 40;
     for (int it = 0; it < 80; it++) {
@@ -315,7 +315,7 @@ static double z_upper(double a)
 
 /* the p-quantile of chi-square(df) from the Wilson-Hilferty cube (relative error below 1e-3 of
  * the quantile for df >= 30 at the levels used here); z = the normal quantile of p */
-static double chi2_quantile(double df, double z)
+double dpdo__chi2_quantile(double df, double z)
 {
     double c = 2.0 / (9.0 * df), t = 1 - c + z * sqrt(c);
     return t > 0 ? df * t * t * t : 0;
@@ -358,12 +358,12 @@ DPDO_API int dpdo_audit_mu_lower(const double *s1, int64_t n1, const double *s0,
     }
     /* three intervals, each at level 1 - (1 - confidence)/3: the two spreads (chi-square) and
      * the mean difference at the spreads' upper ends (normal) */
-    double a = (1 - confidence) / 3, z = z_upper(a);
+    double a = (1 - confidence) / 3, z = dpdo__z_upper(a);
     double df1 = (double)(n1 - 1), df0 = (double)(n0 - 1);
-    double s1h = sqrt(v1 * df1 / chi2_quantile(df1, -z)),
-           s0h = sqrt(v0 * df0 / chi2_quantile(df0, -z));
-    double s1l = sqrt(v1 * df1 / chi2_quantile(df1, z)),
-           s0l = sqrt(v0 * df0 / chi2_quantile(df0, z));
+    double s1h = sqrt(v1 * df1 / dpdo__chi2_quantile(df1, -z)),
+           s0h = sqrt(v0 * df0 / dpdo__chi2_quantile(df0, -z));
+    double s1l = sqrt(v1 * df1 / dpdo__chi2_quantile(df1, z)),
+           s0l = sqrt(v0 * df0 / dpdo__chi2_quantile(df0, z));
     if (s1l > s0h || s0l > s1h) { /* the spreads differ: no common Gaussian, no GDP figure */
         *mu = NAN;
         return DPDO_OK;
@@ -427,7 +427,7 @@ DPDO_API int dpdo_audit_eps_laplace_lower(const double *s1, int64_t n1, const do
     if (c1 > 0 && c0 > 0) {
         double l1 = v1[c1 - 1], u1 = v1[n1 - c1], l0 = v0[c0 - 1], u0 = v0[n0 - c0];
         double s = abs_dev_max(v1, n1, l1, u1) + abs_dev_max(v0, n0, l0, u0), d = l1 - u0;
-        double q = chi2_quantile(2.0 * (double)(n1 + n0), -z_upper(a));
+        double q = dpdo__chi2_quantile(2.0 * (double)(n1 + n0), -dpdo__z_upper(a));
         if (d > 0) *eps = s > 0 ? d * q / (2 * s) : INFINITY;
     }
     dpdo__free(v1), dpdo__free(v0);

@@ -357,6 +357,9 @@ struct dpdo__eng {
      * (lib/audit) and tests; NULL: off (then the fused noise paths may run) */
     void (*tap)(void *user, int64_t node, const double *out, size_t n, double grid);
     void *tap_user;
+    /* set by the auditor: an algorithm whose message is not the noised vector itself taps the
+     * message instead of the draw (DP-WOR-SGD's wG; grid 0) */
+    int tap_sent;
 };
 
 enum { DPDO__KEY_NONE = 0, DPDO__KEY_HOST = 1, DPDO__KEY_ENTROPY = 2 };

@@ -556,7 +556,7 @@ CHOOSING_TASKS ?= fashion-0-2,fashion-4-6,breast-cancer,digits-3-8,digits-1-7,wi
 CHOOSING_EPS   ?= 0.25,0.5,1,2,4,8
 choosing: lib
 	DPDO_LIBRARY=$(CURDIR)/$(BUILD)/lib/$(SONAME) /usr/bin/python3 scripts/eval-defaults.py --make \
-	    --table docs/choosing.md --seeds $(CHOOSING_SEEDS) --tasks $(CHOOSING_TASKS) --eps-list $(CHOOSING_EPS)
+	    --tuner --table docs/choosing.md --seeds $(CHOOSING_SEEDS) --tasks $(CHOOSING_TASKS) --eps-list $(CHOOSING_EPS)
 
 # ---- real data offline (docs/data.md): the rcv1 stand-in from Debian's package descriptions
 data-debian-text: $(BUILD)/data/debian-text.svm

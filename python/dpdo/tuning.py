@@ -275,14 +275,22 @@ class PrivateSearchCV:
 
     refit_share (default 0.75): the share of the budget (of mu^2 in the Gaussian plan) given to one
     more fit of the chosen candidate on ALL rows, which is the model that ships; its charges are
-    composed with the search's (privacy_["epsilon"] counts them). refit_share=0: no refit, the
-    best trial's model (trained on the training part) ships.
+    composed with the search's (privacy_["epsilon"] counts them; the choice is adaptive, see
+    _total). refit_share=0: no refit, the best trial's model (trained on the training part) ships.
+    validation_fraction "auto": 0.5 with a refit (the trials only rank the candidates), 0.2
+    without. score_share (1): mu of the score over mu of the trial's training.
+    default_margin ("auto": 2 sqrt(2) score sigmas, two standard deviations of the difference of
+    two noisy scores, for param_grid="auto"; 0 otherwise): the first candidate is chosen unless
+    another one's noisy score beats it by more (post-processing of the noisy scores).
+    max_score_sigma (0.01): where the planned score noise exceeds it (small validation sets, small
+    budgets), there is no search: the first candidate is fitted once on all rows with the whole
+    budget (privacy_["method"] == "none"; a PrivacyWarning for a user grid).
     privacy_ (epsilon, delta, method, trials, ...) is the whole search's; best_estimator_.privacy_
     is replaced by it too, so the model reports the total. Since 0.3."""
 
     def __init__(self, estimator, param_grid="auto", epsilon=1.0, delta="auto", method="auto",
                  mean_trials=None, eta=0.0, validation_fraction="auto", score_share=1.0, random_state=None,
-                 refit_share=0.75, default_weight=None, max_score_sigma=0.01):
+                 refit_share=0.75, default_weight=None, max_score_sigma=0.01, default_margin="auto"):
         self.estimator = estimator
         self.param_grid = param_grid
         self.epsilon = epsilon
@@ -296,9 +304,10 @@ class PrivateSearchCV:
         self.refit_share = refit_share
         self.default_weight = default_weight
         self.max_score_sigma = max_score_sigma
+        self.default_margin = default_margin
 
     _PARAMS = ("estimator", "param_grid", "epsilon", "delta", "method", "mean_trials", "eta", "validation_fraction",
-               "score_share", "random_state", "refit_share", "default_weight", "max_score_sigma")
+               "score_share", "random_state", "refit_share", "default_weight", "max_score_sigma", "default_margin")
 
     def get_params(self, deep=False):
         """The constructor parameters."""
@@ -339,6 +348,15 @@ class PrivateSearchCV:
         if k == 1:
             return [1.0]
         return [w0] + [(1.0 - w0) / (k - 1)] * (k - 1)
+
+    def _margin(self, sigma_score):
+        """How much another candidate's noisy score must beat the first's to be chosen instead."""
+        m = self.default_margin
+        if m == "auto":
+            return 2 * math.sqrt(2) * sigma_score if self.param_grid == "auto" else 0.0
+        if not (isinstance(m, (int, float)) and m >= 0):
+            raise ValueError("default_margin must be a number >= 0 or 'auto', got %r" % (m,))
+        return float(m)
 
     def _make(self, cand, eps, delta, seed):
         """A clone of the estimator for one candidate at (eps, delta)."""
@@ -509,7 +527,7 @@ class PrivateSearchCV:
         else:
             gamma = self._gamma(len(cands))
             plan = [int(rs.choice(len(cands), p=weights)) for _ in range(_sample_tnb(rs, self.eta, gamma))]
-        trials, best, texts, nodes = [], None, [], 1
+        trials, best, first, texts, nodes = [], None, None, [], 1
         _PRIVATE_SEARCH = True
         try:
             for c in plan:
@@ -527,6 +545,11 @@ class PrivateSearchCV:
                 nodes = est._runs[0].alg.accountant.ledger.nodes
                 if best is None or noisy > best[0]:
                     best = (noisy, c, est)
+                if c == 0 and (first is None or noisy > first[0]):
+                    first = (noisy, c, est)
+            margin = self._margin(sigma_score)
+            if first is not None and best[1] != 0 and best[0] - first[0] <= margin:
+                best = first  # the plan is kept unless another candidate beats it by more than the margin
             final_texts = []
             if mu_fin > 0:  # the chosen candidate on all rows: the model that ships
                 seed = int(rs.randint(2 ** 31 - 1)) if self.random_state is not None else None
@@ -549,7 +572,8 @@ class PrivateSearchCV:
         p = {"method": method, "target_epsilon": self.epsilon, "delta": delta, "trials": len(trials),
              "epsilon": total, "epsilon_composition": eps_comp, "composition_by": how, "trial_epsilon": eps0,
              "trial_mu": mu0, "pilot_scale": t, "score_sigma": sigma_score, "n_validation": n_val,
-             "refit": bool(final_texts), "refit_epsilon": eps_fin, "planned_score_sigma": planned_sigma}
+             "refit": bool(final_texts), "refit_epsilon": eps_fin, "planned_score_sigma": planned_sigma,
+             "default_margin": margin}
         if method == "random-stopping":
             gamma = self._gamma(len(cands))
             p.update(epsilon_random_stopping=eps_rs, eta=self.eta, gamma=gamma,
@@ -618,14 +642,16 @@ class PrivateSearchCV:
 
 
 def _same_gaussian(alternatives):
-    """True when every alternative (a list of ledgers) charged only unsampled Gaussian releases
-    with the same sum of count * (sensitivity/sigma)^2 on every node (the same mu-GDP mechanism)."""
+    """True when every alternative (a list of ledgers) charged only unsampled Gaussian releases (or
+    "sampled" ones that take every row) with the same sum of count * (sensitivity/sigma)^2 on
+    every node (the same mu-GDP mechanism)."""
     ref = None
     for alt in alternatives:
         mu2 = None
         for led in alt:
-            for mech, samp, _, _, _, sens, sigma, counts in _ledger_charges(led):
-                if mech != 1 or samp != 0:
+            for mech, samp, rate, n, m, sens, sigma, counts in _ledger_charges(led):
+                # a Gaussian release, unsampled or "sampled" at rate 1 (all n of n rows)
+                if mech != 1 or not (samp == 0 or (samp == 1 and rate >= 1) or (samp == 2 and m >= n)):
                     return False
                 m = [c * (sens / sigma) ** 2 for c in counts]
                 mu2 = m if mu2 is None else [u + v for u, v in zip(mu2, m)]

@@ -597,9 +597,15 @@ class PrivateSearchCV:
         return self
 
     def _fit_first(self, X, y, cands, delta, rs, planned_sigma):
-        """No search: the first candidate on all rows with the whole budget (see fit)."""
+        """No search: the first candidate on all rows with the whole budget (see fit); an int
+        random_state is passed on as it is (the same fit as the estimator's own)."""
         global _PRIVATE_SEARCH
-        seed = int(rs.randint(2 ** 31 - 1)) if self.random_state is not None else None
+        import numbers
+        seed = None
+        if isinstance(self.random_state, numbers.Integral):
+            seed = int(self.random_state)
+        elif self.random_state is not None:
+            seed = int(rs.randint(2 ** 31 - 1))
         est = self._make(cands[0], self.epsilon, delta, seed)
         _PRIVATE_SEARCH = True
         try:

@@ -13,7 +13,6 @@ delta = 1e-5.
 """
 import argparse
 import importlib.util
-import math
 import os
 import sys
 import time

@@ -442,7 +442,7 @@ class _DPClassifier(_Mixin, _Base):
         # PrivateSearchCV's candidates around the plan ("plan.alpha": 3 = the plan's alpha x 3)
         for k, f in sorted(getattr(self, "_plan_scale", {}).items()):
             if plan.get(k) is not None:
-                plan[k] = max(1, int(round(plan[k] * f))) if k in ("rounds", "epochs") else plan[k] * f
+                plan[k] = max(1, int(round(plan[k] * f))) if k in ("rounds", "epochs", "batch") else plan[k] * f
         self._plan_cache = (key, plan)
         return plan
 

@@ -512,7 +512,9 @@ class PrivateSearchCV:
                     mu0 = self._trial_mu(method, len(cands), delta, mu_fin) / math.sqrt(1 + self.score_share ** 2)
                 except ValueError:
                     if self.method != "auto":
-                        raise
+                        raise ValueError("PrivateSearchCV: method=%r does not fit in epsilon = %g beside a final fit "
+                                         "with refit_share = %g (random stopping's fixed overhead); lower refit_share "
+                                         "or use method='composition'" % (method, self.epsilon, self.refit_share))
                     continue  # random stopping's fixed overhead does not fit beside the final fit
                 t = self._pilot_scale(method, cands, mu0, mu_fin, delta, n_val, y[tr], y)
                 plans.append((mu0 * t, t, method))

@@ -295,6 +295,11 @@ def private_search_without_room_for_a_search_fits_the_plan_once():
     assert s.best_params_ == {} and len(s.ledgers_) == 1
     e = analytic_gaussian_epsilon(math.sqrt(max(ledger_mu2(s.ledgers_[0][0]))), 1e-6)
     assert abs(p["epsilon"] - e) <= 1e-7 and p["epsilon"] <= 1.0 + 1e-7, (p, e)
+    # the same fit as the estimator's own with that random_state
+    own = FedPLTClassifier(n_nodes=5, epsilon=1.0, delta=1e-6, random_state=4).fit(X, y)
+    assert np.array_equal(own.coef_, s.best_estimator_.coef_)
+    for bad in ({"refit_share": 1.0}, {"default_margin": -1}, {"validation_fraction": 1.5}, {"param_grid": "best"}):
+        raises(ValueError, dsk.PrivateSearchCV(FedPLTClassifier(n_nodes=5), max_score_sigma=None, **bad).fit, X, y)
 
 
 @case

@@ -556,13 +556,14 @@ clean:
 
 # ---- docs/choosing.md's tables: test accuracy vs epsilon of every estimator with its defaults,
 # beside scikit-learn and a centralized DP-SGD reference (scripts/eval-defaults.py; about an hour
-# for the full grid on two idle cores: CHOOSING_SEEDS / CHOOSING_TASKS scale it down)
+# for the full grid on two idle cores: CHOOSING_SEEDS / CHOOSING_TASKS scale it down); --tuner
+# adds a second table per task with every estimator under PrivateSearchCV (more than doubles it)
 CHOOSING_SEEDS ?= 10
 CHOOSING_TASKS ?= fashion-0-2,fashion-4-6,breast-cancer,digits-3-8,digits-1-7,wine
 CHOOSING_EPS   ?= 0.25,0.5,1,2,4,8
 choosing: lib
 	DPDO_LIBRARY=$(CURDIR)/$(BUILD)/lib/$(SONAME) /usr/bin/python3 scripts/eval-defaults.py --make \
-	    --table docs/choosing.md --seeds $(CHOOSING_SEEDS) --tasks $(CHOOSING_TASKS) --eps-list $(CHOOSING_EPS)
+	    --tuner --table docs/choosing.md --seeds $(CHOOSING_SEEDS) --tasks $(CHOOSING_TASKS) --eps-list $(CHOOSING_EPS)
 
 # ---- real data offline (docs/data.md): the rcv1 stand-in from Debian's package descriptions
 data-debian-text: $(BUILD)/data/debian-text.svm

@@ -1,14 +1,18 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
 """PrivateSearchCV at a total epsilon against one fit with the defaults at the same epsilon
-(docs/python.md, "Private hyper-parameter search"): Fashion-MNIST T-shirt vs pullover (the IDX
-files under /usr/share/datasets/fashion-mnist), StandardScaler + Normalizer in front, 10 nodes,
-delta = 1e-5, test accuracy on the 2000 test rows, mean +- standard error over seeds.
+(docs/python.md, "Private hyper-parameter search"), every estimator, mean +- standard error over
+seeds 0..S-1 and the mean of the per-seed difference (tuned - defaults) with its standard error.
+Tasks as in scripts/eval-defaults.py (fashion-0-2: Fashion-MNIST T-shirt vs pullover, train on
+the train split, test on the 2000 t10k rows; digits-3-8, breast-cancer, wine: scikit-learn's sets,
+a stratified 75/25 split drawn by the seed); StandardScaler + Normalizer in front, 10 nodes,
+delta = 1e-5.
 
-    DPDO_LIBRARY=build/lib/libdpdo.so.1 /usr/bin/python3 bench/tuning_vs_defaults.py [--seeds 5] [--epsilon 1]
+    DPDO_LIBRARY=build/lib/libdpdo.so.1 /usr/bin/python3 bench/tuning_vs_defaults.py \\
+        [--tasks fashion-0-2,digits-3-8] [--seeds 10] [--epsilon 1] [--set refit_share=0.75 ...]
 """
 import argparse
-import math
+import importlib.util
 import os
 import sys
 import time
@@ -16,49 +20,50 @@ import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
-sys.path.insert(0, os.path.join(HERE, "..", "tests", "python"))
 import numpy as np  # noqa: E402
+from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import Normalizer, StandardScaler  # noqa: E402
 
-from dpdo.sklearn import DPDDAClassifier, FedPLTClassifier, PrivateSearchCV  # noqa: E402
-from _fashion import fashion  # noqa: E402
+import dpdo.sklearn as dsk  # noqa: E402
 
-GRIDS = {
-    # each grid holds the defaults ("auto": the budget plan) and longer runs / another alpha
-    DPDDAClassifier: {"max_rounds": ["auto", 2000, 8000], "alpha": ["auto", 1e-4]},
-    FedPLTClassifier: {"max_rounds": ["auto", 25, 50], "alpha": ["auto", 1e-4]},
-}
-
-
-def mse(v):
-    v = np.asarray(v, dtype=float)
-    return "%.4f +- %.4f" % (v.mean(), v.std(ddof=1) / math.sqrt(len(v)) if len(v) > 1 else 0.0)
+_spec = importlib.util.spec_from_file_location("eval_defaults", os.path.join(HERE, "..", "scripts", "eval-defaults.py"))
+ev = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(ev)
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--tasks", default="fashion-0-2,digits-3-8")
+    ap.add_argument("--estimators", default="dp-dda,do-adp,dp-wor-sgd,fed-plt")
+    ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--epsilon", type=float, default=1.0)
+    ap.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
+    ap.add_argument("--set", action="append", help="a PrivateSearchCV parameter key=value")
     a = ap.parse_args()
-    (X, y), (Xt, yt) = fashion("train"), fashion("t10k")
-    sc = StandardScaler().fit(X)
-    nm = Normalizer()
-    X, Xt = nm.transform(sc.transform(X)), nm.transform(sc.transform(Xt))
+    extra = ev.parse_set(a.set)
     warnings.simplefilter("ignore")
-    for E, grid in GRIDS.items():
-        dflt, tuned, eps, trials, t0 = [], [], [], [], time.time()
-        for seed in range(a.seeds):
-            dflt.append(E(epsilon=a.epsilon, delta=1e-5, n_nodes=10, random_state=seed).fit(X, y).score(Xt, yt))
-            s = PrivateSearchCV(E(n_nodes=10), grid, epsilon=a.epsilon, delta=1e-5, random_state=seed).fit(X, y)
-            tuned.append(s.score(Xt, yt))
-            eps.append(s.privacy_["epsilon"])
-            trials.append(s.privacy_["trials"])
-            print("# %s seed %d: defaults %.4f, PrivateSearchCV %.4f (%d trials, best %s, total eps %.6f)"
-                  % (E.__name__, seed, dflt[-1], tuned[-1], trials[-1], s.best_params_, eps[-1]), flush=True)
-        print("%s, Fashion-MNIST T-shirt vs pullover, eps = %g, %d seeds: defaults %s; PrivateSearchCV %s "
-              "(grid %s, %.1f trials on average, total eps <= %.6f) [%.0f s]"
-              % (E.__name__, a.epsilon, a.seeds, mse(dflt), mse(tuned), grid, np.mean(trials), max(eps),
-                 time.time() - t0), flush=True)
+    for t in a.tasks.split(","):
+        for e in a.estimators.split(","):
+            E = getattr(dsk, ev.NAMES[e])
+            dflt, tuned, eps, how, t0 = [], [], [], [], time.time()
+            for seed in range(a.seeds):
+                Xtr, ytr, Xte, yte = ev.task(t, seed, a.data)
+                prep = make_pipeline(StandardScaler(), Normalizer()).fit(Xtr)
+                Xtr, Xte = prep.transform(Xtr), prep.transform(Xte)
+                dflt.append(E(epsilon=a.epsilon, delta=1e-5, n_nodes=10, random_state=seed).fit(Xtr, ytr)
+                            .score(Xte, yte))
+                s = dsk.PrivateSearchCV(E(n_nodes=10), epsilon=a.epsilon, delta=1e-5, random_state=seed,
+                                        **extra).fit(Xtr, ytr)
+                tuned.append(s.score(Xte, yte))
+                eps.append(s.privacy_["epsilon"])
+                how.append("%s/%d" % (s.privacy_["method"], s.privacy_["trials"]))
+                print("# %s %s seed %d: defaults %.4f, PrivateSearchCV %.4f (%s, best %s, total eps %.6f)"
+                      % (t, e, seed, dflt[-1], tuned[-1], how[-1], s.best_params_, eps[-1]), flush=True)
+            d = np.asarray(tuned) - np.asarray(dflt)
+            print("%s %s, eps = %g, %d seeds: defaults %s; PrivateSearchCV %s; difference %s (method/trials %s, "
+                  "total eps <= %.6f) [%.0f s]"
+                  % (t, e, a.epsilon, a.seeds, ev.fmt(dflt), ev.fmt(tuned), ev.fmt(d),
+                     ",".join(sorted(set(how))), max(eps), time.time() - t0), flush=True)
 
 
 if __name__ == "__main__":

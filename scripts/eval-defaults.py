@@ -5,12 +5,14 @@ scikit-learn LogisticRegression, mean and standard deviation over seeds.
 
     /usr/bin/python3 scripts/eval-defaults.py [--tasks fashion-0-2,breast-cancer] [--seeds 5]
         [--eps 1] [--estimators dp-dda,do-adp,dp-wor-sgd,fed-plt] [--set key=value ...]
-        [--reference] [--table docs/choosing.md --eps-list 0.25,0.5,1,2,4,8]
+        [--reference] [--tuner] [--table docs/choosing.md --eps-list 0.25,0.5,1,2,4,8]
 
 --reference adds a centralized DP-SGD reference on the pooled rows (dpsgd_reference); --table
 writes markdown tables of accuracy vs epsilon (every estimator, the reference, scikit-learn)
 between the BEGIN/END markers of the file (`make choosing`); a task written "task:S" runs S
-seeds instead of --seeds.
+seeds instead of --seeds. --tuner adds every estimator under dpdo.sklearn.PrivateSearchCV with
+its default grid (param_grid="auto": the plan and three neighbours, docs/python.md "Private
+hyper-parameter search") at the same total epsilon (a second table per task with --table).
 
 Every fit is make_pipeline(StandardScaler(), Normalizer(), Estimator(epsilon, delta=1e-5,
 n_nodes=10, random_state=seed)). Tasks:
@@ -154,6 +156,9 @@ def run_task(t, a, extra, eps, with_ref=True):
     from sklearn.preprocessing import Normalizer, StandardScaler
     res = {"n": None, "lr": [], "dp-sgd": []}
     res.update({e: [] for e in a.estimators.split(",")})
+    if a.tuner:
+        res.update({"tuned-" + e: [] for e in a.estimators.split(",")})
+        res.update({"method-" + e: [] for e in a.estimators.split(",")})
     times = {e: 0.0 for e in res}
     for s in range(a.seeds):
         Xtr, ytr, Xte, yte = task(t, s, a.data)
@@ -178,6 +183,22 @@ def run_task(t, a, extra, eps, with_ref=True):
             if a.verbose:
                 print("  %s %s seed %d: %.4f  %s" % (t, e, s, res[e][-1], p[-1].privacy_.get("notes", "")[:300]),
                       flush=True)
+            if a.tuner:
+                import warnings
+                est = getattr(dsk, NAMES[e])(n_nodes=a.nodes, **extra)
+                t0 = time.time()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # the searches' diagnostics (e.g. noise-dominated trials)
+                    p = make_pipeline(StandardScaler(), Normalizer(), dsk.PrivateSearchCV(
+                        est, epsilon=eps, delta=a.delta, random_state=s)).fit(Xtr, ytr)
+                times["tuned-" + e] += time.time() - t0
+                res["tuned-" + e].append(p.score(Xte, yte))
+                res["method-" + e].append(p[-1].privacy_["method"])
+                if a.verbose:
+                    pr = p[-1].privacy_
+                    print("  %s tuned %s seed %d: %.4f  %s, %d trials, best %s, total epsilon %.6f"
+                          % (t, e, s, res["tuned-" + e][-1], pr["method"], pr["trials"], p[-1].best_params_,
+                             pr["epsilon"]), flush=True)
     res["times"] = {e: v / max(1, a.seeds) for e, v in times.items()}
     return res
 
@@ -188,6 +209,11 @@ def mse(v):
     if len(v) < 2:
         return float(v.mean()), 0.0, 0.0
     return float(v.mean()), float(v.std(ddof=1) / np.sqrt(len(v))), float(v.std(ddof=1))
+
+
+def fmt(v):
+    """"mean +- s.e." of a list."""
+    return "%.4f +- %.4f" % mse(v)[:2]
 
 
 BEGIN, END = "<!-- BEGIN eval-defaults tables -->", "<!-- END eval-defaults tables -->"
@@ -209,7 +235,7 @@ def table(a, extra):
     for t in a.tasks.split(","):
         t, _, ns = t.partition(":")  # "task:S" runs S seeds for that task
         a.seeds = int(ns) if ns else seeds0
-        rows = []
+        rows, trows = [], []
         lr = None
         for k, eps in enumerate(eps_list):
             r = run_task(t, a, extra, eps, with_ref=True)
@@ -223,10 +249,32 @@ def table(a, extra):
                 cells.append("%.3f ± %.3f" % mse(r[e])[:2])
             rows.append("| " + " | ".join(cells) + " |")
             print("%s eps %g: %s" % (t, eps, rows[-1]), flush=True)
+            if a.tuner:
+                cells = ["%g" % eps]
+                for e in ests:
+                    m, se = mse(r["tuned-" + e])[:2]
+                    if all(x == "none" for x in r["method-" + e]):
+                        cells.append("no search (= defaults)")
+                        continue
+                    diff = np.asarray(r["tuned-" + e]) - np.asarray(r[e])
+                    cells.append("%.3f ± %.3f (%+.3f ± %.3f)" % (m, se, diff.mean(), mse(diff)[1]))
+                trows.append("| " + " | ".join(cells) + " |")
+                print("%s eps %g tuned: %s" % (t, eps, trows[-1]), flush=True)
         head = ["ε"] + (["central DP-SGD"] if a.reference else []) + [dict(COLS).get(e, e) for e in ests]
         out += ["**%s** (%d training rows, %d per node, d = %d; %d seeds; non-private LogisticRegression "
                 "%.3f ± %.3f)" % (t, n, n // a.nodes, d, a.seeds, lr[0], lr[1]), "",
                 "| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + rows + [""]
+        if a.tuner and all(row.count("no search") == len(ests) for row in trows):
+            out += ["*%s with `PrivateSearchCV` (default grid): no search at any ε here (the validation scores' "
+                    "noise would exceed 0.01), the plan is fitted once with the whole budget: the same fits as the "
+                    "defaults above*" % t, ""]
+        elif a.tuner:
+            head = ["ε"] + [dict(COLS).get(e, e) for e in ests]
+            out += ["*%s with `PrivateSearchCV` (default grid) at the same total ε; in brackets the mean "
+                    "per-seed difference from the defaults above ± its s.e.; \"no search\": the validation "
+                    "scores' noise would exceed 0.01, so the search fits the plan once with the whole budget, "
+                    "the same fit as the defaults*" % t, "",
+                    "| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + trows + [""]
     text = "\n".join(out)
     if a.table == "-":
         print(text)
@@ -256,6 +304,7 @@ def main():
     ap.add_argument("--table", help="write markdown tables of accuracy vs epsilon into this file (between "
                     "its BEGIN/END eval-defaults markers; '-' prints them)")
     ap.add_argument("--eps-list", default="0.25,0.5,1,2,4,8")
+    ap.add_argument("--tuner", action="store_true", help="also every estimator under PrivateSearchCV (default grid)")
     ap.add_argument("--make", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--verbose", action="store_true")
     a = ap.parse_args()
@@ -271,8 +320,8 @@ def main():
         r = float(np.mean(res["lr"]))
         n, d = res["n"]
         print("%s (n_train %d, d %d, eps %g): sklearn LR %.4f" % (t, n, d, a.eps, r))
-        for e in ["dp-sgd"] + a.estimators.split(","):
-            if not res[e]:
+        for e in ["dp-sgd"] + a.estimators.split(",") + ["tuned-" + e for e in a.estimators.split(",")]:
+            if not res.get(e):
                 continue
             m, se, sd = mse(res[e])
             print("  %-11s %.4f +- %.4f (sd %.4f, min %.4f)  gap %+.4f  %.1f s/fit" %

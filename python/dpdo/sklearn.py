@@ -439,6 +439,10 @@ class _DPClassifier(_Mixin, _Base):
         plan = _plan_run(self._kind, [len(r) for r in rows], self.n_features_in_ + bool(self.fit_intercept), eps,
                          delta, self._acc_name(), self._library(),
                          dict(self._TUNE))
+        # PrivateSearchCV's candidates around the plan ("plan.alpha": 3 = the plan's alpha x 3)
+        for k, f in sorted(getattr(self, "_plan_scale", {}).items()):
+            if plan.get(k) is not None:
+                plan[k] = max(1, int(round(plan[k] * f))) if k in ("rounds", "epochs", "batch") else plan[k] * f
         self._plan_cache = (key, plan)
         return plan
 

@@ -235,6 +235,18 @@ def compose_ledgers(ledgers, nodes, extra=(), delta=1e-5, kind="auto"):
     return rdp_to_epsilon(curve, delta)[0], "rdp (sum of the runs' curves)"
 
 
+#: The default grid (param_grid="auto"): the estimator's plan for the trial's budget and three
+#: neighbours of it, one knob each ("plan.K": f = the plan's K times f): the travel of the model
+#: (DP-DDA's L2 scales the primal map down; the others' step or rounds) doubled and halved, and the
+#: clip halved (half the noise, more bias). The first candidate is the plan itself.
+AUTO_GRIDS = {
+    "dp-dda": [{}, {"plan.alpha": 1 / 3.0}, {"plan.alpha": 3.0}, {"plan.lipschitz": 0.5}],
+    "do-adp": [{}, {"plan.step_size": 2.0}, {"plan.step_size": 0.5}, {"plan.lipschitz": 0.5}],
+    "dp-wor-sgd": [{}, {"plan.step_size": 2.0}, {"plan.step_size": 0.5}, {"plan.lipschitz": 0.5}],
+    "fed-plt": [{}, {"plan.rounds": 2.0}, {"plan.rounds": 0.5}, {"plan.lipschitz": 0.5}],
+}
+
+
 class PrivateSearchCV:
     """Hyper-parameter search over a dpdo estimator whose privacy is counted (docs/python.md,
     "Private hyper-parameter search").
@@ -242,9 +254,11 @@ class PrivateSearchCV:
     The rows are split once at random (public randomness) into a training part and a validation
     part (validation_fraction). One trial trains a clone of `estimator` with one candidate of
     `param_grid` on the training part and scores it on the validation part with Gaussian noise
-    (accuracy, sensitivity 1/n_val: the score is private too). Each trial is calibrated as a
-    mu-GDP mechanism (the estimator's own accountant sets its noise for the (epsilon_0, delta)
-    of the analytic Gaussian mechanism at mu_0; the score gets mu_s = score_share * mu_0):
+    (accuracy, sensitivity 1/n_val: the score is private too). param_grid="auto" (default) is the
+    estimator's own plan and three neighbours of it (AUTO_GRIDS; a key "plan.K" with value f means
+    the plan's K times f). Each trial is calibrated as a mu-GDP mechanism (the estimator's own
+    accountant sets its noise for the (epsilon_0, delta) of the analytic Gaussian mechanism at
+    mu_0; the score gets mu_s = score_share * mu_0):
 
     * method="composition": every candidate once; mu per trial such that the composition of all
       trials is (epsilon, delta); privacy_["epsilon"] is the accountant's composition of the
@@ -252,18 +266,31 @@ class PrivateSearchCV:
     * method="random-stopping": Papernot & Steinke (ICLR 2022, "Hyperparameter Tuning with
       Renyi Differential Privacy", Theorem 2): K ~ truncated negative binomial D_{eta,gamma} trials
       with E[K] = mean_trials (default: the number of candidates), each with a candidate drawn
-      uniformly at random; only the best (model, noisy score) is released, so the total does not grow
-      with K but by log E[K] and a one-trial term. privacy_["epsilon"] is the smaller of that bound
-      (from the RDP curves of the charges that ran, worst trial) and the composition of all trials;
+      from a fixed distribution (the first candidate with probability default_weight, the others
+      uniformly; the theorem holds for any trial whose randomness is independent of the data);
+      only the best (model, noisy score) is released, so the total does not grow with K but by
+      log E[K] and a one-trial term. privacy_["epsilon"] is the smaller of that bound (from the RDP
+      curves of the charges that ran, worst trial) and the composition of all trials;
     * method="auto" (default): the one of the two whose plan gives each trial the larger budget.
 
-    The fitted search predicts with best_estimator_ (trained on the training part only: a refit on
-    all rows would be one more private run). privacy_ (epsilon, delta, method, trials, ...) is the
-    whole search's; best_estimator_.privacy_ is replaced by it too, so the model reports the total.
-    Since 0.3."""
+    refit_share (default 0.75): the share of the budget (of mu^2 in the Gaussian plan) given to one
+    more fit of the chosen candidate on ALL rows, which is the model that ships; its charges are
+    composed with the search's (privacy_["epsilon"] counts them; the choice is adaptive, see
+    _total). refit_share=0: no refit, the best trial's model (trained on the training part) ships.
+    validation_fraction "auto": 0.5 with a refit (the trials only rank the candidates), 0.2
+    without. score_share (1): mu of the score over mu of the trial's training.
+    default_margin ("auto": 2 sqrt(2) score sigmas, two standard deviations of the difference of
+    two noisy scores, for param_grid="auto"; 0 otherwise): the first candidate is chosen unless
+    another one's noisy score beats it by more (post-processing of the noisy scores).
+    max_score_sigma (0.01): where the planned score noise exceeds it (small validation sets, small
+    budgets), there is no search: the first candidate is fitted once on all rows with the whole
+    budget (privacy_["method"] == "none"; a PrivacyWarning for a user grid).
+    privacy_ (epsilon, delta, method, trials, ...) is the whole search's; best_estimator_.privacy_
+    is replaced by it too, so the model reports the total. Since 0.3."""
 
-    def __init__(self, estimator, param_grid, epsilon=1.0, delta="auto", method="auto",
-                 mean_trials=None, eta=0.0, validation_fraction=0.2, score_share=0.25, random_state=None):
+    def __init__(self, estimator, param_grid="auto", epsilon=1.0, delta="auto", method="auto",
+                 mean_trials=None, eta=0.0, validation_fraction="auto", score_share=1.0, random_state=None,
+                 refit_share=0.75, default_weight=None, max_score_sigma=0.01, default_margin="auto"):
         self.estimator = estimator
         self.param_grid = param_grid
         self.epsilon = epsilon
@@ -274,11 +301,17 @@ class PrivateSearchCV:
         self.validation_fraction = validation_fraction
         self.score_share = score_share
         self.random_state = random_state
+        self.refit_share = refit_share
+        self.default_weight = default_weight
+        self.max_score_sigma = max_score_sigma
+        self.default_margin = default_margin
+
+    _PARAMS = ("estimator", "param_grid", "epsilon", "delta", "method", "mean_trials", "eta", "validation_fraction",
+               "score_share", "random_state", "refit_share", "default_weight", "max_score_sigma", "default_margin")
 
     def get_params(self, deep=False):
         """The constructor parameters."""
-        return {k: getattr(self, k) for k in ("estimator", "param_grid", "epsilon", "delta", "method", "mean_trials",
-                                              "eta", "validation_fraction", "score_share", "random_state")}
+        return {k: getattr(self, k) for k in self._PARAMS}
 
     def set_params(self, **params):
         """Set constructor parameters; returns self."""
@@ -290,6 +323,11 @@ class PrivateSearchCV:
 
     def _candidates(self):
         import itertools
+        if isinstance(self.param_grid, str):
+            if self.param_grid != "auto" or getattr(self.estimator, "_kind", None) not in AUTO_GRIDS:
+                raise ValueError("param_grid must be a dict, a list of dicts or 'auto' (for the dpdo estimators), "
+                                 "got %r" % (self.param_grid,))
+            return [dict(c) for c in AUTO_GRIDS[self.estimator._kind]]
         grids = self.param_grid if isinstance(self.param_grid, (list, tuple)) else [self.param_grid]
         out = []
         for g in grids:
@@ -300,21 +338,75 @@ class PrivateSearchCV:
             raise ValueError("param_grid has no candidate")
         return out
 
-    def _trial_mu(self, method, n_candidates, delta):
-        """mu of one trial (training and score together) that meets the total (epsilon, delta)."""
-        if method == "composition":
-            return _bisect_up(lambda mu: _gaussian_epsilon(math.sqrt(n_candidates) * mu, delta), self.epsilon)
-        gamma = self._gamma(n_candidates)
-        return _bisect_up(lambda mu: rdp_to_epsilon(random_stopping_rdp([a * mu * mu / 2 for a in ORDERS], self.eta,
-                                                                         gamma), delta)[0], self.epsilon)
+    def _weights(self, k):
+        """The fixed distribution of a random-stopping trial's candidate."""
+        w0 = self.default_weight
+        if w0 is None:
+            w0 = 0.5 if self.param_grid == "auto" else 1.0 / k
+        if not (0 <= w0 <= 1):
+            raise ValueError("default_weight must be in [0, 1], got %r" % (w0,))
+        if k == 1:
+            return [1.0]
+        return [w0] + [(1.0 - w0) / (k - 1)] * (k - 1)
 
-    def _total(self, method, trial_ledgers, n_candidates, delta, score, runs, plan=False):
+    def _margin(self, sigma_score):
+        """How much another candidate's noisy score must beat the first's to be chosen instead."""
+        m = self.default_margin
+        if m == "auto":
+            return 2 * math.sqrt(2) * sigma_score if self.param_grid == "auto" else 0.0
+        if not (isinstance(m, (int, float)) and m >= 0):
+            raise ValueError("default_margin must be a number >= 0 or 'auto', got %r" % (m,))
+        return float(m)
+
+    def _make(self, cand, eps, delta, seed):
+        """A clone of the estimator for one candidate at (eps, delta)."""
+        params = {k: v for k, v in cand.items() if not k.startswith("plan.")}
+        params.update(epsilon=eps, delta=delta)
+        if seed is not None:
+            params["random_state"] = seed
+        est = _clone(self.estimator).set_params(**params)
+        est._plan_scale = {k[5:]: float(v) for k, v in cand.items() if k.startswith("plan.")}
+        return est
+
+    def _trial_mu(self, method, n_candidates, delta, mu_fin):
+        """mu of one trial (training and score together) that meets the total (epsilon, delta)
+        beside a final fit of mu_fin."""
+        if method == "composition":
+            return _bisect_up(lambda mu: _gaussian_epsilon(math.sqrt(n_candidates * mu * mu + mu_fin * mu_fin), delta),
+                              self.epsilon)
+        gamma = self._gamma(n_candidates)
+        return _bisect_up(lambda mu: rdp_to_epsilon([u + a * mu_fin * mu_fin / 2 for u, a in zip(
+            random_stopping_rdp([a * mu * mu / 2 for a in ORDERS], self.eta, gamma), ORDERS)], delta)[0], self.epsilon)
+
+    def _total(self, method, trial_ledgers, n_candidates, delta, score, runs, finals=(), plan=False):
         """The search's epsilon for these trials' ledgers (a list per trial) with `runs` trials and
-        the score noise (sensitivity, sigma) per trial: (total, composition, how, random stopping).
-        plan=True (the pilots of random stopping): the bound alone, since the composition of the
+        the score noise (sensitivity, sigma) per trial, and the final fit: `finals` lists the
+        ledgers (a list each) of every final fit the selection could have chosen, the one that ran
+        among them (empty: no final fit). Returns (total, composition, how, random stopping).
+        The final fit is chosen from the trials' outputs, so its mechanism is adaptive: where every
+        alternative is the same Gaussian mechanism (unsampled Gaussian charges with the same
+        sum of (sensitivity/sigma)^2 on every node: mu_fin-GDP whatever is chosen) the accountant
+        composes the trials with it; otherwise the final's RDP curve is the largest of the
+        alternatives' order by order (RDP composes adaptively).
+        plan=True (the pilots): the random-stopping bound alone, since the composition of the
         trials that will run depends on K."""
         nodes = trial_ledgers[0][0].nodes
-        comp, how = compose_ledgers([led for tl in trial_ledgers for led in tl], nodes, [score] * runs, delta)
+        sel = [led for tl in trial_ledgers for led in tl]
+        same = not finals or _same_gaussian(finals)
+        fin_curve = [0.0] * len(ORDERS)
+        for fin in (finals if not same or method != "composition" else ()):  # the worst final fit, order by order
+            c = [0.0] * len(ORDERS)
+            for led in fin:
+                c = [u + v for u, v in zip(c, ledger_rdp_curve(led))]
+            fin_curve = [max(u, v) for u, v in zip(fin_curve, c)]
+        if same:
+            comp, how = compose_ledgers(sel + list(finals[-1] if finals else []), nodes, [score] * runs, delta)
+        else:
+            curve = [a * (score[0] / score[1]) ** 2 / 2 * runs for a in ORDERS]
+            for led in sel:
+                curve = [u + v for u, v in zip(curve, ledger_rdp_curve(led))]
+            comp = rdp_to_epsilon([u + v for u, v in zip(curve, fin_curve)], delta)[0]
+            how = "rdp (sum of the trials' curves and the largest final fit's)"
         if method == "composition":
             return comp, comp, how, math.nan
         curve = [0.0] * len(ORDERS)
@@ -323,27 +415,33 @@ class PrivateSearchCV:
             for led in tl:
                 c = [u + v for u, v in zip(c, ledger_rdp_curve(led))]
             curve = [max(u, v) for u, v in zip(curve, c)]
-        rs_eps = rdp_to_epsilon(random_stopping_rdp(curve, self.eta, self._gamma(n_candidates)), delta)[0]
+        rs_eps = rdp_to_epsilon([u + v for u, v in zip(random_stopping_rdp(curve, self.eta, self._gamma(n_candidates)),
+                                                       fin_curve)], delta)[0]
         return (rs_eps if plan else min(rs_eps, comp)), comp, how, rs_eps
 
-    def _pilot_scale(self, method, cands, mu0, delta, n_val, n_tr, y_tr):
-        """The largest t in [0.02, 4] (1: the Gaussian plan) whose pilots meet the target."""
+    def _pilot_ledgers(self, cands, eps, delta, n_rows, y_part):
+        """Each candidate fitted at eps on public stand-in data (n_rows x one zero feature): its runs' ledgers."""
         np = require_numpy("PrivateSearchCV")
-        Z = np.zeros((n_tr, 1))
+        Z = np.zeros((n_rows, 1))
+        out = []
+        for c in cands:
+            est = self._make(c, eps, delta, 12345)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                est.fit(Z, y_part)
+            out.append([_ledger_from(r.alg.accountant.ledger.nodes, r.alg.accountant.ledger.save())
+                        for r in est._runs])
+        return out
 
+    def _pilot_scale(self, method, cands, mu0, mu_fin, delta, n_val, y_tr, y_all):
+        """The largest t in [0.02, 4] (1: the Gaussian plan) whose pilots meet the target."""
         def total(t):
-            eps0 = _gaussian_epsilon(t * mu0, delta)
-            ledgers = []
-            for c in cands:
-                est = _clone(self.estimator).set_params(**dict(c, epsilon=eps0, delta=delta, random_state=12345))
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    est.fit(Z, y_tr)
-                ledgers.append([_ledger_from(r.alg.accountant.ledger.nodes, r.alg.accountant.ledger.save())
-                                for r in est._runs])
+            ledgers = self._pilot_ledgers(cands, _gaussian_epsilon(t * mu0, delta), delta, len(y_tr), y_tr)
+            finals = self._pilot_ledgers(cands, _gaussian_epsilon(t * mu_fin, delta), delta, len(y_all), y_all) \
+                if mu_fin > 0 else []
             score = (1.0 / n_val, (1.0 / n_val) / (self.score_share * t * mu0))
             # composition: every candidate once; random stopping: the worst candidate's curve
-            return self._total(method, ledgers, len(cands), delta, score, len(cands), plan=True)[0]
+            return self._total(method, ledgers, len(cands), delta, score, len(cands), finals, plan=True)[0]
 
         if total(1.0) <= self.epsilon * (1 + 1e-9):
             lo, hi = 1.0, 4.0  # the charges compose better than Gaussian ones: spend what is left
@@ -372,48 +470,71 @@ class PrivateSearchCV:
         from .diagnostics import resolve_delta
         if self.method not in ("auto", "composition", "random-stopping"):
             raise ValueError("method must be 'auto', 'composition' or 'random-stopping', got %r" % (self.method,))
-        if not (0 < self.validation_fraction < 1):
-            raise ValueError("validation_fraction must be in (0, 1), got %r" % (self.validation_fraction,))
+        vf = (0.5 if self.refit_share > 0 else 0.2) if self.validation_fraction == "auto" else self.validation_fraction
+        if not (isinstance(vf, float) and 0 < vf < 1):
+            raise ValueError("validation_fraction must be in (0, 1) or 'auto', got %r" % (self.validation_fraction,))
+        if not self.score_share > 0:
+            raise ValueError("score_share must be > 0, got %r" % (self.score_share,))
         if not (self.epsilon > 0 and math.isfinite(self.epsilon)):
             raise ValueError("epsilon must be a finite number > 0, got %r" % (self.epsilon,))
+        if not (0 <= self.refit_share < 1):
+            raise ValueError("refit_share must be in [0, 1), got %r" % (self.refit_share,))
         y = np.asarray(y)
         n = X.shape[0]
         delta, _ = resolve_delta(self.delta, n)
         rs = np.random.RandomState(self.random_state)
         perm = rs.permutation(n)
-        n_val = max(1, int(round(self.validation_fraction * n)))
+        n_val = max(1, int(round(vf * n)))
         val, tr = np.sort(perm[:n_val]), np.sort(perm[n_val:])
         cands = self._candidates()
-        # The Gaussian plan, checked against pilots: each candidate fitted at the planned budget on
+        weights = self._weights(len(cands))
+        # The Gaussian plan: the final fit gets mu_fin^2 = refit_share * mu^2 of the total mu, the
+        # trials the rest; checked against pilots: each candidate fitted at the planned budgets on
         # public stand-in data of the same shape (one zero feature: a run's charges depend on the
-        # rows per node, rounds, batch and clip, not on the values), and mu0 scaled down until the
+        # rows per node, rounds, batch and clip, not on the values), and both scaled down until the
         # total of those charges meets the target (subsampled releases are not Gaussian). "auto":
         # the method whose pilots allow the larger per-trial mu.
+        mu_all = _bisect_up(lambda mu: _gaussian_epsilon(mu, delta), self.epsilon)
+        mu_fin = math.sqrt(self.refit_share) * mu_all if self.refit_share > 0 else 0.0
+        # No search where the scores would be noise: if the planned score noise (composition plan,
+        # no pilots: it depends on the sizes and the budget only, never on the values) exceeds
+        # max_score_sigma, the first candidate (param_grid="auto": the plan) is fitted once on all
+        # rows with the whole budget.
+        mu_plan = math.sqrt((mu_all ** 2 - mu_fin ** 2) / len(cands) / (1 + self.score_share ** 2))
+        planned_sigma = (1.0 / n_val) / (self.score_share * mu_plan)
+        if self.max_score_sigma is not None and planned_sigma > self.max_score_sigma:
+            return self._fit_first(X, y, cands, delta, rs, planned_sigma)
         plans = []
         _PRIVATE_SEARCH = True
         try:
             for method in (("composition", "random-stopping") if self.method == "auto" else (self.method,)):
-                mu0 = self._trial_mu(method, len(cands), delta) / math.sqrt(1 + self.score_share ** 2)
-                t = self._pilot_scale(method, cands, mu0, delta, n_val, X.shape[0] - n_val, y[tr])
+                try:
+                    mu0 = self._trial_mu(method, len(cands), delta, mu_fin) / math.sqrt(1 + self.score_share ** 2)
+                except ValueError:
+                    if self.method != "auto":
+                        raise ValueError("PrivateSearchCV: method=%r does not fit in epsilon = %g beside a final fit "
+                                         "with refit_share = %g (random stopping's fixed overhead); lower refit_share "
+                                         "or use method='composition'" % (method, self.epsilon, self.refit_share))
+                    continue  # random stopping's fixed overhead does not fit beside the final fit
+                t = self._pilot_scale(method, cands, mu0, mu_fin, delta, n_val, y[tr], y)
                 plans.append((mu0 * t, t, method))
         finally:
             _PRIVATE_SEARCH = False
         mu0, t, method = max(plans)
         eps0 = _gaussian_epsilon(mu0, delta)
+        eps_fin = _gaussian_epsilon(t * mu_fin, delta) if mu_fin > 0 else 0.0
         sigma_score = (1.0 / n_val) / (self.score_share * mu0)
         if method == "composition":
             plan = list(range(len(cands)))
         else:
             gamma = self._gamma(len(cands))
-            plan = [int(rs.randint(len(cands))) for _ in range(_sample_tnb(rs, self.eta, gamma))]
-        trials, best, texts, nodes = [], None, [], 1
+            plan = [int(rs.choice(len(cands), p=weights)) for _ in range(_sample_tnb(rs, self.eta, gamma))]
+        trials, best, first, texts, nodes = [], None, None, [], 1
         _PRIVATE_SEARCH = True
         try:
             for c in plan:
-                params = dict(cands[c], epsilon=eps0, delta=delta)
-                if self.random_state is not None:
-                    params["random_state"] = int(rs.randint(2 ** 31 - 1))
-                est = _clone(self.estimator).set_params(**params)
+                seed = int(rs.randint(2 ** 31 - 1)) if self.random_state is not None else None
+                est = self._make(cands[c], eps0, delta, seed)
                 with warnings.catch_warnings(record=True) as w:
                     warnings.simplefilter("always")
                     est.fit(X[tr], y[tr])
@@ -426,18 +547,39 @@ class PrivateSearchCV:
                 nodes = est._runs[0].alg.accountant.ledger.nodes
                 if best is None or noisy > best[0]:
                     best = (noisy, c, est)
+                if c == 0 and (first is None or noisy > first[0]):
+                    first = (noisy, c, est)
+            margin = self._margin(sigma_score)
+            if first is not None and best[1] != 0 and best[0] - first[0] <= margin:
+                best = first  # the plan is kept unless another candidate beats it by more than the margin
+            final_texts = []
+            if mu_fin > 0:  # the chosen candidate on all rows: the model that ships
+                seed = int(rs.randint(2 ** 31 - 1)) if self.random_state is not None else None
+                est = self._make(cands[best[1]], eps_fin, delta, seed)
+                with warnings.catch_warnings(record=True) as w:
+                    warnings.simplefilter("always")
+                    est.fit(X, y)
+                for x in w:
+                    warnings.warn(x.message, x.category, stacklevel=2)
+                final_texts = [r.alg.accountant.ledger.save() for r in est._runs]
+                best = (best[0], best[1], est)
         finally:
             _PRIVATE_SEARCH = False
         trial_ledgers = [[_ledger_from(nodes, t) for t in tt] for tt in texts]
+        finals = []
+        if final_texts:  # every final fit the selection could have chosen (pilots), then the one that ran
+            finals = self._pilot_ledgers(cands, eps_fin, delta, n, y) + [[_ledger_from(nodes, t) for t in final_texts]]
         total, eps_comp, how, eps_rs = self._total(method, trial_ledgers, len(cands), delta,
-                                                   (1.0 / n_val, sigma_score), len(trials))
+                                                   (1.0 / n_val, sigma_score), len(trials), finals)
         p = {"method": method, "target_epsilon": self.epsilon, "delta": delta, "trials": len(trials),
              "epsilon": total, "epsilon_composition": eps_comp, "composition_by": how, "trial_epsilon": eps0,
-             "trial_mu": mu0, "pilot_scale": t, "score_sigma": sigma_score, "n_validation": n_val}
+             "trial_mu": mu0, "pilot_scale": t, "score_sigma": sigma_score, "n_validation": n_val,
+             "refit": bool(final_texts), "refit_epsilon": eps_fin, "planned_score_sigma": planned_sigma,
+             "default_margin": margin}
         if method == "random-stopping":
             gamma = self._gamma(len(cands))
             p.update(epsilon_random_stopping=eps_rs, eta=self.eta, gamma=gamma,
-                     expected_trials=tnb_mean(self.eta, gamma))
+                     expected_trials=tnb_mean(self.eta, gamma), candidate_weights=weights)
         if p["epsilon"] > self.epsilon * (1 + 1e-6):
             from .diagnostics import PrivacyWarning
             warnings.warn("PrivateSearchCV: the search spent epsilon = %.4g, above the target %.4g (the trials' noise "
@@ -452,7 +594,46 @@ class PrivateSearchCV:
                                              one_fit_epsilon=self.best_estimator_.privacy_["epsilon"],
                                              search=p)
         self.classes_ = self.best_estimator_.classes_
-        self.ledgers_ = texts  # the saved ledger text of every run of every trial, in order
+        # the saved ledger text of every run of every trial, in order, then the final fit's (when refit)
+        self.ledgers_ = texts + ([final_texts] if final_texts else [])
+        return self
+
+    def _fit_first(self, X, y, cands, delta, rs, planned_sigma):
+        """No search: the first candidate on all rows with the whole budget (see fit); an int
+        random_state is passed on as it is (the same fit as the estimator's own)."""
+        global _PRIVATE_SEARCH
+        import numbers
+        seed = None
+        if isinstance(self.random_state, numbers.Integral):
+            seed = int(self.random_state)
+        elif self.random_state is not None:
+            seed = int(rs.randint(2 ** 31 - 1))
+        est = self._make(cands[0], self.epsilon, delta, seed)
+        _PRIVATE_SEARCH = True
+        try:
+            est.fit(X, y)
+        finally:
+            _PRIVATE_SEARCH = False
+        texts = [r.alg.accountant.ledger.save() for r in est._runs]
+        nodes = est._runs[0].alg.accountant.ledger.nodes
+        total, how = compose_ledgers([_ledger_from(nodes, t) for t in texts], nodes, (), delta)
+        p = {"method": "none", "target_epsilon": self.epsilon, "delta": delta, "trials": 0, "epsilon": total,
+             "epsilon_composition": total, "composition_by": how, "refit": True, "refit_epsilon": self.epsilon,
+             "planned_score_sigma": planned_sigma,
+             "reason": "no search: the validation scores' noise would be %.3g (> max_score_sigma = %g) with %d "
+                       "candidates at this budget and these rows; the first candidate got the whole budget"
+                       % (planned_sigma, self.max_score_sigma, len(cands))}
+        if self.param_grid != "auto":
+            from .diagnostics import PrivacyWarning
+            warnings.warn("PrivateSearchCV: " + p["reason"], PrivacyWarning, stacklevel=3)
+        self.cv_results_ = []
+        self.best_params_ = cands[0]
+        self.best_score_ = math.nan
+        self.best_estimator_ = est
+        self.privacy_ = p
+        est.privacy_ = dict(est.privacy_, epsilon=total, delta=delta, one_fit_epsilon=est.privacy_["epsilon"], search=p)
+        self.classes_ = est.classes_
+        self.ledgers_ = [texts]
         return self
 
     def predict(self, X):
@@ -466,6 +647,29 @@ class PrivateSearchCV:
     def score(self, X, y):
         """best_estimator_.score"""
         return self.best_estimator_.score(X, y)
+
+
+def _same_gaussian(alternatives):
+    """True when every alternative (a list of ledgers) charged only unsampled Gaussian releases (or
+    "sampled" ones that take every row) with the same sum of count * (sensitivity/sigma)^2 on
+    every node (the same mu-GDP mechanism)."""
+    ref = None
+    for alt in alternatives:
+        mu2 = None
+        for led in alt:
+            for mech, samp, rate, n, m, sens, sigma, counts in _ledger_charges(led):
+                # a Gaussian release, unsampled or "sampled" at rate 1 (all n of n rows)
+                if mech != 1 or not (samp == 0 or (samp == 1 and rate >= 1) or (samp == 2 and m >= n)):
+                    return False
+                m = [c * (sens / sigma) ** 2 for c in counts]
+                mu2 = m if mu2 is None else [u + v for u, v in zip(mu2, m)]
+        if mu2 is None:
+            return False
+        if ref is None:
+            ref = mu2
+        elif len(ref) != len(mu2) or any(abs(u - v) > 1e-9 * max(abs(u), abs(v), 1e-300) for u, v in zip(ref, mu2)):
+            return False
+    return True
 
 
 def _ledger_from(nodes, text):

@@ -180,53 +180,126 @@ def ledger_mu2(text):
     return out
 
 
+def _sum_mu2(texts):
+    tot = None
+    for t in texts:
+        m = ledger_mu2(t)
+        tot = m if tot is None else [a + b for a, b in zip(tot, m)]
+    return tot
+
+
+ORDERS = [1 + k / 10 for k in range(1, 100)] + list(range(11, 64)) + [64, 96, 128, 192, 256, 512, 1024]
+
+
+def _random_stopping_by_hand(p, trial_texts, final_texts, delta):
+    """(Papernot & Steinke Theorem 2 + the final fit's curve, converted; composition of everything), recomputed
+    here from the runs' charges (every charge an unsampled Gaussian: the curve of mu^2-GDP is a mu^2 / 2)."""
+    score = (1.0 / p["n_validation"] / p["score_sigma"]) ** 2
+    mu2max = max(max(ledger_mu2(t)) + score for (t,) in trial_texts)
+    fin = max(_sum_mu2(final_texts)) if final_texts else 0.0
+    curve = [a * mu2max / 2 for a in ORDERS]
+    eta, gamma = p["eta"], p["gamma"]
+    ek = (1 / gamma - 1) / math.log(1 / gamma) if eta == 0 else eta * (1 - gamma) / (gamma * (1 - gamma ** eta))
+    extra = min((1 + eta) * (1 - 1 / b) * cb + (1 + eta) * math.log(1 / gamma) / b for b, cb in zip(ORDERS, curve))
+    rdp = [c + extra + math.log(ek) / (a - 1) + a * fin / 2 for a, c in zip(ORDERS, curve)]
+    e_rs = min(r + math.log((a - 1) / a) - (math.log(delta) + math.log(a)) / (a - 1) for a, r in zip(ORDERS, rdp))
+    tot = _sum_mu2([t for (t,) in trial_texts] + list(final_texts))
+    e_comp = analytic_gaussian_epsilon(math.sqrt(max(tot) + p["trials"] * score), delta)
+    return e_rs, e_comp, ek
+
+
 @case
 def private_search_reports_the_composition_of_what_ran():
     from sklearn.datasets import load_breast_cancer
     X, y = load_breast_cancer(return_X_y=True)
     X = scaled(X)
     grid = {"max_rounds": [20, 50], "alpha": [1e-3, 1e-2]}
+    # max_score_sigma=None: search even where the scores are mostly noise (569 rows)
     s = dsk.PrivateSearchCV(FedPLTClassifier(n_nodes=5), grid, epsilon=1.0, delta=1e-6, method="composition",
-                            random_state=4).fit(X, y)
+                            random_state=4, max_score_sigma=None).fit(X, y)
     p = s.privacy_
-    assert p["trials"] == 4 and len(s.ledgers_) == 4
+    assert p["trials"] == 4 and p["refit"] and len(s.ledgers_) == 5  # 4 trials and the final fit on all rows
     # independently: every charge is an unsampled Gaussian, so the composition is mu-GDP exactly
-    mu2 = None
-    for (text,) in s.ledgers_:
-        m = ledger_mu2(text)
-        mu2 = m if mu2 is None else [a + b for a, b in zip(mu2, m)]
-    mu2 = max(mu2) + p["trials"] * (1.0 / p["n_validation"] / p["score_sigma"]) ** 2
+    mu2 = max(_sum_mu2([t for (t,) in s.ledgers_])) + p["trials"] * (1.0 / p["n_validation"] / p["score_sigma"]) ** 2
     e = analytic_gaussian_epsilon(math.sqrt(mu2), 1e-6)
-    print("# PrivateSearchCV composition: reported %.12f, recomputed %.12f" % (p["epsilon"], e))
+    print("# PrivateSearchCV composition + refit: reported %.12f, recomputed %.12f (trials %.4f, final %.4f)"
+          % (p["epsilon"], e, p["trial_epsilon"], p["refit_epsilon"]))
     assert abs(p["epsilon"] - e) <= 1e-7 and p["epsilon"] <= 1.0 + 1e-7, (p, e)
     assert s.best_estimator_.privacy_["epsilon"] == p["epsilon"]  # the model reports the search's total
     assert s.best_estimator_.privacy_["one_fit_epsilon"] < p["epsilon"]
+    assert s.best_estimator_.privacy_["one_fit_epsilon"] == p["refit_epsilon"] or \
+        abs(s.best_estimator_.privacy_["one_fit_epsilon"] - p["refit_epsilon"]) <= 1e-6 * p["refit_epsilon"]
 
-    # random stopping: Papernot & Steinke Theorem 2 recomputed here from the trials' charges
+    # random stopping without a refit: Papernot & Steinke Theorem 2 recomputed here from the trials' charges
     s = dsk.PrivateSearchCV(FedPLTClassifier(n_nodes=5), grid, epsilon=1.0, delta=1e-6, method="random-stopping",
-                            random_state=5).fit(X, y)
+                            random_state=5, refit_share=0, max_score_sigma=None).fit(X, y)
     p = s.privacy_
-    orders = [1 + k / 10 for k in range(1, 100)] + list(range(11, 64)) + [64, 96, 128, 192, 256, 512, 1024]
-    score = (1.0 / p["n_validation"] / p["score_sigma"]) ** 2
-    mu2max = max(max(ledger_mu2(t)) + score for (t,) in s.ledgers_)
-    curve = [a * mu2max / 2 for a in orders]
-    eta, gamma = p["eta"], p["gamma"]
-    ek = (1 / gamma - 1) / math.log(1 / gamma) if eta == 0 else eta * (1 - gamma) / (gamma * (1 - gamma ** eta))
+    assert not p["refit"] and len(s.ledgers_) == p["trials"]
+    e_rs, e_comp, ek = _random_stopping_by_hand(p, s.ledgers_, [], 1e-6)
     assert abs(ek - (len(grid["max_rounds"]) * len(grid["alpha"]))) < 1e-6, ek  # E[K] = the number of candidates
-    extra = min((1 + eta) * (1 - 1 / b) * cb + (1 + eta) * math.log(1 / gamma) / b for b, cb in zip(orders, curve))
-    rdp = [c + extra + math.log(ek) / (a - 1) for a, c in zip(orders, curve)]
-    e_rs = min(r + math.log((a - 1) / a) - (math.log(1e-6) + math.log(a)) / (a - 1) for a, r in zip(orders, rdp))
-    tot = None
-    for (t,) in s.ledgers_:
-        m = ledger_mu2(t)
-        tot = m if tot is None else [a + b for a, b in zip(tot, m)]
-    e_comp = analytic_gaussian_epsilon(math.sqrt(max(tot) + p["trials"] * score), 1e-6)
     print("# PrivateSearchCV random stopping: %d trials; reported %.6f (P&S %.6f, composition %.6f); recomputed "
           "P&S %.6f, composition %.6f" % (p["trials"], p["epsilon"], p["epsilon_random_stopping"],
                                           p["epsilon_composition"], e_rs, e_comp))
     assert abs(p["epsilon_random_stopping"] - e_rs) <= 1e-9 * e_rs and abs(p["epsilon_composition"] - e_comp) <= 1e-7
     assert p["epsilon"] == min(e_rs, e_comp) or abs(p["epsilon"] - min(e_rs, e_comp)) <= 1e-7
     assert p["epsilon"] <= 1.0 + 1e-7
+
+    # random stopping with a refit and the first candidate drawn with probability 1/2: the final
+    # fit's curve adds to the bound order by order
+    s = dsk.PrivateSearchCV(FedPLTClassifier(n_nodes=5), grid, epsilon=2.0, delta=1e-6, method="random-stopping",
+                            random_state=6, refit_share=0.3, default_weight=0.5, max_score_sigma=None).fit(X, y)
+    p = s.privacy_
+    assert p["refit"] and len(s.ledgers_) == p["trials"] + 1
+    assert p["candidate_weights"] == [0.5, 0.5 / 3, 0.5 / 3, 0.5 / 3], p["candidate_weights"]
+    e_rs, e_comp, _ = _random_stopping_by_hand(p, s.ledgers_[:-1], s.ledgers_[-1], 1e-6)
+    print("# PrivateSearchCV random stopping + refit: %d trials; reported %.6f (P&S %.6f, composition %.6f); "
+          "recomputed P&S %.6f, composition %.6f" % (p["trials"], p["epsilon"], p["epsilon_random_stopping"],
+                                                     p["epsilon_composition"], e_rs, e_comp))
+    assert abs(p["epsilon_random_stopping"] - e_rs) <= 1e-9 * e_rs and abs(p["epsilon_composition"] - e_comp) <= 1e-7
+    assert abs(p["epsilon"] - min(e_rs, e_comp)) <= 1e-7 and p["epsilon"] <= 2.0 + 1e-7
+
+
+@case
+def private_search_with_differing_final_fits_bounds_the_adaptive_choice():
+    # the candidates' final fits are different mechanisms (DO-ADP batches of 1/8 or 1/4 of the
+    # about 114 rows per node, drawn without replacement): the final fit is chosen from the
+    # trials' outputs, so the total
+    # adds the largest final curve to the trials' RDP curves; it is never below the accountant's
+    # composition of what ran (which would be sound only for a final fit fixed in advance)
+    from sklearn.datasets import load_breast_cancer
+    X, y = load_breast_cancer(return_X_y=True)
+    X = scaled(X)
+    s = dsk.PrivateSearchCV(DOADPClassifier(n_nodes=5, max_rounds=20), {"plan.batch": [0.125, 0.25]}, epsilon=2.0,
+                            delta=1e-6,
+                            method="composition", random_state=7, max_score_sigma=None).fit(X, y)
+    p = s.privacy_
+    texts = [t for tt in s.ledgers_ for t in tt]
+    nodes = 5
+    what_ran, _ = dpdo.tuning.compose_ledgers([dpdo.tuning._ledger_from(nodes, t) for t in texts], nodes,
+                                              [(1.0 / p["n_validation"], p["score_sigma"])] * p["trials"], 1e-6)
+    print("# PrivateSearchCV, differing final fits: reported %.6f by %s; composition of what ran %.6f"
+          % (p["epsilon"], p["composition_by"], what_ran))
+    assert p["composition_by"].startswith("rdp") and p["refit"], p
+    assert what_ran <= p["epsilon"] <= 2.0 + 1e-7, (what_ran, p)
+
+
+@case
+def private_search_without_room_for_a_search_fits_the_plan_once():
+    from sklearn.datasets import load_breast_cancer
+    X, y = load_breast_cancer(return_X_y=True)
+    X = scaled(X)
+    s = dsk.PrivateSearchCV(FedPLTClassifier(n_nodes=5), epsilon=1.0, delta=1e-6, random_state=4).fit(X, y)
+    p = s.privacy_
+    # 569 rows, half for validation: score noise 1 / (284 mu_score) is far above 0.01 at epsilon = 1
+    assert p["method"] == "none" and p["trials"] == 0 and p["planned_score_sigma"] > 0.01, p
+    assert s.best_params_ == {} and len(s.ledgers_) == 1
+    e = analytic_gaussian_epsilon(math.sqrt(max(ledger_mu2(s.ledgers_[0][0]))), 1e-6)
+    assert abs(p["epsilon"] - e) <= 1e-7 and p["epsilon"] <= 1.0 + 1e-7, (p, e)
+    # the same fit as the estimator's own with that random_state
+    own = FedPLTClassifier(n_nodes=5, epsilon=1.0, delta=1e-6, random_state=4).fit(X, y)
+    assert np.array_equal(own.coef_, s.best_estimator_.coef_)
+    for bad in ({"refit_share": 1.0}, {"default_margin": -1}, {"validation_fraction": 1.5}, {"param_grid": "best"}):
+        raises(ValueError, dsk.PrivateSearchCV(FedPLTClassifier(n_nodes=5), max_score_sigma=None, **bad).fit, X, y)
 
 
 @case

@@ -800,7 +800,10 @@ static void plot_table(const char *name, const char *title, const char *xlabel, 
                "} else {\n  set terminal png size 900,640 noenhanced\n}\n"
                "set output '%s.png'\nset datafile separator ','\nset grid\nset logscale y\n"
                "%sset key outside right top vertical\nset title '%s'\nset xlabel '%s'\nset ylabel '%s'\nplot ",
-            name, logx ? "set logscale x\n" : "", title, xlabel, ylabel);
+            name,
+            /* tau^2 spans 1e-6 .. 1: gnuplot's default tick format prints it with 7 decimals */
+            !logx ? "" : strcmp(name, "table7") ? "set logscale x\n" : "set logscale x\nset format x '%.0e'\n",
+            title, xlabel, ylabel);
     for (int g = 0; g < (gcol ? ng : 1); g++) {
         char sel[160];
         if (gcol) snprintf(sel, sizeof sel, "(strcol(%d) eq '%s') ? $%%d : 1/0", gcol, groups[g]);

@@ -129,7 +129,7 @@ def block(results, date):
         cmdline = rs[0]["cmd"].replace("nice ", "").replace(" --no-fail-exit", "")
         cmdline = re.sub(r" --out \S+", "", cmdline)
         out.append(f"| `{cmdline}` | {len(rs)} | " + " / ".join(fmt_tally(r) for r in rs) +
-                   f" | {rng} | " + " / ".join(f"{r['cpu']:.0f}" for r in rs) + " |")
+                   f" | {rng} | " + " / ".join("—" if r["cpu"] != r["cpu"] else f"{r['cpu']:.0f}" for r in rs) + " |")
     fed = by.get("fed_plt_tables-quick", [])
     if len(fed) >= 2:
         lists = [[(v, w, c) for v, w, c, _ in r["verdicts"]] for r in fed]
@@ -178,9 +178,22 @@ def main():
     jobs = [(n, args, i) for n, args, k in cmds for i in range(k or a.runs)]
     jobs.sort(key=lambda j: (j[0] not in ("dp_wor_sgd_classify", "dp_wor_sgd_classify-rigorous") + tuple(c[0] for c in LONG)))
     results = []
-    if a.reuse:  # the logs of an earlier collection (CPU times from its record)
-        rec = json.load(open(os.path.join(out, "runs.json")))
+    if a.reuse:  # the logs of an earlier collection (CPU times from its record, if it has one)
+        rec_path = os.path.join(out, "runs.json")
+        if os.path.exists(rec_path):
+            rec = json.load(open(rec_path))
+        else:  # an interrupted collection: its finished logs (those with a tally line), no CPU times
+            rec = []
+            for n, args, k in cmds:
+                for i in range(k or a.runs):
+                    log = os.path.join(out, f"{n}-{i + 1}.log")
+                    if os.path.exists(log) and any(TALLY.match(x.strip()) for x in open(log, errors="replace")):
+                        cmd = ["nice", os.path.join(a.build, "examples", args[0])] + args[1:] + \
+                              ["--no-fail-exit", "--out", os.path.join(out, f"{n}-{i + 1}")]
+                        rec.append(dict(name=n, tag=f"{n}-{i + 1}", cmd=" ".join(cmd), rc=0, wall=float("nan"),
+                                        cpu=float("nan"), log=log, dir=os.path.join(out, f"{n}-{i + 1}")))
         results = [parse(r) for r in rec if any(r["name"] == n for n, _, _ in cmds)]
+        cmds = [c for c in cmds if any(r["name"] == c[0] for r in results)]
     else:
         with cf.ThreadPoolExecutor(max_workers=a.jobs) as ex:  # the longest runs are submitted first
             futs = [ex.submit(run_one, build, out, n, args, i) for n, args, i in jobs]

@@ -23,7 +23,9 @@
  * one pass over each node's data (schedule S2).
  *
  * Curves (spec §6.3):
- *   Noiseless        always-global, noise off ("fully collaborative and noiseless")
+ *   Noiseless        always-global, noise off ("fully collaborative and noiseless"), trained
+ *                    to convergence and checked against scikit-learn on the same rows
+ *                    (scripts/check-wor-sklearn.py; see g_nl_passes below)
  *   DP-Deep-Q        Algorithm 1 with the DQN controller of Algorithm 2, Theorem 2 noise
  *   DP-Fully-collab  always-global, Theorem 2 noise
  *   DP-SGD-WR        the with-replacement baseline of spec §6.4 (each row used <= 5 times,

@@ -96,6 +96,7 @@ static int g_nl_passes = 5000;
  * logistic regression on them (--sklearn SCRIPT; "none" skips it). */
 static const char *g_out = "build/dp_wor_sgd_classify";
 static const char *g_sklearn = "scripts/check-wor-sklearn.py";
+static int g_keep_rows = 0; /* --keep-rows: keep OUT/rows-*.bin after a successful comparison */
 
 static const char *const METHOD_NAME[N_METHODS] = {"Noiseless", "DP-Deep-Q", "DP-Fully-collab",
                                                    "DP-SGD-WR", "DP-Random-1/2"};
@@ -517,6 +518,8 @@ static void run_sklearn(result *r)
     if (!pp || pclose(pp) != 0 || isnan(r->sk_mean))
         printf("  sklearn: %s failed (needs /usr/bin/python3 with numpy and scikit-learn): not compared\n",
                g_sklearn), r->sk_mean = NAN;
+    else if (!g_keep_rows) /* 10-30 MB each at the default scale: kept only when asked */
+        for (int s = 0; s < r->nseeds; s++) remove(r->rows_file[s]);
 }
 
 static int run_one(const problem *p, int setting, int method, int M, int64_t nm, double eps,
@@ -929,7 +932,7 @@ static void usage(void)
             "usage: dp_wor_sgd_classify [--quick | --full] [--nm N] [--seeds K] [--out DIR] [--reproducible]\n"
             "                           [--mnist DIR] [--covtype FILE] [--fashion DIR]\n"
             "                           [--only figs|tables|noiseless] [--noise paper|rigorous] [--paper-scale]\n"
-            "                           [--sklearn PATH|none]\n"
+            "                           [--sklearn PATH|none] [--keep-rows]\n"
             "                           [--seed S] [--no-fail-exit] [--plant-contrary]\n"
             "                           [--noiseless-passes P]\n"
             "  --seed S        replay a run (default: a fresh base seed each run, printed)\n"
@@ -952,6 +955,8 @@ static void usage(void)
             "                  Noiseless points and their converged references only)\n"
             "  --sklearn PATH  scripts/check-wor-sklearn.py (default, relative to the working\n"
             "                  directory): scikit-learn on the Noiseless runs' rows; none: skip\n"
+            "  --keep-rows     keep OUT/rows-*.bin (the rows, test rows and models the script reads;\n"
+            "                  removed after a successful comparison otherwise)\n"
             "  --noise MODE    paper (Theorem 2, default) or rigorous (each binary model's sigma\n"
             "                  calibrated by the accountant to the same (eps, delta))\n"
             "  --paper-scale   the same as --full (the paper's n_m, eps grid, M grid, 5 seeds)\n");
@@ -981,6 +986,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--seeds") && v) seeds = atoi(v), i++;
         else if (!strcmp(a, "--out") && v) out = v, i++;
         else if (!strcmp(a, "--sklearn") && v) g_sklearn = v, i++;
+        else if (!strcmp(a, "--keep-rows")) g_keep_rows = 1;
         else if (!strcmp(a, "--only") && v && !strcmp(v, "noiseless")) only_nl = 1, do_tabs = 0, i++;
         else if (!strcmp(a, "--mnist") && v) mnist = v, i++;
         else if (!strcmp(a, "--fashion") && v) fashion = v, i++;
@@ -1249,9 +1255,11 @@ int main(int argc, char **argv)
            "  the training data the nodes hold (docs/algorithms/dp-wor-sgd.md); Noiseless is not private (eps = inf)\n");
     printf("== output in %s:", out);
     for (int f = 1; do_figs && !only_nl && f <= 4; f++) printf(" fig%d.csv", f);
-    if (do_figs) printf(" rows-*.bin (the Noiseless runs' rows and models, for %s)", g_sklearn);
+    if (do_figs && g_keep_rows) printf(" rows-*.bin (the Noiseless runs' rows and models, for %s)", g_sklearn);
     for (int t2 = 1; do_tabs && t2 <= 2; t2++) printf(" table%d.csv", t2);
-    printf(gnuplot ? " (each with .gp and .png)\n" : " (and .gp scripts; gnuplot not found: no PNG)\n");
+    printf(only_nl ? " no figure files (--only noiseless)\n"
+           : gnuplot ? " (each with .gp and .png)\n"
+                     : " (and .gp scripts; gnuplot not found: no PNG)\n");
     ex_tally_print(&tally);
     status = ex_exit_status(&tally, no_fail_exit);
 done:

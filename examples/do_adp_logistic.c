@@ -541,7 +541,7 @@ static int write_sweep(const char *dir, const problem *p, curve (*res)[N_EPS])
 
 /* fig.gp: one line per method; x = epoch (curves) or epsilon (sweep). */
 static int write_gnuplot(const char *dir, const char *fig, const char *title, const char *const *labels,
-                         int nl)
+                         int nl, double f0gap)
 {
     char name[64];
     int sweep = !strcmp(fig, "fig2b");
@@ -558,7 +558,8 @@ static int write_gnuplot(const char *dir, const char *fig, const char *title, co
     for (int j = 0; j < nl; j++)
         fprintf(f, "%s'%s.csv' using %d:((strcol(1) eq '%s') ? $6 : 1/0) with linespoints title '%s'",
                 j ? ", \\\n     " : "", fig, sweep ? 4 : 5, labels[j], labels[j]);
-    fprintf(f, "\n");
+    /* the untrained model x = 0: a curve above this line is worse than not training at all */
+    fprintf(f, ", \\\n     %.6e with lines dashtype 2 lc rgb 'black' title 'x = 0 (not training)'\n", f0gap);
     return close_out(f, name);
 }
 
@@ -836,7 +837,7 @@ int main(int argc, char **argv)
         ms[N_CONF] = &NOISELESS, cs[N_CONF] = &ref;
         for (int j = 0; j <= N_CONF; j++) labels[j] = ms[j]->label;
         if (write_curves(out, "fig2a", &prob, "DO-ADP settings at eps = 0.01", ms, cs, N_CONF + 1) ||
-            write_gnuplot(out, "fig2a", "DO-ADP, eps = 0.01 (Fig. 2(a))", labels, N_CONF + 1))
+            write_gnuplot(out, "fig2a", "DO-ADP, eps = 0.01 (Fig. 2(a))", labels, N_CONF + 1, prob.f0 - prob.fstar))
             goto done;
         plot(out, "fig2a", have_gnuplot);
     }
@@ -844,7 +845,7 @@ int main(int argc, char **argv)
         const char *labels[N_CONF];
         for (int j = 0; j < N_CONF; j++) labels[j] = CONFS[j].label;
         if (write_sweep(out, &prob, res) ||
-            write_gnuplot(out, "fig2b", "DO-ADP, final gap against eps (Fig. 2(b))", labels, N_CONF))
+            write_gnuplot(out, "fig2b", "DO-ADP, final gap against eps (Fig. 2(b))", labels, N_CONF, prob.f0 - prob.fstar))
             goto done;
         plot(out, "fig2b", have_gnuplot);
     }
@@ -858,7 +859,7 @@ int main(int argc, char **argv)
             ms[b + 1] = &BASES[b], cs[b + 1] = &bases[b], labels[b + 1] = BASES[b].label;
         if (write_curves(out, "fig3", &prob, "DO-ADP against the baselines at eps = 0.01", ms, cs,
                          N_BASE + 1) ||
-            write_gnuplot(out, "fig3", "DO-ADP vs baselines, eps = 0.01 (Fig. 3)", labels, N_BASE + 1))
+            write_gnuplot(out, "fig3", "DO-ADP vs baselines, eps = 0.01 (Fig. 3)", labels, N_BASE + 1, prob.f0 - prob.fstar))
             goto done;
         plot(out, "fig3", have_gnuplot);
     }

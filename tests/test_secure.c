@@ -15,6 +15,7 @@
  *    10^7-draw version is in bench/bench_secure.c), and the grid release's exactness;
  *  - set_node_key's bad input, randomness_source and the privacy notes. */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -792,6 +793,68 @@ static void adp_fused_noise_bits(void)
     fused_noise_bits("do-adp");
 }
 
+/* The table cache beyond its 8 permanent slots (a noise scale that changes every round, as CPGT's
+ * decaying Laplace noise): every draw equals the draw of a fresh generator (whose tables are built
+ * from nothing), over two passes of 24 scales through the 4 replaced slots, and from two threads
+ * drawing at once on one generator (a table replaced while the other thread draws from it). */
+enum { CACHE_SCALES = 24, CACHE_N = 16 };
+static dpdo_rng *cache_shared;
+static double cache_want[2][CACHE_SCALES][CACHE_N];
+
+static int cache_draw(const dpdo_rng *rng, int pass, int j, double *x)
+{
+    char err[DPDO__ERRMSG_LEN];
+    dpdo__stream st;
+    dpdo__stream_open(&st, rng, (uint64_t)j, (uint64_t)pass, DPDO_PURPOSE_NOISE);
+    memset(x, 0, CACHE_N * sizeof *x);
+    return j % 3 == 2 ? dpdo__grid_add_dgauss(&st, (1u << 12) + 5u * (unsigned)j, 0x1p-20, x, CACHE_N, err)
+                      : dpdo__grid_add_dlaplace(&st, 900 + 37 * (uint64_t)j, 0x1p-20, x, CACHE_N, err);
+}
+
+static void *cache_thread(void *arg)
+{
+    const int pass = *(const int *)arg;
+    int bad = 0;
+    for (int rep = 0; rep < 3; rep++)
+        for (int j = 0; j < CACHE_SCALES; j++) {
+            int jj = pass ? CACHE_SCALES - 1 - j : j; /* the threads walk the scales in opposite orders */
+            double x[CACHE_N];
+            bad += cache_draw(cache_shared, pass, jj, x) != DPDO_OK ||
+                   memcmp(x, cache_want[pass][jj], sizeof x) != 0;
+        }
+    return (void *)(intptr_t)bad;
+}
+
+static void table_cache_recent(void)
+{
+    for (int pass = 0; pass < 2; pass++)
+        for (int j = 0; j < CACHE_SCALES; j++) {
+            dpdo_rng *fresh;
+            CHECK_EQ(dpdo_rng_create(&fresh, NULL, NULL, 11), DPDO_OK);
+            CHECK_EQ(cache_draw(fresh, pass, j, cache_want[pass][j]), DPDO_OK);
+            dpdo_rng_destroy(fresh);
+        }
+    CHECK_EQ(dpdo_rng_create(&cache_shared, NULL, NULL, 11), DPDO_OK);
+    int same = 1;
+    for (int pass = 0; pass < 2; pass++)
+        for (int j = 0; j < CACHE_SCALES; j++) {
+            double x[CACHE_N];
+            CHECK_EQ(cache_draw(cache_shared, pass, j, x), DPDO_OK);
+            same &= memcmp(x, cache_want[pass][j], sizeof x) == 0;
+        }
+    CHECK_MSG(same, "a draw through the replaced slots differs from a fresh generator's");
+    pthread_t th[2];
+    int passes[2] = {0, 1};
+    for (int t = 0; t < 2; t++)
+        CHECK_EQ(pthread_create(&th[t], NULL, cache_thread, &passes[t]), 0);
+    for (int t = 0; t < 2; t++) {
+        void *bad = NULL;
+        pthread_join(th[t], &bad);
+        CHECK_MSG(bad == NULL, "thread %d: %d draws differ", t, (int)(intptr_t)bad);
+    }
+    dpdo_rng_destroy(cache_shared);
+}
+
 int main(void)
 {
     RUN(runs_differ_and_repeat);
@@ -799,6 +862,7 @@ int main(void)
     RUN(old_attack);
     RUN(sampler_pmf_smoke);
     RUN(table_acceptance_rate);
+    RUN(table_cache_recent);
     RUN(keys_hosted_only);
     RUN(key_api);
     RUN(dda_fused_noise_bits);

@@ -12,6 +12,7 @@
 
 #include <openssl/evp.h>
 
+#include "rng_dtab.h"
 #include "rng_impl.h"
 #include "rng_math.h"
 #include "rng_simd.h"
@@ -67,6 +68,10 @@ static int rng_new(dpdo_rng **out, const dpdo_rng_type *type, void *user, int bu
     dpdo_rng *r = dpdo__alloc(sizeof *r);
     if (!r) return DPDO_E_NOMEM;
     memset(r, 0, sizeof *r);
+    if (pthread_mutex_init(&r->recent_lock, NULL)) {
+        dpdo__free(r);
+        return DPDO_E_NOMEM;
+    }
     r->magic = DPDO__MAGIC_RNG;
     r->type = type;
     r->user = user;
@@ -120,6 +125,8 @@ DPDO_API void dpdo_rng_destroy(dpdo_rng *rng)
         t->release(rng->user);
     for (int i = 0; i < DPDO__RNG_TABS; i++) /* the sampler tables: one allocation each */
         dpdo__free(atomic_load_explicit(&rng->tabs[i], memory_order_acquire));
+    dpdo__dtab_recent_free(rng);
+    pthread_mutex_destroy(&rng->recent_lock);
     dpdo__free(rng);
 }
 

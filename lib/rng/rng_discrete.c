@@ -778,7 +778,7 @@ static int stream_draw(dpdo__stream *s, int lap, uint64_t P, int64_t *out, size_
     if (t) r.want = tab_blocks(t, n);
     int rc = draw_n(&r, t, lap, P, out, n) ? DPDO_E_NUMERIC : DPDO_OK;
     src_done(&r);
-    if (tmp) dpdo__dtab_free(t);
+    dpdo__dtab_release(s->rng, t, tmp);
     return rc;
 }
 
@@ -810,7 +810,7 @@ int dpdo__dtab_info(const dpdo__stream *s, int lap, uint64_t P, uint64_t *L, uin
     if (!t) return -1;
     *L = t->L << (32 - t->A); /* the acceptance L Z / (2^(A+1) B) as L' Z / (2^33 B) */
     *B = UINT64_C(1) << t->b;
-    if (tmp) dpdo__dtab_free(t);
+    dpdo__dtab_release(s->rng, t, tmp);
     return 0;
 }
 #endif
@@ -1077,7 +1077,7 @@ static int grid_add(dpdo__stream *s, uint64_t P, double gamma, double *x, size_t
     if (t) r.want = tab_blocks(t, n);
     rc = grid_add_run(&r, t, P, gamma, x, n, gauss, err);
     src_done(&r);
-    if (tmp) dpdo__dtab_free(t);
+    dpdo__dtab_release(s->rng, t, tmp);
     return rc;
 }
 

@@ -136,8 +136,10 @@ static dpdo__dtab *tab_build(int lap, uint64_t P)
     return t;
 }
 
-/* The table for (lap, P) from the generator's cache, built (and cached when a slot is free) on
- * first use; *tmp is set when the caller must free it (the cache was full). NULL: no memory. */
+/* The table for (lap, P) from the generator's cache (rng_dtab.h). The permanent slots are
+ * lock-free (published once by compare-and-swap, never replaced); the recent set behind them is
+ * guarded by the generator's recent_lock and counts its users, so that a table replaced while
+ * another thread draws from it stays alive until that draw releases it. */
 dpdo__dtab *dpdo__dtab_get(const struct dpdo_rng *rng, int lap, uint64_t P, int *tmp)
 {
     struct dpdo_rng *g = (struct dpdo_rng *)rng; /* the cache: logically const */
@@ -146,7 +148,18 @@ dpdo__dtab *dpdo__dtab_get(const struct dpdo_rng *rng, int lap, uint64_t P, int 
         dpdo__dtab *t = atomic_load_explicit(&g->tabs[i], memory_order_acquire);
         if (t && t->lap == lap && t->P == P) return t;
     }
-    dpdo__dtab *t = tab_build(lap, P);
+    pthread_mutex_lock(&g->recent_lock);
+    for (int k = 0; k < DPDO__RNG_RECENT; k++) {
+        dpdo__dtab *r = g->recent[k];
+        if (r && r->lap == lap && r->P == P) {
+            r->refs++;
+            pthread_mutex_unlock(&g->recent_lock);
+            *tmp = 1;
+            return r;
+        }
+    }
+    pthread_mutex_unlock(&g->recent_lock);
+    dpdo__dtab *t = tab_build(lap, P); /* outside the lock: up to milliseconds */
     if (!t) return NULL;
     for (int i = 0; i < DPDO__RNG_TABS; i++) {
         dpdo__dtab *exp0 = NULL;
@@ -158,8 +171,49 @@ dpdo__dtab *dpdo__dtab_get(const struct dpdo_rng *rng, int lap, uint64_t P, int 
             return exp0;
         }
     }
+    dpdo__dtab *old = NULL;
+    pthread_mutex_lock(&g->recent_lock);
+    for (int k = 0; k < DPDO__RNG_RECENT; k++) {
+        dpdo__dtab *r = g->recent[k];
+        if (r && r->lap == lap && r->P == P) { /* another thread built it meanwhile */
+            r->refs++;
+            pthread_mutex_unlock(&g->recent_lock);
+            dpdo__dtab_free(t);
+            *tmp = 1;
+            return r;
+        }
+    }
+    const int k = g->recent_next;
+    g->recent_next = (k + 1) % DPDO__RNG_RECENT;
+    if (g->recent[k]) {
+        g->recent[k]->retired = 1;
+        if (g->recent[k]->refs == 0) old = g->recent[k];
+    }
+    t->refs = 1;
+    t->retired = 0;
+    g->recent[k] = t;
+    pthread_mutex_unlock(&g->recent_lock);
+    dpdo__dtab_free(old);
     *tmp = 1;
     return t;
+}
+
+void dpdo__dtab_release(const struct dpdo_rng *rng, dpdo__dtab *t, int tmp)
+{
+    if (!tmp || !t) return;
+    struct dpdo_rng *g = (struct dpdo_rng *)rng;
+    pthread_mutex_lock(&g->recent_lock);
+    const int last = --t->refs == 0 && t->retired;
+    pthread_mutex_unlock(&g->recent_lock);
+    if (last) dpdo__dtab_free(t);
+}
+
+void dpdo__dtab_recent_free(struct dpdo_rng *rng)
+{
+    for (int k = 0; k < DPDO__RNG_RECENT; k++) {
+        dpdo__dtab_free(rng->recent[k]);
+        rng->recent[k] = NULL;
+    }
 }
 
 /* exp(-d) for 0 <= d <= 1/8: Taylor polynomial of degree 5 (remainder below d^6 / 6! < 2^-27.4),

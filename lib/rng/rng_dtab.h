@@ -40,12 +40,20 @@ struct dpdo__dtab {
                    * below thr, else the alias (one gather for both) */
     uint64_t *W;  /* [M] */
     double *c;    /* [M + 1] L f(m B) / W_m (relative error below 2^-45); c[M] = 0 */
+    int64_t refs; /* a table of the generator's recent set: draws using it, and whether it was */
+    int retired;  /* replaced there (freed by the last user); both under the rng's recent_lock */
 };
 
 /* Free a table (one allocation). */
 void dpdo__dtab_free(dpdo__dtab *t);
 /* The table for (lap, P) from the generator's cache, built (and cached when a slot is free) on
- * first use; *tmp is set when the caller must free it (the cache was full). NULL: no memory. */
+ * first use; *tmp is set when it comes from the recent set (the permanent slots were taken): the
+ * caller hands it back with dpdo__dtab_release when done. NULL: no memory (or a Laplace scale too
+ * large for a table). */
 dpdo__dtab *dpdo__dtab_get(const struct dpdo_rng *rng, int lap, uint64_t P, int *tmp);
+/* Done with a table of dpdo__dtab_get (nothing when tmp is 0). */
+void dpdo__dtab_release(const struct dpdo_rng *rng, dpdo__dtab *t, int tmp);
+/* At dpdo_rng_destroy: free the recent set. */
+void dpdo__dtab_recent_free(struct dpdo_rng *rng);
 
 #endif

@@ -7,6 +7,7 @@
 
 #include "../core/core_impl.h"
 #include "dpdo/rng.h"
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -15,6 +16,7 @@
  */
 typedef struct dpdo__dtab dpdo__dtab;
 #define DPDO__RNG_TABS 8
+#define DPDO__RNG_RECENT 4
 
 struct dpdo_rng {
     uint32_t magic;            /* DPDO__MAGIC_* while alive, 0 after destroy (core_impl.h) */
@@ -33,6 +35,14 @@ struct dpdo_rng {
      * (threads drawing from the same generator share them), each one allocation, freed by
      * dpdo_rng_destroy */
     _Atomic(dpdo__dtab *) tabs[DPDO__RNG_TABS];
+    /* once those slots are taken: the tables of the last DPDO__RNG_RECENT other scales, replaced
+     * in turn (a scale that changes every round, e.g. a decaying Laplace noise, is then built
+     * once per round, not once per node and round); each carries a count of the draws using it,
+     * and one replaced while in use is freed by its last user (rng_dtab.c). Guarded by
+     * recent_lock. */
+    pthread_mutex_t recent_lock;
+    dpdo__dtab *recent[DPDO__RNG_RECENT];
+    int recent_next;
     char errmsg[DPDO__ERRMSG_LEN];
 };
 

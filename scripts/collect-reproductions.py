@@ -18,8 +18,9 @@ between the markers "<!-- collect-reproductions: begin -->" and
     check, with its verdict, in order) and whether their noiseless cells differ (fresh samples);
   * the verdict lines of the first run of every command.
 Default commands: the --quick instance of each of the four examples (x runs, default 3) and the
-DP-WOR-SGD default run once per noise rule; --long adds the full default runs of dp_dda_svm and
-do_adp_logistic (about 50 and 2 x 15 minutes of CPU here).
+DP-WOR-SGD default run once per noise rule; --long adds the full default runs of dp_dda_svm (both noise
+rules, 3 runs, about 8 minutes of CPU each) and do_adp_logistic (3 runs per noise rule, 1-1.5
+minutes of CPU each since the secure samplers keep the tables of a scale that changes every round).
 """
 import argparse
 import concurrent.futures as cf
@@ -45,9 +46,9 @@ QUICK = [
     ("dp_wor_sgd_classify-rigorous", ["dp_wor_sgd_classify", "--noise", "rigorous"], 1),
 ]
 LONG = [
-    ("dp_dda_svm", ["dp_dda_svm"], 1),
-    ("do_adp_logistic", ["do_adp_logistic"], 1),
-    ("do_adp_logistic-rigorous", ["do_adp_logistic", "--noise", "rigorous"], 1),
+    ("dp_dda_svm", ["dp_dda_svm"], 3),
+    ("do_adp_logistic", ["do_adp_logistic"], 3),
+    ("do_adp_logistic-rigorous", ["do_adp_logistic", "--noise", "rigorous"], 3),
 ]
 
 VERDICT = re.compile(r"^\s+(PASS|FAIL|NO-SIGNAL|NOT-REPRODUCED-HERE|INFO\(1 seed\))\s+(\S*)\s+(.*)$")

@@ -21,9 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern void dposv_(const char *uplo, const int *n, const int *nrhs, double *a, const int *lda,
-                   double *b, const int *ldb, int *info, size_t uplo_len);
-
 #define MAX_PARAMS 32
 
 struct dpdo_audit {

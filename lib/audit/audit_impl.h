@@ -30,6 +30,14 @@ int dpdo__audit_lda(const double *X1, int64_t n1, const double *X0, int64_t n0, 
 void dpdo__audit_lda_scores(const double *X, int64_t R, int64_t F, const double *w, double *sc);
 int64_t dpdo__audit_train_runs(int64_t R, double frac);
 
+/* LAPACK (liblapack; the Fortran calling convention with hidden string lengths) */
+extern void dposv_(const char *uplo, const int *n, const int *nrhs, double *a, const int *lda,
+                   double *b, const int *ldb, int *info, size_t uplo_len);
+extern void dpotrs_(const char *uplo, const int *n, const int *nrhs, const double *a,
+                    const int *lda, double *b, const int *ldb, int *info, size_t uplo_len);
+
+/* qsort comparator of doubles, ascending (stats.c) */
+int dpdo__cmp_double(const void *a, const void *b);
 /* z with P[N(0,1) > z] = a, a in (0, 1/2] (stats.c) */
 double dpdo__z_upper(double a);
 /* the p-quantile of chi-square(df) (Wilson-Hilferty; z = the normal quantile of p; stats.c) */

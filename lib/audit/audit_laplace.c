@@ -10,10 +10,13 @@
  * release is the sum over its coordinates).
  *
  * The training runs fit the prediction (least squares on each dataset's centred runs, so the
- * datasets' constants stay in the residuals), choose the sign of the shift and keep the
- * coordinates whose shift the training runs resolve; the test runs give, for each kept
- * coordinate, dpdo_audit_eps_laplace_lower at the confidence split among them (Bonferroni), and
- * the coordinates' bounds add up per release. */
+ * datasets' constants stay in the residuals), choose the sign of each coordinate's shift, estimate
+ * b per release, and keep the releases whose summed |shift| / b the training runs resolve. The
+ * test runs bound, at 1 - conf in all: the summed (median on D1 - median on D0) / b_train over the
+ * kept coordinates, from its mean over groups of runs less Student's t times its standard error
+ * (the prediction's error included); and each kept release's b from above, by the chi-square law
+ * of its residuals' absolute deviations. Their product is the lower bound (comments at each step
+ * below). */
 #include "../core/core_impl.h"
 #include "audit_impl.h"
 #include "dpdo/status.h"
@@ -21,19 +24,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern void dposv_(const char *uplo, const int *n, const int *nrhs, double *a, const int *lda,
-                   double *b, const int *ldb, int *info, size_t uplo_len);
-
-static int cmp_dbl(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
 /* the median of v[n] (sorted in place) */
 static double median_of(double *v, int64_t n)
 {
-    qsort(v, (size_t)n, sizeof *v, cmp_dbl);
+    qsort(v, (size_t)n, sizeof *v, dpdo__cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
@@ -58,9 +52,6 @@ static double t_upper(double a, double nu)
     return z + (z3 + z) / (4 * nu) + (5 * z5 + 16 * z3 + 3 * z) / (96 * nu * nu);
 }
 
-extern void dpotrs_(const char *uplo, const int *n, const int *nrhs, const double *a,
-                    const int *lda, double *b, const int *ldb, int *info, size_t uplo_len);
-
 int dpdo__audit_laplace_lower(const double *X1, const double *X0, int64_t R, int64_t F,
                               const int64_t *rel, const int64_t *own, int64_t c, int64_t ntr,
                               double conf, double *eps, int64_t *kept, int64_t *releases)
@@ -82,12 +73,11 @@ int dpdo__audit_laplace_lower(const double *X1, const double *X0, int64_t R, int
            *ad = dpdo__calloc(nF, 8), *vq = dpdo__calloc(nF, 8), *dx = dpdo__calloc(nF, 8),
            *kb = dpdo__calloc(nF, 8), *kv = dpdo__calloc(nF, 8), *y = dpdo__calloc(nF, 8),
            *est = NULL;
-    /* start: the first feature of each feature's release; for the kept coordinates: krel their
-     * release, kfirst the first kept coordinate of it, kb its training b, kv vq / kb^2 */
-    int64_t *start = dpdo__calloc(nF, 8), *krel = dpdo__calloc(nF, 8),
-            *kfirst = dpdo__calloc(nF, 8);
+    /* start: the first feature of each feature's release; for the kept coordinates: kfirst the
+     * first kept coordinate of their release, kb its training b, kv vq / kb^2 */
+    int64_t *start = dpdo__calloc(nF, 8), *kfirst = dpdo__calloc(nF, 8);
     int rc = (!m1 || !m0 || !C || !A || !beta || !sgn || !r1 || !r0 || !T1 || !T0 || !sh || !ad ||
-              !vq || !dx || !kb || !kv || !y || !start || !krel || !kfirst)
+              !vq || !dx || !kb || !kv || !y || !start || !kfirst)
                  ? DPDO_E_NOMEM
                  : DPDO_OK;
     if (rc) goto out;
@@ -175,7 +165,6 @@ int dpdo__audit_laplace_lower(const double *X1, const double *X0, int64_t R, int
             double *bj = beta + (size_t)j * nF;
             residuals(X1, F, ntr, R, j, k, bj, sgn[j], T1 + (size_t)*kept * (size_t)nte);
             residuals(X0, F, ntr, R, j, k, bj, sgn[j], T0 + (size_t)*kept * (size_t)nte);
-            krel[*kept] = rel[k];
             kfirst[*kept] = j == k ? *kept : kfirst[*kept - 1];
             kb[*kept] = b;
             kv[*kept] = b > 0 ? vq[j] / (b * b) : 0;
@@ -258,6 +247,6 @@ out:
     dpdo__free(m1), dpdo__free(m0), dpdo__free(C), dpdo__free(A), dpdo__free(beta), dpdo__free(sgn),
         dpdo__free(r1), dpdo__free(r0), dpdo__free(T1), dpdo__free(T0);
     dpdo__free(sh), dpdo__free(ad), dpdo__free(vq), dpdo__free(dx), dpdo__free(kb), dpdo__free(kv),
-        dpdo__free(y), dpdo__free(est), dpdo__free(start), dpdo__free(krel), dpdo__free(kfirst);
+        dpdo__free(y), dpdo__free(est), dpdo__free(start), dpdo__free(kfirst);
     return rc;
 }

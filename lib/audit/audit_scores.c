@@ -8,9 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern void dposv_(const char *uplo, const int *n, const int *nrhs, double *a, const int *lda,
-                   double *b, const int *ldb, int *info, size_t uplo_len);
-
 /* LDA weights w = (S + ridge)^-1 (mu1 - mu0) from training rows X1[n1 x F], X0[n0 x F] */
 int dpdo__audit_lda(const double *X1, int64_t n1, const double *X0, int64_t n0, int64_t F,
                     double *w)

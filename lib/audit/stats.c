@@ -146,7 +146,7 @@ DPDO_API int dpdo_audit_epsilon_from_counts(int64_t tp, int64_t n1, int64_t fp, 
     return DPDO_OK;
 }
 
-static int cmp_double(const void *a, const void *b)
+int dpdo__cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -187,8 +187,8 @@ DPDO_API int dpdo_audit_choose_threshold(const double *s1, int64_t n1, const dou
         a[i] = s1[i];
     for (int64_t i = 0; i < n0; i++)
         b[i] = s0[i];
-    qsort(a, (size_t)n1, sizeof *a, cmp_double);
-    qsort(b, (size_t)n0, sizeof *b, cmp_double);
+    qsort(a, (size_t)n1, sizeof *a, dpdo__cmp_double);
+    qsort(b, (size_t)n0, sizeof *b, dpdo__cmp_double);
     /* candidates: order statistics of both samples, a linear grid of 100 and a geometric grid
      * towards each end (ratio 1.15: the tails, where the large epsilons are) */
     double best = -1, bt = 0;
@@ -414,8 +414,8 @@ DPDO_API int dpdo_audit_eps_laplace_lower(const double *s1, int64_t n1, const do
     }
     memcpy(v1, s1, (size_t)n1 * sizeof *v1);
     memcpy(v0, s0, (size_t)n0 * sizeof *v0);
-    qsort(v1, (size_t)n1, sizeof *v1, cmp_double);
-    qsort(v0, (size_t)n0, sizeof *v0, cmp_double);
+    qsort(v1, (size_t)n1, sizeof *v1, dpdo__cmp_double);
+    qsort(v0, (size_t)n0, sizeof *v0, dpdo__cmp_double);
     /* three events, each missed with probability at most a = (1 - confidence)/3: m1 in its
      * median interval [l1, u1], m0 in [l0, u0] (a Laplace law's median is its location), and
      * 2 S/b >= the a-quantile of chi-square(2 (n1 + n0)), S = the sum of |s - m| over both

@@ -136,6 +136,19 @@ static dpdo__dtab *tab_build(int lap, uint64_t P)
     return t;
 }
 
+/* The recent set's table for (lap, P) with one more user, or NULL; under g->recent_lock. */
+static dpdo__dtab *recent_ref(struct dpdo_rng *g, int lap, uint64_t P)
+{
+    for (int k = 0; k < DPDO__RNG_RECENT; k++) {
+        dpdo__dtab *r = g->recent[k];
+        if (r && r->lap == lap && r->P == P) {
+            r->refs++;
+            return r;
+        }
+    }
+    return NULL;
+}
+
 /* The table for (lap, P) from the generator's cache (rng_dtab.h). The permanent slots are
  * lock-free (published once by compare-and-swap, never replaced); the recent set behind them is
  * guarded by the generator's recent_lock and counts its users, so that a table replaced while
@@ -149,16 +162,12 @@ dpdo__dtab *dpdo__dtab_get(const struct dpdo_rng *rng, int lap, uint64_t P, int 
         if (t && t->lap == lap && t->P == P) return t;
     }
     pthread_mutex_lock(&g->recent_lock);
-    for (int k = 0; k < DPDO__RNG_RECENT; k++) {
-        dpdo__dtab *r = g->recent[k];
-        if (r && r->lap == lap && r->P == P) {
-            r->refs++;
-            pthread_mutex_unlock(&g->recent_lock);
-            *tmp = 1;
-            return r;
-        }
-    }
+    dpdo__dtab *r = recent_ref(g, lap, P);
     pthread_mutex_unlock(&g->recent_lock);
+    if (r) {
+        *tmp = 1;
+        return r;
+    }
     dpdo__dtab *t = tab_build(lap, P); /* outside the lock: up to milliseconds */
     if (!t) return NULL;
     for (int i = 0; i < DPDO__RNG_TABS; i++) {
@@ -172,16 +181,12 @@ dpdo__dtab *dpdo__dtab_get(const struct dpdo_rng *rng, int lap, uint64_t P, int 
         }
     }
     dpdo__dtab *old = NULL;
+    *tmp = 1;
     pthread_mutex_lock(&g->recent_lock);
-    for (int k = 0; k < DPDO__RNG_RECENT; k++) {
-        dpdo__dtab *r = g->recent[k];
-        if (r && r->lap == lap && r->P == P) { /* another thread built it meanwhile */
-            r->refs++;
-            pthread_mutex_unlock(&g->recent_lock);
-            dpdo__dtab_free(t);
-            *tmp = 1;
-            return r;
-        }
+    if ((r = recent_ref(g, lap, P))) { /* another thread built it meanwhile */
+        pthread_mutex_unlock(&g->recent_lock);
+        dpdo__dtab_free(t);
+        return r;
     }
     const int k = g->recent_next;
     g->recent_next = (k + 1) % DPDO__RNG_RECENT;
@@ -194,7 +199,6 @@ dpdo__dtab *dpdo__dtab_get(const struct dpdo_rng *rng, int lap, uint64_t P, int 
     g->recent[k] = t;
     pthread_mutex_unlock(&g->recent_lock);
     dpdo__dtab_free(old);
-    *tmp = 1;
     return t;
 }
 

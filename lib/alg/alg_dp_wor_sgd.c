@@ -79,6 +79,7 @@ static int configure(dpdo__eng *e, void *priv)
 {
     wor *P = priv;
     int64_t n = e->n, d = e->d;
+    e->tap_message = 1; /* the message is wG, not the noised gradient (engine_impl.h) */
     P->bx = dpdo__eng_block(e, "x", n, d);
     P->bg = dpdo__eng_block(e, "wG", 1, d);
     P->sxnew = dpdo__eng_scratch(e, (size_t)n * (size_t)d * sizeof(double));
@@ -498,12 +499,9 @@ static int local(dpdo__eng *e, void *priv, const dpdo__plan *p, int32_t stage, i
             dpdo__stream_open(&ns, e->rng, (uint64_t)i, p->t, DPDO_PURPOSE_NOISE);
             double *t = e->scr[P->stmp];
             if (dpdo__eng_grid_noise(e)) {
-                /* tap_sent (the auditor): the tap sees the message, wG below, not this draw */
-                void (*tap)(void *, int64_t, const double *, size_t, double) = e->tap;
-                if (e->tap_sent) e->tap = NULL;
-                rc = dpdo__eng_noise_gauss(e, &ns, i, sgrad, sgrad / P->z, g, d);
-                e->tap = tap;
-                if (rc) return rc;
+                /* with tap_sent (the auditor) this draw is not tapped (tap_message): the tap
+                 * sees the message, wG below */
+                if ((rc = dpdo__eng_noise_gauss(e, &ns, i, sgrad, sgrad / P->z, g, d))) return rc;
             } else { /* reproducible: the original draw (normals, then one multiply-add each) */
                 double sg = DPDO__WEAKENED(e, DPDO__WEAKEN_SIGMA_HALF) ? 0.5 * sgrad : sgrad;
                 dpdo__stream_normals(&ns, t, d);

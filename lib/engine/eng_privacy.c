@@ -259,7 +259,8 @@ int dpdo__eng_compute_guard(dpdo__eng *e)
 
 #define TAP(e, node, out, n, g)                                                                    \
     do {                                                                                           \
-        if ((e)->tap) (e)->tap((e)->tap_user, node, out, n, g);                                    \
+        if ((e)->tap && !((e)->tap_sent && (e)->tap_message))                                      \
+            (e)->tap((e)->tap_user, node, out, n, g);                                              \
     } while (0)
 
 /* Fed-PLT's noise is drawn inside the local solver, on the grid too (dpdo__solver_run_grid); the

@@ -360,6 +360,9 @@ struct dpdo__eng {
     /* set by the auditor: an algorithm whose message is not the noised vector itself taps the
      * message instead of the draw (DP-WOR-SGD's wG; grid 0) */
     int tap_sent;
+    /* set at configure by such an algorithm (DP-WOR-SGD): with tap_sent, the engine's noise
+     * helpers do not tap its draws (eng_privacy.c, TAP); it taps its message itself */
+    int tap_message;
 };
 
 enum { DPDO__KEY_NONE = 0, DPDO__KEY_HOST = 1, DPDO__KEY_ENTROPY = 2 };

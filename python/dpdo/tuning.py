@@ -585,17 +585,21 @@ class PrivateSearchCV:
             warnings.warn("PrivateSearchCV: the search spent epsilon = %.4g, above the target %.4g (the trials' noise "
                           "was planned as Gaussian; their subsampled releases compose less well); privacy_ reports "
                           "what ran" % (p["epsilon"], self.epsilon), PrivacyWarning, stacklevel=2)
-        self.cv_results_ = trials
-        self.best_params_ = cands[best[1]]
-        self.best_score_ = best[0]
-        self.best_estimator_ = best[2]
-        self.privacy_ = p
-        self.best_estimator_.privacy_ = dict(self.best_estimator_.privacy_, epsilon=p["epsilon"], delta=delta,
-                                             one_fit_epsilon=self.best_estimator_.privacy_["epsilon"],
-                                             search=p)
-        self.classes_ = self.best_estimator_.classes_
         # the saved ledger text of every run of every trial, in order, then the final fit's (when refit)
-        self.ledgers_ = texts + ([final_texts] if final_texts else [])
+        return self._install(trials, cands[best[1]], best[0], best[2], p, delta,
+                             texts + ([final_texts] if final_texts else []))
+
+    def _install(self, trials, params, score, est, p, delta, ledgers):
+        """The fitted attributes; the shipped model reports the whole search's privacy p."""
+        self.cv_results_ = trials
+        self.best_params_ = params
+        self.best_score_ = score
+        self.best_estimator_ = est
+        self.privacy_ = p
+        est.privacy_ = dict(est.privacy_, epsilon=p["epsilon"], delta=delta, one_fit_epsilon=est.privacy_["epsilon"],
+                            search=p)
+        self.classes_ = est.classes_
+        self.ledgers_ = ledgers
         return self
 
     def _fit_first(self, X, y, cands, delta, rs, planned_sigma):
@@ -626,15 +630,7 @@ class PrivateSearchCV:
         if self.param_grid != "auto":
             from .diagnostics import PrivacyWarning
             warnings.warn("PrivateSearchCV: " + p["reason"], PrivacyWarning, stacklevel=3)
-        self.cv_results_ = []
-        self.best_params_ = cands[0]
-        self.best_score_ = math.nan
-        self.best_estimator_ = est
-        self.privacy_ = p
-        est.privacy_ = dict(est.privacy_, epsilon=total, delta=delta, one_fit_epsilon=est.privacy_["epsilon"], search=p)
-        self.classes_ = est.classes_
-        self.ledgers_ = [texts]
-        return self
+        return self._install([], cands[0], math.nan, est, p, delta, [texts])
 
     def predict(self, X):
         """best_estimator_.predict"""

@@ -58,7 +58,10 @@
  *
  * Usage: dp_wor_sgd_classify [--quick | --full] [--nm N] [--seeds K] [--out DIR]
  *                            [--mnist DIR] [--covtype FILE] [--fashion DIR]
- *                            [--only figs|tables|noiseless] [--sklearn PATH|none] */
+ *                            [--only figs|tables|noiseless] [--sklearn PATH|none]
+ *                            [--control-seeds K]
+ * (the Figures' Deep-Q and coin-flip curves run max(10, K) seeds per point by default, the other
+ * curves K: "Deep-Q > coin flip" is a small effect, if any) */
 #include <stdint.h>
 #include <unistd.h>
 #define EX_PROG "dp_wor_sgd_classify"
@@ -934,7 +937,7 @@ static void usage(void)
             "                           [--only figs|tables|noiseless] [--noise paper|rigorous] [--paper-scale]\n"
             "                           [--sklearn PATH|none] [--keep-rows]\n"
             "                           [--seed S] [--no-fail-exit] [--plant-contrary]\n"
-            "                           [--noiseless-passes P]\n"
+            "                           [--noiseless-passes P] [--control-seeds K]\n"
             "  --seed S        replay a run (default: a fresh base seed each run, printed)\n"
             "  --noiseless-passes P  at most P passes of the Noiseless curve (default 5000; it stops when its\n"
             "                  objective falls by less than 1e-5 (relative) over 25 passes; the paper: 1)\n"
@@ -945,6 +948,8 @@ static void usage(void)
             "                  (about 15 minutes)\n"
             "  --nm N          samples per node (default 2000; a multiple of b = 50 is used)\n"
             "  --seeds K       seeds per point (default 3)\n"
+            "  --control-seeds K  seeds per point of the Figures' Deep-Q and coin-flip curves (default\n"
+            "                  the larger of 10 and --seeds; --quick: --seeds)\n"
             "  --out DIR       output directory (default build/dp_wor_sgd_classify)\n"
             "  --mnist DIR     real MNIST IDX files (train-images-idx3-ubyte[.gz], ...) instead of\n"
             "                  Fashion-MNIST\n"
@@ -966,7 +971,7 @@ int main(int argc, char **argv)
 {
     const char *out = "build/dp_wor_sgd_classify", *mnist = NULL, *covtype = NULL,
                *fashion = "/usr/share/datasets/fashion-mnist";
-    int quick = 0, full = 0, seeds = -1, do_figs = 1, do_tabs = 1, no_fail_exit = 0, plant = 0, only_nl = 0;
+    int quick = 0, full = 0, seeds = -1, ctl_seeds = -1, do_figs = 1, do_tabs = 1, no_fail_exit = 0, plant = 0, only_nl = 0;
     int64_t nm = -1;
     g_base_seed = ex_fresh_seed();
     for (int i = 1; i < argc; i++) {
@@ -984,6 +989,7 @@ int main(int argc, char **argv)
             g_noise = DPDO_NOISE_PAPER, i++;
         else if (!strcmp(a, "--nm") && v) nm = atoll(v), i++;
         else if (!strcmp(a, "--seeds") && v) seeds = atoi(v), i++;
+        else if (!strcmp(a, "--control-seeds") && v) ctl_seeds = atoi(v), i++;
         else if (!strcmp(a, "--out") && v) out = v, i++;
         else if (!strcmp(a, "--sklearn") && v) g_sklearn = v, i++;
         else if (!strcmp(a, "--keep-rows")) g_keep_rows = 1;
@@ -1012,13 +1018,17 @@ int main(int argc, char **argv)
     int nM = quick ? 3 : 5;
     if (nm < 0) nm = full ? 6000 : quick ? 300 : 2000;
     if (seeds < 0) seeds = full ? 5 : quick ? 1 : 3;
+    /* "the DQN learns when to go Global" is a small effect: Deep-Q and its coin-flip control get
+     * at least 10 seeds per point in the Figures (not in --quick, a smoke run) */
+    if (ctl_seeds < 0) ctl_seeds = quick ? seeds : seeds > 10 ? seeds : 10;
     tally.one_seed = seeds < 2;
     tally.plant = plant;
     printf("base seed: %llu (fresh each run; --seed %llu replays this run's data split and sampling)\n",
            (unsigned long long)g_base_seed, (unsigned long long)g_base_seed);
     nm = nm / B * B;
-    if (nm < 2 * B || nm > 60000 || seeds < 1 || seeds > MAX_SEEDS) {
-        fprintf(stderr, "--nm must be in [%d, 60000], --seeds in [1, %d]\n", 2 * B, MAX_SEEDS);
+    if (nm < 2 * B || nm > 60000 || seeds < 1 || seeds > MAX_SEEDS || ctl_seeds < 1 || ctl_seeds > MAX_SEEDS) {
+        fprintf(stderr, "--nm must be in [%d, 60000], --seeds and --control-seeds in [1, %d]\n", 2 * B,
+                MAX_SEEDS);
         return 2;
     }
     int ie1 = -1, iM10 = -1; /* eps = 1 and M = 10: shared by the figures and the tables */
@@ -1049,7 +1059,9 @@ int main(int argc, char **argv)
                 if (run_point(p, s, NOISELESS, M_FIG, nm, 1.0, seeds, &fig_noiseless[pi][s])) goto done;
                 for (int ie = 0; ie < neps && !only_nl; ie++)
                     for (int m = DQN; m < N_METHODS; m++)
-                        if (run_point(p, s, m, M_FIG, nm, eps[ie], seeds, &fig[pi][s][m][ie])) goto done;
+                        if (run_point(p, s, m, M_FIG, nm, eps[ie], m == DQN || m == RANDOM ? ctl_seeds : seeds,
+                                      &fig[pi][s][m][ie]))
+                            goto done;
             }
             if (do_tabs) {
                 static const int TM[3] = {NOISELESS, FULLY, DQN};
@@ -1094,6 +1106,8 @@ int main(int argc, char **argv)
     printf("}; Tables: eps = 1, M in {");
     for (int j = 0; j < nM; j++) printf("%s%d", j ? ", " : "", Ms[j]);
     printf("}\n");
+    if (do_figs && ctl_seeds != seeds)
+        printf("   the Figures' Deep-Q and coin-flip curves: %d seeds per point (--control-seeds)\n", ctl_seeds);
     for (int pi = 0; pi < nprob; pi++)
         printf("   %-13s %lld train / %lld test rows, d = %lld, K = %d one-vs-all models%s\n", probs[pi].name,
                (long long)probs[pi].ntr, (long long)probs[pi].nte, (long long)probs[pi].d, probs[pi].K,

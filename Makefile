@@ -303,6 +303,14 @@ check-run:
 check-verdicts: examples
 	@sh tests/examples_verdicts.sh $(BUILD)
 
+# the reproduction runs behind docs/reproductions.md (fresh seeds; rewrites its collected block):
+# the --quick instances and the DP-WOR-SGD default runs, about 30 CPU-minutes; REPRO_FLAGS="--long
+# --real --paper" adds the full default, real-data and paper-scale runs (about 3.5 CPU-hours)
+REPRO_FLAGS ?=
+reproductions: examples $(if $(findstring --real,$(REPRO_FLAGS)),$(BUILD)/data/debian-text.svm)
+	/usr/bin/python3 scripts/collect-reproductions.py --build $(BUILD) $(REPRO_FLAGS)
+.PHONY: reproductions
+
 # ---- Python binding (python/dpdo, ctypes): tests and examples with Debian's python3 -----------------
 PYTHON  ?= $(wildcard /usr/bin/python3)
 PYTESTS  = $(if $(PYTHON),$(wildcard tests/python/test_*.py))

@@ -3,7 +3,8 @@
 """Run the reproduction examples and write their tallies into docs/reproductions.md.
 
 Usage: scripts/collect-reproductions.py [--build DIR] [--out DIR] [--jobs N] [--runs N]
-                                        [--only NAME[,NAME]] [--long] [--no-doc] [--reuse]
+                                        [--only NAME[,NAME]] [--long] [--real] [--paper]
+                                        [--no-doc] [--reuse]
 
 Each run draws a fresh base seed (the examples' default), so the runs of one command are
 independent replications. Every command runs with --no-fail-exit (a FAIL is a result here, not
@@ -16,15 +17,21 @@ between the markers "<!-- collect-reproductions: begin -->" and
     their range, CPU seconds per run;
   * for `fed_plt_tables --quick`: whether the runs' verdict lists are identical (the claim of a
     check, with its verdict, in order) and whether their noiseless cells differ (fresh samples);
-  * the verdict lines of the first run of every command.
-Default commands: the --quick instance of each of the four examples (x runs, default 3) and the
-DP-WOR-SGD default run once per noise rule; --long adds the full default runs of dp_dda_svm (both noise
-rules, 3 runs, about 8 minutes of CPU each) and do_adp_logistic (3 runs per noise rule, 1-1.5
-minutes of CPU each since the secure samplers keep the tables of a scale that changes every round).
+  * for every command, every check with each run's verdict and numbers (a folded table).
+Default commands: the --quick instance of each of the four examples and the DP-WOR-SGD default run
+under each noise rule (--runs each, default 3; 2-3 minutes of CPU per DP-WOR-SGD default run);
+--long adds the full default runs of dp_dda_svm (both noise rules, 3 runs, about 7 minutes of CPU
+each) and do_adp_logistic (3 runs per noise rule, 1-1.5 minutes of CPU each); --real the real-data
+runs (one each: dp_dda_svm --figs 1 --real, do_adp_logistic --figs 3 on Fashion-MNIST and on the
+Debian text set of `make data-debian-text`, each noise rule); --paper the paper-scale runs that fit
+here (one each: fed_plt_tables at its default 100 runs per cell, dp_wor_sgd_classify --paper-scale,
+do_adp_logistic --paper-scale --figs 3 --seeds 3 under each noise rule). --only NAME runs named commands of any group and
+keeps the record of the others (several collections into one OUT may run at once).
 """
 import argparse
 import concurrent.futures as cf
 import datetime
+import fcntl
 import json
 import os
 import re
@@ -33,6 +40,8 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FASHION = "/usr/share/datasets/fashion-mnist"
+DEBIAN = "build/data/debian-text.svm"
 BEGIN = "<!-- collect-reproductions: begin -->"
 END = "<!-- collect-reproductions: end -->"
 
@@ -42,14 +51,37 @@ QUICK = [
     ("do_adp_logistic-quick", ["do_adp_logistic", "--quick"], None),
     ("dp_wor_sgd_classify-quick", ["dp_wor_sgd_classify", "--quick", "--seeds", "3"], None),
     ("fed_plt_tables-quick", ["fed_plt_tables", "--quick"], None),
-    ("dp_wor_sgd_classify", ["dp_wor_sgd_classify"], 1),
-    ("dp_wor_sgd_classify-rigorous", ["dp_wor_sgd_classify", "--noise", "rigorous"], 1),
+    ("dp_wor_sgd_classify", ["dp_wor_sgd_classify"], None),
+    ("dp_wor_sgd_classify-rigorous", ["dp_wor_sgd_classify", "--noise", "rigorous"], None),
 ]
 LONG = [
     ("dp_dda_svm", ["dp_dda_svm"], 3),
     ("do_adp_logistic", ["do_adp_logistic"], 3),
     ("do_adp_logistic-rigorous", ["do_adp_logistic", "--noise", "rigorous"], 3),
 ]
+# --real: the real data sets (Fashion-MNIST, the Debian package descriptions of `make data-debian-text`)
+REAL = [
+    ("dp_dda_svm-real", ["dp_dda_svm", "--figs", "1", "--real"], 1),
+    ("do_adp_logistic-fashion", ["do_adp_logistic", "--figs", "3", "--fashion", FASHION], 1),
+    ("do_adp_logistic-fashion-rigorous", ["do_adp_logistic", "--figs", "3", "--fashion", FASHION,
+                                          "--noise", "rigorous"], 1),
+    ("do_adp_logistic-debian", ["do_adp_logistic", "--figs", "3", "--epsilon", DEBIAN], 1),
+    ("do_adp_logistic-debian-rigorous", ["do_adp_logistic", "--figs", "3", "--epsilon", DEBIAN,
+                                         "--noise", "rigorous"], 1),
+]
+# --paper: the papers' scales that fit in a few CPU-hours here (docs/reproductions.md, "Paper scale")
+PAPER = [
+    ("fed_plt_tables", ["fed_plt_tables"], 1),
+    ("dp_wor_sgd_classify-paper", ["dp_wor_sgd_classify", "--paper-scale"], 1),
+    ("do_adp_logistic-paper", ["do_adp_logistic", "--paper-scale", "--figs", "3", "--seeds", "3"], 1),
+    ("do_adp_logistic-paper-rigorous", ["do_adp_logistic", "--paper-scale", "--figs", "3", "--seeds", "3",
+                                        "--noise", "rigorous"], 1),
+]
+# rough CPU seconds per run (measured here), to start the longest first
+COST = {"dp_wor_sgd_classify-paper": 3000, "fed_plt_tables": 460, "dp_dda_svm-real": 430, "dp_dda_svm": 430,
+        "do_adp_logistic-paper": 350, "do_adp_logistic-paper-rigorous": 350, "dp_wor_sgd_classify-rigorous": 240,
+        "do_adp_logistic-debian": 180, "do_adp_logistic-debian-rigorous": 180, "dp_wor_sgd_classify": 170}
+GROUPS = [("quick", QUICK), ("long", LONG), ("real", REAL), ("paper", PAPER)]
 
 VERDICT = re.compile(r"^\s+(PASS|FAIL|NO-SIGNAL|NOT-REPRODUCED-HERE|INFO\(1 seed\))\s+(\S*)\s+(.*)$")
 TALLY = re.compile(r"^(\d+) PASS, (\d+) FAIL, (\d+) NOT-REPRODUCED-HERE$")
@@ -77,11 +109,18 @@ def parse(r):
     r["tally"] = None
     r["nosig"] = None
     r["seed"] = None
+    ctx, rule = "", ""
     for ln in lines:
+        # the setting a check belongs to: the noise rule of the "== ..." header (dp_dda_svm runs
+        # both rules in one process) and DP-WOR-SGD's "  -- table I: covtype-like, convex" headers
+        if ln.startswith("== ") and " noise" in ln:
+            rule = "rigorous" if "rigorous" in ln else "paper noise" if "(paper)" in ln else rule
+        if ln.startswith("  -- "):
+            ctx = ln[5:].split(": ", 1)[-1].strip()
         m = VERDICT.match(ln)
         if m:
             claim = m.group(3).split(":")[0].strip()
-            r["verdicts"].append((m.group(1), m.group(2), claim, ln.strip()))
+            r["verdicts"].append((m.group(1), m.group(2), claim, ln.strip(), ctx, rule))
         m = TALLY.match(ln.strip())
         if m:
             r["tally"] = tuple(int(x) for x in m.groups())
@@ -94,8 +133,10 @@ def parse(r):
 
 
 def fmt_tally(r):
-    if r["rc"] != 0 or r["tally"] is None:
+    if r["rc"] != 0:
         return f"error (exit {r['rc']})"
+    if r["tally"] is None:
+        return "no tally line"
     p, f, n = r["tally"]
     return f"{p}, {f}, {n}; {r['nosig'] if r['nosig'] is not None else '?'}"
 
@@ -133,7 +174,7 @@ def block(results, date):
                    f" | {rng} | " + " / ".join("—" if r["cpu"] != r["cpu"] else f"{r['cpu']:.0f}" for r in rs) + " |")
     fed = by.get("fed_plt_tables-quick", [])
     if len(fed) >= 2:
-        lists = [[(v, w, c) for v, w, c, _ in r["verdicts"]] for r in fed]
+        lists = [[(v, w, c) for v, w, c, *_ in r["verdicts"]] for r in fed]
         same = all(l == lists[0] for l in lists[1:])
         cells = [fed_cells(r) for r in fed]
         differ = all(cells[i] != cells[j] for i in range(len(cells)) for j in range(i + 1, len(cells)))
@@ -145,16 +186,43 @@ def block(results, date):
                 for a, b in zip(lists[0], l):
                     if a != b:
                         out.append(f"  * run 1 vs run {i}: {a[0]} / {b[0]} — {a[2]}")
-    out += ["", "<details><summary>Verdict lines of the first run of each command</summary>", ""]
+    # every check of every command, with each run's verdict and numbers (the runs of one command
+    # print the same checks in the same order)
     for name, rs in by.items():
-        r = rs[0]
-        out.append(f"`{name}` (base seed {r['seed']}):")
-        out.append("")
-        out.append("```")
-        out += [v[3] for v in r["verdicts"]]
-        out.append("```")
-        out.append("")
-    out += ["</details>", "", END]
+        ok = [r for r in rs if r["verdicts"]]
+        if not ok:
+            continue
+        n = max(len(r["verdicts"]) for r in ok)
+        both_rules = len({v[5] for r in ok for v in r["verdicts"]}) > 1
+        out += ["", f"<details><summary><code>{name}</code>: every check, {len(ok)} run{'s' if len(ok) > 1 else ''} "
+                f"(base seeds {', '.join(str(r['seed']) for r in ok)})</summary>", ""]
+        if any(len(r["verdicts"]) != n for r in ok):
+            out.append("(the runs printed different numbers of checks; rows are matched by position)")
+            out.append("")
+        out.append("| # | check | " + " | ".join(f"run {i + 1}" for i in range(len(ok))) + " |")
+        out.append("|---|---|" + "---|" * len(ok))
+        for j in range(n):
+            head, cells = None, []
+            for r in ok:
+                if j >= len(r["verdicts"]):
+                    cells.append("—")
+                    continue
+                v, where, _, line, ctx, rule = r["verdicts"][j]
+                body = line[len(v):].strip()
+                if body.startswith(where):
+                    body = body[len(where):].strip()
+                claim, _, nums = body.partition(": ")
+                if not nums:  # "A 1.2e-01+-3e-03 < B ...": the claim is the text before the first number
+                    m = re.search(r"\s[-+]?\d", body)
+                    claim, nums = (body[:m.start()], body[m.start() + 1:]) if m else (body, "")
+                tag = ", ".join(t for t in (rule if both_rules else "", ctx) if t)
+                head = head or (f"[{tag}] " if tag else "") + (f"{where} " if where else "") + claim
+                cells.append(f"**{v}** {nums}".strip())
+            esc = lambda t: t.replace("|", "\\|")
+            out.append(f"| {j + 1} | {esc(head or '')} | " + " | ".join(esc(c) for c in cells) + " |")
+        out += ["", "</details>"]
+    out += [""]
+    out += [END]
     return "\n".join(out)
 
 
@@ -166,29 +234,41 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--only", default=None)
     ap.add_argument("--long", action="store_true")
+    ap.add_argument("--real", action="store_true")
+    ap.add_argument("--paper", action="store_true")
     ap.add_argument("--no-doc", action="store_true")
     ap.add_argument("--reuse", action="store_true", help="parse OUT/runs.json's logs instead of running")
     a = ap.parse_args()
     build = os.path.join(ROOT, a.build) if not os.path.isabs(a.build) else a.build
     out = a.out or os.path.join(build, "reproductions")
     os.makedirs(out, exist_ok=True)
-    cmds = QUICK + (LONG if a.long else [])
-    if a.only:
+    every = [c for _, g in GROUPS for c in g]
+    if a.only:  # any command of any group, by name
         want = a.only.split(",")
-        cmds = [c for c in cmds if c[0] in want]
-    jobs = [(n, args, i) for n, args, k in cmds for i in range(k or a.runs)]
-    jobs.sort(key=lambda j: (j[0] not in ("dp_wor_sgd_classify", "dp_wor_sgd_classify-rigorous") + tuple(c[0] for c in LONG)))
+        unknown = [w for w in want if w not in [c[0] for c in every]]
+        if unknown:
+            sys.exit(f"--only: no command named {', '.join(unknown)} (names: {', '.join(c[0] for c in every)})")
+        cmds = [c for c in every if c[0] in want]
+    else:
+        cmds = QUICK + (LONG if a.long else []) + (REAL if a.real else []) + (PAPER if a.paper else [])
+    # the Debian text set is made in the build directory (make data-debian-text)
+    debian = os.path.relpath(os.path.join(build, "data", "debian-text.svm"), ROOT)
+    jobs = [(n, [debian if x == DEBIAN else x for x in args], i) for n, args, k in cmds for i in range(k or a.runs)]
+    jobs.sort(key=lambda j: -COST.get(j[0], 60))
     results = []
     if a.reuse:  # the logs of an earlier collection (CPU times from its record, if it has one)
+        if not a.only:
+            cmds = every
         rec_path = os.path.join(out, "runs.json")
-        if os.path.exists(rec_path):
-            rec = json.load(open(rec_path))
-        else:  # an interrupted collection: its finished logs (those with a tally line), no CPU times
-            rec = []
-            for n, args, k in cmds:
-                for i in range(k or a.runs):
-                    log = os.path.join(out, f"{n}-{i + 1}.log")
-                    if os.path.exists(log) and any(TALLY.match(x.strip()) for x in open(log, errors="replace")):
+        rec = json.load(open(rec_path)) if os.path.exists(rec_path) else []
+        # and the finished logs (those with a tally line) of collections not yet recorded (still
+        # running, or interrupted): no CPU times
+        tags = {r["tag"] for r in rec}
+        for n, args, k in cmds:
+            for i in range(k or a.runs):
+                log = os.path.join(out, f"{n}-{i + 1}.log")
+                if f"{n}-{i + 1}" not in tags and os.path.exists(log):
+                    if any(TALLY.match(x.strip()) for x in open(log, errors="replace")):
                         cmd = ["nice", os.path.join(a.build, "examples", args[0])] + args[1:] + \
                               ["--no-fail-exit", "--out", os.path.join(out, f"{n}-{i + 1}")]
                         rec.append(dict(name=n, tag=f"{n}-{i + 1}", cmd=" ".join(cmd), rc=0, wall=float("nan"),
@@ -202,15 +282,20 @@ def main():
                 r = parse(fu.result())
                 results.append(r)
                 print(f"{r['tag']}: {fmt_tally(r)}  ({r['cpu']:.0f} s CPU, {r['wall']:.0f} s wall)", flush=True)
-        # keep the record of the commands not rerun now (--only reruns some of them)
+        # keep the record of the commands not rerun now (--only reruns some of them); under a lock,
+        # read again just before writing, so collections of different commands may run at once
         rec_path = os.path.join(out, "runs.json")
         names = {r["name"] for r in results}
-        old = json.load(open(rec_path)) if os.path.exists(rec_path) else []
-        keep = [r for r in old if r["name"] not in names and os.path.exists(r["log"])]
-        json.dump(keep + [{k: r[k] for k in ("name", "tag", "cmd", "rc", "wall", "cpu", "log", "dir")} for r in results],
-                  open(rec_path, "w"), indent=1)
+        with open(os.path.join(out, "runs.lock"), "w") as lk:
+            fcntl.flock(lk, fcntl.LOCK_EX)
+            old = json.load(open(rec_path)) if os.path.exists(rec_path) else []
+            keep = [r for r in old if r["name"] not in names and os.path.exists(r["log"])]
+            tmp = rec_path + ".tmp"
+            json.dump(keep + [{k: r[k] for k in ("name", "tag", "cmd", "rc", "wall", "cpu", "log", "dir")}
+                              for r in results], open(tmp, "w"), indent=1)
+            os.replace(tmp, rec_path)
         results = [parse(r) for r in keep] + results
-        cmds = [c for c in QUICK + LONG if any(r["name"] == c[0] for r in results)]
+        cmds = [c for c in every if any(r["name"] == c[0] for r in results)]
     order = {n: k for k, (n, _, _) in enumerate(cmds)}
     results.sort(key=lambda r: (order[r["name"]], r["tag"]))
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%d %B %Y, %H:%M UTC")

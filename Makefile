@@ -305,7 +305,7 @@ check-verdicts: examples
 
 # the reproduction runs behind docs/reproductions.md (fresh seeds; rewrites its collected block):
 # the --quick instances and the DP-WOR-SGD default runs, about 30 CPU-minutes; REPRO_FLAGS="--long
-# --real --paper" adds the full default, real-data and paper-scale runs (about 3.5 CPU-hours)
+# --real --paper" adds the full default, real-data and paper-scale runs (about 1.5 CPU-hours more)
 REPRO_FLAGS ?=
 reproductions: examples $(if $(findstring --real,$(REPRO_FLAGS)),$(BUILD)/data/debian-text.svm)
 	/usr/bin/python3 scripts/collect-reproductions.py --build $(BUILD) $(REPRO_FLAGS)

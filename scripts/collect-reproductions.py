@@ -211,7 +211,11 @@ def block(results, date):
                 body = line[len(v):].strip()
                 if body.startswith(where):
                     body = body[len(where):].strip()
-                claim, _, nums = body.partition(": ")
+                if " (not at " in body:  # "... at every eps (not at eps=0.2: a vs b)": the eps varies by run
+                    claim, _, nums = body.partition(" (not at ")
+                    nums = "(not at " + nums
+                else:
+                    claim, _, nums = body.partition(": ")
                 if not nums:  # "A 1.2e-01+-3e-03 < B ...": the claim is the text before the first number
                     m = re.search(r"\s[-+]?\d", body)
                     claim, nums = (body[:m.start()], body[m.start() + 1:]) if m else (body, "")

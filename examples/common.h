@@ -214,16 +214,16 @@ static inline void ex_claim(ex_tally *t, int holds, int signal, const char *wher
 #define ex_not_here(t, where, ...) ex_verdict((t), EX_NOT_REPRODUCED, (where), __VA_ARGS__)
 
 /* The closing tally, the last line of every example's output:
- * "N PASS, M FAIL, K NOT-REPRODUCED-HERE", the NO-SIGNAL count on the line before. */
+ * "N PASS, M FAIL, K NOT-REPRODUCED-HERE", the NO-SIGNAL count on the line before (with one seed
+ * per point, a note instead: no verdicts, so 0 PASS and 0 FAIL). */
 static inline void ex_tally_print(const ex_tally *t)
 {
-    if (t->one_seed) {
+    if (t->one_seed) /* every check was printed INFO(1 seed): the tally counts none of them */
         printf("  one seed per point: no standard errors, so no verdicts (use more seeds)\n");
-        return;
-    }
-    printf("  margin: %g standard errors of the difference over independent seeds; %d NO-SIGNAL "
-           "(no model better than x = 0: neither PASS nor FAIL; docs/reproductions.md)\n",
-           EX_MARGIN_SE, t->no_signal);
+    else
+        printf("  margin: %g standard errors of the difference over independent seeds; %d NO-SIGNAL "
+               "(no model better than x = 0: neither PASS nor FAIL; docs/reproductions.md)\n",
+               EX_MARGIN_SE, t->no_signal);
     printf("%d PASS, %d FAIL, %d NOT-REPRODUCED-HERE\n", t->pass, t->fail, t->not_reproduced);
 }
 

@@ -85,6 +85,7 @@ typedef struct {
     double fstar[2];
     double *labels, *margins; /* for the accuracy of a model: sign(a^T x) == b */
     double majority;          /* the majority label's share: the untrained model's accuracy */
+    double majority_label;    /* +1 or -1: the prediction where a^T x = 0 */
     int64_t q, d;
 } problem;
 
@@ -185,6 +186,7 @@ static int problem_init(problem *p, const char *kind, const char *path, int64_t 
     int64_t pos = 0;
     for (int64_t i = 0; i < rows; i++) pos += p->labels[i] > 0;
     p->majority = (double)(pos > rows - pos ? pos : rows - pos) / (double)rows;
+    p->majority_label = pos > rows - pos ? 1.0 : -1.0;
     fprintf(stderr, "%s: %d nodes x q = %lld samples, d = %lld, %lld stored entries\n", p->name,
             NODES, (long long)p->q, (long long)p->d, (long long)dpdo_dataset_nnz(p->ds));
     return 0;
@@ -203,13 +205,15 @@ static void problem_free(problem *p)
     free(p->margins);
 }
 
-/* Training accuracy of the model x (the fraction of rows with b a^T x > 0;
- * the paper's accuracy panels), or -1 on error. */
+/* Training accuracy of the model x: the fraction of rows whose label is sign(a^T x), a tie
+ * (a^T x = 0) predicting the majority label, so the untrained x = 0 scores the majority class's
+ * share (the paper's accuracy panels), or -1 on error. */
 static double accuracy(const problem *p, const double *x)
 {
     int64_t rows = dpdo_dataset_rows(p->ds), ok = 0;
     if (dpdo_dataset_margins(p->ds, x, p->d, p->margins, rows) < 0) return -1;
-    for (int64_t i = 0; i < rows; i++) ok += p->labels[i] * p->margins[i] > 0;
+    for (int64_t i = 0; i < rows; i++)
+        ok += p->margins[i] == 0.0 ? p->labels[i] == p->majority_label : p->labels[i] * p->margins[i] > 0;
     return (double)ok / (double)rows;
 }
 
@@ -519,9 +523,10 @@ static int write_gnuplot(const char *dir, int fig, problem *probs, int nprob, in
     fprintf(f, "set multiplot layout 2,%d\n", nprob);
     for (int row = 0; row < 2; row++) {
         if (row == 0)
-            fprintf(f, "set logscale y\nset format y '%%.0e'\nset ylabel 'F(x) - F*'\n");
-        else
-            fprintf(f, "unset logscale y\nset format y '%%.2f'\nset ylabel 'training accuracy'\n");
+            fprintf(f, "unset offsets\nset logscale y\nset format y '%%.0e'\nset ylabel 'F(x) - F*'\n");
+        else /* a margin below and above, so the majority-class line is never on the border */
+            fprintf(f, "set offsets graph 0, graph 0, graph 0.05, graph 0.05\nunset logscale y\n"
+                       "set format y '%%.2f'\nset ylabel 'training accuracy'\n");
         for (int pi = 0; pi < nprob; pi++) {
             fprintf(f, "set title '%s, %s-SVM (Fig. %d)'\nplot ", probs[pi].name,
                     r == REG_L2 ? "L2" : "L1", fig);
@@ -532,7 +537,7 @@ static int write_gnuplot(const char *dir, int fig, problem *probs, int nprob, in
                         k ? ", \\\n     " : "", fig, sweep ? 4 : 5, probs[pi].name,
                         METHODS[k].label, col, METHODS[k].label);
             /* the untrained model: x = 0's gap F(0) - F*, and the majority class's accuracy
-             * (x = 0 itself scores 0 under sign(a^T x) == b) */
+             * (what x = 0 scores: its ties predict the majority label) */
             if (row == 0)
                 fprintf(f, ", \\\n     %.6e with lines dashtype 2 lc rgb 'black' title 'x = 0 (not training)'",
                         1.0 - probs[pi].fstar[r]);

@@ -608,10 +608,10 @@ static int run_one(const problem *p, int setting, int method, int M, int64_t nm,
         TRY(dpdo_algorithm_create(&alg, dpdo_algorithm_type_find(method == WR ? "dp-sgd-wr" : "dp-wor-sgd")),
             "out of memory");
         TRY(dpdo_algorithm_setup(alg, nodes[k], M, NULL, reg, acc, &o), dpdo_algorithm_errmsg(alg));
-        if (method == NOISELESS)
+        if (method == NOISELESS) { /* at most g_nl_passes; the step cap 1/(2 mu) follows the smoothness */
             TRY(dpdo_algorithm_set_int(alg, DPDO_PARAM_WOR_PASSES, g_nl_passes), dpdo_algorithm_errmsg(alg));
-        if (method == NOISELESS) /* the step cap 1/(2 mu) follows the smoothness */
             TRY(dpdo_algorithm_set_double(alg, DPDO_PARAM_WOR_SMOOTH, NL_MU(setting)), dpdo_algorithm_errmsg(alg));
+        }
         if (method == DQN) {
             TRY(dpdo_policy_create(&inner, dpdo_policy_type_find("dqn"), NULL, M, d + 2), "dqn");
             TRY(dpdo_policy_set(inner, "explore_steps", (double)nm / (2.0 * B)), dpdo_policy_errmsg(inner));
@@ -636,7 +636,6 @@ static int run_one(const problem *p, int setting, int method, int M, int64_t nm,
         if (method == NOISELESS) { /* chunks of NL_CHUNK passes until the objective settles */
             double fprev = INFINITY;
             int64_t chunk = (int64_t)NL_CHUNK * (nm / B), got = 0; /* S2: a round = one step per node */
-            r->nl_passes[k] = 0;
             for (;;) {
                 rc = dpdo_algorithm_run(alg, chunk, &got);
                 TRY(rc, dpdo_algorithm_errmsg(alg));
@@ -1079,11 +1078,10 @@ int main(int argc, char **argv)
     /* files and plots */
     int gnuplot = have_gnuplot();
     for (int pi = 0; pi < 2; pi++) {
-        for (int s = 0; do_figs && s < 2; s++) {
+        for (int s = 0; do_figs && !only_nl && s < 2; s++) {
             int f = pi * 2 + s + 1;
             char script[32];
             snprintf(script, sizeof script, "fig%d.gp", f);
-            if (only_nl) continue;
             if (write_fig(out, f, &probs[pi], s, eps, neps, nm, fig[pi][s], &fig_noiseless[pi][s])) goto done;
             if (gnuplot) run_gnuplot(out, script);
         }

@@ -801,9 +801,9 @@ static void plot_table(const char *name, const char *title, const char *xlabel, 
                "set output '%s.png'\nset datafile separator ','\nset grid\nset logscale y\n"
                "%sset key outside right top vertical\nset title '%s'\nset xlabel '%s'\nset ylabel '%s'\nplot ",
             name,
-            /* tau^2 spans 1e-6 .. 1: gnuplot's default tick format prints it with 7 decimals */
-            !logx ? "" : strcmp(name, "table7") ? "set logscale x\n" : "set logscale x\nset format x '%.0e'\n",
-            title, xlabel, ylabel);
+            /* %g on every log axis: gnuplot's default tick format prints Table VII's tau^2 =
+             * 1e-6 .. 10 with 7 decimals; %g gives 1e-06 there and 0.1, 2, 2000 elsewhere */
+            logx ? "set logscale x\nset format x '%g'\n" : "", title, xlabel, ylabel);
     for (int g = 0; g < (gcol ? ng : 1); g++) {
         char sel[160];
         if (gcol) snprintf(sel, sizeof sel, "(strcol(%d) eq '%s') ? $%%d : 1/0", gcol, groups[g]);

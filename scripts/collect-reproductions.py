@@ -88,19 +88,40 @@ TALLY = re.compile(r"^(\d+) PASS, (\d+) FAIL, (\d+) NOT-REPRODUCED-HERE$")
 NOSIG = re.compile(r"(\d+) NO-SIGNAL")
 
 
-def run_one(build, out, name, args, i):
+def record(build, out, name, args, i):
+    """The record of run i of a command: its tag, command line, log and output directory."""
     tag = f"{name}-{i + 1}"
     odir = os.path.join(out, tag)
-    log = os.path.join(out, tag + ".log")
-    cmd = ["nice", os.path.join(build, "examples", args[0])] + args[1:] + ["--no-fail-exit", "--out", odir]
+    argv = ["nice", os.path.join(build, "examples", args[0])] + args[1:] + ["--no-fail-exit", "--out", odir]
+    return dict(name=name, tag=tag, argv=argv, cmd=" ".join(["nice", os.path.relpath(argv[1], ROOT)] + argv[2:]),
+                rc=0, wall=float("nan"), cpu=float("nan"), log=os.path.join(out, tag + ".log"), dir=odir)
+
+
+def run_one(build, out, name, args, i):
+    r = record(build, out, name, args, i)
+    tag, log = r["tag"], r["log"]
     t0 = time.time()
     # CPU time of the child: wait4's rusage (the pool runs several at once)
     with open(log, "w") as f, open(os.path.join(out, tag + ".err"), "w") as e:
-        p = subprocess.Popen(cmd, stdout=f, stderr=e, cwd=ROOT)
+        p = subprocess.Popen(r["argv"], stdout=f, stderr=e, cwd=ROOT)
         _, status, ru = os.wait4(p.pid, 0)
-    rc = os.waitstatus_to_exitcode(status)
-    return dict(name=name, tag=tag, cmd=" ".join(["nice", os.path.relpath(cmd[1], ROOT)] + cmd[2:]),
-                rc=rc, wall=time.time() - t0, cpu=ru.ru_utime + ru.ru_stime, log=log, dir=odir)
+    r.update(rc=os.waitstatus_to_exitcode(status), wall=time.time() - t0, cpu=ru.ru_utime + ru.ru_stime)
+    return r
+
+
+def split_check(verdict, where, line):
+    """A verdict line "VERDICT where claim: numbers" as (claim, numbers)."""
+    body = line[len(verdict):].strip()
+    if body.startswith(where):
+        body = body[len(where):].strip()
+    if " (not at " in body:  # "... at every eps (not at eps=0.2: a vs b)": the eps varies by run
+        claim, _, nums = body.partition(" (not at ")
+        return claim, "(not at " + nums
+    claim, _, nums = body.partition(": ")
+    if not nums:  # "A 1.2e-01+-3e-03 < B ...": the claim is the text before the first number
+        m = re.search(r"\s[-+]?\d", body)
+        claim, nums = (body[:m.start()], body[m.start() + 1:]) if m else (body, "")
+    return claim, nums
 
 
 def parse(r):
@@ -119,8 +140,9 @@ def parse(r):
             ctx = ln[5:].split(": ", 1)[-1].strip()
         m = VERDICT.match(ln)
         if m:
-            claim = m.group(3).split(":")[0].strip()
-            r["verdicts"].append((m.group(1), m.group(2), claim, ln.strip(), ctx, rule))
+            claim, nums = split_check(m.group(1), m.group(2), ln.strip())
+            r["verdicts"].append(dict(verdict=m.group(1), where=m.group(2), claim=claim, nums=nums,
+                                      ctx=ctx, rule=rule))
         m = TALLY.match(ln.strip())
         if m:
             r["tally"] = tuple(int(x) for x in m.groups())
@@ -151,6 +173,15 @@ def fed_cells(r):
     return rows
 
 
+def span(values):
+    """'3' or '2–5'."""
+    return f"{min(values)}" if min(values) == max(values) else f"{min(values)}–{max(values)}"
+
+
+def esc(text):
+    return text.replace("|", "\\|")
+
+
 def block(results, date):
     by = {}
     for r in results:
@@ -166,15 +197,14 @@ def block(results, date):
         rng = "—"
         if ok:
             cols = list(zip(*[r["tally"] + (r["nosig"] or 0,) for r in ok]))
-            rng = ", ".join(f"{min(c)}" if min(c) == max(c) else f"{min(c)}–{max(c)}" for c in cols[:3])
-            rng += "; " + (f"{min(cols[3])}" if min(cols[3]) == max(cols[3]) else f"{min(cols[3])}–{max(cols[3])}")
+            rng = ", ".join(span(c) for c in cols[:3]) + "; " + span(cols[3])
         cmdline = rs[0]["cmd"].replace("nice ", "").replace(" --no-fail-exit", "")
         cmdline = re.sub(r" --out \S+", "", cmdline)
         out.append(f"| `{cmdline}` | {len(rs)} | " + " / ".join(fmt_tally(r) for r in rs) +
                    f" | {rng} | " + " / ".join("—" if r["cpu"] != r["cpu"] else f"{r['cpu']:.0f}" for r in rs) + " |")
     fed = by.get("fed_plt_tables-quick", [])
     if len(fed) >= 2:
-        lists = [[(v, w, c) for v, w, c, *_ in r["verdicts"]] for r in fed]
+        lists = [[(v["verdict"], v["where"], v["claim"]) for v in r["verdicts"]] for r in fed]
         same = all(l == lists[0] for l in lists[1:])
         cells = [fed_cells(r) for r in fed]
         differ = all(cells[i] != cells[j] for i in range(len(cells)) for j in range(i + 1, len(cells)))
@@ -193,7 +223,7 @@ def block(results, date):
         if not ok:
             continue
         n = max(len(r["verdicts"]) for r in ok)
-        both_rules = len({v[5] for r in ok for v in r["verdicts"]}) > 1
+        both_rules = len({v["rule"] for r in ok for v in r["verdicts"]}) > 1
         out += ["", f"<details><summary><code>{name}</code>: every check, {len(ok)} run{'s' if len(ok) > 1 else ''} "
                 f"(base seeds {', '.join(str(r['seed']) for r in ok)})</summary>", ""]
         if any(len(r["verdicts"]) != n for r in ok):
@@ -207,22 +237,10 @@ def block(results, date):
                 if j >= len(r["verdicts"]):
                     cells.append("—")
                     continue
-                v, where, _, line, ctx, rule = r["verdicts"][j]
-                body = line[len(v):].strip()
-                if body.startswith(where):
-                    body = body[len(where):].strip()
-                if " (not at " in body:  # "... at every eps (not at eps=0.2: a vs b)": the eps varies by run
-                    claim, _, nums = body.partition(" (not at ")
-                    nums = "(not at " + nums
-                else:
-                    claim, _, nums = body.partition(": ")
-                if not nums:  # "A 1.2e-01+-3e-03 < B ...": the claim is the text before the first number
-                    m = re.search(r"\s[-+]?\d", body)
-                    claim, nums = (body[:m.start()], body[m.start() + 1:]) if m else (body, "")
-                tag = ", ".join(t for t in (rule if both_rules else "", ctx) if t)
-                head = head or (f"[{tag}] " if tag else "") + (f"{where} " if where else "") + claim
-                cells.append(f"**{v}** {nums}".strip())
-            esc = lambda t: t.replace("|", "\\|")
+                v = r["verdicts"][j]
+                tag = ", ".join(t for t in (v["rule"] if both_rules else "", v["ctx"]) if t)
+                head = head or (f"[{tag}] " if tag else "") + (f"{v['where']} " if v["where"] else "") + v["claim"]
+                cells.append(f"**{v['verdict']}** {v['nums']}".strip())
             out.append(f"| {j + 1} | {esc(head or '')} | " + " | ".join(esc(c) for c in cells) + " |")
         out += ["", "</details>"]
     out += [""]
@@ -253,6 +271,8 @@ def main():
         if unknown:
             sys.exit(f"--only: no command named {', '.join(unknown)} (names: {', '.join(c[0] for c in every)})")
         cmds = [c for c in every if c[0] in want]
+    elif a.reuse:  # every command with a record or a finished log
+        cmds = every
     else:
         cmds = QUICK + (LONG if a.long else []) + (REAL if a.real else []) + (PAPER if a.paper else [])
     # the Debian text set is made in the build directory (make data-debian-text)
@@ -261,22 +281,16 @@ def main():
     jobs.sort(key=lambda j: -COST.get(j[0], 60))
     results = []
     if a.reuse:  # the logs of an earlier collection (CPU times from its record, if it has one)
-        if not a.only:
-            cmds = every
         rec_path = os.path.join(out, "runs.json")
         rec = json.load(open(rec_path)) if os.path.exists(rec_path) else []
         # and the finished logs (those with a tally line) of collections not yet recorded (still
         # running, or interrupted): no CPU times
         tags = {r["tag"] for r in rec}
-        for n, args, k in cmds:
-            for i in range(k or a.runs):
-                log = os.path.join(out, f"{n}-{i + 1}.log")
-                if f"{n}-{i + 1}" not in tags and os.path.exists(log):
-                    if any(TALLY.match(x.strip()) for x in open(log, errors="replace")):
-                        cmd = ["nice", os.path.join(a.build, "examples", args[0])] + args[1:] + \
-                              ["--no-fail-exit", "--out", os.path.join(out, f"{n}-{i + 1}")]
-                        rec.append(dict(name=n, tag=f"{n}-{i + 1}", cmd=" ".join(cmd), rc=0, wall=float("nan"),
-                                        cpu=float("nan"), log=log, dir=os.path.join(out, f"{n}-{i + 1}")))
+        for n, args, i in jobs:
+            r = record(build, out, n, args, i)
+            if r["tag"] not in tags and os.path.exists(r["log"]) and \
+                    any(TALLY.match(x.strip()) for x in open(r["log"], errors="replace")):
+                rec.append(r)
         results = [parse(r) for r in rec if any(r["name"] == n for n, _, _ in cmds)]
         cmds = [c for c in cmds if any(r["name"] == c[0] for r in results)]
     else:
@@ -295,7 +309,7 @@ def main():
             old = json.load(open(rec_path)) if os.path.exists(rec_path) else []
             keep = [r for r in old if r["name"] not in names and os.path.exists(r["log"])]
             tmp = rec_path + ".tmp"
-            json.dump(keep + [{k: r[k] for k in ("name", "tag", "cmd", "rc", "wall", "cpu", "log", "dir")}
+            json.dump(keep + [{k: r[k] for k in ("name", "tag", "argv", "cmd", "rc", "wall", "cpu", "log", "dir")}
                               for r in results], open(tmp, "w"), indent=1)
             os.replace(tmp, rec_path)
         results = [parse(r) for r in keep] + results
